@@ -1,0 +1,226 @@
+package config
+
+import "time"
+
+// Config is the whole of odin.yaml.
+type Config struct {
+	// Provider is the name (a key of Providers) of the provider used for
+	// models that do not name one. Default "openai".
+	Provider string `mapstructure:"provider" yaml:"provider"`
+	// Providers are OpenAI-compatible endpoints by name.
+	Providers map[string]Provider `mapstructure:"providers" yaml:"providers"`
+	// Models names the models Odin uses by role.
+	Models Models `mapstructure:"models" yaml:"models"`
+	// ModelInfo describes models by id: provider, window, prices.
+	ModelInfo map[string]ModelInfo `mapstructure:"model_info" yaml:"model_info"`
+	// Mode is the default mode of a message: ask, plan or edit. Default edit.
+	Mode string `mapstructure:"mode" yaml:"mode"`
+	// MaxTurns bounds the Orchestrator's model calls for one message.
+	// Default 50.
+	MaxTurns int `mapstructure:"max_turns" yaml:"max_turns"`
+	// Agents overrides built-in specialists and declares custom ones, by name.
+	Agents map[string]Agent `mapstructure:"agents" yaml:"agents"`
+	// Supervision bounds restarts of crashing specialists.
+	Supervision Supervision `mapstructure:"supervision" yaml:"supervision"`
+	// Quality configures the quality gates.
+	Quality Quality `mapstructure:"quality" yaml:"quality"`
+	// Permissions widen or narrow what tools may do.
+	Permissions Permissions `mapstructure:"permissions" yaml:"permissions"`
+	// Hooks are user commands run on events, by event name (PreToolUse,
+	// PostToolUse, UserPromptSubmit, SubagentStart, SubagentStop, Stop,
+	// PreCompact).
+	Hooks map[string][]Hook `mapstructure:"hooks" yaml:"hooks"`
+	// Context configures history compaction.
+	Context Context `mapstructure:"context" yaml:"context"`
+	// Web configures WebFetch and web search.
+	Web Web `mapstructure:"web" yaml:"web"`
+	// Log configures Odin's log file.
+	Log Log `mapstructure:"log" yaml:"log"`
+	// Store configures the session database.
+	Store Store `mapstructure:"store" yaml:"store"`
+}
+
+// Provider is an OpenAI-compatible endpoint.
+type Provider struct {
+	// BaseURL of the API, e.g. https://api.openai.com/v1 or
+	// http://localhost:11434/v1. OPENAI_BASE_URL overrides the default
+	// provider's.
+	BaseURL string `mapstructure:"base_url" yaml:"base_url"`
+	// APIKeyEnv names the environment variable holding the key. Default
+	// OPENAI_API_KEY. Keys are never written in config files.
+	APIKeyEnv string `mapstructure:"api_key_env" yaml:"api_key_env"`
+	// Timeout bounds one request, streaming included. Default 5m.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// MaxRetries is how many times a failed request (429, 5xx, network) is
+	// retried. Default 4.
+	MaxRetries int `mapstructure:"max_retries" yaml:"max_retries"`
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string `mapstructure:"headers" yaml:"headers"`
+}
+
+// Models names the models by role.
+type Models struct {
+	// Main is the model of the Orchestrator, Code and Review. Default gpt-4o.
+	Main string `mapstructure:"main" yaml:"main"`
+	// Small is the model of the other specialists, summaries, web pages and
+	// compaction. Default gpt-4o-mini.
+	Small string `mapstructure:"small" yaml:"small"`
+}
+
+// ModelInfo describes one model.
+type ModelInfo struct {
+	// Provider serving the model; default: the top-level provider.
+	Provider string `mapstructure:"provider" yaml:"provider"`
+	// ContextWindow in tokens. Default 128000.
+	ContextWindow int `mapstructure:"context_window" yaml:"context_window"`
+	// MaxOutput caps completion tokens per call; 0 lets the provider decide.
+	MaxOutput int `mapstructure:"max_output" yaml:"max_output"`
+	// Price per million tokens, in US dollars.
+	Price Price `mapstructure:"price" yaml:"price"`
+}
+
+// Price is a model's price per million tokens.
+type Price struct {
+	Input       float64 `mapstructure:"input" yaml:"input"`
+	CachedInput float64 `mapstructure:"cached_input" yaml:"cached_input"`
+	Output      float64 `mapstructure:"output" yaml:"output"`
+}
+
+// Agent overrides a built-in specialist or declares a custom one.
+type Agent struct {
+	// Description says when to use the agent; the Orchestrator's model
+	// sees it. Required for custom agents.
+	Description string `mapstructure:"description" yaml:"description"`
+	// Prompt is the agent's system prompt; PromptFile names a file holding
+	// it (relative to the config file). Custom agents need one of them.
+	Prompt     string `mapstructure:"prompt" yaml:"prompt"`
+	PromptFile string `mapstructure:"prompt_file" yaml:"prompt_file"`
+	// Tools is the allow list of tool names; "*" allows every tool.
+	Tools []string `mapstructure:"tools" yaml:"tools"`
+	// DisallowedTools are never given to the agent.
+	DisallowedTools []string `mapstructure:"disallowed_tools" yaml:"disallowed_tools"`
+	// Model is "main", "small" or an explicit model id.
+	Model string `mapstructure:"model" yaml:"model"`
+	// Timeout is the agent's default deadline; MaxTimeout caps what a
+	// delegation may ask for.
+	Timeout    time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	MaxTimeout time.Duration `mapstructure:"max_timeout" yaml:"max_timeout"`
+	// MaxTurns bounds the agent's model calls per task.
+	MaxTurns int `mapstructure:"max_turns" yaml:"max_turns"`
+	// MaxTokens bounds the tokens (prompt + completion) the agent may
+	// spend per task.
+	MaxTokens int64 `mapstructure:"max_tokens" yaml:"max_tokens"`
+	// Disabled removes a built-in agent from the roster.
+	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
+}
+
+// Supervision bounds restarts of crashing specialists.
+type Supervision struct {
+	// MaxRestarts within Window before a specialist is reported failed.
+	// Default 2.
+	MaxRestarts int `mapstructure:"max_restarts" yaml:"max_restarts"`
+	// Window is the period over which restarts are counted. Default 1m.
+	Window time.Duration `mapstructure:"window" yaml:"window"`
+}
+
+// Quality configures the quality gates.
+type Quality struct {
+	// RiskPaths are doublestar globs (matched against paths relative to the
+	// root, case-insensitively) whose change forces review and QA.
+	RiskPaths []string `mapstructure:"risk_paths" yaml:"risk_paths"`
+	// PublicAPI are globs of files whose change counts as a public API change
+	// for languages other than Go (Go is analysed exactly).
+	PublicAPI []string `mapstructure:"public_api" yaml:"public_api"`
+	// MaxFixRounds bounds the review/test → fix loops. Default 2.
+	MaxFixRounds int `mapstructure:"max_fix_rounds" yaml:"max_fix_rounds"`
+	// Build, Lint and Test are the shell commands QA runs. When all are
+	// empty, the Commands section of ODIN.md is used, else they are
+	// detected from the project (go.mod, package.json, ...).
+	Build string `mapstructure:"build" yaml:"build"`
+	Lint  string `mapstructure:"lint" yaml:"lint"`
+	Test  string `mapstructure:"test" yaml:"test"`
+	// CheckTimeout bounds each QA check. Default 5m.
+	CheckTimeout time.Duration `mapstructure:"check_timeout" yaml:"check_timeout"`
+}
+
+// Permissions widen or narrow what tools may do. Project-level permissions
+// that widen access are honoured only once the project is trusted.
+type Permissions struct {
+	// AllowedCommands are command patterns ("go test *") that run without
+	// asking.
+	AllowedCommands []string `mapstructure:"allowed_commands" yaml:"allowed_commands"`
+	// ForbiddenCommands are command patterns ("git push*") that never run.
+	ForbiddenCommands []string `mapstructure:"forbidden_commands" yaml:"forbidden_commands"`
+	// AdditionalDirs are directories outside the root that tools may use.
+	AdditionalDirs []string `mapstructure:"additional_dirs" yaml:"additional_dirs"`
+}
+
+// Hook is a command run on an event.
+type Hook struct {
+	// Matcher selects tools or agents by name: empty or "*" matches all; a
+	// "|"-separated list matches any of the names.
+	Matcher string `mapstructure:"matcher" yaml:"matcher"`
+	// Command is run with bash -c; the event arrives as JSON on stdin.
+	Command string `mapstructure:"command" yaml:"command"`
+	// Timeout of the command. Default 30s.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+}
+
+// Context configures history compaction.
+type Context struct {
+	// CompactAt is the fraction of the model's context window at which old
+	// history is summarised. Default 0.8.
+	CompactAt float64 `mapstructure:"compact_at" yaml:"compact_at"`
+	// KeepRecent is how many recent messages survive compaction verbatim.
+	// Default 6.
+	KeepRecent int `mapstructure:"keep_recent" yaml:"keep_recent"`
+}
+
+// Web configures WebFetch and web search.
+type Web struct {
+	// Timeout of one fetch. Default 30s.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// MaxBytes caps a response body. Default 5 MiB.
+	MaxBytes int64 `mapstructure:"max_bytes" yaml:"max_bytes"`
+	// AllowHosts may be fetched even though they resolve to private,
+	// loopback or link-local addresses ("localhost:8080", "127.0.0.1").
+	AllowHosts []string `mapstructure:"allow_hosts" yaml:"allow_hosts"`
+	// CacheTTL is how long WebFetch results are cached. Default 15m.
+	CacheTTL time.Duration `mapstructure:"cache_ttl" yaml:"cache_ttl"`
+	// ResearchTTL are the Research agent's cache lifetimes by source kind.
+	ResearchTTL ResearchTTL `mapstructure:"research_ttl" yaml:"research_ttl"`
+	// Search configures a web search backend; without one, the Research
+	// agent works from URLs it is given or knows.
+	Search Search `mapstructure:"search" yaml:"search"`
+}
+
+// ResearchTTL are cache lifetimes by kind of source.
+type ResearchTTL struct {
+	General  time.Duration `mapstructure:"general" yaml:"general"`   // default 24h
+	Docs     time.Duration `mapstructure:"docs" yaml:"docs"`         // default 168h
+	Security time.Duration `mapstructure:"security" yaml:"security"` // default 1h
+}
+
+// Search is a web search backend.
+type Search struct {
+	// Kind is searxng, brave or tavily; empty disables search.
+	Kind string `mapstructure:"kind" yaml:"kind"`
+	// URL of the backend (required for searxng).
+	URL string `mapstructure:"url" yaml:"url"`
+	// APIKeyEnv names the variable holding the backend's key.
+	APIKeyEnv string `mapstructure:"api_key_env" yaml:"api_key_env"`
+}
+
+// Log configures Odin's log file.
+type Log struct {
+	// Level is debug, info, warn or error. Default info.
+	Level string `mapstructure:"level" yaml:"level"`
+	// File is the log path; default $XDG_STATE_HOME/odin/odin.log.
+	File string `mapstructure:"file" yaml:"file"`
+}
+
+// Store configures the session database.
+type Store struct {
+	// Path of the SQLite file; default $XDG_STATE_HOME/odin/odin.db.
+	Path string `mapstructure:"path" yaml:"path"`
+}

@@ -1,0 +1,154 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Role is the author of a message in a conversation.
+type Role string
+
+// The roles of the Chat Completions protocol.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// ToolCall is one function call requested by the model.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the JSON text exactly as the model produced it. It may be
+	// invalid JSON; callers report that back to the model as a tool error.
+	Arguments string `json:"arguments"`
+}
+
+// Message is one entry of the conversation sent to the model.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// Reasoning is the model's reasoning text for an assistant message. It is
+	// kept for display and storage; adapters do not send it back.
+	Reasoning string `json:"reasoning,omitempty"`
+	// ToolCalls are the calls of an assistant message.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID links a tool message to the call it answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Name is the tool's name on a tool message (informational).
+	Name string `json:"name,omitempty"`
+}
+
+// ToolDef describes a tool the model may call.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"` // a JSON Schema object
+}
+
+// Request is one model call.
+type Request struct {
+	Model    string
+	Messages []Message
+	Tools    []ToolDef
+	// MaxTokens caps the completion; 0 leaves it to the provider.
+	MaxTokens int
+	// Temperature is sent only when set.
+	Temperature *float64
+	// Agent names the Odin agent making the call ("orchestrator", "code",
+	// ...). Adapters send it as the X-Odin-Agent header so that scripted
+	// servers and proxies can route by agent; providers ignore it.
+	Agent string
+}
+
+// FinishReason says why the model stopped.
+type FinishReason string
+
+// Finish reasons, normalised across providers.
+const (
+	FinishStop          FinishReason = "stop"
+	FinishToolCalls     FinishReason = "tool_calls"
+	FinishLength        FinishReason = "length"
+	FinishContentFilter FinishReason = "content_filter"
+)
+
+// Usage is the token accounting of one call.
+type Usage struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	CachedTokens     int64 `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		CachedTokens:     u.CachedTokens + v.CachedTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
+	}
+}
+
+// Response is a completed model turn, accumulated from the stream.
+type Response struct {
+	Model     string
+	Text      string
+	Reasoning string
+	// Refusal is text the provider sent as a refusal instead of content.
+	Refusal   string
+	ToolCalls []ToolCall
+	// FinishReason is FinishToolCalls whenever ToolCalls is non-empty, even if
+	// the provider said "stop".
+	FinishReason FinishReason
+	Usage        Usage
+	// UsageReported is false when the provider sent no usage; Usage then
+	// holds a local estimate.
+	UsageReported bool
+}
+
+// EventKind tells which field of an Event is set.
+type EventKind int
+
+// Stream event kinds.
+const (
+	// EventText carries a content delta in Text.
+	EventText EventKind = iota + 1
+	// EventReasoning carries a reasoning delta in Text.
+	EventReasoning
+	// EventToolCall announces a tool call once its name is known (ToolCall
+	// has ID and Name; Arguments may still be incomplete).
+	EventToolCall
+	// EventRetry reports that the call failed and will be retried (Retry).
+	EventRetry
+)
+
+// RetryInfo describes a retry about to happen.
+type RetryInfo struct {
+	Attempt int   // the attempt that failed, from 1
+	Wait    int64 // milliseconds until the next attempt
+	Err     error
+}
+
+// Event is one streamed increment. Events are delivered in order on the
+// goroutine that called Stream.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall *ToolCall
+	Retry    *RetryInfo
+}
+
+// Client streams chat completions.
+type Client interface {
+	// Stream performs req, calling onEvent (which may be nil) for each delta
+	// as it arrives, and returns the accumulated response. Errors are
+	// *Error values (use errors.As); on cancellation the error wraps
+	// ctx.Err(). Retries happen inside Stream; each one is announced with
+	// an EventRetry. A retry restarts the turn: consumers discard deltas
+	// received before an EventRetry.
+	Stream(ctx context.Context, req Request, onEvent func(Event)) (*Response, error)
+}

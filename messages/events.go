@@ -1,0 +1,229 @@
+package messages
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is something that happened in a session. Events are published on the
+// session's event bus; the REPL, the JSON stream output and the store
+// subscribe to it.
+type Event interface {
+	// EventType is the event's name in the JSON stream ("tool_started").
+	EventType() string
+}
+
+// Envelope is an Event with where and when it happened.
+type Envelope struct {
+	Session string
+	Time    time.Time
+	Event   Event
+}
+
+// MarshalJSON renders {"type": ..., "session": ..., "time": ..., <event fields>}.
+func (e Envelope) MarshalJSON() ([]byte, error) {
+	body, err := json.Marshal(e.Event)
+	if err != nil {
+		return nil, err
+	}
+	head, err := json.Marshal(struct {
+		Type    string    `json:"type"`
+		Session string    `json:"session,omitempty"`
+		Time    time.Time `json:"time"`
+	}{e.Event.EventType(), e.Session, e.Time})
+	if err != nil {
+		return nil, err
+	}
+	if string(body) == "{}" || string(body) == "null" {
+		return head, nil
+	}
+	// Splice the two objects: head without its closing brace, a comma,
+	// body without its opening brace.
+	out := make([]byte, 0, len(head)+len(body))
+	out = append(out, head[:len(head)-1]...)
+	out = append(out, ',')
+	out = append(out, body[1:]...)
+	return out, nil
+}
+
+// Origin says which agent an event comes from: the Orchestrator (empty
+// TaskID) or a specialist task.
+type Origin struct {
+	Agent  string `json:"agent"`
+	TaskID string `json:"task_id,omitempty"`
+}
+
+// InputQueued: an input arrived while a turn was running.
+type InputQueued struct {
+	Input    UserMessage `json:"input"`
+	Position int         `json:"position"`
+}
+
+// InputRemoved: a queued input was dropped before it started.
+type InputRemoved struct {
+	ID string `json:"id"`
+}
+
+// TurnStarted: the Orchestrator took an input.
+type TurnStarted struct {
+	Input UserMessage `json:"input"`
+}
+
+// TextDelta is streamed answer text.
+type TextDelta struct {
+	Origin
+	Text string `json:"text"`
+}
+
+// ReasoningDelta is streamed reasoning text.
+type ReasoningDelta struct {
+	Origin
+	Text string `json:"text"`
+}
+
+// Retrying: a model call failed and will be retried.
+type Retrying struct {
+	Origin
+	Attempt int    `json:"attempt"`
+	WaitMS  int64  `json:"wait_ms"`
+	Error   string `json:"error"`
+}
+
+// ToolStarted: a tool call began.
+type ToolStarted struct {
+	Origin
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	Input  string `json:"input"`
+}
+
+// ToolFinished: a tool call ended.
+type ToolFinished struct {
+	Origin
+	CallID  string        `json:"call_id"`
+	Name    string        `json:"name"`
+	IsError bool          `json:"is_error,omitempty"`
+	Denied  bool          `json:"denied,omitempty"`
+	Output  string        `json:"output"` // possibly shortened
+	Files   []string      `json:"files,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// AgentStarted: a specialist was spawned for a task.
+type AgentStarted struct {
+	TaskID      string        `json:"task_id"`
+	Agent       string        `json:"agent"`
+	Description string        `json:"description"`
+	Model       string        `json:"model"`
+	Timeout     time.Duration `json:"timeout_ns"`
+}
+
+// AgentProgress is a specialist's running tally (seed 001): tokens, tool
+// calls and its last five activities.
+type AgentProgress struct {
+	TaskID     string        `json:"task_id"`
+	Agent      string        `json:"agent"`
+	Tokens     int64         `json:"tokens"`
+	ToolCalls  int           `json:"tool_calls"`
+	Activities []string      `json:"activities"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// AgentRestarted: a specialist crashed and was restarted.
+type AgentRestarted struct {
+	TaskID  string `json:"task_id"`
+	Agent   string `json:"agent"`
+	Restart int    `json:"restart"`
+	Reason  string `json:"reason"`
+}
+
+// AgentFinished: a specialist reported (or was reported for).
+type AgentFinished struct {
+	Report Report `json:"report"`
+}
+
+// UsageUpdated: a model call finished with this usage.
+type UsageUpdated struct {
+	Origin
+	Model string `json:"model"`
+	Usage Usage  `json:"usage"`
+}
+
+// TodosUpdated: the session's todo list changed.
+type TodosUpdated struct {
+	Todos []Todo `json:"todos"`
+}
+
+// Todo is one item of the session's todo list (seed 000 schema).
+type Todo struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
+	Status  string `json:"status"` // pending, in_progress, completed
+}
+
+// GateDecided: the quality gates decided what a change set needs.
+type GateDecided struct {
+	Decision GateDecision `json:"decision"`
+}
+
+// GateStage: a gate stage started (Passed unset) or finished.
+type GateStage struct {
+	GateStageResult
+	Done bool `json:"done"`
+}
+
+// Notice is a message for the user that is not part of the answer
+// (warnings, hook output, compaction).
+type Notice struct {
+	Level string `json:"level"` // info, warn, error
+	Text  string `json:"text"`
+}
+
+// ApprovalRequested: a tool call needs the user's permission.
+type ApprovalRequested struct {
+	ID      string `json:"id"`
+	Origin         // who asks
+	Tool    string `json:"tool"`
+	Subject string `json:"subject"` // the command or path
+	Reason  string `json:"reason"`  // the rule that asked
+}
+
+// ApprovalResolved: an approval was answered.
+type ApprovalResolved struct {
+	ID       string `json:"id"`
+	Decision string `json:"decision"` // once, session, deny
+}
+
+// Compacted: old history was replaced by a summary.
+type Compacted struct {
+	Messages     int   `json:"messages"`
+	TokensBefore int64 `json:"tokens_before"`
+	TokensAfter  int64 `json:"tokens_after"`
+}
+
+// TurnFinished: a turn ended.
+type TurnFinished struct {
+	Result TurnResult `json:"result"`
+}
+
+func (InputQueued) EventType() string       { return "input_queued" }
+func (InputRemoved) EventType() string      { return "input_removed" }
+func (TurnStarted) EventType() string       { return "turn_started" }
+func (TextDelta) EventType() string         { return "text_delta" }
+func (ReasoningDelta) EventType() string    { return "reasoning_delta" }
+func (Retrying) EventType() string          { return "retrying" }
+func (ToolStarted) EventType() string       { return "tool_started" }
+func (ToolFinished) EventType() string      { return "tool_finished" }
+func (AgentStarted) EventType() string      { return "agent_started" }
+func (AgentProgress) EventType() string     { return "agent_progress" }
+func (AgentRestarted) EventType() string    { return "agent_restarted" }
+func (AgentFinished) EventType() string     { return "agent_finished" }
+func (UsageUpdated) EventType() string      { return "usage" }
+func (TodosUpdated) EventType() string      { return "todos" }
+func (GateDecided) EventType() string       { return "gate_decided" }
+func (GateStage) EventType() string         { return "gate_stage" }
+func (Notice) EventType() string            { return "notice" }
+func (ApprovalRequested) EventType() string { return "approval_requested" }
+func (ApprovalResolved) EventType() string  { return "approval_resolved" }
+func (Compacted) EventType() string         { return "compacted" }
+func (TurnFinished) EventType() string      { return "turn_finished" }

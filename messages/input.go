@@ -1,0 +1,145 @@
+package messages
+
+import (
+	"fmt"
+	"time"
+)
+
+// Mode is how a message may act on the project.
+type Mode string
+
+// Modes. Ask and plan are read-only; plan also writes a plan file.
+const (
+	ModeAsk  Mode = "ask"
+	ModePlan Mode = "plan"
+	ModeEdit Mode = "edit"
+)
+
+// Modes lists every mode in cycling order.
+var Modes = []Mode{ModeAsk, ModePlan, ModeEdit}
+
+// ParseMode accepts a mode name ("ask", "plan", "edit", or the seed's
+// "ask_mode" forms).
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "ask", "ask_mode":
+		return ModeAsk, nil
+	case "plan", "plan_mode":
+		return ModePlan, nil
+	case "edit", "edit_mode":
+		return ModeEdit, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want ask, plan or edit)", s)
+}
+
+// ReadOnly reports whether the mode forbids changes to the project.
+func (m Mode) ReadOnly() bool { return m != ModeEdit }
+
+// UserMessage is one input to a session's Orchestrator. Inputs that arrive
+// while a turn runs are queued in arrival order, each keeping its mode.
+type UserMessage struct {
+	ID   string    `json:"id"`
+	Body string    `json:"body"`
+	Mode Mode      `json:"mode"`
+	At   time.Time `json:"at"`
+}
+
+// Cancel ends the running turn. The history stays valid: unfinished tool
+// calls are recorded as cancelled. Queued inputs are kept.
+type Cancel struct {
+	Reason string
+}
+
+// RemoveQueued drops a queued input before it starts. The Orchestrator
+// answers with *QueueState.
+type RemoveQueued struct {
+	ID string
+}
+
+// QueueRequest asks the Orchestrator for its *QueueState.
+type QueueRequest struct{}
+
+// QueueState is the Orchestrator's running input and its queue.
+type QueueState struct {
+	Running *UserMessage  `json:"running,omitempty"`
+	Queued  []UserMessage `json:"queued"`
+}
+
+// TurnStatus is how a turn ended.
+type TurnStatus string
+
+// Turn statuses.
+const (
+	TurnDone       TurnStatus = "done"
+	TurnFailed     TurnStatus = "failed"
+	TurnCancelled  TurnStatus = "cancelled"
+	TurnGateFailed TurnStatus = "gate_failed" // a mandatory quality gate failed after the fix rounds
+)
+
+// Usage is token accounting with its cost.
+type Usage struct {
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	CachedTokens     int64   `json:"cached_tokens,omitempty"`
+	ReasoningTokens  int64   `json:"reasoning_tokens,omitempty"`
+	TotalTokens      int64   `json:"total_tokens"`
+	Cost             float64 `json:"cost_usd"`
+	// Estimated is true when some of the tokens were estimated locally
+	// because the provider reported none.
+	Estimated bool `json:"estimated,omitempty"`
+}
+
+// Add returns u + v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		PromptTokens:     u.PromptTokens + v.PromptTokens,
+		CompletionTokens: u.CompletionTokens + v.CompletionTokens,
+		CachedTokens:     u.CachedTokens + v.CachedTokens,
+		ReasoningTokens:  u.ReasoningTokens + v.ReasoningTokens,
+		TotalTokens:      u.TotalTokens + v.TotalTokens,
+		Cost:             u.Cost + v.Cost,
+		Estimated:        u.Estimated || v.Estimated,
+	}
+}
+
+// AgentUsage is one agent's share of a turn's usage.
+type AgentUsage struct {
+	Agent string `json:"agent"`
+	Model string `json:"model"`
+	Usage
+}
+
+// ToolCallRecord is one tool call of a turn, for reports and JSON output.
+type ToolCallRecord struct {
+	Agent   string   `json:"agent"`
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Input   string   `json:"input"`
+	IsError bool     `json:"is_error,omitempty"`
+	Denied  bool     `json:"denied,omitempty"`
+	Files   []string `json:"files,omitempty"`
+}
+
+// TurnResult is the outcome of one input.
+type TurnResult struct {
+	Input  UserMessage `json:"input"`
+	Status TurnStatus  `json:"status"`
+	// Answer is the synthesized final answer shown to the user.
+	Answer string `json:"answer"`
+	// Error explains a failed or cancelled turn.
+	Error string `json:"error,omitempty"`
+	// Files are the project files the turn changed (relative to the root).
+	Files []string `json:"files,omitempty"`
+	// Diff is the unified diff of those files.
+	Diff string `json:"diff,omitempty"`
+	// Gates is the quality-gate report, nil when no change was made.
+	Gates *GateReport `json:"gates,omitempty"`
+	// ToolCalls lists every tool call made by the Orchestrator.
+	ToolCalls []ToolCallRecord `json:"tool_calls"`
+	// Usage totals the turn; ByAgent splits it.
+	Usage   Usage        `json:"usage"`
+	ByAgent []AgentUsage `json:"by_agent,omitempty"`
+	// PlanFile is the plan written in plan mode, relative to the root.
+	PlanFile string        `json:"plan_file,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+}

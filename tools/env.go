@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Access is the kind of access a tool asks for on a path.
+type Access string
+
+// Path accesses.
+const (
+	AccessRead  Access = "read"
+	AccessWrite Access = "write"
+)
+
+// PathGuard resolves and authorises the paths tools touch. Implementations
+// clean the path, make it absolute against the project root, resolve
+// symlinks (for a file that does not exist yet, its nearest existing
+// parent) and check the result component-wise against the allowed roots.
+type PathGuard interface {
+	// Resolve returns the resolved absolute path or an error whose text is
+	// fit for the model. Errors that implement interface{ Denied() bool }
+	// are permission denials.
+	Resolve(ctx context.Context, path string, access Access) (string, error)
+}
+
+// IsDenied reports whether err is a permission denial.
+func IsDenied(err error) bool {
+	var d interface{ Denied() bool }
+	return errors.As(err, &d) && d.Denied()
+}
+
+// SmallModel is the cheap model tools use to summarise (ContextSummarizer,
+// WebFetch).
+type SmallModel interface {
+	Complete(ctx context.Context, system, user string) (string, error)
+}
+
+// Env is the per-call environment of a tool: who is calling, where, and
+// with which state. An Env belongs to one agent instance; its ReadState is
+// that agent's own.
+type Env struct {
+	// Root is the project root: absolute, cleaned and symlink-resolved.
+	Root string
+	// Agent is the calling agent's name ("orchestrator", "code", ...).
+	Agent string
+	// AgentID identifies the agent instance (a task ID for specialists).
+	AgentID string
+	// SessionID is the session the call belongs to.
+	SessionID string
+	// Mode is the mode of the message being processed (ask, plan, edit).
+	Mode string
+	// Reads records what this agent has read; write tools consult it.
+	Reads *ReadState
+	// Guard authorises paths. Required for every tool that takes a path.
+	Guard PathGuard
+	// BeforeWrite, when set, is called with the resolved path before a tool
+	// changes or creates a file, so the file can be checkpointed first. An
+	// error aborts the write.
+	BeforeWrite func(path string) error
+	// Small is the small model, for tools that summarise.
+	Small SmallModel
+	// Publish, when set, receives progress events of long-running tools.
+	Publish func(event any)
+}
+
+// FileStamp is what an agent saw when it read a file.
+type FileStamp struct {
+	Hash    [sha256.Size]byte
+	ModTime time.Time
+	Size    int64
+}
+
+// StampOf computes the stamp of content read at modTime.
+func StampOf(content []byte, modTime time.Time) FileStamp {
+	return FileStamp{Hash: sha256.Sum256(content), ModTime: modTime, Size: int64(len(content))}
+}
+
+// ReadState records the files an agent has read, so writes can require a
+// fresh read. It is safe for concurrent use.
+type ReadState struct {
+	mu    sync.Mutex
+	files map[string]FileStamp
+}
+
+// NewReadState returns an empty ReadState.
+func NewReadState() *ReadState { return &ReadState{files: map[string]FileStamp{}} }
+
+// Record notes that path (resolved, absolute) was read with stamp.
+func (r *ReadState) Record(path string, stamp FileStamp) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.files[path] = stamp
+}
+
+// Get returns the stamp recorded for path.
+func (r *ReadState) Get(path string) (FileStamp, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.files[path]
+	return s, ok
+}
+
+// Forget removes path, e.g. after the agent itself rewrote it and recorded
+// the new stamp elsewhere.
+func (r *ReadState) Forget(path string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.files, path)
+}

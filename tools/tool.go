@@ -1,0 +1,150 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Class groups tools by what they can do; modes and permissions are
+// expressed in classes.
+type Class string
+
+// Tool classes.
+const (
+	ClassRead    Class = "read"    // reads the workspace, changes nothing
+	ClassWrite   Class = "write"   // creates or changes files
+	ClassExecute Class = "execute" // runs commands
+	ClassWeb     Class = "web"     // reaches the network
+	ClassSpawn   Class = "spawn"   // starts another agent
+)
+
+// Info describes a tool to models and users.
+type Info struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Class       Class           `json:"class"`
+	Schema      json.RawMessage `json:"input_schema"`
+}
+
+// Result is what a tool call returns to the model.
+type Result struct {
+	// Output is the text the model sees.
+	Output string
+	// IsError marks a failure the model can act on (bad argument, no
+	// match, file not read first, permission denied).
+	IsError bool
+	// Denied is set when a permission rule refused the call.
+	Denied bool
+	// Files are the absolute paths the call created or changed.
+	Files []string
+	// Meta carries structured data for Odin itself (never shown to the
+	// model): a todo list, a specialist's report, a command's exit code.
+	Meta any
+}
+
+// Errorf returns an error Result whose output is the formatted message.
+func Errorf(format string, args ...any) Result {
+	return Result{Output: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Tool is a model-callable tool.
+type Tool interface {
+	Info() Info
+	// Run executes the tool with raw JSON input. Bad input yields an error
+	// Result, never a panic or a Go error.
+	Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
+}
+
+// Handler is the typed body of a tool built with New.
+type Handler[In any] func(ctx context.Context, env *Env, in In) (Result, error)
+
+// Option adjusts a tool built with New.
+type Option func(*jsonschema.Schema)
+
+// WithSchema lets a tool refine its derived schema (enums, bounds) before it
+// is resolved. fn receives the root object schema.
+func WithSchema(fn func(s *jsonschema.Schema)) Option { return Option(fn) }
+
+type typed[In any] struct {
+	info     Info
+	resolved *jsonschema.Resolved
+	handler  Handler[In]
+}
+
+// New builds a Tool whose input is In. The JSON schema is derived from In
+// once (json tags give names and optionality, jsonschema tags give
+// descriptions) and every call's input is validated against it before the
+// handler runs. It panics if In cannot be described, which is a programming
+// error caught by the schema golden test.
+func New[In any](name string, class Class, description string, h Handler[In], opts ...Option) Tool {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema for %s: %v", name, err))
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tools: resolve schema for %s: %v", name, err))
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("tools: marshal schema for %s: %v", name, err))
+	}
+	return &typed[In]{
+		info:     Info{Name: name, Description: strings.TrimSpace(description), Class: class, Schema: raw},
+		resolved: rs,
+		handler:  h,
+	}
+}
+
+func (t *typed[In]) Info() Info { return t.info }
+
+func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+	if len(strings.TrimSpace(string(input))) == 0 {
+		input = json.RawMessage("{}")
+	}
+	var generic any
+	if err := json.Unmarshal(input, &generic); err != nil {
+		return Errorf("invalid JSON input for %s: %v. Send the arguments as one JSON object matching the tool's schema.", t.info.Name, err), nil
+	}
+	if _, ok := generic.(map[string]any); !ok {
+		return Errorf("invalid input for %s: expected a JSON object, got %s", t.info.Name, jsonKind(generic)), nil
+	}
+	if err := t.resolved.Validate(generic); err != nil {
+		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
+	}
+	var in In
+	dec := json.NewDecoder(strings.NewReader(string(input)))
+	if err := dec.Decode(&in); err != nil {
+		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
+	}
+	return t.handler(ctx, env, in)
+}
+
+func jsonKind(v any) string {
+	if v == nil {
+		return "null"
+	}
+	switch reflect.TypeOf(v).Kind() {
+	case reflect.Slice:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "a boolean"
+	}
+	return "a value"
+}
+
+// ErrUnknownTool is returned by Set.Run for a name the set does not hold.
+var ErrUnknownTool = errors.New("unknown tool")
