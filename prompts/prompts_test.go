@@ -1,0 +1,96 @@
+package prompts
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func sample(mode string) Data {
+	return Data{
+		Root:         "/home/dev/shop",
+		Date:         "2026-01-02",
+		OS:           "linux/amd64",
+		Mode:         mode,
+		Instructions: "Use table tests.\n",
+		Agents: []Agent{
+			{Name: "search", Tool: "agent_search", Description: "Finds code.", ReadOnly: true},
+			{Name: "code", Tool: "agent_code", Description: "Writes code."},
+		},
+		Custom:     "Audit dependencies for licences.",
+		AgentName:  "licence-auditor",
+		WriteScope: "*_test.go",
+	}
+}
+
+func TestGolden(t *testing.T) {
+	cases := map[string]Data{}
+	for _, mode := range []string{"ask", "plan", "edit"} {
+		cases[Orchestrator+"-"+mode] = sample(mode)
+	}
+	for _, n := range []string{Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent, Compaction} {
+		cases[n] = sample("edit")
+	}
+	for name, d := range cases {
+		t.Run(name, func(t *testing.T) {
+			tmpl, _, _ := strings.Cut(name, "-")
+			got, err := Render(tmpl, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.MkdirAll("testdata", 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./prompts -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s mismatch (-want +got):\n%s", name, diff)
+			}
+		})
+	}
+}
+
+func TestModesDiffer(t *testing.T) {
+	ask, _ := Render(Orchestrator, sample("ask"))
+	edit, _ := Render(Orchestrator, sample("edit"))
+	if !strings.Contains(ask, "read-only") || strings.Contains(ask, "Mode: edit") {
+		t.Errorf("ask prompt does not state read-only mode:\n%s", ask)
+	}
+	if !strings.Contains(edit, "Mode: edit") {
+		t.Errorf("edit prompt lacks its mode section")
+	}
+}
+
+func TestInstructionsOmittedWhenEmpty(t *testing.T) {
+	d := sample("edit")
+	d.Instructions = ""
+	got, _ := Render(Code, d)
+	if strings.Contains(got, "project_instructions") {
+		t.Errorf("empty instructions still rendered a section")
+	}
+	if _, err := Render("nope", d); err == nil {
+		t.Errorf("unknown template rendered")
+	}
+}
+
+func TestInitNeverSeesInstructions(t *testing.T) {
+	got, _ := Render(Init, sample("edit"))
+	if strings.Contains(got, "Use table tests") {
+		t.Errorf("init prompt includes ODIN.md content; it must not (seed 004 context isolation)")
+	}
+}
