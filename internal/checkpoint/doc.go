@@ -1,0 +1,7 @@
+// Package checkpoint snapshots files before a change set first writes them
+// and restores them on undo. A Tracker belongs to one turn; it is safe for
+// concurrent use because specialists write in parallel. Snapshots hold the
+// content and mode of each file, and whether it existed at all, so undo
+// can restore the original state byte for byte (deleting files the change
+// set created).
+package checkpoint

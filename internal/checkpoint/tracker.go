@@ -1,0 +1,189 @@
+package checkpoint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// File is the state of one file before a change set touched it.
+type File struct {
+	// Path is absolute.
+	Path string
+	// Existed is false when the change set created the file.
+	Existed bool
+	Mode    fs.FileMode
+	Content []byte
+	// AfterHash is the SHA-256 (hex) of the file when the change set was
+	// committed, or "" if it was deleted; undo refuses when the file no
+	// longer matches it, because someone else changed it since.
+	AfterHash string
+}
+
+// Tracker records the original state of every file a change set writes.
+type Tracker struct {
+	root  string
+	label string
+
+	mu    sync.Mutex
+	order []string
+	files map[string]*File
+}
+
+// NewTracker returns an empty tracker for the project at root.
+func NewTracker(root, label string) *Tracker {
+	return &Tracker{root: root, label: label, files: map[string]*File{}}
+}
+
+// Label is the change set's description (the user's request).
+func (t *Tracker) Label() string { return t.label }
+
+// BeforeWrite snapshots path unless it already was; only the first
+// snapshot of a path counts, so the original state is what undo restores.
+func (t *Tracker) BeforeWrite(path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.files[path]; ok {
+		return nil
+	}
+	f := &File{Path: path}
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("checkpoint: %w", err)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("checkpoint: %s is not a regular file", path)
+	default:
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		f.Existed, f.Mode, f.Content = true, info.Mode().Perm(), data
+	}
+	t.files[path] = f
+	t.order = append(t.order, path)
+	return nil
+}
+
+// Changed lists the snapshotted files in first-write order.
+func (t *Tracker) Changed() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.order...)
+}
+
+// Snapshot returns a file's original content.
+func (t *Tracker) Snapshot(path string) (content []byte, existed, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.files[path]
+	if !ok {
+		return nil, false, false
+	}
+	return f.Content, f.Existed, true
+}
+
+// Files returns copies of the snapshots with their after-hashes computed
+// from the files as they are now.
+func (t *Tracker) Files() []File {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]File, 0, len(t.order))
+	for _, p := range t.order {
+		f := *t.files[p]
+		f.AfterHash = HashFile(p)
+		out = append(out, f)
+	}
+	return out
+}
+
+// Diff renders the unified diff of paths against their snapshots, with
+// paths relative to the root; files not in the change set are skipped.
+func (t *Tracker) Diff(paths []string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		before, existed, ok := t.Snapshot(p)
+		if !ok {
+			continue
+		}
+		after, err := os.ReadFile(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		rel := t.rel(p)
+		from, to := "a/"+rel, "b/"+rel
+		if !existed {
+			from = "/dev/null"
+		}
+		if err != nil {
+			to = "/dev/null"
+		}
+		b.WriteString(udiff.Unified(from, to, string(before), string(after)))
+	}
+	return b.String()
+}
+
+// FileChanges describes paths for a CodeResult: modified and created files
+// with their diffs and changed-line counts.
+func (t *Tracker) FileChanges(paths []string) (modified, created []messages.FileChange) {
+	for _, p := range paths {
+		before, existed, ok := t.Snapshot(p)
+		if !ok {
+			continue
+		}
+		after, _ := os.ReadFile(p)
+		rel := t.rel(p)
+		from := "a/" + rel
+		if !existed {
+			from = "/dev/null"
+		}
+		diff := udiff.Unified(from, "b/"+rel, string(before), string(after))
+		fc := messages.FileChange{Path: rel, Diff: diff, LinesChanged: changedLines(diff)}
+		if existed {
+			modified = append(modified, fc)
+		} else {
+			created = append(created, fc)
+		}
+	}
+	return modified, created
+}
+
+func (t *Tracker) rel(p string) string {
+	if r, err := filepath.Rel(t.root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return filepath.ToSlash(r)
+	}
+	return p
+}
+
+func changedLines(diff string) int {
+	n := 0
+	for _, line := range strings.Split(diff, "\n") {
+		if (strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++")) ||
+			(strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---")) {
+			n++
+		}
+	}
+	return n
+}
+
+// HashFile returns the SHA-256 (hex) of a file's content, or "" when it
+// does not exist or cannot be read.
+func HashFile(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
