@@ -1,0 +1,229 @@
+package qa
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/messages"
+)
+
+// Runner finds and runs the checks of the project at Root.
+type Runner struct {
+	Root    string
+	Quality config.Quality
+	// Instructions is the project's ODIN.md text, searched for a Commands
+	// section when odin.yaml names no checks.
+	Instructions string
+	// Timeout bounds each check (default 5 minutes).
+	Timeout time.Duration
+	// TailBytes is how much of a check's output is kept (default 4000).
+	TailBytes int
+}
+
+// Checks returns the checks to run, in order build, lint, test.
+func (r *Runner) Checks(context.Context) []messages.QACheck {
+	q := r.Quality
+	if q.Build != "" || q.Lint != "" || q.Test != "" {
+		return named([][2]string{{"build", q.Build}, {"lint", q.Lint}, {"test", q.Test}})
+	}
+	if c := FromInstructions(r.Instructions); len(c) > 0 {
+		return c
+	}
+	return Detect(r.Root)
+}
+
+func named(pairs [][2]string) []messages.QACheck {
+	var out []messages.QACheck
+	for _, p := range pairs {
+		if strings.TrimSpace(p[1]) != "" {
+			out = append(out, messages.QACheck{Name: p[0], Command: p[1], Required: true})
+		}
+	}
+	return out
+}
+
+var (
+	headingRe = regexp.MustCompile(`(?m)^#{1,6}\s+(.*)$`)
+	codeRe    = regexp.MustCompile("`([^`]+)`")
+)
+
+// FromInstructions extracts build, lint and test commands from the
+// Commands section of an ODIN.md: list items or table rows whose inline
+// code is a command and whose text names its purpose.
+func FromInstructions(md string) []messages.QACheck {
+	section := ""
+	locs := headingRe.FindAllStringSubmatchIndex(md, -1)
+	for i, l := range locs {
+		title := strings.ToLower(md[l[2]:l[3]])
+		if strings.Contains(title, "command") {
+			end := len(md)
+			if i+1 < len(locs) {
+				end = locs[i+1][0]
+			}
+			section = md[l[1]:end]
+			break
+		}
+	}
+	if section == "" {
+		return nil
+	}
+	found := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		m := codeRe.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		cmd := strings.TrimSpace(m[1])
+		low := strings.ToLower(line)
+		for _, kind := range []string{"build", "lint", "test"} {
+			if _, ok := found[kind]; ok {
+				continue
+			}
+			if strings.Contains(low, kind) || (kind == "lint" && (strings.Contains(low, "vet") || strings.Contains(low, "check"))) {
+				found[kind] = cmd
+				break
+			}
+		}
+	}
+	return named([][2]string{{"build", found["build"]}, {"lint", found["lint"]}, {"test", found["test"]}})
+}
+
+// Detect guesses checks from the project's files.
+func Detect(root string) []messages.QACheck {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(root, name))
+		return err == nil
+	}
+	switch {
+	case exists("go.mod"):
+		return named([][2]string{{"build", "go build ./..."}, {"lint", "go vet ./..."}, {"test", "go test ./..."}})
+	case exists("package.json"):
+		return npmChecks(root)
+	case exists("Cargo.toml"):
+		return named([][2]string{{"build", "cargo build"}, {"test", "cargo test"}})
+	case exists("pyproject.toml") || exists("setup.py") || exists("pytest.ini"):
+		return named([][2]string{{"test", "python -m pytest -q"}})
+	case exists("Makefile"):
+		data, _ := os.ReadFile(filepath.Join(root, "Makefile"))
+		var pairs [][2]string
+		for _, target := range []string{"build", "lint", "test"} {
+			if regexp.MustCompile(`(?m)^` + target + `\s*:`).Match(data) {
+				pairs = append(pairs, [2]string{target, "make " + target})
+			}
+		}
+		return named(pairs)
+	}
+	return nil
+}
+
+func npmChecks(root string) []messages.QACheck {
+	data, err := os.ReadFile(filepath.Join(root, "package.json"))
+	if err != nil {
+		return nil
+	}
+	var pkg struct {
+		Scripts map[string]string `json:"scripts"`
+	}
+	if json.Unmarshal(data, &pkg) != nil {
+		return nil
+	}
+	runner := "npm run"
+	switch {
+	case fileExists(filepath.Join(root, "pnpm-lock.yaml")):
+		runner = "pnpm run"
+	case fileExists(filepath.Join(root, "yarn.lock")):
+		runner = "yarn run"
+	case fileExists(filepath.Join(root, "bun.lockb")) || fileExists(filepath.Join(root, "bun.lock")):
+		runner = "bun run"
+	}
+	var pairs [][2]string
+	for _, s := range []string{"build", "lint", "typecheck", "test"} {
+		if _, ok := pkg.Scripts[s]; ok {
+			name := s
+			if s == "typecheck" {
+				name = "typecheck"
+			}
+			pairs = append(pairs, [2]string{name, runner + " " + s})
+		}
+	}
+	return named(pairs)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Run runs one check with bash in the project root. The whole process group
+// is killed when the check times out or ctx ends.
+func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = r.Quality.CheckTimeout
+	}
+	if timeout <= 0 {
+		timeout = 5 * time.Minute
+	}
+	tail := r.TailBytes
+	if tail <= 0 {
+		tail = 4000
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command("bash", "-c", c.Command)
+	cmd.Dir = r.Root
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=dumb", "CI=1", "ODIN=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		c.ExitCode, c.Output = -1, err.Error()
+		return c
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	c.ExitCode = 0
+	c.Output = tailOf(out.String(), tail)
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		c.ExitCode = -1
+		c.Output += fmt.Sprintf("\n[odin: check stopped: %v after %s]", ctx.Err(), timeout)
+	case errors.As(err, &ee):
+		c.ExitCode = ee.ExitCode()
+	case err != nil:
+		c.ExitCode = -1
+		c.Output += fmt.Sprintf("\n[odin: %v]", err)
+	}
+	c.Passed = c.ExitCode == 0
+	return c
+}
+
+func tailOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && s[cut]&0xC0 == 0x80 {
+		cut++
+	}
+	return fmt.Sprintf("[… %d earlier bytes]\n", cut) + s[cut:]
+}

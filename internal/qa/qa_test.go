@@ -1,0 +1,86 @@
+package qa
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/messages"
+)
+
+func commands(cs []messages.QACheck) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name+"="+c.Command)
+	}
+	return out
+}
+
+func TestChecksPrecedence(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644)
+	md := "# X\n\n## Commands\n- `make build` — build the binary\n- `golangci-lint run` — lint\n- `make test` — run tests\n\n## Other\n- `rm -rf /` — test nothing\n"
+
+	r := &Runner{Root: root}
+	if got, want := commands(r.Checks(t.Context())), []string{"build=go build ./...", "lint=go vet ./...", "test=go test ./..."}; !cmp.Equal(got, want) {
+		t.Errorf("detected: %v", cmp.Diff(want, got))
+	}
+	r.Instructions = md
+	if got, want := commands(r.Checks(t.Context())), []string{"build=make build", "lint=golangci-lint run", "test=make test"}; !cmp.Equal(got, want) {
+		t.Errorf("from ODIN.md: %v", cmp.Diff(want, got))
+	}
+	r.Quality = config.Quality{Test: "go test -short ./..."}
+	if got, want := commands(r.Checks(t.Context())), []string{"test=go test -short ./..."}; !cmp.Equal(got, want) {
+		t.Errorf("from config: %v", cmp.Diff(want, got))
+	}
+}
+
+func TestDetect(t *testing.T) {
+	cases := map[string]struct {
+		files map[string]string
+		want  []string
+	}{
+		"npm":   {map[string]string{"package.json": `{"scripts":{"test":"vitest","lint":"eslint ."}}`}, []string{"lint=npm run lint", "test=npm run test"}},
+		"pnpm":  {map[string]string{"package.json": `{"scripts":{"build":"tsc"}}`, "pnpm-lock.yaml": ""}, []string{"build=pnpm run build"}},
+		"cargo": {map[string]string{"Cargo.toml": ""}, []string{"build=cargo build", "test=cargo test"}},
+		"make":  {map[string]string{"Makefile": "build:\n\tcc x.c\ntest: build\n\t./t\n"}, []string{"build=make build", "test=make test"}},
+		"none":  {map[string]string{"README.md": "hi"}, nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			for f, c := range tc.files {
+				os.WriteFile(filepath.Join(root, f), []byte(c), 0o644)
+			}
+			if got := commands(Detect(root)); !cmp.Equal(got, tc.want) {
+				t.Error(cmp.Diff(tc.want, got))
+			}
+		})
+	}
+}
+
+func TestRun(t *testing.T) {
+	r := &Runner{Root: t.TempDir(), TailBytes: 20}
+	ok := r.Run(t.Context(), messages.QACheck{Name: "t", Command: "pwd; true", Required: true})
+	if !ok.Passed || ok.ExitCode != 0 || !strings.Contains(ok.Output, filepath.Base(r.Root)) {
+		t.Errorf("passing check: %+v", ok)
+	}
+	bad := r.Run(t.Context(), messages.QACheck{Name: "t", Command: "seq 1 100; exit 3"})
+	if bad.Passed || bad.ExitCode != 3 || !strings.HasSuffix(bad.Output, "99\n100\n") || !strings.Contains(bad.Output, "earlier bytes") {
+		t.Errorf("failing check: %+v", bad)
+	}
+	r.Timeout = 200 * time.Millisecond
+	slow := r.Run(t.Context(), messages.QACheck{Name: "t", Command: "sleep 31.4159 & sleep 31.4159"})
+	if slow.Passed || slow.ExitCode != -1 || !strings.Contains(slow.Output, "check stopped") {
+		t.Errorf("timed-out check: %+v", slow)
+	}
+	if out, err := exec.Command("pgrep", "-f", "sleep 31.4159").Output(); err == nil {
+		t.Errorf("the check's background process survived the timeout: pids %s", out)
+	}
+}
