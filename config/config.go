@@ -38,21 +38,33 @@ type Config struct {
 	Log Log `mapstructure:"log" yaml:"log"`
 	// Store configures the session database.
 	Store Store `mapstructure:"store" yaml:"store"`
+
+	// Env looks up environment variables for APIKey and ResolveModel. It is
+	// not a key of odin.yaml: Load sets it to LoadOptions.LookupEnv; nil
+	// means os.LookupEnv. Compare Configs with cmpopts.IgnoreFields(Config{},
+	// "Env"), since functions never compare equal.
+	Env EnvFunc `mapstructure:"-" yaml:"-"`
 }
 
 // Provider is an OpenAI-compatible endpoint.
 type Provider struct {
 	// BaseURL of the API, e.g. https://api.openai.com/v1 or
-	// http://localhost:11434/v1. OPENAI_BASE_URL overrides the default
-	// provider's.
+	// http://localhost:11434/v1. Required. For the built-in provider named
+	// "openai" the default is https://api.openai.com/v1, replaced by
+	// $OPENAI_BASE_URL when that is set; a base_url written in a config
+	// file, ODIN_PROVIDERS_OPENAI_BASE_URL or a flag wins over both.
 	BaseURL string `mapstructure:"base_url" yaml:"base_url"`
 	// APIKeyEnv names the environment variable holding the key. Default
-	// OPENAI_API_KEY. Keys are never written in config files.
+	// OPENAI_API_KEY for the built-in "openai" provider and none for the
+	// others, so a key is never sent where nobody asked for it. Keys are
+	// never written in config files. Without a key a provider is usable only
+	// when its base_url is not api.openai.com (local servers need none).
 	APIKeyEnv string `mapstructure:"api_key_env" yaml:"api_key_env"`
-	// Timeout bounds one request, streaming included. Default 5m.
+	// Timeout bounds one request, streaming included. Default 5m (for every
+	// provider).
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 	// MaxRetries is how many times a failed request (429, 5xx, network) is
-	// retried. Default 4.
+	// retried. Default 4 (for every provider); 0 disables retries.
 	MaxRetries int `mapstructure:"max_retries" yaml:"max_retries"`
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string `mapstructure:"headers" yaml:"headers"`
@@ -69,7 +81,8 @@ type Models struct {
 
 // ModelInfo describes one model.
 type ModelInfo struct {
-	// Provider serving the model; default: the top-level provider.
+	// Provider serving the model (a key of providers); default: the
+	// top-level provider.
 	Provider string `mapstructure:"provider" yaml:"provider"`
 	// ContextWindow in tokens. Default 128000.
 	ContextWindow int `mapstructure:"context_window" yaml:"context_window"`
@@ -92,17 +105,20 @@ type Agent struct {
 	// sees it. Required for custom agents.
 	Description string `mapstructure:"description" yaml:"description"`
 	// Prompt is the agent's system prompt; PromptFile names a file holding
-	// it (relative to the config file). Custom agents need one of them.
+	// it (relative to the directory of the config file that sets it; Load
+	// makes it absolute). Custom agents need exactly one of them.
 	Prompt     string `mapstructure:"prompt" yaml:"prompt"`
 	PromptFile string `mapstructure:"prompt_file" yaml:"prompt_file"`
 	// Tools is the allow list of tool names; "*" allows every tool.
 	Tools []string `mapstructure:"tools" yaml:"tools"`
 	// DisallowedTools are never given to the agent.
 	DisallowedTools []string `mapstructure:"disallowed_tools" yaml:"disallowed_tools"`
-	// Model is "main", "small" or an explicit model id.
+	// Model is "main", "small" or an explicit model id; empty keeps the
+	// agent's built-in role (main for Code and Review, small otherwise).
 	Model string `mapstructure:"model" yaml:"model"`
 	// Timeout is the agent's default deadline; MaxTimeout caps what a
-	// delegation may ask for.
+	// delegation may ask for. Zero keeps the built-in agent's value; when
+	// both are set, timeout must not exceed max_timeout.
 	Timeout    time.Duration `mapstructure:"timeout" yaml:"timeout"`
 	MaxTimeout time.Duration `mapstructure:"max_timeout" yaml:"max_timeout"`
 	// MaxTurns bounds the agent's model calls per task.
@@ -152,6 +168,8 @@ type Permissions struct {
 	// ForbiddenCommands are command patterns ("git push*") that never run.
 	ForbiddenCommands []string `mapstructure:"forbidden_commands" yaml:"forbidden_commands"`
 	// AdditionalDirs are directories outside the root that tools may use.
+	// Relative entries are taken against the directory of the config file
+	// that sets them; "~/" is the home directory.
 	AdditionalDirs []string `mapstructure:"additional_dirs" yaml:"additional_dirs"`
 }
 
@@ -162,7 +180,7 @@ type Hook struct {
 	Matcher string `mapstructure:"matcher" yaml:"matcher"`
 	// Command is run with bash -c; the event arrives as JSON on stdin.
 	Command string `mapstructure:"command" yaml:"command"`
-	// Timeout of the command. Default 30s.
+	// Timeout of the command. Default (and when 0) 30s.
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 }
 
@@ -215,12 +233,14 @@ type Search struct {
 type Log struct {
 	// Level is debug, info, warn or error. Default info.
 	Level string `mapstructure:"level" yaml:"level"`
-	// File is the log path; default $XDG_STATE_HOME/odin/odin.log.
+	// File is the log path; default $XDG_STATE_HOME/odin/odin.log (Load
+	// fills it in from StateDir).
 	File string `mapstructure:"file" yaml:"file"`
 }
 
 // Store configures the session database.
 type Store struct {
-	// Path of the SQLite file; default $XDG_STATE_HOME/odin/odin.db.
+	// Path of the SQLite file; default $XDG_STATE_HOME/odin/odin.db (Load
+	// fills it in from StateDir).
 	Path string `mapstructure:"path" yaml:"path"`
 }

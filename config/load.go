@@ -1,0 +1,705 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
+)
+
+// FileName is the name of the config file, in the user directory and at
+// the project root.
+const FileName = "odin.yaml"
+
+// keyDelim separates key parts inside viper. It is not "." because map
+// entry names contain dots ("gpt-4.1") and viper splits keys on its
+// delimiter.
+const keyDelim = "\x1f"
+
+var configType = reflect.TypeFor[Config]()
+
+// LoadOptions says where Load finds each layer.
+type LoadOptions struct {
+	// Root is the project root; <Root>/odin.yaml is the project file.
+	// Empty: no project file.
+	Root string
+	// UserDir holds the user file <UserDir>/odin.yaml. Empty: UserDir(LookupEnv).
+	UserDir string
+	// LookupEnv reads ODIN_*, OPENAI_BASE_URL, HOME and XDG_* now, and the
+	// providers' API keys later (it becomes Config.Env). Nil: os.LookupEnv.
+	LookupEnv EnvFunc
+	// Flags override everything, by dotted key ("models.main", "mode",
+	// "permissions.allowed_commands", "providers.local.base_url"). Values
+	// are Go values (string, int, float64, bool, time.Duration, []string)
+	// or strings, parsed as environment values are.
+	Flags map[string]any
+	// IgnoreProjectWidening drops the project file's widening keys (see
+	// Sources.ProjectWidens) — used until the user trusts the project.
+	// Sources.Dropped lists what was dropped.
+	IgnoreProjectWidening bool
+}
+
+// Sources reports where the configuration came from. Its methods are safe
+// on a nil *Sources.
+type Sources struct {
+	// UserFile and ProjectFile are the paths of the files read; empty when
+	// there was none.
+	UserFile    string
+	ProjectFile string
+	// Env lists the environment variables that set keys (ODIN_* and
+	// OPENAI_BASE_URL), sorted.
+	Env []string
+	// Flags lists the dotted keys set by LoadOptions.Flags, sorted.
+	Flags []string
+	// Dropped lists the project keys ignored because of
+	// LoadOptions.IgnoreProjectWidening, sorted.
+	Dropped []string
+
+	origins map[string]origin
+	widens  []string
+	widenBy map[string]any
+}
+
+// origin is the layer a leaf key's value came from; rank orders layers
+// by precedence.
+type origin struct {
+	label string
+	rank  int
+}
+
+const labelDefault = "default"
+
+// Files lists the config files read, lowest precedence first.
+func (s *Sources) Files() []string {
+	if s == nil {
+		return nil
+	}
+	var files []string
+	for _, f := range []string{s.UserFile, s.ProjectFile} {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// Origin names where key's value came from: "default", a config file
+// ("odin.yaml" for the project's, the full path for the user's),
+// "env ODIN_MODE" or "flags". For a section ("agents.code") it is the
+// highest-precedence source of any key below it; for a list item
+// ("hooks.Stop[0].command") that of the list. Unknown keys give "".
+func (s *Sources) Origin(key string) string {
+	if s == nil {
+		return ""
+	}
+	// A list item ("hooks.Stop[0].command") comes from where its list does.
+	if i := strings.IndexByte(key, '['); i >= 0 {
+		key = key[:i]
+	}
+	if o, ok := s.origins[key]; ok {
+		return o.label
+	}
+	best := origin{rank: -1}
+	for k, o := range s.origins {
+		if strings.HasPrefix(k, key+".") && o.rank > best.rank {
+			best = o
+		}
+	}
+	if best.rank >= 0 {
+		return best.label
+	}
+	for k := key; strings.Contains(k, "."); {
+		k = k[:strings.LastIndex(k, ".")]
+		if o, ok := s.origins[k]; ok {
+			return o.label
+		}
+	}
+	return ""
+}
+
+// ProjectWidens lists the keys by which the project's odin.yaml widens
+// what Odin may do — honoured only once the user trusts the project
+// (issue 6) — whether or not they were dropped:
+//
+//   - permissions.allowed_commands, permissions.additional_dirs (commands
+//     run without asking, directories outside the root);
+//   - hooks.<Event> (commands run on events);
+//   - web.allow_hosts (fetches may reach private and loopback addresses);
+//   - log.file, store.path (Odin writes where the repository says);
+//   - agents.<name>.prompt_file outside the project root (a file outside
+//     the root is read into a prompt sent to the model);
+//   - providers.<name>.base_url and providers.<name>.api_key_env when they
+//     would send an API key somewhere the user did not choose: a base_url
+//     for a provider that sends a key, or a different api_key_env.
+//
+// Keys with empty values do not widen. The list is sorted.
+func (s *Sources) ProjectWidens() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.widens)
+}
+
+// WideningFingerprint is a hash of the project's widening keys and their
+// values, "" when it has none. A trust decision recorded against it is
+// void once the project changes any of them.
+func (s *Sources) WideningFingerprint() string {
+	if s == nil || len(s.widens) == 0 {
+		return ""
+	}
+	// encoding/json sorts map keys, so equal settings hash equally.
+	b, err := json.Marshal(s.widenBy)
+	if err != nil {
+		// Values are strings, lists and maps of them: this cannot fail.
+		panic(fmt.Sprintf("config: fingerprint: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// layer is one normalised source of settings.
+type layer struct {
+	label  string            // names the source in origins and errors
+	labels map[string]string // per-key labels (the env layer)
+	tree   map[string]any
+}
+
+// Load builds the configuration from, lowest precedence first: built-in
+// defaults, $OPENAI_BASE_URL (as the default of providers.openai.base_url),
+// the user file, the project file, ODIN_* variables and flags. Mappings
+// merge key by key; lists and scalars replace. It then validates the
+// result.
+//
+// Every problem is reported at once in an *Error (errors.Is ErrInvalid),
+// each naming its source and key, e.g.
+//
+//	odin.yaml: models.mian: unknown key (did you mean "main"?)
+//	odin.yaml:3: yaml: mapping values are not allowed in this context
+//
+// Unknown keys are errors. Durations are Go durations ("90s", "2m",
+// "1h30m") or whole seconds. ODIN_* variables are the dotted keys in upper
+// case with "_" for "." and for any other character that is not a letter
+// or digit (ODIN_MODELS_MAIN, ODIN_PROVIDERS_OPENAI_BASE_URL,
+// ODIN_MODEL_INFO_GPT_4O_PRICE_INPUT); they reach keys of map entries that
+// a lower layer defines, not new entries, and not hooks. Lists from the
+// environment are comma-separated or a YAML flow list (["a, b", "c"]).
+// An empty variable counts as unset.
+//
+// On error the *Config is nil and *Sources reports what was read.
+func Load(opts LoadOptions) (*Config, *Sources, error) {
+	env := opts.LookupEnv
+	if env == nil {
+		env = os.LookupEnv
+	}
+	home := env.lookup("HOME")
+	src := &Sources{origins: map[string]origin{}}
+	var problems []Problem
+	var layers []layer
+
+	defaults := toTree(reflect.ValueOf(Default()).Elem()).(map[string]any)
+
+	// A user who exports OPENAI_BASE_URL=http://localhost:11434/v1 expects
+	// Ollama: the variable replaces the built-in provider's default
+	// base_url, but anything written down (a file, ODIN_*, a flag) wins.
+	if u := env.lookup("OPENAI_BASE_URL"); u != "" {
+		layers = append(layers, layer{label: "env OPENAI_BASE_URL", tree: map[string]any{
+			"providers": map[string]any{DefaultProvider: map[string]any{"base_url": u}},
+		}})
+		src.Env = append(src.Env, "OPENAI_BASE_URL")
+	}
+
+	userDir := opts.UserDir
+	if userDir == "" {
+		userDir = UserDir(env)
+	}
+	if userDir != "" {
+		path := filepath.Join(userDir, FileName)
+		tree, found, p := readFile(path, path, userDir, home)
+		problems = append(problems, p...)
+		if found {
+			src.UserFile = path
+			layers = append(layers, layer{label: path, tree: tree})
+		}
+	}
+
+	if opts.Root != "" {
+		path := filepath.Join(opts.Root, FileName)
+		tree, found, p := readFile(path, FileName, opts.Root, home)
+		problems = append(problems, p...)
+		if found {
+			src.ProjectFile = path
+			lower := []map[string]any{defaults}
+			for _, l := range layers {
+				lower = append(lower, l.tree)
+			}
+			src.widens, src.widenBy = widening(tree, lower, opts.Root)
+			if opts.IgnoreProjectWidening {
+				for _, k := range src.widens {
+					if del(tree, splitWideningKey(k)...) {
+						src.Dropped = append(src.Dropped, k)
+					}
+				}
+			}
+			layers = append(layers, layer{label: FileName, tree: tree})
+		}
+	}
+
+	trees := []map[string]any{defaults}
+	for _, l := range layers {
+		trees = append(trees, l.tree)
+	}
+	envL, envVars, p := envLayer(env, trees, opts.Root, home)
+	problems = append(problems, p...)
+	layers = append(layers, envL)
+	src.Env = append(src.Env, envVars...)
+
+	flagL, flagKeys, p := flagLayer(opts.Flags, opts.Root, home)
+	problems = append(problems, p...)
+	layers = append(layers, flagL)
+	src.Flags = flagKeys
+
+	slices.Sort(src.Env)
+	if len(problems) > 0 {
+		return nil, src, &Error{Problems: problems}
+	}
+
+	addEntryDefaults(defaults, layers)
+	layers = append([]layer{{label: labelDefault, tree: defaults}}, layers...)
+	for rank, l := range layers {
+		leaves("", l.tree, func(key string, _ any) {
+			label := l.label
+			if pl, ok := l.labels[key]; ok {
+				label = pl
+			}
+			src.origins[key] = origin{label: label, rank: rank}
+		})
+	}
+
+	cfg, err := decode(layers)
+	if err != nil {
+		return nil, src, err
+	}
+	cfg.Env = env
+	for event, hooks := range cfg.Hooks {
+		for i := range hooks {
+			if hooks[i].Timeout == 0 {
+				cfg.Hooks[event][i].Timeout = DefaultHookTimeout
+			}
+		}
+	}
+	if state := StateDir(env); state != "" {
+		if cfg.Log.File == "" {
+			cfg.Log.File = filepath.Join(state, "odin.log")
+		}
+		if cfg.Store.Path == "" {
+			cfg.Store.Path = filepath.Join(state, "odin.db")
+		}
+	}
+
+	if err := cfg.Validate(); err != nil {
+		var ve *Error
+		if !errors.As(err, &ve) {
+			return nil, src, err
+		}
+		for i, p := range ve.Problems {
+			if p.Source != "" {
+				continue
+			}
+			// A key the project set and Odin dropped is the project's
+			// problem, though its value now comes from a lower layer.
+			if slices.ContainsFunc(src.Dropped, func(d string) bool { return p.Key == d || strings.HasPrefix(p.Key, d+".") }) {
+				ve.Problems[i].Source = FileName
+			} else if o := src.Origin(p.Key); o != labelDefault {
+				ve.Problems[i].Source = o
+			}
+		}
+		if len(src.Dropped) > 0 {
+			ve.Problems = append(ve.Problems, Problem{Source: FileName, Msg: "ignored until the project is trusted: " +
+				strings.Join(src.Dropped, ", ")})
+		}
+		return nil, src, ve
+	}
+	return cfg, src, nil
+}
+
+// decode merges the layers in viper and decodes the result strictly. The
+// layers were checked already, so an error here is a bug, not bad input.
+func decode(layers []layer) (*Config, error) {
+	v := viper.NewWithOptions(viper.KeyDelimiter(keyDelim))
+	for _, l := range layers {
+		if err := v.MergeConfigMap(deepCopy(l.tree).(map[string]any)); err != nil {
+			return nil, fmt.Errorf("config: merge %s: %w", l.label, err)
+		}
+	}
+	var cfg Config
+	strict := func(dc *mapstructure.DecoderConfig) { dc.WeaklyTypedInput = false }
+	if err := v.UnmarshalExact(&cfg, strict); err != nil {
+		return nil, fmt.Errorf("config: decode merged settings: %w", err)
+	}
+	trees := make([]any, len(layers))
+	for i, l := range layers {
+		trees[i] = l.tree
+	}
+	// viper lowercases every key; names of providers, models and hook
+	// events are case-sensitive, so their spelling is taken back from the
+	// layers (the highest layer's spelling wins).
+	restoreCase(reflect.ValueOf(&cfg).Elem(), trees)
+	return &cfg, nil
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// readFile reads and normalises one config file. found is false when the
+// file does not exist.
+func readFile(path, label, baseDir, home string) (tree map[string]any, found bool, problems []Problem) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, []Problem{{Source: label, Msg: "cannot read: " + err.Error()}}
+	}
+	var raw any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, false, yamlProblems(label, err)
+	}
+	if raw == nil {
+		return map[string]any{}, true, nil
+	}
+	n := &normalizer{source: label, baseDir: baseDir, home: home}
+	out, ok := n.node("", "", raw, configType)
+	if !ok {
+		return nil, false, n.problems
+	}
+	return out.(map[string]any), true, n.problems
+}
+
+// yamlProblems turns a YAML error into problems carrying its line:
+// "yaml: line 3: msg" and "yaml: unmarshal errors:\n  line 4: msg".
+func yamlProblems(label string, err error) []Problem {
+	var problems []Problem
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	for l := range strings.SplitSeq(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if m := yamlLine.FindStringSubmatch(l); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			problems = append(problems, Problem{Source: label, Line: line, Msg: "yaml: " + m[2]})
+		}
+	}
+	if len(problems) == 0 {
+		problems = append(problems, Problem{Source: label, Msg: "yaml: " + msg})
+	}
+	return problems
+}
+
+// envKey is one ODIN_* variable and the key it sets.
+type envKey struct {
+	name  string
+	parts []string
+	tmpl  string
+	typ   reflect.Type
+}
+
+// envKeys lists the variables that can set keys: every scalar and string
+// list of the schema, for the map entries the given trees define.
+func envKeys(trees []map[string]any) []envKey {
+	var keys []envKey
+	var walk func(t reflect.Type, parts, tmpl []string)
+	walk = func(t reflect.Type, parts, tmpl []string) {
+		switch {
+		case t == durationType:
+		case t.Kind() == reflect.Struct:
+			names, fields := fieldsOf(t)
+			for _, name := range names {
+				walk(fields[name].Type, append(slices.Clone(parts), name), append(slices.Clone(tmpl), name))
+			}
+			return
+		case t.Kind() == reflect.Map:
+			if t.Elem().Kind() != reflect.Struct {
+				return // headers: names are not enumerable
+			}
+			seen := map[string]bool{}
+			for _, tree := range trees {
+				m, _ := at(tree, parts...).(map[string]any)
+				for _, name := range sortedKeys(m) {
+					if !seen[name] {
+						seen[name] = true
+						walk(t.Elem(), append(slices.Clone(parts), name), append(slices.Clone(tmpl), "*"))
+					}
+				}
+			}
+			return
+		case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.String:
+			return // lists of hooks cannot be written as one string
+		}
+		keys = append(keys, envKey{name: envName(parts), parts: parts, tmpl: strings.Join(tmpl, "."), typ: t})
+	}
+	walk(configType, nil, nil)
+	return keys
+}
+
+// envName is the variable for a key: ODIN_ and the parts in upper case,
+// joined by "_", with every character that is not a letter or digit as "_".
+func envName(parts []string) string {
+	s := strings.ToUpper(strings.Join(parts, "_"))
+	b := []byte("ODIN_")
+	for _, r := range s {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b = append(b, byte(r))
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+func envLayer(env EnvFunc, trees []map[string]any, root, home string) (layer, []string, []Problem) {
+	l := layer{label: "env", labels: map[string]string{}, tree: map[string]any{}}
+	var vars []string
+	var problems []Problem
+	for _, k := range envKeys(trees) {
+		val := env.lookup(k.name)
+		if val == "" {
+			continue
+		}
+		key := strings.Join(k.parts, ".")
+		n := &normalizer{source: "env " + k.name, text: true, baseDir: root, home: home}
+		if nv, ok := n.node(key, k.tmpl, val, k.typ); ok {
+			set(l.tree, k.parts, nv)
+			l.labels[key] = "env " + k.name
+			vars = append(vars, k.name)
+		}
+		problems = append(problems, n.problems...)
+	}
+	return l, vars, problems
+}
+
+func flagLayer(flags map[string]any, root, home string) (layer, []string, []Problem) {
+	l := layer{label: "flags", tree: map[string]any{}}
+	var keys []string
+	var problems []Problem
+	for _, key := range sortedKeys(flags) {
+		if flags[key] == nil {
+			continue
+		}
+		parts, tmpl, typ, bad, msg := resolveKey(strings.Split(key, "."), configType, "")
+		if bad != "" {
+			problems = append(problems, Problem{Source: "flags", Key: bad, Msg: msg})
+			continue
+		}
+		n := &normalizer{source: "flags", text: true, baseDir: root, home: home}
+		if nv, ok := n.node(strings.Join(parts, "."), strings.Join(tmpl, "."), flags[key], typ); ok {
+			set(l.tree, parts, nv)
+			keys = append(keys, key)
+		}
+		problems = append(problems, n.problems...)
+	}
+	return l, keys, problems
+}
+
+// addEntryDefaults gives every provider and model_info entry named in any
+// layer its per-entry defaults, beneath everything else.
+func addEntryDefaults(defaults map[string]any, layers []layer) {
+	provider, info := entryDefaults()
+	for section, def := range map[string]any{"providers": provider, "model_info": info} {
+		for _, l := range layers {
+			m, _ := l.tree[section].(map[string]any)
+			for name := range m {
+				if at(defaults, section, name) == nil {
+					set(defaults, []string{section, name}, toTree(reflect.ValueOf(def)))
+				}
+			}
+		}
+	}
+}
+
+// restoreCase walks a decoded struct and renames the entries of its maps
+// to their spelling in the raw trees.
+func restoreCase(v reflect.Value, trees []any) {
+	names, fields := fieldsOf(v.Type())
+	for _, name := range names {
+		f := v.FieldByIndex(fields[name].Index)
+		var sub []any
+		for _, t := range trees {
+			if m, ok := t.(map[string]any); ok && m[name] != nil {
+				sub = append(sub, m[name])
+			}
+		}
+		switch {
+		case f.Kind() == reflect.Struct && f.Type() != durationType:
+			restoreCase(f, sub)
+		case f.Kind() == reflect.Map && !f.IsNil():
+			spelled := map[string]string{}
+			for _, t := range sub {
+				if m, ok := t.(map[string]any); ok {
+					for k := range m {
+						spelled[strings.ToLower(k)] = k
+					}
+				}
+			}
+			out := reflect.MakeMapWithSize(f.Type(), f.Len())
+			iter := f.MapRange()
+			for iter.Next() {
+				name := iter.Key().String()
+				if orig, ok := spelled[strings.ToLower(name)]; ok {
+					name = orig
+				}
+				elem := iter.Value()
+				if elem.Kind() == reflect.Struct {
+					cp := reflect.New(elem.Type()).Elem()
+					cp.Set(elem)
+					var entries []any
+					for _, t := range sub {
+						if m, ok := t.(map[string]any); ok {
+							for k, e := range m {
+								if strings.EqualFold(k, name) {
+									entries = append(entries, e)
+								}
+							}
+						}
+					}
+					restoreCase(cp, entries)
+					elem = cp
+				}
+				out.SetMapIndex(reflect.ValueOf(name).Convert(f.Type().Key()), elem)
+			}
+			f.Set(out)
+		}
+	}
+}
+
+// widening finds the project's widening keys (see Sources.ProjectWidens)
+// and their values. lower are the layers beneath the project file.
+func widening(project map[string]any, lower []map[string]any, root string) ([]string, map[string]any) {
+	var keys []string
+	values := map[string]any{}
+	add := func(parts ...string) {
+		k := strings.Join(parts, ".")
+		keys = append(keys, k)
+		values[k] = at(project, parts...)
+	}
+	for _, parts := range [][]string{
+		{"permissions", "allowed_commands"},
+		{"permissions", "additional_dirs"},
+		{"web", "allow_hosts"},
+		{"log", "file"},
+		{"store", "path"},
+	} {
+		if nonEmpty(at(project, parts...)) {
+			add(parts...)
+		}
+	}
+	hooks, _ := project["hooks"].(map[string]any)
+	for _, event := range sortedKeys(hooks) {
+		if nonEmpty(hooks[event]) {
+			add("hooks", event)
+		}
+	}
+	lowerString := func(parts ...string) string {
+		s := ""
+		for _, t := range lower {
+			if v, ok := at(t, parts...).(string); ok {
+				s = v
+			}
+		}
+		return s
+	}
+	providers, _ := project["providers"].(map[string]any)
+	for _, name := range sortedKeys(providers) {
+		keyEnv := lowerString("providers", name, "api_key_env")
+		projEnv, setsEnv := at(project, "providers", name, "api_key_env").(string)
+		effective := keyEnv
+		if setsEnv {
+			effective = projEnv
+		}
+		if effective == "" {
+			continue // no key is sent, wherever base_url points
+		}
+		if base, ok := at(project, "providers", name, "base_url").(string); ok && base != "" &&
+			base != lowerString("providers", name, "base_url") {
+			add("providers", name, "base_url")
+		}
+		if setsEnv && projEnv != keyEnv {
+			add("providers", name, "api_key_env")
+		}
+	}
+	agents, _ := project["agents"].(map[string]any)
+	for _, name := range sortedKeys(agents) {
+		if pf, ok := at(project, "agents", name, "prompt_file").(string); ok && pf != "" && !within(root, pf) {
+			add("agents", name, "prompt_file")
+		}
+	}
+	slices.Sort(keys)
+	return keys, values
+}
+
+// splitWideningKey splits a key produced by widening back into parts; the
+// third part of providers.* and agents.* keys is a fixed key, so a map
+// entry name containing dots stays whole.
+func splitWideningKey(k string) []string {
+	for _, section := range []string{"providers.", "agents.", "hooks."} {
+		if rest, ok := strings.CutPrefix(k, section); ok {
+			if section == "hooks." {
+				return []string{"hooks", rest}
+			}
+			i := strings.LastIndex(rest, ".")
+			return []string{strings.TrimSuffix(section, "."), rest[:i], rest[i+1:]}
+		}
+	}
+	return strings.Split(k, ".")
+}
+
+func nonEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case string:
+		return x != ""
+	case []string:
+		return len(x) > 0
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	}
+	return true
+}
+
+// within reports whether path, with symlinks resolved as far as it
+// exists, lies inside root (component-wise).
+func within(root, path string) bool {
+	rel, err := filepath.Rel(resolveExisting(root), resolveExisting(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// resolveExisting resolves the symlinks of the longest existing prefix of
+// an absolute path and appends the rest, so a file that does not exist yet
+// is judged by where it would land.
+func resolveExisting(path string) string {
+	path = filepath.Clean(path)
+	var rest []string
+	for cur := path; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return path
+		}
+		rest = append([]string{filepath.Base(cur)}, rest...)
+		cur = parent
+	}
+}
