@@ -1,0 +1,105 @@
+package web
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+func TestBlockedReason(t *testing.T) {
+	p, err := newPolicy(nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ip   string
+		want string
+	}{
+		{"8.8.8.8", ""},
+		{"93.184.216.34", ""},
+		{"2606:4700:4700::1111", ""},
+		{"172.32.0.1", ""},  // just outside 172.16/12
+		{"100.128.0.1", ""}, // just outside CGNAT
+		{"127.0.0.1", "loopback address"},
+		{"127.255.255.254", "loopback address"},
+		{"::1", "loopback address"},
+		{"10.1.2.3", "private address"},
+		{"172.16.0.1", "private address"},
+		{"172.31.255.255", "private address"},
+		{"192.168.1.1", "private address"},
+		{"169.254.169.254", "link-local address"},
+		{"fe80::1", "link-local address"},
+		{"fe80::1%eth0", "link-local address"},
+		{"0.0.0.0", "unspecified address"},
+		{"::", "unspecified address"},
+		{"0.1.2.3", "\"this network\" address"},
+		{"100.64.0.1", "carrier-grade NAT (shared) address"},
+		{"100.127.255.255", "carrier-grade NAT (shared) address"},
+		{"224.0.0.1", "link-local multicast address"},
+		{"ff02::1", "link-local multicast address"},
+		{"239.1.2.3", "multicast address"},
+		{"ff05::1:3", "multicast address"},
+		{"fc00::1", "unique local (private) IPv6 address"},
+		{"fd12:3456::1", "unique local (private) IPv6 address"},
+		{"fec0::1", "site-local address"},
+		{"255.255.255.255", "reserved address"},
+		{"198.18.0.1", "benchmarking address"},
+		{"::ffff:10.0.0.1", "private address"},
+		{"::ffff:127.0.0.1", "loopback address"},
+		{"64:ff9b::a00:1", "private address (embedded in IPv6 64:ff9b::a00:1)"},
+		{"64:ff9b::808:808", ""},
+		{"2002:c0a8:0101::1", "private address (embedded in IPv6 2002:c0a8:101::1)"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo tunnel address"},
+	}
+	for _, tt := range tests {
+		if got := p.blockedReason(netip.MustParseAddr(tt.ip)); got != tt.want {
+			t.Errorf("blockedReason(%s) = %q, want %q", tt.ip, got, tt.want)
+		}
+	}
+}
+
+func TestPolicyCheck(t *testing.T) {
+	p, err := newPolicy(nil, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.check("db.internal:5432", "10.0.0.5:5432")
+	var be *BlockedError
+	if !errors.As(err, &be) || be.Host != "db.internal:5432" || be.Addr != "10.0.0.5" || !errors.Is(err, ErrBlockedAddress) {
+		t.Fatalf("check = %#v", err)
+	}
+	if err := p.check("example.com:443", "[2606:2800:220:1::1]:443"); err != nil {
+		t.Errorf("public IPv6 refused: %v", err)
+	}
+	if err := p.check("x:1", "garbage"); !errors.Is(err, ErrBlockedAddress) {
+		t.Errorf("unparseable dial address allowed: %v", err)
+	}
+}
+
+func TestPolicyAllowed(t *testing.T) {
+	p, err := newPolicy([]string{"localhost:8080", "LOCALHOST.:9090", "127.0.0.1", "[::1]:7000", "fd00::5", "http://searx.lan:8888/"}, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]bool{
+		"localhost:8080":    true,
+		"Localhost:8080":    true,
+		"localhost:9090":    true,
+		"localhost:8081":    false,
+		"127.0.0.1:1":       true,
+		"127.0.0.1:65535":   true,
+		"127.0.0.2:80":      false,
+		"[::1]:7000":        true,
+		"[::1]:7001":        false,
+		"[fd00::5]:443":     true,
+		"searx.lan:8888":    true,
+		"searx.lan:80":      false,
+		"example.com:443":   false,
+		"not a host:port:x": false,
+	}
+	for hp, want := range tests {
+		if got := p.allowed(hp); got != want {
+			t.Errorf("allowed(%q) = %v, want %v", hp, got, want)
+		}
+	}
+}
