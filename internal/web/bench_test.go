@@ -38,7 +38,7 @@ func BenchmarkHTMLToMarkdown(b *testing.B) {
 
 // BenchmarkFetchCached measures a fetch served from the memory cache.
 func BenchmarkFetchCached(b *testing.B) {
-	f, err := NewFetcher(config.Web{})
+	f, err := NewFetcher(config.Web{CacheTTL: DefaultCacheTTL})
 	if err != nil {
 		b.Fatal(err)
 	}

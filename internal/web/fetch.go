@@ -23,6 +23,7 @@ import (
 const (
 	DefaultTimeout  = 30 * time.Second
 	DefaultMaxBytes = 5 << 20
+	// DefaultCacheTTL is web.cache_ttl's default (config.Default sets it).
 	DefaultCacheTTL = 15 * time.Minute
 	// DefaultBudget is the size of the text a fetch returns, in bytes:
 	// about 25k tokens, which a small model reads comfortably.
@@ -146,15 +147,17 @@ func UserAgent(version string) string {
 	return "Odin/" + version + " (+https://github.com/odin-code/odin)"
 }
 
-// NewFetcher builds a Fetcher from the web section of the configuration;
-// zero values take the defaults above. It fails on a malformed
+// NewFetcher builds a Fetcher from the web section of the configuration
+// (config.Default().Web holds the defaults). A zero Timeout or MaxBytes
+// takes the default above; a zero CacheTTL turns cache hits off, as
+// odin.yaml documents for cache_ttl: 0. It fails on a malformed
 // allow_hosts entry.
 func NewFetcher(cfg config.Web, opts ...Option) (*Fetcher, error) {
 	o := collect(opts)
 	f := &Fetcher{
 		timeout:   cmpOr(o.timeout, cfg.Timeout, DefaultTimeout),
 		maxBytes:  cmpOr(cfg.MaxBytes, DefaultMaxBytes),
-		ttl:       cmpOr(cfg.CacheTTL, DefaultCacheTTL),
+		ttl:       cfg.CacheTTL,
 		research:  cfg.ResearchTTL,
 		budget:    cmpOr(o.budget, DefaultBudget),
 		userAgent: UserAgent(o.version),
@@ -202,7 +205,8 @@ func cmpOr[T comparable](vals ...T) T {
 // Close closes idle connections.
 func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
 
-// TTL is the cache lifetime of an ordinary fetch (web.cache_ttl).
+// TTL is the cache lifetime of an ordinary fetch (web.cache_ttl); 0 means
+// ordinary fetches never hit the cache.
 func (f *Fetcher) TTL() time.Duration { return f.ttl }
 
 // ResearchMaxAge is the cache lifetime the Research agent uses for rawURL:
@@ -219,7 +223,8 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (*Page, error) {
 }
 
 // FetchMaxAge is Fetch with an explicit cache lifetime; maxAge <= 0 skips
-// the cache lookup (the result is still stored).
+// the cache lookup. The result is stored either way, so that a caller with
+// a longer lifetime (the Research agent) can reuse it.
 //
 // Errors wrap ErrInvalidURL, ErrBlockedAddress (as *BlockedError),
 // ErrTimeout, ErrRedirectLoop, ErrTooManyRedirects, an *HTTPError, or the

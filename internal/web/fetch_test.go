@@ -392,7 +392,7 @@ func TestFetchCache(t *testing.T) {
 	s := newSite(t, "docs", nil)
 	clock := newClock()
 	cache := NewMemoryCache(0)
-	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}, WithClock(clock.Now), WithCache(cache))
+	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}, CacheTTL: DefaultCacheTTL}, WithClock(clock.Now), WithCache(cache))
 	u := s.URL + "/guide/install.html"
 
 	first, err := f.Fetch(t.Context(), u)
@@ -451,7 +451,7 @@ func TestFetchCache(t *testing.T) {
 func TestFetchSurvivesFailingCache(t *testing.T) {
 	s := newSite(t, "docs", nil)
 	broken := StoreCache{S: &fakeStore{err: errors.New("database is locked")}}
-	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}, WithCache(broken))
+	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}, CacheTTL: time.Hour}, WithCache(broken))
 	for range 2 {
 		if p, err := f.Fetch(t.Context(), s.URL+"/notes.txt"); err != nil || p.Cached {
 			t.Fatalf("fetch with a failing cache: cached %v err %v", p != nil && p.Cached, err)
@@ -462,10 +462,27 @@ func TestFetchSurvivesFailingCache(t *testing.T) {
 	}
 }
 
+func TestFetchCacheDisabled(t *testing.T) {
+	s := newSite(t, "docs", nil)
+	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}) // cache_ttl: 0
+	for range 2 {
+		if p, err := f.Fetch(t.Context(), s.URL+"/notes.txt"); err != nil || p.Cached {
+			t.Fatalf("cached %v err %v", p != nil && p.Cached, err)
+		}
+	}
+	if n := s.Hits("/notes.txt"); n != 2 {
+		t.Errorf("%d requests with cache_ttl 0, want 2", n)
+	}
+	// The page was still stored for longer-lived callers.
+	if p, err := f.FetchMaxAge(t.Context(), s.URL+"/notes.txt", time.Hour); err != nil || !p.Cached {
+		t.Errorf("research-style fetch: cached %v err %v", p != nil && p.Cached, err)
+	}
+}
+
 func TestFetchRedirectAndBinaryAreCached(t *testing.T) {
 	peer := newSite(t, "peer", nil)
 	s := newSite(t, "redirects", map[string]string{"{{peer}}": peer.URL})
-	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort(), peer.HostPort()}})
+	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort(), peer.HostPort()}, CacheTTL: time.Minute})
 	for range 2 {
 		if _, err := f.Fetch(t.Context(), s.URL+"/moved"); err != nil {
 			t.Fatal(err)
