@@ -1,0 +1,449 @@
+package llmtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm"
+)
+
+// maxBody bounds a request body; Odin's largest prompts are far below it.
+const maxBody = 64 << 20
+
+// Request is one chat-completion request the server received.
+type Request struct {
+	// Agent is the X-Odin-Agent header, DefaultAgent when absent.
+	Agent string
+	// Pool is the agent whose steps served it (Agent, or DefaultAgent).
+	Pool string
+	// Step is the index of the served step in Pool's list, -1 if none.
+	Step   int
+	Time   time.Time
+	Header http.Header
+	// Body is the decoded body; Raw the bytes as received.
+	Body ChatRequest
+	Raw  []byte
+	// Concurrent is true when another request was in flight as it arrived.
+	Concurrent bool
+}
+
+// ChatRequest is the part of a Chat Completions body tests assert on.
+type ChatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []ChatMessage  `json:"messages"`
+	Tools               []ChatTool     `json:"tools"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *StreamOptions `json:"stream_options"`
+	MaxTokens           *int           `json:"max_tokens"`
+	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	Temperature         *float64       `json:"temperature"`
+}
+
+// StreamOptions is the stream_options object of a request.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// ChatMessage is one message of a request as sent on the wire.
+type ChatMessage struct {
+	Role string `json:"role"`
+	// Content is raw: a string, null, absent, or an array of parts.
+	Content    json.RawMessage `json:"content,omitempty"`
+	ToolCalls  []ChatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+}
+
+// ChatToolCall is a tool call of an assistant message in a request.
+type ChatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// ChatTool is a tool offered in a request.
+type ChatTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// Text returns the message's text: the string content, or its text parts
+// joined.
+func (m ChatMessage) Text() string {
+	if len(m.Content) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(m.Content, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+// ToolNames lists the names of the tools offered.
+func (r ChatRequest) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Function.Name
+	}
+	return names
+}
+
+// LLMMessages converts the wire messages back to llm.Message values.
+func (r ChatRequest) LLMMessages() []llm.Message {
+	out := make([]llm.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		lm := llm.Message{Role: llm.Role(m.Role), Content: m.Text(), ToolCallID: m.ToolCallID, Name: m.Name}
+		for _, tc := range m.ToolCalls {
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		out[i] = lm
+	}
+	return out
+}
+
+// ServerOption configures Serve and NewServer.
+type ServerOption func(*serverConfig)
+
+type serverConfig struct {
+	vars map[string]string
+	log  io.Writer
+}
+
+// WithVars substitutes {{name}} in the script's strings (see Script.WithVars).
+func WithVars(vars map[string]string) ServerOption {
+	return func(c *serverConfig) { c.vars = vars }
+}
+
+// WithLog writes one line per request to w (cmd/scripted-model -v).
+func WithLog(w io.Writer) ServerOption {
+	return func(c *serverConfig) { c.log = w }
+}
+
+// Server is a scripted OpenAI-compatible HTTP server on a loopback port.
+type Server struct {
+	book  *book
+	gates gates
+	model string
+	url   string
+	srv   *http.Server
+	ln    net.Listener
+	stop  chan struct{}
+	done  chan struct{}
+
+	logMu sync.Mutex
+	log   io.Writer
+
+	mu        sync.Mutex
+	requests  []Request
+	inFlight  int
+	maxFlight int
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Serve starts serving script on addr ("127.0.0.1:0" picks a free port).
+// Close the server when done.
+func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
+	var cfg serverConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := prepare(script, cfg.vars)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("llmtest: listen: %w", err)
+	}
+	srv := &Server{
+		book:  newBook(s),
+		model: s.Model,
+		url:   "http://" + ln.Addr().String() + "/v1",
+		ln:    ln,
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+		log:   cfg.log,
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
+	mux.HandleFunc("GET /v1/models", srv.models)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, ErrorBody{Message: fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path), Type: "invalid_request_error"})
+	})
+	srv.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(srv.done)
+		_ = srv.srv.Serve(ln)
+	}()
+	return srv, nil
+}
+
+func prepare(script *Script, vars map[string]string) (*Script, error) {
+	if err := script.Validate(); err != nil {
+		return nil, err
+	}
+	s, err := script.WithVars(vars)
+	if err != nil {
+		return nil, err
+	}
+	if s.Model == "" {
+		s.Model = DefaultModel
+	}
+	return s, nil
+}
+
+// URL returns the base URL of the API, ending in /v1.
+func (s *Server) URL() string { return s.url }
+
+// Close stops the server: held and delayed responses end at once, and it
+// returns when every handler has finished.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.srv.Shutdown(ctx); err != nil {
+			s.closeErr = s.srv.Close()
+		}
+		<-s.done
+	})
+	return s.closeErr
+}
+
+// Release lets every response held (now or later) at name proceed.
+func (s *Server) Release(name string) { s.gates.release(name) }
+
+// WaitHeld returns once a request has been held at name, or ctx's error.
+func (s *Server) WaitHeld(ctx context.Context, name string) error { return s.gates.waitHeld(ctx, name) }
+
+// Requests returns every chat request received so far, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.requests)
+}
+
+// RequestsFor returns the requests whose X-Odin-Agent was agent.
+func (s *Server) RequestsFor(agent string) []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Agent == agent {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MaxInFlight is the largest number of chat requests handled at once.
+func (s *Server) MaxInFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxFlight
+}
+
+// Unused describes the steps no request has consumed.
+func (s *Server) Unused() []string { return s.book.unused() }
+
+func (s *Server) logf(format string, args ...any) {
+	if s.log == nil {
+		return
+	}
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.log, time.Now().Format("15:04:05.000")+" "+format+"\n", args...)
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, obj{"object": "list", "data": []any{
+		obj{"id": s.model, "object": "model", "created": 0, "owned_by": "odin-scripted"},
+	}})
+}
+
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight++
+	s.maxFlight = max(s.maxFlight, s.inFlight)
+	return s.inFlight > 1
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	concurrent := s.enter()
+	defer s.leave()
+
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, ErrorBody{Message: "llmtest: reading body: " + err.Error(), Type: "invalid_request_error"})
+		return
+	}
+	var body ChatRequest
+	if err := json.Unmarshal(raw, &body); err != nil {
+		writeError(w, http.StatusBadRequest, ErrorBody{Message: "llmtest: body is not a chat request: " + err.Error(), Type: "invalid_request_error"})
+		return
+	}
+	agent := r.Header.Get(llm.AgentHeader)
+	if agent == "" {
+		agent = DefaultAgent
+	}
+	msgs := body.LLMMessages()
+	pool, idx, st, ok := s.book.take(agent, lastTurnTexts(msgs))
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{
+		Agent: agent, Pool: pool, Step: idx, Time: time.Now(), Header: r.Header.Clone(),
+		Body: body, Raw: raw, Concurrent: concurrent,
+	})
+	s.mu.Unlock()
+	if !ok {
+		msg := exhausted(agent, pool, msgs)
+		s.logf("%s: %s", agent, msg)
+		writeError(w, http.StatusInternalServerError, ErrorBody{Message: msg, Type: "server_error", Code: "script_exhausted"})
+		return
+	}
+	s.logf("%s: step %s[%d]%s", agent, pool, idx, describe(st))
+
+	ctx := r.Context()
+	if st.Hold != "" {
+		if err := s.gates.wait(ctx, s.stop, st.Hold); err != nil {
+			return
+		}
+	}
+	if err := sleep(ctx, s.stop, st.Latency); err != nil {
+		return
+	}
+	if st.Status != 0 {
+		s.fault(w, st)
+		return
+	}
+	model := body.Model
+	if model == "" {
+		model = s.model
+	}
+	includeUsage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
+	prompt := llm.EstimateMessages(msgs)
+	for _, t := range body.Tools {
+		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
+	}
+	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
+	if !body.Stream {
+		writeJSON(w, http.StatusOK, t.completion())
+		return
+	}
+	s.stream(ctx, w, t)
+}
+
+func (s *Server) fault(w http.ResponseWriter, st Step) {
+	for k, v := range st.Headers {
+		w.Header().Set(k, v)
+	}
+	if st.RetryAfter != "" {
+		w.Header().Set("Retry-After", string(st.RetryAfter))
+	}
+	if st.Body != "" {
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		}
+		w.WriteHeader(st.Status)
+		_, _ = io.WriteString(w, st.Body)
+		return
+	}
+	e := defaultError(st.Status)
+	if st.Error != nil {
+		e = *st.Error
+	}
+	writeError(w, st.Status, e)
+}
+
+// stream writes the turn as SSE, applying delays and CutAfter.
+func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
+	h := w.Header()
+	for k, v := range t.step.Headers {
+		h.Set(k, v)
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
+
+	cut := t.step.CutAfter
+	if t.step.ErrorMidstream {
+		cut = 0 // the error event already ends the stream there
+	}
+	data := 0
+	for i, ev := range t.events() {
+		if i > 0 && ev.data != nil {
+			if err := sleep(ctx, s.stop, t.step.ChunkDelay); err != nil {
+				return
+			}
+		}
+		var b bytes.Buffer
+		if ev.comment != "" {
+			fmt.Fprintf(&b, ": %s\n\n", ev.comment)
+		} else {
+			b.WriteString("data: ")
+			b.Write(ev.data)
+			b.WriteString("\n\n")
+		}
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		if ev.data != nil {
+			data++
+			if cut > 0 && data >= cut {
+				// Drop the connection the way a crashed proxy would: no
+				// finish, no [DONE], no clean end of the chunked body.
+				_ = rc.Flush()
+				panic(http.ErrAbortHandler)
+			}
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b := encode(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func writeError(w http.ResponseWriter, status int, e ErrorBody) {
+	writeJSON(w, status, obj{"error": e})
+}

@@ -1,0 +1,422 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm"
+)
+
+// defaultChunkSize is how many runes of text or arguments go in one delta
+// when a step does not say: small enough that every test exercises
+// accumulation across deltas.
+const defaultChunkSize = 4
+
+// turn is a step resolved for one request: ids filled in, usage decided.
+type turn struct {
+	step  Step
+	model string
+	id    string // completion id
+	calls []llm.ToolCall
+	usage llm.Usage
+	// includeUsage is whether the request asked for a usage chunk.
+	includeUsage bool
+	created      int64
+}
+
+func newTurn(st Step, model, pool string, idx int, created int64, prompt int64, includeUsage bool) *turn {
+	t := &turn{step: st, model: model, id: fmt.Sprintf("chatcmpl-%s-%d", pool, idx), includeUsage: includeUsage, created: created}
+	for n, tc := range st.ToolCalls {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%s_%d_%d", pool, idx, n)
+		}
+		t.calls = append(t.calls, llm.ToolCall{ID: id, Name: tc.Name, Arguments: tc.Arguments.String()})
+	}
+	if st.Usage != nil {
+		t.usage = *st.Usage
+		if t.usage.TotalTokens == 0 {
+			t.usage.TotalTokens = t.usage.PromptTokens + t.usage.CompletionTokens
+		}
+	} else {
+		c := llm.EstimateTokens(st.Text) + llm.EstimateTokens(st.Reasoning) + llm.EstimateTokens(st.Refusal)
+		for _, tc := range t.calls {
+			c += llm.EstimateTokens(tc.Name) + llm.EstimateTokens(tc.Arguments)
+		}
+		t.usage = llm.Usage{PromptTokens: prompt, CompletionTokens: c, TotalTokens: prompt + c}
+	}
+	return t
+}
+
+// finishReason is what the step's finish chunk says.
+func (t *turn) finishReason() string {
+	switch {
+	case t.step.FinishReason != "":
+		return t.step.FinishReason
+	case len(t.calls) > 0 && !t.step.Quirks.StopWithTools:
+		return "tool_calls"
+	}
+	return "stop"
+}
+
+func (t *turn) chunkSize() int {
+	if t.step.ChunkSize > 0 {
+		return t.step.ChunkSize
+	}
+	return defaultChunkSize
+}
+
+// pieces splits s into runs of n runes.
+func pieces(s string, n int) []string {
+	if s == "" {
+		return nil
+	}
+	r := []rune(s)
+	var out []string
+	for len(r) > 0 {
+		k := min(n, len(r))
+		out = append(out, string(r[:k]))
+		r = r[k:]
+	}
+	return out
+}
+
+type obj = map[string]any
+
+// sseEvent is one thing written to the stream: a comment or a data payload.
+type sseEvent struct {
+	comment string
+	data    []byte
+}
+
+func dataEvent(v any) sseEvent { return sseEvent{data: encode(v)} }
+
+// encode writes JSON the way providers do, without escaping <, > and &.
+func encode(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		// Every value here is built from maps, strings and numbers.
+		return []byte(`{"error":{"message":"llmtest: cannot encode chunk"}}`)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// events plans the whole stream of the turn, faults and quirks included,
+// except CutAfter, which the writer applies.
+func (t *turn) events() []sseEvent {
+	q := t.step.Quirks
+	choices := max(q.Choices, 1)
+	deltas := t.deltas()
+
+	var out []sseEvent
+	if q.Comments {
+		out = append(out, sseEvent{comment: "OPENROUTER PROCESSING"}, sseEvent{comment: "OPENROUTER PROCESSING"})
+	}
+	if q.EmptyChoicesFirst {
+		out = append(out, dataEvent(obj{
+			"id": "", "object": "", "model": "", "created": 0, "choices": []any{},
+			"prompt_filter_results": []any{obj{"prompt_index": 0, "content_filter_results": obj{
+				"hate": obj{"filtered": false, "severity": "safe"},
+			}}},
+		}))
+	}
+	for i, d := range deltas {
+		for k := range choices {
+			c := t.chunk([]any{t.choice(k, variant(d, k), nil)})
+			if q.UsageEveryChunk && k == 0 {
+				u := t.usage
+				u.CompletionTokens = t.usage.CompletionTokens * int64(i+1) / int64(len(deltas)+1)
+				u.TotalTokens = u.PromptTokens + u.CompletionTokens
+				c["usage"] = t.wireUsage(u)
+			}
+			out = append(out, dataEvent(c))
+		}
+	}
+
+	if t.step.ErrorMidstream {
+		if n := t.step.CutAfter; n > 0 {
+			out = keepData(out, n)
+		}
+		return append(out, dataEvent(obj{"error": t.errorBody(http.StatusInternalServerError)}))
+	}
+
+	finish := t.finishReason()
+	sendUsage := !q.NoUsage
+	usageOnFinish := sendUsage && (q.UsageOnFinish || q.UsageTwice || q.UsageEveryChunk)
+	usageTrailing := sendUsage && !q.UsageOnFinish && (t.includeUsage || q.UsageTwice)
+	for rep := 0; rep < 1 || (q.FinishTwice && rep < 2); rep++ {
+		if q.Comments {
+			out = append(out, sseEvent{comment: "OPENROUTER PROCESSING"})
+		}
+		for k := range choices {
+			c := t.chunk([]any{t.choice(k, obj{}, &finish)})
+			if usageOnFinish && k == choices-1 {
+				c["usage"] = t.wireUsage(t.usage)
+			}
+			out = append(out, dataEvent(c))
+		}
+	}
+	if usageTrailing {
+		c := t.chunk([]any{})
+		c["usage"] = t.wireUsage(t.usage)
+		out = append(out, dataEvent(c))
+	}
+	if !t.step.NoDone {
+		out = append(out, sseEvent{data: []byte("[DONE]")})
+	}
+	return out
+}
+
+// keepData keeps events up to and including the n-th data event.
+func keepData(evs []sseEvent, n int) []sseEvent {
+	seen := 0
+	for i, e := range evs {
+		if e.data != nil {
+			seen++
+			if seen == n {
+				return evs[:i+1]
+			}
+		}
+	}
+	return evs
+}
+
+func (t *turn) chunk(choices []any) obj {
+	return obj{"id": t.id, "object": "chat.completion.chunk", "created": t.created, "model": t.model, "choices": choices}
+}
+
+func (t *turn) choice(k int, delta obj, finish *string) obj {
+	c := obj{"index": k, "delta": delta}
+	switch {
+	case finish != nil:
+		c["finish_reason"] = *finish
+	case !t.step.Quirks.NoFinishKey:
+		c["finish_reason"] = nil
+	}
+	return c
+}
+
+// variant makes choice k's version of a delta: other choices say other
+// things, so a client that mixes choices up is caught.
+func variant(d obj, k int) obj {
+	if k == 0 {
+		return d
+	}
+	v := obj{}
+	for key, val := range d {
+		switch x := val.(type) {
+		case string:
+			if key == "role" {
+				v[key] = x
+			} else {
+				v[key] = fmt.Sprintf("<choice %d>", k)
+			}
+		case []any:
+			if key == "tool_calls" {
+				v[key] = []any{obj{"index": 0, "id": fmt.Sprintf("call_choice_%d", k), "type": "function",
+					"function": obj{"name": fmt.Sprintf("choice_%d", k), "arguments": "{}"}}}
+			}
+		default:
+			v[key] = val
+		}
+	}
+	return v
+}
+
+// deltas are the choice-0 deltas before the finish chunk.
+func (t *turn) deltas() []obj {
+	q := t.step.Quirks
+	n := t.chunkSize()
+	role := obj{"role": "assistant", "content": ""}
+	if q.NullContent {
+		role["content"] = nil
+	}
+	out := []obj{role}
+	for _, p := range pieces(t.step.Reasoning, n) {
+		var d obj
+		switch q.ReasoningField {
+		case "reasoning":
+			d = obj{"reasoning": p}
+		case "thinking_parts":
+			d = obj{"content": []any{obj{"type": "thinking", "thinking": []any{obj{"type": "text", "text": p}}}}}
+		default:
+			d = obj{"reasoning_content": p}
+		}
+		if _, has := d["content"]; q.NullContent && !has {
+			d["content"] = nil
+		}
+		out = append(out, d)
+	}
+	for _, p := range pieces(t.step.Refusal, n) {
+		out = append(out, obj{"refusal": p})
+	}
+	for _, p := range pieces(t.step.Text, n) {
+		if q.ContentParts {
+			out = append(out, obj{"content": []any{obj{"type": "text", "text": p}}})
+		} else {
+			out = append(out, obj{"content": p})
+		}
+	}
+	for i, tc := range t.calls {
+		out = append(out, t.callDeltas(i, tc)...)
+	}
+	return out
+}
+
+func (t *turn) callDeltas(i int, tc llm.ToolCall) []obj {
+	q := t.step.Quirks
+	wrap := func(call obj) obj {
+		if !q.NoIndex {
+			call["index"] = q.IndexBase + i
+		}
+		d := obj{"tool_calls": []any{call}}
+		if q.NullContent {
+			d["content"] = nil
+		}
+		return d
+	}
+	head := func(args *string) obj {
+		fn := obj{"name": tc.Name}
+		if args != nil {
+			fn["arguments"] = *args
+		}
+		c := obj{"id": tc.ID, "function": fn}
+		if !q.NoIndex {
+			c["type"] = "function"
+		}
+		return c
+	}
+	args := tc.Arguments
+	if q.ToolCallWhole {
+		return []obj{wrap(head(&args))}
+	}
+	var out []obj
+	if q.NameWithoutArguments {
+		out = append(out, wrap(head(nil)))
+	} else {
+		empty := ""
+		out = append(out, wrap(head(&empty)))
+	}
+	for _, p := range pieces(args, t.chunkSize()) {
+		var c obj
+		switch {
+		case q.RepeatID:
+			c = head(&p)
+		default:
+			c = obj{"function": obj{"arguments": p}}
+			if q.EmptyID {
+				c["id"] = ""
+				c["type"] = "function"
+			}
+			if q.EmptyName {
+				c["function"].(obj)["name"] = ""
+				c["type"] = "function"
+			}
+		}
+		out = append(out, wrap(c))
+	}
+	return out
+}
+
+func (t *turn) wireUsage(u llm.Usage) obj {
+	w := obj{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
+	if u.CachedTokens > 0 {
+		w["prompt_tokens_details"] = obj{"cached_tokens": u.CachedTokens}
+	}
+	if u.ReasoningTokens > 0 {
+		w["completion_tokens_details"] = obj{"reasoning_tokens": u.ReasoningTokens}
+	}
+	if t.step.Quirks.UsageCostObject {
+		w["cost"] = obj{"usd": 0.00017424, "hypercredits": 0.0034848}
+	}
+	return w
+}
+
+// completion is the non-streamed body of the turn.
+func (t *turn) completion() obj {
+	msg := obj{"role": "assistant", "content": t.step.Text}
+	if t.step.Text == "" {
+		msg["content"] = nil
+	}
+	if t.step.Reasoning != "" {
+		msg["reasoning_content"] = t.step.Reasoning
+	}
+	if t.step.Refusal != "" {
+		msg["refusal"] = t.step.Refusal
+	}
+	if len(t.calls) > 0 {
+		calls := make([]any, len(t.calls))
+		for i, tc := range t.calls {
+			calls[i] = obj{"id": tc.ID, "type": "function", "function": obj{"name": tc.Name, "arguments": tc.Arguments}}
+		}
+		msg["tool_calls"] = calls
+	}
+	body := obj{
+		"id": t.id, "object": "chat.completion", "created": t.created, "model": t.model,
+		"choices": []any{obj{"index": 0, "message": msg, "finish_reason": t.finishReason()}},
+	}
+	if !t.step.Quirks.NoUsage {
+		body["usage"] = t.wireUsage(t.usage)
+	}
+	return body
+}
+
+// errorBody is the step's error object, or a plausible default for status.
+func (t *turn) errorBody(status int) ErrorBody {
+	if t.step.Error != nil {
+		return *t.step.Error
+	}
+	return defaultError(status)
+}
+
+func defaultError(status int) ErrorBody {
+	switch {
+	case status == http.StatusTooManyRequests:
+		return ErrorBody{Message: "Rate limit reached (scripted). Please try again later.", Type: "requests", Code: "rate_limit_exceeded"}
+	case status == http.StatusUnauthorized:
+		return ErrorBody{Message: "Incorrect API key provided (scripted).", Type: "invalid_request_error", Code: "invalid_api_key"}
+	case status == http.StatusForbidden:
+		return ErrorBody{Message: "Forbidden (scripted).", Type: "invalid_request_error", Code: "forbidden"}
+	case status >= 500:
+		return ErrorBody{Message: "The server had an error while processing your request (scripted).", Type: "server_error"}
+	default:
+		return ErrorBody{Message: fmt.Sprintf("%s (scripted).", http.StatusText(status)), Type: "invalid_request_error"}
+	}
+}
+
+// lastTurnTexts are what `when` is matched against: the last message and
+// every tool result after the last assistant message.
+func lastTurnTexts(msgs []llm.Message) []string {
+	if len(msgs) == 0 {
+		return nil
+	}
+	texts := []string{msgs[len(msgs)-1].Content}
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != llm.RoleAssistant; i-- {
+		if msgs[i].Role == llm.RoleTool {
+			texts = append(texts, msgs[i].Content)
+		}
+	}
+	return texts
+}
+
+// exhausted explains that the script has nothing left for a request.
+func exhausted(agent, pool string, msgs []llm.Message) string {
+	who := fmt.Sprintf("agent %q", agent)
+	if pool != agent {
+		who += fmt.Sprintf(" (served from %q)", pool)
+	}
+	last := "no messages"
+	if len(msgs) > 0 {
+		m := msgs[len(msgs)-1]
+		last = fmt.Sprintf("last message (%s): %q", m.Role, clip(m.Content, 300))
+	}
+	return fmt.Sprintf("llmtest: script exhausted: no unused step matches for %s; %s", who, strings.TrimSpace(last))
+}
+
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

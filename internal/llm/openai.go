@@ -1,0 +1,340 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+)
+
+// Defaults of OpenAIOptions.
+const (
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultTimeout       = 5 * time.Minute
+	DefaultMaxRetries    = 4
+	DefaultBackoffBase   = 500 * time.Millisecond
+	DefaultBackoffMax    = 30 * time.Second
+	DefaultMaxRetryAfter = 2 * time.Minute
+)
+
+const (
+	maxTokensField      = "max_tokens"
+	maxCompletionTokens = "max_completion_tokens"
+)
+
+// AgentHeader carries Request.Agent so that scripted servers and proxies
+// can route by agent.
+const AgentHeader = "X-Odin-Agent"
+
+// OpenAIOptions configures NewOpenAI. Zero values mean the defaults above.
+type OpenAIOptions struct {
+	// BaseURL of the API, e.g. http://localhost:11434/v1.
+	BaseURL string
+	// APIKey is sent as a bearer token; empty sends no Authorization header
+	// (local servers). The environment is never consulted.
+	APIKey string
+	// Timeout bounds one attempt, streaming included. Negative disables it.
+	Timeout time.Duration
+	// MaxRetries is how many times a retryable failure is retried after
+	// the first attempt. Negative means never.
+	MaxRetries int
+	// BackoffBase and BackoffMax shape the exponential backoff: attempt n
+	// waits a jittered BackoffBase*2^(n-1), at most BackoffMax.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// MaxRetryAfter is the longest Retry-After that is waited for; a server
+	// asking for more ends the call with the error (and its RetryAfter).
+	MaxRetryAfter time.Duration
+	// Headers are extra HTTP headers sent with every request.
+	Headers map[string]string
+	// MaxTokensParam is the body field that carries Request.MaxTokens:
+	// "max_tokens" (understood by every compatible server) or
+	// "max_completion_tokens" (required by OpenAI's reasoning models).
+	// Default: max_completion_tokens for api.openai.com, else max_tokens.
+	MaxTokensParam string
+	// HTTPClient performs the requests; nil uses a private client.
+	HTTPClient *http.Client
+	// Sleep waits d or until ctx ends (returning ctx.Err()); tests inject
+	// it to observe backoff without waiting. Nil uses a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Now is the clock used to read Retry-After dates. Nil uses time.Now.
+	Now func() time.Time
+	// Jitter returns a random duration in [0, d); nil uses math/rand.
+	Jitter func(d time.Duration) time.Duration
+}
+
+// OpenAI is a Client for any OpenAI-compatible Chat Completions endpoint.
+// It is safe for concurrent use.
+type OpenAI struct {
+	opts   OpenAIOptions
+	client openai.Client
+}
+
+var _ Client = (*OpenAI)(nil)
+
+// NewOpenAI returns a client configured by opts.
+func NewOpenAI(opts OpenAIOptions) *OpenAI {
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	if !strings.HasSuffix(opts.BaseURL, "/") {
+		opts.BaseURL += "/"
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	switch {
+	case opts.MaxRetries == 0:
+		opts.MaxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		opts.MaxRetries = 0
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = DefaultBackoffBase
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = DefaultBackoffMax
+	}
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if opts.MaxTokensParam == "" {
+		opts.MaxTokensParam = maxTokensField
+		if u, err := url.Parse(opts.BaseURL); err == nil && u.Hostname() == "api.openai.com" {
+			opts.MaxTokensParam = maxCompletionTokens
+		}
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleep
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = func(d time.Duration) time.Duration {
+			if d <= 0 {
+				return 0
+			}
+			return rand.N(d)
+		}
+	}
+	// The client is assembled from explicit options only: openai.NewClient
+	// would also read OPENAI_API_KEY and friends from the environment and
+	// send them to whatever server BaseURL names.
+	ro := []option.RequestOption{
+		option.WithHTTPClient(opts.HTTPClient),
+		option.WithBaseURL(opts.BaseURL),
+		option.WithAPIKey(opts.APIKey),
+		option.WithMaxRetries(0), // retries are ours: events, Retry-After, cancel
+	}
+	for k, v := range opts.Headers {
+		ro = append(ro, option.WithHeader(k, v))
+	}
+	return &OpenAI{opts: opts, client: openai.Client{Options: ro}}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stream implements Client. Every failure is an *Error; retryable ones are
+// retried up to MaxRetries times, each retry announced by an EventRetry.
+func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (*Response, error) {
+	if onEvent == nil {
+		onEvent = func(Event) {}
+	}
+	params, err := buildParams(req, c.opts.MaxTokensParam)
+	if err != nil {
+		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
+	}
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, canceled(err, attempt-1)
+		}
+		resp, err := c.attempt(ctx, &req, params, onEvent)
+		if err == nil {
+			return resp, nil
+		}
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Kind: KindNetwork, Message: err.Error(), Err: err}
+		}
+		e.Attempts = attempt
+		if e.Kind == KindCanceled || !e.Retryable() || attempt > c.opts.MaxRetries {
+			return nil, e
+		}
+		wait := c.backoff(attempt)
+		if e.RetryAfter > 0 {
+			if e.RetryAfter > c.opts.MaxRetryAfter {
+				return nil, e
+			}
+			wait = e.RetryAfter
+		}
+		onEvent(Event{Kind: EventRetry, Retry: &RetryInfo{Attempt: attempt, Wait: wait.Milliseconds(), Err: e}})
+		if err := c.opts.Sleep(ctx, wait); err != nil {
+			return nil, canceled(ctx.Err(), attempt)
+		}
+	}
+}
+
+// backoff is the jittered exponential wait after the given failed attempt:
+// half of it fixed, half random, so that clients that failed together do
+// not retry together.
+func (c *OpenAI) backoff(attempt int) time.Duration {
+	d := c.opts.BackoffBase
+	for i := 1; i < attempt && d < c.opts.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.opts.BackoffMax)
+	return d/2 + c.opts.Jitter(d/2+1)
+}
+
+func canceled(err error, attempts int) *Error {
+	if err == nil {
+		err = context.Canceled
+	}
+	return &Error{Kind: KindCanceled, Message: err.Error(), Attempts: attempts, Err: err}
+}
+
+// attempt makes one request and reads its whole stream.
+func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCompletionNewParams, onEvent func(Event)) (*Response, error) {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	if c.opts.Timeout > 0 {
+		actx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+	}
+	defer cancel()
+
+	ro := []option.RequestOption{option.WithJSONSet("stream", true)}
+	if req.Agent != "" {
+		ro = append(ro, option.WithHeader(AgentHeader, req.Agent))
+	}
+	var raw *http.Response
+	err := c.client.Post(actx, "chat/completions", params, &raw, ro...)
+	if err != nil {
+		if raw != nil && raw.Body != nil {
+			_ = raw.Body.Close()
+		}
+		return nil, c.requestError(ctx, actx, raw, err)
+	}
+	defer func() { _ = raw.Body.Close() }()
+
+	acc := newAccumulator(onEvent)
+	mt, _, _ := mime.ParseMediaType(raw.Header.Get("Content-Type"))
+	if mt == "application/json" {
+		// The server ignored stream: true and sent one completion.
+		body, err := io.ReadAll(raw.Body)
+		if err != nil {
+			return nil, c.readError(ctx, actx, err)
+		}
+		if err := acc.chunk(body); err != nil {
+			return nil, err
+		}
+		if !acc.complete() {
+			return nil, &Error{Kind: KindBadResponse, Message: "the completion has no finish_reason: " + snippet(body)}
+		}
+		return acc.response(req)
+	}
+
+	dec := ssestream.NewDecoder(raw)
+	for dec.Next() {
+		ev := dec.Event()
+		data := strings.TrimSpace(string(ev.Data))
+		if data == "" {
+			continue
+		}
+		if data == "[DONE]" {
+			acc.done = true
+			break
+		}
+		if ev.Type == "error" {
+			return nil, streamError([]byte(data))
+		}
+		if err := acc.chunk([]byte(data)); err != nil {
+			return nil, err
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return nil, c.readError(ctx, actx, err)
+	}
+	if err := actx.Err(); err != nil {
+		return nil, c.readError(ctx, actx, err)
+	}
+	if !acc.complete() {
+		return nil, &Error{Kind: KindNetwork, Message: "stream ended before the response finished", Err: io.ErrUnexpectedEOF}
+	}
+	return acc.response(req)
+}
+
+// requestError classifies a failure to get a 2xx response.
+func (c *OpenAI) requestError(ctx, actx context.Context, raw *http.Response, err error) *Error {
+	if ctx.Err() != nil {
+		return canceled(ctx.Err(), 0)
+	}
+	var ae *openai.Error
+	if errors.As(err, &ae) {
+		e := &Error{
+			Kind:       classifyStatus(ae.StatusCode, ae.Code, ae.Type, ae.Message),
+			StatusCode: ae.StatusCode,
+			Message:    ae.Message,
+			Err:        err,
+		}
+		if e.Message == "" {
+			e.Message = http.StatusText(ae.StatusCode)
+		}
+		if ae.Code != "" && !strings.Contains(e.Message, ae.Code) {
+			e.Message = ae.Code + ": " + e.Message
+		}
+		if ae.Response != nil {
+			e.RetryAfter = retryAfter(ae.Response.Header, c.opts.Now())
+		}
+		return e
+	}
+	if raw != nil && raw.StatusCode >= 400 {
+		// The error body was not the usual JSON (a proxy's HTML page).
+		return &Error{
+			Kind:       classifyStatus(raw.StatusCode, "", "", ""),
+			StatusCode: raw.StatusCode,
+			Message:    http.StatusText(raw.StatusCode) + " (unreadable error body)",
+			RetryAfter: retryAfter(raw.Header, c.opts.Now()),
+			Err:        err,
+		}
+	}
+	if actx.Err() != nil {
+		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no response within %s", c.opts.Timeout), Err: actx.Err()}
+	}
+	return &Error{Kind: KindNetwork, Message: err.Error(), Err: err}
+}
+
+// readError classifies a failure while reading the stream.
+func (c *OpenAI) readError(ctx, actx context.Context, err error) *Error {
+	switch {
+	case ctx.Err() != nil:
+		return canceled(ctx.Err(), 0)
+	case actx.Err() != nil:
+		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("response not finished within %s", c.opts.Timeout), Err: actx.Err()}
+	}
+	return &Error{Kind: KindNetwork, Message: "stream broken: " + err.Error(), Err: err}
+}

@@ -1,0 +1,119 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+)
+
+// buildParams turns a Request into the Chat Completions body. It fails,
+// before anything is sent, on input no provider would accept.
+func buildParams(req Request, maxTokensParam string) (openai.ChatCompletionNewParams, error) {
+	var p openai.ChatCompletionNewParams
+	if strings.TrimSpace(req.Model) == "" {
+		return p, fmt.Errorf("request names no model")
+	}
+	if len(req.Messages) == 0 {
+		return p, fmt.Errorf("request has no messages")
+	}
+	p.Model = shared.ChatModel(req.Model)
+	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	if req.Temperature != nil {
+		p.Temperature = param.NewOpt(*req.Temperature)
+	}
+	if req.MaxTokens > 0 {
+		if maxTokensParam == maxCompletionTokens {
+			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+		}
+	}
+	for i, m := range req.Messages {
+		wm, err := wireMessage(m)
+		if err != nil {
+			return p, fmt.Errorf("message %d: %w", i, err)
+		}
+		p.Messages = append(p.Messages, wm)
+	}
+	for _, t := range req.Tools {
+		wt, err := wireTool(t)
+		if err != nil {
+			return p, err
+		}
+		p.Tools = append(p.Tools, wt)
+	}
+	return p, nil
+}
+
+func wireMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case RoleSystem:
+		return openai.SystemMessage(m.Content), nil
+	case RoleUser:
+		return openai.UserMessage(m.Content), nil
+	case RoleTool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message has no tool_call_id")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case RoleAssistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		// Strict providers reject an assistant message whose content is
+		// an empty string next to tool calls ("text content blocks must
+		// be non-empty"), so the content key is left out in that case.
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = param.NewOpt(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      tc.Name,
+						Arguments: wireArguments(tc.Arguments),
+					},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	default:
+		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+	}
+}
+
+// wireArguments returns the arguments of a past tool call as sent back to
+// the model. Servers that render history through a chat template (vLLM,
+// llama.cpp) parse them and reject the whole request when they are not
+// JSON, so invalid arguments go back as {}; the tool message answering the
+// call already quotes the parse error to the model.
+func wireArguments(args string) string {
+	if strings.TrimSpace(args) == "" || !json.Valid([]byte(args)) {
+		return "{}"
+	}
+	return args
+}
+
+func wireTool(t ToolDef) (openai.ChatCompletionToolUnionParam, error) {
+	if t.Name == "" {
+		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool definition has no name")
+	}
+	fd := shared.FunctionDefinitionParam{Name: t.Name}
+	if t.Description != "" {
+		fd.Description = param.NewOpt(t.Description)
+	}
+	if len(t.Parameters) > 0 {
+		var params map[string]any
+		if err := json.Unmarshal(t.Parameters, &params); err != nil {
+			return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters are not a JSON object: %w", t.Name, err)
+		}
+		fd.Parameters = params
+	} else {
+		// Several servers reject a function without a parameters schema.
+		fd.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	return openai.ChatCompletionFunctionTool(fd), nil
+}
