@@ -1,0 +1,41 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// asyncPanic reports a panic recovered in work started by runAsync. The
+// receiving actor re-raises it inside Receive so that its supervisor sees
+// the failure.
+type asyncPanic struct {
+	value any
+	stack string
+}
+
+func (p *asyncPanic) String() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// runAsync runs work off the mailbox: fn runs in its own goroutine with ctx,
+// and whatever it returns is sent to the actor as a message. A panic in fn
+// arrives as *asyncPanic instead. It must be called from inside Receive
+// (it captures the actor's PID and system); fn must not touch the actor.
+func runAsync(c actor.Context, ctx context.Context, fn func(ctx context.Context) any) {
+	system, self := c.ActorSystem(), c.Self()
+	go func() {
+		var msg any
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					msg = &asyncPanic{value: p, stack: string(debug.Stack())}
+				}
+			}()
+			msg = fn(ctx)
+		}()
+		if msg != nil {
+			system.Root.Send(self, msg)
+		}
+	}()
+}

@@ -1,0 +1,151 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// Model is a resolved model: the client that serves it and what Odin knows
+// about it.
+type Model struct {
+	Client        llm.Client
+	ID            string
+	ContextWindow int
+	MaxOutput     int
+	Price         config.Price
+}
+
+// Cost prices usage u with the model's price list.
+func (m Model) Cost(u llm.Usage) float64 {
+	cached := min(u.CachedTokens, u.PromptTokens)
+	c := float64(u.PromptTokens-cached)*m.Price.Input +
+		float64(cached)*m.Price.CachedInput +
+		float64(u.CompletionTokens)*m.Price.Output
+	return math.Round(c/1e6*1e8) / 1e8
+}
+
+// Usage converts an llm.Usage to the message form, with its cost.
+func (m Model) Usage(u llm.Usage, reported bool) messages.Usage {
+	return messages.Usage{
+		PromptTokens:     u.PromptTokens,
+		CompletionTokens: u.CompletionTokens,
+		CachedTokens:     u.CachedTokens,
+		ReasoningTokens:  u.ReasoningTokens,
+		TotalTokens:      u.TotalTokens,
+		Cost:             m.Cost(u),
+		Estimated:        !reported,
+	}
+}
+
+// ModelSource resolves a model by role ("main", "small") or explicit id.
+type ModelSource interface {
+	Model(name string) (Model, error)
+}
+
+// ModelFunc adapts a function to ModelSource.
+type ModelFunc func(name string) (Model, error)
+
+// Model calls f.
+func (f ModelFunc) Model(name string) (Model, error) { return f(name) }
+
+// ChangeTracker snapshots files before they are first written in a turn's
+// change set and renders what changed. Implementations are safe for
+// concurrent use (specialists write in parallel).
+type ChangeTracker interface {
+	// BeforeWrite is called with the resolved path before a tool changes it.
+	BeforeWrite(path string) error
+	// Changed lists the files written so far (absolute, in first-write order).
+	Changed() []string
+	// Diff renders the unified diff of the given files against their
+	// snapshots, paths relative to the project root.
+	Diff(paths []string) string
+	// Snapshot returns a file's content before the change set first wrote
+	// it; existed is false for a file the change set created; ok is false
+	// for a file not in the change set.
+	Snapshot(path string) (content []byte, existed, ok bool)
+	// FileChanges describes the given files for a CodeResult.
+	FileChanges(paths []string) (modified, created []messages.FileChange)
+}
+
+// ChangeSets starts a change set per turn. Begin is called when a turn
+// starts; Commit when it ends (the set then becomes the checkpoint that
+// odin undo restores).
+type ChangeSets interface {
+	Begin(ctx context.Context, sessionID, label string) ChangeTracker
+	Commit(ctx context.Context, t ChangeTracker) error
+}
+
+// Deps is everything the actors need from the outside world. The caller
+// (cmd, tests) builds it; actors never read the environment themselves.
+type Deps struct {
+	// Root is the project root: absolute and symlink-resolved.
+	Root string
+	// Config is the loaded configuration.
+	Config *config.Config
+	// Models resolves models for the Orchestrator and specialists.
+	Models ModelSource
+	// Tools are the built-in tools, already decorated (recover, permission,
+	// hooks). Agents receive filtered subsets.
+	Tools tools.Set
+	// Roster holds the specialists.
+	Roster *Roster
+	// Bus receives every event of the session.
+	Bus *events.Bus
+	// Guard returns the path guard for an agent (write scopes differ).
+	Guard func(agent, taskID string) tools.PathGuard
+	// Small is the small model for tools that summarise; may be nil.
+	Small tools.SmallModel
+	// Instructions are the project's custom instructions (ODIN.md), given to
+	// the Orchestrator and specialists (except Init).
+	Instructions string
+	// Changes provides per-turn change sets; nil disables checkpoints and
+	// diffs.
+	Changes ChangeSets
+	// Gates runs the quality-gate checks (QA commands); nil uses the default
+	// runner.
+	Checks CheckRunner
+	// Log is Odin's log.
+	Log zerolog.Logger
+	// Now and NewID are injected for deterministic tests.
+	Now   func() time.Time
+	NewID func() string
+	// OS is the platform string shown in prompts.
+	OS string
+}
+
+func (d *Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Deps) validate() error {
+	switch {
+	case d.Root == "":
+		return fmt.Errorf("actors: Deps.Root is required")
+	case d.Config == nil:
+		return fmt.Errorf("actors: Deps.Config is required")
+	case d.Models == nil:
+		return fmt.Errorf("actors: Deps.Models is required")
+	case d.Roster == nil:
+		return fmt.Errorf("actors: Deps.Roster is required")
+	case d.Bus == nil:
+		return fmt.Errorf("actors: Deps.Bus is required")
+	case d.Guard == nil:
+		return fmt.Errorf("actors: Deps.Guard is required")
+	case d.NewID == nil:
+		return fmt.Errorf("actors: Deps.NewID is required")
+	}
+	return nil
+}

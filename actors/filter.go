@@ -1,0 +1,73 @@
+package actors
+
+import (
+	"slices"
+
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// FilterTools applies seed 001's layered filtering to the tools an agent
+// may see: system exclusions (specialists never delegate: no spawn-class
+// tool) → the agent's deny list → its allow list ("*" = all) → the mode of
+// the message (ask and plan drop write-class tools). A model never sees a
+// tool it may not use.
+func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specialist bool) tools.Set {
+	return all.Filter(func(info tools.Info) bool {
+		if specialist && info.Class == tools.ClassSpawn {
+			return false
+		}
+		if def != nil {
+			if slices.Contains(def.DisallowedTools, info.Name) {
+				return false
+			}
+			if !slices.Contains(def.Tools, "*") && !slices.Contains(def.Tools, info.Name) {
+				return false
+			}
+		}
+		return modeAllows(mode, info.Class)
+	})
+}
+
+// modeAllows is the mode layer: ask and plan are read-only. Commands stay
+// available because the command policy lets those modes run only
+// read-only commands.
+func modeAllows(mode messages.Mode, c tools.Class) bool {
+	if mode.ReadOnly() {
+		return c != tools.ClassWrite
+	}
+	return true
+}
+
+// agentTools returns the tools a specialist gets for a message in mode:
+// the filtered built-ins plus its Report tool.
+func agentTools(all tools.Set, def *AgentDefinition, mode messages.Mode) tools.Set {
+	return FilterTools(all, def, mode, true).With(def.ReportTool())
+}
+
+// ReadOnlyAgent reports whether an agent, given the built-in tools, can
+// change nothing: every tool it would get is read or web class. Only such
+// agents may be started in ask and plan modes.
+func ReadOnlyAgent(all tools.Set, def *AgentDefinition) bool {
+	for _, t := range FilterTools(all, def, messages.ModeEdit, true).All() {
+		switch t.Info().Class {
+		case tools.ClassRead, tools.ClassWeb:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// AvailableAgents lists the specialists the Orchestrator may delegate to in
+// mode.
+func AvailableAgents(all tools.Set, r *Roster, mode messages.Mode) []*AgentDefinition {
+	var out []*AgentDefinition
+	for _, a := range r.Agents() {
+		if mode.ReadOnly() && !ReadOnlyAgent(all, a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}

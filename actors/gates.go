@@ -1,0 +1,526 @@
+package actors
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// ChangeFacts are the facts a gate decision is made from.
+type ChangeFacts struct {
+	// Files are the changed files, relative to the project root.
+	Files []string
+	// RiskPaths and PublicAPI are quality.risk_paths and quality.public_api.
+	RiskPaths []string
+	PublicAPI []string
+	// APIChanges are Go files whose exported API changed, with what changed.
+	APIChanges map[string][]string
+	// Requested is the Orchestrator model's reason for asking review, if any.
+	Requested string
+}
+
+// Decide is the quality-gate rule (seed 004, enforced in code): two or more
+// changed files, a risk path, a public API change or an explicit request
+// make review and QA mandatory. Every reason is recorded.
+func Decide(f ChangeFacts) messages.GateDecision {
+	d := messages.GateDecision{Files: slices.Clone(f.Files), Reasons: []string{}}
+	if n := len(f.Files); n >= 2 {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("multi-file change: %d files changed", n))
+	}
+	for _, file := range f.Files {
+		if g := matchAny(f.RiskPaths, file); g != "" {
+			d.Reasons = append(d.Reasons, fmt.Sprintf("risk path: %s matches %s", file, g))
+		}
+	}
+	files := make([]string, 0, len(f.APIChanges))
+	for file := range f.APIChanges {
+		files = append(files, file)
+	}
+	sort.Strings(files)
+	for _, file := range files {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("public API change in %s: %s", file, strings.Join(f.APIChanges[file], ", ")))
+	}
+	for _, file := range f.Files {
+		if strings.HasSuffix(file, ".go") {
+			continue
+		}
+		if g := matchAny(f.PublicAPI, file); g != "" {
+			d.Reasons = append(d.Reasons, fmt.Sprintf("public API file: %s matches %s", file, g))
+		}
+	}
+	if f.Requested != "" {
+		d.Reasons = append(d.Reasons, "requested by the Orchestrator: "+f.Requested)
+	}
+	d.ReviewRequired = len(d.Reasons) > 0
+	d.QARequired = d.ReviewRequired
+	return d
+}
+
+// matchAny returns the first glob matching path (case-insensitively), or "".
+func matchAny(globs []string, path string) string {
+	p := strings.ToLower(filepath.ToSlash(path))
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(strings.ToLower(g), p); ok {
+			return g
+		}
+	}
+	return ""
+}
+
+// GoAPIChanges compares the exported API of a Go file before and after a
+// change: exported functions, methods on exported types, types, and
+// package-level variables and constants, with their signatures. Test files
+// and package main have no public API. A file that does not parse is
+// compared as changed only if it parsed before.
+func GoAPIChanges(path string, before, after []byte, existed bool) []string {
+	if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		return nil
+	}
+	var old map[string]string
+	if existed {
+		old = exportedAPI(before)
+	}
+	cur := exportedAPI(after)
+	if cur == nil && old == nil {
+		return nil
+	}
+	var out []string
+	for name, sig := range cur {
+		prev, ok := old[name]
+		switch {
+		case !ok:
+			out = append(out, "added "+name)
+		case prev != sig:
+			out = append(out, "changed "+name)
+		}
+	}
+	for name := range old {
+		if _, ok := cur[name]; !ok {
+			out = append(out, "removed "+name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// exportedAPI maps each exported identifier of a Go source file to its
+// declaration text; nil when the file does not parse or is package main.
+func exportedAPI(src []byte) map[string]string {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+	if err != nil || f.Name.Name == "main" {
+		return nil
+	}
+	api := map[string]string{}
+	render := func(n any) string {
+		var b bytes.Buffer
+		_ = printer.Fprint(&b, fset, n)
+		return b.String()
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if !d.Name.IsExported() {
+				continue
+			}
+			name := d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) > 0 {
+				recv := receiverType(d.Recv.List[0].Type)
+				if !ast.IsExported(recv) {
+					continue
+				}
+				name = recv + "." + name
+			}
+			api[name] = render(d.Type)
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					if s.Name.IsExported() {
+						api[s.Name.Name] = render(exportedShape(s))
+					}
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						if n.IsExported() {
+							sig := ""
+							if s.Type != nil {
+								sig = render(s.Type)
+							}
+							api[n.Name] = d.Tok.String() + " " + sig
+						}
+					}
+				}
+			}
+		}
+	}
+	return api
+}
+
+// exportedShape strips unexported struct fields and interface methods so
+// that changes to them do not count as API changes.
+func exportedShape(s *ast.TypeSpec) *ast.TypeSpec {
+	cp := *s
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		st := *t
+		fl := &ast.FieldList{}
+		for _, f := range t.Fields.List {
+			keep := len(f.Names) == 0 // embedded
+			for _, n := range f.Names {
+				keep = keep || n.IsExported()
+			}
+			if keep {
+				nf := *f
+				nf.Doc, nf.Comment = nil, nil
+				fl.List = append(fl.List, &nf)
+			}
+		}
+		st.Fields = fl
+		cp.Type = &st
+	}
+	cp.Doc, cp.Comment = nil, nil
+	return &cp
+}
+
+func receiverType(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return receiverType(t.X)
+	case *ast.IndexExpr:
+		return receiverType(t.X)
+	case *ast.IndexListExpr:
+		return receiverType(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return ""
+}
+
+// BlockingIssues are the review issues that send a change back to Code.
+func BlockingIssues(r messages.ReviewResult) []messages.ReviewIssue {
+	var out []messages.ReviewIssue
+	for _, is := range r.Issues {
+		if s := strings.ToLower(is.Severity); s == messages.SeverityCritical || s == messages.SeverityMajor {
+			out = append(out, is)
+		}
+	}
+	return out
+}
+
+// CheckRunner finds and runs the QA checks of a project.
+type CheckRunner interface {
+	// Checks returns the commands QA runs, in order.
+	Checks(ctx context.Context) []messages.QACheck
+	// Run runs one check and fills in its outcome.
+	Run(ctx context.Context, check messages.QACheck) messages.QACheck
+}
+
+// gateRun drives the quality-gate pipeline of one turn: review → test →
+// QA, with fix rounds through the Code specialist.
+type gateRun struct {
+	o      *Orchestrator
+	t      *turnState
+	report messages.GateReport
+	// testFailing is set when a Test report of this turn showed failures:
+	// the test stage then reruns after fixes.
+	testFailing bool
+}
+
+func newGateRun(o *Orchestrator, t *turnState) *gateRun {
+	return &gateRun{o: o, t: t}
+}
+
+func (g *gateRun) facts() ChangeFacts {
+	q := g.o.deps.Config.Quality
+	f := ChangeFacts{Files: relPaths(g.o.deps.Root, g.t.files), RiskPaths: q.RiskPaths, PublicAPI: q.PublicAPI,
+		Requested: g.t.review, APIChanges: map[string][]string{}}
+	if g.t.tracker != nil {
+		for _, abs := range g.t.files {
+			before, existed, ok := g.t.tracker.Snapshot(abs)
+			if !ok {
+				continue
+			}
+			after, _ := readFileLimited(abs)
+			if ch := GoAPIChanges(abs, before, after, existed); len(ch) > 0 {
+				f.APIChanges[relPath(g.o.deps.Root, abs)] = ch
+			}
+		}
+	}
+	return f
+}
+
+func (g *gateRun) start(c actor.Context) {
+	d := Decide(g.facts())
+	g.report.Decision = d
+	g.o.deps.Bus.Publish(messages.GateDecided{Decision: d})
+	g.testFailing = g.t.testFailed
+	if !d.ReviewRequired && !g.testFailing {
+		g.report.Passed = true
+		g.o.finishTurn(c, messages.TurnDone, "")
+		return
+	}
+	if d.ReviewRequired {
+		g.review(c)
+		return
+	}
+	g.test(c)
+}
+
+func (g *gateRun) stage(res messages.GateStageResult, done bool) {
+	if done {
+		g.report.Stages = append(g.report.Stages, res)
+	}
+	g.o.deps.Bus.Publish(messages.GateStage{GateStageResult: res, Done: done})
+}
+
+func (g *gateRun) changeBrief() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", g.t.input.Body)
+	for _, f := range relPaths(g.o.deps.Root, g.t.files) {
+		fmt.Fprintf(&b, "- %s\n", filepath.Join(g.o.deps.Root, f))
+	}
+	if g.t.tracker != nil {
+		if diff := g.t.tracker.Diff(g.t.files); diff != "" {
+			fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
+		}
+	}
+	return b.String()
+}
+
+func (g *gateRun) review(c actor.Context) {
+	def, ok := g.o.deps.Roster.Get("review")
+	if !ok {
+		g.fail(c, "review is mandatory but the review agent is disabled in the roster")
+		return
+	}
+	round := g.report.FixRounds
+	g.stage(messages.GateStageResult{Stage: "review", Round: round}, false)
+	brief := g.changeBrief() + "\nReview this change. Report critical and major issues only when they are real; approve otherwise."
+	g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		var rr messages.ReviewResult
+		if r.Status != messages.ReportOK || json.Unmarshal(r.Result, &rr) != nil || r.Result == nil {
+			g.stage(messages.GateStageResult{Stage: "review", Round: round, Summary: "review did not complete: " + r.Summary, TaskID: r.TaskID}, true)
+			g.fail(c, fmt.Sprintf("the mandatory review did not complete (%s: %s)", r.Status, r.Summary))
+			return
+		}
+		g.report.Review = &rr
+		blocking := BlockingIssues(rr)
+		passed := len(blocking) == 0
+		g.stage(messages.GateStageResult{Stage: "review", Round: round, Passed: passed, TaskID: r.TaskID,
+			Summary: fmt.Sprintf("%d issue(s), %d blocking: %s", len(rr.Issues), len(blocking), rr.Summary)}, true)
+		if !passed {
+			g.fix(c, "review", issuesText(blocking), g.review)
+			return
+		}
+		g.test(c)
+	})
+}
+
+func (g *gateRun) test(c actor.Context) {
+	if !g.testFailing {
+		g.qa(c)
+		return
+	}
+	def, ok := g.o.deps.Roster.Get("test")
+	if !ok {
+		g.qa(c)
+		return
+	}
+	round := g.report.FixRounds
+	g.stage(messages.GateStageResult{Stage: "test", Round: round}, false)
+	brief := g.changeBrief() + "\nRun the project's tests for this change and report the results. Do not change production code."
+	g.o.spawnTask(c, def, "rerun the tests", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		var tr messages.TestResult
+		ok := r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &tr) == nil
+		if ok {
+			g.report.Test = &tr
+		}
+		passed := ok && tr.Failed == 0
+		g.stage(messages.GateStageResult{Stage: "test", Round: round, Passed: passed, TaskID: r.TaskID, Summary: r.Summary}, true)
+		if !passed {
+			g.fix(c, "tests", testFailuresText(tr, r), g.test)
+			return
+		}
+		g.testFailing = false
+		g.qa(c)
+	})
+}
+
+func (g *gateRun) qa(c actor.Context) {
+	if !g.report.Decision.QARequired {
+		g.pass(c)
+		return
+	}
+	round := g.report.FixRounds
+	g.stage(messages.GateStageResult{Stage: "qa", Round: round}, false)
+	runner := g.o.deps.Checks
+	if runner == nil {
+		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: false, Summary: "no QA check runner configured"}, true)
+		g.fail(c, "QA is mandatory but no check runner is available")
+		return
+	}
+	id, stageID := g.t.id, g.o.deps.NewID()
+	runAsync(c, g.t.ctx, func(ctx context.Context) any {
+		checks := runner.Checks(ctx)
+		for i := range checks {
+			checks[i] = runner.Run(ctx, checks[i])
+		}
+		return &checksDone{turn: id, checks: checks, stageID: stageID}
+	})
+}
+
+func (g *gateRun) onChecks(c actor.Context, o *Orchestrator, msg *checksDone) {
+	round := g.report.FixRounds
+	qa := &messages.QAResult{Checks: msg.checks, Passed: true, Blockers: []string{}, Warnings: []string{}}
+	for _, ch := range msg.checks {
+		if ch.Required && !ch.Passed {
+			qa.Passed = false
+			qa.Blockers = append(qa.Blockers, fmt.Sprintf("%s failed (exit %d): %s", ch.Name, ch.ExitCode, ch.Command))
+		}
+	}
+	if len(msg.checks) == 0 {
+		qa.Warnings = append(qa.Warnings, "no build, lint or test command is configured (quality.build/lint/test) or detectable")
+	}
+	if qa.Passed {
+		qa.Summary = fmt.Sprintf("%d check(s) passed", len(msg.checks))
+		g.report.QA = qa
+		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: true, Summary: qa.Summary}, true)
+		g.pass(c)
+		return
+	}
+	// A failing check is diagnosed by the QA specialist; the verdict
+	// itself stays the exit codes'.
+	def, ok := o.deps.Roster.Get("qa")
+	if !ok {
+		qa.Summary = strings.Join(qa.Blockers, "; ")
+		g.report.QA = qa
+		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Summary: qa.Summary}, true)
+		g.fix(c, "QA", checksText(qa.Checks), g.qa)
+		return
+	}
+	brief := g.changeBrief() + "\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n" +
+		checksText(qa.Checks) + "\nDiagnose each failing check: name the blockers precisely (file, line, cause, fix)."
+	o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		var mr messages.QAResult
+		if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
+			if len(mr.Blockers) > 0 {
+				qa.Blockers = mr.Blockers
+			}
+			qa.Warnings = append(qa.Warnings, mr.Warnings...)
+			qa.Summary = mr.Summary
+		}
+		if qa.Summary == "" {
+			qa.Summary = strings.Join(qa.Blockers, "; ")
+		}
+		g.report.QA = qa
+		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: false, TaskID: r.TaskID, Summary: qa.Summary}, true)
+		g.fix(c, "QA", strings.Join(qa.Blockers, "\n")+"\n\n"+checksText(qa.Checks), g.qa)
+	})
+}
+
+// fix sends the change back to Code with the problems of stage, then
+// reruns next; after quality.max_fix_rounds rounds the gate fails.
+func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.Context)) {
+	max := g.o.deps.Config.Quality.MaxFixRounds
+	if g.report.FixRounds >= max {
+		g.fail(c, fmt.Sprintf("%s still failing after %d fix round(s)", stage, max))
+		return
+	}
+	def, ok := g.o.deps.Roster.Get("code")
+	if !ok {
+		g.fail(c, stage+" failed and the code agent is disabled, so it cannot be fixed")
+		return
+	}
+	g.report.FixRounds++
+	round := g.report.FixRounds
+	g.stage(messages.GateStageResult{Stage: "fix", Round: round}, false)
+	brief := g.changeBrief() + fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
+		stage, round, max, problems)
+	g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		g.stage(messages.GateStageResult{Stage: "fix", Round: round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
+		if g.t.tracker != nil {
+			g.t.files = addUnique(g.t.files, g.t.tracker.Changed()...)
+		}
+		next(c)
+	})
+}
+
+func (g *gateRun) pass(c actor.Context) {
+	g.report.Passed = true
+	g.o.finishTurn(c, messages.TurnDone, "")
+}
+
+func (g *gateRun) fail(c actor.Context, why string) {
+	g.report.Passed = false
+	g.o.finishTurn(c, messages.TurnGateFailed, "quality gate failed: "+why)
+}
+
+func issuesText(issues []messages.ReviewIssue) string {
+	var b strings.Builder
+	for _, is := range issues {
+		loc := is.File
+		if is.Line > 0 {
+			loc += fmt.Sprintf(":%d", is.Line)
+		}
+		fmt.Fprintf(&b, "- [%s] %s: %s\n", is.Severity, loc, is.Message)
+	}
+	return b.String()
+}
+
+func testFailuresText(tr messages.TestResult, r *messages.Report) string {
+	if len(tr.Failures) == 0 {
+		return r.Summary
+	}
+	var b strings.Builder
+	for _, f := range tr.Failures {
+		fmt.Fprintf(&b, "- %s: %s", f.Test, f.Message)
+		if f.Diagnosis != "" {
+			fmt.Fprintf(&b, " (diagnosis: %s)", f.Diagnosis)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func checksText(checks []messages.QACheck) string {
+	var b strings.Builder
+	for _, ch := range checks {
+		status := "passed"
+		if !ch.Passed {
+			status = fmt.Sprintf("FAILED (exit %d)", ch.ExitCode)
+		}
+		fmt.Fprintf(&b, "### %s: `%s` — %s\n", ch.Name, ch.Command, status)
+		if !ch.Passed && ch.Output != "" {
+			fmt.Fprintf(&b, "```\n%s\n```\n", strings.TrimRight(ch.Output, "\n"))
+		}
+	}
+	return b.String()
+}
+
+// readFileLimited reads a changed file for API comparison; files over 4 MiB
+// are not analysed.
+func readFileLimited(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > 4<<20 {
+		return nil, fmt.Errorf("too large")
+	}
+	return os.ReadFile(path)
+}

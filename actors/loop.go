@@ -1,0 +1,191 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// modelDone carries a finished model call back to the actor.
+type modelDone struct {
+	turn int
+	resp *llm.Response
+	err  error
+}
+
+// callOutcome is one executed tool call.
+type callOutcome struct {
+	call    llm.ToolCall
+	result  tools.Result
+	err     error // the runtime broke (a tool panicked or failed internally)
+	elapsed time.Duration
+}
+
+// toolsDone carries executed tool calls back to the actor, in call order.
+type toolsDone struct {
+	turn     int
+	outcomes []callOutcome
+}
+
+// streamModel performs one model call, publishing deltas as events.
+func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus, origin messages.Origin) (*llm.Response, error) {
+	return m.Client.Stream(ctx, req, func(ev llm.Event) {
+		switch ev.Kind {
+		case llm.EventText:
+			bus.Publish(messages.TextDelta{Origin: origin, Text: ev.Text})
+		case llm.EventReasoning:
+			bus.Publish(messages.ReasoningDelta{Origin: origin, Text: ev.Text})
+		case llm.EventRetry:
+			r := ev.Retry
+			msg := ""
+			if r.Err != nil {
+				msg = r.Err.Error()
+			}
+			bus.Publish(messages.Retrying{Origin: origin, Attempt: r.Attempt, WaitMS: r.Wait, Error: msg})
+		}
+	})
+}
+
+// runCalls executes tool calls: consecutive read-class (and web-class)
+// calls run concurrently, any other call runs alone in order, so
+// independent reads overlap while writes and commands stay serialized.
+func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+	out := make([]callOutcome, len(calls))
+	concurrent := func(c llm.ToolCall) bool {
+		t, ok := set.Get(c.Name)
+		if !ok {
+			return true
+		}
+		cl := t.Info().Class
+		return cl == tools.ClassRead || cl == tools.ClassWeb
+	}
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if concurrent(calls[i]) {
+			for j < len(calls) && concurrent(calls[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[k] = runOne(ctx, set, env, calls[k], bus, origin)
+			}()
+		}
+		wg.Wait()
+		i = j
+	}
+	return out
+}
+
+func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
+	start := time.Now()
+	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: call.Arguments})
+	var res tools.Result
+	var err error
+	if ctx.Err() != nil {
+		res = cancelledResult()
+	} else {
+		res, err = set.Run(ctx, env, call.Name, json.RawMessage(call.Arguments))
+		if err == nil && ctx.Err() != nil && res.IsError {
+			res = cancelledResult()
+		}
+	}
+	o := callOutcome{call: call, result: res, err: err, elapsed: time.Since(start)}
+	out := res.Output
+	if err != nil {
+		out = "internal error: " + err.Error()
+	}
+	bus.Publish(messages.ToolFinished{Origin: origin, CallID: call.ID, Name: call.Name,
+		IsError: res.IsError || err != nil, Denied: res.Denied, Output: shorten(out, 2000),
+		Files: res.Files, Elapsed: o.elapsed})
+	return o
+}
+
+func cancelledResult() tools.Result {
+	return tools.Result{Output: "cancelled: the turn was cancelled before this tool call finished", IsError: true}
+}
+
+// toolMessage is the conversation entry answering call.
+func toolMessage(call llm.ToolCall, content string, isError bool) llm.Message {
+	if isError && !strings.HasPrefix(content, "Error") {
+		content = "Error: " + content
+	}
+	if content == "" {
+		content = "(no output)"
+	}
+	return llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}
+}
+
+// assistantMessage is the conversation entry of a model response.
+func assistantMessage(r *llm.Response) llm.Message {
+	text := r.Text
+	if text == "" && r.Refusal != "" {
+		text = r.Refusal
+	}
+	return llm.Message{Role: llm.RoleAssistant, Content: text, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls}
+}
+
+// shorten cuts s to about n bytes on a rune boundary, noting the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d more bytes)", len(s)-cut)
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// addUnique appends the paths not yet in list.
+func addUnique(list []string, paths ...string) []string {
+	for _, p := range paths {
+		found := false
+		for _, q := range list {
+			if q == p {
+				found = true
+				break
+			}
+		}
+		if !found {
+			list = append(list, p)
+		}
+	}
+	return list
+}
+
+// activity is a one-line description of a tool call for progress displays.
+func activity(call llm.ToolCall) string {
+	var args map[string]any
+	_ = json.Unmarshal([]byte(call.Arguments), &args)
+	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "description"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			return call.Name + " " + shorten(v, 60)
+		}
+	}
+	return call.Name
+}
+
+// finishProblem explains a response that cannot be used as a final answer.
+func finishProblem(r *llm.Response) string {
+	switch {
+	case r.FinishReason == llm.FinishLength && len(r.ToolCalls) == 0:
+		return "the model's response was cut off at its output limit (finish_reason=length) before it finished"
+	case r.FinishReason == llm.FinishContentFilter:
+		return "the provider's content filter stopped the response"
+	}
+	return ""
+}

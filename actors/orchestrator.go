@@ -1,0 +1,700 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/prompts"
+	"github.com/odin-code/odin/tools"
+)
+
+// Messages the Orchestrator sends itself.
+type (
+	// taskExpired fires when a specialist outlives its deadline plus grace.
+	taskExpired struct {
+		turn   int
+		taskID string
+	}
+	// cancelGrace fires when a cancelled turn's work did not wind down.
+	checksDone struct {
+		turn    int
+		checks  []messages.QACheck
+		stageID string
+	}
+)
+
+// taskGrace is how long past its deadline a specialist may take to report
+// before the Orchestrator stops it and reports the timeout itself.
+const taskGrace = 3 * time.Second
+
+// taskRun is one specialist task of the current turn.
+type taskRun struct {
+	delegate *messages.Delegate
+	def      *AgentDefinition
+	pid      *actor.PID
+	timer    *time.Timer
+	callID   string // the model's delegation call, if any
+	onReport func(c actor.Context, r *messages.Report)
+	crash    string
+	crashes  int
+	reported bool
+}
+
+// turnState is everything about the input being processed. It exists only
+// while the Orchestrator is busy.
+type turnState struct {
+	id      int
+	input   messages.UserMessage
+	ctx     context.Context
+	cancel  context.CancelFunc
+	started time.Time
+	model   Model
+	tools   tools.Set
+	agents  map[string]*AgentDefinition // delegation tool name → agent
+	tracker ChangeTracker
+
+	modelTurns int
+	calls      []llm.ToolCall         // calls of the current model response
+	results    map[string]llm.Message // call ID → tool message
+	tasks      map[string]*taskRun
+	files      []string
+	records    []messages.ToolCallRecord
+	usage      messages.Usage
+	byAgent    []messages.AgentUsage
+	answer     string
+	planFile   string
+	review     string // why the Orchestrator's model asked for review
+	gates      *gateRun
+	testFailed bool // the latest Test report of the turn showed failures
+	finished   bool
+}
+
+// Orchestrator is the per-session actor that owns the conversation. Its
+// mailbox is the input queue: inputs that arrive while it is busy wait in
+// arrival order, each with its own mode.
+type Orchestrator struct {
+	deps     *Deps
+	session  string
+	behavior actor.Behavior
+	history  []llm.Message
+	queue    []messages.UserMessage
+	turn     *turnState
+	turnSeq  int
+	reads    *tools.ReadState
+}
+
+// NewOrchestratorProps returns the props of a session's Orchestrator, with
+// its supervision of specialists configured from deps.
+func NewOrchestratorProps(deps *Deps, sessionID string, history []llm.Message) *actor.Props {
+	sup := deps.Config.Supervision
+	maxRestarts, window := sup.MaxRestarts, sup.Window
+	if window <= 0 {
+		window = time.Minute
+	}
+	strategy := actor.NewOneForOneStrategy(maxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })
+	return actor.PropsFromProducer(func() actor.Actor {
+		o := &Orchestrator{deps: deps, session: sessionID, history: append([]llm.Message(nil), history...), reads: tools.NewReadState()}
+		o.behavior.Become(o.idle)
+		return o
+	}, actor.WithSupervisor(strategy))
+}
+
+// Receive delegates to the current behaviour (idle or busy).
+func (o *Orchestrator) Receive(c actor.Context) { o.behavior.Receive(c) }
+
+func (o *Orchestrator) idle(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *messages.UserMessage:
+		o.startTurn(c, *msg)
+	case *messages.QueueRequest:
+		c.Respond(o.queueState())
+	case *messages.RemoveQueued:
+		c.Respond(o.queueState())
+	case *messages.Cancel:
+		// Nothing runs.
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
+	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *asyncPanic:
+		// Late results of a cancelled turn.
+	default:
+		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
+	}
+}
+
+func (o *Orchestrator) busy(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *messages.UserMessage:
+		o.queue = append(o.queue, *msg)
+		o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
+	case *messages.QueueRequest:
+		c.Respond(o.queueState())
+	case *messages.RemoveQueued:
+		for i, q := range o.queue {
+			if q.ID == msg.ID {
+				o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
+				o.deps.Bus.Publish(messages.InputRemoved{ID: msg.ID})
+				break
+			}
+		}
+		c.Respond(o.queueState())
+	case *messages.Cancel:
+		o.cancelTurn(c, msg.Reason)
+	case *modelDone:
+		o.onModelDone(c, msg)
+	case *toolsDone:
+		o.onToolsDone(c, msg)
+	case *messages.Report:
+		o.onReport(c, msg)
+	case *specialistCrashed:
+		o.onCrash(msg)
+	case *actor.Terminated:
+		o.onTerminated(c, msg)
+	case *taskExpired:
+		o.onTaskExpired(c, msg)
+	case *checksDone:
+		if t := o.turn; t != nil && t.gates != nil && msg.turn == t.id {
+			t.gates.onChecks(c, o, msg)
+		}
+	case *asyncPanic:
+		o.deps.Log.Error().Str("stack", msg.stack).Msg("orchestrator: " + msg.String())
+		o.finishTurn(c, messages.TurnFailed, "internal error: "+msg.String())
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	default:
+		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(busy): unknown message")
+	}
+}
+
+func (o *Orchestrator) queueState() *messages.QueueState {
+	qs := &messages.QueueState{Queued: append([]messages.UserMessage{}, o.queue...)}
+	if o.turn != nil {
+		in := o.turn.input
+		qs.Running = &in
+	}
+	return qs
+}
+
+func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
+	o.behavior.Become(o.busy)
+	o.turnSeq++
+	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]llm.Message{}, tasks: map[string]*taskRun{}}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	o.turn = t
+	o.deps.Bus.Publish(messages.TurnStarted{Input: in})
+
+	m, err := o.deps.Models.Model("main")
+	if err != nil {
+		o.finishTurn(c, messages.TurnFailed, err.Error())
+		return
+	}
+	t.model = m
+	if in.Mode == messages.ModeEdit && o.deps.Changes != nil {
+		t.tracker = o.deps.Changes.Begin(t.ctx, o.session, shorten(in.Body, 80))
+	}
+	t.agents = map[string]*AgentDefinition{}
+	var agentTools []tools.Tool
+	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, in.Mode) {
+		t.agents[a.ToolName()] = a
+		agentTools = append(agentTools, delegationTool(a))
+	}
+	set := FilterTools(o.deps.Tools, nil, in.Mode, false).With(agentTools...)
+	if in.Mode == messages.ModeEdit {
+		set = set.With(requestReviewTool())
+	}
+	t.tools = set
+	o.history = append(o.history, llm.Message{Role: llm.RoleUser, Content: in.Body})
+	o.callModel(c)
+}
+
+func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
+	var agents []prompts.Agent
+	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, t.input.Mode) {
+		agents = append(agents, prompts.Agent{Name: a.Name, Tool: a.ToolName(), Description: a.Description, ReadOnly: ReadOnlyAgent(o.deps.Tools, a)})
+	}
+	return prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: o.deps.now().Format("2006-01-02"),
+		OS: o.deps.osName(), Mode: string(t.input.Mode), Instructions: o.deps.Instructions, Agents: agents})
+}
+
+func (o *Orchestrator) callModel(c actor.Context) {
+	t := o.turn
+	maxTurns := o.deps.Config.MaxTurns
+	if maxTurns > 0 && t.modelTurns >= maxTurns {
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("reached the turn limit (%d model calls) without a final answer; raise it with --max-turns or max_turns", maxTurns))
+		return
+	}
+	t.modelTurns++
+	system, err := o.systemPrompt(t)
+	if err != nil {
+		o.finishTurn(c, messages.TurnFailed, err.Error())
+		return
+	}
+	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: t.tools.Defs(), MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
+	id, m, bus := t.id, t.model, o.deps.Bus
+	runAsync(c, t.ctx, func(ctx context.Context) any {
+		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"})
+		return &modelDone{turn: id, resp: resp, err: err}
+	})
+}
+
+func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
+	t := o.turn
+	if t == nil || msg.turn != t.id || t.finished {
+		return
+	}
+	if msg.err != nil {
+		if t.ctx.Err() != nil {
+			return // cancelled: cancelTurn already finished the turn
+		}
+		var le *llm.Error
+		if errors.As(msg.err, &le) && le.Kind == llm.KindContextLength {
+			o.finishTurn(c, messages.TurnFailed, "the conversation no longer fits the model's context window: "+le.Message+" (start a new session or compact it)")
+			return
+		}
+		o.finishTurn(c, messages.TurnFailed, msg.err.Error())
+		return
+	}
+	r := msg.resp
+	o.addUsage("orchestrator", t.model.ID, t.model.Usage(r.Usage, r.UsageReported))
+	o.history = append(o.history, assistantMessage(r))
+	if len(r.ToolCalls) == 0 {
+		if p := finishProblem(r); p != "" {
+			o.finishTurn(c, messages.TurnFailed, p)
+			return
+		}
+		o.afterAnswer(c, r.Text)
+		return
+	}
+	t.calls = r.ToolCalls
+	t.results = map[string]llm.Message{}
+	var plain []llm.ToolCall
+	for _, call := range r.ToolCalls {
+		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
+		_, reviewOffered := t.tools.Get(reviewToolName)
+		switch {
+		case call.Name == reviewToolName && reviewOffered:
+			var in requestReviewInput
+			_ = json.Unmarshal([]byte(call.Arguments), &in)
+			t.review = strings.TrimSpace(in.Reason)
+			if t.review == "" {
+				t.review = "no reason given"
+			}
+			t.results[call.ID] = toolMessage(call, "Review and QA will run on this turn's changes when you finish.", false)
+		case t.agents[call.Name] != nil:
+			o.delegate(c, call)
+		default:
+			plain = append(plain, call)
+		}
+	}
+	if len(plain) > 0 {
+		env := o.env(t)
+		set, bus, id := t.tools, o.deps.Bus, t.id
+		runAsync(c, t.ctx, func(ctx context.Context) any {
+			return &toolsDone{turn: id, outcomes: runCalls(ctx, set, env, plain, bus, messages.Origin{Agent: "orchestrator"})}
+		})
+	}
+	o.maybeContinue(c)
+}
+
+func (o *Orchestrator) env(t *turnState) *tools.Env {
+	var before func(string) error
+	if t.tracker != nil {
+		before = t.tracker.BeforeWrite
+	}
+	return &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
+		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), BeforeWrite: before,
+		Small: o.deps.Small, Publish: func(ev any) {
+			if e, ok := ev.(messages.Event); ok {
+				o.deps.Bus.Publish(e)
+			}
+		}}
+}
+
+func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
+	t := o.turn
+	if t == nil || msg.turn != t.id || t.finished {
+		return
+	}
+	for _, out := range msg.outcomes {
+		res := out.result
+		if out.err != nil {
+			o.deps.Log.Error().Err(out.err).Str("tool", out.call.Name).Msg("orchestrator: tool failed")
+			res = tools.Result{Output: "internal error while running " + out.call.Name + ": " + firstLine(out.err.Error()), IsError: true}
+		}
+		if todos, ok := res.Meta.([]messages.Todo); ok {
+			o.deps.Bus.Publish(messages.TodosUpdated{Todos: todos})
+		}
+		t.files = addUnique(t.files, res.Files...)
+		o.markRecord(out.call.ID, res)
+		t.results[out.call.ID] = toolMessage(out.call, res.Output, res.IsError)
+	}
+	o.maybeContinue(c)
+}
+
+func (o *Orchestrator) markRecord(callID string, res tools.Result) {
+	t := o.turn
+	for i := range t.records {
+		if t.records[i].ID == callID {
+			t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
+			t.records[i].Files = relPaths(o.deps.Root, res.Files)
+		}
+	}
+}
+
+// maybeContinue calls the model again once every call of the last response
+// has its result.
+func (o *Orchestrator) maybeContinue(c actor.Context) {
+	t := o.turn
+	if t == nil || t.finished || t.gates != nil {
+		return
+	}
+	for _, call := range t.calls {
+		if _, ok := t.results[call.ID]; !ok {
+			return
+		}
+	}
+	for _, call := range t.calls {
+		o.history = append(o.history, t.results[call.ID])
+	}
+	t.calls = nil
+	o.callModel(c)
+}
+
+// delegate starts a specialist for a delegation call of the model.
+func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
+	t := o.turn
+	def := t.agents[call.Name]
+	in, problem := parseDelegation(def, call.Arguments)
+	if problem != "" {
+		t.results[call.ID] = toolMessage(call, problem, true)
+		return
+	}
+	o.spawnTask(c, def, in.Description, in.Brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
+		if r.Agent == "test" {
+			var tr messages.TestResult
+			if json.Unmarshal(r.Result, &tr) == nil {
+				t.testFailed = tr.Failed > 0
+			}
+		}
+		o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
+		t.results[call.ID] = toolMessage(call, reportForModel(r), r.Status != messages.ReportOK)
+		o.maybeContinue(c)
+	})
+}
+
+// spawnTask starts a specialist as a supervised child with a deadline.
+func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report)) *taskRun {
+	t := o.turn
+	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: desc, Brief: brief,
+		Mode: t.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
+	tk := &task{delegate: d, def: def, deadline: o.deps.now().Add(timeout), tracker: t.tracker}
+	run := &taskRun{delegate: d, def: def, callID: callID, onReport: onReport}
+	t.tasks[d.TaskID] = run
+	model := def.Model
+	if m, err := o.deps.Models.Model(def.Model); err == nil {
+		model = m.ID
+	}
+	o.deps.Bus.Publish(messages.AgentStarted{TaskID: d.TaskID, Agent: def.Name, Description: desc, Model: model, Timeout: timeout})
+	run.pid = c.SpawnPrefix(newSpecialistProps(o.deps, tk), "specialist-"+def.Name)
+	system, self, id := c.ActorSystem(), c.Self(), t.id
+	run.timer = time.AfterFunc(timeout+taskGrace, func() {
+		system.Root.Send(self, &taskExpired{turn: id, taskID: d.TaskID})
+	})
+	return run
+}
+
+func (o *Orchestrator) taskByPID(pid *actor.PID) *taskRun {
+	if o.turn == nil {
+		return nil
+	}
+	for _, r := range o.turn.tasks {
+		if r.pid != nil && r.pid.Equal(pid) {
+			return r
+		}
+	}
+	return nil
+}
+
+func (o *Orchestrator) onReport(c actor.Context, r *messages.Report) {
+	t := o.turn
+	if t == nil || t.finished {
+		return
+	}
+	run := t.tasks[r.TaskID]
+	if run == nil || run.reported {
+		return
+	}
+	o.complete(c, run, r)
+}
+
+// complete records a task's report (real or synthesized) and hands it on.
+func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Report) {
+	t := o.turn
+	run.reported = true
+	if run.timer != nil {
+		run.timer.Stop()
+	}
+	if r.Restarts == 0 {
+		r.Restarts = run.crashes
+	}
+	t.files = addUnique(t.files, r.Files...)
+	o.addUsage(r.Agent, r.Model, r.Usage)
+	o.deps.Bus.Publish(messages.AgentFinished{Report: *r})
+	run.onReport(c, r)
+}
+
+func (o *Orchestrator) onCrash(msg *specialistCrashed) {
+	if o.turn == nil {
+		return
+	}
+	run := o.turn.tasks[msg.taskID]
+	if run == nil {
+		return
+	}
+	run.crash, run.crashes = msg.reason, msg.restart+1
+	if run.crashes <= o.deps.Config.Supervision.MaxRestarts {
+		o.deps.Bus.Publish(messages.AgentRestarted{TaskID: msg.taskID, Agent: run.def.Name, Restart: run.crashes, Reason: msg.reason})
+	}
+}
+
+func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
+	run := o.taskByPID(msg.Who)
+	if run == nil || run.reported || o.turn.finished {
+		return
+	}
+	reason := run.crash
+	if reason == "" {
+		reason = "stopped without reporting"
+	}
+	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportFailed,
+		Summary: fmt.Sprintf("the %s specialist failed: %s", run.def.Name, reason),
+		Error:   fmt.Sprintf("crashed %d time(s), restart limit %d reached: %s", run.crashes, o.deps.Config.Supervision.MaxRestarts, reason),
+		Restarts: max(run.crashes-1, 0)})
+}
+
+func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
+	t := o.turn
+	if t == nil || msg.turn != t.id || t.finished {
+		return
+	}
+	run := t.tasks[msg.taskID]
+	if run == nil || run.reported {
+		return
+	}
+	c.Stop(run.pid)
+	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportTimeout,
+		Summary: fmt.Sprintf("the %s specialist did not finish within %s and was stopped", run.def.Name, run.delegate.Timeout),
+		Error:   "deadline exceeded", Restarts: run.crashes})
+}
+
+// reportForModel is the delegation tool's result text.
+func reportForModel(r *messages.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s specialist finished: status %s (%d model calls, %d tokens).\n", r.Agent, r.Status, r.Turns, r.Usage.TotalTokens)
+	if r.Error != "" && r.Error != r.Summary {
+		fmt.Fprintf(&b, "Problem: %s\n", r.Error)
+	}
+	fmt.Fprintf(&b, "Summary: %s\n", r.Summary)
+	if len(r.Result) > 0 {
+		fmt.Fprintf(&b, "Result:\n%s\n", r.Result)
+	}
+	return b.String()
+}
+
+func (o *Orchestrator) addUsage(agent, model string, u messages.Usage) {
+	t := o.turn
+	t.usage = t.usage.Add(u)
+	for i := range t.byAgent {
+		if t.byAgent[i].Agent == agent && t.byAgent[i].Model == model {
+			t.byAgent[i].Usage = t.byAgent[i].Usage.Add(u)
+			return
+		}
+	}
+	t.byAgent = append(t.byAgent, messages.AgentUsage{Agent: agent, Model: model, Usage: u})
+}
+
+// afterAnswer runs when the model gives its final answer: plan files, then
+// the quality gates for any change, then the end of the turn.
+func (o *Orchestrator) afterAnswer(c actor.Context, text string) {
+	t := o.turn
+	t.answer = text
+	if t.input.Mode == messages.ModePlan {
+		path, err := writePlan(o.deps.Root, t.input.Body, text, o.deps.now())
+		if err != nil {
+			o.finishTurn(c, messages.TurnFailed, "could not save the plan: "+err.Error())
+			return
+		}
+		t.planFile = relPath(o.deps.Root, path)
+	}
+	files := t.files
+	if t.tracker != nil {
+		files = addUnique(files, t.tracker.Changed()...)
+	}
+	t.files = files
+	if t.input.Mode == messages.ModeEdit && len(files) > 0 {
+		t.gates = newGateRun(o, t)
+		t.gates.start(c)
+		return
+	}
+	o.finishTurn(c, messages.TurnDone, "")
+}
+
+// cancelTurn ends the running turn at once: in-flight work is cancelled,
+// specialists are stopped, and every unanswered tool call gets a cancelled
+// result so the history stays valid.
+func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
+	t := o.turn
+	if t == nil || t.finished {
+		return
+	}
+	for _, run := range t.tasks {
+		if !run.reported {
+			run.reported = true
+			if run.timer != nil {
+				run.timer.Stop()
+			}
+			c.Stop(run.pid)
+		}
+	}
+	if t.gates == nil {
+		for _, call := range t.calls {
+			if _, ok := t.results[call.ID]; !ok {
+				t.results[call.ID] = toolMessage(call, cancelledResult().Output, true)
+			}
+		}
+		for _, call := range t.calls {
+			o.history = append(o.history, t.results[call.ID])
+		}
+		t.calls = nil
+	}
+	if reason == "" {
+		reason = "cancelled by the user"
+	}
+	o.finishTurn(c, messages.TurnCancelled, reason)
+}
+
+// finishTurn publishes the turn's result and takes the next queued input.
+func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, problem string) {
+	t := o.turn
+	if t == nil || t.finished {
+		return
+	}
+	t.finished = true
+	t.cancel()
+	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Error: problem,
+		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile,
+		Elapsed: o.deps.now().Sub(t.started)}
+	if res.ToolCalls == nil {
+		res.ToolCalls = []messages.ToolCallRecord{}
+	}
+	if t.gates != nil {
+		rep := t.gates.report
+		res.Gates = &rep
+	}
+	res.Files = relPaths(o.deps.Root, t.files)
+	if t.tracker != nil {
+		res.Diff = t.tracker.Diff(t.files)
+		if o.deps.Changes != nil {
+			if err := o.deps.Changes.Commit(context.WithoutCancel(t.ctx), t.tracker); err != nil {
+				o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + err.Error()})
+			}
+		}
+	}
+	o.deps.Bus.Publish(messages.TurnFinished{Result: res})
+	o.turn = nil
+	o.behavior.Become(o.idle)
+	if len(o.queue) > 0 {
+		next := o.queue[0]
+		o.queue = o.queue[1:]
+		o.startTurn(c, next)
+	}
+}
+
+var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// writePlan saves a plan-mode answer as .odin/plans/<slug>.md, atomically.
+func writePlan(root, request, plan string, now time.Time) (string, error) {
+	slug := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(request), "-"), "-")
+	if len(slug) > 48 {
+		slug = strings.TrimRight(slug[:48], "-")
+	}
+	if slug == "" {
+		slug = "plan"
+	}
+	dir := filepath.Join(root, ".odin", "plans")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, slug+".md")
+	if _, err := os.Stat(path); err == nil {
+		path = filepath.Join(dir, fmt.Sprintf("%s-%s.md", slug, now.Format("20060102-150405")))
+	}
+	body := fmt.Sprintf("# Plan: %s\n\n_Created by Odin on %s._\n\n%s\n", strings.TrimSpace(request), now.Format("2006-01-02 15:04"), strings.TrimSpace(plan))
+	tmp, err := os.CreateTemp(dir, ".plan-*")
+	if err != nil {
+		return "", err
+	}
+	if _, err := tmp.WriteString(body); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return path, nil
+}
+
+func relPath(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+func relPaths(root string, ps []string) []string {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = relPath(root, p)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+const reviewToolName = "RequestReview"
+
+type requestReviewInput struct {
+	Reason string `json:"reason" jsonschema:"why this change deserves review"`
+}
+
+// requestReviewTool lets the Orchestrator's model ask for review and QA of
+// a change that the rules would not force. It can only add gates, never
+// waive them.
+func requestReviewTool() tools.Tool {
+	return tools.New[requestReviewInput](reviewToolName, tools.ClassSpawn,
+		"Ask for mandatory review and QA of this turn's changes even if the rules would not require them (e.g. a subtle change). Gates cannot be skipped, only added.",
+		func(context.Context, *tools.Env, requestReviewInput) (tools.Result, error) {
+			return tools.Result{Output: "review requested"}, nil
+		})
+}

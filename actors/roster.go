@@ -1,0 +1,524 @@
+package actors
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/prompts"
+	"github.com/odin-code/odin/tools"
+)
+
+// WriteScope limits which files an agent may write.
+type WriteScope string
+
+// Write scopes. The path guard enforces them.
+const (
+	WriteAny   WriteScope = ""      // whatever the session allows
+	WriteTests WriteScope = "tests" // test files only (Test agent)
+	WriteDocs  WriteScope = "docs"  // documentation files only (Docs agent)
+)
+
+// AgentDefinition is one roster entry: everything that makes the generic
+// Specialist actor a particular specialist.
+type AgentDefinition struct {
+	Name        string
+	Description string
+	// Template is the prompts template for built-ins; Custom holds a custom
+	// agent's own prompt text.
+	Template string
+	Custom   string
+	// Source says where the definition comes from ("builtin", "odin.yaml",
+	// ".odin/agents/x.md", or "builtin+odin.yaml" for an override).
+	Source string
+	// Tools is the allow list ("*" allows all); DisallowedTools always wins.
+	Tools           []string
+	DisallowedTools []string
+	// Model is "main", "small" or a model id.
+	Model      string
+	Timeout    time.Duration
+	MaxTimeout time.Duration
+	MaxTurns   int
+	MaxTokens  int64
+	WriteScope WriteScope
+	// NoInstructions keeps ODIN.md out of the prompt (Init, seed 004).
+	NoInstructions bool
+	// report builds the agent's Report tool.
+	report func() tools.Tool
+}
+
+// ToolName is the name of the delegation tool the Orchestrator's model
+// calls to use this agent.
+func (a *AgentDefinition) ToolName() string { return "agent_" + a.Name }
+
+// ReportTool returns the agent's Report tool, whose schema is its
+// structured result.
+func (a *AgentDefinition) ReportTool() tools.Tool {
+	if a.report == nil {
+		return reportTool[messages.GenericResult]("a short structured result")
+	}
+	return a.report()
+}
+
+// Roster is the set of specialists of a session. It is immutable after
+// LoadRoster.
+type Roster struct {
+	agents []*AgentDefinition
+	byName map[string]*AgentDefinition
+}
+
+// Agents returns the definitions sorted by name.
+func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
+
+// Get returns the named agent.
+func (r *Roster) Get(name string) (*AgentDefinition, bool) {
+	a, ok := r.byName[name]
+	return a, ok
+}
+
+// reportTool builds a Report tool whose input is the result type T.
+func reportTool[T any](what string) tools.Tool {
+	desc := "Finish your task by reporting " + what + ". Call it exactly once, at the end; its input is validated against the schema and is the only thing the Orchestrator receives."
+	return tools.New[T]("Report", tools.ClassRead, desc, func(_ context.Context, _ *tools.Env, in T) (tools.Result, error) {
+		return tools.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
+	})
+}
+
+var (
+	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
+	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
+)
+
+func list(groups ...[]string) []string {
+	var out []string
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+// Builtins returns the eight built-in specialists with seed 004's
+// permissions, models and timeouts.
+func Builtins() []*AgentDefinition {
+	return []*AgentDefinition{
+		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
+			Description: "Explores the codebase: finds files, symbols and usages and reports them with paths and line numbers. Read-only.",
+			Tools:       list(readTools, []string{"GitDiff"}),
+			report:      func() tools.Tool { return reportTool[messages.SearchResult]("your findings") }},
+		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
+			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
+			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch"}),
+			report:      func() tools.Tool { return reportTool[messages.ResearchResult]("your research") }},
+		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
+			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
+			Tools:       list(readTools, writeTools),
+			report:      func() tools.Tool { return reportTool[messages.CodeResult]("the change you made") }},
+		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
+			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
+			Tools:       list(readTools, []string{"GitDiff"}),
+			report:      func() tools.Tool { return reportTool[messages.ReviewResult]("your review") }},
+		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
+			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
+			Tools:       list(readTools, writeTools, []string{"ExecuteCommand"}), WriteScope: WriteTests,
+			report: func() tools.Tool { return reportTool[messages.TestResult]("the test results") }},
+		{Name: "docs", Template: prompts.Docs, Model: "small", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
+			Description: "Writes and updates documentation files (README, guides, changelogs).",
+			Tools:       list(readTools, writeTools), WriteScope: WriteDocs,
+			report: func() tools.Tool { return reportTool[messages.DocsResult]("the documentation change") }},
+		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
+			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
+			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}),
+			report:      func() tools.Tool { return reportTool[messages.QAResult]("the QA verdict") }},
+		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
+			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
+			Tools:       readTools, NoInstructions: true,
+			report: func() tools.Tool { return reportTool[messages.InitResult]("the ODIN.md sections") }},
+	}
+}
+
+var agentName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`)
+
+// RosterError is an invalid roster entry: where it is, which agent, which
+// key, and what is wrong.
+type RosterError struct {
+	File, Agent, Key, Problem string
+}
+
+func (e *RosterError) Error() string {
+	key := "agents." + e.Agent
+	if e.Key != "" {
+		key += "." + e.Key
+	}
+	if strings.HasSuffix(e.File, ".md") {
+		key = e.Agent
+		if e.Key != "" {
+			key += ": " + e.Key
+		}
+	}
+	return fmt.Sprintf("%s: %s: %s", e.File, key, e.Problem)
+}
+
+// RosterOptions are the inputs of LoadRoster.
+type RosterOptions struct {
+	// Config is the loaded configuration; its Agents map overrides and adds.
+	Config *config.Config
+	// ConfigFile names the file agents came from, for errors ("odin.yaml").
+	ConfigFile string
+	// ConfigDir resolves prompt_file entries.
+	ConfigDir string
+	// AgentDirs are directories of agent Markdown files (.odin/agents).
+	AgentDirs []string
+	// ToolNames are the tools that exist; allow and deny lists are checked
+	// against them.
+	ToolNames []string
+}
+
+// LoadRoster builds the roster: the built-ins, overridden or extended by the
+// config's agents and by agent Markdown files. The first invalid entry is
+// returned as a *RosterError.
+func LoadRoster(opts RosterOptions) (*Roster, error) {
+	byName := map[string]*AgentDefinition{}
+	for _, a := range Builtins() {
+		a.Source = "builtin"
+		byName[a.Name] = a
+	}
+	known := map[string]bool{}
+	for _, n := range opts.ToolNames {
+		known[n] = true
+	}
+	file := opts.ConfigFile
+	if file == "" {
+		file = "odin.yaml"
+	}
+	if opts.Config != nil {
+		names := make([]string, 0, len(opts.Config.Agents))
+		for n := range opts.Config.Agents {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if err := applyConfigAgent(byName, name, opts.Config.Agents[name], file, opts.ConfigDir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, dir := range opts.AgentDirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, fmt.Errorf("agents: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			a, err := parseAgentFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
+				return nil, &RosterError{File: a.Source, Agent: a.Name, Problem: "already defined in " + prev.Source}
+			}
+			byName[a.Name] = a
+		}
+	}
+	r := &Roster{byName: map[string]*AgentDefinition{}}
+	for _, a := range byName {
+		if err := checkAgent(a, known); err != nil {
+			return nil, err
+		}
+		r.byName[a.Name] = a
+		r.agents = append(r.agents, a)
+	}
+	sort.Slice(r.agents, func(i, j int) bool { return r.agents[i].Name < r.agents[j].Name })
+	return r, nil
+}
+
+func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.Agent, file, dir string) error {
+	rerr := func(key, problem string) error { return &RosterError{File: file, Agent: name, Key: key, Problem: problem} }
+	if !agentName.MatchString(name) {
+		return rerr("", "invalid agent name: use lowercase letters, digits, '-' and '_', starting with a letter")
+	}
+	a, builtin := byName[name]
+	if c.Disabled {
+		if !builtin {
+			return rerr("disabled", "only built-in agents can be disabled")
+		}
+		delete(byName, name)
+		return nil
+	}
+	if builtin {
+		cp := *a
+		a = &cp
+		a.Source = "builtin+" + file
+	} else {
+		a = &AgentDefinition{Name: name, Source: file, Model: "main", Tools: []string{"*"},
+			Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30}
+	}
+	if c.Description != "" {
+		a.Description = c.Description
+	}
+	switch {
+	case c.Prompt != "" && c.PromptFile != "":
+		return rerr("prompt_file", "set either prompt or prompt_file, not both")
+	case c.Prompt != "":
+		a.Custom = c.Prompt
+	case c.PromptFile != "":
+		p := c.PromptFile
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return rerr("prompt_file", fmt.Sprintf("cannot read %s: %v", c.PromptFile, err))
+		}
+		a.Custom = string(data)
+	}
+	if a.Custom != "" && builtin {
+		a.Template = ""
+	}
+	if !builtin {
+		if a.Description == "" {
+			return rerr("description", "required for a custom agent (say when to use it)")
+		}
+		if strings.TrimSpace(a.Custom) == "" {
+			return rerr("prompt", "required for a custom agent (prompt or prompt_file)")
+		}
+	}
+	if c.Tools != nil {
+		a.Tools = c.Tools
+	}
+	if c.DisallowedTools != nil {
+		a.DisallowedTools = c.DisallowedTools
+	}
+	if c.Model != "" {
+		a.Model = c.Model
+	}
+	if c.Timeout != 0 {
+		a.Timeout = c.Timeout
+	}
+	if c.MaxTimeout != 0 {
+		a.MaxTimeout = c.MaxTimeout
+	}
+	if c.MaxTurns != 0 {
+		a.MaxTurns = c.MaxTurns
+	}
+	if c.MaxTokens != 0 {
+		a.MaxTokens = c.MaxTokens
+	}
+	byName[name] = a
+	return nil
+}
+
+func checkAgent(a *AgentDefinition, known map[string]bool) error {
+	file := a.Source
+	if i := strings.Index(file, "+"); i >= 0 {
+		file = file[i+1:]
+	}
+	rerr := func(key, problem string) error { return &RosterError{File: file, Agent: a.Name, Key: key, Problem: problem} }
+	if len(known) > 0 {
+		for _, t := range a.Tools {
+			if t != "*" && !known[t] {
+				return rerr("tools", fmt.Sprintf("unknown tool %q (known: %s)", t, strings.Join(sortedKeys(known), ", ")))
+			}
+		}
+		for _, t := range a.DisallowedTools {
+			if !known[t] {
+				return rerr("disallowed_tools", fmt.Sprintf("unknown tool %q", t))
+			}
+		}
+	}
+	if len(a.Tools) == 0 {
+		return rerr("tools", "empty allow list: the agent could not do anything (use [\"*\"] for all tools)")
+	}
+	if a.Timeout <= 0 {
+		return rerr("timeout", "must be positive")
+	}
+	if a.MaxTimeout < a.Timeout {
+		return rerr("timeout", fmt.Sprintf("%s exceeds max_timeout %s", a.Timeout, a.MaxTimeout))
+	}
+	if a.MaxTurns <= 0 {
+		return rerr("max_turns", "must be positive")
+	}
+	if a.MaxTokens < 0 {
+		return rerr("max_tokens", "must not be negative")
+	}
+	if a.Model == "" {
+		return rerr("model", "must be main, small or a model id")
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Tool names used by other agent formats (Claude Code, opencode, Gemini
+// CLI), mapped to Odin's, so existing agent files work unchanged.
+var foreignTools = map[string]string{
+	"Read": "ReadFile", "read": "ReadFile", "read_file": "ReadFile",
+	"Write": "WriteFile", "write": "WriteFile", "write_file": "WriteFile",
+	"Edit": "EditTool", "edit": "EditTool", "replace": "EditTool",
+	"MultiEdit": "MultiEditTool", "multiedit": "MultiEditTool",
+	"Bash": "ExecuteCommand", "bash": "ExecuteCommand", "run_shell_command": "ExecuteCommand",
+	"grep": "Grep", "search_file_content": "Grep",
+	"glob": "Glob", "ls": "LS", "list_directory": "LS",
+	"webfetch": "WebFetch", "web_fetch": "WebFetch",
+	"WebSearch": "WebSearch", "websearch": "WebSearch", "google_web_search": "WebSearch",
+	"todowrite": "TodoWrite", "write_todos": "TodoWrite",
+}
+
+// Model aliases of other agent formats.
+var foreignModels = map[string]string{
+	"inherit": "main", "sonnet": "main", "opus": "main", "haiku": "small",
+}
+
+type agentFrontMatter struct {
+	Name            string     `yaml:"name"`
+	Description     string     `yaml:"description"`
+	Tools           stringList `yaml:"tools"`
+	DisallowedTools stringList `yaml:"disallowed_tools"`
+	Model           string     `yaml:"model"`
+	Timeout         string     `yaml:"timeout"`
+	MaxTurns        int        `yaml:"max_turns"`
+	MaxTokens       int64      `yaml:"max_tokens"`
+	// Accepted for compatibility with other formats; Odin ignores them.
+	Color       string `yaml:"color"`
+	Mode        string `yaml:"mode"`
+	Temperature any    `yaml:"temperature"`
+}
+
+// stringList accepts a YAML list or a comma-separated string ("Read, Grep")
+// or, as opencode writes it, a map of tool name to enabled.
+type stringList []string
+
+func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		for _, part := range strings.Split(n.Value, ",") {
+			if p := strings.TrimSpace(part); p != "" {
+				*s = append(*s, p)
+			}
+		}
+		return nil
+	case yaml.SequenceNode:
+		var l []string
+		if err := n.Decode(&l); err != nil {
+			return err
+		}
+		*s = l
+		return nil
+	case yaml.MappingNode:
+		var m map[string]bool
+		if err := n.Decode(&m); err != nil {
+			return err
+		}
+		for k, on := range m {
+			if on {
+				*s = append(*s, k)
+			}
+		}
+		sort.Strings(*s)
+		return nil
+	}
+	return fmt.Errorf("line %d: want a list of tool names", n.Line)
+}
+
+func parseAgentFile(path string) (*AgentDefinition, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("agents: %w", err)
+	}
+	base := strings.TrimSuffix(filepath.Base(path), ".md")
+	rel := filepath.Join(".odin", "agents", filepath.Base(path))
+	rerr := func(key, problem string) error { return &RosterError{File: rel, Agent: base, Key: key, Problem: problem} }
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	if !strings.HasPrefix(text, "---\n") {
+		return nil, rerr("", "missing YAML front matter (a file starting with ---)")
+	}
+	head, body, ok := strings.Cut(text[4:], "\n---")
+	if !ok {
+		return nil, rerr("", "unterminated YAML front matter (no closing ---)")
+	}
+	body = strings.TrimPrefix(body, "\n")
+	var fm agentFrontMatter
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(head)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fm); err != nil {
+		return nil, rerr("", "front matter: "+strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	name := fm.Name
+	if name == "" {
+		name = base
+	}
+	if !agentName.MatchString(name) {
+		return nil, rerr("name", fmt.Sprintf("invalid agent name %q: use lowercase letters, digits, '-' and '_'", name))
+	}
+	a := &AgentDefinition{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description),
+		Custom: strings.TrimSpace(body), Model: "main", Tools: []string{"*"},
+		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: fm.MaxTokens}
+	rerr = func(key, problem string) error { return &RosterError{File: rel, Agent: name, Key: key, Problem: problem} }
+	if a.Description == "" {
+		return nil, rerr("description", "required (say when to use the agent)")
+	}
+	if a.Custom == "" {
+		return nil, rerr("prompt", "the body after the front matter is the agent's prompt and must not be empty")
+	}
+	if len(fm.Tools) > 0 {
+		a.Tools = mapTools(fm.Tools)
+	}
+	if len(fm.DisallowedTools) > 0 {
+		a.DisallowedTools = mapTools(fm.DisallowedTools)
+	}
+	if fm.Model != "" {
+		a.Model = fm.Model
+		if m, ok := foreignModels[fm.Model]; ok {
+			a.Model = m
+		}
+	}
+	if fm.Timeout != "" {
+		d, err := time.ParseDuration(fm.Timeout)
+		if err != nil || d <= 0 {
+			return nil, rerr("timeout", fmt.Sprintf("invalid duration %q (use e.g. 90s or 2m)", fm.Timeout))
+		}
+		a.Timeout = d
+		if a.MaxTimeout < d {
+			a.MaxTimeout = d
+		}
+	}
+	if fm.MaxTurns != 0 {
+		a.MaxTurns = fm.MaxTurns
+	}
+	return a, nil
+}
+
+func mapTools(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, t := range in {
+		if m, ok := foreignTools[t]; ok {
+			t = m
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/messages"
+)
+
+// Session runs one Orchestrator in its own actor system. It is the front
+// door for the CLI, the REPL and the server: inputs go in with Submit,
+// results come out as events on Deps.Bus. Methods are safe for concurrent
+// use.
+type Session struct {
+	ID     string
+	deps   *Deps
+	system *actor.ActorSystem
+	orch   *actor.PID
+}
+
+// SessionOptions configure NewSession.
+type SessionOptions struct {
+	// ID of the session; a new one is generated when empty.
+	ID string
+	// History is the conversation to resume (without a system prompt).
+	History []llm.Message
+}
+
+// NewSession starts an actor system and the session's Orchestrator.
+func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
+	if err := deps.validate(); err != nil {
+		return nil, err
+	}
+	id := opts.ID
+	if id == "" {
+		id = deps.NewID()
+	}
+	logger := logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	pid, err := system.Root.SpawnNamed(NewOrchestratorProps(deps, id, opts.History), "orchestrator-"+id)
+	if err != nil {
+		system.Shutdown()
+		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
+	}
+	return &Session{ID: id, deps: deps, system: system, orch: pid}, nil
+}
+
+// Submit queues an input. It returns at once with the message as sent.
+func (s *Session) Submit(body string, mode messages.Mode) messages.UserMessage {
+	m := messages.UserMessage{ID: s.deps.NewID(), Body: body, Mode: mode, At: s.deps.now()}
+	s.system.Root.Send(s.orch, &m)
+	return m
+}
+
+// Cancel cancels the running turn, if any. Queued inputs stay queued.
+func (s *Session) Cancel(reason string) {
+	s.system.Root.Send(s.orch, &messages.Cancel{Reason: reason})
+}
+
+// Queue returns the running input and the queue.
+func (s *Session) Queue(ctx context.Context) (*messages.QueueState, error) {
+	return s.ask(ctx, &messages.QueueRequest{})
+}
+
+// Remove drops a queued input and returns the new queue.
+func (s *Session) Remove(ctx context.Context, id string) (*messages.QueueState, error) {
+	return s.ask(ctx, &messages.RemoveQueued{ID: id})
+}
+
+func (s *Session) ask(ctx context.Context, msg any) (*messages.QueueState, error) {
+	timeout := 5 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	res, err := s.system.Root.RequestFuture(s.orch, msg, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("actors: queue: %w", err)
+	}
+	qs, ok := res.(*messages.QueueState)
+	if !ok {
+		return nil, errors.New("actors: queue: unexpected reply")
+	}
+	return qs, nil
+}
+
+// Close cancels any running turn, stops the Orchestrator and its
+// specialists, and shuts the actor system down.
+func (s *Session) Close(ctx context.Context) error {
+	s.Cancel("session closed")
+	done := make(chan error, 1)
+	go func() { done <- s.system.Root.PoisonFuture(s.orch).Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	s.system.Shutdown()
+	return err
+}
