@@ -1,0 +1,219 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.uber.org/goleak"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testGuard allows paths inside the root.
+type testGuard struct{ root string }
+
+type denied struct{ msg string }
+
+func (d denied) Error() string { return d.msg }
+func (d denied) Denied() bool  { return true }
+
+func (g testGuard) Resolve(_ context.Context, path string, _ tools.Access) (string, error) {
+	p, err := workspace.Resolve(g.root, path)
+	if err != nil {
+		return "", err
+	}
+	if !workspace.Within(g.root, p) {
+		return "", denied{path + " is outside the project"}
+	}
+	return p, nil
+}
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type writeIn struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
+// testTools are small real tools: a read-class echo, a write-class file
+// writer (checkpointing through env.BeforeWrite), a slow read, and one that
+// panics.
+func testTools() tools.Set {
+	echo := tools.New[echoIn]("Echo", tools.ClassRead, "echo text", func(_ context.Context, _ *tools.Env, in echoIn) (tools.Result, error) {
+		return tools.Result{Output: "echo: " + in.Text}, nil
+	})
+	write := tools.New[writeIn]("Write", tools.ClassWrite, "write a file", func(ctx context.Context, env *tools.Env, in writeIn) (tools.Result, error) {
+		p, err := env.Guard.Resolve(ctx, in.Path, tools.AccessWrite)
+		if err != nil {
+			return tools.Result{Output: err.Error(), IsError: true, Denied: tools.IsDenied(err)}, nil
+		}
+		if env.BeforeWrite != nil {
+			if err := env.BeforeWrite(p); err != nil {
+				return tools.Errorf("%v", err), nil
+			}
+		}
+		if err := os.WriteFile(p, []byte(in.Content), 0o644); err != nil {
+			return tools.Errorf("%v", err), nil
+		}
+		return tools.Result{Output: "wrote " + in.Path, Files: []string{p}}, nil
+	})
+	slow := tools.New[echoIn]("Slow", tools.ClassRead, "wait until cancelled", func(ctx context.Context, _ *tools.Env, in echoIn) (tools.Result, error) {
+		<-ctx.Done()
+		return tools.Errorf("stopped: %v", ctx.Err()), nil
+	})
+	boom := tools.New[echoIn]("Boom", tools.ClassRead, "panics", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
+		panic("boom")
+	})
+	return tools.NewSet(echo, write, slow, boom).Map(tools.WithRecover)
+}
+
+type harness struct {
+	t      *testing.T
+	root   string
+	client *llmtest.Client
+	deps   *Deps
+	sess   *Session
+	events <-chan messages.Envelope
+	cancel context.CancelFunc
+}
+
+type harnessOpt func(*Deps)
+
+func withRoster(r *Roster) harnessOpt { return func(d *Deps) { d.Roster = r } }
+
+func withConfig(f func(*config.Config)) harnessOpt { return func(d *Deps) { f(d.Config) } }
+
+// newHarness starts a session whose models are the scripted client.
+func newHarness(t *testing.T, script *llmtest.Script, opts ...harnessOpt) *harness {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := llmtest.NewClient(script, map[string]string{"root": root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Supervision.MaxRestarts = 2
+	cfg.Supervision.Window = time.Minute
+	set := testTools()
+	roster, err := LoadRoster(RosterOptions{Config: cfg, ToolNames: append(set.Names(), "ReadFile", "Glob", "Grep", "LS", "Tree", "GitDiff", "WriteFile", "EditTool", "MultiEditTool", "ExecuteCommand", "WebFetch", "WebSearch")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids atomic.Int64
+	deps := &Deps{
+		Root: root, Config: cfg, Tools: set, Roster: roster, Bus: events.New("s1", nil),
+		Models: ModelFunc(func(name string) (Model, error) {
+			return Model{Client: client, ID: name + "-model", ContextWindow: 100000, Price: config.Price{Input: 1, Output: 2}}, nil
+		}),
+		Guard:   func(string, string) tools.PathGuard { return testGuard{root} },
+		Changes: trackerSets{root},
+		Log:     zerolog.Nop(),
+		NewID:   func() string { return fmt.Sprintf("id%d", ids.Add(1)) },
+	}
+	for _, o := range opts {
+		o(deps)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, root: root, client: client, deps: deps, cancel: cancel}
+	h.events = deps.Bus.Subscribe(ctx, 1024, true)
+	sess, err := NewSession(deps, SessionOptions{ID: "s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sess = sess
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) close() {
+	client := h.client
+	client.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = h.sess.Close(ctx)
+	h.cancel()
+	for range h.events {
+	}
+}
+
+// next waits for the next event of type T, collecting the ones before it.
+func next[T messages.Event](h *harness) (T, []messages.Event) {
+	h.t.Helper()
+	var seen []messages.Event
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case env, ok := <-h.events:
+			if !ok {
+				var zero T
+				h.t.Fatalf("event stream closed while waiting for %T", zero)
+			}
+			seen = append(seen, env.Event)
+			if ev, ok := env.Event.(T); ok {
+				return ev, seen
+			}
+		case <-timeout:
+			var zero T
+			h.t.Fatalf("no %T within 20s; saw %d events: %s", zero, len(seen), eventTypes(seen))
+		}
+	}
+}
+
+func (h *harness) turn() messages.TurnResult {
+	h.t.Helper()
+	tf, _ := next[messages.TurnFinished](h)
+	return tf.Result
+}
+
+func eventTypes(evs []messages.Event) string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.EventType())
+	}
+	return strings.Join(out, ",")
+}
+
+func toolNames(req llm.Request) []string {
+	var out []string
+	for _, t := range req.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func args(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// trackerSets hands out checkpoint trackers, as the CLI does.
+type trackerSets struct{ root string }
+
+func (s trackerSets) Begin(_ context.Context, _, label string) ChangeTracker {
+	return checkpoint.NewTracker(s.root, label)
+}
+func (trackerSets) Commit(context.Context, ChangeTracker) error { return nil }
