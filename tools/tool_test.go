@@ -1,0 +1,271 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/internal/workspace"
+)
+
+// withinGuard is the test PathGuard: it resolves like the real guard and
+// allows only paths inside root.
+type withinGuard struct{ root string }
+
+type guardDenial struct{ msg string }
+
+func (d guardDenial) Error() string { return d.msg }
+func (d guardDenial) Denied() bool  { return true }
+
+func (g withinGuard) Resolve(_ context.Context, path string, _ Access) (string, error) {
+	p, err := workspace.Resolve(g.root, path)
+	if err != nil {
+		return "", err
+	}
+	if !workspace.Within(g.root, p) {
+		return "", guardDenial{fmt.Sprintf("permission denied: %s is outside the project %s", p, g.root)}
+	}
+	return p, nil
+}
+
+// newRootEnv returns an Env rooted at a fresh temporary directory.
+func newRootEnv(t *testing.T) *Env {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Root: root, Agent: "test", Reads: NewReadState(), Guard: withinGuard{root: root}}
+}
+
+// writeTestFile creates root/rel with content and returns its path.
+func writeTestFile(t *testing.T, root, rel, content string) string {
+	t.Helper()
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// runTool calls t with in marshalled to JSON and fails on a Go error.
+func runTool(t testing.TB, tool Tool, env *Env, in any) Result {
+	t.Helper()
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tool.Run(t.Context(), env, raw)
+	if err != nil {
+		t.Fatalf("%s returned a Go error: %v", tool.Info().Name, err)
+	}
+	return res
+}
+
+type echoInput struct {
+	Name  string `json:"name"`
+	Count int    `json:"count,omitempty"`
+}
+
+func newEcho() Tool {
+	return New[echoInput]("Echo", ClassRead, "  echoes its input  \n", func(_ context.Context, _ *Env, in echoInput) (Result, error) {
+		return Result{Output: fmt.Sprintf("%s x%d", in.Name, in.Count)}, nil
+	})
+}
+
+func TestNewValidatesInput(t *testing.T) {
+	tool := newEcho()
+	tests := []struct {
+		name    string
+		input   string
+		want    string // Output on success, or a substring of the error
+		isError bool
+	}{
+		{"valid", `{"name":"a","count":2}`, "a x2", false},
+		{"optional omitted", `{"name":"a"}`, "a x0", false},
+		{"missing required field", `{"count":2}`, "name", true},
+		{"wrong type", `{"name":3}`, "invalid input for Echo", true},
+		{"extra property", `{"name":"a","color":"red"}`, "color", true},
+		{"array instead of object", `["a"]`, "expected a JSON object, got an array", true},
+		{"string instead of object", `"a"`, "got a string", true},
+		{"null", `null`, "got null", true},
+		{"invalid JSON", `{"name":`, "invalid JSON input for Echo", true},
+		{"empty input counts as {}", ``, "name", true},
+		{"fractional integer", `{"name":"a","count":1.5}`, "invalid input for Echo", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tool.Run(t.Context(), nil, json.RawMessage(tt.input))
+			if err != nil {
+				t.Fatalf("Go error: %v", err)
+			}
+			if res.IsError != tt.isError {
+				t.Fatalf("IsError = %v, want %v (output %q)", res.IsError, tt.isError, res.Output)
+			}
+			if tt.isError && !strings.Contains(res.Output, tt.want) {
+				t.Errorf("output %q does not mention %q", res.Output, tt.want)
+			}
+			if !tt.isError && res.Output != tt.want {
+				t.Errorf("output = %q, want %q", res.Output, tt.want)
+			}
+		})
+	}
+}
+
+func TestNewInfo(t *testing.T) {
+	info := newEcho().Info()
+	if info.Name != "Echo" || info.Class != ClassRead || info.Description != "echoes its input" {
+		t.Errorf("info = %+v", info)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(info.Schema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"name":  map[string]any{"type": "string"},
+			"count": map[string]any{"type": "integer"},
+		},
+		"required":             []any{"name"},
+		"additionalProperties": false,
+	}
+	if d := cmp.Diff(want, schema); d != "" {
+		t.Errorf("schema (-want +got):\n%s", d)
+	}
+}
+
+func TestSet(t *testing.T) {
+	mk := func(name string, class Class) Tool {
+		return New[echoInput](name, class, name, func(context.Context, *Env, echoInput) (Result, error) {
+			return Result{Output: name}, nil
+		})
+	}
+	s := NewSet(mk("A", ClassRead), mk("B", ClassWrite), mk("C", ClassRead))
+
+	if d := cmp.Diff([]string{"A", "B", "C"}, s.Names()); d != "" {
+		t.Errorf("Names (-want +got):\n%s", d)
+	}
+	reads := s.Filter(func(i Info) bool { return i.Class == ClassRead })
+	if d := cmp.Diff([]string{"A", "C"}, reads.Names()); d != "" {
+		t.Errorf("Filter (-want +got):\n%s", d)
+	}
+	if s.Len() != 3 {
+		t.Errorf("Filter changed the original set: %v", s.Names())
+	}
+	if _, ok := reads.Get("B"); ok {
+		t.Error("filtered set still holds B")
+	}
+
+	var calls []string
+	tag := func(label string) func(Tool) Tool {
+		return func(tl Tool) Tool {
+			return Wrap(tl, func(ctx context.Context, env *Env, in json.RawMessage) (Result, error) {
+				calls = append(calls, label+":"+tl.Info().Name)
+				return tl.Run(ctx, env, in)
+			})
+		}
+	}
+	mapped := s.Map(tag("inner"), tag("outer"))
+	res, err := mapped.Run(t.Context(), nil, "B", json.RawMessage(`{"name":"x"}`))
+	if err != nil || res.Output != "B" {
+		t.Fatalf("Run B = %+v, %v", res, err)
+	}
+	// Decorators apply in order, so the last one is outermost.
+	if d := cmp.Diff([]string{"outer:B", "inner:B"}, calls); d != "" {
+		t.Errorf("decorator order (-want +got):\n%s", d)
+	}
+	if got := mapped.Defs()[1]; got.Name != "B" || got.Description != "B" || len(got.Parameters) == 0 {
+		t.Errorf("Defs keep Info through decorators: %+v", got)
+	}
+	calls = nil
+	if _, err := s.Run(t.Context(), nil, "B", json.RawMessage(`{"name":"x"}`)); err != nil || len(calls) != 0 {
+		t.Errorf("Map changed the original set (calls %v, err %v)", calls, err)
+	}
+
+	res, err = s.Run(t.Context(), nil, "Nope", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || !strings.Contains(res.Output, `unknown tool "Nope"`) || !strings.Contains(res.Output, "[A B C]") {
+		t.Errorf("unknown tool result = %+v", res)
+	}
+
+	with := s.With(mk("D", ClassExecute))
+	if d := cmp.Diff([]string{"A", "B", "C", "D"}, with.Names()); d != "" || s.Len() != 3 {
+		t.Errorf("With (-want +got):\n%s (original len %d)", d, s.Len())
+	}
+}
+
+func TestNewSetPanicsOnDuplicate(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("NewSet accepted two tools with the same name")
+		}
+	}()
+	NewSet(newEcho(), newEcho())
+}
+
+func TestWithRecover(t *testing.T) {
+	panicky := New[echoInput]("Boom", ClassRead, "", func(context.Context, *Env, echoInput) (Result, error) {
+		var m map[string]int
+		m["x"] = 1 // a real runtime panic: assignment to a nil map
+		return Result{}, nil
+	})
+	res, err := WithRecover(panicky).Run(t.Context(), nil, json.RawMessage(`{"name":"a"}`))
+	if err == nil {
+		t.Fatalf("no error from a panicking tool; result %+v", res)
+	}
+	if !strings.Contains(err.Error(), "Boom panicked") || !strings.Contains(err.Error(), "nil map") {
+		t.Errorf("error = %v", err)
+	}
+	// A healthy tool passes through untouched.
+	res, err = WithRecover(newEcho()).Run(t.Context(), nil, json.RawMessage(`{"name":"a","count":1}`))
+	if err != nil || res.Output != "a x1" {
+		t.Errorf("healthy tool: %+v, %v", res, err)
+	}
+	if WithRecover(newEcho()).Info().Name != "Echo" {
+		t.Error("WithRecover lost Info")
+	}
+}
+
+func TestWithTimeout(t *testing.T) {
+	blocking := New[echoInput]("Slow", ClassRead, "", func(ctx context.Context, _ *Env, in echoInput) (Result, error) {
+		if in.Name == "fast" {
+			return Result{Output: "done"}, nil
+		}
+		<-ctx.Done()
+		return Result{}, ctx.Err()
+	})
+	tool := WithTimeout(20 * time.Millisecond)(blocking)
+
+	res, err := tool.Run(t.Context(), nil, json.RawMessage(`{"name":"slow"}`))
+	if err != nil {
+		t.Fatalf("Go error: %v", err)
+	}
+	if !res.IsError || !strings.Contains(res.Output, "Slow timed out after 20ms") {
+		t.Errorf("result = %+v", res)
+	}
+	res, err = tool.Run(t.Context(), nil, json.RawMessage(`{"name":"fast"}`))
+	if err != nil || res.IsError || res.Output != "done" {
+		t.Errorf("fast call = %+v, %v", res, err)
+	}
+	// The caller's own cancellation is not reported as a timeout.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err = WithTimeout(time.Hour)(blocking).Run(ctx, nil, json.RawMessage(`{"name":"slow"}`))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled call: err = %v, want context.Canceled", err)
+	}
+}
