@@ -119,6 +119,28 @@ func TestFetchConvertsPages(t *testing.T) {
 	}
 }
 
+func TestFetchIdentifiesItself(t *testing.T) {
+	s := webtest.NewEmptySite(t)
+	var got http.Header
+	s.Handle("/who", func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		fmt.Fprint(w, "ok")
+	})
+	f := newFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}, WithVersion("0.9.1"))
+	if _, err := f.Fetch(t.Context(), s.URL+"/who"); err != nil {
+		t.Fatal(err)
+	}
+	if ua := got.Get("User-Agent"); ua != "Odin/0.9.1 (+https://github.com/odin-code/odin)" {
+		t.Errorf("User-Agent %q", ua)
+	}
+	if a := got.Get("Accept"); !strings.HasPrefix(a, "text/markdown, text/html") {
+		t.Errorf("Accept %q", a)
+	}
+	if c := got.Get("Cookie"); c != "" {
+		t.Errorf("sent cookies %q", c)
+	}
+}
+
 func TestFetchKeepsInjectionAsText(t *testing.T) {
 	// The fetcher's job is to keep the paragraph verbatim; the fence that
 	// makes it data is tested with the tool.
