@@ -297,9 +297,7 @@ func (f *Fetcher) normalize(rawURL string) (*url.URL, error) {
 	u.Host = strings.ToLower(u.Host)
 	if u.Scheme == "http" && !f.policy.allowedURL(u) {
 		u.Scheme = "https"
-		if u.Port() == "80" {
-			u.Host = u.Hostname()
-		}
+		u.Host = strings.TrimSuffix(u.Host, ":80")
 	}
 	return u, nil
 }

@@ -378,6 +378,7 @@ func TestNormalize(t *testing.T) {
 		{"http://localhost:8080/x", "http://localhost:8080/x"}, // allowed: stays http
 		{"http://localhost:9090/x", "https://localhost:9090/x"},
 		{"http://intranet/x", "http://intranet/x"}, // allowed on any port
+		{"http://[2001:db8::1]:80/x", "https://[2001:db8::1]/x"},
 	}
 	for _, tt := range tests {
 		u, err := f.normalize(tt.in)
