@@ -336,5 +336,5 @@ func (c *OpenAI) readError(ctx, actx context.Context, err error) *Error {
 	case actx.Err() != nil:
 		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("response not finished within %s", c.opts.Timeout), Err: actx.Err()}
 	}
-	return &Error{Kind: KindNetwork, Message: "stream broken: " + err.Error(), Err: err}
+	return &Error{Kind: KindNetwork, Message: "stream ended before the response finished (" + err.Error() + ")", Err: err}
 }
