@@ -1,0 +1,269 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/odin-code/odin/internal/llm"
+)
+
+// Part is one typed piece of a message: TextPart, ReasoningPart,
+// ToolCallPart, ToolResultPart or FinishPart. The set is closed; use a type
+// switch on the value types.
+type Part interface {
+	partType() string
+}
+
+// TextPart is visible text: the user's input, the model's answer, a
+// summary.
+type TextPart struct {
+	Text string
+}
+
+// ReasoningPart is the model's reasoning text.
+type ReasoningPart struct {
+	Text string
+}
+
+// ToolCallPart is a tool call made by an assistant message.
+type ToolCallPart struct {
+	ID   string
+	Name string
+	// Input is the arguments' JSON text exactly as the model produced it.
+	Input string
+	// Finished is false while the call's arguments are still streaming.
+	Finished bool
+}
+
+// ToolResultPart answers a ToolCallPart; it lives in a tool message.
+type ToolResultPart struct {
+	ToolCallID string
+	Name       string
+	Content    string
+	IsError    bool
+	// Cancelled marks a call that never ran to completion (the user
+	// cancelled, or the process died and Messages repaired the history).
+	Cancelled bool
+}
+
+// FinishPart records why the model stopped and when.
+type FinishPart struct {
+	Reason llm.FinishReason
+	Time   time.Time
+}
+
+func (TextPart) partType() string       { return "text" }
+func (ReasoningPart) partType() string  { return "reasoning" }
+func (ToolCallPart) partType() string   { return "tool_call" }
+func (ToolResultPart) partType() string { return "tool_result" }
+func (FinishPart) partType() string     { return "finish" }
+
+// CancelledContent is the result Messages gives a tool call that has none.
+const CancelledContent = "cancelled: the session ended before this tool call finished"
+
+// Text returns the concatenated text parts of m.
+func (m Message) Text() string {
+	var s string
+	for _, p := range m.Parts {
+		if t, ok := p.(TextPart); ok {
+			s += t.Text
+		}
+	}
+	return s
+}
+
+// ToolCalls returns the tool-call parts of m in order.
+func (m Message) ToolCalls() []ToolCallPart {
+	var out []ToolCallPart
+	for _, p := range m.Parts {
+		if c, ok := p.(ToolCallPart); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ToolResults returns the tool-result parts of m in order.
+func (m Message) ToolResults() []ToolResultPart {
+	var out []ToolResultPart
+	for _, p := range m.Parts {
+		if r, ok := p.(ToolResultPart); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// MaxToolOutput caps the output kept in the tool history: the model saw the
+// whole output already, the history only needs enough to audit it.
+const MaxToolOutput = 64 << 10
+
+// CapOutput returns s cut to at most max bytes, on a UTF-8 boundary, with a
+// note of how much was dropped. Capping a capped string changes nothing.
+func CapOutput(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	note := fmt.Sprintf("\n[… %d bytes truncated]", len(s))
+	keep := max - len(note)
+	if keep < 0 {
+		keep = 0
+	}
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf("\n[… %d bytes truncated]", len(s)-keep)
+}
+
+// wirePart is the JSON form of every part: one flat object tagged by type.
+// One struct (rather than an envelope holding a raw payload) lets a whole
+// message decode in a single pass, which is what keeps resuming a long
+// session fast.
+type wirePart struct {
+	Type       string    `json:"type"`
+	Text       string    `json:"text,omitempty"`
+	ID         string    `json:"id,omitempty"`
+	Name       string    `json:"name,omitempty"`
+	Input      string    `json:"input,omitempty"`
+	Finished   bool      `json:"finished,omitempty"`
+	ToolCallID string    `json:"tool_call_id,omitempty"`
+	Content    string    `json:"content,omitempty"`
+	IsError    bool      `json:"is_error,omitempty"`
+	Cancelled  bool      `json:"cancelled,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	Time       time.Time `json:"time,omitzero"`
+}
+
+func toWire(p Part) (wirePart, error) {
+	switch v := p.(type) {
+	case TextPart:
+		return wirePart{Type: "text", Text: v.Text}, nil
+	case ReasoningPart:
+		return wirePart{Type: "reasoning", Text: v.Text}, nil
+	case ToolCallPart:
+		return wirePart{Type: "tool_call", ID: v.ID, Name: v.Name, Input: v.Input, Finished: v.Finished}, nil
+	case ToolResultPart:
+		return wirePart{Type: "tool_result", ToolCallID: v.ToolCallID, Name: v.Name, Content: v.Content, IsError: v.IsError, Cancelled: v.Cancelled}, nil
+	case FinishPart:
+		w := wirePart{Type: "finish", Reason: string(v.Reason)}
+		if !v.Time.IsZero() {
+			w.Time = v.Time.UTC()
+		}
+		return w, nil
+	case nil:
+		return wirePart{}, fmt.Errorf("nil part: %w", ErrInvalid)
+	}
+	return wirePart{}, fmt.Errorf("part type %T: %w", p, ErrInvalid)
+}
+
+func fromWire(w wirePart) (Part, error) {
+	switch w.Type {
+	case "text":
+		return TextPart{Text: w.Text}, nil
+	case "reasoning":
+		return ReasoningPart{Text: w.Text}, nil
+	case "tool_call":
+		return ToolCallPart{ID: w.ID, Name: w.Name, Input: w.Input, Finished: w.Finished}, nil
+	case "tool_result":
+		return ToolResultPart{ToolCallID: w.ToolCallID, Name: w.Name, Content: w.Content, IsError: w.IsError, Cancelled: w.Cancelled}, nil
+	case "finish":
+		return FinishPart{Reason: llm.FinishReason(w.Reason), Time: w.Time}, nil
+	}
+	return nil, fmt.Errorf("unknown part type %q: %w", w.Type, ErrInvalid)
+}
+
+func wireParts(parts []Part) ([]wirePart, error) {
+	out := make([]wirePart, len(parts))
+	for i, p := range parts {
+		w, err := toWire(p)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", i, err)
+		}
+		out[i] = w
+	}
+	return out, nil
+}
+
+func partsFromWire(ws []wirePart) ([]Part, error) {
+	out := make([]Part, len(ws))
+	for i, w := range ws {
+		p, err := fromWire(w)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", i, err)
+		}
+		out[i] = p
+	}
+	return out, nil
+}
+
+// encodeParts renders parts as the JSON array stored with a message, as a
+// string because the column is STRICT TEXT.
+func encodeParts(parts []Part) (string, error) {
+	ws, err := wireParts(parts)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(ws)
+	return string(b), err
+}
+
+// decodeParts parses what encodeParts produced.
+func decodeParts(data []byte) ([]Part, error) {
+	var ws []wirePart
+	if err := json.Unmarshal(data, &ws); err != nil {
+		return nil, fmt.Errorf("decode parts: %w", err)
+	}
+	return partsFromWire(ws)
+}
+
+// wireMessage is the JSON form of a Message (export, the HTTP API).
+type wireMessage struct {
+	ID        string     `json:"id"`
+	SessionID string     `json:"session_id"`
+	Seq       int64      `json:"seq"`
+	Role      llm.Role   `json:"role"`
+	Model     string     `json:"model,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
+	UpdatedAt time.Time  `json:"updated_at"`
+	Parts     []wirePart `json:"parts"`
+}
+
+// MarshalJSON renders m with its parts as tagged objects
+// ({"type":"tool_call","id":...}).
+func (m Message) MarshalJSON() ([]byte, error) {
+	ws, err := wireParts(m.Parts)
+	if err != nil {
+		return nil, fmt.Errorf("message %s: %w", m.ID, err)
+	}
+	return json.Marshal(wireMessage{
+		ID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Role: m.Role, Model: m.Model,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Parts: ws,
+	})
+}
+
+// UnmarshalJSON parses what MarshalJSON produced.
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var w wireMessage
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	parts, err := partsFromWire(w.Parts)
+	if err != nil {
+		return fmt.Errorf("message %s: %w", w.ID, err)
+	}
+	*m = Message{
+		ID: w.ID, SessionID: w.SessionID, Seq: w.Seq, Role: w.Role, Model: w.Model,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Parts: parts,
+	}
+	return nil
+}
+
+func validRole(r llm.Role) bool {
+	switch r {
+	case llm.RoleSystem, llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/google/uuid"
+	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
+)
+
+// DefaultPath is where the database lives under the user's state directory
+// ($XDG_STATE_HOME, or ~/.local/state when unset): stateDir/odin/odin.db.
+func DefaultPath(stateDir string) string {
+	return filepath.Join(stateDir, "odin", "odin.db")
+}
+
+// Option adjusts Open.
+type Option func(*options)
+
+type options struct {
+	now         func() time.Time
+	newID       func() string
+	busyTimeout time.Duration
+	readers     int
+	schema      int
+}
+
+// WithClock sets the clock used for times the caller leaves zero (tests
+// pass a fixed clock for deterministic output).
+func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// WithIDs sets the generator of the IDs the caller leaves empty. The default
+// makes UUIDv7s, which sort by creation time.
+func WithIDs(newID func() string) Option { return func(o *options) { o.newID = newID } }
+
+// WithBusyTimeout sets how long a write waits for another process holding
+// the write lock before failing with "database is locked" (default 10s).
+func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// SQLite is the Store on one SQLite file (modernc.org/sqlite, pure Go).
+//
+// The file is in WAL mode, so readers never block the writer nor each
+// other, and any number of processes may open it: a committed write is seen
+// at once by every connection. Writes go through one connection per
+// process and start with BEGIN IMMEDIATE, taking the file's write lock up
+// front; a writer from another process waits for it up to the busy timeout
+// instead of failing midway. Commits use synchronous=NORMAL: a killed
+// process loses nothing it committed; a power cut may lose the last
+// commits but never corrupts the file.
+type SQLite struct {
+	w     *sql.DB // the single writer connection
+	r     *sql.DB // read-only connections
+	now   func() time.Time
+	newID func() string
+}
+
+var _ Store = (*SQLite)(nil)
+
+// Open opens (creating it and its directory if needed) the database at path
+// and migrates it to the current schema. A database written by a newer Odin
+// is refused with ErrSchemaTooNew.
+func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
+	o := options{
+		now:         time.Now,
+		newID:       func() string { return uuid.Must(uuid.NewV7()).String() },
+		busyTimeout: 10 * time.Second,
+		readers:     4,
+	}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if path == "" {
+		return nil, fmt.Errorf("store: open: empty path: %w", ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	busy := fmt.Sprint(o.busyTimeout.Milliseconds())
+
+	w, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_busy_timeout": {busy},
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"NORMAL"},
+		"_foreign_keys": {"on"},
+		"_txlock":       {"immediate"},
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	// One writer connection: in-process writers queue on the pool (which
+	// honours ctx) rather than spinning on the file lock.
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w, o.schema, o.now()); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: migrate: %w", path, err)
+	}
+
+	r, err := sql.Open("sqlite", dsn(abs, url.Values{
+		"_busy_timeout": {busy},
+		"_foreign_keys": {"on"},
+		"_query_only":   {"on"},
+	}))
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
+	r.SetMaxOpenConns(o.readers)
+	r.SetMaxIdleConns(o.readers)
+	return &SQLite{w: w, r: r, now: o.now, newID: o.newID}, nil
+}
+
+// dsn builds a file: URI so that any path (spaces, '?', '#', '%') reaches
+// SQLite intact.
+func dsn(path string, q url.Values) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// Close closes both connection pools.
+func (s *SQLite) Close() error {
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// IntegrityCheck runs SQLite's full consistency check and returns its
+// findings ("ok" when the file is sound), for `odin doctor` and tests.
+func (s *SQLite) IntegrityCheck(ctx context.Context) (string, error) {
+	rows, err := s.r.QueryContext(ctx, `PRAGMA integrity_check`)
+	if err != nil {
+		return "", fmt.Errorf("store: integrity check: %w", err)
+	}
+	defer rows.Close()
+	var out string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "", fmt.Errorf("store: integrity check: %w", err)
+		}
+		if out != "" {
+			out += "\n"
+		}
+		out += line
+	}
+	return out, rows.Err()
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
+func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// stamp returns t, or now when t is zero, as Unix nanoseconds.
+func (s *SQLite) stamp(t time.Time) int64 {
+	if t.IsZero() {
+		t = s.now()
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of stamp: UTC, monotonic reading stripped.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// queryer is what both *sql.DB and *sql.Tx offer for reads.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
