@@ -1,0 +1,162 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// Options configure a session's Policy.
+type Options struct {
+	// Root is the project root (absolute; must exist).
+	Root string
+	// Permissions are the effective permissions: the trusted config plus
+	// the flags (--allow adds to AllowedCommands, --add-dir to
+	// AdditionalDirs).
+	Permissions config.Permissions
+	// Protected are paths never written: Odin's user config dir and state
+	// dir.
+	Protected []string
+	// Approver answers what needs approval: a *BusApprover in the REPL,
+	// Headless{} (or Headless{Yolo: true}) in headless runs. Nil means
+	// Headless{}. It is wrapped in the session's Memory.
+	Approver Approver
+}
+
+// Policy is one session's permission policy: the path guard, the command
+// policy and the session's approval memory. It implements tools.Permission
+// and is safe for concurrent use; every agent of the session shares it, so
+// a specialist never gets more than its session has.
+type Policy struct {
+	guard    *Guard
+	commands *Commands
+	memory   *Memory
+}
+
+var _ tools.Permission = (*Policy)(nil)
+
+// New builds a session's Policy.
+func New(opts Options) (*Policy, error) {
+	mem := NewMemory(opts.Approver)
+	g, err := NewGuard(opts.Root, GuardOptions{
+		AdditionalDirs: opts.Permissions.AdditionalDirs,
+		Protected:      opts.Protected,
+		Approver:       mem,
+	})
+	if err != nil {
+		return nil, err
+	}
+	c, err := NewCommands(g, opts.Permissions)
+	if err != nil {
+		return nil, err
+	}
+	return &Policy{guard: g, commands: c, memory: mem}, nil
+}
+
+// Guard is the session's path guard (the Orchestrator's).
+func (p *Policy) Guard() *Guard { return p.guard }
+
+// GuardFor returns the path guard for an agent instance, to put in its
+// tools.Env: the session's guard plus the agent's write filter.
+func (p *Policy) GuardFor(agent, taskID string) *Guard { return p.guard.ForAgent(agent, taskID) }
+
+// Memory is the session's approval memory.
+func (p *Policy) Memory() *Memory { return p.memory }
+
+// CheckCommand classifies command for env's agent and mode without asking.
+func (p *Policy) CheckCommand(env *tools.Env, command string) Verdict {
+	return p.commands.WithGuard(p.GuardFor(env.Agent, env.AgentID)).Check(command, modeOf(env))
+}
+
+// Authorize implements tools.Permission. It enforces the mode by tool class
+// (ask and plan modes write nothing but plan files under .odin/plans/, and
+// run only read-only commands), classifies ExecuteCommand's command, and
+// asks the session's approver when the verdict is Ask. It returns nil to
+// allow, a *Denial to refuse, or the approver's error (a cancelled
+// context). Paths of read and write tools are checked by the Guard inside
+// the tool, where the resolved path is used.
+func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info, input json.RawMessage) error {
+	mode := modeOf(env)
+	switch info.Class {
+	case tools.ClassRead, tools.ClassWeb, tools.ClassSpawn:
+		return nil
+	case tools.ClassWrite:
+		if mode == messages.ModeEdit {
+			return nil
+		}
+		if mode == messages.ModePlan {
+			if path := stringField(input, "file_path"); path != "" && p.isPlanFile(env, path) {
+				return nil
+			}
+		}
+		return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf(
+			"Permission denied: %s changes files, and %s mode changes nothing (rule %s). Only plan mode may write, and only its plan file under .odin/plans/. Describe the change instead; only the user can switch to edit mode.",
+			info.Name, mode, RuleMode)}
+	case tools.ClassExecute:
+		command := stringField(input, "command")
+		if strings.TrimSpace(command) == "" {
+			return &Denial{Rule: RuleUnresolvable, Subject: info.Name, Message: fmt.Sprintf(
+				"Permission denied: %s needs a non-empty \"command\" string to be checked.", info.Name)}
+		}
+		g := p.GuardFor(env.Agent, env.AgentID)
+		v := p.commands.WithGuard(g).Check(command, mode)
+		switch v.Action {
+		case Allow:
+			return nil
+		case Deny:
+			return denialOf(v, command, info.Name)
+		}
+		return requestApproval(ctx, p.memory, Request{
+			Kind:    KindCommand,
+			Tool:    info.Name,
+			Subject: command,
+			Origin:  g.origin,
+		}, v)
+	}
+	return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf("Permission denied: %s has an unknown tool class %q.", info.Name, info.Class)}
+}
+
+// isPlanFile reports whether path resolves to a file under .odin/plans/.
+func (p *Policy) isPlanFile(env *tools.Env, path string) bool {
+	resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tools.AccessWrite)
+	if err != nil || v.Action != Allow {
+		return false
+	}
+	plans := filepath.Join(p.guard.root, ".odin", "plans")
+	return resolved != plans && workspace.Within(plans, resolved)
+}
+
+// modeOf reads env's mode; anything unknown counts as ask mode, the most
+// restrictive.
+func modeOf(env *tools.Env) messages.Mode {
+	if env == nil {
+		return messages.ModeAsk
+	}
+	m, err := messages.ParseMode(env.Mode)
+	if err != nil {
+		return messages.ModeAsk
+	}
+	return m
+}
+
+// stringField decodes one string field of a JSON object ("" when absent or
+// not a string). Decoding here, rather than with the tool's input type,
+// keeps the policy independent of the tools' packages.
+func stringField(input json.RawMessage, name string) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(input, &m); err != nil {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(m[name], &s); err != nil {
+		return ""
+	}
+	return s
+}
