@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,7 +86,20 @@ func testTools() tools.Set {
 	boom := tools.New[echoIn]("Boom", tools.ClassRead, "panics", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
 		panic("boom")
 	})
-	return tools.NewSet(echo, write, slow, boom).Map(tools.WithRecover)
+	set := []tools.Tool{echo, write, slow, boom}
+	// Stand-ins named and classed like the built-ins, so that the roster's
+	// tool lists and the mode filtering see a realistic set.
+	for name, class := range map[string]tools.Class{
+		"ReadFile": tools.ClassRead, "Glob": tools.ClassRead, "Grep": tools.ClassRead, "LS": tools.ClassRead,
+		"Tree": tools.ClassRead, "GitDiff": tools.ClassRead, "WriteFile": tools.ClassWrite, "EditTool": tools.ClassWrite,
+		"MultiEditTool": tools.ClassWrite, "ExecuteCommand": tools.ClassExecute, "WebFetch": tools.ClassWeb, "WebSearch": tools.ClassWeb,
+	} {
+		set = append(set, tools.New[echoIn](name, class, "stand-in", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
+			return tools.Errorf("%s is a stand-in in actor tests", name), nil
+		}))
+	}
+	sort.Slice(set, func(i, j int) bool { return set[i].Info().Name < set[j].Info().Name })
+	return tools.NewSet(set...).Map(tools.WithRecover)
 }
 
 type harness struct {
@@ -119,13 +133,9 @@ func newHarness(t *testing.T, script *llmtest.Script, opts ...harnessOpt) *harne
 	cfg.Supervision.MaxRestarts = 2
 	cfg.Supervision.Window = time.Minute
 	set := testTools()
-	roster, err := LoadRoster(RosterOptions{Config: cfg, ToolNames: append(set.Names(), "ReadFile", "Glob", "Grep", "LS", "Tree", "GitDiff", "WriteFile", "EditTool", "MultiEditTool", "ExecuteCommand", "WebFetch", "WebSearch")})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ids atomic.Int64
 	deps := &Deps{
-		Root: root, Config: cfg, Tools: set, Roster: roster, Bus: events.New("s1", nil),
+		Root: root, Config: cfg, Tools: set, Bus: events.New("s1", nil),
 		Models: ModelFunc(func(name string) (Model, error) {
 			return Model{Client: client, ID: name + "-model", ContextWindow: 100000, Price: config.Price{Input: 1, Output: 2}}, nil
 		}),
@@ -136,6 +146,13 @@ func newHarness(t *testing.T, script *llmtest.Script, opts ...harnessOpt) *harne
 	}
 	for _, o := range opts {
 		o(deps)
+	}
+	if deps.Roster == nil {
+		roster, err := LoadRoster(RosterOptions{Config: cfg, ToolNames: deps.Tools.Names()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deps.Roster = roster
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{t: t, root: root, client: client, deps: deps, cancel: cancel}

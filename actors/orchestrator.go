@@ -443,6 +443,7 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 	if run.timer != nil {
 		run.timer.Stop()
 	}
+	c.Stop(run.pid)
 	if r.Restarts == 0 {
 		r.Restarts = run.crashes
 	}

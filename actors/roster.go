@@ -56,6 +56,10 @@ type AgentDefinition struct {
 	NoInstructions bool
 	// report builds the agent's Report tool.
 	report func() tools.Tool
+	// userAllow and userDeny are set when Tools or DisallowedTools came
+	// from the user, whose names must exist; built-in lists may name tools
+	// this session does not have (WebSearch without a backend).
+	userAllow, userDeny bool
 }
 
 // ToolName is the name of the delegation tool the Orchestrator's model
@@ -299,10 +303,13 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 		}
 	}
 	if c.Tools != nil {
-		a.Tools = c.Tools
+		a.Tools, a.userAllow = c.Tools, true
 	}
 	if c.DisallowedTools != nil {
-		a.DisallowedTools = c.DisallowedTools
+		a.DisallowedTools, a.userDeny = c.DisallowedTools, true
+	}
+	if !builtin {
+		a.userAllow, a.userDeny = true, true
 	}
 	if c.Model != "" {
 		a.Model = c.Model
@@ -331,12 +338,12 @@ func checkAgent(a *AgentDefinition, known map[string]bool) error {
 	rerr := func(key, problem string) error { return &RosterError{File: file, Agent: a.Name, Key: key, Problem: problem} }
 	if len(known) > 0 {
 		for _, t := range a.Tools {
-			if t != "*" && !known[t] {
+			if a.userAllow && t != "*" && !known[t] {
 				return rerr("tools", fmt.Sprintf("unknown tool %q (known: %s)", t, strings.Join(sortedKeys(known), ", ")))
 			}
 		}
 		for _, t := range a.DisallowedTools {
-			if !known[t] {
+			if a.userDeny && !known[t] {
 				return rerr("disallowed_tools", fmt.Sprintf("unknown tool %q", t))
 			}
 		}
@@ -473,7 +480,7 @@ func parseAgentFile(path string) (*AgentDefinition, error) {
 		return nil, rerr("name", fmt.Sprintf("invalid agent name %q: use lowercase letters, digits, '-' and '_'", name))
 	}
 	a := &AgentDefinition{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description),
-		Custom: strings.TrimSpace(body), Model: "main", Tools: []string{"*"},
+		Custom: strings.TrimSpace(body), Model: "main", Tools: []string{"*"}, userAllow: true, userDeny: true,
 		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: fm.MaxTokens}
 	rerr = func(key, problem string) error { return &RosterError{File: rel, Agent: name, Key: key, Problem: problem} }
 	if a.Description == "" {

@@ -43,7 +43,13 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		id = deps.NewID()
 	}
 	logger := logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())
-	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	// Late results of cancelled work reach stopped actors as dead letters,
+	// which is expected; a short throttle window keeps protoactor's
+	// dead-letter timer goroutine short-lived.
+	system := actor.NewActorSystem(
+		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }),
+		actor.WithDeadLetterThrottleInterval(100*time.Millisecond),
+	)
 	pid, err := system.Root.SpawnNamed(NewOrchestratorProps(deps, id, opts.History), "orchestrator-"+id)
 	if err != nil {
 		system.Shutdown()

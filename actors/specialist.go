@@ -39,8 +39,8 @@ type task struct {
 
 // specialist is the one generic specialist actor. A roster entry makes it
 // Search, Code, Review... It runs the planner→tool loop off the mailbox
-// and ends by sending exactly one *messages.Report to its parent, then
-// stops itself.
+// and ends by sending exactly one *messages.Report to its parent, which
+// then stops it.
 type specialist struct {
 	deps *Deps
 	t    *task
@@ -311,8 +311,9 @@ func (s *specialist) finish(c actor.Context, status messages.ReportStatus, summa
 		Summary: strings.TrimSpace(summary), Result: result, Files: s.files, Error: problem,
 		Usage: s.usage, Model: s.model.ID, Turns: s.turn, Restarts: s.restart,
 		Elapsed: s.deps.now().Sub(s.started)}
+	// The parent stops this actor once it has the report: stopping here
+	// would let the Terminated system message overtake the report.
 	c.Send(c.Parent(), rep)
-	c.Stop(c.Self())
 }
 
 func (s *specialist) progress() {
