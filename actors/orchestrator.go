@@ -477,8 +477,8 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 		reason = "stopped without reporting"
 	}
 	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportFailed,
-		Summary: fmt.Sprintf("the %s specialist failed: %s", run.def.Name, reason),
-		Error:   fmt.Sprintf("crashed %d time(s), restart limit %d reached: %s", run.crashes, o.deps.Config.Supervision.MaxRestarts, reason),
+		Summary:  fmt.Sprintf("the %s specialist failed: %s", run.def.Name, reason),
+		Error:    fmt.Sprintf("crashed %d time(s), restart limit %d reached: %s", run.crashes, o.deps.Config.Supervision.MaxRestarts, reason),
 		Restarts: max(run.crashes-1, 0)})
 }
 

@@ -252,7 +252,9 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 }
 
 func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.Agent, file, dir string) error {
-	rerr := func(key, problem string) error { return &RosterError{File: file, Agent: name, Key: key, Problem: problem} }
+	rerr := func(key, problem string) error {
+		return &RosterError{File: file, Agent: name, Key: key, Problem: problem}
+	}
 	if !agentName.MatchString(name) {
 		return rerr("", "invalid agent name: use lowercase letters, digits, '-' and '_', starting with a letter")
 	}
@@ -335,7 +337,9 @@ func checkAgent(a *AgentDefinition, known map[string]bool) error {
 	if i := strings.Index(file, "+"); i >= 0 {
 		file = file[i+1:]
 	}
-	rerr := func(key, problem string) error { return &RosterError{File: file, Agent: a.Name, Key: key, Problem: problem} }
+	rerr := func(key, problem string) error {
+		return &RosterError{File: file, Agent: a.Name, Key: key, Problem: problem}
+	}
 	if len(known) > 0 {
 		for _, t := range a.Tools {
 			if a.userAllow && t != "*" && !known[t] {
@@ -456,7 +460,9 @@ func parseAgentFile(path string) (*AgentDefinition, error) {
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
 	rel := filepath.Join(".odin", "agents", filepath.Base(path))
-	rerr := func(key, problem string) error { return &RosterError{File: rel, Agent: base, Key: key, Problem: problem} }
+	rerr := func(key, problem string) error {
+		return &RosterError{File: rel, Agent: base, Key: key, Problem: problem}
+	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	if !strings.HasPrefix(text, "---\n") {
 		return nil, rerr("", "missing YAML front matter (a file starting with ---)")
@@ -482,7 +488,9 @@ func parseAgentFile(path string) (*AgentDefinition, error) {
 	a := &AgentDefinition{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description),
 		Custom: strings.TrimSpace(body), Model: "main", Tools: []string{"*"}, userAllow: true, userDeny: true,
 		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: fm.MaxTokens}
-	rerr = func(key, problem string) error { return &RosterError{File: rel, Agent: name, Key: key, Problem: problem} }
+	rerr = func(key, problem string) error {
+		return &RosterError{File: rel, Agent: name, Key: key, Problem: problem}
+	}
 	if a.Description == "" {
 		return nil, rerr("description", "required (say when to use the agent)")
 	}
