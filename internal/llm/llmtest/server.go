@@ -311,23 +311,26 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, ErrorBody{Message: "llmtest: reading body: " + err.Error(), Type: "invalid_request_error"})
 		return
 	}
-	var body ChatRequest
-	if err := json.Unmarshal(raw, &body); err != nil {
-		writeError(w, http.StatusBadRequest, ErrorBody{Message: "llmtest: body is not a chat request: " + err.Error(), Type: "invalid_request_error"})
-		return
-	}
 	agent := r.Header.Get(llm.AgentHeader)
 	if agent == "" {
 		agent = DefaultAgent
 	}
+	rec := Request{Agent: agent, Step: -1, Time: time.Now(), Header: r.Header.Clone(), Raw: raw, Concurrent: concurrent}
+	record := func() {
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+	}
+	if err := json.Unmarshal(raw, &rec.Body); err != nil {
+		record()
+		writeError(w, http.StatusBadRequest, ErrorBody{Message: "llmtest: body is not a chat request: " + err.Error(), Type: "invalid_request_error"})
+		return
+	}
+	body := rec.Body
 	msgs := body.LLMMessages()
 	pool, idx, st, ok := s.book.take(agent, lastTurnTexts(msgs))
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{
-		Agent: agent, Pool: pool, Step: idx, Time: time.Now(), Header: r.Header.Clone(),
-		Body: body, Raw: raw, Concurrent: concurrent,
-	})
-	s.mu.Unlock()
+	rec.Pool, rec.Step = pool, idx
+	record()
 	if !ok {
 		msg := exhausted(agent, pool, msgs)
 		s.logf("%s: %s", agent, msg)
