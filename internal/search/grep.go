@@ -152,7 +152,9 @@ type grepWorker struct {
 	lines   int
 	omitted int
 	matches []block
-	results []FileResult
+	// nmatches counts individual matches in multiline mode.
+	nmatches int
+	results  []FileResult
 }
 
 // block is a run of matching lines: one line, or in multiline mode every
@@ -219,7 +221,11 @@ func (w *grepWorker) file(e Entry) error {
 		if binaryQuit {
 			return nil // ripgrep squashes counts of binary files
 		}
-		w.emit(display, len(w.matches))
+		count := len(w.matches)
+		if w.opts.Matcher.multiline {
+			count = w.nmatches // multiline counts matches, not lines
+		}
+		w.emit(display, count)
 	case binaryConvert:
 		w.out = fmt.Appendf(w.out, "%s: binary file matches (found \"\\0\" byte around offset %d)\n", display, nul)
 		w.lines++
@@ -408,10 +414,12 @@ func (w *grepWorker) searchMultiline(data []byte, stopAtFirst bool) {
 	line, counted := 1, 0
 	var cur block
 	have := false
+	w.nmatches = 0
 	for _, loc := range m.re.FindAllIndex(data, -1) {
 		if loc[0] == len(data) && (len(data) == 0 || data[len(data)-1] == '\n') {
 			break // ripgrep stops at the end of the buffer
 		}
+		w.nmatches++
 		ls := lineStart(data, loc[0])
 		var le int
 		if loc[1] > ls && data[loc[1]-1] == '\n' {

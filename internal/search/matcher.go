@@ -305,7 +305,7 @@ func newLiteral(runes []rune, fold bool) *literal {
 		buf = utf8.AppendRune(buf, r)
 	}
 	if !fold || !anyFoldable(runes) {
-		return &literal{s: buf}
+		return &literal{s: buf, verified: true}
 	}
 	// Case-insensitive: scan for one ASCII byte whose case variants are
 	// exactly its ASCII upper and lower forms (k and s also fold to

@@ -379,6 +379,17 @@ const (
 	MatchWhitelist
 )
 
+// String names the verdict.
+func (m Match) String() string {
+	switch m {
+	case MatchIgnore:
+		return "ignore"
+	case MatchWhitelist:
+		return "whitelist"
+	}
+	return "none"
+}
+
 type ignoreRule struct {
 	glob      *Glob
 	whitelist bool
