@@ -79,6 +79,9 @@ var ignoreTree = map[string]string{
 func rgFiles(t *testing.T, rg, root string, args ...string) []string {
 	t.Helper()
 	out := runRg(t, rg, root, append([]string{"--files"}, args...)...)
+	if len(out) == 0 {
+		return nil
+	}
 	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 }
 
@@ -88,9 +91,9 @@ func odinFiles(t *testing.T, root, pattern string, opts WalkOptions) []string {
 	if err != nil {
 		t.Fatalf("Files: %v", err)
 	}
-	rels := make([]string, len(files))
-	for i, f := range files {
-		rels[i] = f.Rel
+	var rels []string
+	for _, f := range files {
+		rels = append(rels, f.Rel)
 	}
 	slices.SortFunc(rels, ComparePaths)
 	return rels
