@@ -102,7 +102,8 @@ type Response struct {
 	Refusal   string
 	ToolCalls []ToolCall
 	// FinishReason is FinishToolCalls whenever ToolCalls is non-empty, even if
-	// the provider said "stop".
+	// the provider said "stop" — except FinishLength and FinishContentFilter,
+	// which are kept because the calls may then be cut short.
 	FinishReason FinishReason
 	Usage        Usage
 	// UsageReported is false when the provider sent no usage; Usage then

@@ -115,7 +115,12 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 		}
 	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		opts.HTTPClient = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			// A private pool: idle connections of one provider are not
+			// shared with, or closed by, unrelated code.
+			opts.HTTPClient.Transport = t.Clone()
+		}
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
@@ -258,6 +263,11 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 		return acc.response(req)
 	}
 
+	if mt == "text/html" {
+		// A captive portal or a proxy's page, not a model.
+		body, _ := io.ReadAll(io.LimitReader(raw.Body, 512))
+		return nil, &Error{Kind: KindBadResponse, StatusCode: raw.StatusCode, Message: "the server answered with an HTML page, not an event stream: " + snippet(body)}
+	}
 	dec := ssestream.NewDecoder(raw)
 	for dec.Next() {
 		ev := dec.Event()

@@ -145,6 +145,7 @@ func TestSSEFixtures(t *testing.T) {
 		{file: "cut-no-finish.sse", wantErr: llm.KindNetwork, errText: "stream ended before the response finished"},
 		{file: "event-error.sse", wantErr: llm.KindServer, errText: "Overloaded"},
 		{file: "bad-chunk.sse", wantErr: llm.KindBadResponse, errText: "unparseable stream chunk"},
+		{file: "html-page.html", wantErr: llm.KindBadResponse, errText: "HTML page"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -153,9 +154,12 @@ func TestSSEFixtures(t *testing.T) {
 				t.Fatal(err)
 			}
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if strings.HasSuffix(tt.file, ".json") {
+				switch filepath.Ext(tt.file) {
+				case ".json":
 					w.Header().Set("Content-Type", "application/json")
-				} else {
+				case ".html":
+					w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				default:
 					w.Header().Set("Content-Type", "text/event-stream")
 				}
 				_, _ = w.Write(body)

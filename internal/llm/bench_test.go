@@ -1,0 +1,68 @@
+package llm_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/llm/llmtest"
+)
+
+// BenchmarkStreamScripted measures one model turn end to end over loopback
+// HTTP: request encoding, SSE parsing and accumulation of ~1 KB of text in
+// 16-rune deltas plus two tool calls.
+func BenchmarkStreamScripted(b *testing.B) {
+	step := llmtest.Step{
+		Text:      strings.Repeat("All work and no play. ", 48),
+		ChunkSize: 16,
+		ToolCalls: []llmtest.ToolCall{
+			llmtest.Call("ReadFile", map[string]string{"path": "internal/llm/openai.go"}),
+			llmtest.Call("Grep", map[string]string{"pattern": "func .*Stream", "path": "."}),
+		},
+	}
+	script := llmtest.NewScript()
+	for range b.N {
+		script.Add("default", step)
+	}
+	srv, err := llmtest.Serve("127.0.0.1:0", script)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	c := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL(), MaxRetries: -1})
+	req := userRequest("read the adapter")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Stream(b.Context(), req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamFixture measures parsing a recorded-shape stream served
+// as fast as possible (no script bookkeeping).
+func BenchmarkStreamFixture(b *testing.B) {
+	body, err := os.ReadFile(filepath.Join("testdata", "openai-parallel-split.sse"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	defer srv.Close()
+	c := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL, MaxRetries: -1})
+	req := userRequest("hi")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Stream(b.Context(), req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
