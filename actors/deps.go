@@ -11,6 +11,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -114,6 +115,8 @@ type Deps struct {
 	// Gates runs the quality-gate checks (QA commands); nil uses the default
 	// runner.
 	Checks CheckRunner
+	// Store persists sessions as they happen; nil keeps them in memory.
+	Store store.Store
 	// Log is Odin's log.
 	Log zerolog.Logger
 	// Now and NewID are injected for deterministic tests.

@@ -117,14 +117,21 @@ func cancelledResult() tools.Result {
 }
 
 // toolMessage is the conversation entry answering call.
-func toolMessage(call llm.ToolCall, content string, isError bool) llm.Message {
+func toolMessage(call llm.ToolCall, content string, isError bool) toolResult {
 	if isError && !strings.HasPrefix(content, "Error") {
 		content = "Error: " + content
 	}
 	if content == "" {
 		content = "(no output)"
 	}
-	return llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}
+	return toolResult{msg: llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}, isError: isError}
+}
+
+// cancelledMessage answers a call that never finished.
+func cancelledMessage(call llm.ToolCall) toolResult {
+	r := toolMessage(call, cancelledResult().Output, true)
+	r.cancelled = true
+	return r
 }
 
 // assistantMessage is the conversation entry of a model response.

@@ -65,8 +65,8 @@ type turnState struct {
 	tracker ChangeTracker
 
 	modelTurns int
-	calls      []llm.ToolCall         // calls of the current model response
-	results    map[string]llm.Message // call ID → tool message
+	calls      []llm.ToolCall        // calls of the current model response
+	results    map[string]toolResult // call ID → tool message
 	tasks      map[string]*taskRun
 	files      []string
 	records    []messages.ToolCallRecord
@@ -85,6 +85,8 @@ type turnState struct {
 // arrival order, each with its own mode.
 type Orchestrator struct {
 	deps     *Deps
+	j        *journal
+	titled   bool
 	session  string
 	behavior actor.Behavior
 	history  []llm.Message
@@ -94,9 +96,9 @@ type Orchestrator struct {
 	reads    *tools.ReadState
 }
 
-// NewOrchestratorProps returns the props of a session's Orchestrator, with
+// newOrchestratorProps returns the props of a session's Orchestrator, with
 // its supervision of specialists configured from deps.
-func NewOrchestratorProps(deps *Deps, sessionID string, history []llm.Message) *actor.Props {
+func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message) *actor.Props {
 	sup := deps.Config.Supervision
 	maxRestarts, window := sup.MaxRestarts, sup.Window
 	if window <= 0 {
@@ -104,7 +106,8 @@ func NewOrchestratorProps(deps *Deps, sessionID string, history []llm.Message) *
 	}
 	strategy := actor.NewOneForOneStrategy(maxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })
 	return actor.PropsFromProducer(func() actor.Actor {
-		o := &Orchestrator{deps: deps, session: sessionID, history: append([]llm.Message(nil), history...), reads: tools.NewReadState()}
+		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
+			reads: tools.NewReadState(), titled: len(history) > 0}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -186,7 +189,7 @@ func (o *Orchestrator) queueState() *messages.QueueState {
 func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	o.behavior.Become(o.busy)
 	o.turnSeq++
-	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]llm.Message{}, tasks: map[string]*taskRun{}}
+	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}, tasks: map[string]*taskRun{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
 	o.deps.Bus.Publish(messages.TurnStarted{Input: in})
@@ -211,7 +214,13 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		set = set.With(requestReviewTool())
 	}
 	t.tools = set
-	o.history = append(o.history, llm.Message{Role: llm.RoleUser, Content: in.Body})
+	user := llm.Message{Role: llm.RoleUser, Content: in.Body}
+	o.history = append(o.history, user)
+	o.j.appendMessage(o.session, user, "", "", t.started)
+	if !o.titled {
+		o.titled = true
+		o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
+	}
 	o.callModel(c)
 }
 
@@ -264,8 +273,12 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	r := msg.resp
-	o.addUsage("orchestrator", t.model.ID, t.model.Usage(r.Usage, r.UsageReported))
-	o.history = append(o.history, assistantMessage(r))
+	u := t.model.Usage(r.Usage, r.UsageReported)
+	o.addUsage("orchestrator", t.model.ID, u)
+	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
+	am := assistantMessage(r)
+	o.history = append(o.history, am)
+	o.j.appendMessage(o.session, am, t.model.ID, r.FinishReason, o.deps.now())
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
 			o.finishTurn(c, messages.TurnFailed, p)
@@ -275,7 +288,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	t.calls = r.ToolCalls
-	t.results = map[string]llm.Message{}
+	t.results = map[string]toolResult{}
 	var plain []llm.ToolCall
 	for _, call := range r.ToolCalls {
 		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
@@ -332,7 +345,9 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 		}
 		if todos, ok := res.Meta.([]messages.Todo); ok {
 			o.deps.Bus.Publish(messages.TodosUpdated{Todos: todos})
+			o.j.todos(o.session, todos)
 		}
+		o.j.tool(o.session, "orchestrator", out, res.Files, o.deps.now())
 		t.files = addUnique(t.files, res.Files...)
 		o.markRecord(out.call.ID, res)
 		t.results[out.call.ID] = toolMessage(out.call, res.Output, res.IsError)
@@ -363,7 +378,7 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 		}
 	}
 	for _, call := range t.calls {
-		o.history = append(o.history, t.results[call.ID])
+		o.addResult(t.results[call.ID])
 	}
 	t.calls = nil
 	o.callModel(c)
@@ -396,7 +411,7 @@ func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, br
 	t := o.turn
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: desc, Brief: brief,
 		Mode: t.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
-	tk := &task{delegate: d, def: def, deadline: o.deps.now().Add(timeout), tracker: t.tracker}
+	tk := &task{delegate: d, def: def, deadline: o.deps.now().Add(timeout), tracker: t.tracker, j: o.j}
 	run := &taskRun{delegate: d, def: def, callID: callID, onReport: onReport}
 	t.tasks[d.TaskID] = run
 	model := def.Model
@@ -404,6 +419,7 @@ func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, br
 		model = m.ID
 	}
 	o.deps.Bus.Publish(messages.AgentStarted{TaskID: d.TaskID, Agent: def.Name, Description: desc, Model: model, Timeout: timeout})
+	o.j.createChild(o.session, d.TaskID, def.Name, desc, string(d.Mode), model, o.deps.Root, o.deps.now())
 	run.pid = c.SpawnPrefix(newSpecialistProps(o.deps, tk), "specialist-"+def.Name)
 	system, self, id := c.ActorSystem(), c.Self(), t.id
 	run.timer = time.AfterFunc(timeout+taskGrace, func() {
@@ -497,6 +513,12 @@ func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
 		Error:   "deadline exceeded", Restarts: run.crashes})
 }
 
+// addResult appends a tool result to the history and the store.
+func (o *Orchestrator) addResult(r toolResult) {
+	o.history = append(o.history, r.msg)
+	o.j.appendResult(o.session, r, o.deps.now())
+}
+
 // reportForModel is the delegation tool's result text.
 func reportForModel(r *messages.Report) string {
 	var b strings.Builder
@@ -569,11 +591,11 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	if t.gates == nil {
 		for _, call := range t.calls {
 			if _, ok := t.results[call.ID]; !ok {
-				t.results[call.ID] = toolMessage(call, cancelledResult().Output, true)
+				t.results[call.ID] = cancelledMessage(call)
 			}
 		}
 		for _, call := range t.calls {
-			o.history = append(o.history, t.results[call.ID])
+			o.addResult(t.results[call.ID])
 		}
 		t.calls = nil
 	}

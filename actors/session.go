@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -23,11 +24,17 @@ type Session struct {
 	deps   *Deps
 	system *actor.ActorSystem
 	orch   *actor.PID
+	j      *journal
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // SessionOptions configure NewSession.
 type SessionOptions struct {
-	// ID of the session; a new one is generated when empty.
+	// ID of the session; a new one is generated when empty. With a store,
+	// the session must already exist there (the caller creates or resumes
+	// it); its history is then written as it happens.
 	ID string
 	// History is the conversation to resume (without a system prompt).
 	History []llm.Message
@@ -50,12 +57,14 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }),
 		actor.WithDeadLetterThrottleInterval(100*time.Millisecond),
 	)
-	pid, err := system.Root.SpawnNamed(NewOrchestratorProps(deps, id, opts.History), "orchestrator-"+id)
+	j := newJournal(deps.Store, deps.Log)
+	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History), "orchestrator-"+id)
 	if err != nil {
 		system.Shutdown()
+		j.close()
 		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
 	}
-	return &Session{ID: id, deps: deps, system: system, orch: pid}, nil
+	return &Session{ID: id, deps: deps, system: system, orch: pid, j: j}, nil
 }
 
 // Submit queues an input. It returns at once with the message as sent.
@@ -97,8 +106,14 @@ func (s *Session) ask(ctx context.Context, msg any) (*messages.QueueState, error
 }
 
 // Close cancels any running turn, stops the Orchestrator and its
-// specialists, and shuts the actor system down.
+// specialists, writes what the journal still holds and shuts the actor
+// system down. Later calls return the first call's result.
 func (s *Session) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
+	return s.closeErr
+}
+
+func (s *Session) close(ctx context.Context) error {
 	s.Cancel("session closed")
 	done := make(chan error, 1)
 	go func() { done <- s.system.Root.PoisonFuture(s.orch).Wait() }()
@@ -109,5 +124,6 @@ func (s *Session) Close(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.system.Shutdown()
+	s.j.close()
 	return err
 }

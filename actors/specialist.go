@@ -35,6 +35,7 @@ type task struct {
 	deadline time.Time
 	restarts atomic.Int32
 	tracker  ChangeTracker
+	j        *journal
 }
 
 // specialist is the one generic specialist actor. A roster entry makes it
@@ -133,6 +134,11 @@ func (s *specialist) onStarted(c actor.Context) {
 		return
 	}
 	s.history = []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: d.Brief}}
+	if s.restart == 0 {
+		s.t.j.appendMessage(d.TaskID, s.history[1], "", "", s.started)
+	} else {
+		s.t.j.appendMessage(d.TaskID, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("[restart %d after a crash: starting the task again]", s.restart)}, "", "", s.started)
+	}
 	s.callModel(c)
 }
 
@@ -179,7 +185,10 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	u := s.model.Usage(r.Usage, r.UsageReported)
 	s.usage = s.usage.Add(u)
 	s.deps.Bus.Publish(messages.UsageUpdated{Origin: s.origin, Model: s.model.ID, Usage: u})
-	s.history = append(s.history, assistantMessage(r))
+	s.t.j.usage(s.t.delegate.TaskID, s.t.def.Name, s.model.ID, u, s.deps.now())
+	am := assistantMessage(r)
+	s.history = append(s.history, am)
+	s.t.j.appendMessage(s.t.delegate.TaskID, am, s.model.ID, r.FinishReason, s.deps.now())
 	if r.Text != "" {
 		s.lastText = r.Text
 	}
@@ -193,8 +202,10 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 		// keep what it said rather than lose it.
 		if s.nudges < 2 {
 			s.nudges++
-			s.history = append(s.history, llm.Message{Role: llm.RoleUser,
-				Content: "You have not called the Report tool. Call Report now with your structured result; it is the only way your work reaches the Orchestrator."})
+			nudge := llm.Message{Role: llm.RoleUser,
+				Content: "You have not called the Report tool. Call Report now with your structured result; it is the only way your work reaches the Orchestrator."}
+			s.history = append(s.history, nudge)
+			s.t.j.appendMessage(s.t.delegate.TaskID, nudge, "", "", s.deps.now())
 			if !s.checkLimits(c) {
 				s.callModel(c)
 			}
@@ -232,7 +243,10 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 		if o.call.Name == "Report" && !o.result.IsError && o.result.Meta != nil && report == nil {
 			report = o
 		}
-		s.history = append(s.history, toolMessage(o.call, o.result.Output, o.result.IsError))
+		tr := toolMessage(o.call, o.result.Output, o.result.IsError)
+		s.history = append(s.history, tr.msg)
+		s.t.j.appendResult(s.t.delegate.TaskID, tr, s.deps.now())
+		s.t.j.tool(s.t.delegate.TaskID, s.t.def.Name, *o, o.result.Files, s.deps.now())
 	}
 	s.progress()
 	if report != nil {
