@@ -139,8 +139,8 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 // (one consistent snapshot). With fromSummary it starts at the summary
 // message, which it returns with role user.
 func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary bool) ([]Message, error) {
-	query := `SELECT m.id, m.seq, m.role, m.model, m.created_at, m.updated_at, m.parts, m.id = s.summary_message_id
-		FROM sessions s JOIN messages m ON m.session_id = s.id WHERE s.id = ?`
+	query := `SELECT m.id, m.seq, m.role, m.model, m.created_at, m.updated_at, m.parts, m.id = s.summary_message_id,
+		s.message_count FROM sessions s JOIN messages m ON m.session_id = s.id WHERE s.id = ?`
 	if fromSummary {
 		query += ` AND m.seq >= COALESCE((SELECT seq FROM messages WHERE id = s.summary_message_id AND session_id = s.id), 0)`
 	}
@@ -150,17 +150,23 @@ func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary 
 		return nil, err
 	}
 	defer rows.Close()
-	out := []Message{}
+	var out []Message
 	for rows.Next() {
 		var (
 			m                Message
 			role             string
 			created, updated int64
-			parts            sql.RawBytes
-			isSummary        bool
+			// RawBytes spares a copy of every message: decodeParts
+			// copies out what it keeps before the next row reuses it.
+			parts     sql.RawBytes
+			isSummary bool
+			count     int
 		)
-		if err := rows.Scan(&m.ID, &m.Seq, &role, &m.Model, &created, &updated, &parts, &isSummary); err != nil {
+		if err := rows.Scan(&m.ID, &m.Seq, &role, &m.Model, &created, &updated, &parts, &isSummary, &count); err != nil {
 			return nil, err
+		}
+		if out == nil {
+			out = make([]Message, 0, count)
 		}
 		if m.Parts, err = decodeParts(parts); err != nil {
 			return nil, fmt.Errorf("message %s: %w", m.ID, err)
@@ -176,6 +182,7 @@ func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary 
 		return nil, err
 	}
 	if len(out) == 0 {
+		out = []Message{}
 		// No rows: tell an empty session from a missing one.
 		if _, err := getSession(ctx, q, sessionID); err != nil {
 			return nil, err

@@ -117,10 +117,8 @@ func CapOutput(s string, max int) string {
 	return s[:keep] + fmt.Sprintf("\n[… %d bytes truncated]", len(s)-keep)
 }
 
-// wirePart is the JSON form of every part: one flat object tagged by type.
-// One struct (rather than an envelope holding a raw payload) lets a whole
-// message decode in a single pass, which is what keeps resuming a long
-// session fast.
+// wirePart is the JSON form of every part (export, import, the HTTP API):
+// one flat object tagged by type.
 type wirePart struct {
 	Type       string    `json:"type"`
 	Text       string    `json:"text,omitempty"`
@@ -196,26 +194,6 @@ func partsFromWire(ws []wirePart) ([]Part, error) {
 		out[i] = p
 	}
 	return out, nil
-}
-
-// encodeParts renders parts as the JSON array stored with a message, as a
-// string because the column is STRICT TEXT.
-func encodeParts(parts []Part) (string, error) {
-	ws, err := wireParts(parts)
-	if err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(ws)
-	return string(b), err
-}
-
-// decodeParts parses what encodeParts produced.
-func decodeParts(data []byte) ([]Part, error) {
-	var ws []wirePart
-	if err := json.Unmarshal(data, &ws); err != nil {
-		return nil, fmt.Errorf("decode parts: %w", err)
-	}
-	return partsFromWire(ws)
 }
 
 // wireMessage is the JSON form of a Message (export, the HTTP API).

@@ -110,6 +110,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		"_busy_timeout": {busy},
 		"_foreign_keys": {"on"},
 		"_query_only":   {"on"},
+		"_pragma":       {"mmap_size=268435456"},
 	}))
 	if err != nil {
 		w.Close()

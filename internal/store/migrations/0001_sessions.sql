@@ -34,9 +34,10 @@ CREATE TABLE messages (
     model      TEXT NOT NULL DEFAULT '',
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL,
-    -- The typed parts as one JSON array: a resume reads one row per
-    -- message instead of joining a parts table.
-    parts      TEXT NOT NULL,
+    -- The typed parts, protobuf-encoded (see codec.go): a resume reads one
+    -- row per message and decodes it by slicing, with no JSON unescaping
+    -- and no join with a parts table.
+    parts      BLOB NOT NULL,
     UNIQUE (session_id, seq)
 ) STRICT;
 
