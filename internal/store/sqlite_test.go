@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/store"
@@ -38,7 +39,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Every Store closes its connection pools; none may leave a goroutine.
+	goleak.VerifyTestMain(m)
 }
 
 func openTemp(t testing.TB, opts ...store.Option) *store.SQLite {
