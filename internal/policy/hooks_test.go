@@ -1,0 +1,258 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/tools"
+)
+
+func newHooks(t *testing.T, root string, hooks map[string][]config.Hook) *Hooks {
+	t.Helper()
+	h, err := NewHooks(hooks, HooksOptions{Root: root, SessionID: "sess-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestHookExitCodes(t *testing.T) {
+	root := t.TempDir()
+	marker := filepath.Join(root, "second-ran")
+	second := config.Hook{Command: "touch " + marker}
+	cases := []struct {
+		name       string
+		event      string
+		first      string
+		want       HookResult
+		secondRuns bool
+	}{
+		{"exit 0 adds context", UserPromptSubmit, "echo 'branch: main'", HookResult{Context: "branch: main"}, true},
+		{"exit 0 output of PreToolUse stays out of context", PreToolUse, "echo noise", HookResult{}, true},
+		{"exit 2 blocks with stderr", PreToolUse, "echo 'do not touch prod' >&2; exit 2", HookResult{Blocked: true, Feedback: "do not touch prod"}, false},
+		{"exit 2 without message", Stop, "exit 2", HookResult{Blocked: true, Feedback: `hook "exit 2" exited 2 without a message`}, false},
+		{"other code warns", SubagentStop, "echo oops >&2; exit 7", HookResult{Warnings: []string{`SubagentStop hook "echo oops >&2; exit 7" exited with status 7: oops`}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(marker)
+			h := newHooks(t, root, map[string][]config.Hook{c.event: {{Command: c.first}, second}})
+			got := h.Run(t.Context(), HookInput{Event: c.event, ToolName: "ExecuteCommand", Agent: "code"})
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			_, err := os.Stat(marker)
+			if ran := err == nil; ran != c.secondRuns {
+				t.Errorf("second hook ran=%v, want %v", ran, c.secondRuns)
+			}
+		})
+	}
+}
+
+func TestHookShellMissingWarns(t *testing.T) {
+	h, err := NewHooks(map[string][]config.Hook{PreCompact: {{Command: "true"}}}, HooksOptions{Root: t.TempDir(), Shell: "/nonexistent/shell"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.Run(t.Context(), HookInput{Event: PreCompact, Trigger: "auto"})
+	if got.Blocked || len(got.Warnings) != 1 || !strings.HasPrefix(got.Warnings[0], `PreCompact hook "true" could not run:`) {
+		t.Fatalf("result %+v", got)
+	}
+}
+
+func TestHookStdinAndEnvironment(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "event.json")
+	envOut := filepath.Join(root, "env.txt")
+	h := newHooks(t, root, map[string][]config.Hook{PostToolUse: {{
+		Matcher: "ExecuteCommand",
+		Command: `cat > event.json; printf '%s\n' "$ODIN_HOOK_EVENT" "$ODIN_SESSION_ID" "$ODIN_PROJECT_DIR" "$PWD" > env.txt`,
+	}}})
+	env := &tools.Env{Root: root, Agent: "qa", AgentID: "t9", SessionID: "sess-9", Mode: "edit"}
+	v := h.PostToolUse(t.Context(), env, tools.Info{Name: "ExecuteCommand"}, json.RawMessage(`{"command":"go vet ./..."}`),
+		tools.Result{Output: "ok", Files: []string{"/x"}})
+	if v.Block || len(v.Warnings) > 0 {
+		t.Fatalf("verdict %+v", v)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("stdin is not JSON: %v\n%s", err, data)
+	}
+	want := map[string]any{
+		"session_id":      "sess-9",
+		"hook_event_name": "PostToolUse",
+		"cwd":             root,
+		"agent":           "qa",
+		"task_id":         "t9",
+		"tool_name":       "ExecuteCommand",
+		"tool_input":      map[string]any{"command": "go vet ./..."},
+		"tool_result":     map[string]any{"output": "ok", "is_error": false, "files": []any{"/x"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stdin (-want +got):\n%s", diff)
+	}
+	envData, err := os.ReadFile(envOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"PostToolUse", "sess-9", root, root}, strings.Fields(string(envData))); diff != "" {
+		t.Errorf("environment (-want +got):\n%s", diff)
+	}
+}
+
+func TestHookMatchers(t *testing.T) {
+	root := t.TempDir()
+	h := newHooks(t, root, map[string][]config.Hook{
+		PreToolUse: {
+			{Matcher: "WriteFile|EditTool", Command: "echo write >&2; exit 2"},
+			{Matcher: "*", Command: "echo any >> log"},
+		},
+		SubagentStart:    {{Matcher: "review", Command: "echo 'review: be strict'"}},
+		UserPromptSubmit: {{Matcher: "ignored-for-prompts", Command: "echo ctx"}},
+	})
+	cases := []struct {
+		in      HookInput
+		blocked bool
+		context string
+	}{
+		{HookInput{Event: PreToolUse, ToolName: "EditTool"}, true, ""},
+		{HookInput{Event: PreToolUse, ToolName: "ReadFile"}, false, ""},
+		{HookInput{Event: PreToolUse, ToolName: "WriteFileX"}, false, ""},
+		{HookInput{Event: SubagentStart, Agent: "review"}, false, "review: be strict"},
+		{HookInput{Event: SubagentStart, Agent: "code"}, false, ""},
+		{HookInput{Event: UserPromptSubmit, Prompt: "hi"}, false, "ctx"},
+	}
+	for _, c := range cases {
+		got := h.Run(t.Context(), c.in)
+		if got.Blocked != c.blocked || got.Context != c.context {
+			t.Errorf("%s %s%s: %+v", c.in.Event, c.in.ToolName, c.in.Agent, got)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(root, "log"))
+	if n := strings.Count(string(data), "any"); n != 2 { // ReadFile and WriteFileX
+		t.Errorf("catch-all hook ran %d times, want 2", n)
+	}
+}
+
+func TestHookTimeoutKillsProcessGroup(t *testing.T) {
+	root := t.TempDir()
+	h := newHooks(t, root, map[string][]config.Hook{Stop: {{
+		Command: "sleep 60 & echo $! > child.pid; wait",
+		Timeout: 500 * time.Millisecond,
+	}}})
+	got := h.Run(t.Context(), HookInput{Event: Stop})
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], "timed out after 500ms and was killed") || got.Blocked {
+		t.Fatalf("result %+v", got)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the hook's background child %d survived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting for a reaper is dead).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+func TestHookCancelledContext(t *testing.T) {
+	root := t.TempDir()
+	h := newHooks(t, root, map[string][]config.Hook{Stop: {{Command: "sleep 60"}, {Command: "touch second"}}})
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
+	got := h.Run(ctx, HookInput{Event: Stop})
+	if got.Blocked || len(got.Warnings) != 0 {
+		t.Errorf("result %+v", got)
+	}
+	if _, err := os.Stat(filepath.Join(root, "second")); err == nil {
+		t.Error("a hook ran after cancellation")
+	}
+}
+
+func TestNewHooksValidates(t *testing.T) {
+	_, err := NewHooks(map[string][]config.Hook{
+		"PreToolUse":  {{Command: " "}, {Command: "x", Timeout: -time.Second}},
+		"OnSomething": {{Command: "x"}},
+	}, HooksOptions{})
+	if err == nil {
+		t.Fatal("invalid hooks accepted")
+	}
+	for _, want := range []string{"hooks.OnSomething: unknown event", "hooks.PreToolUse[0].command: empty", "hooks.PreToolUse[1].timeout: negative"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	var nilHooks *Hooks
+	if got := nilHooks.Run(t.Context(), HookInput{Event: Stop}); got.Blocked {
+		t.Error("nil Hooks blocked")
+	}
+}
+
+// TestHookExit2BlocksToolCall runs a tool through tools.WithHooks with a
+// real PreToolUse hook that exits 2: the tool does not run and the model
+// gets the hook's stderr.
+func TestHookExit2BlocksToolCall(t *testing.T) {
+	f := newFixture(t)
+	p := newPolicy(t, f, Headless{})
+	h := newHooks(t, f.root, map[string][]config.Hook{
+		PreToolUse: {{
+			Matcher: "ExecuteCommand",
+			Command: `grep -q '"command":"make deploy"' && { echo 'deploys go through CI, not the agent' >&2; exit 2; }; exit 0`,
+		}},
+		PostToolUse: {{Command: "echo post-check passed"}},
+	})
+	var runs atomic.Int32
+	set := tools.NewSet(counted("ExecuteCommand", tools.ClassExecute, &runs)).Map(tools.WithPermission(p), tools.WithHooks(h))
+	env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "edit", SessionID: "s"}
+
+	res, err := set.Run(t.Context(), env, "ExecuteCommand", json.RawMessage(`{"command":"make deploy"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tools.Result{Output: "Blocked by a PreToolUse hook: deploys go through CI, not the agent", IsError: true, Denied: true}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("blocked call (-want +got):\n%s", diff)
+	}
+	res, err = set.Run(t.Context(), env, "ExecuteCommand", json.RawMessage(`{"command":"ls"}`))
+	if err != nil || res.IsError || res.Output != "ran ls\n\n[PostToolUse hook]\npost-check passed" {
+		t.Errorf("allowed call: %+v, %v", res, err)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("tool ran %d times, want 1", runs.Load())
+	}
+}

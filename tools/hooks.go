@@ -1,0 +1,96 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// HookVerdict is what the user's hooks said about a tool call.
+type HookVerdict struct {
+	// Block, before a call: do not run the tool; after it: the hook
+	// objected. Either way Message goes to the model.
+	Block bool
+	// Message is the blocking hook's explanation (its stderr).
+	Message string
+	// Context is hook output to add to what the model sees.
+	Context string
+	// Warnings are for the user (a hook failed, timed out or exited with a
+	// code other than 0 and 2); they never block.
+	Warnings []string
+}
+
+// HookRunner runs the user's hooks around tool calls.
+// internal/policy.Hooks implements it. Implementations must be safe for
+// concurrent use and must not fail the call when a hook itself breaks: that
+// is a warning.
+type HookRunner interface {
+	PreToolUse(ctx context.Context, env *Env, info Info, input json.RawMessage) HookVerdict
+	PostToolUse(ctx context.Context, env *Env, info Info, input json.RawMessage, res Result) HookVerdict
+}
+
+// WithHooks runs h's PreToolUse hooks before each call and its PostToolUse
+// hooks after it. A blocking PreToolUse hook stops the call: the model gets
+// an error Result (Denied set) carrying the hook's message. A blocking
+// PostToolUse hook cannot undo the call; its message is appended to the
+// output and the result marked as an error so the model acts on it.
+// Context from hooks is appended to the output; warnings are published to
+// env.Publish as messages.Notice. Post hooks do not run for calls that were
+// denied or that failed with a Go error.
+//
+// Apply it outside WithPermission (set.Map(WithPermission(p), WithHooks(h)))
+// so a hook can refuse a call before the user is asked about it.
+func WithHooks(h HookRunner) func(Tool) Tool {
+	if h == nil {
+		panic("tools: WithHooks(nil)")
+	}
+	return func(t Tool) Tool {
+		return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+			info := t.Info()
+			pre := h.PreToolUse(ctx, env, info, input)
+			warn(env, pre.Warnings)
+			if pre.Block {
+				msg := strings.TrimSpace(pre.Message)
+				if msg == "" {
+					msg = "no reason given"
+				}
+				return Result{Output: "Blocked by a PreToolUse hook: " + msg, IsError: true, Denied: true}, nil
+			}
+			res, err := t.Run(ctx, env, input)
+			if err != nil || res.Denied {
+				return res, err
+			}
+			post := h.PostToolUse(ctx, env, info, input, res)
+			warn(env, post.Warnings)
+			if c := strings.TrimSpace(pre.Context); c != "" {
+				res.Output = appendSection(res.Output, "PreToolUse hook", c)
+			}
+			if c := strings.TrimSpace(post.Context); c != "" {
+				res.Output = appendSection(res.Output, "PostToolUse hook", c)
+			}
+			if post.Block {
+				res.Output = appendSection(res.Output, "PostToolUse hook objected", strings.TrimSpace(post.Message))
+				res.IsError = true
+			}
+			return res, nil
+		})
+	}
+}
+
+func appendSection(out, title, body string) string {
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return out + "\n[" + title + "]\n" + body
+}
+
+func warn(env *Env, warnings []string) {
+	if env == nil || env.Publish == nil {
+		return
+	}
+	for _, w := range warnings {
+		env.Publish(messages.Notice{Level: "warn", Text: w})
+	}
+}
