@@ -1,0 +1,199 @@
+package policy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/odin-code/odin/config"
+)
+
+// TrustStore records which projects the user trusts, so that project
+// configuration that widens permissions (allowed commands, additional
+// directories) or defines hooks is honoured only after the user said so
+// once. An entry is keyed by the project's resolved root and holds the
+// fingerprint of the widening configuration it was trusted with: when the
+// configuration changes, the project must be trusted again.
+//
+// The store is one JSON file (trust.json in Odin's state dir) written
+// atomically with mode 0600. A missing or unreadable file trusts nothing.
+// A TrustStore is safe for concurrent use within a process; two processes
+// trusting at the same instant may lose one of the two entries, never the
+// file.
+type TrustStore struct {
+	path string
+	now  func() time.Time
+	mu   sync.Mutex
+}
+
+type trustFile struct {
+	Version  int                   `json:"version"`
+	Projects map[string]trustEntry `json:"projects"`
+}
+
+type trustEntry struct {
+	Fingerprint string    `json:"fingerprint"`
+	TrustedAt   time.Time `json:"trusted_at"`
+}
+
+// NewTrustStore returns the store kept in stateDir (created on first
+// write); now stamps entries (nil: time.Now).
+func NewTrustStore(stateDir string, now func() time.Time) *TrustStore {
+	if now == nil {
+		now = time.Now
+	}
+	return &TrustStore{path: filepath.Join(stateDir, "trust.json"), now: now}
+}
+
+// Path is the store's file.
+func (s *TrustStore) Path() string { return s.path }
+
+// Trusted reports whether root was trusted with this fingerprint.
+func (s *TrustStore) Trusted(root, fingerprint string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.read()
+	if err != nil {
+		return false
+	}
+	e, ok := f.Projects[canonicalRoot(root)]
+	return ok && fingerprint != "" && e.Fingerprint == fingerprint
+}
+
+// Trust records that the user trusts root with the configuration whose
+// fingerprint is given, replacing an earlier entry for root.
+func (s *TrustStore) Trust(root, fingerprint string) error {
+	if fingerprint == "" {
+		return errors.New("policy: trust: empty fingerprint")
+	}
+	return s.update(func(f *trustFile) {
+		f.Projects[canonicalRoot(root)] = trustEntry{Fingerprint: fingerprint, TrustedAt: s.now().UTC()}
+	})
+}
+
+// Revoke forgets root.
+func (s *TrustStore) Revoke(root string) error {
+	return s.update(func(f *trustFile) { delete(f.Projects, canonicalRoot(root)) })
+}
+
+func (s *TrustStore) update(change func(*trustFile)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.read()
+	if err != nil {
+		return fmt.Errorf("policy: trust store %s is unreadable (%w); fix or delete it", s.path, err)
+	}
+	change(f)
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("policy: trust store: %w", err)
+	}
+	return writeFileAtomic(s.path, append(data, '\n'), 0o600)
+}
+
+// read returns the file's content; a missing file is an empty store.
+func (s *TrustStore) read() (*trustFile, error) {
+	f := &trustFile{Version: 1, Projects: map[string]trustEntry{}}
+	data, err := os.ReadFile(s.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, f); err != nil {
+		return nil, err
+	}
+	if f.Projects == nil {
+		f.Projects = map[string]trustEntry{}
+	}
+	return f, nil
+}
+
+// canonicalRoot resolves root's symlinks so that one project has one key.
+func canonicalRoot(root string) string {
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		return real
+	}
+	return filepath.Clean(root)
+}
+
+// Fingerprint hashes the configuration that needs trust: the allowed
+// commands and additional directories (order-insensitive) and the hooks
+// (order matters: it is the order they run in). Forbidden commands only
+// narrow permissions and are left out, so adding one needs no new trust.
+func Fingerprint(perms config.Permissions, hooks map[string][]config.Hook) string {
+	allowed := slices.Clone(perms.AllowedCommands)
+	slices.Sort(allowed)
+	dirs := slices.Clone(perms.AdditionalDirs)
+	slices.Sort(dirs)
+	type hook struct {
+		Matcher string        `json:"matcher"`
+		Command string        `json:"command"`
+		Timeout time.Duration `json:"timeout"`
+	}
+	hs := map[string][]hook{}
+	for event, list := range hooks {
+		for _, h := range list {
+			hs[event] = append(hs[event], hook{h.Matcher, h.Command, h.Timeout})
+		}
+	}
+	// encoding/json sorts map keys, so equal configurations encode equally.
+	data, _ := json.Marshal(struct {
+		Allowed []string          `json:"allowed_commands"`
+		Dirs    []string          `json:"additional_dirs"`
+		Hooks   map[string][]hook `json:"hooks"`
+	}{allowed, dirs, hs})
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, synced and renamed into place, so readers see the old or the
+// new content and never a part.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".trust-*.tmp")
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	name := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(name)
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return fmt.Errorf("policy: write %s: %w", name, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if err := os.Rename(name, path); err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	ok = true
+	return nil
+}
