@@ -40,8 +40,10 @@ type HookRunner interface {
 // env.Publish as messages.Notice. Post hooks do not run for calls that were
 // denied or that failed with a Go error.
 //
-// Apply it outside WithPermission (set.Map(WithPermission(p), WithHooks(h)))
-// so a hook can refuse a call before the user is asked about it.
+// Either order with WithPermission works: with hooks outside
+// (Map(WithPermission(p), WithHooks(h))) a hook can refuse a call before the
+// user is asked about it; with the permission outside, a denied call never
+// reaches the hooks.
 func WithHooks(h HookRunner) func(Tool) Tool {
 	if h == nil {
 		panic("tools: WithHooks(nil)")

@@ -1,27 +1,23 @@
 package policy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
-
-	"github.com/odin-code/odin/config"
 )
 
 // TrustStore records which projects the user trusts, so that project
 // configuration that widens permissions (allowed commands, additional
 // directories) or defines hooks is honoured only after the user said so
 // once. An entry is keyed by the project's resolved root and holds the
-// fingerprint of the widening configuration it was trusted with: when the
-// configuration changes, the project must be trusted again.
+// fingerprint of the widening configuration it was trusted with
+// (config.Sources.WideningFingerprint): when that configuration changes,
+// the project must be trusted again.
 //
 // The store is one JSON file (trust.json in Odin's state dir) written
 // atomically with mode 0600. A missing or unreadable file trusts nothing.
@@ -127,36 +123,6 @@ func canonicalRoot(root string) string {
 		return real
 	}
 	return filepath.Clean(root)
-}
-
-// Fingerprint hashes the configuration that needs trust: the allowed
-// commands and additional directories (order-insensitive) and the hooks
-// (order matters: it is the order they run in). Forbidden commands only
-// narrow permissions and are left out, so adding one needs no new trust.
-func Fingerprint(perms config.Permissions, hooks map[string][]config.Hook) string {
-	allowed := slices.Clone(perms.AllowedCommands)
-	slices.Sort(allowed)
-	dirs := slices.Clone(perms.AdditionalDirs)
-	slices.Sort(dirs)
-	type hook struct {
-		Matcher string        `json:"matcher"`
-		Command string        `json:"command"`
-		Timeout time.Duration `json:"timeout"`
-	}
-	hs := map[string][]hook{}
-	for event, list := range hooks {
-		for _, h := range list {
-			hs[event] = append(hs[event], hook{h.Matcher, h.Command, h.Timeout})
-		}
-	}
-	// encoding/json sorts map keys, so equal configurations encode equally.
-	data, _ := json.Marshal(struct {
-		Allowed []string          `json:"allowed_commands"`
-		Dirs    []string          `json:"additional_dirs"`
-		Hooks   map[string][]hook `json:"hooks"`
-	}{allowed, dirs, hs})
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
