@@ -26,7 +26,7 @@ type fixture struct {
 	tmp, root, evil, shared, userconf string
 }
 
-func newFixture(t *testing.T) fixture {
+func newFixture(t testing.TB) fixture {
 	t.Helper()
 	tmp, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -76,7 +76,7 @@ func newFixture(t *testing.T) fixture {
 	return f
 }
 
-func (f fixture) guard(t *testing.T) *Guard {
+func (f fixture) guard(t testing.TB) *Guard {
 	t.Helper()
 	g, err := NewGuard(f.root, GuardOptions{AdditionalDirs: []string{f.shared}, Protected: []string{f.userconf}})
 	if err != nil {
@@ -85,7 +85,7 @@ func (f fixture) guard(t *testing.T) *Guard {
 	return g
 }
 
-func (f fixture) commands(t *testing.T) *Commands {
+func (f fixture) commands(t testing.TB) *Commands {
 	t.Helper()
 	c, err := NewCommands(f.guard(t), config.Permissions{
 		AllowedCommands:   []string{"go test *", "make build"},
