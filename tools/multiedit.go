@@ -1,0 +1,78 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+//go:embed multiedit.md
+var multiEditDescription string
+
+// MultiEditInput is MultiEditTool's input.
+type MultiEditInput struct {
+	FilePath string          `json:"file_path" jsonschema:"The absolute path to the file to modify"`
+	Edits    []MultiEditItem `json:"edits" jsonschema:"Array of edit operations to perform sequentially on the file"`
+}
+
+// MultiEditItem is one edit of a MultiEditTool call.
+type MultiEditItem struct {
+	OldString  string `json:"old_string" jsonschema:"The text to replace"`
+	NewString  string `json:"new_string" jsonschema:"The text to replace it with"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace all occurrences of old_string (default false)."`
+}
+
+// NewMultiEdit returns MultiEditTool: several exact replacements in one
+// existing file, applied in order in memory and written once, all or
+// nothing.
+func NewMultiEdit() Tool {
+	return requireUTF8Input(New[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
+		WithSchema(func(s *jsonschema.Schema) {
+			edits := s.Properties["edits"]
+			setArray(s, "edits", 1)
+			setDefault(edits.Items, "replace_all", false)
+		})))
+}
+
+func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessWrite)
+	if err != nil || bad != nil {
+		return deref(bad), err
+	}
+	if len(in.Edits) == 0 {
+		return Errorf("edits is empty; give at least one edit."), nil
+	}
+	cur, bad := loadExisting(env, path, NameMultiEditTool)
+	if bad != nil {
+		return *bad, nil
+	}
+	if !cur.exists {
+		return Errorf("file does not exist: %s. MultiEditTool only changes existing files; create new files with WriteFile.", path), nil
+	}
+	if !utf8.Valid(cur.content) {
+		return Errorf("%s is not UTF-8 text; MultiEditTool edits text files only.", path), nil
+	}
+	before := string(cur.content)
+	after := before
+	total := 0
+	for i, e := range in.Edits {
+		next, n, err := applyEdit(after, editSpec{Old: e.OldString, New: e.NewString, All: e.ReplaceAll})
+		if err != nil {
+			return Errorf("edit %d of %d (edits[%d]) failed: %v. No edit was applied; the file is unchanged. Earlier edits change the text later ones must match, so plan the sequence against the file as it will be.",
+				i+1, len(in.Edits), i, err), nil
+		}
+		after, total = next, total+n
+	}
+	after = keepFinalNewline(before, after)
+	if after == before {
+		return Errorf("the edits leave %s unchanged.", path), nil
+	}
+	if bad, err := commitWrite(env, path, cur, []byte(after)); err != nil || bad != nil {
+		return deref(bad), err
+	}
+	what := fmt.Sprintf("applied %d edit%s, %d replacement%s", len(in.Edits), plural(len(in.Edits)), total, plural(total))
+	return editResult(path, before, after, what), nil
+}

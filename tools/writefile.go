@@ -1,0 +1,292 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+//go:embed writefile.md
+var writeFileDescription string
+
+// newFilePerm is the mode of files the tools create. Existing files keep
+// theirs.
+const newFilePerm fs.FileMode = 0o644
+
+// WriteFileInput is WriteFile's input.
+type WriteFileInput struct {
+	FilePath string `json:"file_path" jsonschema:"The absolute path to the file to write (must be absolute, not relative)"`
+	Content  string `json:"content" jsonschema:"The content to write to the file"`
+}
+
+// NewWriteFile returns the WriteFile tool: it creates a file or replaces
+// one the agent has read and that has not changed since, atomically.
+func NewWriteFile() Tool {
+	return requireUTF8Input(New[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
+}
+
+func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessWrite)
+	if err != nil || bad != nil {
+		return deref(bad), err
+	}
+	if !utf8.ValidString(in.Content) {
+		return Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
+	}
+	cur, bad := loadExisting(env, path, "WriteFile")
+	if bad != nil {
+		return *bad, nil
+	}
+	content := []byte(in.Content)
+	if cur.exists && bytes.Equal(cur.content, content) {
+		return Result{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", path)}, nil
+	}
+	if bad, err := commitWrite(env, path, cur, content); err != nil || bad != nil {
+		return deref(bad), err
+	}
+	var out string
+	if cur.exists {
+		added, removed := diffStat(string(cur.content), in.Content)
+		out = fmt.Sprintf("Updated %s: %d lines, %s (+%d -%d lines).", path, countLines(in.Content), humanBytes(int64(len(content))), added, removed)
+	} else {
+		out = fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(in.Content), humanBytes(int64(len(content))))
+	}
+	return Result{Output: out, Files: []string{path}}, nil
+}
+
+// existingFile is what a write tool found at its target before writing.
+type existingFile struct {
+	exists  bool
+	content []byte
+	perm    fs.FileMode
+}
+
+// loadExisting reads the target of a write. A missing file is fine (the
+// caller decides whether it may be created); an existing one must have been
+// read by this agent and be unchanged since, compared by content hash
+// because mtimes are coarse and can be preserved by other tools.
+func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
+	info, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return existingFile{}, nil
+	case err != nil:
+		r := Errorf("cannot access %s: %v", path, unwrapPathError(err))
+		return existingFile{}, &r
+	case info.IsDir():
+		r := Errorf("%s is a directory; %s writes files.", path, tool)
+		return existingFile{}, &r
+	case !info.Mode().IsRegular():
+		r := Errorf("%s is not a regular file (%s); %s writes regular files only.", path, info.Mode().Type(), tool)
+		return existingFile{}, &r
+	}
+	var stamp FileStamp
+	ok := false
+	if env.Reads != nil {
+		stamp, ok = env.Reads.Get(path)
+	}
+	if !ok {
+		r := Errorf("%s exists and you have not read it: read the file first with ReadFile, then call %s again.", path, tool)
+		return existingFile{}, &r
+	}
+	content, err := os.ReadFile(path)
+	if err != nil {
+		r := Errorf("cannot read %s: %v", path, unwrapPathError(err))
+		return existingFile{}, &r
+	}
+	if StampOf(content, info.ModTime()).Hash != stamp.Hash {
+		r := Errorf("%s changed on disk since you read it; read it again with ReadFile, then redo your change against the new content.", path)
+		return existingFile{}, &r
+	}
+	return existingFile{
+		exists:  true,
+		content: content,
+		perm:    info.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky),
+	}, nil
+}
+
+// commitWrite checkpoints, writes atomically and records the new stamp (the
+// agent knows this content, so a follow-up edit needs no re-read). A
+// failed checkpoint is a Go error: writing without a way back is not an
+// option. A failed write is a result naming the cause; the file is then
+// untouched.
+func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Result, error) {
+	if env.BeforeWrite != nil {
+		if err := env.BeforeWrite(path); err != nil {
+			return nil, fmt.Errorf("tools: checkpoint %s before writing: %w", path, err)
+		}
+	}
+	perm := newFilePerm
+	if cur.exists {
+		perm = cur.perm
+	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		r := Errorf("cannot create the directory for %s: %v", path, unwrapPathError(err))
+		return &r, nil
+	}
+	if err := atomicWriteFile(path, content, perm); err != nil {
+		r := Errorf("cannot write %s: %v. The file was not changed.", path, unwrapPathError(err))
+		return &r, nil
+	}
+	if info, err := os.Stat(path); err == nil {
+		env.recordStamp(path, StampOf(content, info.ModTime()))
+	}
+	return nil, nil
+}
+
+// atomicWriteFile replaces path with data so that readers see either the
+// old or the new content, never a mix, and a crash leaves no partial file:
+// the data goes to a temporary file in the same directory (same file
+// system, so the rename is atomic), is synced, then renamed over path. On
+// any failure the temporary file is removed.
+func atomicWriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	dir, base := filepath.Split(path)
+	tmp, err := os.CreateTemp(dir, "."+base+".odin-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	// CreateTemp makes 0600 files; set the intended mode explicitly (and
+	// so independently of the umask, like an in-place rewrite would keep).
+	if err = tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// Make the rename itself durable. Some file systems refuse to sync a
+	// directory; the data is already safe, so that is not an error.
+	if d, derr := os.Open(dir); derr == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// requireUTF8Input rejects arguments that are not valid UTF-8 text before
+// JSON decoding would silently turn the bad bytes (or a lone surrogate
+// escape) into U+FFFD and write a corrupted file.
+func requireUTF8Input(t Tool) Tool {
+	return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+		if off, ok := invalidJSONText(input); !ok {
+			return Errorf("the arguments of %s are not valid UTF-8 text (bad byte or lone surrogate escape at offset %d); %s writes UTF-8 text only.",
+				t.Info().Name, off, t.Info().Name), nil
+		}
+		return t.Run(ctx, env, input)
+	})
+}
+
+// invalidJSONText reports the offset of the first byte sequence in raw that
+// is not valid UTF-8 or a \u escape of an unpaired surrogate.
+func invalidJSONText(raw []byte) (int, bool) {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			if c == '\\' && i+1 < len(raw) {
+				if raw[i+1] == 'u' {
+					r, ok := hex4(raw, i+2)
+					if ok && r >= 0xD800 && r < 0xDC00 {
+						// A high surrogate must be followed by a low one.
+						if i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' {
+							if lo, ok := hex4(raw, i+8); ok && lo >= 0xDC00 && lo < 0xE000 {
+								i += 12
+								continue
+							}
+						}
+						return i, false
+					}
+					if ok && r >= 0xDC00 && r < 0xE000 {
+						return i, false
+					}
+				}
+				i += 2
+				continue
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(raw[i:])
+		if r == utf8.RuneError && size == 1 {
+			return i, false
+		}
+		i += size
+	}
+	return 0, true
+}
+
+func hex4(b []byte, at int) (rune, bool) {
+	if at+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[at : at+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// diffStat counts the lines added and removed between two texts.
+func diffStat(before, after string) (added, removed int) {
+	before, after = lf(before), lf(after)
+	for _, e := range udiff.Lines(before, after) {
+		removed += countLines(before[e.Start:e.End])
+		added += countLines(e.New)
+	}
+	return added, removed
+}
+
+// diffSnippet is a unified diff of the change for the model, with CRLF
+// shown as LF and at most max bytes.
+func diffSnippet(path, before, after string, max int) string {
+	d := udiff.Unified(path, path, lf(before), lf(after))
+	if len(d) > max {
+		cut := strings.LastIndexByte(d[:max], '\n') + 1
+		d = d[:cut] + fmt.Sprintf("… (diff truncated: %d more bytes)\n", len(d)-cut)
+	}
+	return d
+}
+
+func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// countLines counts lines the way an editor shows them: a final line
+// without a newline still counts.
+func countLines(s string) int {
+	n := strings.Count(s, "\n")
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
