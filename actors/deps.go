@@ -115,6 +115,8 @@ type Deps struct {
 	// Gates runs the quality-gate checks (QA commands); nil uses the default
 	// runner.
 	Checks CheckRunner
+	// Hooks runs the user's hooks on session events; nil runs none.
+	Hooks SessionHooks
 	// Store persists sessions as they happen; nil keeps them in memory.
 	Store store.Store
 	// Log is Odin's log.

@@ -118,6 +118,18 @@ func withRoster(r *Roster) harnessOpt { return func(d *Deps) { d.Roster = r } }
 
 func withConfig(f func(*config.Config)) harnessOpt { return func(d *Deps) { f(d.Config) } }
 
+// withWindow gives every model a context window of n tokens.
+func withWindow(n int) harnessOpt {
+	return func(d *Deps) {
+		inner := d.Models
+		d.Models = ModelFunc(func(name string) (Model, error) {
+			m, err := inner.Model(name)
+			m.ContextWindow = n
+			return m, err
+		})
+	}
+}
+
 // newHarness starts a session whose models are the scripted client.
 func newHarness(t *testing.T, script *llmtest.Script, opts ...harnessOpt) *harness {
 	t.Helper()

@@ -184,37 +184,3 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 	}
 	return sm
 }
-
-// FromStoreMessages converts stored history back to conversation entries;
-// a stored tool message with several results becomes several entries.
-func FromStoreMessages(ms []store.Message) []llm.Message {
-	var out []llm.Message
-	for _, sm := range ms {
-		switch sm.Role {
-		case llm.RoleTool:
-			for _, p := range sm.Parts {
-				if r, ok := p.(store.ToolResultPart); ok {
-					out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: r.ToolCallID, Name: r.Name, Content: r.Content})
-				}
-			}
-		case llm.RoleAssistant:
-			m := llm.Message{Role: llm.RoleAssistant}
-			for _, p := range sm.Parts {
-				switch v := p.(type) {
-				case store.TextPart:
-					m.Content += v.Text
-				case store.ReasoningPart:
-					m.Reasoning += v.Text
-				case store.ToolCallPart:
-					m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: v.ID, Name: v.Name, Arguments: v.Input})
-				}
-			}
-			out = append(out, m)
-		case llm.RoleSystem:
-			// System prompts are rebuilt per turn, never resumed.
-		default:
-			out = append(out, llm.Message{Role: sm.Role, Content: sm.Text()})
-		}
-	}
-	return out
-}

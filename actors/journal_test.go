@@ -80,7 +80,7 @@ func TestSessionIsPersistedAndResumable(t *testing.T) {
 
 	// Resume: the history goes back to the model before the new question.
 	s2 := llmtest.NewScript().Add("orchestrator", llmtest.Step{When: "second question", Text: "second answer"})
-	history := FromStoreMessages(msgs)
+	history := store.LLMMessages(msgs)
 	h2 := newHarness(t, s2, func(d *Deps) { d.Store = st })
 	h2.sess.Close(ctx)
 	sess2, err := NewSession(h2.deps, SessionOptions{ID: "s1", History: history})

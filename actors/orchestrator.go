@@ -14,6 +14,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -77,6 +78,9 @@ type turnState struct {
 	review     string // why the Orchestrator's model asked for review
 	gates      *gateRun
 	testFailed bool // the latest Test report of the turn showed failures
+	stopBlocks int  // times a Stop hook kept the turn going
+	compacted  bool // the history was just compacted: do not compact again before calling
+	overflowed bool // the provider refused the context once this turn
 	finished   bool
 }
 
@@ -85,6 +89,7 @@ type turnState struct {
 // arrival order, each with its own mode.
 type Orchestrator struct {
 	deps     *Deps
+	hooks    hookRunner
 	j        *journal
 	titled   bool
 	session  string
@@ -93,6 +98,12 @@ type Orchestrator struct {
 	queue    []messages.UserMessage
 	turn     *turnState
 	turnSeq  int
+	// compacting is the compaction in progress, if any.
+	compacting *compaction
+	// lastPrompt is the prompt size the provider reported for the last
+	// request, which held the first lastLen messages of history.
+	lastPrompt int64
+	lastLen    int
 	reads    *tools.ReadState
 }
 
@@ -107,7 +118,7 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	strategy := actor.NewOneForOneStrategy(maxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
-			reads: tools.NewReadState(), titled: len(history) > 0}
+			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID}}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -119,7 +130,22 @@ func (o *Orchestrator) Receive(c actor.Context) { o.behavior.Receive(c) }
 func (o *Orchestrator) idle(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
+		if o.compacting != nil {
+			o.queue = append(o.queue, *msg)
+			o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
+			return
+		}
 		o.startTurn(c, *msg)
+	case *CompactRequest:
+		if o.compacting != nil {
+			c.Respond(&CompactResult{Skipped: "a compaction is already running"})
+			return
+		}
+		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context) { o.takeNext(c) })
+	case *compactDone:
+		o.onCompactDone(c, msg)
+	case *hookDone:
+		o.hooks.done(c, msg)
 	case *messages.QueueRequest:
 		c.Respond(o.queueState())
 	case *messages.RemoveQueued:
@@ -164,6 +190,12 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onTerminated(c, msg)
 	case *taskExpired:
 		o.onTaskExpired(c, msg)
+	case *hookDone:
+		o.hooks.done(c, msg)
+	case *compactDone:
+		o.onCompactDone(c, msg)
+	case *CompactRequest:
+		c.Respond(&CompactResult{Skipped: "a turn is running; compact when it ends"})
 	case *checksDone:
 		if t := o.turn; t != nil && t.gates != nil && msg.turn == t.id {
 			t.gates.onChecks(c, o, msg)
@@ -214,14 +246,24 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		set = set.With(requestReviewTool())
 	}
 	t.tools = set
-	user := llm.Message{Role: llm.RoleUser, Content: in.Body}
-	o.history = append(o.history, user)
-	o.j.appendMessage(o.session, user, "", "", t.started)
-	if !o.titled {
-		o.titled = true
-		o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
-	}
-	o.callModel(c)
+	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.UserPromptSubmit, Agent: "orchestrator", Prompt: in.Body},
+		func(c actor.Context, hr policy.HookResult) {
+			if o.turn != t || t.finished {
+				return
+			}
+			if hr.Blocked {
+				o.finishTurn(c, messages.TurnFailed, "blocked by a UserPromptSubmit hook: "+strings.TrimSpace(hr.Feedback))
+				return
+			}
+			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context)}
+			o.history = append(o.history, user)
+			o.j.appendMessage(o.session, user, "", "", t.started)
+			if !o.titled {
+				o.titled = true
+				o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
+			}
+			o.callModel(c)
+		})
 }
 
 func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
@@ -240,14 +282,26 @@ func (o *Orchestrator) callModel(c actor.Context) {
 		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("reached the turn limit (%d model calls) without a final answer; raise it with --max-turns or max_turns", maxTurns))
 		return
 	}
-	t.modelTurns++
 	system, err := o.systemPrompt(t)
 	if err != nil {
 		o.finishTurn(c, messages.TurnFailed, err.Error())
 		return
 	}
+	defs := t.tools.Defs()
+	if !t.compacted && o.overThreshold(t, system, defs) {
+		t.compacted = true
+		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
+			if o.turn == t && !t.finished {
+				o.callModel(c)
+			}
+		})
+		return
+	}
+	t.compacted = false
+	t.modelTurns++
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
-	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: t.tools.Defs(), MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
+	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
 	runAsync(c, t.ctx, func(ctx context.Context) any {
 		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"})
@@ -266,13 +320,31 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		}
 		var le *llm.Error
 		if errors.As(msg.err, &le) && le.Kind == llm.KindContextLength {
-			o.finishTurn(c, messages.TurnFailed, "the conversation no longer fits the model's context window: "+le.Message+" (start a new session or compact it)")
+			if !t.overflowed {
+				// The provider counts differently from our estimate:
+				// compact once and try again.
+				t.overflowed = true
+				t.modelTurns--
+				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
+					if o.turn == t && !t.finished {
+						t.compacted = true
+						o.callModel(c)
+					}
+				})
+				return
+			}
+			o.finishTurn(c, messages.TurnFailed, "the conversation no longer fits the model's context window even after compaction: "+le.Message+" (start a new session)")
 			return
 		}
 		o.finishTurn(c, messages.TurnFailed, msg.err.Error())
 		return
 	}
 	r := msg.resp
+	if r.UsageReported {
+		o.lastPrompt = r.Usage.PromptTokens
+	} else {
+		o.lastPrompt = 0
+	}
 	u := t.model.Usage(r.Usage, r.UsageReported)
 	o.addUsage("orchestrator", t.model.ID, u)
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
@@ -284,7 +356,24 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			o.finishTurn(c, messages.TurnFailed, p)
 			return
 		}
-		o.afterAnswer(c, r.Text)
+		if t.stopBlocks >= maxHookBlocks {
+			o.afterAnswer(c, r.Text)
+			return
+		}
+		o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.Stop, Agent: "orchestrator", Summary: r.Text}, func(c actor.Context, hr policy.HookResult) {
+			if o.turn != t || t.finished {
+				return
+			}
+			if hr.Blocked {
+				t.stopBlocks++
+				next := llm.Message{Role: llm.RoleUser, Content: "A Stop hook asks you to continue:\n" + strings.TrimSpace(hr.Feedback)}
+				o.history = append(o.history, next)
+				o.j.appendMessage(o.session, next, "", "", o.deps.now())
+				o.callModel(c)
+				return
+			}
+			o.afterAnswer(c, r.Text)
+		})
 		return
 	}
 	t.calls = r.ToolCalls
@@ -393,7 +482,22 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 		t.results[call.ID] = toolMessage(call, problem, true)
 		return
 	}
-	o.spawnTask(c, def, in.Description, in.Brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
+	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.SubagentStart, Agent: def.Name, Prompt: in.Brief}, func(c actor.Context, hr policy.HookResult) {
+		if o.turn != t || t.finished {
+			return
+		}
+		if hr.Blocked {
+			t.results[call.ID] = toolMessage(call, "a SubagentStart hook refused this delegation: "+strings.TrimSpace(hr.Feedback), true)
+			o.maybeContinue(c)
+			return
+		}
+		o.startDelegation(c, t, call, def, in, withContext(in.Brief, hr.Context))
+	})
+}
+
+// startDelegation spawns the specialist of a delegation call.
+func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in DelegateInput, brief string) {
+	o.spawnTask(c, def, in.Description, brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
 		if r.Agent == "test" {
 			var tr messages.TestResult
 			if json.Unmarshal(r.Result, &tr) == nil {
@@ -511,6 +615,21 @@ func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
 	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportTimeout,
 		Summary: fmt.Sprintf("the %s specialist did not finish within %s and was stopped", run.def.Name, run.delegate.Timeout),
 		Error:   "deadline exceeded", Restarts: run.crashes})
+}
+
+// overThreshold reports whether the next request would pass
+// context.compact_at of the model's window.
+func (o *Orchestrator) overThreshold(t *turnState, system string, defs []llm.ToolDef) bool {
+	at := o.deps.Config.Context.CompactAt
+	window := t.model.ContextWindow
+	if at <= 0 || window <= 0 {
+		return false
+	}
+	size := o.estimate(llm.EstimateTokens(system) + llm.EstimateTools(defs))
+	if o.lastPrompt == 0 {
+		size = llm.EstimateMessages(o.history) + llm.EstimateTokens(system) + llm.EstimateTools(defs)
+	}
+	return float64(size) > at*float64(window)
 }
 
 // addResult appends a tool result to the history and the store.
@@ -634,7 +753,13 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	}
 	o.deps.Bus.Publish(messages.TurnFinished{Result: res})
 	o.turn = nil
+	o.compacting = nil
 	o.behavior.Become(o.idle)
+	o.takeNext(c)
+}
+
+// takeNext starts the next queued input, if any.
+func (o *Orchestrator) takeNext(c actor.Context) {
 	if len(o.queue) > 0 {
 		next := o.queue[0]
 		o.queue = o.queue[1:]

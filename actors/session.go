@@ -105,6 +105,24 @@ func (s *Session) ask(ctx context.Context, msg any) (*messages.QueueState, error
 	return qs, nil
 }
 
+// Compact summarises the older part of the history now (the /compact
+// command). It fails while a turn is running.
+func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
+	timeout := 5 * time.Minute
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	res, err := s.system.Root.RequestFuture(s.orch, &CompactRequest{}, timeout).Result()
+	if err != nil {
+		return nil, fmt.Errorf("actors: compact: %w", err)
+	}
+	cr, ok := res.(*CompactResult)
+	if !ok {
+		return nil, errors.New("actors: compact: unexpected reply")
+	}
+	return cr, nil
+}
+
 // Close cancels any running turn, stops the Orchestrator and its
 // specialists, writes what the journal still holds and shuts the actor
 // system down. Later calls return the first call's result.

@@ -13,6 +13,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -62,6 +63,8 @@ type specialist struct {
 	files      []string
 	lastText   string
 	nudges     int
+	stopBlocks int
+	hooks      hookRunner
 	started    time.Time
 	done       bool
 }
@@ -69,7 +72,7 @@ type specialist struct {
 func newSpecialistProps(deps *Deps, t *task) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		n := int(t.restarts.Add(1)) - 1
-		return &specialist{deps: deps, t: t, restart: n}
+		return &specialist{deps: deps, t: t, restart: n, hooks: hookRunner{deps: deps, session: t.delegate.SessionID}}
 	})
 }
 
@@ -84,6 +87,8 @@ func (s *specialist) Receive(c actor.Context) {
 		s.onToolsDone(c, msg)
 	case *asyncPanic:
 		s.crash(c, msg.String(), msg.stack)
+	case *hookDone:
+		s.hooks.done(c, msg)
 	case *actor.Stopping, *actor.Restarting:
 		if s.cancel != nil {
 			s.cancel()
@@ -250,7 +255,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	}
 	s.progress()
 	if report != nil {
-		s.finishWithReport(c, report.result.Meta)
+		s.beforeStop(c, report.result.Meta)
 		return
 	}
 	if s.checkLimits(c) {
@@ -282,6 +287,36 @@ func (s *specialist) endOnError(c actor.Context, err error) {
 	default:
 		s.finish(c, messages.ReportFailed, s.lastText, err.Error(), nil)
 	}
+}
+
+// beforeStop runs the SubagentStop hooks: a blocking hook's feedback
+// becomes the specialist's next instruction (a bounded number of times).
+func (s *specialist) beforeStop(c actor.Context, result any) {
+	if s.stopBlocks >= maxHookBlocks {
+		s.finishWithReport(c, result)
+		return
+	}
+	summary := ""
+	if raw, err := json.Marshal(result); err == nil {
+		summary = summaryOf(raw)
+	}
+	in := policy.HookInput{Event: policy.SubagentStop, Agent: s.t.def.Name, TaskID: s.t.delegate.TaskID, Summary: summary}
+	s.hooks.run(c, s.ctx, in, func(c actor.Context, hr policy.HookResult) {
+		if s.done {
+			return
+		}
+		if !hr.Blocked {
+			s.finishWithReport(c, result)
+			return
+		}
+		s.stopBlocks++
+		next := llm.Message{Role: llm.RoleUser, Content: "A SubagentStop hook asks you to continue before reporting:\n" + strings.TrimSpace(hr.Feedback)}
+		s.history = append(s.history, next)
+		s.t.j.appendMessage(s.t.delegate.TaskID, next, "", "", s.deps.now())
+		if !s.checkLimits(c) {
+			s.callModel(c)
+		}
+	})
 }
 
 func (s *specialist) finishWithReport(c actor.Context, result any) {

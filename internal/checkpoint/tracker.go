@@ -94,6 +94,17 @@ func (t *Tracker) Snapshot(path string) (content []byte, existed, ok bool) {
 	return f.Content, f.Existed, true
 }
 
+// Mode returns the permission bits a snapshotted file had (0 when it did
+// not exist or is not in the change set).
+func (t *Tracker) Mode(path string) fs.FileMode {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.files[path]; ok {
+		return f.Mode
+	}
+	return 0
+}
+
 // Files returns copies of the snapshots with their after-hashes computed
 // from the files as they are now.
 func (t *Tracker) Files() []File {

@@ -1,0 +1,187 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/prompts"
+)
+
+// CompactRequest asks the Orchestrator to compact its history now (the
+// /compact command). It answers with *CompactResult once done; inputs that
+// arrive meanwhile are queued.
+type CompactRequest struct{}
+
+// CompactResult is the outcome of a compaction.
+type CompactResult struct {
+	Compacted    messages.Compacted
+	Err          string
+	Skipped      string // why nothing was done
+	SummaryChars int
+}
+
+// compactDone carries the summary back to the Orchestrator.
+type compactDone struct {
+	cut     int
+	summary string
+	usage   messages.Usage
+	model   string
+	err     error
+}
+
+// summaryPrefix starts the message that replaces compacted history.
+const summaryPrefix = "This session was compacted. Summary of the conversation so far:\n\n"
+
+// compaction is a compaction in progress.
+type compaction struct {
+	trigger string
+	before  int64
+	reply   *actor.PID // manual requester
+	then    func(actor.Context)
+}
+
+// estimate is the prompt size of the next request: the provider's count
+// for the last request plus an estimate of what was added since.
+func (o *Orchestrator) estimate(extra int64) int64 {
+	if o.lastPrompt > 0 && o.lastLen <= len(o.history) {
+		return o.lastPrompt + llm.EstimateMessages(o.history[o.lastLen:])
+	}
+	return llm.EstimateMessages(o.history) + extra
+}
+
+// compactCut is where kept history starts: the last keep messages survive,
+// moved back so that no tool result is separated from its call.
+func compactCut(history []llm.Message, keep int) int {
+	cut := len(history) - keep
+	for cut > 0 && history[cut].Role == llm.RoleTool {
+		cut--
+	}
+	if cut <= 0 {
+		return 0
+	}
+	return cut
+}
+
+// transcript renders messages as text for the summariser.
+func transcript(msgs []llm.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.RoleTool:
+			fmt.Fprintf(&b, "[tool result of %s]\n%s\n\n", m.Name, shorten(m.Content, 3000))
+		case llm.RoleAssistant:
+			if m.Content != "" {
+				fmt.Fprintf(&b, "[assistant]\n%s\n\n", m.Content)
+			}
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(&b, "[assistant calls %s] %s\n\n", c.Name, shorten(c.Arguments, 1500))
+			}
+		default:
+			fmt.Fprintf(&b, "[%s]\n%s\n\n", m.Role, m.Content)
+		}
+	}
+	return b.String()
+}
+
+// startCompaction summarises the older part of the history with the small
+// model, unless a PreCompact hook blocks it. then runs afterwards either way.
+func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, trigger string, reply *actor.PID, then func(actor.Context)) {
+	keep := o.deps.Config.Context.KeepRecent
+	if keep <= 0 {
+		keep = 6
+	}
+	cut := compactCut(o.history, keep)
+	if cut < 2 {
+		o.endCompaction(c, &CompactResult{Skipped: "the history is too short to compact"}, reply, then)
+		return
+	}
+	o.compacting = &compaction{trigger: trigger, before: o.estimate(0), reply: reply, then: then}
+	o.hooks.run(c, ctx, policy.HookInput{Event: policy.PreCompact, Agent: "orchestrator", Trigger: trigger}, func(c actor.Context, hr policy.HookResult) {
+		if hr.Blocked {
+			cp := o.compacting
+			o.compacting = nil
+			o.endCompaction(c, &CompactResult{Skipped: "a PreCompact hook blocked compaction: " + strings.TrimSpace(hr.Feedback)}, cp.reply, cp.then)
+			return
+		}
+		m, err := o.deps.Models.Model("small")
+		if err != nil {
+			o.onCompactDone(c, &compactDone{err: err})
+			return
+		}
+		system, err := prompts.Render(prompts.Compaction, prompts.Data{})
+		if err != nil {
+			o.onCompactDone(c, &compactDone{err: err})
+			return
+		}
+		old := transcript(o.history[:cut])
+		req := llm.Request{Model: m.ID, Agent: "compaction", MaxTokens: m.MaxOutput, Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: system},
+			{Role: llm.RoleUser, Content: "<conversation>\n" + old + "</conversation>\n\nWrite the summary now."},
+		}}
+		runAsync(c, ctx, func(ctx context.Context) any {
+			resp, err := m.Client.Stream(ctx, req, nil)
+			if err != nil {
+				return &compactDone{err: err}
+			}
+			return &compactDone{cut: cut, summary: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
+		})
+	})
+}
+
+func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
+	cp := o.compacting
+	if cp == nil {
+		return
+	}
+	o.compacting = nil
+	if o.turn != nil {
+		o.addUsage("compaction", msg.model, msg.usage)
+	}
+	if msg.err != nil || strings.TrimSpace(msg.summary) == "" {
+		why := "the summary was empty"
+		if msg.err != nil {
+			why = msg.err.Error()
+		}
+		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "compaction failed: " + why})
+		o.endCompaction(c, &CompactResult{Err: why}, cp.reply, cp.then)
+		return
+	}
+	kept := append([]llm.Message(nil), o.history[msg.cut:]...)
+	summary := llm.Message{Role: llm.RoleUser, Content: summaryPrefix + strings.TrimSpace(msg.summary)}
+	o.history = append([]llm.Message{summary}, kept...)
+	o.lastPrompt, o.lastLen = 0, 0
+	now := o.deps.now()
+	o.j.usage(o.session, "compaction", msg.model, msg.usage, now)
+	o.j.do(func(ctx context.Context, st store.Store) error {
+		if _, err := st.AppendSummary(ctx, ToStoreMessage(o.session, summary, msg.model, "", now)); err != nil {
+			return err
+		}
+		// The kept messages follow the summary again, so that the stored
+		// history (which starts at the summary) matches the live one.
+		for _, m := range kept {
+			if _, err := st.AppendMessage(ctx, ToStoreMessage(o.session, m, "", "", now)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ev := messages.Compacted{Messages: msg.cut, TokensBefore: cp.before, TokensAfter: o.estimate(0)}
+	o.deps.Bus.Publish(ev)
+	o.endCompaction(c, &CompactResult{Compacted: ev, SummaryChars: len(msg.summary)}, cp.reply, cp.then)
+}
+
+func (o *Orchestrator) endCompaction(c actor.Context, res *CompactResult, reply *actor.PID, then func(actor.Context)) {
+	if reply != nil {
+		c.Send(reply, res)
+	}
+	if then != nil {
+		then(c)
+	}
+}
