@@ -104,7 +104,7 @@ type Orchestrator struct {
 	// request, which held the first lastLen messages of history.
 	lastPrompt int64
 	lastLen    int
-	reads    *tools.ReadState
+	reads      *tools.ReadState
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
