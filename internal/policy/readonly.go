@@ -196,19 +196,22 @@ func setReadOnly(args []string) (bool, string, bool) {
 		if a == "--" || a == "-" {
 			return true, "", true // the rest are positional parameters
 		}
-		if a == "-o" || a == "+o" {
-			if i+1 >= len(args) {
-				return false, "set -o without an option name prints the shell options", true
-			}
-			switch args[i+1] {
-			case "errexit", "nounset", "pipefail", "xtrace", "verbose", "errtrace", "functrace", "noclobber", "noglob":
-				i++
-				continue
-			}
-			return false, "set -o " + args[i+1] + " changes how later commands run", true
-		}
 		if (a[0] == '-' || a[0] == '+') && len(a) > 1 {
-			if strings.Trim(a[1:], "euxvETCfhB") != "" {
+			letters := a[1:]
+			if strings.HasSuffix(letters, "o") {
+				// -o (alone or ending a cluster like -euo) names an option.
+				letters = strings.TrimSuffix(letters, "o")
+				if i+1 >= len(args) {
+					return false, "set -o without an option name prints the shell options", true
+				}
+				i++
+				switch args[i] {
+				case "errexit", "nounset", "pipefail", "xtrace", "verbose", "errtrace", "functrace", "noclobber", "noglob":
+				default:
+					return false, "set -o " + args[i] + " changes how later commands run", true
+				}
+			}
+			if strings.Trim(letters, "euxvETCfhB") != "" {
 				return false, "set " + a + " changes how later commands run", true
 			}
 			continue
