@@ -1,0 +1,345 @@
+package tools
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+//go:embed exec.md
+var executeCommandDescription string
+
+// ExecuteCommand defaults.
+const (
+	DefaultCommandTimeout   = 2 * time.Minute
+	DefaultMaxCommandTime   = 10 * time.Minute
+	DefaultMaxCommandOutput = 30000
+	DefaultCommandKillGrace = 2 * time.Second
+	// execDrainWait is how long output may stay open after the shell
+	// exits: long enough for children finishing their last write, short
+	// enough that a background job holding the pipe does not stall the
+	// agent.
+	execDrainWait = 500 * time.Millisecond
+)
+
+// ExecuteCommandInput is ExecuteCommand's input. It is exported so the
+// command policy can decode a call and check Command before it runs.
+type ExecuteCommandInput struct {
+	Command     string `json:"command" jsonschema:"The command to run with bash -c in the project root"`
+	Timeout     int    `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds"`
+	Description string `json:"description,omitempty" jsonschema:"Clear, concise description of what this command does in 5-10 words"`
+}
+
+// ExecuteCommandOptions configure ExecuteCommand. Zero fields take the
+// defaults above.
+type ExecuteCommandOptions struct {
+	// DefaultTimeout applies when the call gives none.
+	DefaultTimeout time.Duration
+	// MaxTimeout caps the timeout a call may ask for.
+	MaxTimeout time.Duration
+	// MaxOutput caps the output shown, in bytes; the head and the tail
+	// are kept.
+	MaxOutput int
+	// KillGrace is the time between SIGTERM and SIGKILL when the process
+	// group is stopped.
+	KillGrace time.Duration
+}
+
+func (o ExecuteCommandOptions) withDefaults() ExecuteCommandOptions {
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = DefaultCommandTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = DefaultMaxCommandTime
+	}
+	if o.DefaultTimeout > o.MaxTimeout {
+		o.DefaultTimeout = o.MaxTimeout
+	}
+	if o.MaxOutput <= 0 {
+		o.MaxOutput = DefaultMaxCommandOutput
+	}
+	if o.KillGrace <= 0 {
+		o.KillGrace = DefaultCommandKillGrace
+	}
+	return o
+}
+
+// CommandOutcome is ExecuteCommand's Result.Meta.
+type CommandOutcome struct {
+	// ExitCode is the shell's exit status; a process killed by a signal
+	// gets 128+signal, as shells report it.
+	ExitCode int
+	// TimedOut: the timeout expired and the process group was killed.
+	TimedOut bool
+	// Cancelled: the call's context ended and the process group was killed.
+	Cancelled bool
+	// Output is the combined stdout and stderr as shown to the model.
+	Output string
+	// TruncatedBytes is how much output was dropped from the middle.
+	TruncatedBytes int64
+	Elapsed        time.Duration
+}
+
+// NewExecuteCommand returns ExecuteCommand: bash -c in the project root
+// with stdin from /dev/null, in its own process group so that a timeout or
+// cancellation stops everything it started.
+//
+// A non-zero exit is not an error result: the model needs the output of a
+// failing build or test as much as that of a passing one, and the exit
+// code is in the output. A timeout or cancellation is an error result.
+// Permission checks are not done here; a decorator wraps this tool.
+func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
+	opts = opts.withDefaults()
+	x := &executor{opts: opts}
+	return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
+		WithSchema(func(s *jsonschema.Schema) {
+			setMinimum(s, "timeout", 0)
+			s.Properties["timeout"].Description = fmt.Sprintf("Optional timeout in milliseconds (default %d, max %d)",
+				opts.DefaultTimeout.Milliseconds(), opts.MaxTimeout.Milliseconds())
+		}))
+}
+
+type executor struct {
+	opts ExecuteCommandOptions
+}
+
+func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (Result, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return Errorf("command is empty; give the shell command to run"), nil
+	}
+	if env == nil || env.Root == "" {
+		return Result{}, errors.New("tools: ExecuteCommand: env has no project root")
+	}
+	timeout := x.opts.DefaultTimeout
+	var notes []string
+	if in.Timeout > 0 {
+		timeout = time.Duration(in.Timeout) * time.Millisecond
+		if timeout > x.opts.MaxTimeout {
+			notes = append(notes, fmt.Sprintf("timeout %dms exceeds the maximum; used %dms", in.Timeout, x.opts.MaxTimeout.Milliseconds()))
+			timeout = x.opts.MaxTimeout
+		}
+	}
+
+	start := time.Now()
+	out := newHeadTail(x.opts.MaxOutput)
+	state, waitErr, err := x.execute(ctx, env.Root, in.Command, timeout, out)
+	if err != nil {
+		return Errorf("cannot start the command: %v", err), nil
+	}
+	oc := CommandOutcome{
+		TimedOut:  state == stateTimedOut,
+		Cancelled: state == stateCancelled,
+		Elapsed:   time.Since(start),
+	}
+	oc.Output, oc.TruncatedBytes = out.String()
+	oc.ExitCode, notes = exitCode(waitErr, notes)
+
+	var b strings.Builder
+	switch state {
+	case stateTimedOut:
+		fmt.Fprintf(&b, "Command timed out after %s; it and every process it started were killed. Run long jobs with a larger timeout or in smaller steps.\n", timeout)
+	case stateCancelled:
+		b.WriteString("Command cancelled; it and every process it started were killed.\n")
+	}
+	if oc.Output == "" {
+		b.WriteString("(no output)\n")
+	} else {
+		b.WriteString(oc.Output)
+		if !strings.HasSuffix(oc.Output, "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintf(&b, "(%s)\n", n)
+	}
+	if state == stateExited {
+		fmt.Fprintf(&b, "Exit code: %d", oc.ExitCode)
+	}
+	return Result{
+		Output:  strings.TrimRight(b.String(), "\n"),
+		IsError: state != stateExited,
+		Meta:    oc,
+	}, nil
+}
+
+type runState int
+
+const (
+	stateExited runState = iota
+	stateTimedOut
+	stateCancelled
+)
+
+// execute runs command and copies its combined output to out. It returns
+// how the run ended and the error of cmd.Wait; err is set only when the
+// command could not start.
+func (x *executor) execute(ctx context.Context, dir, command string, timeout time.Duration, out io.Writer) (state runState, waitErr, err error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer pr.Close()
+	cmd := exec.Command("bash", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = commandEnv()
+	cmd.Stdin = nil // /dev/null: a command waiting for input must not hang
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	pw.Close() // the children hold the write end now
+	if err != nil {
+		return 0, nil, err
+	}
+	pgid := cmd.Process.Pid
+
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		_, _ = io.Copy(out, pr)
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case waitErr = <-waitDone:
+	case <-timer.C:
+		state = stateTimedOut
+		waitErr = x.stopGroup(pgid, waitDone)
+	case <-ctx.Done():
+		state = stateCancelled
+		waitErr = x.stopGroup(pgid, waitDone)
+	}
+
+	// The shell is gone, but a background job may still hold the output
+	// open; it does not outlive the command.
+	drain := time.NewTimer(execDrainWait)
+	defer drain.Stop()
+	select {
+	case <-readDone:
+	case <-drain.C:
+		x.stopGroup(pgid, nil)
+		// A process that left the group (setsid) could keep the pipe
+		// open forever; stop reading rather than wait for it.
+		_ = pr.SetReadDeadline(time.Now())
+		<-readDone
+	}
+	return state, waitErr, nil
+}
+
+// stopGroup sends SIGTERM to the process group, waits up to KillGrace for
+// it to empty, then sends SIGKILL. When waitDone is set it returns the
+// shell's wait error.
+func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	var waitErr error
+	gotWait := waitDone == nil
+	deadline := time.NewTimer(x.opts.KillGrace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case waitErr = <-waitDone:
+			gotWait, waitDone = true, nil
+			continue
+		case <-tick.C:
+			if gotWait && syscall.Kill(-pgid, 0) != nil {
+				return waitErr // the group is empty
+			}
+			continue
+		case <-deadline.C:
+		}
+		break
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	if !gotWait {
+		waitErr = <-waitDone
+	}
+	return waitErr
+}
+
+// commandEnv is the inherited environment plus settings that keep tools
+// from paging, colouring or prompting (later entries win in os/exec).
+func commandEnv() []string {
+	return append(os.Environ(),
+		"ODIN=1",
+		"PAGER=cat",
+		"GIT_PAGER=cat",
+		"NO_COLOR=1",
+		"TERM=dumb",
+		"GIT_TERMINAL_PROMPT=0",
+	)
+}
+
+// exitCode extracts the shell-style exit status from cmd.Wait's error.
+func exitCode(waitErr error, notes []string) (int, []string) {
+	if waitErr == nil {
+		return 0, notes
+	}
+	var ee *exec.ExitError
+	if !errors.As(waitErr, &ee) {
+		return -1, append(notes, "wait failed: "+waitErr.Error())
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), append(notes, "terminated by signal "+ws.Signal().String())
+	}
+	return ee.ExitCode(), notes
+}
+
+// headTail keeps the first and last max/2 bytes written to it and counts
+// the rest: the start of a log says what ran, the end says how it ended.
+type headTail struct {
+	half  int
+	head  []byte
+	tail  []byte
+	total int64
+}
+
+func newHeadTail(max int) *headTail { return &headTail{half: max / 2} }
+
+func (h *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	h.total += int64(n)
+	if room := h.half - len(h.head); room > 0 {
+		take := min(room, len(p))
+		h.head = append(h.head, p[:take]...)
+		p = p[take:]
+	}
+	if len(p) > 0 {
+		h.tail = append(h.tail, p...)
+		if len(h.tail) > 2*h.half {
+			h.tail = append(h.tail[:0], h.tail[len(h.tail)-h.half:]...)
+		}
+	}
+	return n, nil
+}
+
+// String returns the kept output as valid UTF-8 and the bytes dropped.
+func (h *headTail) String() (string, int64) {
+	tail := h.tail
+	if len(tail) > h.half {
+		tail = tail[len(tail)-h.half:]
+	}
+	dropped := h.total - int64(len(h.head)) - int64(len(tail))
+	if dropped == 0 {
+		return strings.ToValidUTF8(string(h.head)+string(tail), "\uFFFD"), 0
+	}
+	head, _ := splitPartialRune(h.head)
+	for len(tail) > 0 && tail[0]&0xC0 == 0x80 { // skip a cut rune's continuation bytes
+		tail = tail[1:]
+	}
+	dropped = h.total - int64(len(head)) - int64(len(tail))
+	s := string(head) + fmt.Sprintf("\n… %d bytes truncated …\n", dropped) + string(tail)
+	return strings.ToValidUTF8(s, "\uFFFD"), dropped
+}

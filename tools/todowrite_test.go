@@ -1,0 +1,89 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/messages"
+)
+
+func TestTodoWrite(t *testing.T) {
+	tests := []struct {
+		name     string
+		input    string
+		wantMeta []messages.Todo
+		want     string // exact output, or an error substring
+		isError  bool
+	}{
+		{
+			name:  "list rendered and returned",
+			input: `{"todos":[{"id":"1","content":"Write tests","status":"completed"},{"id":"2","content":"Fix bug","status":"in_progress"},{"id":"3","content":"Update docs","status":"pending"}]}`,
+			wantMeta: []messages.Todo{
+				{ID: "1", Content: "Write tests", Status: "completed"},
+				{ID: "2", Content: "Fix bug", Status: "in_progress"},
+				{ID: "3", Content: "Update docs", Status: "pending"},
+			},
+			want: "Todo list updated: 3 items (1 completed, 1 in progress, 1 pending).\n" +
+				"[x] Write tests (id 1)\n[~] Fix bug (id 2)\n[ ] Update docs (id 3)",
+		},
+		{
+			name:     "empty list clears",
+			input:    `{"todos":[]}`,
+			wantMeta: []messages.Todo{},
+			want:     "Todo list cleared (0 items).",
+		},
+		{
+			name:  "several in progress is advised against, not refused",
+			input: `{"todos":[{"id":"a","content":"A","status":"in_progress"},{"id":"b","content":"B","status":"in_progress"}]}`,
+			wantMeta: []messages.Todo{
+				{ID: "a", Content: "A", Status: "in_progress"},
+				{ID: "b", Content: "B", Status: "in_progress"},
+			},
+			want: "Todo list updated: 2 items (0 completed, 2 in progress, 0 pending).\n" +
+				"[~] A (id a)\n[~] B (id b)\n" +
+				"Note: 2 items are in_progress; keep only the one you are working on in_progress and finish it before starting the next.",
+		},
+		{name: "duplicate ids", input: `{"todos":[{"id":"1","content":"A","status":"pending"},{"id":"1","content":"B","status":"pending"}]}`,
+			want: `duplicate todo id "1" (todos[0] and todos[1])`, isError: true},
+		{name: "unknown status", input: `{"todos":[{"id":"1","content":"A","status":"done"}]}`,
+			want: "status", isError: true},
+		{name: "empty content", input: `{"todos":[{"id":"1","content":"","status":"pending"}]}`,
+			want: "content", isError: true},
+		{name: "blank content", input: `{"todos":[{"id":"1","content":"   ","status":"pending"}]}`,
+			want: "blank content", isError: true},
+		{name: "missing id", input: `{"todos":[{"content":"A","status":"pending"}]}`,
+			want: "id", isError: true},
+		{name: "todos missing", input: `{}`, want: "todos", isError: true},
+		{name: "todos null", input: `{"todos":null}`, want: "todos", isError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := NewTodoWrite().Run(t.Context(), nil, json.RawMessage(tt.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.IsError != tt.isError {
+				t.Fatalf("IsError = %v, output %q", res.IsError, res.Output)
+			}
+			if tt.isError {
+				if !strings.Contains(res.Output, tt.want) || res.Meta != nil {
+					t.Errorf("result = %+v, want an error with %q and no Meta", res, tt.want)
+				}
+				return
+			}
+			if d := cmp.Diff(tt.want, res.Output); d != "" {
+				t.Errorf("output (-want +got):\n%s", d)
+			}
+			meta, ok := res.Meta.([]messages.Todo)
+			if !ok {
+				t.Fatalf("Meta is %T, want []messages.Todo", res.Meta)
+			}
+			if d := cmp.Diff(tt.wantMeta, meta); d != "" {
+				t.Errorf("Meta (-want +got):\n%s", d)
+			}
+		})
+	}
+}
