@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/term"
+	"github.com/odin-code/odin/messages"
+)
+
+// runREPL is `odin` without a command: the interactive REPL on a terminal,
+// line mode (one input per line, in order) otherwise.
+func runREPL(_ *cobra.Command, g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+	a, err := loadApp(g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	mode, err := messages.ParseMode(a.cfg.Mode)
+	if err != nil {
+		return usageError("--mode: %v", err)
+	}
+	if err := a.checkProvider(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	interactive := term.IsTerminal(stdin, stdout)
+	r := &repl{a: a, interactive: interactive, mode: mode}
+	first, err := r.start(ctx, sessionOptions{Mode: string(mode)})
+	if err != nil {
+		return err
+	}
+	opts := term.Options{
+		In: stdin, Out: stdout, Session: first, Mode: mode,
+		CommandDirs: []string{filepath.Join(a.root, ".odin", "commands")},
+		Commands:    r.commands(),
+		NewSession: func(ctx context.Context) (term.Session, error) {
+			return r.start(ctx, sessionOptions{Mode: string(mode)})
+		},
+		Banner: r.banner(first),
+	}
+	if a.userDir != "" {
+		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
+	}
+	if a.stateDir != "" {
+		opts.HistoryPath = filepath.Join(a.stateDir, "history")
+	}
+	last, err := term.Run(ctx, opts)
+	if last != nil {
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = last.Close(cctx)
+		ccancel()
+	}
+	if err != nil {
+		return &exitError{code: exitFailed, err: err}
+	}
+	return nil
+}
+
+// repl builds sessions and the commands that need the rest of Odin.
+type repl struct {
+	a           *app
+	interactive bool
+	mode        messages.Mode
+
+	mu  sync.Mutex
+	cur *replSession // the newest session started, the one in use
+}
+
+// start opens a session: interactive ones ask approvals through the bus,
+// line-mode ones behave like odin run (deny, or --allow/--yolo).
+func (r *repl) start(ctx context.Context, o sessionOptions) (*replSession, error) {
+	o.Interactive = r.interactive
+	live, err := r.a.startSession(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &replSession{live: live}
+	r.mu.Lock()
+	r.cur = s
+	r.mu.Unlock()
+	return s, nil
+}
+
+func (r *repl) current() *replSession {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cur
+}
+
+func (r *repl) banner(s *replSession) []string {
+	a := r.a
+	model := a.cfg.Models.Main
+	if ref, err := a.cfg.ResolveModel("main"); err == nil {
+		model = ref.ID
+	}
+	lines := []string{fmt.Sprintf("odin · %s · model %s · session %s", a.root, model, shortID(s.ID()))}
+	if r.interactive {
+		lines = append(lines, "Type a task, /help for commands; Shift-Tab cycles ask/plan/edit; Ctrl-D quits.")
+	}
+	if n := a.untrustedNotice(); n != "" {
+		lines = append(lines, "note: "+n)
+	}
+	return lines
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// commands are the slash commands backed by the app: the store, the
+// roster and checkpoints.
+func (r *repl) commands() []term.Command {
+	a := r.a
+	return []term.Command{
+		{Name: "agents", Description: "list the specialists and their tools", Run: func(ctx context.Context, _ string) (term.Result, error) {
+			return term.Result{Text: r.agents()}, nil
+		}},
+		{Name: "undo", Usage: "/undo [--force]", Description: "restore the files of the last change set", Idle: true,
+			Run: func(ctx context.Context, args string) (term.Result, error) {
+				force := strings.TrimSpace(args) == "--force"
+				if !force && strings.TrimSpace(args) != "" {
+					return term.Result{}, fmt.Errorf("usage: /undo [--force]")
+				}
+				msg, err := a.undo(ctx, force)
+				return term.Result{Text: msg}, err
+			}},
+		{Name: "sessions", Description: "list this project's sessions", Run: func(ctx context.Context, _ string) (term.Result, error) {
+			text, err := r.sessions(ctx)
+			return term.Result{Text: text}, err
+		}},
+		{Name: "resume", Usage: "/resume [ID]", Description: "continue a stored session (the latest other one without ID)", Idle: true,
+			Run: func(ctx context.Context, args string) (term.Result, error) {
+				return r.resume(ctx, strings.TrimSpace(args))
+			}},
+	}
+}
+
+func (r *repl) agents() string {
+	var b strings.Builder
+	deps := r.current().live.Deps
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tMODEL\tTIMEOUT\tREAD-ONLY\tDESCRIPTION")
+	for _, def := range deps.Roster.Agents() {
+		ro := "no"
+		if actors.ReadOnlyAgent(deps.Tools, def) {
+			ro = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", def.Name, def.Model, def.Timeout, ro, firstLine(def.Description))
+	}
+	_ = tw.Flush()
+	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```"
+}
+
+func (r *repl) sessions(ctx context.Context) (string, error) {
+	st, err := r.a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	list, err := st.Sessions(ctx, store.SessionQuery{Project: r.a.root, Limit: 15})
+	if err != nil {
+		return "", err
+	}
+	if len(list) == 0 {
+		return "No sessions yet.", nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tCOST\tTITLE")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Cost, oneLineTitle(s.Title))
+	}
+	_ = tw.Flush()
+	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```\n/resume ID continues one.", nil
+}
+
+func oneLineTitle(s string) string {
+	s = firstLine(s)
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:59]) + "…"
+	}
+	return s
+}
+
+// resume starts the session id (or the latest one that is not current).
+func (r *repl) resume(ctx context.Context, id string) (term.Result, error) {
+	if id == "" {
+		st, err := r.a.openStore(ctx)
+		if err != nil {
+			return term.Result{}, err
+		}
+		list, err := st.Sessions(ctx, store.SessionQuery{Project: r.a.root, Limit: 5})
+		if err != nil {
+			return term.Result{}, err
+		}
+		for _, s := range list {
+			if s.MessageCount > 0 && s.ID != r.current().ID() {
+				id = s.ID
+				break
+			}
+		}
+		if id == "" {
+			return term.Result{}, fmt.Errorf("no other session to resume in %s", r.a.root)
+		}
+	}
+	s, err := r.start(ctx, sessionOptions{Resume: id, Mode: string(r.mode)})
+	if err != nil {
+		return term.Result{}, err
+	}
+	return term.Result{Session: s, Text: fmt.Sprintf("Resumed session %s.", s.ID())}, nil
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/messages"
+)
+
+// replSession adapts a liveSession to term.Session.
+type replSession struct {
+	live *liveSession
+}
+
+// errNoApprover answers an approval in a session that cannot ask (line
+// mode runs headless).
+var errNoApprover = errors.New("this session does not ask for approvals")
+
+func (s *replSession) ID() string { return s.live.ID }
+
+func (s *replSession) Submit(body string, mode messages.Mode) messages.UserMessage {
+	return s.live.Session.Submit(body, mode)
+}
+
+func (s *replSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
+
+func (s *replSession) Queue(ctx context.Context) (*messages.QueueState, error) {
+	return s.live.Session.Queue(ctx)
+}
+
+func (s *replSession) Remove(ctx context.Context, id string) (*messages.QueueState, error) {
+	return s.live.Session.Remove(ctx, id)
+}
+
+// Subscribe is lossless: the REPL drains it into its own batches at once,
+// and a lost TurnFinished or ApprovalRequested would leave it waiting.
+func (s *replSession) Subscribe(ctx context.Context) <-chan messages.Envelope {
+	return s.live.Bus.Subscribe(ctx, 1024, true)
+}
+
+func (s *replSession) Answer(id string, d policy.Decision) error {
+	if s.live.Approver == nil {
+		return errNoApprover
+	}
+	return s.live.Approver.Answer(id, d)
+}
+
+func (s *replSession) Pending() []messages.ApprovalRequested {
+	if s.live.Approver == nil {
+		return nil
+	}
+	return s.live.Approver.Pending()
+}
+
+func (s *replSession) Close(ctx context.Context) error { return s.live.Close(ctx) }

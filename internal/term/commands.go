@@ -1,0 +1,209 @@
+package term
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// Command is a slash command the caller adds to the REPL (the REPL itself
+// provides /help, /mode, /queue, /cost, /clear and /quit). Run is called
+// off the UI loop, so it may block; ctx ends when the REPL exits.
+type Command struct {
+	// Name without the slash ("undo").
+	Name string
+	// Usage is shown by /help ("/resume [ID]"); Name when empty.
+	Usage       string
+	Description string
+	// Idle commands are refused while a turn runs or is queued, because
+	// they change the conversation or the files under it.
+	Idle bool
+	Run  func(ctx context.Context, args string) (Result, error)
+}
+
+// Result is what a command did.
+type Result struct {
+	// Text is printed above the prompt (Markdown, rendered like answers).
+	Text string
+	// Session, when set, replaces the REPL's session (/resume, /clear):
+	// the REPL closes the old one.
+	Session Session
+	// Prompt, when set, is submitted as user input in the current mode.
+	Prompt string
+}
+
+// CustomCommand is a prompt template from a Markdown file in a commands
+// directory (.odin/commands/NAME.md, Claude Code's format): optional YAML
+// front matter with description and argument-hint, then the prompt, in
+// which $ARGUMENTS is replaced by the rest of the command line and $1..$9
+// by its words. A file in a subdirectory is named dir:name.
+type CustomCommand struct {
+	Name         string
+	Description  string
+	ArgumentHint string
+	// Mode, when set in the front matter, runs the prompt in that mode
+	// (an Odin addition: a review command can run in ask mode).
+	Mode messages.Mode
+	Body string
+	Path string
+}
+
+type frontMatter struct {
+	Description  string `yaml:"description"`
+	ArgumentHint string `yaml:"argument-hint"`
+	Mode         string `yaml:"mode"`
+}
+
+var reCommandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+
+// LoadCustomCommands reads the *.md files under dirs, in priority order:
+// a name found in an earlier directory hides the same name in later ones.
+// Missing directories are skipped. A file that cannot be read or parsed is
+// reported in the errors and skipped; the others still load.
+func LoadCustomCommands(dirs ...string) ([]CustomCommand, []error) {
+	seen := map[string]bool{}
+	var out []CustomCommand
+	var errs []error
+	for _, dir := range dirs {
+		if dir == "" {
+			continue
+		}
+		var found []CustomCommand
+		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) && path == dir {
+					return fs.SkipDir
+				}
+				errs = append(errs, err)
+				return nil
+			}
+			if d.IsDir() || !strings.HasSuffix(d.Name(), ".md") {
+				return nil
+			}
+			rel, _ := filepath.Rel(dir, path)
+			name := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(rel), ".md"), "/", ":")
+			if !reCommandName.MatchString(name) {
+				errs = append(errs, fmt.Errorf("custom command %s: %q is not a valid command name", path, name))
+				return nil
+			}
+			c, err := parseCustomCommand(path, name)
+			if err != nil {
+				errs = append(errs, err)
+				return nil
+			}
+			found = append(found, c)
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.SkipDir) {
+			errs = append(errs, err)
+		}
+		for _, c := range found {
+			if !seen[c.Name] {
+				seen[c.Name] = true
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, errs
+}
+
+func parseCustomCommand(path, name string) (CustomCommand, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return CustomCommand{}, fmt.Errorf("custom command %s: %w", path, err)
+	}
+	data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
+	c := CustomCommand{Name: name, Path: path}
+	body := string(data)
+	if rest, ok := strings.CutPrefix(body, "---\n"); ok {
+		head, tail, found := strings.Cut(rest, "\n---\n")
+		if !found {
+			if h, ok := strings.CutSuffix(rest, "\n---"); ok {
+				head, tail, found = h, "", true
+			}
+		}
+		if !found {
+			return c, fmt.Errorf("custom command %s: front matter has no closing ---", path)
+		}
+		var fm frontMatter
+		if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
+			return c, fmt.Errorf("custom command %s: front matter: %w", path, err)
+		}
+		if fm.Mode != "" {
+			m, err := messages.ParseMode(fm.Mode)
+			if err != nil {
+				return c, fmt.Errorf("custom command %s: front matter: %w", path, err)
+			}
+			c.Mode = m
+		}
+		c.Description, c.ArgumentHint = strings.TrimSpace(fm.Description), strings.TrimSpace(fm.ArgumentHint)
+		body = tail
+	}
+	c.Body = strings.TrimSpace(body)
+	if c.Body == "" {
+		return c, fmt.Errorf("custom command %s: the prompt is empty", path)
+	}
+	if c.Description == "" {
+		c.Description = firstLine(c.Body)
+	}
+	return c, nil
+}
+
+var rePositional = regexp.MustCompile(`\$([1-9])`)
+
+// Expand returns the prompt with args substituted. When the template uses
+// neither $ARGUMENTS nor $1..$9, non-empty args are appended after a blank
+// line, so nothing the user typed is lost.
+func (c CustomCommand) Expand(args string) string {
+	args = strings.TrimSpace(args)
+	used := strings.Contains(c.Body, "$ARGUMENTS") || rePositional.MatchString(c.Body)
+	out := strings.ReplaceAll(c.Body, "$ARGUMENTS", args)
+	words := strings.Fields(args)
+	out = rePositional.ReplaceAllStringFunc(out, func(m string) string {
+		i := int(m[1] - '1')
+		if i < len(words) {
+			return words[i]
+		}
+		return ""
+	})
+	if !used && args != "" {
+		out += "\n\n" + args
+	}
+	return out
+}
+
+// splitCommand splits "/name rest" into name and rest; ok is false when
+// line is not a slash command ("/" alone, or a path like "/usr/bin" with
+// more slashes, is sent as a prompt).
+func splitCommand(line string) (name, args string, ok bool) {
+	s, found := strings.CutPrefix(strings.TrimLeft(line, " "), "/")
+	if !found || s == "" {
+		return "", "", false
+	}
+	name, args, _ = strings.Cut(s, " ")
+	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
+		name, args = name[:nl], s[nl+1:]
+	}
+	if strings.Contains(name, "/") || !reCommandName.MatchString(name) {
+		return "", "", false
+	}
+	return name, strings.TrimSpace(args), true
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,263 @@
+package term
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// Activity is the live state of the running turn: the Orchestrator's
+// phase, each running specialist (name, elapsed time, tokens, tool calls,
+// last activity, gate stage) and the todo list. Events update it; Lines
+// renders it for the status area. The clock is passed in, so rendering is
+// deterministic. An Activity is not safe for concurrent use.
+type Activity struct {
+	running   *messages.UserMessage
+	started   time.Time
+	phase     string
+	outChars  int
+	agents    []*agentRow
+	gate      string
+	gateTask  string
+	todos     []messages.Todo
+	approvals int
+}
+
+type agentRow struct {
+	taskID, agent, desc string
+	started             time.Time
+	tokens              int64
+	tools               int
+	last                string
+	restarts            int
+}
+
+// Busy reports whether a turn is running.
+func (a *Activity) Busy() bool { return a.running != nil }
+
+// Running is the input being processed, nil when idle.
+func (a *Activity) Running() *messages.UserMessage { return a.running }
+
+// Agents is the number of specialists running.
+func (a *Activity) Agents() int { return len(a.agents) }
+
+// Apply updates the state with one event that happened at now.
+func (a *Activity) Apply(ev messages.Event, now time.Time) {
+	switch ev := ev.(type) {
+	case messages.TurnStarted:
+		*a = Activity{}
+		in := ev.Input
+		a.running, a.started, a.phase = &in, now, "thinking"
+	case messages.TurnFinished:
+		*a = Activity{}
+	case messages.TextDelta:
+		if ev.TaskID == "" {
+			a.phase = "writing"
+			a.outChars += len(ev.Text)
+		}
+	case messages.ReasoningDelta:
+		if ev.TaskID == "" {
+			a.phase = "thinking"
+			a.outChars += len(ev.Text)
+		}
+	case messages.ToolStarted:
+		if ev.TaskID == "" {
+			a.phase = "running " + ToolLabel(ev.Name, ev.Input)
+		} else if r := a.agent(ev.TaskID); r != nil {
+			r.tools++
+			r.last = ToolLabel(ev.Name, ev.Input)
+		}
+	case messages.ToolFinished:
+		if ev.TaskID == "" {
+			a.phase = "thinking"
+		}
+	case messages.AgentStarted:
+		a.agents = append(a.agents, &agentRow{taskID: ev.TaskID, agent: ev.Agent, desc: ev.Description, started: now})
+		a.phase = "waiting for agents"
+	case messages.AgentProgress:
+		if r := a.agent(ev.TaskID); r != nil {
+			r.tokens, r.tools = ev.Tokens, ev.ToolCalls
+			if n := len(ev.Activities); n > 0 {
+				r.last = ev.Activities[n-1]
+			}
+			if ev.Elapsed > 0 {
+				r.started = now.Add(-ev.Elapsed)
+			}
+		}
+	case messages.UsageUpdated:
+		if r := a.agent(ev.TaskID); r != nil && ev.TaskID != "" && ev.Usage.TotalTokens > r.tokens {
+			r.tokens = ev.Usage.TotalTokens
+		}
+	case messages.AgentRestarted:
+		if r := a.agent(ev.TaskID); r != nil {
+			r.restarts = ev.Restart
+			r.last = "restarted: " + ev.Reason
+		}
+	case messages.AgentFinished:
+		for i, r := range a.agents {
+			if r.taskID == ev.Report.TaskID {
+				a.agents = append(a.agents[:i:i], a.agents[i+1:]...)
+				break
+			}
+		}
+		if len(a.agents) == 0 && a.running != nil {
+			a.phase = "thinking"
+		}
+	case messages.GateDecided:
+		if ev.Decision.ReviewRequired || ev.Decision.QARequired {
+			a.gate = "review and QA required"
+		}
+	case messages.GateStage:
+		if ev.Done {
+			a.gate, a.gateTask = "", ""
+		} else {
+			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, ev.Round)
+			a.gateTask = ev.TaskID
+		}
+	case messages.TodosUpdated:
+		a.todos = append([]messages.Todo(nil), ev.Todos...)
+	case messages.ApprovalRequested:
+		a.approvals++
+	case messages.ApprovalResolved:
+		if a.approvals > 0 {
+			a.approvals--
+		}
+	}
+}
+
+func (a *Activity) agent(taskID string) *agentRow {
+	for _, r := range a.agents {
+		if r.taskID == taskID {
+			return r
+		}
+	}
+	return nil
+}
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// Lines renders the status area: one line for the Orchestrator, one per
+// running specialist, the gate stage and the todos, each cut to width.
+// frame advances the spinner. Idle, it renders nothing.
+func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
+	if a.running == nil {
+		return nil
+	}
+	spin := th.Paint(th.Accent, spinner[frame%len(spinner)])
+	phase := a.phase
+	if a.approvals > 0 {
+		phase = "waiting for your approval"
+	}
+	head := fmt.Sprintf("%s %s %s", spin, th.Paint(th.Bold, "odin"), phase)
+	meta := []string{Elapsed(now.Sub(a.started))}
+	if a.outChars > 0 {
+		meta = append(meta, "↓ "+HumanTokens(int64(a.outChars/4))+" tokens")
+	}
+	lines := []string{head + th.Paint(th.Dim, " · "+strings.Join(meta, " · "))}
+	for _, r := range a.agents {
+		parts := []string{Elapsed(now.Sub(r.started))}
+		if r.tokens > 0 {
+			parts = append(parts, HumanTokens(r.tokens)+" tok")
+		}
+		if r.tools > 0 {
+			parts = append(parts, fmt.Sprintf("%d tools", r.tools))
+		}
+		if r.restarts > 0 {
+			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
+		}
+		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, r.agent), r.desc, th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
+		if r.last != "" {
+			line += th.Paint(th.Dim, " · "+firstLine(r.last))
+		}
+		if a.gateTask != "" && a.gateTask == r.taskID {
+			line += " " + th.Paint(th.Gate, "["+a.gate+"]")
+		}
+		lines = append(lines, line)
+	}
+	if a.gate != "" {
+		lines = append(lines, "  "+th.Paint(th.Gate, "⚖ quality gates: "+a.gate))
+	}
+	if n := len(a.todos); n > 0 {
+		done, current := 0, ""
+		for _, t := range a.todos {
+			switch t.Status {
+			case "completed":
+				done++
+			case "in_progress":
+				if current == "" {
+					current = t.Content
+				}
+			}
+		}
+		line := fmt.Sprintf("  ☐ todos %d/%d", done, n)
+		if current != "" {
+			line += " · " + current
+		}
+		lines = append(lines, th.Paint(th.Dim, line))
+	}
+	for i := range lines {
+		lines[i] = Truncate(lines[i], width)
+	}
+	return lines
+}
+
+// Truncate cuts a styled line to width columns with an ellipsis (width
+// <= 0: unchanged).
+func Truncate(s string, width int) string {
+	if width <= 0 || ansi.StringWidth(s) <= width {
+		return s
+	}
+	return ansi.Truncate(s, width, "…")
+}
+
+// Elapsed formats a duration for the status area: 850ms, 12s, 3m05s.
+func Elapsed(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// HumanTokens formats a token count: 950, 1.2k, 34k, 1.5M.
+func HumanTokens(n int64) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 10_000:
+		return fmt.Sprintf("%.0fk", float64(n)/1e3)
+	case n >= 1_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+// ToolLabel describes a tool call in a few words: its name and its main
+// argument (path, pattern, command, URL).
+func ToolLabel(name, input string) string {
+	var args map[string]any
+	if json.Unmarshal([]byte(input), &args) != nil {
+		return name
+	}
+	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			v = firstLine(v)
+			if r := []rune(v); len(r) > 60 {
+				v = string(r[:60]) + "…"
+			}
+			return name + " " + v
+		}
+	}
+	return name
+}

@@ -1,0 +1,248 @@
+package term
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// transcript turns session events into the lines printed above the live
+// area (or to stdout in line mode): the user's input as it starts, the
+// answer as streamed Markdown, tool calls, specialists starting and
+// finishing, gate decisions and stages, and the turn's result with its
+// diff and usage. It is not safe for concurrent use.
+type transcript struct {
+	th       *Theme
+	md       *Markdown
+	streamed bool // the turn's answer was streamed
+	usage    messages.Usage
+	byAgent  map[string]messages.AgentUsage
+	turns    int
+}
+
+func newTranscript(th *Theme, width int) *transcript {
+	return &transcript{th: th, md: NewMarkdown(th, width), byAgent: map[string]messages.AgentUsage{}}
+}
+
+func (t *transcript) setWidth(w int) { t.md.SetWidth(w) }
+
+// event returns the lines ev prints.
+func (t *transcript) event(ev messages.Event) []string {
+	th := t.th
+	switch ev := ev.(type) {
+	case messages.TurnStarted:
+		t.md.Reset()
+		t.streamed = false
+		return t.userLines(ev.Input)
+	case messages.TextDelta:
+		if ev.TaskID != "" {
+			return nil
+		}
+		t.streamed = true
+		return t.md.Write(ev.Text)
+	case messages.ToolStarted:
+		if ev.TaskID != "" || strings.HasPrefix(ev.Name, "agent_") {
+			return nil
+		}
+		return append(t.md.Flush(), th.Paint(th.Dim, "  ⏺ "+ToolLabel(ev.Name, ev.Input)))
+	case messages.ToolFinished:
+		if ev.TaskID != "" {
+			return nil
+		}
+		switch {
+		case ev.Denied:
+			return []string{"    " + th.Paint(th.Warn, "⎿ denied: ") + firstLine(ev.Output)}
+		case ev.IsError:
+			return []string{"    " + th.Paint(th.Warn, "⎿ error: ") + firstLine(ev.Output)}
+		}
+	case messages.AgentStarted:
+		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Paint(th.Bold, ev.Agent), ev.Description)+
+			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", ev.Model, ev.Timeout)))
+	case messages.AgentRestarted:
+		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), ev.Agent, firstLine(ev.Reason), ev.Restart)}
+	case messages.AgentFinished:
+		r := ev.Report
+		mark := th.Paint(th.OK, "✓")
+		if r.Status != messages.ReportOK {
+			mark = th.Paint(th.Err, "✗")
+		}
+		summary := firstLine(r.Summary)
+		if r.Status != messages.ReportOK && r.Error != "" {
+			summary = firstLine(r.Error)
+		}
+		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Paint(th.Bold, r.Agent), r.Status, summary) +
+			th.Paint(th.Dim, fmt.Sprintf(" (%d calls, %s tokens, %s)", r.Turns, HumanTokens(r.Usage.TotalTokens), Elapsed(r.Elapsed)))}
+	case messages.GateDecided:
+		d := ev.Decision
+		if !d.ReviewRequired && !d.QARequired {
+			return []string{"  " + th.Paint(th.Gate, "⚖") + " quality gates: not required (single low-risk change)"}
+		}
+		out := []string{"  " + th.Paint(th.Gate, "⚖") + " quality gates: review and QA required"}
+		for _, why := range d.Reasons {
+			out = append(out, th.Paint(th.Dim, "      - "+why))
+		}
+		return out
+	case messages.GateStage:
+		if !ev.Done {
+			return nil
+		}
+		mark := th.Paint(th.OK, "passed")
+		switch {
+		case ev.Stage == "fix":
+			mark = "applied"
+		case !ev.Passed:
+			mark = th.Paint(th.Err, "failed")
+		}
+		return []string{fmt.Sprintf("  %s %s (round %d): %s — %s", th.Paint(th.Gate, "⚖"), ev.Stage, ev.Round, mark, firstLine(ev.Summary))}
+	case messages.Retrying:
+		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: model call failed (%s); retry %d in %s", ev.Agent, firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))}
+	case messages.Notice:
+		st := th.Warn
+		if ev.Level == "info" {
+			st = th.Dim
+		}
+		return []string{"  " + th.Paint(st, "! "+ev.Text)}
+	case messages.Compacted:
+		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter)))}
+	case messages.ApprovalResolved:
+		return nil
+	case messages.TurnFinished:
+		return t.finished(ev.Result)
+	}
+	return nil
+}
+
+func (t *transcript) userLines(in messages.UserMessage) []string {
+	th := t.th
+	lines := strings.Split(strings.TrimRight(in.Body, "\n"), "\n")
+	out := []string{""}
+	for i, l := range lines {
+		if i == 0 {
+			out = append(out, th.Paint(th.Accent, "❯ ")+th.Paint(th.Dim, "["+string(in.Mode)+"] ")+th.Paint(th.User, l))
+			continue
+		}
+		out = append(out, "  "+th.Paint(th.User, l))
+	}
+	return out
+}
+
+func (t *transcript) finished(res messages.TurnResult) []string {
+	th := t.th
+	out := t.md.Flush()
+	if !t.streamed && res.Answer != "" {
+		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
+		out = append(out, t.md.Flush()...)
+	}
+	switch res.Status {
+	case messages.TurnCancelled:
+		out = append(out, th.Paint(th.Warn, "⏹ cancelled")+th.Paint(th.Dim, ": "+res.Error))
+	case messages.TurnFailed:
+		out = append(out, th.Paint(th.Err, "✗ failed: ")+res.Error)
+	case messages.TurnGateFailed:
+		out = append(out, th.Paint(th.Err, "✗ quality gates failed: ")+res.Error)
+	}
+	if res.PlanFile != "" {
+		out = append(out, "", "Plan saved to "+th.Paint(th.Bold, res.PlanFile))
+	}
+	if len(res.Files) > 0 {
+		out = append(out, "", th.Paint(th.Bold, fmt.Sprintf("Files changed (%d):", len(res.Files))))
+		for _, f := range res.Files {
+			out = append(out, "  "+f)
+		}
+		if res.Diff != "" {
+			out = append(out, "")
+			for _, l := range strings.Split(strings.TrimRight(ColorDiff(th, res.Diff), "\n"), "\n") {
+				out = append(out, hardwrap(l, t.md.width)...)
+			}
+		}
+	}
+	if g := res.Gates; g != nil {
+		out = append(out, "")
+		out = append(out, gateLines(th, g)...)
+	}
+	t.turns++
+	t.usage = t.usage.Add(res.Usage)
+	for _, u := range res.ByAgent {
+		k := u.Agent + "\x00" + u.Model
+		prev := t.byAgent[k]
+		prev.Agent, prev.Model, prev.Usage = u.Agent, u.Model, prev.Usage.Add(u.Usage)
+		t.byAgent[k] = prev
+	}
+	u := res.Usage
+	out = append(out, th.Paint(th.Dim, fmt.Sprintf("  %s · %s in · %s out · $%.4f", Elapsed(res.Elapsed), HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), u.Cost)))
+	return out
+}
+
+func gateLines(th *Theme, g *messages.GateReport) []string {
+	d := g.Decision
+	if !d.ReviewRequired && len(g.Stages) == 0 {
+		return []string{"Quality gates: not required"}
+	}
+	verdict := th.Paint(th.OK, "PASSED")
+	if !g.Passed {
+		verdict = th.Paint(th.Err, "FAILED")
+	}
+	out := []string{fmt.Sprintf("Quality gates: %s after %d fix round(s)", verdict, g.FixRounds)}
+	for _, why := range d.Reasons {
+		out = append(out, "  required because: "+why)
+	}
+	for _, s := range g.Stages {
+		mark := "passed"
+		switch {
+		case s.Stage == "fix":
+			mark = "applied"
+		case !s.Passed:
+			mark = "failed"
+		}
+		out = append(out, fmt.Sprintf("  %-6s round %d: %-7s %s", s.Stage, s.Round, mark, firstLine(s.Summary)))
+	}
+	if rv := g.Review; rv != nil {
+		for _, is := range rv.Issues {
+			loc := is.File
+			if is.Line > 0 {
+				loc = fmt.Sprintf("%s:%d", is.File, is.Line)
+			}
+			out = append(out, fmt.Sprintf("    [%s] %s %s", is.Severity, loc, is.Message))
+		}
+	}
+	if q := g.QA; q != nil {
+		for _, c := range q.Checks {
+			mark := th.Paint(th.OK, "ok  ")
+			if !c.Passed {
+				mark = th.Paint(th.Err, "FAIL")
+			}
+			out = append(out, fmt.Sprintf("    %s %-6s %s", mark, c.Name, c.Command))
+		}
+	}
+	return out
+}
+
+// costLines renders /cost: this REPL's usage by agent and model.
+func (t *transcript) costLines() []string {
+	if t.turns == 0 {
+		return []string{"No turns yet in this session."}
+	}
+	rows := make([]messages.AgentUsage, 0, len(t.byAgent))
+	for _, u := range t.byAgent {
+		rows = append(rows, u)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		if (rows[i].Agent == "orchestrator") != (rows[j].Agent == "orchestrator") {
+			return rows[i].Agent == "orchestrator"
+		}
+		return rows[i].Agent+rows[i].Model < rows[j].Agent+rows[j].Model
+	})
+	out := []string{fmt.Sprintf("Usage over %d turn(s):", t.turns)}
+	for _, u := range rows {
+		est := ""
+		if u.Estimated {
+			est = " (estimated)"
+		}
+		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  $%.4f%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), u.Cost, est))
+	}
+	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  $%.4f", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CompletionTokens), t.usage.Cost))
+	return out
+}

@@ -1,0 +1,836 @@
+package term
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textarea"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/messages"
+)
+
+// tick is the status area's redraw period: elapsed times and the spinner
+// change at most ten times a second, whatever the event rate.
+const tick = 100 * time.Millisecond
+
+// interruptWindow is how long a first Ctrl-C on an idle prompt arms the
+// second one that quits.
+const interruptWindow = 2 * time.Second
+
+// Messages of the UI loop.
+type (
+	eventsMsg struct {
+		gen int
+		evs []messages.Envelope
+	}
+	tickMsg    time.Time
+	cmdDoneMsg struct {
+		name string
+		res  Result
+		err  error
+	}
+	infoMsg struct {
+		text string
+		warn bool
+	}
+	quitNowMsg struct{}
+)
+
+// printer prints lines above the live area in order. Bubble Tea runs each
+// command in its own goroutine, so prints returned as commands could
+// overtake each other; the printer is the single goroutine that sends
+// them, in the order the UI queued them.
+type printer struct {
+	mu    sync.Mutex
+	lines []string
+	quit  bool
+	wake  chan struct{}
+	send  func(tea.Msg)
+}
+
+func newPrinter(send func(tea.Msg)) *printer {
+	return &printer{wake: make(chan struct{}, 1), send: send}
+}
+
+func (p *printer) print(lines ...string) {
+	if len(lines) == 0 {
+		return
+	}
+	p.mu.Lock()
+	p.lines = append(p.lines, lines...)
+	p.mu.Unlock()
+	p.signal()
+}
+
+// quitAfter asks the printer to end the program once everything queued so
+// far is printed.
+func (p *printer) quitAfter() {
+	p.mu.Lock()
+	p.quit = true
+	p.mu.Unlock()
+	p.signal()
+}
+
+func (p *printer) signal() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *printer) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		}
+		p.mu.Lock()
+		lines, quit := p.lines, p.quit
+		p.lines = nil
+		p.mu.Unlock()
+		if len(lines) > 0 {
+			p.send(tea.Println(strings.Join(lines, "\n"))())
+		}
+		if quit {
+			p.send(quitNowMsg{})
+			return
+		}
+	}
+}
+
+// ui is the Bubble Tea model of the REPL.
+type ui struct {
+	ctx  context.Context
+	o    Options
+	th   *Theme
+	send func(tea.Msg)
+	out  *printer
+
+	sess     Session
+	gen      int
+	stopPump context.CancelFunc
+
+	tr        *transcript
+	act       Activity
+	queue     []messages.UserMessage
+	approvals []messages.ApprovalRequested
+	mode      messages.Mode
+	ta        textarea.Model
+	width     int
+	height    int
+
+	hist    *History
+	histPos int
+	draft   string
+
+	custom  map[string]CustomCommand
+	customs []CustomCommand
+	cmds    map[string]Command
+
+	hint          string
+	hintUntil     time.Time
+	lastInterrupt time.Time
+	running       string // slash command in progress
+	frame         int
+	ticking       bool
+	status        []string // status lines, refreshed at most every tick
+	partial       string
+	quitting      bool
+}
+
+func runTTY(ctx context.Context, o Options) (Session, error) {
+	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
+	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
+		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24}
+	m.ta = newTextarea(th, m)
+	var notes []string
+	h, err := LoadHistory(o.HistoryPath, 0)
+	if err != nil {
+		notes = append(notes, err.Error())
+	}
+	m.hist, m.histPos = h, h.Len()
+	for _, c := range o.Commands {
+		m.cmds[c.Name] = c
+	}
+	customs, errs := LoadCustomCommands(o.CommandDirs...)
+	for _, c := range customs {
+		if _, taken := builtinHelp[c.Name]; taken || m.cmds[c.Name].Run != nil {
+			notes = append(notes, fmt.Sprintf("custom command /%s (%s) is hidden by the built-in command", c.Name, c.Path))
+			continue
+		}
+		m.custom[c.Name] = c
+		m.customs = append(m.customs, c)
+	}
+	for _, e := range errs {
+		notes = append(notes, e.Error())
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
+	m.send = p.Send
+	m.out = newPrinter(p.Send)
+	go m.out.run(ctx)
+	for _, l := range o.Banner {
+		m.out.print(l)
+	}
+	for _, n := range notes {
+		m.out.print(th.Paint(th.Warn, "! "+n))
+	}
+	m.startPump()
+	_, err = p.Run()
+	if m.stopPump != nil {
+		m.stopPump()
+	}
+	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	return m.sess, err
+}
+
+func newTextarea(th *Theme, m *ui) textarea.Model {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.MaxWidth = 0
+	ta.Placeholder = "Ask Odin, or /help"
+	km := textarea.DefaultKeyMap
+	// Enter sends; the REPL inserts newlines itself (Ctrl-J, Alt-Enter,
+	// a trailing backslash). Ctrl-V would shell out for the clipboard:
+	// terminals paste with bracketed paste instead.
+	km.InsertNewline = key.NewBinding(key.WithDisabled())
+	km.Paste = key.NewBinding(key.WithDisabled())
+	km.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
+	ta.KeyMap = km
+	st := textarea.Style{
+		Base: th.NewStyle(), CursorLine: th.NewStyle(), CursorLineNumber: th.NewStyle(),
+		EndOfBuffer: th.NewStyle(), LineNumber: th.NewStyle(), Placeholder: th.Dim,
+		Prompt: th.NewStyle(), Text: th.NewStyle(),
+	}
+	ta.FocusedStyle, ta.BlurredStyle = st, st
+	ta.Cursor.Style = th.Cursor
+	ta.Cursor.TextStyle = th.NewStyle()
+	ta.Cursor.SetMode(cursor.CursorStatic)
+	ta.SetPromptFunc(7, func(line int) string {
+		if line == 0 {
+			return fmt.Sprintf("%s %s ", padRight(th.Mode(m.mode), string(m.mode), 4), th.Paint(th.Prompt, "❯"))
+		}
+		return "     " + th.Paint(th.Dim, "…") + " "
+	})
+	ta.SetHeight(1)
+	ta.Focus()
+	return ta
+}
+
+func padRight(styled, plain string, n int) string {
+	if len(plain) >= n {
+		return styled
+	}
+	return styled + strings.Repeat(" ", n-len(plain))
+}
+
+func (m *ui) Init() tea.Cmd { return nil }
+
+// startPump subscribes to the session's events and feeds them to the UI
+// in batches: whatever arrived while the UI was busy goes in one message,
+// so a fast stream costs one update per batch, not per token.
+func (m *ui) startPump() {
+	if m.stopPump != nil {
+		m.stopPump()
+	}
+	m.gen++
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.stopPump = cancel
+	gen, ch, send := m.gen, m.sess.Subscribe(ctx), m.send
+	if pend := m.sess.Pending(); len(pend) > 0 {
+		m.approvals = append(m.approvals[:0], pend...)
+	}
+	go func() {
+		for ev := range ch {
+			batch := []messages.Envelope{ev}
+		drain:
+			for len(batch) < 512 {
+				select {
+				case ev, ok := <-ch:
+					if !ok {
+						break drain
+					}
+					batch = append(batch, ev)
+				default:
+					break drain
+				}
+			}
+			send(eventsMsg{gen: gen, evs: batch})
+		}
+	}()
+}
+
+func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.ta.SetWidth(max(msg.Width-1, 20))
+		m.tr.setWidth(max(msg.Width-1, 20))
+		m.refreshStatus()
+		return m, nil
+	case tea.KeyMsg:
+		if m.quitting {
+			return m, nil
+		}
+		return m, m.key(msg)
+	case eventsMsg:
+		if msg.gen != m.gen {
+			return m, nil // a replaced session's late events
+		}
+		m.events(msg.evs)
+		return m, m.ensureTick()
+	case tickMsg:
+		m.frame++
+		m.refreshStatus()
+		if m.needTick() {
+			return m, tea.Tick(tick, func(t time.Time) tea.Msg { return tickMsg(t) })
+		}
+		m.ticking = false
+		return m, nil
+	case cmdDoneMsg:
+		return m, m.commandDone(msg)
+	case infoMsg:
+		m.info(msg.text, msg.warn)
+		return m, nil
+	case quitNowMsg:
+		return m, tea.Quit
+	}
+	return m, nil
+}
+
+func (m *ui) now() time.Time { return m.o.Now() }
+
+func (m *ui) needTick() bool {
+	return m.act.Busy() || m.running != "" || (m.hint != "" && m.now().Before(m.hintUntil))
+}
+
+func (m *ui) ensureTick() tea.Cmd {
+	if m.ticking || !m.needTick() {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(tick, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *ui) refreshStatus() {
+	m.status = m.act.Lines(m.th, m.now(), max(m.width-1, 20), m.frame)
+	m.partial = m.tr.md.Partial()
+	if m.hint != "" && !m.now().Before(m.hintUntil) {
+		m.hint = ""
+	}
+}
+
+func (m *ui) print(lines ...string) { m.out.print(lines...) }
+
+// info prints a line from the REPL itself.
+func (m *ui) info(text string, warn bool) {
+	st := m.th.Dim
+	if warn {
+		st = m.th.Warn
+	}
+	for _, l := range strings.Split(text, "\n") {
+		m.print(m.th.Paint(st, l))
+	}
+}
+
+// flash shows a short-lived hint under the input.
+func (m *ui) flash(s string) tea.Cmd {
+	m.hint, m.hintUntil = s, m.now().Add(interruptWindow)
+	return m.ensureTick()
+}
+
+func (m *ui) events(evs []messages.Envelope) {
+	for _, env := range evs {
+		ev := env.Event
+		wasBusy := m.act.Busy()
+		m.act.Apply(ev, m.now())
+		switch ev := ev.(type) {
+		case messages.InputQueued:
+			m.queue = append(m.queue, ev.Input)
+		case messages.InputRemoved:
+			m.dropQueued(ev.ID)
+		case messages.TurnStarted:
+			m.dropQueued(ev.Input.ID)
+		case messages.ApprovalRequested:
+			m.approvals = append(m.approvals, ev)
+		case messages.ApprovalResolved:
+			for i, a := range m.approvals {
+				if a.ID == ev.ID {
+					m.approvals = append(m.approvals[:i:i], m.approvals[i+1:]...)
+					if ev.Decision == string(policy.Reject) {
+						m.print("    " + m.th.Paint(m.th.Warn, "⎿ not approved: ") + a.Tool + " " + oneLine(a.Subject, 80))
+					}
+					break
+				}
+			}
+		}
+		m.print(m.tr.event(ev)...)
+		if wasBusy != m.act.Busy() {
+			m.refreshStatus()
+		}
+	}
+	m.partial = m.tr.md.Partial()
+}
+
+func (m *ui) dropQueued(id string) {
+	for i, q := range m.queue {
+		if q.ID == id {
+			m.queue = append(m.queue[:i:i], m.queue[i+1:]...)
+			return
+		}
+	}
+}
+
+// key handles one key press.
+func (m *ui) key(k tea.KeyMsg) tea.Cmd {
+	if len(m.approvals) > 0 && k.Type != tea.KeyCtrlC {
+		return m.approvalKey(k)
+	}
+	if k.Paste {
+		m.ta.InsertString(normalizeNewlines(string(k.Runes)))
+		m.resize()
+		return nil
+	}
+	switch k.Type {
+	case tea.KeyCtrlC:
+		return m.interrupt()
+	case tea.KeyEsc:
+		if m.act.Busy() {
+			m.sess.Cancel("cancelled by the user (Esc)")
+			return m.flash("cancelling…")
+		}
+		return nil
+	case tea.KeyCtrlD:
+		if m.ta.Value() == "" {
+			return m.quit()
+		}
+		k = tea.KeyMsg{Type: tea.KeyDelete}
+	case tea.KeyEnter:
+		if k.Alt {
+			return m.newline()
+		}
+		v := m.ta.Value()
+		if strings.HasSuffix(v, "\\") && m.ta.Line() == m.ta.LineCount()-1 {
+			// A trailing backslash continues the input on a new line.
+			m.ta.CursorEnd()
+			m.ta.SetValue(strings.TrimSuffix(v, "\\") + "\n")
+			m.resize()
+			return nil
+		}
+		return m.submit()
+	case tea.KeyCtrlJ:
+		return m.newline()
+	case tea.KeyShiftTab:
+		m.mode = nextMode(m.mode)
+		return m.flash("mode: " + string(m.mode))
+	case tea.KeyCtrlL:
+		return tea.ClearScreen
+	case tea.KeyUp:
+		if m.ta.Line() == 0 && m.ta.LineInfo().RowOffset == 0 {
+			m.historyMove(-1)
+			return nil
+		}
+	case tea.KeyDown:
+		if m.ta.Line() == m.ta.LineCount()-1 && m.ta.LineInfo().RowOffset == m.ta.LineInfo().Height-1 {
+			m.historyMove(+1)
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.ta, cmd = m.ta.Update(k)
+	m.resize()
+	return cmd
+}
+
+func nextMode(cur messages.Mode) messages.Mode {
+	for i, md := range messages.Modes {
+		if md == cur {
+			return messages.Modes[(i+1)%len(messages.Modes)]
+		}
+	}
+	return messages.Modes[0]
+}
+
+func normalizeNewlines(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.ReplaceAll(s, "\r", "\n")
+}
+
+func (m *ui) newline() tea.Cmd {
+	m.ta.InsertString("\n")
+	m.resize()
+	return nil
+}
+
+// resize fits the input's height to its content (at most 8 rows; the
+// textarea scrolls beyond).
+func (m *ui) resize() {
+	w := m.ta.Width()
+	if w <= 0 {
+		w = 1
+	}
+	rows := 0
+	for _, l := range strings.Split(m.ta.Value(), "\n") {
+		rows += ansi.StringWidth(l)/w + 1
+	}
+	m.ta.SetHeight(min(max(rows, 1), 8))
+}
+
+// interrupt is Ctrl-C: cancel the running turn; on an idle prompt clear
+// the input, and a second press within the window quits.
+func (m *ui) interrupt() tea.Cmd {
+	now := m.now()
+	if m.act.Busy() || len(m.approvals) > 0 {
+		m.sess.Cancel("cancelled by the user (Ctrl-C)")
+		m.lastInterrupt = time.Time{}
+		return m.flash("cancelling… (queued inputs stay queued: /queue)")
+	}
+	if m.ta.Value() != "" {
+		m.ta.Reset()
+		m.resize()
+		m.histPos = m.hist.Len()
+		return nil
+	}
+	if !m.lastInterrupt.IsZero() && now.Sub(m.lastInterrupt) <= interruptWindow {
+		return m.quit()
+	}
+	m.lastInterrupt = now
+	return m.flash("press Ctrl-C again to exit")
+}
+
+func (m *ui) quit() tea.Cmd {
+	m.quitting = true
+	m.out.quitAfter()
+	return nil
+}
+
+func (m *ui) historyMove(d int) {
+	n := m.hist.Len()
+	pos := m.histPos + d
+	if pos < 0 || pos > n {
+		return
+	}
+	if m.histPos == n {
+		m.draft = m.ta.Value()
+	}
+	m.histPos = pos
+	if pos == n {
+		m.ta.SetValue(m.draft)
+	} else {
+		m.ta.SetValue(m.hist.At(pos))
+	}
+	m.resize()
+}
+
+func (m *ui) approvalKey(k tea.KeyMsg) tea.Cmd {
+	a := m.approvals[0]
+	var d policy.Decision
+	switch strings.ToLower(k.String()) {
+	case "1", "y":
+		d = policy.AllowOnce
+	case "2", "a":
+		d = policy.AllowSession
+	case "3", "n", "esc":
+		d = policy.Reject
+	default:
+		return nil
+	}
+	m.approvals = m.approvals[1:]
+	label := map[policy.Decision]string{policy.AllowOnce: "allowed once", policy.AllowSession: "allowed for this session", policy.Reject: "denied"}[d]
+	st := m.th.OK
+	if d == policy.Reject {
+		st = m.th.Warn
+	}
+	m.print("    " + m.th.Paint(st, "⎿ "+label+": ") + a.Tool + " " + oneLine(a.Subject, 80))
+	sess := m.sess
+	return func() tea.Msg {
+		if err := sess.Answer(a.ID, d); err != nil && !errors.Is(err, policy.ErrUnknownApproval) {
+			return infoMsg{text: "approval: " + err.Error(), warn: true}
+		}
+		return nil
+	}
+}
+
+// submit sends the input: a slash command runs, anything else goes to the
+// Orchestrator, which queues it while a turn runs.
+func (m *ui) submit() tea.Cmd {
+	text := strings.TrimRight(m.ta.Value(), " \t\n")
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	m.ta.Reset()
+	m.resize()
+	var cmd tea.Cmd
+	if err := m.hist.Add(text); err != nil {
+		cmd = m.flash(err.Error())
+	}
+	m.histPos = m.hist.Len()
+	m.draft = ""
+	if name, args, ok := splitCommand(text); ok {
+		return tea.Batch(cmd, m.command(name, args))
+	}
+	m.sess.Submit(text, m.mode)
+	return cmd
+}
+
+// command runs a slash command.
+func (m *ui) command(name, args string) tea.Cmd {
+	m.print("", m.th.Paint(m.th.Accent, "❯ ")+m.th.Paint(m.th.User, "/"+name+" "+args))
+	switch name {
+	case "help", "?":
+		m.printText(helpText(m.o.Commands, m.customs, true))
+		return nil
+	case "mode":
+		if args == "" {
+			m.info("mode: "+string(m.mode)+" (ask, plan or edit; Shift-Tab cycles)", false)
+			return nil
+		}
+		md, err := messages.ParseMode(args)
+		if err != nil {
+			m.info(err.Error(), true)
+			return nil
+		}
+		m.mode = md
+		m.info("mode: "+string(md), false)
+		return nil
+	case "queue":
+		return m.queueCommand(args)
+	case "cost":
+		m.printText(strings.Join(m.tr.costLines(), "\n"))
+		return nil
+	case "clear":
+		if m.busy() {
+			m.info("a turn is running: wait for it or cancel it (Ctrl-C) before /clear", true)
+			return nil
+		}
+		if m.o.NewSession == nil {
+			return tea.ClearScreen
+		}
+		return m.runAsync("clear", func(ctx context.Context) (Result, error) {
+			s, err := m.o.NewSession(ctx)
+			return Result{Session: s, Text: "Started a new conversation."}, err
+		})
+	case "quit", "exit", "q":
+		return m.quit()
+	}
+	if c, ok := m.cmds[name]; ok {
+		if c.Idle && m.busy() {
+			m.info(fmt.Sprintf("a turn is running: wait for it or cancel it (Ctrl-C) before /%s", name), true)
+			return nil
+		}
+		if m.running != "" {
+			m.info(fmt.Sprintf("/%s is still running", m.running), true)
+			return nil
+		}
+		return m.runAsync(name, func(ctx context.Context) (Result, error) { return c.Run(ctx, args) })
+	}
+	if c, ok := m.custom[name]; ok {
+		mode := m.mode
+		if c.Mode != "" {
+			mode = c.Mode
+		}
+		m.sess.Submit(c.Expand(args), mode)
+		return nil
+	}
+	m.info(fmt.Sprintf("unknown command /%s (see /help)", name), true)
+	return nil
+}
+
+func (m *ui) busy() bool { return m.act.Busy() || len(m.queue) > 0 }
+
+func (m *ui) runAsync(name string, run func(ctx context.Context) (Result, error)) tea.Cmd {
+	m.running = name
+	ctx := m.ctx
+	return tea.Batch(m.ensureTick(), func() tea.Msg {
+		res, err := run(ctx)
+		return cmdDoneMsg{name: name, res: res, err: err}
+	})
+}
+
+func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
+	m.running = ""
+	if msg.err != nil {
+		m.info(fmt.Sprintf("/%s: %v", msg.name, msg.err), true)
+		return nil
+	}
+	var cmds []tea.Cmd
+	if s := msg.res.Session; s != nil && s != m.sess {
+		old := m.sess
+		m.sess = s
+		m.act, m.queue, m.approvals = Activity{}, nil, nil
+		m.tr.md.Reset()
+		m.startPump()
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
+			defer cancel()
+			_ = old.Close(ctx)
+		}()
+		if msg.name == "clear" {
+			cmds = append(cmds, tea.ClearScreen)
+		}
+	}
+	if msg.res.Text != "" {
+		m.printText(msg.res.Text)
+	}
+	if msg.res.Prompt != "" {
+		m.sess.Submit(msg.res.Prompt, m.mode)
+	}
+	return tea.Batch(cmds...)
+}
+
+// printText prints command output as Markdown.
+func (m *ui) printText(s string) {
+	md := NewMarkdown(m.th, max(m.width-1, 20))
+	lines := md.Write(strings.TrimRight(s, "\n") + "\n")
+	m.print(append(lines, md.Flush()...)...)
+}
+
+func (m *ui) queueCommand(args string) tea.Cmd {
+	f := strings.Fields(args)
+	switch {
+	case len(f) == 0:
+		m.printText(queueText(m.queue))
+		return nil
+	case len(f) == 1 && f[0] == "clear":
+		ids := make([]string, len(m.queue))
+		for i, q := range m.queue {
+			ids[i] = q.ID
+		}
+		return m.removeQueued(ids...)
+	case len(f) == 2 && (f[0] == "rm" || f[0] == "remove" || f[0] == "del"):
+		n, err := strconv.Atoi(f[1])
+		if err != nil || n < 1 || n > len(m.queue) {
+			m.info(fmt.Sprintf("no queued input %q: the queue has %d (see /queue)", f[1], len(m.queue)), true)
+			return nil
+		}
+		return m.removeQueued(m.queue[n-1].ID)
+	}
+	m.info("usage: /queue, /queue rm N, /queue clear", true)
+	return nil
+}
+
+func (m *ui) removeQueued(ids ...string) tea.Cmd {
+	if len(ids) == 0 {
+		m.info("The queue is empty.", false)
+		return nil
+	}
+	sess, ctx := m.sess, m.ctx
+	return func() tea.Msg {
+		removed := 0
+		for _, id := range ids {
+			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			qs, err := sess.Remove(rctx, id)
+			cancel()
+			if err != nil {
+				return infoMsg{text: "removing from the queue: " + err.Error(), warn: true}
+			}
+			gone := true
+			for _, q := range qs.Queued {
+				if q.ID == id {
+					gone = false
+				}
+			}
+			if gone {
+				removed++
+			}
+		}
+		if removed < len(ids) {
+			return infoMsg{text: fmt.Sprintf("removed %d of %d: the others had started", removed, len(ids)), warn: true}
+		}
+		return infoMsg{text: fmt.Sprintf("removed %d queued input(s)", removed)}
+	}
+}
+
+// View renders the live area: the answer line being streamed, the status
+// of the running turn, the queue, an approval prompt, the input and a
+// hint line.
+func (m *ui) View() string {
+	if m.quitting {
+		return ""
+	}
+	th := m.th
+	w := max(m.width-1, 20)
+	var b strings.Builder
+	if m.partial != "" {
+		b.WriteString(Truncate(m.partial, w))
+		b.WriteByte('\n')
+	}
+	for _, l := range m.status {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for i, q := range m.queue {
+		if i == 3 && len(m.queue) > 4 {
+			fmt.Fprintf(&b, "%s\n", th.Paint(th.Dim, fmt.Sprintf("  … and %d more queued (/queue)", len(m.queue)-3)))
+			break
+		}
+		b.WriteString(Truncate(fmt.Sprintf("  %s %s %s", th.Paint(th.Dim, "⏵ queued"), th.Mode(q.Mode), oneLine(q.Body, 200)), w))
+		b.WriteByte('\n')
+	}
+	if m.running != "" {
+		fmt.Fprintf(&b, "%s\n", Truncate(th.Paint(th.Accent, spinner[m.frame%len(spinner)])+" /"+m.running+"…", w))
+	}
+	if len(m.approvals) > 0 {
+		a := m.approvals[0]
+		who := a.Agent
+		if who == "" {
+			who = "orchestrator"
+		}
+		bar := th.Paint(th.Warn, "│ ")
+		title := fmt.Sprintf("%s %s asks to run %s", th.Paint(th.Warn, "╭ approval needed:"), th.Paint(th.Bold, who), th.Paint(th.Bold, a.Tool))
+		if len(m.approvals) > 1 {
+			title += th.Paint(th.Dim, fmt.Sprintf(" (1 of %d)", len(m.approvals)))
+		}
+		b.WriteString(Truncate(title, w) + "\n")
+		for _, l := range strings.Split(strings.TrimSpace(a.Subject), "\n") {
+			for _, wl := range hardwrap(l, w-2) {
+				b.WriteString(bar + th.Paint(th.Bold, wl) + "\n")
+			}
+		}
+		if a.Reason != "" {
+			b.WriteString(Truncate(bar+th.Paint(th.Dim, "why: "+oneLine(a.Reason, 400)), w) + "\n")
+		}
+		b.WriteString(Truncate(th.Paint(th.Warn, "╰ ")+"1/y allow once · 2/a allow for this session · 3/n deny", w) + "\n")
+	}
+	b.WriteString(m.ta.View())
+	b.WriteByte('\n')
+	b.WriteString(Truncate(m.footer(), w))
+	return b.String()
+}
+
+func (m *ui) footer() string {
+	th := m.th
+	if m.hint != "" {
+		return th.Paint(th.Warn, m.hint)
+	}
+	var parts []string
+	switch {
+	case len(m.approvals) > 0:
+		parts = append(parts, "answer the approval above", "ctrl+c cancel the turn")
+	case m.act.Busy():
+		parts = append(parts, "esc/ctrl+c cancel", "enter queues")
+	default:
+		parts = append(parts, "shift+tab mode", "ctrl+j newline", "/help")
+	}
+	if n := len(m.queue); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d queued", n))
+	}
+	return th.Paint(th.Dim, "  "+strings.Join(parts, " · "))
+}
