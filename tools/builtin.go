@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/odin-code/odin/internal/web"
 )
 
 // Names of the built-in tools, as the seed spells them. Policies, rosters
@@ -22,6 +24,46 @@ const (
 	NameGitDiff           = "GitDiff"
 	NameContextSummarizer = "ContextSummarizer"
 )
+
+// BuiltinOptions configure the built-in tools.
+type BuiltinOptions struct {
+	// ExecuteCommand sets the command timeouts and output cap.
+	ExecuteCommand ExecuteCommandOptions
+	// Fetcher is WebFetch's HTTP client and cache; WebFetch is left out
+	// when it is nil.
+	Fetcher *web.Fetcher
+	// Searcher is WebSearch's backend. Without one WebSearch is still
+	// listed and answers that no search backend is configured.
+	Searcher web.Searcher
+}
+
+// Builtin returns every built-in tool, each wrapped with WithRecover, in
+// the order models see them: reading and searching first, then writing,
+// execution, the web and helpers. The list is explicit on purpose (no init
+// registration): what a model can call is visible here. Tools that need
+// the actor system (AgentTool, InitTool) are added by their owners with
+// Set.With. Modes and permissions choose among these by Info().Class.
+func Builtin(opts BuiltinOptions) Set {
+	ts := []Tool{
+		NewLS(),
+		NewGlob(),
+		NewGrep(),
+		NewTree(),
+		NewReadFile(),
+		NewGitDiff(),
+		NewWriteFile(),
+		NewEditTool(),
+		NewMultiEdit(),
+		NewExecuteCommand(opts.ExecuteCommand),
+		NewTodoWrite(),
+		NewContextSummarizer(),
+	}
+	if opts.Fetcher != nil {
+		ts = append(ts, NewWebFetch(opts.Fetcher))
+	}
+	ts = append(ts, NewWebSearch(opts.Searcher))
+	return NewSet(ts...).Map(WithRecover)
+}
 
 // setMinimum sets the minimum of the numeric property prop.
 func setMinimum(s *jsonschema.Schema, prop string, min float64) {

@@ -1,0 +1,196 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/web"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/schemas.golden.json from the built-in tools")
+
+const schemasGolden = "testdata/schemas.golden.json"
+
+// builtinForTest is every built-in tool, WebFetch included.
+func builtinForTest(t *testing.T) Set {
+	t.Helper()
+	f, err := web.NewFetcher(config.Web{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	return Builtin(BuiltinOptions{Fetcher: f})
+}
+
+// TestSchemasGolden pins every built-in tool's name, class and JSON schema:
+// a schema is a prompt, so any change to it must be a reviewed diff of the
+// golden file (go test ./tools -run Schema -update rewrites it).
+func TestSchemasGolden(t *testing.T) {
+	type entry struct {
+		Name   string          `json:"name"`
+		Class  Class           `json:"class"`
+		Schema json.RawMessage `json:"input_schema"`
+	}
+	var entries []entry
+	for _, tl := range builtinForTest(t).All() {
+		info := tl.Info()
+		entries = append(entries, entry{info.Name, info.Class, info.Schema})
+	}
+	got, err := json.MarshalIndent(entries, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *updateGolden {
+		if err := os.MkdirAll(filepath.Dir(schemasGolden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(schemasGolden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(schemasGolden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tools -run Schema -update to create it)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("schemas differ from %s (-want +got); rerun with -update if the change is intended:\n%s",
+			schemasGolden, cmp.Diff(string(want), string(got)))
+	}
+}
+
+// seedSchemas are the input schemas seed 000 gives, without descriptions
+// and defaults (those are prose; the structure is the contract).
+var seedSchemas = map[string]string{
+	"TodoWrite":     `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status","id"],"additionalProperties":false}}},"required":["todos"],"additionalProperties":false}`,
+	"LS":            `{"type":"object","properties":{"path":{"type":"string"},"ignore":{"type":"array","items":{"type":"string"}}},"required":["path"],"additionalProperties":false}`,
+	"Grep":          `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"},"type":{"type":"string"},"output_mode":{"type":"string","enum":["content","files_with_matches","count"]},"-n":{"type":"boolean"},"-i":{"type":"boolean"},"-A":{"type":"number"},"-B":{"type":"number"},"-C":{"type":"number"},"head_limit":{"type":"number"},"multiline":{"type":"boolean"}},"required":["pattern"],"additionalProperties":false}`,
+	"Glob":          `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"],"additionalProperties":false}`,
+	"WriteFile":     `{"type":"object","properties":{"file_path":{"type":"string"},"content":{"type":"string"}},"required":["file_path","content"],"additionalProperties":false}`,
+	"EditTool":      `{"type":"object","properties":{"file_path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["file_path","old_string","new_string"],"additionalProperties":false}`,
+	"MultiEditTool": `{"type":"object","properties":{"file_path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["old_string","new_string"],"additionalProperties":false}}},"required":["file_path","edits"],"additionalProperties":false}`,
+	"WebFetch":      `{"type":"object","properties":{"url":{"type":"string","format":"uri"},"prompt":{"type":"string"}},"required":["url","prompt"],"additionalProperties":false}`,
+}
+
+// TestSchemasMatchSeed checks the structure the seed fixes: property names
+// and types, required lists, enums, minLength/minItems and closed objects.
+// Odin may add bounds the seed lacks (minimum, a minLength) and may use
+// "integer" where the seed says "number".
+func TestSchemasMatchSeed(t *testing.T) {
+	set := builtinForTest(t)
+	for name, seed := range seedSchemas {
+		t.Run(name, func(t *testing.T) {
+			tl, ok := set.Get(name)
+			if !ok {
+				t.Fatalf("Builtin has no %s; it has %v", name, set.Names())
+			}
+			var want, got map[string]any
+			if err := json.Unmarshal([]byte(seed), &want); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(tl.Info().Schema, &got); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(seedShape(want, want), seedShape(got, want)); d != "" {
+				t.Errorf("%s schema differs from seed 000 (-seed +odin):\n%s", name, d)
+			}
+		})
+	}
+}
+
+// seedShape projects schema s onto the keywords the seed schema ref uses,
+// recursively, so extra keywords in s are ignored and missing ones show.
+func seedShape(s, ref map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, rv := range ref {
+		v, ok := s[k]
+		if !ok {
+			out[k] = "<missing>"
+			continue
+		}
+		switch k {
+		case "type":
+			if v == "integer" && rv == "number" {
+				v = "number"
+			}
+			out[k] = v
+		case "required":
+			req := toStrings(v)
+			slices.Sort(req)
+			out[k] = req
+		case "properties":
+			props := map[string]any{}
+			sp, _ := v.(map[string]any)
+			for name, rp := range rv.(map[string]any) {
+				p, ok := sp[name].(map[string]any)
+				if !ok {
+					props[name] = "<missing>"
+					continue
+				}
+				props[name] = seedShape(p, rp.(map[string]any))
+			}
+			for name := range sp {
+				if _, ok := rv.(map[string]any)[name]; !ok {
+					props[name] = "<not in seed>"
+				}
+			}
+			out[k] = props
+		case "items":
+			sv, _ := v.(map[string]any)
+			out[k] = seedShape(sv, rv.(map[string]any))
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
+
+// TestBuiltin checks the list itself: seed names, classes, every tool
+// described and wrapped.
+func TestBuiltin(t *testing.T) {
+	set := builtinForTest(t)
+	wantClass := map[string]Class{
+		NameLS: ClassRead, NameGlob: ClassRead, NameGrep: ClassRead, NameTree: ClassRead,
+		NameReadFile: ClassRead, NameGitDiff: ClassRead, NameTodoWrite: ClassRead, NameContextSummarizer: ClassRead,
+		NameWriteFile: ClassWrite, NameEditTool: ClassWrite, NameMultiEditTool: ClassWrite,
+		NameExecuteCommand: ClassExecute, NameWebFetch: ClassWeb, NameWebSearch: ClassWeb,
+	}
+	gotClass := map[string]Class{}
+	for _, tl := range set.All() {
+		info := tl.Info()
+		gotClass[info.Name] = info.Class
+		if len(info.Description) < 200 || strings.TrimSpace(info.Description) != info.Description {
+			t.Errorf("%s: description is missing, too short or untrimmed (%d chars)", info.Name, len(info.Description))
+		}
+	}
+	if d := cmp.Diff(wantClass, gotClass); d != "" {
+		t.Errorf("tools and classes (-want +got):\n%s", d)
+	}
+	if _, ok := Builtin(BuiltinOptions{}).Get(NameWebFetch); ok {
+		t.Error("WebFetch listed without a fetcher")
+	}
+	// Every tool is wrapped (by WithRecover, the only decorator Builtin
+	// applies), not handed out bare.
+	for _, tl := range set.All() {
+		if _, ok := tl.(wrapped); !ok {
+			t.Errorf("%s is not wrapped with WithRecover (%T)", tl.Info().Name, tl)
+		}
+	}
+}
