@@ -77,10 +77,11 @@ type turnState struct {
 	planFile   string
 	review     string // why the Orchestrator's model asked for review
 	gates      *gateRun
-	testFailed bool // the latest Test report of the turn showed failures
-	stopBlocks int  // times a Stop hook kept the turn going
-	compacted  bool // the history was just compacted: do not compact again before calling
-	overflowed bool // the provider refused the context once this turn
+	testFailed bool             // the latest Test report of the turn showed failures
+	stopBlocks int              // times a Stop hook kept the turn going
+	direct     *messages.Report // the report of a direct task
+	compacted  bool             // the history was just compacted: do not compact again before calling
+	overflowed bool             // the provider refused the context once this turn
 	finished   bool
 }
 
@@ -246,6 +247,10 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		set = set.With(requestReviewTool())
 	}
 	t.tools = set
+	if in.Agent != "" {
+		o.directTask(c, t)
+		return
+	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.UserPromptSubmit, Agent: "orchestrator", Prompt: in.Body},
 		func(c actor.Context, hr policy.HookResult) {
 			if o.turn != t || t.finished {
@@ -495,6 +500,25 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 	})
 }
 
+// directTask runs one specialist for a command (/init) without the
+// Orchestrator's model; the conversation history is not touched.
+func (o *Orchestrator) directTask(c actor.Context, t *turnState) {
+	def, ok := o.deps.Roster.Get(t.input.Agent)
+	if !ok {
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("no agent %q in the roster", t.input.Agent))
+		return
+	}
+	o.spawnTask(c, def, "/"+def.Name, t.input.Body, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		t.direct = r
+		t.answer = r.Summary
+		status := messages.TurnDone
+		if r.Status != messages.ReportOK {
+			status = messages.TurnFailed
+		}
+		o.finishTurn(c, status, r.Error)
+	})
+}
+
 // startDelegation spawns the specialist of a delegation call.
 func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in DelegateInput, brief string) {
 	o.spawnTask(c, def, in.Description, brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
@@ -733,7 +757,7 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	t.finished = true
 	t.cancel()
 	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Error: problem,
-		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile,
+		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile, Report: t.direct,
 		Elapsed: o.deps.now().Sub(t.started)}
 	if res.ToolCalls == nil {
 		res.ToolCalls = []messages.ToolCallRecord{}

@@ -74,6 +74,15 @@ func (s *Session) Submit(body string, mode messages.Mode) messages.UserMessage {
 	return m
 }
 
+// RunAgent queues a direct task: the named specialist runs with brief,
+// without the Orchestrator's model. Its report arrives in the turn's
+// TurnFinished event (TurnResult.Report).
+func (s *Session) RunAgent(agent, brief string, mode messages.Mode) messages.UserMessage {
+	m := messages.UserMessage{ID: s.deps.NewID(), Body: brief, Mode: mode, At: s.deps.now(), Agent: agent}
+	s.system.Root.Send(s.orch, &m)
+	return m
+}
+
 // Cancel cancels the running turn, if any. Queued inputs stay queued.
 func (s *Session) Cancel(reason string) {
 	s.system.Root.Send(s.orch, &messages.Cancel{Reason: reason})

@@ -42,6 +42,10 @@ type UserMessage struct {
 	Body string    `json:"body"`
 	Mode Mode      `json:"mode"`
 	At   time.Time `json:"at"`
+	// Agent, when set, makes this a direct task: the named specialist runs
+	// with Body as its brief, without the Orchestrator's model (commands
+	// such as /init). The turn's result carries its Report.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Cancel ends the running turn. The history stays valid: unfinished tool
@@ -140,6 +144,8 @@ type TurnResult struct {
 	Usage   Usage        `json:"usage"`
 	ByAgent []AgentUsage `json:"by_agent,omitempty"`
 	// PlanFile is the plan written in plan mode, relative to the root.
-	PlanFile string        `json:"plan_file,omitempty"`
-	Elapsed  time.Duration `json:"elapsed_ns"`
+	PlanFile string `json:"plan_file,omitempty"`
+	// Report is the specialist's report of a direct task (RunTask).
+	Report  *Report       `json:"report,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
