@@ -363,7 +363,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
 	if !body.Stream {
-		writeJSON(w, http.StatusOK, t.completion())
+		switch {
+		case st.ErrorMidstream:
+			writeError(w, http.StatusInternalServerError, t.errorBody(http.StatusInternalServerError))
+		case st.CutAfter > 0:
+			panic(http.ErrAbortHandler) // the connection drops before any answer
+		default:
+			writeJSON(w, http.StatusOK, t.completion())
+		}
 		return
 	}
 	s.stream(ctx, w, t)

@@ -331,3 +331,24 @@ func TestVarsAndLogging(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestNonStreamingFaults(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.NewScript().Add(llmtest.DefaultAgent,
+		llmtest.Step{Text: "x", ErrorMidstream: true}, llmtest.Step{Text: "x", CutAfter: 1}))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	body := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	resp, err := c.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("error_midstream without streaming: status %d, want 500", resp.StatusCode)
+	}
+	if resp, err := c.Post(srv.URL()+"/chat/completions", "application/json", strings.NewReader(body)); err == nil {
+		resp.Body.Close()
+		t.Errorf("cut_after without streaming: got status %d, want the connection dropped", resp.StatusCode)
+	}
+}
