@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -29,14 +30,14 @@ var readFileDescription string
 // ReadFile limits. They bound what one call can put into the model's
 // context; the model pages through bigger files with offset and limit.
 const (
-	readDefaultLimit  = 2000        // lines shown when limit is omitted
-	readMaxLineChars  = 2000        // longer lines are cut with a marker
-	readMaxWholeBytes = 256 << 10   // files bigger than this need offset/limit
-	readMaxOutput     = 256 << 10   // bytes of numbered output per call
-	readSniffBytes    = 8000        // what the binary sniff looks at (git's figure)
-	readLineBuffer    = 64 << 10    // bufio buffer; longer lines are consumed in pieces
-	readMaxImageBytes = 100 << 20   // images above this are described without decoding
-	readLineNumberFmt = "%6d\t%s\n" // cat -n: right-aligned number, tab, text
+	readDefaultLimit  = 2000      // lines shown when limit is omitted
+	readMaxLineChars  = 2000      // longer lines are cut with a marker
+	readMaxWholeBytes = 256 << 10 // files bigger than this need offset/limit
+	readMaxOutput     = 256 << 10 // bytes of numbered output per call
+	readSniffBytes    = 8000      // what the binary sniff looks at (git's figure)
+	readLineBuffer    = 64 << 10  // bufio buffer; longer lines are consumed in pieces
+	readMaxImageBytes = 100 << 20 // images above this are described without decoding
+	readNumberWidth   = 6         // cat -n: number right-aligned in 6 columns, a tab, the line
 )
 
 // ReadFileInput is ReadFile's input.
@@ -238,20 +239,30 @@ func splitPartialRune(b []byte) (whole, partial []byte) {
 
 // appendLine adds one numbered line to the page, cutting long lines and
 // stopping when the page is full. runes is the line's length without its
-// terminator.
+// terminator. It formats by hand: this is the per-line hot path.
 func (p *readPage) appendLine(n int, line []byte, runes int) {
-	text := strings.TrimSuffix(strings.TrimSuffix(string(line), "\n"), "\r")
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	var marker string
 	if runes > readMaxLineChars {
-		text = string(truncateRunes([]byte(text), readMaxLineChars))
-		text += fmt.Sprintf(" … [line truncated: %d more characters]", runes-readMaxLineChars)
+		line = truncateRunes(line, readMaxLineChars)
+		marker = fmt.Sprintf(" … [line truncated: %d more characters]", runes-readMaxLineChars)
 		p.cut++
 	}
-	entry := fmt.Sprintf(readLineNumberFmt, n, text)
-	if p.out.Len()+len(entry) > readMaxOutput && p.last >= p.first {
+	var num [24]byte
+	digits := strconv.AppendInt(num[:0], int64(n), 10)
+	size := max(len(digits), readNumberWidth) + 1 + len(line) + len(marker) + 1
+	if p.out.Len()+size > readMaxOutput && p.last >= p.first {
 		p.outputFull = true
 		return
 	}
-	p.out.WriteString(entry)
+	for i := len(digits); i < readNumberWidth; i++ {
+		p.out.WriteByte(' ')
+	}
+	p.out.Write(digits)
+	p.out.WriteByte('\t')
+	p.out.Write(line)
+	p.out.WriteString(marker)
+	p.out.WriteByte('\n')
 	p.last = n
 }
 
@@ -392,6 +403,9 @@ func appendRunes(dst, src []byte, max int) []byte {
 
 // truncateRunes returns the prefix of b holding at most max runes.
 func truncateRunes(b []byte, max int) []byte {
+	if len(b) <= max {
+		return b // a rune is at least one byte
+	}
 	i := 0
 	for n := 0; n < max && i < len(b); n++ {
 		_, size := utf8.DecodeRune(b[i:])
