@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/instructions"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/qa"
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/tools"
+)
+
+// globalFlags are the flags every command shares.
+type globalFlags struct {
+	dir      string
+	model    string
+	small    string
+	mode     string
+	maxTurns int
+	allow    []string
+	addDirs  []string
+	yolo     bool
+	logFile  string
+	logLevel string
+}
+
+func (g *globalFlags) register(c *cobra.Command) {
+	f := c.PersistentFlags()
+	f.StringVarP(&g.dir, "dir", "C", "", "project directory (default: the current directory)")
+	f.StringVar(&g.model, "model", "", "main model (models.main)")
+	f.StringVar(&g.small, "small-model", "", "small model (models.small)")
+	f.StringVar(&g.mode, "mode", "", "mode of the message: ask, plan or edit (default from config: edit)")
+	f.IntVar(&g.maxTurns, "max-turns", 0, "maximum model calls of the Orchestrator per message (max_turns)")
+	f.StringArrayVar(&g.allow, "allow", nil, "allow commands matching this pattern without asking, e.g. 'go test *' (repeatable)")
+	f.StringArrayVar(&g.addDirs, "add-dir", nil, "let tools use this directory outside the project (repeatable)")
+	f.BoolVar(&g.yolo, "yolo", false, "allow every command and path except forbidden commands and protected files (dangerous)")
+	f.StringVar(&g.logFile, "log-file", "", "log file (log.file; default $XDG_STATE_HOME/odin/odin.log)")
+	f.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (log.level)")
+}
+
+// flagOverrides maps the set flags to config keys (the highest layer).
+func (g *globalFlags) flagOverrides() map[string]any {
+	m := map[string]any{}
+	if g.model != "" {
+		m["models.main"] = g.model
+	}
+	if g.small != "" {
+		m["models.small"] = g.small
+	}
+	if g.mode != "" {
+		m["mode"] = g.mode
+	}
+	if g.maxTurns != 0 {
+		m["max_turns"] = g.maxTurns
+	}
+	if g.logFile != "" {
+		m["log.file"] = g.logFile
+	}
+	if g.logLevel != "" {
+		m["log.level"] = g.logLevel
+	}
+	return m
+}
+
+// app is a loaded project: its root, configuration and log.
+type app struct {
+	flags    *globalFlags
+	root     string
+	cfg      *config.Config
+	src      *config.Sources
+	env      config.EnvFunc
+	stateDir string
+	userDir  string
+	log      zerolog.Logger
+	closers  []io.Closer
+
+	st store.Store // opened on first use
+
+	mu      sync.Mutex
+	clients map[string]llm.Client
+}
+
+func (a *app) now() time.Time { return time.Now() }
+
+// loadApp finds the project root and loads the configuration. Errors are
+// usage errors (exit 2) that name the file and key.
+func loadApp(g *globalFlags) (*app, error) {
+	dir := g.dir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	root, err := workspace.Resolve("/", dir)
+	if err != nil {
+		return nil, usageError("project directory %s: %v", dir, err)
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, usageError("project directory %s is not a directory", dir)
+	}
+	env := config.EnvFunc(os.LookupEnv)
+	userDir := config.UserDir(env)
+	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Flags: g.flagOverrides()}
+	trust := policy.NewTrustStore(config.StateDir(env), nil)
+	// Project settings that widen permissions or add hooks wait for trust;
+	// only then is the configuration loaded again without them.
+	cfg, src, err := config.Load(opts)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if len(src.ProjectWidens()) > 0 && !trust.Trusted(root, src.WideningFingerprint()) {
+		opts.IgnoreProjectWidening = true
+		if cfg, src, err = config.Load(opts); err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+	}
+	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
+		stateDir: config.StateDir(env), clients: map[string]llm.Client{}}
+	logPath := cfg.Log.File
+	if logPath == "" && a.stateDir != "" {
+		logPath = filepath.Join(a.stateDir, "odin.log")
+	}
+	log, closer, err := logging.Open(logPath, cfg.Log.Level)
+	if err != nil {
+		// A log that cannot be opened must not stop the user's work.
+		log = zerolog.Nop()
+	} else {
+		a.closers = append(a.closers, closer)
+	}
+	a.log = log
+	return a, nil
+}
+
+func (a *app) Close() {
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		_ = a.closers[i].Close()
+	}
+}
+
+// untrustedNotice says which project settings wait for `odin trust`.
+func (a *app) untrustedNotice() string {
+	if len(a.src.Dropped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("this project's odin.yaml widens permissions or defines hooks (%v); they are ignored until you run `odin trust`", a.src.Dropped)
+}
+
+// model resolves a model and its client; clients are shared per provider.
+func (a *app) model(name string) (actors.Model, error) {
+	ref, err := a.cfg.ResolveModel(name)
+	if err != nil {
+		return actors.Model{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, ok := a.clients[ref.ProviderName]
+	if !ok {
+		p := ref.Provider
+		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
+			MaxRetries: p.MaxRetries, Headers: p.Headers})
+		a.clients[ref.ProviderName] = c
+	}
+	return actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}, nil
+}
+
+// checkProvider fails early, with the message that says what to set, when
+// no model can be reached.
+func (a *app) checkProvider() error {
+	if _, err := a.cfg.ResolveModel("main"); err != nil {
+		if errors.Is(err, config.ErrNoProvider) {
+			return &exitError{code: exitUsage, err: err}
+		}
+		return &exitError{code: exitUsage, err: err}
+	}
+	return nil
+}
+
+// smallModel adapts the small model to tools.SmallModel.
+type smallModel struct {
+	a *app
+}
+
+func (s smallModel) Complete(ctx context.Context, system, user string) (string, error) {
+	m, err := s.a.model("small")
+	if err != nil {
+		return "", err
+	}
+	resp, err := m.Client.Stream(ctx, llm.Request{Model: m.ID, Agent: "small", MaxTokens: m.MaxOutput,
+		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}}, nil)
+	if err != nil {
+		return "", err
+	}
+	return resp.Text, nil
+}
+
+// approver is how a session asks for permission: headless runs never
+// wait (--yolo widens them), the REPL asks the user through the bus.
+func (a *app) headlessApprover() policy.Approver { return policy.Headless{Yolo: a.flags.yolo} }
+
+// buildDeps wires the actors' dependencies: the tools with the session's
+// permission policy and hooks, the roster, instructions and checkpoints.
+func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps, error) {
+	var protected []string
+	if a.userDir != "" {
+		protected = append(protected, a.userDir)
+	}
+	if a.stateDir != "" {
+		protected = append(protected, a.stateDir)
+	}
+	perms := a.cfg.Permissions
+	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
+	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
+	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	// Permission is outermost: a denied call never reaches hooks or the tool.
+	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(pol))
+	cfgFile := "odin.yaml"
+	if a.src.ProjectFile != "" {
+		cfgFile = a.src.ProjectFile
+	}
+	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
+		AgentDirs: []string{filepath.Join(a.root, ".odin", "agents")}, ToolNames: set.Names()})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	srcs, err := instructions.Load(a.root, a.userDir)
+	if err != nil {
+		a.log.Warn().Err(err).Msg("instructions")
+	}
+	instr := instructions.Join(srcs)
+	deps := &actors.Deps{
+		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
+		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
+		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
+		Checks: &qa.Runner{Root: a.root, Quality: a.cfg.Quality, Instructions: instr},
+		Log:    a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	return deps, nil
+}
+
+// baseTools are the built-in tools before the session's decorators.
+func (a *app) baseTools() tools.Set {
+	return tools.Builtin(tools.BuiltinOptions{})
+}
+
+func newID() string { return uuid.NewString() }

@@ -1,0 +1,104 @@
+// Command odin is a terminal coding agent built as an actor system: an
+// Orchestrator per session delegates to supervised specialists, and
+// multi-file or risky changes pass quality gates enforced in code.
+//
+// Usage:
+//
+//	odin                    open the interactive REPL
+//	odin run "task"         run one task headless
+//	odin tool NAME 'JSON'   run one tool as an agent would
+//
+// Any OpenAI-compatible endpoint is the model (OPENAI_API_KEY,
+// OPENAI_BASE_URL, or odin.yaml).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitFailed    = 1
+	exitUsage     = 2 // bad flags or configuration
+	exitGate      = 3 // a mandatory quality gate failed after the fix rounds
+	exitCancelled = 130
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Main runs odin with args and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "odin:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "odin:", err)
+	// Cobra's own errors (unknown flag, bad arguments) are usage errors.
+	return exitUsage
+}
+
+func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:           "odin",
+		Short:         "A terminal coding agent built as an actor system",
+		Long:          "Odin plans with your model, delegates to specialist agents (search, code, review, test, docs, QA...) and enforces review and QA on multi-file or risky changes.\n\nRun it with no arguments for the interactive REPL, or `odin run \"task\"` for one task.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runREPL(cmd, g, stdin, stdout, stderr)
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	g.register(root)
+	root.AddCommand(
+		newRunCmd(g, stdin, stdout, stderr),
+		newVersionCmd(stdout),
+		newToolsCmd(g, stdout),
+		newToolCmd(g, stdout, stderr),
+		newAgentsCmd(g, stdout),
+		newSessionsCmd(g, stdout),
+		newUndoCmd(g, stdout),
+		newCheckpointsCmd(g, stdout),
+		newStatsCmd(g, stdout),
+		newTrustCmd(g, stdout),
+		newInitCmd(g, stdout, stderr),
+		newCompactCmd(g, stdout),
+	)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v (see odin %s --help)", err, c.Name())
+	})
+	return root
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
+)
+
+// openStore opens the session database (store.path, default
+// $XDG_STATE_HOME/odin/odin.db). The app closes it.
+func (a *app) openStore(ctx context.Context) (store.Store, error) {
+	if a.st != nil {
+		return a.st, nil
+	}
+	path := a.cfg.Store.Path
+	if path == "" {
+		if a.stateDir == "" {
+			return nil, fmt.Errorf("no state directory: set XDG_STATE_HOME or HOME, or store.path in odin.yaml")
+		}
+		path = filepath.Join(a.stateDir, "odin.db")
+	}
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	a.st = st
+	a.closers = append(a.closers, st)
+	return st, nil
+}
+
+// sessionOptions say which session to run and how it asks for approval.
+type sessionOptions struct {
+	// Continue resumes the project's latest session; Resume a given one.
+	Continue bool
+	Resume   string
+	// Interactive sessions ask the user through the bus; others never wait.
+	Interactive bool
+	// Mode is recorded on a new session.
+	Mode string
+}
+
+// liveSession is a running session and what the front end needs of it.
+type liveSession struct {
+	ID       string
+	Session  *actors.Session
+	Bus      *events.Bus
+	Deps     *actors.Deps
+	Approver *policy.BusApprover // nil for headless sessions
+	// Resumed is true when an existing session was continued.
+	Resumed bool
+}
+
+// Close stops the session and writes what it still holds.
+func (l *liveSession) Close(ctx context.Context) error { return l.Session.Close(ctx) }
+
+// startSession opens the store, creates or resumes the session and starts
+// its Orchestrator.
+func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession, error) {
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session store: %w", err)
+	}
+	id, resumed := "", false
+	var history []store.Message
+	switch {
+	case o.Resume != "":
+		s, err := st.Session(ctx, o.Resume)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError("no session %q (odin sessions lists them)", o.Resume)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s.ParentID != "" {
+			return nil, usageError("session %s is a specialist's transcript; resume its parent %s", s.ID, s.ParentID)
+		}
+		id, resumed = s.ID, true
+	case o.Continue:
+		s, err := st.LatestSession(ctx, a.root)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError("no previous session in %s to continue", a.root)
+		}
+		if err != nil {
+			return nil, err
+		}
+		id, resumed = s.ID, true
+	}
+	if resumed {
+		history, err = st.Messages(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		model := a.cfg.Models.Main
+		s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: o.Mode, Model: model})
+		if err != nil {
+			return nil, err
+		}
+		id = s.ID
+	}
+	var busApprover *policy.BusApprover
+	approver := a.headlessApprover()
+	bus := events.New(id, nil)
+	if o.Interactive {
+		busApprover = policy.NewBusApprover(bus, newID)
+		approver = busApprover
+	}
+	deps, err := a.buildDeps(bus, approver)
+	if err != nil {
+		return nil, err
+	}
+	deps.Store = st
+	deps.Changes = &changeSets{root: a.root, st: st, session: id}
+	sess, err := actors.NewSession(deps, actors.SessionOptions{ID: id, History: store.LLMMessages(history)})
+	if err != nil {
+		return nil, err
+	}
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed}, nil
+}
+
+// changeSets makes one checkpoint per turn that changes files. Each file is
+// saved to the store before its first change, so even a killed run can be
+// undone; the after-hashes are recorded when the turn ends.
+type changeSets struct {
+	root    string
+	st      store.Store
+	session string
+}
+
+func (c *changeSets) Begin(ctx context.Context, _ string, label string) actors.ChangeTracker {
+	t := &storedTracker{Tracker: checkpoint.NewTracker(c.root, label), sets: c, label: label}
+	return t
+}
+
+func (c *changeSets) Commit(ctx context.Context, ct actors.ChangeTracker) error {
+	t, ok := ct.(*storedTracker)
+	if !ok || c.st == nil {
+		return nil
+	}
+	t.mu.Lock()
+	id := t.checkpointID
+	t.mu.Unlock()
+	if id == "" {
+		return nil // nothing was written
+	}
+	hashes := map[string]string{}
+	for _, f := range t.Files() {
+		hashes[f.Path] = f.AfterHash
+	}
+	return c.st.SetAfterHashes(ctx, id, hashes)
+}
+
+// storedTracker persists each snapshot as it is taken.
+type storedTracker struct {
+	*checkpoint.Tracker
+	sets  *changeSets
+	label string
+
+	mu           sync.Mutex
+	checkpointID string
+}
+
+func (t *storedTracker) BeforeWrite(path string) error {
+	fresh := false
+	if _, _, ok := t.Snapshot(path); !ok {
+		fresh = true
+	}
+	if err := t.Tracker.BeforeWrite(path); err != nil || !fresh || t.sets.st == nil {
+		return err
+	}
+	content, existed, _ := t.Snapshot(path)
+	ctx := context.Background()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.checkpointID == "" {
+		cp, err := t.sets.st.CreateCheckpoint(ctx, store.Checkpoint{SessionID: t.sets.session, Project: t.sets.root, Label: t.label})
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		t.checkpointID = cp.ID
+	}
+	mode := t.Tracker.Mode(path)
+	_, err := t.sets.st.AddSnapshot(ctx, t.checkpointID, store.FileSnapshot{Path: path, Existed: existed, Mode: mode, Content: content})
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// undo restores the newest change set of the project that was not undone.
+func (a *app) undo(ctx context.Context, force bool) (string, error) {
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	cp, err := st.LatestUnrestored(ctx, a.root)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", fmt.Errorf("nothing to undo in %s", a.root)
+	}
+	if err != nil {
+		return "", err
+	}
+	snaps, err := st.Snapshots(ctx, cp.ID)
+	if err != nil {
+		return "", err
+	}
+	files := make([]checkpoint.File, len(snaps))
+	for i, s := range snaps {
+		files[i] = checkpoint.File{Path: s.Path, Existed: s.Existed, Mode: s.Mode, Content: s.Content, AfterHash: s.HashAfter}
+	}
+	if err := checkpoint.Restore(files, force); err != nil {
+		return "", err
+	}
+	if err := st.MarkRestored(ctx, cp.ID, a.now()); err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", len(files), cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
+	for _, f := range files {
+		rel, _ := filepath.Rel(a.root, f.Path)
+		verb := "restored"
+		if !f.Existed {
+			verb = "removed (it was created by the change)"
+		}
+		msg += fmt.Sprintf("\n  %s %s", rel, verb)
+	}
+	return msg, nil
+}

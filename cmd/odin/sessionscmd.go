@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
+)
+
+func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var all bool
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show, export and remove sessions",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				q := store.SessionQuery{Project: a.root, Limit: limit}
+				if all {
+					q.Project = ""
+				}
+				list, err := st.Sessions(ctx, q)
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(stdout, "No sessions yet. Start one with odin or odin run \"task\".")
+					return nil
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tTOKENS\tCOST\tTITLE")
+				for _, s := range list {
+					title := s.Title
+					if all {
+						title += "  (" + s.Project + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
+						humanTokens(s.PromptTokens+s.CompletionTokens), s.Cost, firstLine(title))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "list sessions of every project")
+	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many sessions to list (0: all)")
+	cmd.AddCommand(newSessionsShowCmd(g, stdout), newSessionsExportCmd(g, stdout), newSessionsRmCmd(g, stdout))
+	return cmd
+}
+
+func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show ID",
+		Short: "Print a session with its specialists' transcripts (Markdown)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+			})
+		},
+	}
+}
+
+func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "export ID",
+		Short: "Export a session and its specialists' transcripts as Markdown or JSONL",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				switch format {
+				case "md", "markdown":
+					return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+				case "jsonl":
+					return notFound(store.ExportJSONL(ctx, st, stdout, args[0]), args[0])
+				}
+				return usageError("--format must be markdown or jsonl")
+			})
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "markdown", "markdown or jsonl")
+	return cmd
+}
+
+func newSessionsRmCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Delete sessions (with their transcripts, tool history and checkpoints)",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				for _, id := range args {
+					if err := notFound(st.DeleteSession(ctx, id), id); err != nil {
+						return err
+					}
+					fmt.Fprintf(stdout, "deleted %s\n", id)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func notFound(err error, id string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &exitError{code: exitFailed, err: fmt.Errorf("no session %q (odin sessions lists them)", id)}
+	}
+	return err
+}
+
+// withStore loads the project and opens its store for fn.
+func withStore(g *globalFlags, fn func(context.Context, *app, store.Store) error) error {
+	a, err := loadApp(g)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ctx := context.Background()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return &exitError{code: exitFailed, err: fmt.Errorf("session store: %w", err)}
+	}
+	return fn(ctx, a, st)
+}
+
+func newUndoCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "undo",
+		Short: "Restore the files of the last change set exactly as they were",
+		Long:  "Restore every file the last change set touched (content and mode; files it created are removed). Refuses when a file changed since, unless --force.",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			a, err := loadApp(g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			msg, err := a.undo(context.Background(), force)
+			var ce *checkpoint.ConflictError
+			if errors.As(err, &ce) {
+				return &exitError{code: exitFailed, err: err}
+			}
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			fmt.Fprintln(stdout, msg)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "restore even files that changed after the change set")
+	return cmd
+}
+
+func newCheckpointsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "checkpoints",
+		Short: "List the project's change sets that odin undo can restore",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				list, err := st.Checkpoints(ctx, a.root)
+				if err != nil {
+					return err
+				}
+				if len(list) == 0 {
+					fmt.Fprintln(stdout, "No checkpoints: no change has been made in this project yet.")
+					return nil
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tCREATED\tFILES\tSTATE\tCHANGE")
+				for _, c := range list {
+					state := "undoable"
+					if !c.RestoredAt.IsZero() {
+						state = "restored " + c.RestoredAt.Local().Format("15:04")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", c.ID, c.CreatedAt.Local().Format("2006-01-02 15:04"), c.Files, state, firstLine(c.Label))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+}
+
+func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var by string
+	var days int
+	var all bool
+	cmd := &cobra.Command{
+		Use:   "stats",
+		Short: "Show token use and cost by day, model or agent",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			switch by {
+			case "day", "model", "agent":
+			default:
+				return usageError("--by must be day, model or agent")
+			}
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				q := store.StatsQuery{Project: a.root, GroupBy: by}
+				if all {
+					q.Project = ""
+				}
+				if days > 0 {
+					q.Since = time.Now().AddDate(0, 0, -days)
+				}
+				rows, err := st.Stats(ctx, q)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+				fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tOUTPUT\tCOST\t\n", strings.ToUpper(by))
+				var total store.StatsRow
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t$%.4f\t\n", r.Key, r.Calls, humanTokens(r.PromptTokens), humanTokens(r.CachedTokens), humanTokens(r.CompletionTokens), r.Cost)
+					total.Calls += r.Calls
+					total.PromptTokens += r.PromptTokens
+					total.CachedTokens += r.CachedTokens
+					total.CompletionTokens += r.CompletionTokens
+					total.Cost += r.Cost
+				}
+				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t$%.4f\t\n", total.Calls, humanTokens(total.PromptTokens), humanTokens(total.CachedTokens), humanTokens(total.CompletionTokens), total.Cost)
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&by, "by", "day", "group by day, model or agent")
+	cmd.Flags().IntVar(&days, "days", 30, "only the last N days (0: all)")
+	cmd.Flags().BoolVar(&all, "all", false, "every project, not just this one")
+	return cmd
+}
+
+func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var revoke bool
+	cmd := &cobra.Command{
+		Use:   "trust",
+		Short: "Trust this project's odin.yaml permissions and hooks",
+		Long:  "A project's odin.yaml may widen permissions (allowed commands, extra directories) or define hooks that run commands. Odin ignores those settings until you trust the project; a changed config needs trusting again.",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			a, err := loadApp(g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ts := policy.NewTrustStore(a.stateDir, nil)
+			if revoke {
+				if err := ts.Revoke(a.root); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s is no longer trusted.\n", a.root)
+				return nil
+			}
+			widens := a.src.ProjectWidens()
+			if len(widens) == 0 {
+				fmt.Fprintln(stdout, "This project's config widens nothing; there is nothing to trust.")
+				return nil
+			}
+			if err := ts.Trust(a.root, a.src.WideningFingerprint()); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "Trusted %s. These project settings now apply:\n  %s\n", a.root, strings.Join(widens, "\n  "))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting this project")
+	return cmd
+}
+
+func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	var resume string
+	cmd := &cobra.Command{
+		Use:   "compact",
+		Short: "Summarise the older history of a session (the latest, or --resume ID) with the small model",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			a, err := loadApp(g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			if err := a.checkProvider(); err != nil {
+				return err
+			}
+			ctx := context.Background()
+			live, err := a.startSession(ctx, sessionOptions{Continue: resume == "", Resume: resume})
+			if err != nil {
+				return err
+			}
+			defer live.Close(ctx)
+			res, err := live.Session.Compact(ctx)
+			if err != nil {
+				return &exitError{code: exitFailed, err: err}
+			}
+			switch {
+			case res.Err != "":
+				return &exitError{code: exitFailed, err: fmt.Errorf("compaction failed: %s", res.Err)}
+			case res.Skipped != "":
+				fmt.Fprintf(stdout, "Nothing compacted: %s.\n", res.Skipped)
+			default:
+				fmt.Fprintf(stdout, "Compacted %d messages of session %s: about %s → %s tokens.\n", res.Compacted.Messages, live.ID,
+					humanTokens(res.Compacted.TokensBefore), humanTokens(res.Compacted.TokensAfter))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&resume, "resume", "", "the session to compact (default: the project's latest)")
+	return cmd
+}
