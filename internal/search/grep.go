@@ -102,6 +102,9 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 		if opts.Matcher.lits != nil {
 			workers[i].cur = newCursor(opts.Matcher.lits)
 		}
+		if opts.Matcher.prog != nil {
+			workers[i].dfa = newLineDFA(opts.Matcher.prog)
+		}
 	}
 	var searched atomic.Int64
 	err := Walk(ctx, root, opts.Walk, func(w int, e Entry) error {
@@ -148,6 +151,7 @@ type grepWorker struct {
 	root    string
 	buf     []byte
 	cur     *cursor
+	dfa     *lineDFA
 	out     []byte
 	lines   int
 	omitted int
@@ -361,17 +365,13 @@ func (w *grepWorker) search(data []byte, stopAtFirst bool) {
 	}
 	if m.lits == nil {
 		for pos := 0; pos < len(data); {
-			le := bytes.IndexByte(data[pos:], '\n')
-			if le < 0 {
-				le = len(data)
-			} else {
-				le += pos
+			ls, le, ok := w.dfa.nextMatch(data, pos)
+			if !ok {
+				return
 			}
-			if m.re.Match(data[pos:le]) {
-				add(pos, le)
-				if stopAtFirst {
-					return
-				}
+			add(ls, le)
+			if stopAtFirst {
+				return
 			}
 			pos = le + 1
 		}
@@ -391,7 +391,7 @@ func (w *grepWorker) search(data []byte, stopAtFirst bool) {
 		} else {
 			le += hit
 		}
-		if m.exact || m.re.Match(data[ls:le]) {
+		if m.exact || w.dfa.lineMatches(data[ls:le]) {
 			add(ls, le)
 			if stopAtFirst {
 				return

@@ -22,8 +22,9 @@ var ErrPattern = errors.New("invalid pattern")
 // state lives in a cursor.
 type Matcher struct {
 	re        *regexp.Regexp
-	lits      []*literal // any match contains one of these; nil: no prefilter
-	exact     bool       // a verified literal hit is a matching line
+	prog      *syntax.Prog // the same pattern for the line DFA (line mode)
+	lits      []*literal   // any match contains one of these; nil: no prefilter
+	exact     bool         // a verified literal hit is a matching line
 	multiline bool
 }
 
@@ -71,6 +72,11 @@ func Compile(pattern string, opts MatchOptions) (*Matcher, error) {
 		return nil, fmt.Errorf("%w: %v", ErrPattern, err)
 	}
 	m := &Matcher{re: re, multiline: opts.Multiline}
+	if !opts.Multiline {
+		if m.prog, err = syntax.Compile(tree); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrPattern, err)
+		}
+	}
 	if set, ok := required(tree); ok {
 		m.lits = set
 		m.exact = isExactLiterals(tree)
