@@ -43,6 +43,7 @@ func newAdapter(t *testing.T, baseURL string, edit ...func(*llm.OpenAIOptions)) 
 	opts := llm.OpenAIOptions{
 		BaseURL:    baseURL,
 		APIKey:     "test-key",
+		MaxRetries: llm.DefaultMaxRetries,
 		HTTPClient: &http.Client{Transport: tr},
 		Sleep:      sl.sleep,
 		Jitter:     func(time.Duration) time.Duration { return 0 },

@@ -36,7 +36,8 @@ const (
 // can route by agent.
 const AgentHeader = "X-Odin-Agent"
 
-// OpenAIOptions configures NewOpenAI. Zero values mean the defaults above.
+// OpenAIOptions configures NewOpenAI. Zero values mean the defaults above,
+// except MaxRetries.
 type OpenAIOptions struct {
 	// BaseURL of the API, e.g. http://localhost:11434/v1.
 	BaseURL string
@@ -46,7 +47,8 @@ type OpenAIOptions struct {
 	// Timeout bounds one attempt, streaming included. Negative disables it.
 	Timeout time.Duration
 	// MaxRetries is how many times a retryable failure is retried after
-	// the first attempt. Negative means never.
+	// the first attempt; 0 (or less) means never, so that a configured
+	// max_retries: 0 is honoured. Pass DefaultMaxRetries for the default.
 	MaxRetries int
 	// BackoffBase and BackoffMax shape the exponential backoff: attempt n
 	// waits a jittered BackoffBase*2^(n-1), at most BackoffMax.
@@ -93,12 +95,7 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	switch {
-	case opts.MaxRetries == 0:
-		opts.MaxRetries = DefaultMaxRetries
-	case opts.MaxRetries < 0:
-		opts.MaxRetries = 0
-	}
+	opts.MaxRetries = max(opts.MaxRetries, 0)
 	if opts.BackoffBase <= 0 {
 		opts.BackoffBase = DefaultBackoffBase
 	}

@@ -204,9 +204,6 @@ func TestRetryFails(t *testing.T) {
 			srv := llmtest.NewServer(t, llmtest.NewScript().Add("default", append(tt.steps, llmtest.Reply("should not be reached"))...))
 			c, sl := newAdapter(t, srv.URL(), func(o *llm.OpenAIOptions) {
 				o.MaxRetries = tt.maxRetries
-				if o.MaxRetries == 0 {
-					o.MaxRetries = -1 // only the step list decides
-				}
 				if tt.wantAttempts == 1 {
 					o.MaxRetries = 3 // a non-retryable error must stop anyway
 				}
@@ -357,5 +354,14 @@ func TestCanceledBeforeStart(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("server saw %d requests, want 0", n)
+	}
+}
+
+func TestZeroRetriesMeansOneAttempt(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.NewScript().Add("default", llmtest.Step{Status: 500}, llmtest.Reply("not reached")))
+	c, sl := newAdapter(t, srv.URL(), func(o *llm.OpenAIOptions) { o.MaxRetries = 0 })
+	_, err := c.Stream(t.Context(), userRequest("go"), nil)
+	if e := asError(t, err); e.Kind != llm.KindServer || e.Attempts != 1 || len(sl.waits()) != 0 {
+		t.Fatalf("err = %v (attempts %d, waits %v), want one attempt", e, e.Attempts, sl.waits())
 	}
 }
