@@ -253,6 +253,18 @@ func parseInline(s string, f flags, out []span) []span {
 			plain.WriteString(s[i : i+n])
 			i += n
 			continue
+		case (c == '*' || c == '_') && runOf(s, i, c) == 3:
+			if canOpen(s, i, 3) {
+				if j := findClose(s, i+3, s[i:i+3]); j >= 0 {
+					flush()
+					out = parseInline(s[i+3:j], f|fBold|fItalic, out)
+					i = j + 3
+					continue
+				}
+			}
+			plain.WriteString(s[i : i+3])
+			i += 3
+			continue
 		case (c == '*' || c == '_') && i+1 < len(s) && s[i+1] == c:
 			if canOpen(s, i, 2) {
 				if j := findClose(s, i+2, s[i:i+2]); j >= 0 {

@@ -250,7 +250,7 @@ func ToolLabel(name, input string) string {
 	if json.Unmarshal([]byte(input), &args) != nil {
 		return name
 	}
-	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
+	for _, k := range []string{"file_path", "pattern", "command", "url", "query", "path", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			v = firstLine(v)
 			if r := []rune(v); len(r) > 60 {

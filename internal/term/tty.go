@@ -150,6 +150,31 @@ type ui struct {
 }
 
 func runTTY(ctx context.Context, o Options) (Session, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m, notes := newUI(ctx, o)
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
+	m.send = p.Send
+	m.out = newPrinter(p.Send)
+	go m.out.run(ctx)
+	m.out.print(o.Banner...)
+	for _, n := range notes {
+		m.out.print(m.th.Paint(m.th.Warn, "! "+n))
+	}
+	m.startPump()
+	_, err := p.Run()
+	if m.stopPump != nil {
+		m.stopPump()
+	}
+	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil
+	}
+	return m.sess, err
+}
+
+// newUI builds the model; the notes are problems to show at start
+// (unreadable history, bad custom commands).
+func newUI(ctx context.Context, o Options) (*ui, []string) {
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
 		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24}
@@ -175,28 +200,7 @@ func runTTY(ctx context.Context, o Options) (Session, error) {
 	for _, e := range errs {
 		notes = append(notes, e.Error())
 	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
-	m.send = p.Send
-	m.out = newPrinter(p.Send)
-	go m.out.run(ctx)
-	for _, l := range o.Banner {
-		m.out.print(l)
-	}
-	for _, n := range notes {
-		m.out.print(th.Paint(th.Warn, "! "+n))
-	}
-	m.startPump()
-	_, err = p.Run()
-	if m.stopPump != nil {
-		m.stopPump()
-	}
-	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, context.Canceled) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		err = nil
-	}
-	return m.sess, err
+	return m, notes
 }
 
 func newTextarea(th *Theme, m *ui) textarea.Model {
@@ -337,7 +341,21 @@ func (m *ui) refreshStatus() {
 	}
 }
 
-func (m *ui) print(lines ...string) { m.out.print(lines...) }
+// print prints lines above the live area, wrapped to the terminal: a line
+// the terminal wrapped itself would leave part of the old live area on
+// screen.
+func (m *ui) print(lines ...string) {
+	w := max(m.width-1, 20)
+	out := lines[:0:0]
+	for _, l := range lines {
+		if ansi.StringWidth(l) <= w {
+			out = append(out, l)
+			continue
+		}
+		out = append(out, strings.Split(ansi.Wrap(l, w, ""), "\n")...)
+	}
+	m.out.print(out...)
+}
 
 // info prints a line from the REPL itself.
 func (m *ui) info(text string, warn bool) {

@@ -1,0 +1,109 @@
+package term
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/odin-code/odin/messages"
+)
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadCustomCommands(t *testing.T) {
+	project, user := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(project, "review.md"), "---\ndescription: Review a file\nargument-hint: FILE\nmode: ask\n---\nReview $ARGUMENTS carefully.\n")
+	writeFile(t, filepath.Join(project, "plain.md"), "Explain the build.\r\nBriefly.\r\n")
+	writeFile(t, filepath.Join(project, "git", "pr.md"), "Open a PR titled $1 for $2.")
+	writeFile(t, filepath.Join(project, "notes.txt"), "not a command")
+	writeFile(t, filepath.Join(project, "bad.md"), "---\ndescription: [unclosed\n---\nx")
+	writeFile(t, filepath.Join(project, "open.md"), "---\ndescription: x\nno end")
+	writeFile(t, filepath.Join(project, "empty.md"), "---\ndescription: nothing\n---\n\n")
+	writeFile(t, filepath.Join(project, "badmode.md"), "---\nmode: yolo\n---\nx")
+	writeFile(t, filepath.Join(user, "review.md"), "user's review, hidden by the project's")
+	writeFile(t, filepath.Join(user, "mine.md"), "---\ndescription: only the user has it\n---\nDo mine.")
+
+	got, errs := LoadCustomCommands(project, user, filepath.Join(project, "missing"))
+	want := []CustomCommand{
+		{Name: "git:pr", Description: "Open a PR titled $1 for $2.", Body: "Open a PR titled $1 for $2.", Path: filepath.Join(project, "git", "pr.md")},
+		{Name: "mine", Description: "only the user has it", Body: "Do mine.", Path: filepath.Join(user, "mine.md")},
+		{Name: "plain", Description: "Explain the build.", Body: "Explain the build.\nBriefly.", Path: filepath.Join(project, "plain.md")},
+		{Name: "review", Description: "Review a file", ArgumentHint: "FILE", Mode: messages.ModeAsk, Body: "Review $ARGUMENTS carefully.", Path: filepath.Join(project, "review.md")},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("commands (-want +got):\n%s", diff)
+	}
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	for _, name := range []string{"bad.md", "open.md", "empty.md", "badmode.md"} {
+		found := false
+		for _, m := range msgs {
+			if strings.Contains(m, name) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no error names %s; errors: %q", name, msgs)
+		}
+	}
+	if len(errs) != 4 {
+		t.Errorf("got %d errors, want 4: %q", len(errs), msgs)
+	}
+}
+
+func TestCustomCommandExpand(t *testing.T) {
+	tests := []struct {
+		body, args, want string
+	}{
+		{"Review $ARGUMENTS now", "main.go util.go", "Review main.go util.go now"},
+		{"Review $ARGUMENTS", "", "Review "},
+		{"PR $1 into $2 ($3)", "feat main", "PR feat into main ()"},
+		{"No placeholder", "extra words", "No placeholder\n\nextra words"},
+		{"No placeholder", "  ", "No placeholder"},
+		{"$ARGUMENTS and $ARGUMENTS", "x", "x and x"},
+	}
+	for _, tt := range tests {
+		if got := (CustomCommand{Body: tt.body}).Expand(tt.args); got != tt.want {
+			t.Errorf("Expand(%q, %q) = %q, want %q", tt.body, tt.args, got, tt.want)
+		}
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	type res struct {
+		Name, Args string
+		OK         bool
+	}
+	tests := map[string]res{
+		"/help":             {"help", "", true},
+		"/mode plan":        {"mode", "plan", true},
+		"  /queue rm 2 ":    {"queue", "rm 2", true},
+		"/git:pr a b":       {"git:pr", "a b", true},
+		"/review\nmore":     {"review", "more", true},
+		"/":                 {},
+		"/usr/bin/ls fails": {},
+		"hello /help":       {},
+		"/-x":               {},
+	}
+	for in, want := range tests {
+		var got res
+		got.Name, got.Args, got.OK = splitCommand(in)
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("splitCommand(%q) (-want +got):\n%s", in, diff)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package term
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/messages"
+)
+
+func TestActivityLines(t *testing.T) {
+	th := NewTheme(io.Discard, ColorNone)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var a Activity
+	if a.Lines(th, t0, 80, 0) != nil || a.Busy() {
+		t.Fatalf("idle activity renders lines")
+	}
+	o := messages.Origin{Agent: "orchestrator"}
+	steps := []struct {
+		at time.Duration
+		ev messages.Event
+	}{
+		{0, messages.TurnStarted{Input: messages.UserMessage{ID: "1", Body: "fix it", Mode: messages.ModeEdit}}},
+		{time.Second, messages.TextDelta{Origin: o, Text: strings.Repeat("x", 4000)}},
+		{2 * time.Second, messages.AgentStarted{TaskID: "t1", Agent: "code", Description: "apply the fix"}},
+		{2 * time.Second, messages.AgentStarted{TaskID: "t2", Agent: "review", Description: "review it"}},
+		{3 * time.Second, messages.ToolStarted{Origin: messages.Origin{Agent: "code", TaskID: "t1"}, Name: "EditTool", Input: `{"file_path":"/p/main.go"}`}},
+		{4 * time.Second, messages.UsageUpdated{Origin: messages.Origin{Agent: "code", TaskID: "t1"}, Usage: messages.Usage{TotalTokens: 12500}}},
+		{4 * time.Second, messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "review", Round: 1, TaskID: "t2"}}},
+		{5 * time.Second, messages.TodosUpdated{Todos: []messages.Todo{{Content: "a", Status: "completed"}, {Content: "b", Status: "in_progress"}, {Content: "c", Status: "pending"}}}},
+	}
+	for _, s := range steps {
+		a.Apply(s.ev, t0.Add(s.at))
+	}
+	got := a.Lines(th, t0.Add(75*time.Second), 200, 1)
+	want := []string{
+		"⠙ odin waiting for agents · 1m15s · ↓ 1.0k tokens",
+		"  ⠙ code apply the fix · 1m13s · 12k tok · 1 tools · EditTool /p/main.go",
+		"  ⠙ review review it · 1m13s [review, round 1]",
+		"  ⚖ quality gates: review, round 1",
+		"  ☐ todos 1/3 · b",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	for _, l := range a.Lines(th, t0, 24, 0) {
+		if ansi.StringWidth(l) > 24 {
+			t.Errorf("line %q wider than 24", l)
+		}
+	}
+	a.Apply(messages.AgentFinished{Report: messages.Report{TaskID: "t1"}}, t0)
+	a.Apply(messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "review", Round: 1, Passed: true}, Done: true}, t0)
+	if n := len(a.Lines(th, t0, 200, 0)); n != 3 {
+		t.Errorf("after code finished and review passed: %d lines, want 3 (odin, review, todos)", n)
+	}
+	a.Apply(messages.ApprovalRequested{ID: "x"}, t0)
+	if l := a.Lines(th, t0, 200, 0)[0]; !strings.Contains(l, "waiting for your approval") {
+		t.Errorf("head while an approval waits: %q", l)
+	}
+	a.Apply(messages.TurnFinished{}, t0)
+	if a.Busy() || a.Lines(th, t0, 80, 0) != nil {
+		t.Errorf("still busy after TurnFinished")
+	}
+}
+
+func TestFormatters(t *testing.T) {
+	for in, want := range map[time.Duration]string{-time.Second: "0s", 850 * time.Millisecond: "850ms", 12 * time.Second: "12s", 185 * time.Second: "3m05s", 2*time.Hour + 5*time.Minute: "2h05m"} {
+		if got := Elapsed(in); got != want {
+			t.Errorf("Elapsed(%v) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[int64]string{950: "950", 1234: "1.2k", 34567: "35k", 1_500_000: "1.5M"} {
+		if got := HumanTokens(in); got != want {
+			t.Errorf("HumanTokens(%d) = %q, want %q", in, got, want)
+		}
+	}
+	for _, tt := range [][3]string{
+		{"Grep", `{"pattern":"x.Y","path":"."}`, "Grep x.Y"},
+		{"ExecuteCommand", `{"command":"go test ./...\nmore"}`, "ExecuteCommand go test ./..."},
+		{"TodoWrite", `{"todos":[]}`, "TodoWrite"},
+		{"Bad", `not json`, "Bad"},
+	} {
+		if got := ToolLabel(tt[0], tt[1]); got != tt[2] {
+			t.Errorf("ToolLabel(%s, %s) = %q, want %q", tt[0], tt[1], got, tt[2])
+		}
+	}
+}
