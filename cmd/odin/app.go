@@ -24,6 +24,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/tools"
 )
@@ -264,9 +265,44 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	return deps, nil
 }
 
-// baseTools are the built-in tools before the session's decorators.
+// baseTools are the built-in tools before the session's decorators: web
+// fetches are cached in the session store, and web search uses the backend
+// configured in web.search, if any.
 func (a *app) baseTools() tools.Set {
-	return tools.Builtin(tools.BuiltinOptions{})
+	opts := tools.BuiltinOptions{}
+	webOpts := []web.Option{web.WithVersion(versionString())}
+	if st, err := a.openStore(context.Background()); err == nil {
+		webOpts = append(webOpts, web.WithCache(web.StoreCache{S: st}))
+	}
+	if f, err := web.NewFetcher(a.cfg.Web, webOpts...); err != nil {
+		a.log.Warn().Err(err).Msg("web fetch disabled")
+	} else {
+		opts.Fetcher = f
+		a.closers = append(a.closers, closerFunc(f.Close))
+	}
+	if s := a.cfg.Web.Search; s.Kind != "" {
+		key := ""
+		if s.APIKeyEnv != "" {
+			key, _ = a.env(s.APIKeyEnv)
+		}
+		searcher, err := web.NewSearcher(s, key, web.WithVersion(versionString()))
+		if err != nil {
+			a.log.Warn().Err(err).Msg("web search disabled")
+		} else {
+			opts.Searcher = searcher
+		}
+	}
+	set := tools.Builtin(opts)
+	if opts.Searcher == nil {
+		// A model never sees a tool that cannot work.
+		set = set.Filter(func(i tools.Info) bool { return i.Name != "WebSearch" })
+	}
+	return set
 }
+
+// closerFunc adapts a func() to io.Closer.
+type closerFunc func()
+
+func (f closerFunc) Close() error { f(); return nil }
 
 func newID() string { return uuid.NewString() }

@@ -24,7 +24,12 @@ func newToolsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Short: "List the tools agents can use",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			set := tools.Builtin(tools.BuiltinOptions{})
+			a, err := loadApp(g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			set := a.baseTools()
 			if asJSON {
 				var infos []tools.Info
 				for _, t := range set.All() {
@@ -101,6 +106,7 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
 			defer stop()
 			env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(messages.ModeEdit),
 				Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small}
+			preRead(ctx, deps.Tools, env, args[0], input)
 			res, err := deps.Tools.Run(ctx, env, args[0], json.RawMessage(input))
 			if err != nil {
 				return &exitError{code: exitFailed, err: err}
@@ -120,4 +126,26 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok":..., "denied":..., "output":...}`)
 	return cmd
+}
+
+// preRead makes a write tool usable from the command line: each odin tool
+// call is a fresh agent with nothing read, so the file a write tool targets
+// is read first (through the same guard), as an agent would have done.
+func preRead(ctx context.Context, set tools.Set, env *tools.Env, name, input string) {
+	switch name {
+	case tools.NameWriteFile, tools.NameEditTool, tools.NameMultiEditTool:
+	default:
+		return
+	}
+	var in struct {
+		FilePath string `json:"file_path"`
+	}
+	if json.Unmarshal([]byte(input), &in) != nil || in.FilePath == "" {
+		return
+	}
+	if _, err := os.Stat(in.FilePath); err != nil {
+		return
+	}
+	raw, _ := json.Marshal(map[string]any{"file_path": in.FilePath, "limit": 1})
+	_, _ = set.Run(ctx, env, tools.NameReadFile, raw)
 }
