@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -27,9 +28,14 @@ const (
 	GrepCount            = "count"
 )
 
-// grepOutputCap bounds the text Grep returns to the model; past it the
-// result says how much was left out.
-const grepOutputCap = 30_000
+// Grep limits: the text returned to the model (past it the result says how
+// much was left out), one output line (minified files hold megabyte-long
+// lines), and the size of a file searched (files are read whole).
+const (
+	grepOutputCap   = 30_000
+	grepLineCap     = 2_000
+	grepMaxFileSize = 512 << 20
+)
 
 // GrepInput is Grep's input (seed 000 schema; names follow rg's flags).
 type GrepInput struct {
@@ -134,6 +140,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		Before:        before,
 		After:         after,
 		MaxFileOutput: grepOutputCap,
+		MaxFileSize:   grepMaxFileSize,
 	}
 	if globs := splitGlobs(in.Glob); len(globs) > 0 {
 		if opts.Walk.Globs, err = search.NewGlobFilter(globs...); err != nil {
@@ -153,8 +160,12 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		return Errorf("Grep failed on %s: %v", root, err), nil
 	}
 	meta := GrepMeta{Mode: in.OutputMode, Files: len(res.Files), Searched: res.Searched}
+	skipped := ""
+	if res.TooLarge > 0 {
+		skipped = fmt.Sprintf("[%d files larger than %d MiB were not searched; use ExecuteCommand for those]\n", res.TooLarge, grepMaxFileSize>>20)
+	}
 	if len(res.Files) == 0 {
-		return Result{Output: fmt.Sprintf("No matches for %q in %s (%d files searched).", in.Pattern, root, res.Searched), IsError: true, Meta: meta}, nil
+		return Result{Output: fmt.Sprintf("No matches for %q in %s (%d files searched).\n%s", in.Pattern, root, res.Searched, skipped), IsError: true, Meta: meta}, nil
 	}
 	out, shown, total := limitLines(res, nums["head_limit"], grepOutputCap)
 	meta.Lines, meta.Shown, meta.Truncated = total, shown, shown < total
@@ -165,6 +176,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		}
 		out = fmt.Appendf(out, "\n[%d more lines not shown (%s); narrow the search with path, glob, type or a more specific pattern]\n", total-shown, why)
 	}
+	out = append(out, skipped...)
 	return Result{Output: string(out), Meta: meta}, nil
 }
 
@@ -185,6 +197,7 @@ func limitLines(res *search.GrepResult, head, capBytes int) ([]byte, int, int) {
 		if head > 0 && shown >= head {
 			return false
 		}
+		line = clipLine(line, grepLineCap)
 		if len(out)+len(line) > capBytes && shown > 0 {
 			return false
 		}
@@ -212,6 +225,20 @@ func limitLines(res *search.GrepResult, head, capBytes int) ([]byte, int, int) {
 		}
 	}
 	return out, shown, total
+}
+
+// clipLine shortens a line (ending in '\n') longer than max bytes, at a
+// UTF-8 boundary, saying how much was cut.
+func clipLine(line []byte, max int) []byte {
+	if len(line) <= max {
+		return line
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(line[cut]) {
+		cut--
+	}
+	out := append([]byte(nil), line[:cut]...)
+	return fmt.Appendf(out, " [... %d more bytes on this line]\n", len(line)-1-cut)
 }
 
 // splitGlobs splits a glob argument on whitespace outside braces, so

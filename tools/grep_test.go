@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -255,5 +256,26 @@ func TestSearchToolSchemas(t *testing.T) {
 		if _, err := os.Stat(strings.ToLower(name) + ".md"); err != nil {
 			t.Errorf("%s has no description file: %v", name, err)
 		}
+	}
+}
+
+func TestGrepClipsLongLines(t *testing.T) {
+	env := newRootEnv(t)
+	long := strings.Repeat("é", 3000) + " needle " + strings.Repeat("x", 5000)
+	writeTestFile(t, env.Root, "min.js", long+"\nshort needle\n")
+	res := runTool(t, NewGrep(), env, map[string]any{"pattern": "needle", "output_mode": "content"})
+	lines := strings.Split(strings.TrimSuffix(res.Output, "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines: %q", len(lines), res.Output)
+	}
+	prefix := env.Root + "/min.js:1:"
+	if !strings.HasPrefix(lines[0], prefix) || !strings.HasSuffix(lines[0], " more bytes on this line]") {
+		t.Errorf("long line not clipped with a note: %.80q...%q", lines[0], lines[0][len(lines[0])-40:])
+	}
+	if len(lines[0]) > grepLineCap+60 || !utf8.ValidString(lines[0]) {
+		t.Errorf("clipped line is %d bytes (valid UTF-8: %v)", len(lines[0]), utf8.ValidString(lines[0]))
+	}
+	if want := env.Root + "/min.js:2:short needle"; lines[1] != want {
+		t.Errorf("second line = %q, want %q", lines[1], want)
 	}
 }

@@ -43,6 +43,9 @@ type GrepOptions struct {
 	// MaxFileOutput caps the bytes of content kept per file; lines past it
 	// are counted in FileResult.Omitted. 0 means no cap.
 	MaxFileOutput int
+	// MaxFileSize skips files larger than this many bytes (counted in
+	// GrepResult.TooLarge), since files are read whole. 0 means no limit.
+	MaxFileSize int64
 }
 
 // FileResult is one file's share of the output.
@@ -63,6 +66,8 @@ type GrepResult struct {
 	Files []FileResult
 	// Searched is the number of files opened.
 	Searched int64
+	// TooLarge is the number of files skipped for MaxFileSize.
+	TooLarge int64
 	// Context reports whether groups must be separated by `--`.
 	Context bool
 }
@@ -98,7 +103,7 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 	n := NumWorkers(opts.Walk)
 	workers := make([]*grepWorker, n)
 	for i := range workers {
-		workers[i] = &grepWorker{opts: &opts, root: root, buf: make([]byte, 256<<10)}
+		workers[i] = &grepWorker{opts: &opts, root: root, buf: make([]byte, initialBuffer)}
 		if opts.Matcher.lits != nil {
 			workers[i].cur = newCursor(opts.Matcher.lits)
 		}
@@ -117,6 +122,7 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 	res := &GrepResult{Searched: searched.Load(), Context: opts.Before > 0 || opts.After > 0}
 	for _, w := range workers {
 		res.Files = append(res.Files, w.results...)
+		res.TooLarge += w.tooLarge
 	}
 	slices.SortFunc(res.Files, func(a, b FileResult) int { return ComparePaths(a.Path, b.Path) })
 	return res, nil
@@ -158,6 +164,7 @@ type grepWorker struct {
 	matches []block
 	// nmatches counts individual matches in multiline mode.
 	nmatches int
+	tooLarge int64
 	results  []FileResult
 }
 
@@ -172,6 +179,16 @@ type block struct {
 // file searches one file and records its result.
 func (w *grepWorker) file(e Entry) error {
 	data, err := w.read(e.Path)
+	// One huge file must not pin a huge buffer for the rest of the search.
+	defer func() {
+		if cap(w.buf) > maxKeptBuffer {
+			w.buf = make([]byte, initialBuffer)
+		}
+	}()
+	if errors.Is(err, errTooLarge) {
+		w.tooLarge++
+		return nil
+	}
 	if err != nil {
 		return nil // unreadable files are skipped, as ripgrep skips them
 	}
@@ -255,6 +272,12 @@ func (w *grepWorker) emit(display string, count int) {
 	w.lines++
 }
 
+// Worker read buffer sizes.
+const (
+	initialBuffer = 256 << 10
+	maxKeptBuffer = 64 << 20
+)
+
 // read reads the whole file into the worker's reusable buffer.
 func (w *grepWorker) read(path string) ([]byte, error) {
 	f, err := os.Open(path)
@@ -264,6 +287,9 @@ func (w *grepWorker) read(path string) ([]byte, error) {
 	defer f.Close()
 	n := 0
 	for {
+		if limit := w.opts.MaxFileSize; limit > 0 && int64(n) > limit {
+			return nil, errTooLarge
+		}
 		if n == len(w.buf) {
 			w.buf = append(w.buf, make([]byte, len(w.buf))...)
 		}

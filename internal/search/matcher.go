@@ -2,7 +2,6 @@ package search
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,9 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 )
-
-// ErrPattern reports a pattern that cannot be compiled.
-var ErrPattern = errors.New("invalid pattern")
 
 // Matcher is a compiled search pattern: a Go regexp plus, when the pattern
 // requires some literal text in every match, a literal prefilter that finds

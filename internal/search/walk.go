@@ -13,9 +13,6 @@ import (
 	"github.com/odin-code/odin/internal/workspace"
 )
 
-// ErrStop, returned by a walk callback, ends the walk early without error.
-var ErrStop = errors.New("search: stop walking")
-
 // WalkOptions selects what Walk yields. The zero value walks like ripgrep
 // with no flags: ignore files honoured, hidden entries and .git skipped,
 // symlinks neither followed nor yielded.

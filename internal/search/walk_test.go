@@ -33,47 +33,49 @@ func writeTree(t testing.TB, root string, files map[string]string) {
 }
 
 // ignoreTree exercises every ignore rule ripgrep honours.
-var ignoreTree = map[string]string{
-	".gitignore":             "*.log\n!keep.log\n/build\nout/\ndocs/**/*.html\n[Tt]mp*\n\\#literal\nspace\\ \n",
-	".ignore":                "secret.txt\n",
-	".rgignore":              "!important.log\n",
-	"main.go":                "package main\n",
-	"a.log":                  "log\n",
-	"keep.log":               "keep\n",
-	"important.log":          "important\n",
-	"secret.txt":             "s\n",
-	"build/x.go":             "package build\n",
-	"src/build/y.go":         "package build\n",
-	"out/o.txt":              "o\n",
-	"src/out":                "a file named out\n",
-	"docs/a/b/page.html":     "<p>\n",
-	"docs/index.md":          "# docs\n",
-	"Tmp1.txt":               "t\n",
-	"tmpdir/z.txt":           "z\n",
-	"#literal":               "hash\n",
-	"space ":                 "trailing space\n",
-	".hidden":                "h\n",
-	".config/settings.json":  "{}\n",
-	"src/.env":               "E=1\n",
-	"src/lib/util.js":        "export {}\n",
-	"src/lib/util.ts":        "export {}\n",
-	"src/lib/.gitignore":     "*.ts\n!util.ts\ngen/\n",
-	"src/lib/types.ts":       "type T = 1\n",
-	"src/lib/gen/g.js":       "g\n",
-	"vendor/.ignore":         "*\n!*.go\n",
-	"vendor/v.go":            "package v\n",
-	"vendor/v.c":             "int v;\n",
-	"nested/.git/HEAD":       "ref\n",
-	"nested/.gitignore":      "*.c\n",
-	"nested/n.c":             "int n;\n",
-	"nested/n.log":           "above the nested repo: not ignored by the outer .gitignore\n",
-	"deep/a/b/c/d/e/f.txt":   "deep\n",
-	"unicode/ünï.txt":        "u\n",
-	"src/lib/util_test.js":   "test\n",
-	"src/lib/Makefile":       "all:\n",
-	"script.sh":              "#!/bin/sh\n",
-	"docs/notes/README.md":   "readme\n",
-	"docs/notes/readme.html": "<p>\n",
+func ignoreTree() map[string]string {
+	return map[string]string{
+		".gitignore":             "*.log\n!keep.log\n/build\nout/\ndocs/**/*.html\n[Tt]mp*\n\\#literal\nspace\\ \n",
+		".ignore":                "secret.txt\n",
+		".rgignore":              "!important.log\n",
+		"main.go":                "package main\n",
+		"a.log":                  "log\n",
+		"keep.log":               "keep\n",
+		"important.log":          "important\n",
+		"secret.txt":             "s\n",
+		"build/x.go":             "package build\n",
+		"src/build/y.go":         "package build\n",
+		"out/o.txt":              "o\n",
+		"src/out":                "a file named out\n",
+		"docs/a/b/page.html":     "<p>\n",
+		"docs/index.md":          "# docs\n",
+		"Tmp1.txt":               "t\n",
+		"tmpdir/z.txt":           "z\n",
+		"#literal":               "hash\n",
+		"space ":                 "trailing space\n",
+		".hidden":                "h\n",
+		".config/settings.json":  "{}\n",
+		"src/.env":               "E=1\n",
+		"src/lib/util.js":        "export {}\n",
+		"src/lib/util.ts":        "export {}\n",
+		"src/lib/.gitignore":     "*.ts\n!util.ts\ngen/\n",
+		"src/lib/types.ts":       "type T = 1\n",
+		"src/lib/gen/g.js":       "g\n",
+		"vendor/.ignore":         "*\n!*.go\n",
+		"vendor/v.go":            "package v\n",
+		"vendor/v.c":             "int v;\n",
+		"nested/.git/HEAD":       "ref\n",
+		"nested/.gitignore":      "*.c\n",
+		"nested/n.c":             "int n;\n",
+		"nested/n.log":           "above the nested repo: not ignored by the outer .gitignore\n",
+		"deep/a/b/c/d/e/f.txt":   "deep\n",
+		"unicode/ünï.txt":        "u\n",
+		"src/lib/util_test.js":   "test\n",
+		"src/lib/Makefile":       "all:\n",
+		"script.sh":              "#!/bin/sh\n",
+		"docs/notes/README.md":   "readme\n",
+		"docs/notes/readme.html": "<p>\n",
+	}
 }
 
 func rgFiles(t *testing.T, rg, root string, args ...string) []string {
@@ -103,7 +105,7 @@ func TestWalkParityIgnoreRules(t *testing.T) {
 	rg := rgPath(t)
 	for _, git := range []bool{true, false} {
 		root := t.TempDir()
-		writeTree(t, root, ignoreTree)
+		writeTree(t, root, ignoreTree())
 		if git {
 			writeTree(t, root, map[string]string{".git/HEAD": "ref\n", ".git/info/exclude": "script.sh\n"})
 		}
@@ -129,7 +131,7 @@ func TestWalkParityIgnoreRules(t *testing.T) {
 func TestWalkParityTypes(t *testing.T) {
 	rg := rgPath(t)
 	root := t.TempDir()
-	writeTree(t, root, ignoreTree)
+	writeTree(t, root, ignoreTree())
 	for _, typ := range []string{"go", "js", "ts", "md", "make", "sh", "html"} {
 		t.Run(typ, func(t *testing.T) {
 			want := rgFiles(t, rg, root, "-t", typ)
@@ -463,5 +465,24 @@ func TestTypeFilter(t *testing.T) {
 	}
 	if names := TypeNames(); !slices.Contains(names, "rust") || !slices.IsSorted(names) {
 		t.Errorf("TypeNames lacks rust or is unsorted")
+	}
+}
+
+func TestGrepMaxFileSize(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"big.txt":   strings.Repeat("needle\n", 100_000),
+		"small.txt": "needle\n",
+	})
+	m, err := Compile("needle", MatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Grep(t.Context(), root, GrepOptions{Matcher: m, Mode: FilesWithMatches, MaxFileSize: 300_000, RelativePaths: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Output()); got != "small.txt\n" || res.TooLarge != 1 || res.Searched != 2 {
+		t.Errorf("output %q, too large %d, searched %d; want small.txt only, 1 too large, 2 searched", got, res.TooLarge, res.Searched)
 	}
 }
