@@ -673,7 +673,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 					ok, why = false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
 					break
 				}
-				if a.glob && globMatchesOption(a, sc) {
+				if a.glob && globMatchesOption(w.c.guard, a, sc) {
 					ok, why = false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
 					break
 				}
@@ -1233,18 +1233,23 @@ func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, read
 					return
 				}
 			}
+			// The directory the pattern starts from is checked first; only
+			// a pattern rooted inside an allowed directory is expanded, so
+			// that /*/*/* cannot make the check walk the whole disk.
+			prefix := "."
+			if i := strings.IndexAny(cand, "*?["); i > 0 {
+				prefix = filepath.Dir(cand[:i] + "x")
+			}
+			if start, err := resolvePath(cwd, prefix); err != nil || w.c.guard.container(start) == "" {
+				w.pathTarget(prefix, cwd, subject, readOnlyCmd)
+				continue
+			}
 			p := cand
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(cwd, p)
 			}
 			matches, _ := filepath.Glob(p)
 			targets = append(targets, matches...)
-			// The pattern itself, for the directories it starts from.
-			if i := strings.IndexAny(cand, "*?["); i > 0 {
-				if d := filepath.Dir(cand[:i] + "x"); d != "." {
-					targets = append(targets, d)
-				}
-			}
 		} else {
 			targets = append(targets, cand)
 		}
@@ -1288,8 +1293,15 @@ func exists(p string) bool {
 
 // globMatchesOption reports whether a glob argument matches a file whose
 // name starts with '-' in one of the possible directories.
-func globMatchesOption(a word, sc *scope) bool {
+func globMatchesOption(g *Guard, a word, sc *scope) bool {
+	prefix := "."
+	if i := strings.IndexAny(a.text, "*?["); i > 0 {
+		prefix = filepath.Dir(a.text[:i] + "x")
+	}
 	for _, cwd := range sc.cwds {
+		if start, err := resolvePath(cwd, prefix); err != nil || g.container(start) == "" {
+			continue // outside: the path check asks about it anyway
+		}
 		p := a.text
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
