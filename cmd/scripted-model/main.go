@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
@@ -62,6 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scripted-model: %v\n", err)
 		return 1
 	}
+	// The server logs from its handler goroutines while this one reports
+	// progress, and an io.Writer need not be safe for concurrent use.
+	stderr = &lockedWriter{w: stderr}
 	opts := []llmtest.ServerOption{llmtest.WithVars(vm)}
 	if *verbose {
 		opts = append(opts, llmtest.WithLog(stderr))
@@ -88,4 +92,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scripted-model: %d steps were never used: %s\n", len(unused), strings.Join(unused, "; "))
 	}
 	return 0
+}
+
+// lockedWriter serialises writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

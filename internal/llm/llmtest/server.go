@@ -141,7 +141,9 @@ func WithVars(vars map[string]string) ServerOption {
 	return func(c *serverConfig) { c.vars = vars }
 }
 
-// WithLog writes one line per request to w (cmd/scripted-model -v).
+// WithLog writes one line per request to w (cmd/scripted-model -v). The
+// server serialises its own writes; a caller also writing to w must guard
+// it (see cmd/scripted-model).
 func WithLog(w io.Writer) ServerOption {
 	return func(c *serverConfig) { c.log = w }
 }
