@@ -268,8 +268,7 @@ func (a *BusApprover) Answer(id string, d Decision) error {
 	return nil
 }
 
-// Pending returns the requests waiting for an answer, oldest ID first is not
-// guaranteed: they are sorted by ID.
+// Pending returns the requests waiting for an answer, sorted by ID.
 func (a *BusApprover) Pending() []messages.ApprovalRequested {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -340,8 +339,8 @@ func denialOf(v Verdict, subject, tool string) *Denial {
 
 func quoteSubject(s string) string {
 	const max = 300
-	if len(s) > max {
-		s = s[:max] + "…"
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
 	}
 	return "`" + s + "`"
 }

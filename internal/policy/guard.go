@@ -114,8 +114,8 @@ func (g *Guard) ForAgent(agent, taskID string) *Guard {
 	return &c
 }
 
-// WithFilter returns a Guard that also confines writes to f (nil removes
-// nothing: a filter, once set, stays).
+// WithFilter returns a Guard whose writes are confined to f, for custom
+// agents; a nil f returns g unchanged.
 func (g *Guard) WithFilter(f *WriteFilter) *Guard {
 	if f == nil {
 		return g

@@ -89,6 +89,14 @@ func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info,
 		return nil
 	case tools.ClassWrite:
 		if mode == messages.ModeEdit {
+			// The tool's guard checks the path again and asks when it must;
+			// refusing here already spares hooks and the tool a call that
+			// can never succeed (protected path, agent write filter).
+			if path := stringField(input, "file_path"); path != "" {
+				if resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tools.AccessWrite); err == nil && v.Action == Deny {
+					return denialOf(v, resolved, info.Name)
+				}
+			}
 			return nil
 		}
 		if mode == messages.ModePlan {

@@ -74,6 +74,8 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 		{"plan file in ask", tools.ClassWrite, "ask", `{"file_path":".odin/plans/p1.md"}`, true, RuleMode},
 		{"plan dir escape", tools.ClassWrite, "plan", `{"file_path":".odin/plans/../agents/x.md"}`, true, RuleMode},
 		{"write in edit", tools.ClassWrite, "edit", `{"file_path":"main.go"}`, false, ""},
+		{"protected write in edit", tools.ClassWrite, "edit", `{"file_path":"gitlink/hooks/pre-commit"}`, true, RuleProtected},
+		{"outside write in edit is left to the tool's guard", tools.ClassWrite, "edit", `{"file_path":"/etc/motd"}`, false, ""},
 		{"write with unknown mode", tools.ClassWrite, "", `{"file_path":"main.go"}`, true, RuleMode},
 		{"read-only command in ask", tools.ClassExecute, "ask", `{"command":"git status"}`, false, ""},
 		{"writing command in ask", tools.ClassExecute, "ask", `{"command":"touch x"}`, true, RuleMode},
@@ -102,6 +104,32 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 				t.Fatalf("rule %q, want %q (%v)", d.Rule, c.rule, err)
 			}
 		})
+	}
+}
+
+func TestAuthorizeAppliesAgentWriteFilter(t *testing.T) {
+	f := newFixture(t)
+	p := newPolicy(t, f, Headless{})
+	info := tools.Info{Name: "WriteFile", Class: tools.ClassWrite}
+	for _, c := range []struct {
+		agent, path string
+		denied      bool
+	}{
+		{"test", "main.go", true},
+		{"test", "main_test.go", false},
+		{"docs", "docs/guide.md", false},
+		{"docs", "main.go", true},
+		{"code", "main.go", false},
+	} {
+		in, _ := json.Marshal(fileInput{c.path})
+		err := p.Authorize(t.Context(), &tools.Env{Root: f.root, Agent: c.agent, Mode: "edit"}, info, in)
+		if (err != nil) != c.denied {
+			t.Errorf("%s writing %s: %v, want denied=%v", c.agent, c.path, err, c.denied)
+		}
+		var d *Denial
+		if err != nil && (!errors.As(err, &d) || d.Rule != RuleAgentFilter || !strings.Contains(err.Error(), "the "+c.agent+" agent may write only")) {
+			t.Errorf("%s writing %s: denial %v", c.agent, c.path, err)
+		}
 	}
 }
 
