@@ -352,6 +352,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	u := t.model.Usage(r.Usage, r.UsageReported)
 	o.addUsage("orchestrator", t.model.ID, u)
+	o.deps.Bus.Publish(messages.UsageUpdated{Origin: messages.Origin{Agent: "orchestrator"}, Model: t.model.ID, Usage: u})
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
 	am := assistantMessage(r)
 	o.history = append(o.history, am)

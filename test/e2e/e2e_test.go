@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
+)
+
+// binDir holds the odin binary built for this test run.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "odin-e2e-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "odin"), "github.com/odin-code/odin/cmd/odin")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building odin:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestScripts(t *testing.T) {
+	goEnv := map[string]string{}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err == nil {
+			goEnv[k] = strings.TrimSpace(string(out))
+		}
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata",
+		Setup: func(env *testscript.Env) error {
+			work, err := filepath.EvalSymlinks(env.WorkDir)
+			if err != nil {
+				return err
+			}
+			env.Setenv("WORK", work)
+			env.Setenv("PATH", binDir+string(os.PathListSeparator)+filepath.Join(goEnv["GOROOT"], "bin")+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Setenv("HOME", filepath.Join(work, ".home"))
+			env.Setenv("XDG_STATE_HOME", filepath.Join(work, ".state"))
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(work, ".config"))
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GOFLAGS", "-mod=mod")
+			env.Setenv("GOTOOLCHAIN", "local")
+			for k, v := range goEnv {
+				env.Setenv(k, v)
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"model":    cmdModel,
+			"exitcode": cmdExitCode,
+			"requests": cmdRequests,
+			"sent":     cmdSent,
+		},
+		RequireExplicitExec: true,
+	})
+}
+
+
+// model SCRIPT starts the scripted model server with SCRIPT (a YAML file
+// in the work dir; {{root}} is the work dir) and points odin at it.
+func cmdModel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: model SCRIPT")
+	}
+	script, err := llmtest.LoadScript(ts.MkAbs(args[0]))
+	ts.Check(err)
+	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(map[string]string{"root": ts.Getenv("WORK")}))
+	ts.Check(err)
+	ts.Defer(func() { srv.Close() })
+	servers.Store(ts, srv)
+	ts.Setenv("OPENAI_BASE_URL", srv.URL())
+}
+
+func server(ts *testscript.TestScript) *llmtest.Server {
+	v, ok := servers.Load(ts)
+	if !ok {
+		ts.Fatalf("no model server: run `model SCRIPT` first")
+	}
+	return v.(*llmtest.Server)
+}
+
+// exitcode N PROG ARGS... runs PROG and requires exit status N; its
+// output is kept for stdout/stderr checks.
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("%v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+}
+
+// requests AGENT N requires the model server to have received N requests
+// from AGENT.
+func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: requests AGENT N")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	got := len(server(ts).RequestsFor(args[0]))
+	if (got == want) == neg {
+		ts.Fatalf("%s sent %d requests, want %d", args[0], got, want)
+	}
+}
+
+// sent AGENT I tools|text WORD... checks request I of AGENT: the tools it
+// offered include (or with !, exclude) every WORD, or its messages
+// contain every WORD.
+func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 4 {
+		ts.Fatalf("usage: sent AGENT I tools|text WORD...")
+	}
+	reqs := server(ts).RequestsFor(args[0])
+	i, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if i < 0 {
+		i += len(reqs)
+	}
+	if i < 0 || i >= len(reqs) {
+		ts.Fatalf("%s sent %d requests; no request %s", args[0], len(reqs), args[1])
+	}
+	req := reqs[i]
+	var have string
+	switch args[2] {
+	case "tools":
+		have = " " + strings.Join(req.Body.ToolNames(), " ") + " "
+	case "text":
+		var b strings.Builder
+		for _, m := range req.Body.LLMMessages() {
+			b.WriteString(m.Content)
+			b.WriteString("\n")
+		}
+		have = b.String()
+	default:
+		ts.Fatalf("sent: want tools or text, got %q", args[2])
+	}
+	for _, w := range args[3:] {
+		needle := w
+		if args[2] == "tools" {
+			needle = " " + w + " "
+		}
+		if strings.Contains(have, needle) == neg {
+			ts.Fatalf("%s request %d: %s %q: have %s", args[0], i, map[bool]string{true: "unexpected", false: "missing"}[neg], w, strings.TrimSpace(have))
+		}
+	}
+}
+
+// servers maps a running script to its model server.
+var servers sync.Map
