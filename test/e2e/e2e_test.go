@@ -75,7 +75,6 @@ func TestScripts(t *testing.T) {
 	})
 }
 
-
 // model SCRIPT starts the scripted model server with SCRIPT (a YAML file
 // in the work dir; {{root}} is the work dir) and points odin at it.
 func cmdModel(ts *testscript.TestScript, neg bool, args []string) {
