@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -280,11 +279,11 @@ const (
 
 // read reads the whole file into the worker's reusable buffer.
 func (w *grepWorker) read(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer f.close()
 	n := 0
 	for {
 		if limit := w.opts.MaxFileSize; limit > 0 && int64(n) > limit {
@@ -293,7 +292,7 @@ func (w *grepWorker) read(path string) ([]byte, error) {
 		if n == len(w.buf) {
 			w.buf = append(w.buf, make([]byte, len(w.buf))...)
 		}
-		m, err := f.Read(w.buf[n:])
+		m, err := f.read(w.buf[n:])
 		n += m
 		if err == io.EOF || (m == 0 && err == nil) {
 			return w.buf[:n], nil
