@@ -153,7 +153,9 @@ func runTTY(ctx context.Context, o Options) (Session, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	m, notes := newUI(ctx, o)
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out))
+	// 120 frames a second (Bubble Tea's maximum) halves the wait for the
+	// next frame after a key; frames that change nothing write nothing.
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out), tea.WithFPS(120))
 	m.send = p.Send
 	m.out = newPrinter(p.Send)
 	go m.out.run(ctx)

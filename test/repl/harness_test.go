@@ -52,14 +52,14 @@ type term struct {
 	Root string
 	Srv  *llmtest.Server
 
-	mu     sync.Mutex
-	raw    bytes.Buffer
-	text   string // raw with escape sequences stripped, rebuilt on demand
-	dirty  bool
-	pos    int // Expect searches the text after this offset
-	grew   chan struct{}
-	closed chan struct{}
-	exit   chan error
+	mu      sync.Mutex
+	raw     bytes.Buffer
+	doneRaw int    // raw bytes up to the last newline already stripped
+	done    string // their text without escape sequences
+	pos     int    // Expect searches the text after this offset
+	grew    chan struct{}
+	closed  chan struct{}
+	exit    chan error
 }
 
 type options struct {
@@ -70,11 +70,16 @@ type options struct {
 	setup func(root string)
 }
 
-// start runs odin in a fresh project against script.
+// start runs odin in a fresh project against script, in which {{root}}
+// is the project directory.
 func start(t *testing.T, script *llmtest.Script, o options) *term {
 	t.Helper()
-	srv := llmtest.NewServer(t, script)
-	root := t.TempDir()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Scripts name files as {{root}}/...
+	srv := llmtest.NewServer(t, script, llmtest.WithVars(map[string]string{"root": root}))
 	state := t.TempDir()
 	if o.setup != nil {
 		o.setup(root)
@@ -128,7 +133,6 @@ func (tm *term) read() {
 			tm.answerQueries(buf[:n])
 			tm.mu.Lock()
 			tm.raw.Write(buf[:n])
-			tm.dirty = true
 			tm.mu.Unlock()
 			select {
 			case tm.grew <- struct{}{}:
@@ -154,14 +158,19 @@ func (tm *term) answerQueries(b []byte) {
 }
 
 // screen returns everything printed so far without escape sequences.
+// Escape sequences never span a newline, so what precedes the last one is
+// stripped once and kept: reading the screen stays cheap as it grows,
+// which keeps the latency measurement honest.
 func (tm *term) screen() string {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	if tm.dirty {
-		tm.text = ansi.Strip(tm.raw.String())
-		tm.dirty = false
+	raw := tm.raw.Bytes()
+	if k := bytes.LastIndexByte(raw[tm.doneRaw:], '\n'); k >= 0 {
+		end := tm.doneRaw + k + 1
+		tm.done += ansi.Strip(string(raw[tm.doneRaw:end]))
+		tm.doneRaw = end
 	}
-	return tm.text
+	return tm.done + ansi.Strip(string(raw[tm.doneRaw:]))
 }
 
 func (tm *term) tail(n int) string {
