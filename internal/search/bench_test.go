@@ -60,6 +60,8 @@ func BenchmarkGrep(b *testing.B) {
 		{name: "files", pattern: "sync.Mutex", mode: FilesWithMatches},
 		{name: "count", pattern: "func ", mode: Count},
 		{name: "no-literal", pattern: `[0-9]{9,}`, n: true},
+		{name: "context", pattern: `panic\(`, n: true, a: 2, b: 2},
+		{name: "multiline", pattern: `func main\(\) \{\n\s+fmt\.`, n: true, u: true},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {

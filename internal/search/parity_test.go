@@ -170,6 +170,12 @@ func TestGrepParityGoSource(t *testing.T) {
 		{name: "count", pattern: "func ", mode: Count},
 		{name: "count case insensitive", pattern: "http", mode: Count, i: true},
 		{name: "multiline", pattern: `func main\(\) \{\n\s+fmt\.`, n: true, u: true},
+		{name: "word boundaries without literal", pattern: `\b[A-Z]{2,}[0-9]+\b`, mode: Count},
+		{name: "blank lines", pattern: `^\s*$`, mode: Count},
+		{name: "end anchor", pattern: `\{$`, mode: FilesWithMatches, glob: []string{"*.s"}},
+		{name: "class then literal", pattern: `[A-Z][a-z]+Error\b`, n: true, glob: []string{"!*_test.go"}},
+		{name: "fold alternation", pattern: `todo\(|fixme`, i: true, mode: Count},
+		{name: "before context only", pattern: `^func init\(\)`, n: true, b: 2, typ: "go"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
