@@ -174,13 +174,20 @@ func addUnique(list []string, paths ...string) []string {
 	return list
 }
 
-// activity is a one-line description of a tool call for progress displays.
-func activity(call llm.ToolCall) string {
+// activity is a one-line description of a tool call for progress
+// displays: the tool and its main argument, paths relative to root.
+func activity(root string, call llm.ToolCall) string {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(call.Arguments), &args)
-	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "description"} {
+	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
-			return call.Name + " " + shorten(v, 60)
+			if k == "file_path" || k == "path" {
+				v = relPath(root, v)
+			}
+			if r := []rune(v); len(r) > 60 {
+				v = string(r[:59]) + "…"
+			}
+			return call.Name + " " + v
 		}
 	}
 	return call.Name

@@ -222,7 +222,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	calls := r.ToolCalls
 	s.toolCalls += len(calls)
 	for _, call := range calls {
-		s.activities = append(s.activities, activity(call))
+		s.activities = append(s.activities, activity(s.deps.Root, call))
 	}
 	if len(s.activities) > 5 {
 		s.activities = s.activities[len(s.activities)-5:]

@@ -111,6 +111,9 @@ func (r *renderer) event(env messages.Envelope) {
 			r.progress("  %s quality gates: not required (single low-risk file)", r.paint("35", "⚖"))
 		}
 	case messages.GateStage:
+		if !ev.Done && ev.Stage == "qa" {
+			r.progress("  %s qa (round %d): running the project's checks…", r.paint("35", "⚖"), ev.Round)
+		}
 		if ev.Done {
 			mark := r.paint("32", "passed")
 			if !ev.Passed {
@@ -264,7 +267,7 @@ func colorDiff(diff string, color bool) string {
 
 // toolLabel is a short description of a tool call for progress lines.
 func toolLabel(name, input string) string {
-	return name + " " + firstLine(summarizeArgs(input))
+	return strings.TrimSpace(name + " " + firstLine(summarizeArgs(input)))
 }
 
 func summarizeArgs(input string) string {

@@ -139,6 +139,20 @@ func (r *repl) commands() []term.Command {
 				msg, err := a.undo(ctx, force)
 				return term.Result{Text: msg}, err
 			}},
+		{Name: "compact", Description: "summarise the older history now to free context", Idle: true,
+			Run: func(ctx context.Context, _ string) (term.Result, error) {
+				return r.compact(ctx)
+			}},
+		{Name: "init", Description: "analyse the project and write (or revise) ODIN.md", Idle: true,
+			Run: func(ctx context.Context, _ string) (term.Result, error) {
+				res, err := a.runInit(ctx, r.current().live, nil)
+				if err != nil {
+					return term.Result{}, err
+				}
+				var b strings.Builder
+				printInit(&b, res)
+				return term.Result{Text: "```\n" + strings.TrimRight(b.String(), "\n") + "\n```"}, nil
+			}},
 		{Name: "sessions", Description: "list this project's sessions", Run: func(ctx context.Context, _ string) (term.Result, error) {
 			text, err := r.sessions(ctx)
 			return term.Result{Text: text}, err
@@ -194,6 +208,20 @@ func oneLineTitle(s string) string {
 		return string(r[:59]) + "…"
 	}
 	return s
+}
+
+func (r *repl) compact(ctx context.Context) (term.Result, error) {
+	res, err := r.current().live.Session.Compact(ctx)
+	switch {
+	case err != nil:
+		return term.Result{}, err
+	case res.Err != "":
+		return term.Result{}, fmt.Errorf("%s", res.Err)
+	case res.Skipped != "":
+		return term.Result{Text: "Nothing to compact: " + res.Skipped}, nil
+	}
+	c := res.Compacted
+	return term.Result{Text: fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter))}, nil
 }
 
 // resume starts the session id (or the latest one that is not current).
