@@ -115,13 +115,27 @@ func (t *transcript) event(ev messages.Event) []string {
 	return nil
 }
 
+// maxEcho is how many lines of an input are echoed when its turn starts;
+// custom commands expand to long prompts.
+const maxEcho = 6
+
 func (t *transcript) userLines(in messages.UserMessage) []string {
 	th := t.th
 	lines := strings.Split(strings.TrimRight(in.Body, "\n"), "\n")
+	head := th.Paint(th.Accent, "❯ ") + th.Paint(th.Dim, "["+string(in.Mode)+"] ")
+	if in.Agent != "" {
+		// A command ran an agent directly (/init): its brief is long and
+		// not the user's words.
+		return []string{"", head + th.Paint(th.User, in.Agent+" agent") + th.Paint(th.Dim, ": "+oneLine(lines[0], 80))}
+	}
 	out := []string{""}
 	for i, l := range lines {
+		if i == maxEcho && len(lines) > maxEcho+1 {
+			out = append(out, th.Paint(th.Dim, fmt.Sprintf("  … %d more lines", len(lines)-maxEcho)))
+			break
+		}
 		if i == 0 {
-			out = append(out, th.Paint(th.Accent, "❯ ")+th.Paint(th.Dim, "["+string(in.Mode)+"] ")+th.Paint(th.User, l))
+			out = append(out, head+th.Paint(th.User, l))
 			continue
 		}
 		out = append(out, "  "+th.Paint(th.User, l))
