@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -288,6 +290,53 @@ func BenchmarkIgnoreMatch(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		for _, p := range paths {
 			f.Match(p, false)
+		}
+	}
+}
+
+// TestGlobTokensAgreeWithRegexp checks the direct glob matcher against the
+// regexp translation of the same tokens on many globs and paths.
+func TestGlobTokensAgreeWithRegexp(t *testing.T) {
+	globs := []string{
+		"*.go", "**/*.go", "a/**/b", "a/**", "**/a", "*a*b*", "a*/b*/c", "?*.txt", "[a-c]*/[!x]?",
+		"{src,lib}/**/*.{ts,tsx}", "**/test{data,s}/**", "x/**/**/y", "**/**", "*/*", "a**b", "**a",
+		"{,a}b", "é*", "*_test.go", "[^/]x", "foo/**/*_{a,b}.c", "**/*",
+	}
+	paths := []string{"", "a", "b", "ab", "a/b", "a/x/b", "a/x/y/b", "ab/b", "x.go", "a/x.go", "a/b/x.go",
+		"src/a.ts", "src/x/y/a.tsx", "lib/a.ts", "testdata/x", "a/tests/b/c", "x/y", "x/a/y", "aXXb", "aX/Xb",
+		"éa", "é/a", "x_test.go", "a/x_test.go", "/x", "ax", "foo/a/b/x_a.c", "foo/x_b.c", "b/c", "c", "a/", "/"}
+	for _, g := range globs {
+		toks, err := parseGlob(g)
+		if err != nil {
+			t.Fatalf("parse %q: %v", g, err)
+		}
+		var b strings.Builder
+		b.WriteString("^")
+		writeTokens(&b, toks)
+		b.WriteString("$")
+		re := regexp.MustCompile(b.String())
+		cg, err := CompileGlob(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range paths {
+			want := re.MatchString(p) || cg.kind == globAll // globset's special case: a lone ** matches everything
+			if got := cg.Match(p); got != want {
+				t.Errorf("glob %q (kind %d) on %q: matcher %v, want %v", g, cg.kind, p, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkGlobMatch(b *testing.B) {
+	g, err := CompileGlob("**/testdata/**/*.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths := []string{"cmd/go/testdata/script/build.txt", "net/http/server.go", "a/b/c/d/e/f/g.txt"}
+	for b.Loop() {
+		for _, p := range paths {
+			g.Match(p)
 		}
 	}
 }
