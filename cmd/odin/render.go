@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -23,6 +24,10 @@ type renderer struct {
 	errw   io.Writer
 	color  bool
 	agents map[string]string // task ID → agent name
+	// said collects the Orchestrator's text of the current model call: it
+	// is shown as narration when the call turns out to use tools, and
+	// dropped when it is the final answer (printed at the end).
+	said strings.Builder
 }
 
 func newRenderer(format string, quiet bool, root string, out, errw io.Writer) *renderer {
@@ -71,9 +76,14 @@ func (r *renderer) event(env messages.Envelope) {
 		return
 	}
 	switch ev := env.Event.(type) {
+	case messages.TextDelta:
+		if ev.TaskID == "" {
+			r.said.WriteString(ev.Text)
+		}
 	case messages.TurnStarted:
 		r.progress("%s %s", r.paint("1", "odin ▸"), firstLine(ev.Input.Body))
 	case messages.AgentStarted:
+		r.narrate()
 		r.agents[ev.TaskID] = ev.Agent
 		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", ev.Agent), ev.Description,
 			r.paint("2", fmt.Sprintf("(%s, deadline %s)", ev.Model, ev.Timeout)))
@@ -82,8 +92,9 @@ func (r *renderer) event(env messages.Envelope) {
 		indent := "    "
 		if ev.TaskID == "" {
 			indent = "  "
+			r.narrate()
 		}
-		r.progress("%s%s %s %s", indent, r.paint("2", "·"), r.paint("2", who), toolLabel(ev.Name, ev.Input))
+		r.progress("%s%s %s %s", indent, r.paint("2", "·"), r.paint("2", who), r.toolLabel(ev.Name, ev.Input))
 	case messages.ToolFinished:
 		if ev.Denied {
 			r.progress("      %s %s", r.paint("33", "denied:"), firstLine(ev.Output))
@@ -125,10 +136,21 @@ func (r *renderer) event(env messages.Envelope) {
 			r.progress("  %s %s (round %d): %s — %s", r.paint("35", "⚖"), ev.Stage, ev.Round, mark, firstLine(ev.Summary))
 		}
 	case messages.Retrying:
+		if ev.TaskID == "" {
+			r.said.Reset()
+		}
 		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), ev.Agent, firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
 		r.progress("  %s %s", r.paint("33", "!"), ev.Text)
 	}
+}
+
+// narrate prints what the Orchestrator said before using tools.
+func (r *renderer) narrate() {
+	if text := strings.TrimSpace(r.said.String()); text != "" {
+		r.progress("  %s %s", r.paint("34", "odin:"), firstLine(text))
+	}
+	r.said.Reset()
 }
 
 // final prints the turn's result.
@@ -265,9 +287,14 @@ func colorDiff(diff string, color bool) string {
 	return b.String()
 }
 
-// toolLabel is a short description of a tool call for progress lines.
-func toolLabel(name, input string) string {
-	return strings.TrimSpace(name + " " + firstLine(summarizeArgs(input)))
+// toolLabel is a short description of a tool call for progress lines,
+// with paths relative to the project.
+func (r *renderer) toolLabel(name, input string) string {
+	arg := firstLine(summarizeArgs(input))
+	if rel, err := filepath.Rel(r.root, arg); err == nil && filepath.IsAbs(arg) && !strings.HasPrefix(rel, "..") {
+		arg = rel
+	}
+	return strings.TrimSpace(name + " " + arg)
 }
 
 func summarizeArgs(input string) string {
@@ -275,7 +302,7 @@ func summarizeArgs(input string) string {
 	if json.Unmarshal([]byte(input), &args) != nil {
 		return ""
 	}
-	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "description"} {
+	for _, k := range []string{"file_path", "pattern", "path", "command", "url", "query", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			if len(v) > 70 {
 				v = v[:70] + "…"
