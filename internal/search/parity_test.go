@@ -48,6 +48,9 @@ func runRg(t testing.TB, rg, dir string, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(rg, append([]string{"--no-config", "--sort", "path"}, args...)...)
 	cmd.Dir = dir
+	// Keep the user's global git excludes out, as the Odin side does.
+	empty := t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+empty, "XDG_CONFIG_HOME="+empty)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
