@@ -115,11 +115,13 @@ func NewMemory(next Approver) *Memory {
 	return &Memory{next: next, keys: map[string]bool{}}
 }
 
-// Approve implements Approver.
+// Approve implements Approver. Only the findings not approved before are
+// passed on, so the user is asked about what is new.
 func (m *Memory) Approve(ctx context.Context, req Request) (Decision, error) {
 	if m.covers(req) {
 		return AllowSession, nil
 	}
+	req.Findings = m.ungranted(req.Findings)
 	d, err := m.next.Approve(ctx, req)
 	if err == nil && d == AllowSession {
 		m.mu.Lock()
@@ -164,6 +166,18 @@ func (m *Memory) covers(req Request) bool {
 		}
 	}
 	return true
+}
+
+func (m *Memory) ungranted(fs []Finding) []Finding {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Finding
+	for _, f := range fs {
+		if f.Key == "" || !m.granted(f.Key) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // granted must be called with m.mu held.

@@ -86,6 +86,31 @@ func TestMemoryRemembersSessionApprovals(t *testing.T) {
 	}
 }
 
+func TestMemoryAsksOnlyAboutWhatIsNew(t *testing.T) {
+	var seen [][]string
+	inner := approverFunc(func(_ context.Context, r Request) (Decision, error) {
+		var keys []string
+		for _, f := range r.Findings {
+			keys = append(keys, f.Key)
+		}
+		seen = append(seen, keys)
+		return AllowSession, nil
+	})
+	m := NewMemory(inner)
+	for _, r := range []Request{req("a", "cmd:a"), req("a && b", "cmd:a", "cmd:b")} {
+		if _, err := m.Approve(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff([][]string{{"cmd:a"}, {"cmd:b"}}, seen); diff != "" {
+		t.Errorf("findings passed on (-want +got):\n%s", diff)
+	}
+}
+
+type approverFunc func(context.Context, Request) (Decision, error)
+
+func (f approverFunc) Approve(ctx context.Context, r Request) (Decision, error) { return f(ctx, r) }
+
 func TestMemoryOnceAndDenyAreNotRemembered(t *testing.T) {
 	for _, d := range []Decision{AllowOnce, Reject} {
 		inner := &recorder{answer: d}
