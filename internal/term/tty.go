@@ -395,7 +395,7 @@ func (m *ui) events(evs []messages.Envelope) {
 				if a.ID == ev.ID {
 					m.approvals = append(m.approvals[:i:i], m.approvals[i+1:]...)
 					if ev.Decision == string(policy.Reject) {
-						m.print("    " + m.th.Paint(m.th.Warn, "⎿ not approved: ") + a.Tool + " " + oneLine(a.Subject, 80))
+						m.print("    " + m.th.Paint(m.th.Warn, "⎿ not approved: ") + strings.TrimSpace(a.Tool+" "+oneLine(a.Subject, 80)))
 					}
 					break
 				}
@@ -472,6 +472,14 @@ func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 			m.historyMove(+1)
 			return nil
 		}
+	}
+	if (k.Type == tea.KeyRunes || k.Type == tea.KeySpace) && !k.Alt {
+		// Typed text is inserted as is: fast typing arrives as one
+		// message per read, and the textarea would take the word "up"
+		// or "left" for the arrow key of that name.
+		m.ta.InsertString(string(k.Runes))
+		m.resize()
+		return nil
 	}
 	var cmd tea.Cmd
 	m.ta, cmd = m.ta.Update(k)
@@ -578,7 +586,7 @@ func (m *ui) approvalKey(k tea.KeyMsg) tea.Cmd {
 	if d == policy.Reject {
 		st = m.th.Warn
 	}
-	m.print("    " + m.th.Paint(st, "⎿ "+label+": ") + a.Tool + " " + oneLine(a.Subject, 80))
+	m.print("    " + m.th.Paint(st, "⎿ "+label+": ") + strings.TrimSpace(a.Tool+" "+oneLine(a.Subject, 80)))
 	sess := m.sess
 	return func() tea.Msg {
 		if err := sess.Answer(a.ID, d); err != nil && !errors.Is(err, policy.ErrUnknownApproval) {
@@ -814,7 +822,11 @@ func (m *ui) View() string {
 			who = "orchestrator"
 		}
 		bar := th.Paint(th.Warn, "│ ")
-		title := fmt.Sprintf("%s %s asks to run %s", th.Paint(th.Warn, "╭ approval needed:"), th.Paint(th.Bold, who), th.Paint(th.Bold, a.Tool))
+		what := "to run " + th.Paint(th.Bold, a.Tool)
+		if a.Tool == "" {
+			what = "for access to a path" // the path guard asks on its own
+		}
+		title := fmt.Sprintf("%s %s asks %s", th.Paint(th.Warn, "╭ approval needed:"), th.Paint(th.Bold, who), what)
 		if len(m.approvals) > 1 {
 			title += th.Paint(th.Dim, fmt.Sprintf(" (1 of %d)", len(m.approvals)))
 		}

@@ -119,6 +119,9 @@ func TestUISubmitModesAndMultiLine(t *testing.T) {
 	tu.typeText("/mode plan")
 	tu.key(tea.KeyEnter)
 	tu.typeText("  third  ")
+	tu.do(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("up")}) // fast typing: words, not keys
+	tu.do(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")})
+	tu.do(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("left")})
 	tu.key(tea.KeyEnter)
 	tu.key(tea.KeyEnter) // empty: nothing
 	sub, _, _, _ := f.snapshot()
@@ -130,7 +133,7 @@ func TestUISubmitModesAndMultiLine(t *testing.T) {
 	for _, m := range sub {
 		got = append(got, in{m.Body, m.Mode})
 	}
-	want := []in{{"first", messages.ModeEdit}, {"line one\nline two\nthree\npasted\nlines", messages.ModeAsk}, {"  third", messages.ModePlan}}
+	want := []in{{"first", messages.ModeEdit}, {"line one\nline two\nthree\npasted\nlines", messages.ModeAsk}, {"  third  up left", messages.ModePlan}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("submitted (-want +got):\n%s", diff)
 	}

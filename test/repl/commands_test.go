@@ -70,3 +70,78 @@ func TestInit(t *testing.T) {
 	tm.Type("/quit" + enter)
 	tm.Exited()
 }
+
+// TestClearAndResume: /clear starts a new conversation; /resume brings the
+// previous one back with its history.
+func TestClearAndResume(t *testing.T) {
+	tm := start(t, steps(
+		llmtest.Step{When: "remember 42", Text: "noted"},
+		llmtest.Step{When: "fresh start", Text: "fresh"},
+		llmtest.Step{When: "what number", Text: "it was 42"},
+	), options{})
+	tm.Expect("edit ❯")
+	tm.Type("remember 42" + enter)
+	tm.Expect("noted")
+	tm.Type("/clear" + enter)
+	tm.Expect("Started a new conversation.")
+	tm.Type("fresh start" + enter)
+	tm.Expect("fresh")
+	tm.Type("/sessions" + enter)
+	tm.Expect("/resume ID continues one.")
+	tm.Type("/resume" + enter)
+	tm.Expect("Resumed session")
+	tm.Type("what number" + enter)
+	tm.Expect("it was 42")
+	reqs := tm.Srv.RequestsFor("orchestrator")
+	fresh, resumed := reqs[1].Body.Messages, reqs[2].Body.Messages
+	var users []string
+	for _, m := range fresh {
+		if m.Role == "user" {
+			users = append(users, m.Text())
+		}
+	}
+	if strings.Join(users, "|") != "fresh start" {
+		t.Errorf("after /clear the request carried %q", users)
+	}
+	users = nil
+	for _, m := range resumed {
+		if m.Role == "user" {
+			users = append(users, m.Text())
+		}
+	}
+	if strings.Join(users, "|") != "remember 42|what number" {
+		t.Errorf("after /resume the request carried %q, want the first session's history", users)
+	}
+	tm.Type("/quit" + enter)
+	tm.Exited()
+}
+
+// TestSpecialistApproval: a specialist's request for approval surfaces in
+// the REPL and its answer reaches the specialist.
+func TestSpecialistApproval(t *testing.T) {
+	script := &llmtest.Script{Agents: map[string][]llmtest.Step{
+		"orchestrator": {
+			{ToolCalls: []llmtest.ToolCall{{Name: "agent_code", Arguments: llmtest.Args(map[string]any{"description": "remove the build", "brief": "Run rm -rf build in the project."})}}},
+			{Text: "the code agent is done"},
+		},
+		// Writing outside the project needs approval.
+		"code": {
+			{ToolCalls: []llmtest.ToolCall{{Name: "WriteFile", Arguments: llmtest.Args(map[string]any{"file_path": "{{root}}/../outside.txt", "content": "hi\n"})}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "Report", Arguments: llmtest.Args(map[string]any{"task": "write it", "summary": "written"})}}},
+		},
+	}}
+	tm := start(t, script, options{})
+	tm.Expect("edit ❯")
+	tm.Type("write the note outside" + enter)
+	tm.Expect("❯ [edit] write the note outside")
+	tm.Expect("approval needed: code asks")
+	tm.Expect("outside.txt")
+	tm.Type("y")
+	tm.Expect("allowed once")
+	tm.Expect("the code agent is done")
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(tm.Root), "outside.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("outside.txt after the approved write: %q, %v", b, err)
+	}
+	tm.Type("/quit" + enter)
+	tm.Exited()
+}

@@ -30,6 +30,13 @@ func TestTypeAheadRunsQueuedInputWithItsMode(t *testing.T) {
 	tm.Expect("ask  ❯")
 	tm.Type("second task" + enter)
 	tm.Expect("⏵ queued ask second task")
+	tm.Type("third task" + enter)
+	tm.Expect("⏵ queued ask third task")
+	tm.Type("/queue" + enter)
+	tm.Expect("1. [ask] second task")
+	tm.Expect("2. [ask] third task")
+	tm.Type("/queue rm 2" + enter)
+	tm.Expect("removed 1 queued input(s)")
 	if n := len(tm.Srv.RequestsFor("orchestrator")); n != 1 {
 		t.Fatalf("%d model requests while the first turn is held, want 1", n)
 	}
@@ -46,6 +53,9 @@ func TestTypeAheadRunsQueuedInputWithItsMode(t *testing.T) {
 	}
 	if slices.Contains(reqs[1].Body.ToolNames(), "WriteFile") {
 		t.Errorf("the queued ask turn was offered WriteFile: %v", reqs[1].Body.ToolNames())
+	}
+	if strings.Contains(tm.screen(), "❯ [ask] third task") {
+		t.Errorf("the removed input ran")
 	}
 	tm.Type("/quit" + enter)
 	if err := tm.Exited(); err != nil {
