@@ -1,0 +1,240 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/odin-code/odin/tools"
+)
+
+// redirect checks one redirection.
+func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
+	if r.Hdoc != nil {
+		w.nested(r.Hdoc, sc)
+	}
+	if r.Word == nil {
+		return
+	}
+	w.nested(r.Word, sc)
+	write := false
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return // the body is data; its substitutions were walked above
+	case syntax.RdrIn:
+	case syntax.DplIn, syntax.DplOut:
+		ws := evalWord(r.Word)
+		if len(ws) == 1 && ws[0].static && (ws[0].text == "-" || isNumber(strings.TrimSuffix(ws[0].text, "-"))) {
+			return // duplicating or closing a descriptor
+		}
+		write = r.Op == syntax.DplOut
+	default: // > >> >| <> &> &>>
+		write = true
+	}
+	if len(r.Word.Parts) == 1 {
+		if _, ok := r.Word.Parts[0].(*syntax.ProcSubst); ok {
+			return // a pipe to a command walked above
+		}
+	}
+	ws := evalWord(r.Word)
+	subject := r.Op.String() + printNode(r.Word)
+	if len(ws) != 1 {
+		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("the redirection `%s` has several targets", subject))
+		return
+	}
+	w.redirectTarget(ws[0], write, subject, sc)
+}
+
+// redirectTarget checks a path a command writes (write) or reads.
+func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
+	if w.forbiddenOnly {
+		return
+	}
+	if !t.static || t.glob || t.tilde {
+		if write && w.ro {
+			w.deny(RuleMode, subject, fmt.Sprintf("`%s` writes to a file only known at run time; %s mode changes nothing", subject, w.mode))
+			return
+		}
+		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the redirection target is only known at run time, so it cannot be checked", subject))
+		return
+	}
+	if devPath(t.text) {
+		return
+	}
+	access := tools.AccessRead
+	if write {
+		access = tools.AccessWrite
+	}
+	for _, cwd := range sc.cwds {
+		lexical := t.text
+		if !filepath.IsAbs(lexical) {
+			lexical = filepath.Join(cwd, lexical)
+		}
+		resolved, err := resolvePath(cwd, t.text)
+		if err != nil {
+			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the target cannot be resolved (%v)", subject, err))
+			continue
+		}
+		v := w.c.guard.classify(filepath.Clean(lexical), resolved, access)
+		if write && w.ro && v.Action != Deny {
+			w.deny(RuleMode, subject, fmt.Sprintf("`%s` writes %s; %s mode changes nothing", subject, w.c.guard.display(resolved), w.mode))
+			continue
+		}
+		for _, f := range v.Findings {
+			w.v.add(f)
+		}
+	}
+}
+
+// devPath lists device files that are safe to name in any mode.
+func devPath(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty":
+		return true
+	}
+	return false
+}
+
+// paths checks the words a command may open as paths: every argument (and
+// option values after = or attached to a short option). A path outside the
+// allowed directories asks; for a read-only command one that does not exist
+// is skipped, since reading it reads nothing.
+func (w *walker) paths(ws []word, subject string, sc *scope, readOnlyCmd bool) {
+	if w.forbiddenOnly {
+		return
+	}
+	for _, a := range ws {
+		if !a.static {
+			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the argument %s is only known at run time, so the paths it names cannot be checked", subject, a.text))
+			continue
+		}
+		if a.tilde {
+			w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s names a home directory, outside the project root %s", subject, a.text, w.c.guard.root))
+			continue
+		}
+		for _, cand := range pathCandidates(a.text) {
+			w.pathArg(cand, a.glob, subject, sc, readOnlyCmd)
+		}
+	}
+}
+
+// pathCandidates are the strings in an argument that a program may open.
+func pathCandidates(s string) []string {
+	out := []string{s}
+	if strings.HasPrefix(s, "-") {
+		if i := strings.IndexByte(s, '='); i >= 0 {
+			out = append(out, s[i+1:])
+		}
+		if !strings.HasPrefix(s, "--") && len(s) > 3 && strings.ContainsAny(s[2:3], "/~.") {
+			out = append(out, s[2:])
+		}
+	}
+	return out
+}
+
+func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, readOnlyCmd bool) {
+	if cand == "" || devPath(cand) {
+		return
+	}
+	if strings.HasPrefix(cand, "~") {
+		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s names a home directory, outside the project root %s", subject, cand, w.c.guard.root))
+		return
+	}
+	for _, cwd := range sc.cwds {
+		var targets []string
+		if glob {
+			for _, comp := range strings.Split(filepath.ToSlash(cand), "/") {
+				if m, _ := path.Match(comp, ".."); m && comp != ".." {
+					w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the pattern %s can match .. and climb out of the directory", subject, cand))
+					return
+				}
+			}
+			// The directory the pattern starts from is checked first; only
+			// a pattern rooted inside an allowed directory is expanded, so
+			// that /*/*/* cannot make the check walk the whole disk.
+			prefix := globStart(cand)
+			if start, err := resolvePath(cwd, prefix); err != nil || w.c.guard.container(start) == "" {
+				w.pathTarget(prefix, cwd, subject, readOnlyCmd)
+				continue
+			}
+			p := cand
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(cwd, p)
+			}
+			matches, _ := filepath.Glob(p)
+			targets = append(targets, matches...)
+		} else {
+			targets = append(targets, cand)
+		}
+		for _, t := range targets {
+			w.pathTarget(t, cwd, subject, readOnlyCmd)
+		}
+	}
+}
+
+func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
+	resolved, err := resolvePath(cwd, t)
+	if err != nil {
+		return
+	}
+	if w.c.guard.container(resolved) != "" {
+		return
+	}
+	lexical := t
+	if !filepath.IsAbs(lexical) {
+		lexical = filepath.Join(cwd, lexical)
+	}
+	if readOnlyCmd {
+		if _, err := os.Lstat(resolved); err != nil {
+			return // reading what does not exist reads nothing
+		}
+	} else if filepath.IsAbs(t) && t == filepath.Clean(t) && !exists(filepath.Dir(resolved)) {
+		return // not a path this command could create: its directory is missing too
+	}
+	via := ""
+	if filepath.Clean(lexical) != resolved {
+		via = " (through " + filepath.Clean(lexical) + ")"
+	}
+	w.ask(RuleOutsideRoot, resolved, pathKey(tools.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+		subject, resolved, via, w.c.guard.root, RuleOutsideRoot, suggestDir(resolved)))
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// globMatchesOption reports whether a glob argument matches a file whose
+// name starts with '-' in one of the possible directories.
+func globMatchesOption(g *Guard, a word, sc *scope) bool {
+	prefix := globStart(a.text)
+	for _, cwd := range sc.cwds {
+		if start, err := resolvePath(cwd, prefix); err != nil || g.container(start) == "" {
+			continue // outside: the path check asks about it anyway
+		}
+		p := a.text
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		matches, _ := filepath.Glob(p)
+		for _, m := range matches {
+			if strings.HasPrefix(filepath.Base(m), "-") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// globStart is the directory a glob pattern starts from: the part before
+// its first pattern character, up to the last separator.
+func globStart(pattern string) string {
+	if i := strings.IndexAny(pattern, "*?["); i > 0 {
+		return filepath.Dir(pattern[:i] + "x")
+	}
+	return "."
+}

@@ -1,0 +1,502 @@
+package policy
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/odin-code/odin/tools"
+)
+
+// argsAreData are commands whose arguments are printed or compared, never
+// opened or run.
+func argsAreData(name string) bool {
+	switch name {
+	case "echo", "printf", "true", "false", ":", "test", "[", "expr", "exit", "return", "shift", "sleep", "set", "unset", "type", "which", "whereis", "help":
+		return true
+	}
+	return false
+}
+
+// simple checks one simple command given as words, unwrapping wrappers.
+func (w *walker) simple(argv []word, subject string, sc *scope) {
+	var pathWords []word // arguments of every layer, checked as paths
+	dynamicInput := ""   // why arguments arrive at run time (xargs)
+	cur := argv
+	for len(cur) > 0 {
+		name := cur[0]
+		if !name.static || name.glob || name.tilde {
+			w.unresolvable(subject, fmt.Sprintf("the command name %s is not a plain word, so what runs cannot be known", name.text))
+			w.forbiddenSuffixes(cur, sc)
+			return
+		}
+		w.checkForbidden(cur, subject)
+		inner, extra, why, ok := w.unwrap(cur, subject, sc)
+		if !ok {
+			break
+		}
+		pathWords = append(pathWords, extra...)
+		if why != "" {
+			dynamicInput = why
+		}
+		if len(inner) == 0 {
+			cur = nil
+			break
+		}
+		cur = inner
+	}
+	if len(cur) == 0 {
+		w.paths(pathWords, subject, sc, true)
+		return
+	}
+	name := cur[0].text
+	args := cur[1:]
+	allowed := w.allowedMatch(cur)
+	readOnlyCmd := false
+	switch {
+	case strings.ContainsRune(name, '/'):
+		pathWords = append(pathWords, cur[0])
+		w.needsEdit(subject, name+" runs a program by path", allowed)
+		w.forbiddenSuffixes(cur, sc)
+	case isShell(name):
+		pathWords = append(pathWords, w.shell(cur, subject, sc, allowed)...)
+	case name == "eval":
+		w.unresolvable(subject, "eval runs a string as shell code")
+		w.forbiddenScript(cur[1:], sc)
+	case name == "source" || name == ".":
+		w.unresolvable(subject, name+" runs a script file inside this shell")
+		pathWords = append(pathWords, args...)
+	case name == "trap":
+		w.unresolvable(subject, "trap stores shell code to run later")
+		w.forbiddenScript(cur[1:], sc)
+	case name == "cd" || name == "pushd":
+		w.cd(args, subject, sc)
+		return
+	default:
+		ok, why, sensitive := readOnly(name, texts(args))
+		if ok && sensitive {
+			for _, a := range args {
+				if !a.static {
+					ok, why = false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
+					break
+				}
+				if a.glob && globMatchesOption(w.c.guard, a, sc) {
+					ok, why = false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
+					break
+				}
+			}
+		}
+		if ok && dynamicInput != "" && sensitive {
+			ok, why = false, dynamicInput+", which could include an option that writes or runs"
+		}
+		if !ok {
+			w.needsEdit(subject, why, allowed)
+			w.forbiddenSuffixes(cur, sc)
+		}
+		readOnlyCmd = ok
+		if argsAreData(name) {
+			return
+		}
+		pathWords = append(pathWords, args...)
+	}
+	if dynamicInput != "" {
+		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s, so the paths they name cannot be checked", subject, dynamicInput))
+	}
+	w.paths(pathWords, subject, sc, readOnlyCmd)
+}
+
+// isShell names the shells whose -c script is parsed as bash.
+func isShell(name string) bool {
+	switch name {
+	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash":
+		return true
+	}
+	return false
+}
+
+// allowedMatch reports whether argv matches an allowed pattern.
+func (w *walker) allowedMatch(argv []word) bool {
+	t := texts(argv)
+	for _, p := range w.c.allowed {
+		if p.Match(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkForbidden denies argv if a forbidden pattern matches it, its base
+// name form, or its git form without global options. A dynamic word
+// matches any pattern word, since it could be anything.
+func (w *walker) checkForbidden(argv []word, subject string) {
+	if len(w.c.forbidden) == 0 {
+		return
+	}
+	forms := [][]word{argv}
+	if base := filepath.Base(argv[0].text); base != argv[0].text {
+		b := slices.Clone(argv)
+		b[0].text = base
+		forms = append(forms, b)
+	}
+	if filepath.Base(argv[0].text) == "git" {
+		forms = append(forms, gitWithoutGlobals(argv))
+	}
+	for _, p := range w.c.forbidden {
+		for _, f := range forms {
+			if matchConservative(p, f) {
+				w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` matches the forbidden pattern `%s` (permissions.forbidden_commands) and is never run", strings.Join(texts(argv), " "), p))
+				return
+			}
+		}
+	}
+}
+
+// matchConservative matches p against argv where dynamic words may be
+// anything: they match every pattern word, and a dynamic word in the tail
+// makes the tail match.
+func matchConservative(p Pattern, argv []word) bool {
+	if p.Match(texts(argv)) {
+		return true
+	}
+	dyn := false
+	for _, a := range argv {
+		dyn = dyn || !a.static || a.glob
+	}
+	if !dyn {
+		return false
+	}
+	n := len(p.words)
+	for i := 0; i < n-1; i++ {
+		if i >= len(argv) {
+			return false
+		}
+		if argv[i].static && !argv[i].glob && !p.words[i].MatchString(argv[i].text) {
+			return false
+		}
+		if !argv[i].static && !p.couldStartWith(i, argv[i].prefix) {
+			return false
+		}
+	}
+	if len(argv) < n {
+		return p.tail
+	}
+	if !p.tail && len(argv) > n {
+		// A dynamic word may expand to several words or none.
+		return slices.ContainsFunc(argv, func(a word) bool { return !a.static })
+	}
+	for _, a := range argv[n-1:] {
+		if !a.static || a.glob {
+			return true
+		}
+	}
+	return p.words[n-1].MatchString(strings.Join(texts(argv[n-1:]), " "))
+}
+
+// gitWithoutGlobals drops git's global options (git -C dir -c k=v push is
+// git push) for forbidden matching.
+func gitWithoutGlobals(argv []word) []word {
+	out := []word{{text: "git", static: true}}
+	i := 1
+	for ; i < len(argv); i++ {
+		t := argv[i].text
+		if !strings.HasPrefix(t, "-") {
+			break
+		}
+		switch t {
+		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix":
+			i++
+		}
+	}
+	return append(out, argv[min(i, len(argv)):]...)
+}
+
+// forbiddenSuffixes scans the arguments of a command that is not read-only
+// for forbidden commands it may run: every suffix starting at a word that
+// is not an option (find . -exec git push ;) and every word holding spaces,
+// parsed as a script (watch 'git push', flock f -c 'git push').
+func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
+	if len(w.c.forbidden) == 0 || w.forbiddenOnly {
+		return
+	}
+	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if !a.static || strings.HasPrefix(a.text, "-") {
+			continue
+		}
+		sub.simple(argv[i:], strings.Join(texts(argv), " "), sc.clone())
+		if strings.ContainsAny(a.text, " \t\n;&|") {
+			sub.script(a.text, sc.clone(), a.text)
+		}
+	}
+	for _, f := range sub.v.Findings {
+		w.v.add(f)
+	}
+}
+
+// forbiddenScript checks the static words of args, joined, as a script for
+// forbidden commands (eval 'git push').
+func (w *walker) forbiddenScript(args []word, sc *scope) {
+	if len(w.c.forbidden) == 0 || len(args) == 0 {
+		return
+	}
+	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true}
+	src := strings.Join(texts(args), " ")
+	sub.script(src, sc.clone(), src)
+	for _, f := range sub.v.Findings {
+		w.v.add(f)
+	}
+}
+
+// unwrap returns the command a wrapper runs. extra are the wrapper's own
+// arguments (checked as paths); dynamic says why the inner command gets
+// arguments at run time; ok is false when argv is not a wrapper.
+func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []word, dynamic string, ok bool) {
+	name := argv[0].text
+	args := argv[1:]
+	switch name {
+	case "sudo", "doas", "su", "pkexec", "run0":
+		if w.forbiddenOnly {
+			return nil, nil, "", true // an argument named sudo is not a privilege escalation
+		}
+		w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` escalates privileges, which Odin never does", name))
+		return nil, nil, "", true
+	case "env":
+		return w.unwrapEnv(args, subject)
+	case "timeout":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			switch args[i].text {
+			case "-s", "-k", "--signal", "--kill-after":
+				i++
+			}
+			i++
+		}
+		if i >= len(args) {
+			return nil, args, "", true
+		}
+		return args[i+1:], args[:i+1], "", true
+	case "nice":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			if args[i].text == "-n" {
+				i++
+			}
+			i++
+		}
+		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+	case "nohup", "builtin", "setsid":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			i++
+		}
+		return args[i:], args[:i], "", true
+	case "stdbuf":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			if len(args[i].text) == 2 {
+				i++
+			}
+			i++
+		}
+		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+	case "exec":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			if args[i].text == "-a" {
+				i++
+			}
+			i++
+		}
+		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+	case "command":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			if strings.ContainsAny(args[i].text, "vV") {
+				return nil, nil, "", true // command -v name: a lookup
+			}
+			i++
+		}
+		return args[i:], args[:i], "", true
+	case "time":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			t := args[i].text
+			switch {
+			case t == "-o" || t == "--output":
+				if i+1 < len(args) {
+					w.redirectTarget(args[i+1], true, subject, sc)
+				}
+				i++
+			case strings.HasPrefix(t, "--output="):
+				w.redirectTarget(word{text: strings.TrimPrefix(t, "--output="), static: args[i].static}, true, subject, sc)
+			case t == "-f" || t == "--format":
+				i++
+			}
+			i++
+		}
+		return args[min(i, len(args)):], nil, "", true
+	case "xargs":
+		i := 0
+		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+			t := args[i].text
+			if t == "--" {
+				i++
+				break
+			}
+			switch t {
+			case "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s":
+				i++
+			}
+			if strings.HasPrefix(t, "--process-slot-var") {
+				w.needsEdit(subject, "xargs --process-slot-var sets an environment variable", false)
+			}
+			i++
+		}
+		rest := args[min(i, len(args)):]
+		if len(rest) == 0 {
+			rest = []word{{text: "echo", static: true}}
+		}
+		return rest, args[:min(i, len(args))], "xargs appends arguments read from its input", true
+	}
+	return nil, nil, "", false
+}
+
+func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dynamic string, ok bool) {
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		switch {
+		case !a.static:
+			w.unresolvable(subject, "an argument of env is only known at run time")
+			return nil, nil, "", true
+		case t == "--":
+			i++
+			goto done
+		case t == "-S" || strings.HasPrefix(t, "--split-string") || (strings.HasPrefix(t, "-") && !strings.HasPrefix(t, "--") && strings.ContainsRune(t, 'S')):
+			w.unresolvable(subject, "env -S splits a string into a command")
+			w.forbiddenScript(args[i+1:], &scope{cwds: []string{w.c.guard.root}})
+			return nil, nil, "", true
+		case t == "-C" || strings.HasPrefix(t, "--chdir"):
+			w.unresolvable(subject, "env -C runs the command in another directory")
+			return nil, nil, "", true
+		case t == "-u" || t == "--unset":
+			i++
+		case t == "-i" || t == "-0" || t == "-" || t == "--ignore-environment" || t == "--null" || strings.HasPrefix(t, "-u") || strings.HasPrefix(t, "--unset=") || t == "-v" || t == "--debug":
+		case strings.HasPrefix(t, "-"):
+			w.needsEdit(subject, "env option "+t+" is not known to be harmless", false)
+		case strings.Contains(t, "=") && !strings.HasPrefix(t, "="):
+			w.variable(t[:strings.IndexByte(t, '=')], true, subject)
+		default:
+			goto done
+		}
+	}
+done:
+	if i >= len(args) {
+		w.needsEdit(subject, "env without a command prints the environment, which may hold secrets", false)
+		return nil, nil, "", true
+	}
+	return args[i:], nil, "", true
+}
+
+// shell handles bash/sh/... invocations: -c scripts are parsed and walked in
+// a child shell; a script file or standard input cannot be checked. It
+// returns the words to check as paths.
+func (w *walker) shell(argv []word, subject string, sc *scope, allowed bool) []word {
+	name := argv[0].text
+	args := argv[1:]
+	hasC, stdin := false, false
+	i := 0
+loop:
+	for ; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		switch {
+		case !a.static:
+			w.unresolvable(subject, "an option of "+name+" is only known at run time")
+			return nil
+		case t == "--" || t == "-":
+			i++
+			break loop
+		case t == "-o" || t == "+o" || t == "-O" || t == "+O":
+			i++
+		case t == "--rcfile" || t == "--init-file":
+			w.unresolvable(subject, name+" "+t+" runs a startup file")
+			return nil
+		case strings.HasPrefix(t, "--"):
+		case len(t) > 1 && (t[0] == '-' || t[0] == '+'):
+			if t[0] == '-' && strings.ContainsRune(t, 'c') {
+				hasC = true
+			}
+			if strings.ContainsRune(t, 's') {
+				stdin = true
+			}
+		default:
+			break loop
+		}
+	}
+	operands := args[min(i, len(args)):]
+	switch {
+	case hasC && len(operands) == 0:
+		w.unresolvable(subject, name+" -c has no command string")
+	case hasC && !operands[0].static:
+		w.unresolvable(subject, "the script given to "+name+" -c is only known at run time")
+		return operands[1:]
+	case hasC:
+		w.script(operands[0].text, sc.clone(), subject)
+		return operands[1:]
+	case stdin || len(operands) == 0:
+		w.unresolvable(subject, name+" reads commands from its standard input, which cannot be checked")
+	default:
+		w.needsEdit(subject, name+" runs the script "+operands[0].text, allowed)
+		return operands
+	}
+	return nil
+}
+
+// cd checks a change of directory and records where the shell may now be.
+func (w *walker) cd(args []word, subject string, sc *scope) {
+	var target *word
+	for i := range args {
+		a := args[i]
+		if a.static && strings.HasPrefix(a.text, "-") && a.text != "-" {
+			continue
+		}
+		target = &a
+		break
+	}
+	switch {
+	case target == nil:
+		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` goes to the home directory, outside the project root %s", subject, w.c.guard.root))
+		return
+	case target.text == "-" && target.static:
+		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` returns to a directory that cannot be known", subject))
+		return
+	case !target.static || target.glob:
+		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the directory is only known at run time, so where later commands run cannot be checked", subject))
+		return
+	case target.tilde:
+		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` goes to a home directory, outside the project root %s", subject, w.c.guard.root))
+		return
+	}
+	var next []string
+	for _, cwd := range sc.cwds {
+		resolved, err := resolvePath(cwd, target.text)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
+			continue // cd fails; the shell stays where it was
+		}
+		if w.c.guard.container(resolved) == "" {
+			w.ask(RuleOutsideRoot, resolved, pathKey(tools.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+		}
+		next = append(next, resolved)
+	}
+	for _, d := range next {
+		sc.addCwd(d)
+	}
+}
