@@ -35,6 +35,9 @@ const (
 	grepOutputCap   = 30_000
 	grepLineCap     = 2_000
 	grepMaxFileSize = 512 << 20
+	// grepRetained bounds the output held in memory while searching; only
+	// the first grepOutputCap bytes are shown, so more is waste.
+	grepRetained = 1 << 20
 )
 
 // GrepInput is Grep's input (seed 000 schema; names follow rg's flags).
@@ -141,6 +144,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		After:         after,
 		MaxFileOutput: grepOutputCap,
 		MaxFileSize:   grepMaxFileSize,
+		MaxRetained:   grepRetained,
 	}
 	if globs := splitGlobs(in.Glob); len(globs) > 0 {
 		if opts.Walk.Globs, err = search.NewGlobFilter(globs...); err != nil {

@@ -279,3 +279,22 @@ func TestGrepClipsLongLines(t *testing.T) {
 		t.Errorf("second line = %q, want %q", lines[1], want)
 	}
 }
+
+func TestGrepManyFilesKeepsFirstPaths(t *testing.T) {
+	env := newRootEnv(t)
+	line := strings.Repeat("needle ", 20) + "\n"
+	for i := range 1500 {
+		writeTestFile(t, env.Root, fmt.Sprintf("d%02d/f%04d.txt", i%13, i), strings.Repeat(line, 6))
+	}
+	res := runTool(t, NewGrep(), env, map[string]any{"pattern": "needle", "output_mode": "content"})
+	meta := res.Meta.(GrepMeta)
+	if meta.Files != 1500 || meta.Lines != 9000 || !meta.Truncated {
+		t.Fatalf("meta = %+v, want 1500 files, 9000 lines, truncated", meta)
+	}
+	if want := env.Root + "/d00/f0000.txt:1:needle"; !strings.HasPrefix(res.Output, want) {
+		t.Errorf("output starts %q, want %q", res.Output[:60], want)
+	}
+	if !strings.Contains(res.Output, fmt.Sprintf("[%d more lines not shown", 9000-meta.Shown)) {
+		t.Errorf("missing or wrong truncation note: ...%q", res.Output[len(res.Output)-150:])
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -45,6 +46,13 @@ type GrepOptions struct {
 	// MaxFileSize skips files larger than this many bytes (counted in
 	// GrepResult.TooLarge), since files are read whole. 0 means no limit.
 	MaxFileSize int64
+	// MaxRetained bounds the output bytes held in memory across files.
+	// Past it, the output of the files that sort last is dropped (their
+	// line counts are kept, Dropped is set), so the files kept are always
+	// a prefix of the sorted result at least MaxRetained/2 bytes long.
+	// Callers that show only the first part of the output use it to keep
+	// a search of a huge tree in bounded memory. 0 means no bound.
+	MaxRetained int
 }
 
 // FileResult is one file's share of the output.
@@ -55,8 +63,11 @@ type FileResult struct {
 	Output []byte
 	// Lines is the number of lines in Output plus Omitted.
 	Lines int
-	// Omitted is the number of output lines dropped by MaxFileOutput.
+	// Omitted is the number of output lines dropped by MaxFileOutput or
+	// MaxRetained.
 	Omitted int
+	// Dropped is set when MaxRetained dropped all of Output.
+	Dropped bool
 }
 
 // GrepResult is a search's outcome, files sorted by path like
@@ -101,8 +112,9 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 	}
 	n := NumWorkers(opts.Walk)
 	workers := make([]*grepWorker, n)
+	col := &collector{limit: opts.MaxRetained}
 	for i := range workers {
-		workers[i] = &grepWorker{opts: &opts, root: root, buf: make([]byte, initialBuffer)}
+		workers[i] = &grepWorker{opts: &opts, root: root, col: col, buf: make([]byte, initialBuffer)}
 		if opts.Matcher.lits != nil {
 			workers[i].cur = newCursor(opts.Matcher.lits)
 		}
@@ -118,13 +130,57 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 	if err != nil {
 		return nil, err
 	}
-	res := &GrepResult{Searched: searched.Load(), Context: opts.Before > 0 || opts.After > 0}
+	res := &GrepResult{Searched: searched.Load(), Context: opts.Before > 0 || opts.After > 0, Files: col.files}
 	for _, w := range workers {
-		res.Files = append(res.Files, w.results...)
 		res.TooLarge += w.tooLarge
 	}
 	slices.SortFunc(res.Files, func(a, b FileResult) int { return ComparePaths(a.Path, b.Path) })
 	return res, nil
+}
+
+// collector gathers the workers' file results, holding about limit output
+// bytes: past it, the outputs of the files that sort last are dropped,
+// keeping a sorted prefix of at least limit/2 bytes.
+type collector struct {
+	mu       sync.Mutex
+	limit    int
+	files    []FileResult
+	retained int
+	// cutoff, once set, is the smallest path whose output was dropped:
+	// outputs of paths after it are dropped on arrival.
+	cutoff    string
+	hasCutoff bool
+}
+
+func (c *collector) add(f FileResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.limit > 0 && c.hasCutoff && ComparePaths(f.Path, c.cutoff) > 0 {
+		f = dropOutput(f)
+	}
+	c.files = append(c.files, f)
+	c.retained += len(f.Output)
+	if c.limit <= 0 || c.retained <= c.limit {
+		return
+	}
+	// Drop from the end of the sorted order down to half the limit.
+	slices.SortFunc(c.files, func(a, b FileResult) int { return ComparePaths(a.Path, b.Path) })
+	for i := len(c.files) - 1; i >= 0; i-- {
+		if c.files[i].Dropped {
+			continue
+		}
+		if c.retained-len(c.files[i].Output) < c.limit/2 {
+			break // keep at least half the limit, from the first paths
+		}
+		c.retained -= len(c.files[i].Output)
+		c.files[i] = dropOutput(c.files[i])
+		c.cutoff, c.hasCutoff = c.files[i].Path, true
+	}
+}
+
+func dropOutput(f FileResult) FileResult {
+	f.Output, f.Omitted, f.Dropped = nil, f.Lines, true
+	return f
 }
 
 // ComparePaths orders paths the way ripgrep's --sort path does: component
@@ -164,7 +220,7 @@ type grepWorker struct {
 	// nmatches counts individual matches in multiline mode.
 	nmatches int
 	tooLarge int64
-	results  []FileResult
+	col      *collector
 }
 
 // block is a run of matching lines: one line, or in multiline mode every
@@ -256,7 +312,7 @@ func (w *grepWorker) file(e Entry) error {
 			w.lines++
 		}
 	}
-	w.results = append(w.results, FileResult{Path: display, Output: slices.Clone(w.out), Lines: w.lines + w.omitted, Omitted: w.omitted})
+	w.col.add(FileResult{Path: display, Output: slices.Clone(w.out), Lines: w.lines + w.omitted, Omitted: w.omitted})
 	return nil
 }
 

@@ -486,3 +486,50 @@ func TestGrepMaxFileSize(t *testing.T) {
 		t.Errorf("output %q, too large %d, searched %d; want small.txt only, 1 too large, 2 searched", got, res.TooLarge, res.Searched)
 	}
 }
+
+// TestGrepMaxRetained checks that bounded retention keeps a sorted prefix
+// of the output and every line count.
+func TestGrepMaxRetained(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 200 {
+		files[fmt.Sprintf("d%d/f%03d.txt", i%7, i)] = strings.Repeat("needle line\n", 50)
+	}
+	writeTree(t, root, files)
+	m, err := Compile("needle", MatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := Grep(t.Context(), root, GrepOptions{Matcher: m, RelativePaths: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 20_000
+	capped, err := Grep(t.Context(), root, GrepOptions{Matcher: m, RelativePaths: true, MaxRetained: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(capped.Files) != 200 || len(full.Files) != 200 {
+		t.Fatalf("files: capped %d, full %d, want 200", len(capped.Files), len(full.Files))
+	}
+	kept, dropping := 0, false
+	for i, f := range capped.Files {
+		if f.Path != full.Files[i].Path || f.Lines != 50 {
+			t.Fatalf("file %d: %s with %d lines, want %s with 50", i, f.Path, f.Lines, full.Files[i].Path)
+		}
+		if f.Dropped {
+			dropping = true
+			continue
+		}
+		if dropping {
+			t.Fatalf("file %d (%s) kept after a dropped one: not a prefix", i, f.Path)
+		}
+		if !bytes.Equal(f.Output, full.Files[i].Output) {
+			t.Fatalf("kept output of %s differs", f.Path)
+		}
+		kept += len(f.Output)
+	}
+	if !dropping || kept < limit/2 || kept > limit+len(full.Files[0].Output) {
+		t.Errorf("kept %d bytes (dropping %v), want between %d and about %d", kept, dropping, limit/2, limit)
+	}
+}
