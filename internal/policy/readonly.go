@@ -82,6 +82,8 @@ func readOnly(name string, args []string) (ok bool, why string, sensitive bool) 
 		return true, "", true
 	case "sed":
 		return sedReadOnly(args)
+	case "awk", "gawk", "mawk", "nawk":
+		return awkReadOnly(name, args)
 	case "sort":
 		for _, a := range args {
 			if n := flagName(a); strings.HasPrefix(a, "--") && (n == "output" || n == "compress-program") {
@@ -289,6 +291,42 @@ func sedReadOnly(args []string) (bool, string, bool) {
 	for _, s := range scripts {
 		if ok, why := sedScriptReadOnly(s); !ok {
 			return false, why, true
+		}
+	}
+	return true, "", true
+}
+
+// awkReadOnly accepts an awk program given on the command line that cannot
+// write files or run commands. It is conservative: any '>' or '|' (output
+// redirection, pipes, but also comparisons and ||), system, getline, and
+// gawk's @load/@include, program files and extensions make it not
+// read-only.
+func awkReadOnly(name string, args []string) (bool, string, bool) {
+	program := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				program = args[i+1]
+			}
+			i = len(args)
+		case a == "-F" || a == "-v" || a == "--field-separator" || a == "--assign":
+			i++
+		case strings.HasPrefix(a, "-F") || strings.HasPrefix(a, "-v") || strings.HasPrefix(a, "--field-separator=") || strings.HasPrefix(a, "--assign="):
+		case strings.HasPrefix(a, "-"):
+			return false, name + " option " + a + " is not known to be harmless (program files, extensions, includes)", true
+		default:
+			program = a
+			i = len(args)
+		}
+	}
+	if program == "" {
+		return false, name + " without a program on the command line runs a program that cannot be checked", true
+	}
+	for _, bad := range []string{">", "|", "system", "getline", "@", "close", "fflush"} {
+		if strings.Contains(program, bad) {
+			return false, fmt.Sprintf("the %s program contains %q, which can write files or run commands", name, bad), true
 		}
 	}
 	return true, "", true
