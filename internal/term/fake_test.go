@@ -63,11 +63,24 @@ func (f *fakeSession) Remove(_ context.Context, id string) (*messages.QueueState
 	return &messages.QueueState{}, nil
 }
 
+// Subscribe closes the channel when ctx ends, as the bus does.
 func (f *fakeSession) Subscribe(ctx context.Context) <-chan messages.Envelope {
 	ch := make(chan messages.Envelope, 1024)
 	f.mu.Lock()
 	f.subs = append(f.subs, ch)
 	f.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for i, c := range f.subs {
+			if c == ch {
+				f.subs = append(f.subs[:i:i], f.subs[i+1:]...)
+				close(ch)
+				return
+			}
+		}
+	}()
 	return ch
 }
 

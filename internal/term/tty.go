@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -177,6 +178,12 @@ func runTTY(ctx context.Context, o Options) (Session, error) {
 // newUI builds the model; the notes are problems to show at start
 // (unreadable history, bad custom commands).
 func newUI(ctx context.Context, o Options) (*ui, []string) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Mode == "" {
+		o.Mode = messages.ModeEdit
+	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
 		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24}
@@ -389,7 +396,10 @@ func (m *ui) events(evs []messages.Envelope) {
 		case messages.TurnStarted:
 			m.dropQueued(ev.Input.ID)
 		case messages.ApprovalRequested:
-			m.approvals = append(m.approvals, ev)
+			// Pending() at subscription time may already hold it.
+			if !slices.ContainsFunc(m.approvals, func(a messages.ApprovalRequested) bool { return a.ID == ev.ID }) {
+				m.approvals = append(m.approvals, ev)
+			}
 		case messages.ApprovalResolved:
 			for i, a := range m.approvals {
 				if a.ID == ev.ID {
