@@ -20,6 +20,10 @@ const maxLinks = 255
 // so "link/../x" with link -> /etc means /x, exactly as the shell and the
 // kernel read it. The part of p that does not exist yet (a file about to be
 // created) is appended lexically to its nearest existing ancestor.
+//
+// base must itself be resolved (absolute, clean, free of symlinks), as the
+// project root and the directories the command walker tracks are: a relative
+// p is walked from base without looking at base's own components again.
 func resolvePath(base, p string) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
@@ -27,21 +31,20 @@ func resolvePath(base, p string) (string, error) {
 	if strings.ContainsRune(p, 0) {
 		return "", errors.New("path contains a NUL byte")
 	}
-	if !filepath.IsAbs(p) {
-		if !filepath.IsAbs(base) {
-			return "", fmt.Errorf("relative path %q without an absolute base", p)
-		}
-		// Concatenate, do not Join: Join would clean "link/.." away before
-		// the link is followed.
-		p = base + string(filepath.Separator) + p
-	}
 	links := 0
-	return walkPath(p, &links)
+	if filepath.IsAbs(p) {
+		return walkPath(string(filepath.Separator), p, &links)
+	}
+	if !filepath.IsAbs(base) {
+		return "", fmt.Errorf("relative path %q without an absolute base", p)
+	}
+	return walkPath(base, p, &links)
 }
 
-func walkPath(p string, links *int) (string, error) {
+// walkPath resolves p component by component from the resolved directory
+// cur. It does not clean p first: "link/.." must follow link before "..".
+func walkPath(cur, p string, links *int) (string, error) {
 	comps := strings.Split(filepath.ToSlash(p), "/")
-	cur := string(filepath.Separator)
 	for i, c := range comps {
 		switch c {
 		case "", ".":
@@ -74,10 +77,11 @@ func walkPath(p string, links *int) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("resolve %s: %w", next, err)
 		}
-		if !filepath.IsAbs(target) {
-			target = cur + string(filepath.Separator) + target
+		start := cur
+		if filepath.IsAbs(target) {
+			start = string(filepath.Separator)
 		}
-		if cur, err = walkPath(target, links); err != nil {
+		if cur, err = walkPath(start, target, links); err != nil {
 			return "", err
 		}
 	}
