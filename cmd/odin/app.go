@@ -104,15 +104,15 @@ func (a *app) now() time.Time { return time.Now() }
 // loadApp finds the project root and loads the configuration. Errors are
 // usage errors (exit 2) that name the file and key.
 func loadApp(g *globalFlags) (*app, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
 	dir := g.dir
 	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
 		dir = wd
 	}
-	root, err := workspace.Resolve("/", dir)
+	root, err := workspace.Resolve(wd, dir)
 	if err != nil {
 		return nil, usageError("project directory %s: %v", dir, err)
 	}

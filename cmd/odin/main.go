@@ -69,16 +69,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	g := &globalFlags{}
+	var cont bool
+	var resume string
 	root := &cobra.Command{
 		Use:           "odin",
 		Short:         "A terminal coding agent built as an actor system",
 		Long:          "Odin plans with your model, delegates to specialist agents (search, code, review, test, docs, QA...) and enforces review and QA on multi-file or risky changes.\n\nRun it with no arguments for the interactive REPL, or `odin run \"task\"` for one task.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runREPL(cmd, g, stdin, stdout, stderr)
+			if cont && resume != "" {
+				return usageError("use either --continue or --resume, not both")
+			}
+			return runREPL(cmd, g, sessionOptions{Continue: cont, Resume: resume}, stdin, stdout, stderr)
 		},
 	}
+	root.Flags().BoolVarP(&cont, "continue", "c", false, "open the REPL on the project's most recent session")
+	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this ID")
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

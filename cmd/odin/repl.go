@@ -20,7 +20,7 @@ import (
 
 // runREPL is `odin` without a command: the interactive REPL on a terminal,
 // line mode (one input per line, in order) otherwise.
-func runREPL(_ *cobra.Command, g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) error {
+func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.Reader, stdout, stderr io.Writer) error {
 	a, err := loadApp(g)
 	if err != nil {
 		return err
@@ -37,7 +37,8 @@ func runREPL(_ *cobra.Command, g *globalFlags, stdin io.Reader, stdout, stderr i
 	defer cancel()
 	interactive := term.IsTerminal(stdin, stdout)
 	r := &repl{a: a, interactive: interactive, mode: mode}
-	first, err := r.start(ctx, sessionOptions{Mode: string(mode)})
+	resume.Mode = string(mode)
+	first, err := r.start(ctx, resume)
 	if err != nil {
 		return err
 	}
