@@ -3,6 +3,8 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,6 +72,7 @@ func TestScripts(t *testing.T) {
 			"exitcode": cmdExitCode,
 			"requests": cmdRequests,
 			"sent":     cmdSent,
+			"serve":    cmdServe,
 		},
 		RequireExplicitExec: true,
 	})
@@ -174,6 +177,19 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s request %d: %s %q: have %s", args[0], i, map[bool]string{true: "unexpected", false: "missing"}[neg], w, strings.TrimSpace(have))
 		}
 	}
+}
+
+// serve DIR serves the files under DIR over HTTP on a loopback port for
+// the rest of the script, and sets SERVE_URL (http://127.0.0.1:PORT) and
+// SERVE_HOST (127.0.0.1:PORT), e.g. for web.allow_hosts.
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: serve DIR")
+	}
+	srv := httptest.NewServer(http.FileServer(http.Dir(ts.MkAbs(args[0]))))
+	ts.Defer(srv.Close)
+	ts.Setenv("SERVE_URL", srv.URL)
+	ts.Setenv("SERVE_HOST", strings.TrimPrefix(srv.URL, "http://"))
 }
 
 // servers maps a running script to its model server.
