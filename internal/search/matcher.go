@@ -2,10 +2,13 @@ package search
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -199,14 +202,27 @@ func unicodeClasses(p string) string {
 type literal struct {
 	s    []byte // the needle; for fold, ASCII letters lower-cased
 	fold bool
-	// For fold literals: the needle offset of the byte scanned for, and its
-	// one or two case variants.
-	at     int
-	b1, b2 byte
+	// streams are the byte strings scanned for, case-sensitively: the
+	// needle itself, or for a case-insensitive needle every case variant
+	// of a short window of it starting at offset at.
+	streams [][]byte
+	at      int
+	// pair: instead of streams, scan with indexFoldPair for the two bytes
+	// at offset at (pc lower case, pm the case bits to ignore).
+	pair     bool
+	pc0, pc1 byte
+	pm0, pm1 byte
 	// verified: a hit proves the needle is present (false when Unicode
 	// folding could match bytes the ASCII check does not see).
 	verified bool
+	// cost estimates the scan work (see literalPassCost).
+	cost float64
 }
+
+// literalPassCost is the cost of one SIMD scan of the buffer, in units of
+// candidate hits per million bytes: a pass costs about as much as handling
+// a few thousand candidates.
+const literalPassCost = 3000
 
 // maxAlternatives bounds the prefilter's literal set; past it a regexp
 // scan of every line is cheaper than many literal scans.
@@ -279,26 +295,14 @@ func isExactLiterals(re *syntax.Regexp) bool {
 	return false
 }
 
-// setCost estimates how many candidates per million bytes a literal set
-// yields; the prefilter uses the cheapest set a concatenation offers.
+// setCost estimates the work of scanning for a literal set; the
+// prefilter uses the cheapest set a concatenation offers.
 func setCost(set []*literal) float64 {
 	c := 0.0
 	for _, l := range set {
-		c += l.cost()
+		c += l.cost
 	}
 	return c
-}
-
-func (l *literal) cost() float64 {
-	n := min(len(l.s), 8)
-	if !l.fold {
-		return byteFreq(rarest(l.s)) / math.Exp2(float64(n-1))
-	}
-	f := byteFreq(l.b1)
-	if l.b2 != l.b1 {
-		f += byteFreq(l.b2)
-	}
-	return f / math.Exp2(float64(n-1)/2)
 }
 
 func newLiteral(runes []rune, fold bool) *literal {
@@ -307,41 +311,155 @@ func newLiteral(runes []rune, fold bool) *literal {
 		buf = utf8.AppendRune(buf, r)
 	}
 	if !fold || !anyFoldable(runes) {
-		return &literal{s: buf, verified: true}
+		n := min(len(buf), 8)
+		hits := byteFreq(rarest(buf)) / math.Exp2(float64(n-1))
+		return &literal{s: buf, streams: [][]byte{buf}, verified: true, cost: literalPassCost + hits}
 	}
-	// Case-insensitive: scan for one ASCII byte whose case variants are
-	// exactly its ASCII upper and lower forms (k and s also fold to
-	// non-ASCII runes), preferring bytes with no case at all.
-	l := &literal{fold: true, verified: true, at: -1}
-	best := math.Inf(1)
-	off := 0
+	// Case-insensitive: scan for every case variant of a window of up to 3
+	// bytes whose case variants are exactly ASCII upper and lower forms
+	// (k and s also fold to non-ASCII runes), trading the number of scans
+	// against how often the window occurs.
+	l := &literal{fold: true, verified: true, at: -1, cost: math.Inf(1)}
+	var safe []bool // per byte of buf: ASCII and folding only within ASCII
 	for _, r := range runes {
-		if r >= utf8.RuneSelf || r == 'k' || r == 'K' || r == 's' || r == 'S' {
-			if unicode.SimpleFold(r) != r {
-				l.verified = false
-			}
-			off += utf8.RuneLen(r)
-			continue
+		ok := r < utf8.RuneSelf && r != 'k' && r != 'K' && r != 's' && r != 'S'
+		if !ok && unicode.SimpleFold(r) != r {
+			l.verified = false
 		}
-		b := byte(r)
-		lo, up := lowerASCII(b), upperASCII(b)
-		cost := byteFreq(lo)
-		if lo != up {
-			cost += byteFreq(up)
+		for range utf8.RuneLen(r) {
+			safe = append(safe, ok)
 		}
-		if cost < best {
-			best, l.at, l.b1, l.b2 = cost, off, lo, up
-		}
-		off++
-	}
-	if l.at < 0 {
-		return nil
 	}
 	for i, c := range buf {
 		buf[i] = lowerASCII(c)
 	}
 	l.s = buf
+	// Windows never include whitespace: it pairs with everything, so
+	// byte frequencies say nothing about how rare a window holding it is.
+	// For the same reason the estimate of a window's hits is conservative:
+	// its rarest byte's frequency, divided by 5 per extra byte.
+	bestLen := 0
+	for i := range buf {
+		hits, variants := math.Inf(1), 1.0
+		for n := 1; n <= 3 && i+n <= len(buf) && safe[i+n-1] && !isSpaceByte(buf[i+n-1]); n++ {
+			b := buf[i+n-1]
+			f := byteFreq(b)
+			if up := upperASCII(b); up != b {
+				f += byteFreq(up)
+				variants *= 2
+			}
+			hits = min(hits, f)
+			if cost := variants*literalPassCost + hits/math.Pow(5, float64(n-1)); cost < l.cost {
+				l.cost, l.at, bestLen = cost, i, n
+			}
+		}
+	}
+	if l.at < 0 { // only whitespace is safe: scan for it all the same
+		for i := range buf {
+			if safe[i] {
+				l.at, bestLen, l.cost = i, 1, literalPassCost+byteFreq(buf[i])
+				break
+			}
+		}
+	}
+	if l.at < 0 {
+		return nil
+	}
+	l.streams = caseVariants(buf[l.at : l.at+bestLen])
+	// One word-at-a-time pass for a rare pair of bytes, case folded, often
+	// beats several exact scans.
+	for i := 0; i+1 < len(buf); i++ {
+		if !safe[i] || !safe[i+1] || isSpaceByte(buf[i]) || isSpaceByte(buf[i+1]) {
+			continue
+		}
+		hits := min(foldFreq(buf[i]), foldFreq(buf[i+1])) / 5
+		if cost := swarPassCost + hits; cost < l.cost {
+			l.cost, l.at, l.pair = cost, i, true
+			l.pc0, l.pm0 = foldMask(buf[i])
+			l.pc1, l.pm1 = foldMask(buf[i+1])
+		}
+	}
+	if l.pair {
+		l.streams = [][]byte{nil}
+	}
 	return l
+}
+
+// swarPassCost is the cost of an indexFoldPair pass in the units of
+// literalPassCost: slower per byte than a SIMD scan, but one pass.
+const swarPassCost = 2 * literalPassCost
+
+func foldFreq(b byte) float64 {
+	f := byteFreq(b)
+	if up := upperASCII(b); up != b {
+		f += byteFreq(up)
+	}
+	return f
+}
+
+// foldMask returns the byte to compare with after OR-ing the mask: letters
+// ignore the 0x20 case bit, other bytes compare exactly.
+func foldMask(b byte) (c, mask byte) {
+	if 'a' <= b && b <= 'z' {
+		return b, 0x20
+	}
+	return b, 0
+}
+
+// indexFoldPair returns the first i with s[i]|m0 == c0 and s[i+1]|m1 == c1,
+// or -1, testing eight positions per step with word arithmetic (SWAR):
+// Go has no SIMD search for a byte pair in either case.
+func indexFoldPair(s []byte, c0, m0, c1, m1 byte) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	b0, b1 := lo*uint64(c0), lo*uint64(c1)
+	k0, k1 := lo*uint64(m0), lo*uint64(m1)
+	rest := s
+	for len(rest) >= 17 {
+		// Two words per step, written so the compiler drops bounds checks.
+		w0 := binary.LittleEndian.Uint64(rest[0:8])
+		w1 := binary.LittleEndian.Uint64(rest[1:9])
+		w2 := binary.LittleEndian.Uint64(rest[8:16])
+		w3 := binary.LittleEndian.Uint64(rest[9:17])
+		za := ((w0 | k0) ^ b0) | ((w1 | k1) ^ b1) // zero byte: both match
+		zb := ((w2 | k0) ^ b0) | ((w3 | k1) ^ b1)
+		// The lowest byte flagged by the classic zero-byte test is always
+		// a true zero (false flags only sit above a true zero).
+		ta := (za - lo) &^ za & hi
+		tb := (zb - lo) &^ zb & hi
+		if ta|tb != 0 {
+			off := len(s) - len(rest)
+			if ta != 0 {
+				return off + bits.TrailingZeros64(ta)/8
+			}
+			return off + 8 + bits.TrailingZeros64(tb)/8
+		}
+		rest = rest[16:]
+	}
+	for i := len(s) - len(rest); i+1 < len(s); i++ {
+		if s[i]|m0 == c0 && s[i+1]|m1 == c1 {
+			return i
+		}
+	}
+	return -1
+}
+
+func isSpaceByte(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\v' || b == '\f' }
+
+// caseVariants returns every ASCII case spelling of w (lower case).
+func caseVariants(w []byte) [][]byte {
+	out := [][]byte{nil}
+	for _, c := range w {
+		up := upperASCII(c)
+		var next [][]byte
+		for _, v := range out {
+			next = append(next, append(slices.Clone(v), c))
+			if up != c {
+				next = append(next, append(slices.Clone(v), up))
+			}
+		}
+		out = next
+	}
+	return out
 }
 
 func anyFoldable(runes []rune) bool {
@@ -386,19 +504,25 @@ const byteRanks = "\x00\x01\x01\x01\x01\x01\x02\x02\x00\xf2\xee\x01\x00\x21\x03\
 func byteFreq(b byte) float64 { return math.Exp2(float64(byteRanks[b])/16) - 1 }
 
 // cursor scans one buffer for prefilter candidates, caching the next hit
-// of every stream so alternations and two-case scans stay linear.
+// of every stream so alternations and case variants stay linear.
 type cursor struct {
 	lits []*literal
-	next [][2]int // per literal: next hit of each variant stream; -2 unknown
+	next [][]int // per literal, per stream: next hit; -2 unknown, -1 none
 }
 
 func newCursor(lits []*literal) *cursor {
-	return &cursor{lits: lits, next: make([][2]int, len(lits))}
+	c := &cursor{lits: lits, next: make([][]int, len(lits))}
+	for i, l := range lits {
+		c.next[i] = make([]int, len(l.streams))
+	}
+	return c
 }
 
 func (c *cursor) reset() {
-	for i := range c.next {
-		c.next[i] = [2]int{-2, -2}
+	for _, n := range c.next {
+		for j := range n {
+			n[j] = -2
+		}
 	}
 }
 
@@ -408,14 +532,25 @@ func (c *cursor) find(data []byte, from int) int {
 	for {
 		best, bestLit := -1, -1
 		for i, l := range c.lits {
-			for v := 0; v < 2; v++ {
-				if v == 1 && (!l.fold || l.b1 == l.b2) {
-					continue
-				}
-				p := c.next[i][v]
+			next := c.next[i]
+			for v, needle := range l.streams {
+				p := next[v]
 				if p != -1 && p < from {
-					p = c.scan(l, v, data, from)
-					c.next[i][v] = p
+					p = -1
+					if from < len(data) {
+						var j int
+						if l.pair {
+							j = indexFoldPair(data[from:], l.pc0, l.pm0, l.pc1, l.pm1)
+						} else if len(needle) == 1 {
+							j = bytes.IndexByte(data[from:], needle[0])
+						} else {
+							j = bytes.Index(data[from:], needle)
+						}
+						if j >= 0 {
+							p = from + j
+						}
+					}
+					next[v] = p
 				}
 				if p >= 0 && (best < 0 || p < best) {
 					best, bestLit = p, i
@@ -435,25 +570,6 @@ func (c *cursor) find(data []byte, from int) int {
 		}
 		from = best + 1
 	}
-}
-
-func (c *cursor) scan(l *literal, v int, data []byte, from int) int {
-	if from >= len(data) {
-		return -1
-	}
-	var i int
-	switch {
-	case !l.fold:
-		i = bytes.Index(data[from:], l.s)
-	case v == 0:
-		i = bytes.IndexByte(data[from:], l.b1)
-	default:
-		i = bytes.IndexByte(data[from:], l.b2)
-	}
-	if i < 0 {
-		return -1
-	}
-	return from + i
 }
 
 // equalFoldASCII compares hay with needle (whose letters are lower case),
