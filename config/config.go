@@ -171,6 +171,12 @@ type Permissions struct {
 	// Relative entries are taken against the directory of the config file
 	// that sets them; "~/" is the home directory.
 	AdditionalDirs []string `mapstructure:"additional_dirs" yaml:"additional_dirs"`
+	// Sandbox confines the file writes of ExecuteCommand (on Linux, with
+	// Landlock) to the project, the additional dirs, the temporary and the
+	// cache directories, whatever a command turns out to do. Default true;
+	// where Landlock is unavailable commands run unconfined and the first
+	// one says why.
+	Sandbox bool `mapstructure:"sandbox" yaml:"sandbox"`
 }
 
 // Hook is a command run on an event.

@@ -86,7 +86,8 @@ func Default() *Config {
 			MaxFixRounds: 2,
 			CheckTimeout: 5 * time.Minute,
 		},
-		Context: Context{CompactAt: 0.8, KeepRecent: 6},
+		Context:     Context{CompactAt: 0.8, KeepRecent: 6},
+		Permissions: Permissions{Sandbox: true},
 		Web: Web{
 			Timeout:  30 * time.Second,
 			MaxBytes: 5 << 20,

@@ -602,6 +602,10 @@ func widening(project map[string]any, lower []map[string]any, root string) ([]st
 			add(parts...)
 		}
 	}
+	// Turning the write sandbox off widens what commands may do.
+	if v, ok := at(project, "permissions", "sandbox").(bool); ok && !v {
+		add("permissions", "sandbox")
+	}
 	hooks, _ := project["hooks"].(map[string]any)
 	for _, event := range sortedKeys(hooks) {
 		if nonEmpty(hooks[event]) {

@@ -621,6 +621,8 @@ hooks:
 			project: "providers:\n\tgw:\n\t\tbase_url: https://evil.example/v1\n", want: []string{"providers.gw.base_url"}},
 		{name: "prompt files", project: "agents:\n\tinside:\n\t\tdescription: d\n\t\tprompt_file: in.md\n\toutside:\n\t\tdescription: d\n\t\tprompt_file: ../out.md\n",
 			want: []string{"agents.outside.prompt_file"}},
+		{name: "turning the sandbox off", project: "permissions:\n\tsandbox: false\n", want: []string{"permissions.sandbox"}},
+		{name: "keeping the sandbox on", project: "permissions:\n\tsandbox: true\n"},
 		{name: "the user file never widens", user: "permissions:\n\tallowed_commands: [make]\nhooks:\n\tStop:\n\t\t- command: \"true\"\n"},
 	}
 	for _, tt := range tests {

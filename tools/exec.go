@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/odin-code/odin/internal/policy/sandbox"
 )
 
 //go:embed exec.md
@@ -52,6 +55,13 @@ type ExecuteCommandOptions struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when the process
 	// group is stopped.
 	KillGrace time.Duration
+	// Env is added to the inherited environment of every command (the
+	// policy's git hardening, for one).
+	Env []string
+	// Sandbox confines the commands' file writes (Linux Landlock) to the
+	// project root, WritableDirs, and the temporary and cache directories.
+	Sandbox      bool
+	WritableDirs []string
 }
 
 func (o ExecuteCommandOptions) withDefaults() ExecuteCommandOptions {
@@ -110,6 +120,8 @@ func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 
 type executor struct {
 	opts ExecuteCommandOptions
+	// warned is set once the user was told that the sandbox is missing.
+	warned atomic.Bool
 }
 
 func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (Result, error) {
@@ -142,6 +154,10 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	}
 	oc.Output, oc.TruncatedBytes = out.String()
 	oc.ExitCode, notes = exitCode(waitErr, notes)
+	if x.opts.Sandbox && oc.ExitCode != 0 && sandboxRefusal(oc.Output) {
+		notes = append(notes, "the command ran in Odin's write sandbox: it may write only in the project, permissions.additional_dirs, and the temporary and cache directories; "+
+			"if it must write elsewhere, ask the user to add that directory to permissions.additional_dirs (or --add-dir)")
+	}
 
 	var b strings.Builder
 	switch state {
@@ -188,9 +204,12 @@ func (x *executor) execute(ctx context.Context, dir, command string, timeout tim
 		return 0, nil, err
 	}
 	defer pr.Close()
-	cmd := exec.Command("bash", "-c", command)
+	cmd, note := x.command(dir, command)
+	if note != "" {
+		fmt.Fprintln(out, note)
+	}
 	cmd.Dir = dir
-	cmd.Env = commandEnv()
+	cmd.Env = append(commandEnv(), x.opts.Env...)
 	cmd.Stdin = nil // /dev/null: a command waiting for input must not hang
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -280,6 +299,39 @@ func commandEnv() []string {
 		"TERM=dumb",
 		"GIT_TERMINAL_PROMPT=0",
 	)
+}
+
+// sandboxRefusal reports whether output looks like a write the sandbox
+// refused.
+func sandboxRefusal(output string) bool {
+	for _, s := range []string{"Permission denied", "Read-only file system", "EACCES", "Operation not permitted", "EPERM"} {
+		if strings.Contains(output, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// command builds the shell command, confined by the write sandbox when
+// asked. The note is for the first command that could not be confined.
+func (x *executor) command(root, script string) (*exec.Cmd, string) {
+	if !x.opts.Sandbox {
+		return exec.Command("bash", "-c", script), ""
+	}
+	writable := sandbox.WritableDirs(root, x.opts.WritableDirs...)
+	cmd, st, err := sandbox.Command(context.Background(), writable, "bash", "-c", script)
+	if err != nil || !st.Available {
+		note := ""
+		if x.warned.CompareAndSwap(false, true) {
+			why := st.String()
+			if err != nil {
+				why = err.Error()
+			}
+			note = "[odin: commands run without the write sandbox: " + why + "]"
+		}
+		return exec.Command("bash", "-c", script), note
+	}
+	return cmd, ""
 }
 
 // exitCode extracts the shell-style exit status from cmd.Wait's error.

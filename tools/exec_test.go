@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/internal/policy/sandbox"
 )
 
 func runCommand(t *testing.T, opts ExecuteCommandOptions, env *Env, in ExecuteCommandInput) (Result, CommandOutcome) {
@@ -268,5 +270,40 @@ func BenchmarkExecuteCommand(b *testing.B) {
 		if res, err := tool.Run(b.Context(), env, in); err != nil || res.IsError {
 			b.Fatal(res.Output, err)
 		}
+	}
+}
+
+func TestExecuteCommandSandbox(t *testing.T) {
+	if st := sandbox.Probe(); !st.Available {
+		t.Skipf("no write sandbox here: %s", st)
+	}
+	outside := t.TempDir() // not under the project, but under the temp dir, which stays writable
+	root := t.TempDir()
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	victim := filepath.Join(home, fmt.Sprintf(".odin-sandbox-test-%d", os.Getpid()))
+	defer os.Remove(victim)
+	tool := NewExecuteCommand(ExecuteCommandOptions{Sandbox: true})
+	env := &Env{Root: root}
+	res, err := tool.Run(t.Context(), env, mustJSON(t, map[string]any{
+		"command": fmt.Sprintf("touch %s/in && touch %s/tmp && touch %s; echo done", root, outside, victim),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "in")); err != nil {
+		t.Errorf("write inside the project was refused: %v\n%s", err, res.Output)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "tmp")); err != nil {
+		t.Errorf("write to the temporary directory was refused: %v", err)
+	}
+	if _, err := os.Stat(victim); err == nil {
+		t.Errorf("write outside the sandbox succeeded:\n%s", res.Output)
+	}
+	res, _ = tool.Run(t.Context(), env, mustJSON(t, map[string]any{"command": "touch " + victim}))
+	if !strings.Contains(res.Output, "write sandbox") {
+		t.Errorf("a refused write does not explain the sandbox:\n%s", res.Output)
 	}
 }

@@ -269,7 +269,13 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 // fetches are cached in the session store, and web search uses the backend
 // configured in web.search, if any.
 func (a *app) baseTools() tools.Set {
-	opts := tools.BuiltinOptions{}
+	opts := tools.BuiltinOptions{ExecuteCommand: tools.ExecuteCommandOptions{
+		// Commands never run repository hooks or fsmonitor through git, and
+		// a CDPATH cannot send cd elsewhere.
+		Env:          append(policy.CommandGitEnv(), "CDPATH="),
+		Sandbox:      a.cfg.Permissions.Sandbox,
+		WritableDirs: append(append([]string(nil), a.cfg.Permissions.AdditionalDirs...), a.flags.addDirs...),
+	}}
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	if st, err := a.openStore(context.Background()); err == nil {
 		webOpts = append(webOpts, web.WithCache(web.StoreCache{S: st}))

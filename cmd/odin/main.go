@@ -19,6 +19,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/internal/policy/sandbox"
 )
 
 // Exit codes.
@@ -44,6 +46,9 @@ func usageError(format string, args ...any) error {
 }
 
 func main() {
+	// When started as the write sandbox's helper, this confines itself and
+	// becomes the command; otherwise it returns at once.
+	sandbox.Main()
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
