@@ -181,12 +181,24 @@ func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
 	if err != nil {
 		return
 	}
-	if w.c.guard.container(resolved) != "" {
-		return
-	}
 	lexical := t
 	if !filepath.IsAbs(lexical) {
 		lexical = filepath.Join(cwd, lexical)
+	}
+	if !readOnlyCmd {
+		// A command that may write, naming a protected file, may be writing
+		// it (cp x .git/hooks/pre-commit, touch odin.yaml, rm -rf .git):
+		// refused like a redirection there, so neither an approval, an
+		// allowed pattern nor --yolo lets it through.
+		for _, p := range []string{resolved, filepath.Clean(lexical)} {
+			if why := w.c.guard.protectedReason(p); why != "" {
+				w.deny(RuleProtected, p, why)
+				return
+			}
+		}
+	}
+	if w.c.guard.container(resolved) != "" {
+		return
 	}
 	if readOnlyCmd {
 		if _, err := os.Lstat(resolved); err != nil {

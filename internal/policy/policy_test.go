@@ -143,6 +143,8 @@ func TestHeadlessYoloAllowsAsksButNotDenials(t *testing.T) {
 		"cat /etc/passwd":              false,
 		"git push":                     true,
 		"echo x > .git/hooks/pre-push": true,
+		"cp x .git/hooks/pre-push":     true,
+		"touch odin.yaml":              true,
 		"sudo make install":            true,
 	} {
 		in, _ := json.Marshal(cmdInput{cmd})
