@@ -111,6 +111,9 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 	if bad != nil {
 		return *bad, nil
 	}
+	if info, err := os.Stat(root); err == nil && !info.IsDir() && !info.Mode().IsRegular() {
+		return Errorf("path %s is not a regular file or a directory (%s)", root, info.Mode().Type()), nil
+	}
 	mode := search.FilesWithMatches
 	switch in.OutputMode {
 	case "", GrepFilesWithMatches:

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -153,6 +154,18 @@ func TestGrepErrors(t *testing.T) {
 				t.Errorf("got IsError=%v Denied=%v %q; want an error containing %q (denied=%v)", res.IsError, res.Denied, res.Output, tc.want, tc.denied)
 			}
 		})
+	}
+}
+
+func TestGrepRefusesSpecialFiles(t *testing.T) {
+	env := newRootEnv(t)
+	fifo := filepath.Join(env.Root, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	res := runTool(t, NewGrep(), env, map[string]any{"pattern": "x", "path": fifo})
+	if !res.IsError || !strings.Contains(res.Output, "not a regular file") {
+		t.Errorf("got IsError=%v %q, want a refusal", res.IsError, res.Output)
 	}
 }
 

@@ -233,6 +233,9 @@ type block struct {
 
 // file searches one file and records its result.
 func (w *grepWorker) file(e Entry) error {
+	if !e.Type.IsRegular() {
+		return nil // a FIFO or device given as the root would block or never end
+	}
 	data, err := w.read(e.Path)
 	// One huge file must not pin a huge buffer for the rest of the search.
 	defer func() {
