@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,4 +108,84 @@ func TestLineDFABoundedStates(t *testing.T) {
 			t.Fatalf("DFA cache holds %d states, over the bound %d", len(d.states), maxDFAStates)
 		}
 	}
+}
+
+// FuzzLineDFA compares the DFA with Go's regexp on arbitrary patterns and
+// lines (`go test -fuzz FuzzLineDFA`); the seeds run as a normal test.
+func FuzzLineDFA(f *testing.F) {
+	for _, seed := range [][2]string{
+		{`\bfoo\b`, "a foo b"}, {`^a|b$`, "cab"}, {`(?i)k+`, "\u212A"}, {`[^\x00-\x7f]`, "é"},
+		{`x*`, ""}, {`\B`, "ab"}, {`(a|ab)(c|bcd)`, "abcd"}, {`.`, "\xff"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, line string) {
+		if strings.ContainsRune(line, '\n') || len(pattern) > 64 {
+			return
+		}
+		tree, err := syntax.Parse(pattern, syntax.Perl)
+		if err != nil {
+			return
+		}
+		re, err := regexp.Compile(pattern)
+		if err != nil {
+			return
+		}
+		prog, err := syntax.Compile(tree.Simplify())
+		if err != nil {
+			return
+		}
+		if got, want := newLineDFA(prog).lineMatches([]byte(line)), re.MatchString(line); got != want {
+			t.Fatalf("pattern %q line %q: DFA %v, regexp %v", pattern, line, got, want)
+		}
+	})
+}
+
+// FuzzSearchLines compares the whole line search (literal prefilters,
+// case-folded scans, the DFA) with Go's regexp run on each line.
+func FuzzSearchLines(f *testing.F) {
+	for _, seed := range []struct {
+		pattern, data string
+		fold          bool
+	}{
+		{"deadline exceeded", "x\nDeadline Exceeded\nno\n", true},
+		{"kelvin", "\u212Aelvin\nkelvin", true},
+		{"func main", "func main()\n\tfunc mainly\nfunc  main", false},
+		{"TODO|FIXME", "a TODO\nfixme\nFIXME b", false},
+		{"ab", "xAbx\naB\nab", true},
+		{`[0-9]{3}`, "12\n123\n", false},
+	} {
+		f.Add(seed.pattern, seed.data, seed.fold)
+	}
+	f.Fuzz(func(t *testing.T, pattern, data string, fold bool) {
+		if len(pattern) > 64 || len(data) > 4096 {
+			return
+		}
+		m, err := Compile(pattern, MatchOptions{IgnoreCase: fold})
+		if err != nil {
+			return
+		}
+		w := &grepWorker{opts: &GrepOptions{Matcher: m, Mode: Content}, dfa: newLineDFA(m.prog)}
+		if m.lits != nil {
+			w.cur = newCursor(m.lits)
+		}
+		w.search([]byte(data), false)
+		var got []int
+		for _, b := range w.matches {
+			got = append(got, b.line)
+		}
+		var want []int
+		lines := strings.Split(data, "\n")
+		if len(lines) > 0 && lines[len(lines)-1] == "" {
+			lines = lines[:len(lines)-1]
+		}
+		for i, line := range lines {
+			if m.re.MatchString(line) {
+				want = append(want, i+1)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("pattern %q fold=%v data %q: lines %v, want %v", pattern, fold, data, got, want)
+		}
+	})
 }
