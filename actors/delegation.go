@@ -34,7 +34,7 @@ func delegationTool(def *AgentDefinition) tools.Tool {
 // own schema, returning an error text for the model when they are bad.
 func parseDelegation(def *AgentDefinition, args string) (DelegateInput, string) {
 	var in DelegateInput
-	t := delegationTool(def)
+	t := def.DelegationTool()
 	res, err := t.Run(context.Background(), nil, json.RawMessage(args))
 	if err != nil {
 		return in, err.Error()

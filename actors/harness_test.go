@@ -103,7 +103,7 @@ func testTools() tools.Set {
 }
 
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	root   string
 	client *llmtest.Client
 	deps   *Deps
@@ -131,7 +131,7 @@ func withWindow(n int) harnessOpt {
 }
 
 // newHarness starts a session whose models are the scripted client.
-func newHarness(t *testing.T, script *llmtest.Script, opts ...harnessOpt) *harness {
+func newHarness(t testing.TB, script *llmtest.Script, opts ...harnessOpt) *harness {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {

@@ -240,7 +240,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	var agentTools []tools.Tool
 	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, in.Mode) {
 		t.agents[a.ToolName()] = a
-		agentTools = append(agentTools, delegationTool(a))
+		agentTools = append(agentTools, a.DelegationTool())
 	}
 	set := FilterTools(o.deps.Tools, nil, in.Mode, false).With(agentTools...)
 	if in.Mode == messages.ModeEdit {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -56,6 +57,10 @@ type AgentDefinition struct {
 	NoInstructions bool
 	// report builds the agent's Report tool.
 	report func() tools.Tool
+	// tools caches the Report and delegation tools, built once per roster
+	// entry: deriving and resolving a schema costs milliseconds, and 64
+	// specialists must not pay it 64 times.
+	tools *defTools
 	// userAllow and userDeny are set when Tools or DisallowedTools came
 	// from the user, whose names must exist; built-in lists may name tools
 	// this session does not have (WebSearch without a backend).
@@ -66,13 +71,37 @@ type AgentDefinition struct {
 // calls to use this agent.
 func (a *AgentDefinition) ToolName() string { return "agent_" + a.Name }
 
+// defTools holds an entry's tools once built. Tools are immutable and safe
+// for concurrent use, so every task of the agent shares them.
+type defTools struct {
+	reportOnce, delegOnce sync.Once
+	report, deleg         tools.Tool
+}
+
 // ReportTool returns the agent's Report tool, whose schema is its
 // structured result.
 func (a *AgentDefinition) ReportTool() tools.Tool {
-	if a.report == nil {
-		return reportTool[messages.GenericResult]("a short structured result")
+	build := func() tools.Tool {
+		if a.report == nil {
+			return reportTool[messages.GenericResult]("a short structured result")
+		}
+		return a.report()
 	}
-	return a.report()
+	if a.tools == nil {
+		return build()
+	}
+	a.tools.reportOnce.Do(func() { a.tools.report = build() })
+	return a.tools.report
+}
+
+// DelegationTool returns the tool the Orchestrator's model calls to use
+// this agent.
+func (a *AgentDefinition) DelegationTool() tools.Tool {
+	if a.tools == nil {
+		return delegationTool(a)
+	}
+	a.tools.delegOnce.Do(func() { a.tools.deleg = delegationTool(a) })
+	return a.tools.deleg
 }
 
 // Roster is the set of specialists of a session. It is immutable after
@@ -244,6 +273,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 		if err := checkAgent(a, known); err != nil {
 			return nil, err
 		}
+		a.tools = &defTools{}
 		r.byName[a.Name] = a
 		r.agents = append(r.agents, a)
 	}

@@ -20,7 +20,7 @@ import (
 
 // overHTTP makes the harness talk to the scripted server through the real
 // OpenAI adapter, so the server sees real concurrent requests.
-func overHTTP(t *testing.T, script *llmtest.Script) harnessOpt {
+func overHTTP(t testing.TB, script *llmtest.Script) harnessOpt {
 	return func(d *Deps) {
 		srv := llmtest.NewServer(t, script, llmtest.WithVars(map[string]string{"root": d.Root}))
 		c := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL(), MaxRetries: -1})

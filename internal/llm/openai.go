@@ -115,8 +115,12 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 		opts.HTTPClient = &http.Client{}
 		if t, ok := http.DefaultTransport.(*http.Transport); ok {
 			// A private pool: idle connections of one provider are not
-			// shared with, or closed by, unrelated code.
-			opts.HTTPClient.Transport = t.Clone()
+			// shared with, or closed by, unrelated code. Specialists call
+			// the same host in parallel; keeping their connections (and TLS
+			// sessions) alive spares every fan-out a burst of handshakes.
+			pool := t.Clone()
+			pool.MaxIdleConnsPerHost = 64
+			opts.HTTPClient.Transport = pool
 		}
 	}
 	if opts.Sleep == nil {

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,19 +102,22 @@ func wireTool(t ToolDef) (openai.ChatCompletionToolUnionParam, error) {
 	if t.Name == "" {
 		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool definition has no name")
 	}
-	fd := shared.FunctionDefinitionParam{Name: t.Name}
-	if t.Description != "" {
-		fd.Description = param.NewOpt(t.Description)
-	}
-	if len(t.Parameters) > 0 {
-		var params map[string]any
-		if err := json.Unmarshal(t.Parameters, &params); err != nil {
-			return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters are not a JSON object: %w", t.Name, err)
-		}
-		fd.Parameters = params
-	} else {
+	params := t.Parameters
+	if len(bytes.TrimSpace(params)) == 0 {
 		// Several servers reject a function without a parameters schema.
-		fd.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
+		params = json.RawMessage(`{"type":"object","properties":{}}`)
+	} else if trimmed := bytes.TrimSpace(params); trimmed[0] != '{' || !json.Valid(trimmed) {
+		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters are not a JSON object", t.Name)
 	}
-	return openai.ChatCompletionFunctionTool(fd), nil
+	// The schema is sent as the bytes it already is: decoding it into a map
+	// for openai-go to encode again cost more than the rest of a request.
+	raw, err := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}{t.Name, t.Description, params})
+	if err != nil {
+		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return openai.ChatCompletionFunctionTool(param.Override[shared.FunctionDefinitionParam](json.RawMessage(raw))), nil
 }

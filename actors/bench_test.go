@@ -1,0 +1,93 @@
+package actors
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/messages"
+)
+
+// fanOut returns a script in which the Orchestrator delegates n searches in
+// one turn, rounds times; each specialist's answer takes latency.
+func fanOut(n, rounds int, step llmtest.Step) *llmtest.Script {
+	s := llmtest.NewScript()
+	var calls []llmtest.ToolCall
+	for i := range n {
+		calls = append(calls, delegation("search", fmt.Sprintf("task %d", i), fmt.Sprintf("find thing %d", i)))
+	}
+	for range rounds {
+		s.Add("orchestrator", llmtest.Calls(calls...), llmtest.Step{When: "search specialist finished", Text: "all done"})
+		for range n {
+			s.Add("search", step)
+		}
+	}
+	return s
+}
+
+// BenchmarkFanOut delegates 1, 8 and 64 searches in one turn against the
+// scripted server over real HTTP, each specialist's model answering after
+// 200 ms, and reports the turn's wall time and its ratio to the
+// single-specialist turn (target: within 1.2x).
+func BenchmarkFanOut(b *testing.B) {
+	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ToolCalls: searchReport("found").ToolCalls}
+	var single time.Duration
+	for _, n := range []int{1, 8, 64} {
+		b.Run(fmt.Sprintf("specialists=%d", n), func(b *testing.B) {
+			s := fanOut(n, b.N, step)
+			h := newHarness(b, s, overHTTP(b, s))
+			var total time.Duration
+			for range b.N {
+				start := time.Now()
+				h.sess.Submit("fan out", messages.ModeAsk)
+				if r := h.turn(); r.Status != messages.TurnDone {
+					b.Fatalf("turn = %+v", r)
+				}
+				total += time.Since(start)
+			}
+			d := total / time.Duration(b.N)
+			if n == 1 {
+				single = d
+			}
+			b.ReportMetric(float64(d.Microseconds())/1000, "ms/turn")
+			if single > 0 {
+				b.ReportMetric(float64(d)/float64(single), "x-single")
+			}
+		})
+	}
+}
+
+// BenchmarkIdleSpecialistMemory holds 64 specialists in their model call
+// and reports what each one costs while it waits: heap and stacks of the
+// actor, its goroutines and its conversation (target: < 100 KB).
+func BenchmarkIdleSpecialistMemory(b *testing.B) {
+	const n = 64
+	step := llmtest.Step{Hold: "idle", ToolCalls: searchReport("x").ToolCalls}
+	var perSpecialist float64
+	for range b.N {
+		h := newHarness(b, fanOut(n, 1, step))
+		before := heapAndStacks()
+		h.sess.Submit("fan out", messages.ModeAsk)
+		for i := 0; len(h.client.RequestsFor("search")) < n; i++ {
+			if i > 4000 {
+				b.Fatalf("only %d of %d specialists reached the model", len(h.client.RequestsFor("search")), n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		after := heapAndStacks()
+		perSpecialist = float64(after-before) / n
+		h.client.Release("idle")
+		h.turn()
+		h.close()
+	}
+	b.ReportMetric(perSpecialist/1024, "KB/idle-specialist")
+}
+
+func heapAndStacks() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse + m.StackInuse
+}
