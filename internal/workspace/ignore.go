@@ -106,13 +106,17 @@ type token struct {
 }
 
 // CompileGlob compiles pattern as one whole-path glob (no gitignore
-// processing: use ParseIgnore or NewGlobSet for that).
+// processing: use ParseIgnore or IgnoreFile.AddLine for that).
 func CompileGlob(pattern string) (*Glob, error) {
 	toks, err := parseGlob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrGlob, pattern, err)
 	}
 	g := &Glob{pattern: pattern}
+	if len(toks) == 0 { // matches the empty path only
+		g.kind = globExact
+		return g, nil
+	}
 	if lit, ok := literalTokens(toks); ok {
 		g.kind, g.lit = globExact, lit
 		return g, nil
@@ -204,74 +208,142 @@ func appendToken(seq []token, t token) []token {
 // matchTokens reports whether path matches the token sequence whole,
 // with the meaning writeTokens gives the tokens as a regexp.
 func matchTokens(seq []token, path string) bool {
-	for len(seq) > 0 {
-		t := &seq[0]
-		seq = seq[1:]
+	m := tokenMatcher{seq: seq, path: path}
+	branches := 0
+	for _, t := range seq {
+		switch t.kind {
+		case tokStar, tokRecPrefix, tokRecSuffix, tokRecMiddle:
+			branches++
+		}
+	}
+	// Backtracking over several stars is exponential on adversarial input
+	// (a hostile .gitignore, say). Remembering the states that failed, and
+	// expressing every loop as one step plus a state, bounds the work by
+	// the number of (token, offset) states.
+	if branches >= 2 {
+		n := (len(seq) + 1) * (len(path) + 1)
+		var small [512]uint8
+		if n <= len(small) {
+			m.failed = small[:n]
+		} else {
+			m.failed = make([]uint8, n)
+		}
+	}
+	return m.match(0, 0)
+}
+
+type tokenMatcher struct {
+	seq  []token
+	path string
+	// failed marks states known not to match: bit 0 for match(ti, pi),
+	// bit 1 for afterSlash(ti, pi).
+	failed []uint8
+}
+
+func (m *tokenMatcher) key(ti, pi int) int { return ti*(len(m.path)+1) + pi }
+
+// match reports whether seq[ti:] matches path[pi:].
+func (m *tokenMatcher) match(ti, pi int) bool {
+	if m.failed == nil {
+		return m.step(ti, pi)
+	}
+	k := m.key(ti, pi)
+	if m.failed[k]&1 != 0 {
+		return false
+	}
+	if m.step(ti, pi) {
+		return true
+	}
+	m.failed[k] |= 1
+	return false
+}
+
+// afterSlash reports whether seq[ti:] matches path[j:] for pi itself or
+// for some j just after a '/' at or beyond pi: the tail of `.*/`.
+func (m *tokenMatcher) afterSlash(ti, pi int) bool {
+	var k int
+	if m.failed != nil {
+		k = m.key(ti, pi)
+		if m.failed[k]&2 != 0 {
+			return false
+		}
+	}
+	ok := m.match(ti, pi)
+	if !ok {
+		if j := strings.IndexByte(m.path[pi:], '/'); j >= 0 {
+			ok = m.afterSlash(ti, pi+j+1)
+		}
+	}
+	if !ok && m.failed != nil {
+		m.failed[k] |= 2
+	}
+	return ok
+}
+
+// step matches seq[ti:] against path[pi:].
+func (m *tokenMatcher) step(ti, pi int) bool {
+	path := m.path
+	for ti < len(m.seq) {
+		t := &m.seq[ti]
+		ti++
 		switch t.kind {
 		case tokStr:
-			if !strings.HasPrefix(path, t.str) {
+			if !strings.HasPrefix(path[pi:], t.str) {
 				return false
 			}
-			path = path[len(t.str):]
+			pi += len(t.str)
 		case tokAny, tokClass:
-			if path == "" {
+			if pi >= len(path) {
 				return false
 			}
-			r, size := utf8.DecodeRuneInString(path)
+			r, size := utf8.DecodeRuneInString(path[pi:])
 			if t.kind == tokAny && r == '/' || t.kind == tokClass && !t.matchClass(r) {
 				return false
 			}
-			path = path[size:]
-		case tokStar:
-			if len(seq) == 0 {
-				return !strings.Contains(path, "/")
+			pi += size
+		case tokStar: // [^/]*: stop here, or take one rune and stay
+			if ti == len(m.seq) {
+				return !strings.Contains(path[pi:], "/")
 			}
-			for i := 0; ; {
-				if matchTokens(seq, path[i:]) {
-					return true
-				}
-				if i >= len(path) || path[i] == '/' {
-					return false
-				}
-				_, size := utf8.DecodeRuneInString(path[i:])
-				i += size
-			}
-		case tokRecPrefix: // (?:/?|.*/)
-			if matchTokens(seq, path) || strings.HasPrefix(path, "/") && matchTokens(seq, path[1:]) {
+			if m.match(ti, pi) {
 				return true
 			}
-			for i := 0; i < len(path); i++ {
-				if path[i] == '/' && matchTokens(seq, path[i+1:]) {
-					return true
-				}
-			}
-			return false
-		case tokRecSuffix: // /.*
-			if !strings.HasPrefix(path, "/") {
+			if pi >= len(path) || path[pi] == '/' {
 				return false
 			}
-			if len(seq) == 0 {
-				return !strings.Contains(path, "\n")
+			_, size := utf8.DecodeRuneInString(path[pi:])
+			return m.match(ti-1, pi+size)
+		case tokRecPrefix: // (?:/?|.*/)
+			if m.match(ti, pi) || strings.HasPrefix(path[pi:], "/") && m.match(ti, pi+1) {
+				return true
 			}
-			for i := 1; i <= len(path); i++ {
-				if matchTokens(seq, path[i:]) {
-					return true
-				}
-			}
-			return false
+			j := strings.IndexByte(path[pi:], '/')
+			return j >= 0 && m.afterSlash(ti, pi+j+1)
 		case tokRecMiddle: // (?:/|/.*/)
-			if !strings.HasPrefix(path, "/") {
+			if !strings.HasPrefix(path[pi:], "/") {
 				return false
 			}
-			for i := 0; i < len(path); i++ {
-				if path[i] == '/' && matchTokens(seq, path[i+1:]) {
+			return m.afterSlash(ti, pi+1)
+		case tokRecSuffix: // /.*
+			if !strings.HasPrefix(path[pi:], "/") {
+				return false
+			}
+			if ti == len(m.seq) {
+				return !strings.Contains(path[pi:], "\n")
+			}
+			// Only {a/**,b}-style alternates put tokens after "/**".
+			for i := pi + 1; i <= len(path); i++ {
+				if m.match(ti, i) {
 					return true
+				}
+				if i < len(path) && path[i] == '\n' {
+					return false
 				}
 			}
 			return false
 		}
 	}
-	return path == ""
+	return pi == len(path)
 }
 
 func (t *token) matchClass(r rune) bool {

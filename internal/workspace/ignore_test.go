@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestGlobMatch(t *testing.T) {
@@ -75,6 +76,27 @@ func TestGlobMatch(t *testing.T) {
 	}
 }
 
+func TestGlobAdversarial(t *testing.T) {
+	// Exponential for naive backtracking; must answer promptly.
+	g, err := CompileGlob(strings.Repeat("*a", 30) + "*c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Match(strings.Repeat("a", 200) + "b") {
+		t.Error("matched a path without the final c")
+	}
+	if !g.Match(strings.Repeat("a", 60) + "c") {
+		t.Error("did not match")
+	}
+	r, err := CompileGlob(strings.Repeat("**/a/", 20) + "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Match(strings.Repeat("a/", 100) + "b/") {
+		t.Error("matched a path ending in a slash")
+	}
+}
+
 func TestGlobErrors(t *testing.T) {
 	for _, p := range []string{"[abc", "{a,b", "{a,{b}}", `foo\`, "[b-a]"} {
 		if _, err := CompileGlob(p); !errors.Is(err, ErrGlob) {
@@ -137,6 +159,23 @@ logs/**/debug
 		if got := f.Match(tc.path, tc.isDir); got != tc.want {
 			t.Errorf("Match(%q, dir=%v) = %v, want %v", tc.path, tc.isDir, got, tc.want)
 		}
+	}
+}
+
+func TestIgnoreFileOddLines(t *testing.T) {
+	// Lines that reduce to nothing must neither panic nor match files.
+	f := ParseIgnore("/p", []byte("/\n!\n!/\n\\\n/ \n\\ \n**\n"))
+	for _, p := range []string{"a", "a/b", ".x"} {
+		if got := f.Match(p, false); got != MatchIgnore { // the "**" line ignores everything
+			t.Errorf("Match(%q) = %v, want ignore (from **)", p, got)
+		}
+	}
+	g := ParseIgnore("/p", []byte("/\n!/\n"))
+	if got := g.Match("a", false); got != MatchNone {
+		t.Errorf("lone slash lines: Match = %v, want none", got)
+	}
+	if _, err := CompileGlob(""); err != nil {
+		t.Errorf("CompileGlob(\"\"): %v", err)
 	}
 }
 
@@ -339,4 +378,38 @@ func BenchmarkGlobMatch(b *testing.B) {
 			g.Match(p)
 		}
 	}
+}
+
+// FuzzGlob checks that any pattern compiles or fails cleanly, and that the
+// fast matchers agree with the regexp translation of the same tokens.
+func FuzzGlob(f *testing.F) {
+	for _, s := range [][2]string{{"**/*.go", "a/b.go"}, {"{a,b}/**", "a/x"}, {"[!a-c]?", "dx"}, {`\*`, "*"}, {"a/**/b", "a/b"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		ParseIgnore("/p", []byte(pattern)) // must not panic
+		g, err := CompileGlob(pattern)
+		if err != nil {
+			return
+		}
+		toks, err := parseGlob(pattern)
+		if err != nil {
+			t.Fatalf("CompileGlob accepted %q but parseGlob fails: %v", pattern, err)
+		}
+		var b strings.Builder
+		b.WriteString("^")
+		writeTokens(&b, toks)
+		b.WriteString("$")
+		re, err := regexp.Compile(b.String())
+		if err != nil {
+			return // e.g. a class the regexp package rejects
+		}
+		want := re.MatchString(path) || g.kind == globAll
+		if !utf8.ValidString(path) || !utf8.ValidString(pattern) {
+			return // the two disagree on how invalid UTF-8 decodes
+		}
+		if got := g.Match(path); got != want {
+			t.Fatalf("glob %q (kind %d) on %q: %v, regexp %v", pattern, g.kind, path, got, want)
+		}
+	})
 }
