@@ -274,7 +274,9 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	var agents []prompts.Agent
 	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, t.input.Mode) {
-		agents = append(agents, prompts.Agent{Name: a.Name, Tool: a.ToolName(), Description: a.Description, ReadOnly: ReadOnlyAgent(o.deps.Tools, a)})
+		// Say "read-only" unless the description already does.
+		ro := ReadOnlyAgent(o.deps.Tools, a) && !strings.Contains(strings.ToLower(a.Description), "read-only")
+		agents = append(agents, prompts.Agent{Name: a.Name, Tool: a.ToolName(), Description: a.Description, ReadOnly: ro})
 	}
 	return prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: o.deps.now().Format("2006-01-02"),
 		OS: o.deps.osName(), Mode: string(t.input.Mode), Instructions: o.deps.Instructions, Agents: agents})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -53,7 +54,7 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list sessions of every project")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many sessions to list (0: all)")
-	cmd.AddCommand(newSessionsShowCmd(g, stdout), newSessionsExportCmd(g, stdout), newSessionsRmCmd(g, stdout))
+	cmd.AddCommand(newSessionsShowCmd(g, stdout), newSessionsExportCmd(g, stdout), newSessionsImportCmd(g, stdout), newSessionsRmCmd(g, stdout))
 	return cmd
 }
 
@@ -90,6 +91,32 @@ func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "markdown", "markdown or jsonl")
 	return cmd
+}
+
+func newSessionsImportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import FILE.jsonl",
+		Short: "Import sessions exported with odin sessions export --format jsonl",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				f, err := os.Open(args[0])
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				defer f.Close()
+				ids, err := store.ImportJSONL(ctx, st, f)
+				if errors.Is(err, store.ErrExists) {
+					return &exitError{code: exitFailed, err: fmt.Errorf("%s: a session in it already exists here (odin sessions rm it first): %w", args[0], err)}
+				}
+				if err != nil {
+					return &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", args[0], err)}
+				}
+				fmt.Fprintf(stdout, "imported %d session(s): %s\n", len(ids), strings.Join(ids, ", "))
+				return nil
+			})
+		},
+	}
 }
 
 func newSessionsRmCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
