@@ -293,6 +293,10 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		return nil, src, err
 	}
 	cfg.Env = env
+	// Forbidden commands accumulate across layers: a later layer (above
+	// all an untrusted project) may add to the list but never lift what a
+	// lower one forbids.
+	cfg.Permissions.ForbiddenCommands = forbiddenUnion(layers)
 	for event, hooks := range cfg.Hooks {
 		for i := range hooks {
 			if hooks[i].Timeout == 0 {
@@ -706,4 +710,26 @@ func resolveExisting(path string) string {
 		rest = append([]string{filepath.Base(cur)}, rest...)
 		cur = parent
 	}
+}
+
+// forbiddenUnion collects permissions.forbidden_commands from every layer,
+// in layer order, without duplicates.
+func forbiddenUnion(layers []layer) []string {
+	var out []string
+	for _, l := range layers {
+		list, _ := at(l.tree, "permissions", "forbidden_commands").([]any)
+		for _, v := range list {
+			if s, ok := v.(string); ok && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+		if strs, ok := at(l.tree, "permissions", "forbidden_commands").([]string); ok {
+			for _, s := range strs {
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+		}
+	}
+	return out
 }

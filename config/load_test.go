@@ -793,3 +793,17 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// A project (or any higher layer) adds forbidden commands; it never lifts
+// the user's.
+func TestForbiddenCommandsAccumulate(t *testing.T) {
+	f := newFixture(t, "permissions:\n\tforbidden_commands: [\"rm -rf *\"]\n", "permissions:\n\tforbidden_commands: []\n")
+	cfg, _, err := Load(f.options(map[string]string{"ODIN_PERMISSIONS_FORBIDDEN_COMMANDS": "curl *"}, map[string]any{"permissions.forbidden_commands": []string{"git push*"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"rm -rf *", "curl *", "git push*"}
+	if diff := cmp.Diff(want, cfg.Permissions.ForbiddenCommands); diff != "" {
+		t.Errorf("forbidden_commands (-want +got):\n%s", diff)
+	}
+}

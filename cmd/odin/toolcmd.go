@@ -105,7 +105,15 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(messages.ModeEdit),
-				Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small}
+				Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
+				Publish: func(ev any) {
+					if n, ok := ev.(messages.Notice); ok {
+						fmt.Fprintf(stderr, "%s: %s\n", n.Level, n.Text)
+					}
+				}}
+			if n := a.untrustedNotice(); n != "" {
+				fmt.Fprintln(stderr, "note:", n)
+			}
 			preRead(ctx, deps.Tools, env, args[0], input)
 			res, err := deps.Tools.Run(ctx, env, args[0], json.RawMessage(input))
 			if err != nil {

@@ -76,7 +76,7 @@ func TestInit(t *testing.T) {
 func TestClearAndResume(t *testing.T) {
 	tm := start(t, steps(
 		llmtest.Step{When: "remember 42", Text: "noted"},
-		llmtest.Step{When: "fresh start", Text: "fresh"},
+		llmtest.Step{When: "fresh start", Text: "clean slate"},
 		llmtest.Step{When: "what number", Text: "it was 42"},
 	), options{})
 	tm.Expect("edit ❯")
@@ -85,7 +85,7 @@ func TestClearAndResume(t *testing.T) {
 	tm.Type("/clear" + enter)
 	tm.Expect("Started a new conversation.")
 	tm.Type("fresh start" + enter)
-	tm.Expect("fresh")
+	tm.Expect("clean slate") // the answer, not the echo of the input
 	tm.Type("/sessions" + enter)
 	tm.Expect("/resume ID continues one.")
 	tm.Type("/resume" + enter)
