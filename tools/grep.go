@@ -172,7 +172,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		skipped = fmt.Sprintf("[%d files larger than %d MiB were not searched; use ExecuteCommand for those]\n", res.TooLarge, grepMaxFileSize>>20)
 	}
 	if len(res.Files) == 0 {
-		return Result{Output: fmt.Sprintf("No matches for %q in %s (%d files searched).\n%s", in.Pattern, root, res.Searched, skipped), IsError: true, Meta: meta}, nil
+		return Result{Output: fmt.Sprintf("No matches for %q in %s (%s searched).\n%s", in.Pattern, root, count(int(res.Searched), "file", "files"), skipped), IsError: true, Meta: meta}, nil
 	}
 	out, shown, total := limitLines(res, nums["head_limit"], grepOutputCap)
 	meta.Lines, meta.Shown, meta.Truncated = total, shown, shown < total

@@ -108,7 +108,7 @@ func runLS(ctx context.Context, env *Env, in LSInput) (Result, error) {
 	all := slices.Concat(dirs, files)
 	meta := LSMeta{Path: dir, Total: len(all), Truncated: len(all) > lsLimit}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s/ (%d directories, %d files)\n", strings.TrimSuffix(dir, "/"), len(dirs), len(files))
+	fmt.Fprintf(&b, "%s/ (%s, %s)\n", strings.TrimSuffix(dir, "/"), count(len(dirs), "directory", "directories"), count(len(files), "file", "files"))
 	if len(all) == 0 {
 		b.WriteString("(empty directory)\n")
 	}
@@ -156,4 +156,12 @@ func humanSize(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTP"[exp])
+}
+
+// count renders n with the singular or plural noun.
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

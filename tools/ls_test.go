@@ -31,9 +31,9 @@ func TestLS(t *testing.T) {
 		{"dirs first then files with sizes", map[string]any{"path": r},
 			r + "/ (2 directories, 5 files)\n  m/\n  z/\n  .env (4 B)\n  a.go (10 B)\n  b.txt (2.0 KB)\n  debug.log (1 B)\n  link.go -> a.go\n"},
 		{"ignore globs by name and path", map[string]any{"path": r, "ignore": []string{"*.log", r + "/z", ".*"}},
-			r + "/ (1 directories, 3 files)\n  m/\n  a.go (10 B)\n  b.txt (2.0 KB)\n  link.go -> a.go\n"},
+			r + "/ (1 directory, 3 files)\n  m/\n  a.go (10 B)\n  b.txt (2.0 KB)\n  link.go -> a.go\n"},
 		{"path with .. is cleaned", map[string]any{"path": filepath.Join(r, "m", "..", "z")},
-			r + "/z/ (0 directories, 1 files)\n  inner.txt (1 B)\n"},
+			r + "/z/ (0 directories, 1 file)\n  inner.txt (1 B)\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

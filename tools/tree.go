@@ -144,7 +144,7 @@ func runTree(ctx context.Context, env *Env, in TreeInput) (Result, error) {
 	if len(nodes) == 0 {
 		b.WriteString("  (empty, or every entry is ignored or hidden)\n")
 	}
-	fmt.Fprintf(&b, "\n%d directories, %d files", meta.Dirs, meta.Files)
+	fmt.Fprintf(&b, "\n%s, %s", count(meta.Dirs, "directory", "directories"), count(meta.Files, "file", "files"))
 	if meta.Truncated {
 		fmt.Fprintf(&b, "; %d entries not shown (deepest first): use a smaller depth or a subdirectory as path", meta.Dirs+meta.Files-meta.Shown)
 	}

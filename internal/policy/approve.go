@@ -314,17 +314,15 @@ func requestApproval(ctx context.Context, approver Approver, req Request, v Verd
 
 // notApproved is the denial for a request nobody approved.
 func notApproved(req Request) *Denial {
-	var hint string
-	switch req.Kind {
-	case KindPath:
-		hint = "To allow such paths without asking, the user can run with --add-dir DIR or add the directory to permissions.additional_dirs."
-	default:
-		hint = "To allow it without asking, the user can run with --allow 'PATTERN' (a command pattern such as 'go test *') or add the pattern to permissions.allowed_commands, use --add-dir DIR for directories outside the project, or run with --yolo."
+	// A path's reasons already name the --add-dir to use.
+	hint := " To allow it without asking, the user can run with --allow 'PATTERN' (a command pattern such as 'go test *') or add the pattern to permissions.allowed_commands, use --add-dir DIR for directories outside the project, or run with --yolo."
+	if req.Kind == KindPath {
+		hint = ""
 	}
 	return &Denial{
 		Rule:    RuleNotApproved,
 		Subject: req.Subject,
-		Message: fmt.Sprintf("Permission denied: %s needs approval and was not approved (rule %s). Why it needed approval: %s. %s Do not retry the same call; find another way or ask the user.",
+		Message: fmt.Sprintf("Permission denied: %s needs approval and was not approved (rule %s). Why it needed approval: %s.%s Do not retry the same call; find another way or ask the user.",
 			quoteSubject(req.Subject), RuleNotApproved, strings.Join(req.Reasons(), "; "), hint),
 	}
 }

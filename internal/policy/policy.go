@@ -110,6 +110,11 @@ func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info,
 	case tools.ClassExecute:
 		command := stringField(input, "command")
 		if strings.TrimSpace(command) == "" {
+			if json.Valid(input) {
+				// Nothing would run: let the tool's own validation say
+				// what is wrong with the input.
+				return nil
+			}
 			return &Denial{Rule: RuleUnresolvable, Subject: info.Name, Message: fmt.Sprintf(
 				"Permission denied: %s needs a non-empty \"command\" string to be checked.", info.Name)}
 		}

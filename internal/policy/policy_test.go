@@ -82,7 +82,7 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 		{"allowed command in edit", tools.ClassExecute, "edit", `{"command":"go test ./..."}`, false, ""},
 		{"unknown command headless", tools.ClassExecute, "edit", `{"command":"make deploy"}`, true, RuleNotApproved},
 		{"forbidden command", tools.ClassExecute, "edit", `{"command":"git push origin"}`, true, RuleForbidden},
-		{"missing command", tools.ClassExecute, "edit", `{"cmd":"ls"}`, true, RuleUnresolvable},
+		{"missing command: left to the tool's validation, nothing runs", tools.ClassExecute, "edit", `{"cmd":"ls"}`, false, ""},
 		{"invalid JSON", tools.ClassExecute, "edit", `{"command":`, true, RuleUnresolvable},
 		{"unknown class", tools.Class("magic"), "edit", `{}`, true, RuleMode},
 	}
