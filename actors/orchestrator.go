@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
@@ -814,21 +815,7 @@ func writePlan(root, request, plan string, now time.Time) (string, error) {
 		path = filepath.Join(dir, fmt.Sprintf("%s-%s.md", slug, now.Format("20060102-150405")))
 	}
 	body := fmt.Sprintf("# Plan: %s\n\n_Created by Odin on %s._\n\n%s\n", strings.TrimSpace(request), now.Format("2006-01-02 15:04"), strings.TrimSpace(plan))
-	tmp, err := os.CreateTemp(dir, ".plan-*")
-	if err != nil {
-		return "", err
-	}
-	if _, err := tmp.WriteString(body); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := fsutil.WriteFileAtomic(path, []byte(body), 0o644); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/odin-code/odin/internal/fsutil"
 )
 
 //go:embed writefile.md
@@ -143,47 +145,9 @@ func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Resu
 	return nil, nil
 }
 
-// atomicWriteFile replaces path with data so that readers see either the
-// old or the new content, never a mix, and a crash leaves no partial file:
-// the data goes to a temporary file in the same directory (same file
-// system, so the rename is atomic), is synced, then renamed over path. On
-// any failure the temporary file is removed.
-func atomicWriteFile(path string, data []byte, perm fs.FileMode) (err error) {
-	dir, base := filepath.Split(path)
-	tmp, err := os.CreateTemp(dir, "."+base+".odin-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	// CreateTemp makes 0600 files; set the intended mode explicitly (and
-	// so independently of the umask, like an in-place rewrite would keep).
-	if err = tmp.Chmod(perm); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	// Make the rename itself durable. Some file systems refuse to sync a
-	// directory; the data is already safe, so that is not an error.
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+// atomicWriteFile replaces path with data atomically (fsutil.WriteFileAtomic).
+func atomicWriteFile(path string, data []byte, perm fs.FileMode) error {
+	return fsutil.WriteFileAtomic(path, data, perm)
 }
 
 // requireUTF8Input rejects arguments that are not valid UTF-8 text before

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/odinmd"
 	"github.com/odin-code/odin/messages"
 )
@@ -102,7 +103,7 @@ Collect the signals first (manifests, configs, docs, Makefile or scripts, a samp
 		return nil, fmt.Errorf("init: the agent's report is not an InitResult: %w", err)
 	}
 	doc := odinmd.Assemble(string(existing), ir.Sections)
-	if err := writeFileAtomic(path, []byte(doc.Doc), 0o644); err != nil {
+	if err := fsutil.WriteFileAtomic(path, []byte(doc.Doc), fsutil.ModeOr(path, 0o644)); err != nil {
 		return nil, err
 	}
 	ir.Mode, ir.Path, ir.TokenCount, ir.TokenBudget = doc.Mode, path, doc.Tokens, odinmd.Budget
@@ -127,31 +128,4 @@ func printInit(w io.Writer, ir *messages.InitResult) {
 	for _, warn := range ir.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-}
-
-// writeFileAtomic replaces path through a temporary file in its directory.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".odin-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if err := os.Chmod(tmp.Name(), mode); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

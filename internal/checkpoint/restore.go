@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
+	"github.com/odin-code/odin/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,42 +52,14 @@ func Restore(files []File, force bool) error {
 	return errors.Join(errs...)
 }
 
-// writeAtomic replaces path with data through a temporary file in the same
-// directory, so an interruption leaves either the old or the new file.
+// writeAtomic restores one file, creating its directory if a later change
+// removed it.
 func writeAtomic(path string, data []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".odin-restore-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	if mode == 0 {
 		mode = 0o644
 	}
-	if err := os.Chmod(name, mode); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
-	return nil
+	return fsutil.WriteFileAtomic(path, data, mode)
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/odin-code/odin/internal/fsutil"
 )
 
 // TrustStore records which projects the user trusts, so that project
@@ -125,41 +127,14 @@ func canonicalRoot(root string) string {
 	return filepath.Clean(root)
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, synced and renamed into place, so readers see the old or the
-// new content and never a part.
+// writeFileAtomic writes data to path through fsutil.WriteFileAtomic,
+// creating the directory first.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".trust-*.tmp")
-	if err != nil {
+	if err := fsutil.WriteFileAtomic(path, data, perm); err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
-	name := tmp.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(name)
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("policy: write %s: %w", name, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		return fmt.Errorf("policy: %w", err)
-	}
-	ok = true
 	return nil
 }

@@ -2,9 +2,11 @@ package term
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/odin-code/odin/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -113,22 +115,13 @@ func (h *History) rewrite() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("term: history: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".history-*")
-	if err != nil {
-		return fmt.Errorf("term: history: %w", err)
-	}
-	w := bufio.NewWriter(tmp)
+	var b bytes.Buffer
 	for _, e := range h.entries {
 		line, _ := json.Marshal(e)
-		w.Write(line)
-		w.WriteByte('\n')
+		b.Write(line)
+		b.WriteByte('\n')
 	}
-	err = errors.Join(w.Flush(), tmp.Chmod(0o600), tmp.Close())
-	if err == nil {
-		err = os.Rename(tmp.Name(), h.path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := fsutil.WriteFileAtomic(h.path, b.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("term: history: %w", err)
 	}
 	h.lines = len(h.entries)
