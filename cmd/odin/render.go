@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -110,7 +110,7 @@ func (r *renderer) event(env messages.Envelope) {
 			mark = r.paint("31", "✗")
 		}
 		r.progress("  %s %s %s: %s %s", mark, r.paint("1", rep.Agent), rep.Status, firstLine(rep.Summary),
-			r.paint("2", fmt.Sprintf("(%d calls, %s tokens, %s)", rep.Turns, humanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
+			r.paint("2", fmt.Sprintf("(%d calls, %s tokens, %s)", rep.Turns, term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
 	case messages.GateDecided:
 		d := ev.Decision
 		if d.ReviewRequired {
@@ -174,7 +174,11 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 			fmt.Fprintf(r.out, "  %s\n", f)
 		}
 		if res.Diff != "" {
-			fmt.Fprintf(r.out, "\n%s", colorDiff(res.Diff, colorEnabled(r.out)))
+			level := term.ColorNone
+			if colorEnabled(r.out) {
+				level = term.DetectColor(os.LookupEnv)
+			}
+			fmt.Fprintf(r.out, "\n%s", term.ColorDiff(term.NewTheme(r.out, level), res.Diff))
 		}
 	}
 	if g := res.Gates; g != nil {
@@ -248,69 +252,20 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f%s\n", u.Agent, u.Model, humanTokens(u.PromptTokens), humanTokens(u.CompletionTokens), u.Cost, est)
+		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f%s\n", u.Agent, u.Model, term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), u.Cost, est)
 	}
-	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f   %s\n", "total", "", humanTokens(res.Usage.PromptTokens), humanTokens(res.Usage.CompletionTokens), res.Usage.Cost, res.Elapsed.Round(time.Millisecond))
-}
-
-func humanTokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 10_000:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
-
-func colorDiff(diff string, color bool) string {
-	if !color {
-		return diff
-	}
-	var b strings.Builder
-	for _, line := range strings.SplitAfter(diff, "\n") {
-		switch {
-		case strings.HasPrefix(line, "+++") || strings.HasPrefix(line, "---"):
-			b.WriteString("\x1b[1m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
-		case strings.HasPrefix(line, "+"):
-			b.WriteString("\x1b[32m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
-		case strings.HasPrefix(line, "-"):
-			b.WriteString("\x1b[31m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
-		case strings.HasPrefix(line, "@@"):
-			b.WriteString("\x1b[36m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
-		default:
-			b.WriteString(line)
-		}
-	}
-	return b.String()
+	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CompletionTokens), res.Usage.Cost, res.Elapsed.Round(time.Millisecond))
 }
 
 // toolLabel is a short description of a tool call for progress lines,
 // with paths relative to the project.
 func (r *renderer) toolLabel(name, input string) string {
-	arg := firstLine(summarizeArgs(input))
-	if rel, err := filepath.Rel(r.root, arg); err == nil && filepath.IsAbs(arg) && !strings.HasPrefix(rel, "..") {
-		arg = rel
+	label := term.ToolLabel(name, input)
+	label = strings.Replace(label, " "+r.root+string(filepath.Separator), " ", 1)
+	if strings.HasSuffix(label, " "+r.root) {
+		label = strings.TrimSuffix(label, r.root) + "."
 	}
-	return strings.TrimSpace(name + " " + arg)
-}
-
-func summarizeArgs(input string) string {
-	var args map[string]any
-	if json.Unmarshal([]byte(input), &args) != nil {
-		return ""
-	}
-	for _, k := range []string{"file_path", "pattern", "path", "command", "url", "query", "description"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			if len(v) > 70 {
-				v = v[:70] + "…"
-			}
-			return v
-		}
-	}
-	return ""
+	return label
 }
 
 func firstLine(s string) string {

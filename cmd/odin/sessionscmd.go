@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/term"
 )
 
 func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -46,7 +47,7 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 						title += "  (" + s.Project + ")"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
-						humanTokens(s.PromptTokens+s.CompletionTokens), s.Cost, firstLine(title))
+						term.HumanTokens(s.PromptTokens+s.CompletionTokens), s.Cost, firstLine(title))
 				}
 				return tw.Flush()
 			})
@@ -249,14 +250,14 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tOUTPUT\tCOST\t\n", strings.ToUpper(by))
 				var total store.StatsRow
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t$%.4f\t\n", r.Key, r.Calls, humanTokens(r.PromptTokens), humanTokens(r.CachedTokens), humanTokens(r.CompletionTokens), r.Cost)
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t$%.4f\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), r.Cost)
 					total.Calls += r.Calls
 					total.PromptTokens += r.PromptTokens
 					total.CachedTokens += r.CachedTokens
 					total.CompletionTokens += r.CompletionTokens
 					total.Cost += r.Cost
 				}
-				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t$%.4f\t\n", total.Calls, humanTokens(total.PromptTokens), humanTokens(total.CachedTokens), humanTokens(total.CompletionTokens), total.Cost)
+				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t$%.4f\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), total.Cost)
 				return tw.Flush()
 			})
 		},
@@ -336,7 +337,7 @@ func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(stdout, "Nothing compacted: %s.\n", res.Skipped)
 			default:
 				fmt.Fprintf(stdout, "Compacted %d messages of session %s: about %s → %s tokens.\n", res.Compacted.Messages, live.ID,
-					humanTokens(res.Compacted.TokensBefore), humanTokens(res.Compacted.TokensAfter))
+					term.HumanTokens(res.Compacted.TokensBefore), term.HumanTokens(res.Compacted.TokensAfter))
 			}
 			return nil
 		},

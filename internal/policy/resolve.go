@@ -1,89 +1,10 @@
 package policy
 
-import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
-	"syscall"
-)
+import "github.com/odin-code/odin/internal/workspace"
 
-// maxLinks bounds the symlinks followed while resolving one path, as the
-// kernel's ELOOP limit does.
-const maxLinks = 255
-
-// resolvePath returns the absolute, symlink-free path the kernel would reach
-// for p, taking a relative p against base. Unlike cleaning first and then
-// evaluating symlinks, it follows each symlink before applying a later "..",
-// so "link/../x" with link -> /etc means /x, exactly as the shell and the
-// kernel read it. The part of p that does not exist yet (a file about to be
-// created) is appended lexically to its nearest existing ancestor.
-//
-// base must itself be resolved (absolute, clean, free of symlinks), as the
-// project root and the directories the command walker tracks are: a relative
-// p is walked from base without looking at base's own components again.
+// resolvePath returns the path the kernel would reach for p from the
+// resolved directory base (workspace.ResolveFrom: symlinks are followed
+// before a later "..").
 func resolvePath(base, p string) (string, error) {
-	if p == "" {
-		return "", errors.New("empty path")
-	}
-	if strings.ContainsRune(p, 0) {
-		return "", errors.New("path contains a NUL byte")
-	}
-	links := 0
-	if filepath.IsAbs(p) {
-		return walkPath(string(filepath.Separator), p, &links)
-	}
-	if !filepath.IsAbs(base) {
-		return "", fmt.Errorf("relative path %q without an absolute base", p)
-	}
-	return walkPath(base, p, &links)
-}
-
-// walkPath resolves p component by component from the resolved directory
-// cur. It does not clean p first: "link/.." must follow link before "..".
-func walkPath(cur, p string, links *int) (string, error) {
-	comps := strings.Split(filepath.ToSlash(p), "/")
-	for i, c := range comps {
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			cur = filepath.Dir(cur)
-			continue
-		}
-		next := filepath.Join(cur, c)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-				// Not there (yet): the rest cannot traverse a symlink, so
-				// it is appended as written. A ".." in it would make the
-				// kernel fail; cleaning it lexically keeps the result an
-				// over-approximation of where the call could land.
-				return filepath.Clean(filepath.Join(append([]string{next}, comps[i+1:]...)...)), nil
-			}
-			return "", fmt.Errorf("resolve %s: %w", next, err)
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			cur = next
-			continue
-		}
-		*links++
-		if *links > maxLinks {
-			return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
-		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", fmt.Errorf("resolve %s: %w", next, err)
-		}
-		start := cur
-		if filepath.IsAbs(target) {
-			start = string(filepath.Separator)
-		}
-		if cur, err = walkPath(start, target, links); err != nil {
-			return "", err
-		}
-	}
-	return cur, nil
+	return workspace.ResolveFrom(base, p)
 }

@@ -2,70 +2,103 @@ package workspace
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
-// Resolve makes path absolute (relative paths are taken against base),
-// cleans it and resolves every symlink in it. For a path that does not exist
-// yet, the nearest existing ancestor is resolved and the remaining
-// components are appended, so a file about to be created through a symlinked
-// directory resolves to where it would really land.
-func Resolve(base, path string) (string, error) {
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(base, path)
+// maxLinks bounds the symlinks followed while resolving one path, as the
+// kernel's ELOOP limit does.
+const maxLinks = 255
+
+// Resolve returns the absolute, symlink-free path the kernel would reach for
+// p, taking a relative p against base (which need not be resolved). See
+// ResolveFrom.
+func Resolve(base, p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return ResolveFrom(string(filepath.Separator), p)
 	}
-	path = filepath.Clean(path)
-	var rest []string
-	cur := path
-	for {
-		real, err := filepath.EvalSymlinks(cur)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real, nil
+	dir, err := ResolveFrom(string(filepath.Separator), base)
+	if err != nil {
+		return "", err
+	}
+	return ResolveFrom(dir, p)
+}
+
+// ResolveFrom returns the absolute, symlink-free path the kernel would reach
+// for p, taking a relative p against dir, which must already be resolved
+// (absolute, clean, free of symlinks: the project root, a directory a
+// command walker tracks). Unlike cleaning first and then evaluating
+// symlinks, it follows each symlink before applying a later "..", so
+// "link/../x" with link -> /etc means /x, exactly as the shell and the
+// kernel read it. The part of p that does not exist yet (a file about to be
+// created) is appended lexically to its nearest existing ancestor, so a file
+// created through a symlinked directory resolves to where it would land.
+func ResolveFrom(dir, p string) (string, error) {
+	if p == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", errors.New("path contains a NUL byte")
+	}
+	links := 0
+	if filepath.IsAbs(p) {
+		return walkPath(string(filepath.Separator), p, &links)
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("relative path %q without an absolute base", p)
+	}
+	return walkPath(dir, p, &links)
+}
+
+// walkPath resolves p component by component from the resolved directory
+// cur. It does not clean p first: "link/.." must follow link before "..".
+func walkPath(cur, p string, links *int) (string, error) {
+	comps := strings.Split(filepath.ToSlash(p), "/")
+	for i, c := range comps {
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			// A dangling symlink or a component that is not a directory.
-			if target, lerr := os.Readlink(cur); lerr == nil {
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(filepath.Dir(cur), target)
-				}
-				resolved, rerr := Resolve(base, target)
-				if rerr != nil {
-					return "", rerr
-				}
-				for i := len(rest) - 1; i >= 0; i-- {
-					resolved = filepath.Join(resolved, rest[i])
-				}
-				return resolved, nil
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+				// Not there (yet): the rest cannot traverse a symlink, so
+				// it is appended as written. A ".." in it would make the
+				// kernel fail; cleaning it lexically keeps the result an
+				// over-approximation of where the call could land.
+				return filepath.Clean(filepath.Join(append([]string{next}, comps[i+1:]...)...)), nil
 			}
+			return "", fmt.Errorf("resolve %s: %w", next, err)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		*links++
+		if *links > maxLinks {
+			return "", fmt.Errorf("resolve %s: too many levels of symbolic links", p)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", next, err)
+		}
+		start := cur
+		if filepath.IsAbs(target) {
+			start = string(filepath.Separator)
+		}
+		if cur, err = walkPath(start, target, links); err != nil {
 			return "", err
 		}
-		// cur does not exist: it may still be a dangling symlink.
-		if target, lerr := os.Readlink(cur); lerr == nil {
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(cur), target)
-			}
-			resolved, rerr := Resolve(base, target)
-			if rerr != nil {
-				return "", rerr
-			}
-			for i := len(rest) - 1; i >= 0; i-- {
-				resolved = filepath.Join(resolved, rest[i])
-			}
-			return resolved, nil
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return path, nil
-		}
-		rest = append(rest, filepath.Base(cur))
-		cur = parent
 	}
+	return cur, nil
 }
 
 // Within reports whether path lies inside dir or is dir itself. Both must be
