@@ -11,7 +11,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/prompts"
+	"github.com/odin-code/odin/tools"
 )
 
 // CompactRequest asks the Orchestrator to compact its history now (the
@@ -35,6 +35,12 @@ type compactDone struct {
 	model   string
 	err     error
 }
+
+// compactionFocus steers the summary of compacted history towards what
+// the session needs to go on without it.
+const compactionFocus = "a coding session that must continue from this summary alone: the user's goals and explicit requests; " +
+	"what was done (files read, changed or created, with absolute paths) and why; decisions and their reasons; facts learned about the code; " +
+	"what remains to do, open questions and unresolved errors; the current todo list"
 
 // summaryPrefix starts the message that replaces compacted history.
 const summaryPrefix = "This session was compacted. Summary of the conversation so far:\n\n"
@@ -115,15 +121,11 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 			o.onCompactDone(c, &compactDone{err: err})
 			return
 		}
-		system, err := prompts.Render(prompts.Compaction, prompts.Data{})
-		if err != nil {
-			o.onCompactDone(c, &compactDone{err: err})
-			return
-		}
-		old := transcript(o.history[:cut])
+		// The same prompt and untrusted-data framing as the
+		// ContextSummarizer tool, focused on what a continuation needs.
 		req := llm.Request{Model: m.ID, Agent: "compaction", MaxTokens: m.MaxOutput, Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: system},
-			{Role: llm.RoleUser, Content: "<conversation>\n" + old + "</conversation>\n\nWrite the summary now."},
+			{Role: llm.RoleSystem, Content: tools.SummarizePrompt(compactionFocus)},
+			{Role: llm.RoleUser, Content: tools.SummarizeMaterial([]tools.SummaryDoc{{Label: "conversation so far", Text: transcript(o.history[:cut])}})},
 		}}
 		runAsync(c, ctx, func(ctx context.Context) any {
 			resp, err := m.Client.Stream(ctx, req, nil)

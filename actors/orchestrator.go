@@ -106,7 +106,9 @@ type Orchestrator struct {
 	// request, which held the first lastLen messages of history.
 	lastPrompt int64
 	lastLen    int
-	reads      *tools.ReadState
+	// small meters the small model the Orchestrator's own tools use.
+	small *meteredSmall
+	reads *tools.ReadState
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
@@ -120,7 +122,8 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	strategy := actor.NewOneForOneStrategy(maxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
-			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID}}
+			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
+			small: newMeteredSmall(deps.Small)}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -421,19 +424,29 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 	if t.tracker != nil {
 		before = t.tracker.BeforeWrite
 	}
-	return &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
+	env := &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
 		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), BeforeWrite: before,
-		Small: o.deps.Small, Publish: func(ev any) {
+		Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				o.deps.Bus.Publish(e)
 			}
 		}}
+	// A nil *meteredSmall must not become a non-nil interface.
+	if o.small != nil {
+		env.Small = o.small
+	}
+	return env
 }
 
 func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 	t := o.turn
 	if t == nil || msg.turn != t.id || t.finished {
 		return
+	}
+	for model, u := range o.small.take() {
+		o.addUsage("orchestrator", model, u)
+		o.deps.Bus.Publish(messages.UsageUpdated{Origin: messages.Origin{Agent: "orchestrator"}, Model: model, Usage: u})
+		o.j.usage(o.session, "orchestrator", model, u, o.deps.now())
 	}
 	for _, out := range msg.outcomes {
 		res := out.result

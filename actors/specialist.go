@@ -14,6 +14,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -54,6 +55,7 @@ type specialist struct {
 	model   Model
 	tools   tools.Set
 	env     *tools.Env
+	small   *meteredSmall
 	history []llm.Message
 
 	turn       int
@@ -126,13 +128,17 @@ func (s *specialist) onStarted(c actor.Context) {
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite
 	}
+	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
 		Mode: string(d.Mode), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
-		BeforeWrite: before, Small: s.deps.Small, Publish: func(ev any) {
+		BeforeWrite: before, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}
 		}}
+	if s.small != nil {
+		s.env.Small = s.small
+	}
 	system, err := s.systemPrompt()
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", err.Error(), nil)
@@ -149,8 +155,9 @@ func (s *specialist) onStarted(c actor.Context) {
 
 func (s *specialist) systemPrompt() (string, error) {
 	def := s.t.def
+	_, search := s.tools.Get("WebSearch")
 	data := prompts.Data{Root: s.deps.Root, Date: s.deps.now().Format("2006-01-02"), OS: s.deps.osName(),
-		Mode: string(s.t.delegate.Mode), AgentName: def.Name, Custom: def.Custom}
+		Mode: string(s.t.delegate.Mode), AgentName: def.Name, Custom: def.Custom, WebSearch: search}
 	if !def.NoInstructions {
 		data.Instructions = s.deps.Instructions
 	}
@@ -236,6 +243,11 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	if s.done || msg.turn != s.turn {
 		return
+	}
+	for model, u := range s.small.take() {
+		s.usage = s.usage.Add(u)
+		s.deps.Bus.Publish(messages.UsageUpdated{Origin: s.origin, Model: model, Usage: u})
+		s.t.j.usage(s.t.delegate.TaskID, s.t.def.Name, model, u, s.deps.now())
 	}
 	var report *callOutcome
 	for i := range msg.outcomes {
@@ -323,6 +335,14 @@ func (s *specialist) finishWithReport(c actor.Context, result any) {
 	if cr, ok := result.(messages.CodeResult); ok && s.t.tracker != nil {
 		cr.FilesModified, cr.FilesCreated = s.t.tracker.FileChanges(s.files)
 		result = cr
+	}
+	if rr, ok := result.(messages.ResearchResult); ok {
+		// A source's kind and reliability follow the seed's source
+		// priority, decided from its URL, not from the model's opinion.
+		for i := range rr.Sources {
+			rr.Sources[i].Type, rr.Sources[i].Reliability = web.ClassifySource(rr.Sources[i].URL)
+		}
+		result = rr
 	}
 	if dr, ok := result.(messages.DocsResult); ok && len(dr.FilesUpdated) == 0 {
 		dr.FilesUpdated = s.relFiles()

@@ -37,8 +37,8 @@ type ResearchResult struct {
 type Source struct {
 	URL         string `json:"url"`
 	Title       string `json:"title"`
-	Type        string `json:"type" jsonschema:"official_docs, github, stackoverflow, blog or other"`
-	Reliability int    `json:"reliability" jsonschema:"1 to 10 by source priority"`
+	Type        string `json:"type" jsonschema:"official_docs, github, stackoverflow, security, blog, tutorial, forum or other (Odin sets it from the URL)"`
+	Reliability int    `json:"reliability" jsonschema:"1 to 10 by source priority (Odin sets it from the URL)"`
 	Date        string `json:"date,omitempty"`
 }
 

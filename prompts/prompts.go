@@ -44,6 +44,8 @@ type Data struct {
 	AgentName string
 	// WriteScope describes which files the agent may write, if limited.
 	WriteScope string
+	// WebSearch is true when a web search backend is configured.
+	WebSearch bool
 }
 
 // Names of the templates.
@@ -58,7 +60,6 @@ const (
 	QA           = "qa"
 	Init         = "init"
 	CustomAgent  = "custom"
-	Compaction   = "compaction"
 )
 
 // Render renders the named template with d.

@@ -34,7 +34,7 @@ func TestGolden(t *testing.T) {
 	for _, mode := range []string{"ask", "plan", "edit"} {
 		cases[Orchestrator+"-"+mode] = sample(mode)
 	}
-	for _, n := range []string{Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent, Compaction} {
+	for _, n := range []string{Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent} {
 		cases[n] = sample("edit")
 	}
 	for name, d := range cases {
@@ -85,6 +85,16 @@ func TestInstructionsOmittedWhenEmpty(t *testing.T) {
 	}
 	if _, err := Render("nope", d); err == nil {
 		t.Errorf("unknown template rendered")
+	}
+}
+
+func TestResearchSaysWhetherItCanSearch(t *testing.T) {
+	d := sample("ask")
+	without, _ := Render(Research, d)
+	d.WebSearch = true
+	with, _ := Render(Research, d)
+	if !strings.Contains(without, "Web search is not configured") || strings.Contains(with, "not configured") || !strings.Contains(with, "Search with WebSearch") {
+		t.Errorf("research prompt does not follow WebSearch:\nwithout:\n%s\nwith:\n%s", without, with)
 	}
 }
 

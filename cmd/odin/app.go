@@ -26,6 +26,7 @@ import (
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
 
@@ -202,16 +203,23 @@ type smallModel struct {
 }
 
 func (s smallModel) Complete(ctx context.Context, system, user string) (string, error) {
+	text, _, _, err := s.CompleteWithUsage(ctx, system, user)
+	return text, err
+}
+
+// CompleteWithUsage also says what the call cost, so that the agent whose
+// tool used the small model is charged for it.
+func (s smallModel) CompleteWithUsage(ctx context.Context, system, user string) (string, messages.Usage, string, error) {
 	m, err := s.a.model("small")
 	if err != nil {
-		return "", err
+		return "", messages.Usage{}, "", err
 	}
 	resp, err := m.Client.Stream(ctx, llm.Request{Model: m.ID, Agent: "small", MaxTokens: m.MaxOutput,
 		Messages: []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: user}}}, nil)
 	if err != nil {
-		return "", err
+		return "", messages.Usage{}, m.ID, err
 	}
-	return resp.Text, nil
+	return resp.Text, m.Usage(resp.Usage, resp.UsageReported), m.ID, nil
 }
 
 // approver is how a session asks for permission: headless runs never

@@ -79,14 +79,16 @@ func TestScripts(t *testing.T) {
 }
 
 // model SCRIPT starts the scripted model server with SCRIPT (a YAML file
-// in the work dir; {{root}} is the work dir) and points odin at it.
+// in the work dir; {{root}} is the work dir, {{serve_url}} the URL of a
+// `serve` run before) and points odin at it.
 func cmdModel(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: model SCRIPT")
 	}
 	script, err := llmtest.LoadScript(ts.MkAbs(args[0]))
 	ts.Check(err)
-	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(map[string]string{"root": ts.Getenv("WORK")}))
+	vars := map[string]string{"root": ts.Getenv("WORK"), "serve_url": ts.Getenv("SERVE_URL")}
+	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(vars))
 	ts.Check(err)
 	ts.Defer(func() { srv.Close() })
 	servers.Store(ts, srv)
