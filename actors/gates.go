@@ -16,8 +16,8 @@ import (
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
-	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -25,9 +25,8 @@ import (
 type ChangeFacts struct {
 	// Files are the changed files, relative to the project root.
 	Files []string
-	// RiskPaths and PublicAPI are quality.risk_paths and quality.public_api.
-	RiskPaths []string
-	PublicAPI []string
+	// Quality holds quality.risk_paths and quality.public_api.
+	Quality config.Quality
 	// APIChanges are Go files whose exported API changed, with what changed.
 	APIChanges map[string][]string
 	// Requested is the Orchestrator model's reason for asking review, if any.
@@ -43,7 +42,7 @@ func Decide(f ChangeFacts) messages.GateDecision {
 		d.Reasons = append(d.Reasons, fmt.Sprintf("multi-file change: %d files changed", n))
 	}
 	for _, file := range f.Files {
-		if g := matchAny(f.RiskPaths, file); g != "" {
+		if g, ok := f.Quality.MatchRiskPath(filepath.ToSlash(file)); ok {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("risk path: %s matches %s", file, g))
 		}
 	}
@@ -59,7 +58,7 @@ func Decide(f ChangeFacts) messages.GateDecision {
 		if strings.HasSuffix(file, ".go") {
 			continue
 		}
-		if g := matchAny(f.PublicAPI, file); g != "" {
+		if g, ok := f.Quality.MatchPublicAPI(filepath.ToSlash(file)); ok {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("public API file: %s matches %s", file, g))
 		}
 	}
@@ -69,17 +68,6 @@ func Decide(f ChangeFacts) messages.GateDecision {
 	d.ReviewRequired = len(d.Reasons) > 0
 	d.QARequired = d.ReviewRequired
 	return d
-}
-
-// matchAny returns the first glob matching path (case-insensitively), or "".
-func matchAny(globs []string, path string) string {
-	p := strings.ToLower(filepath.ToSlash(path))
-	for _, g := range globs {
-		if ok, _ := doublestar.Match(strings.ToLower(g), p); ok {
-			return g
-		}
-	}
-	return ""
 }
 
 // GoAPIChanges compares the exported API of a Go file before and after a
@@ -247,7 +235,7 @@ func newGateRun(o *Orchestrator, t *turnState) *gateRun {
 
 func (g *gateRun) facts() ChangeFacts {
 	q := g.o.deps.Config.Quality
-	f := ChangeFacts{Files: relPaths(g.o.deps.Root, g.t.files), RiskPaths: q.RiskPaths, PublicAPI: q.PublicAPI,
+	f := ChangeFacts{Files: relPaths(g.o.deps.Root, g.t.files), Quality: q,
 		Requested: g.t.review, APIChanges: map[string][]string{}}
 	if g.t.tracker != nil {
 		for _, abs := range g.t.files {
@@ -374,13 +362,13 @@ func (g *gateRun) qa(c actor.Context) {
 		g.fail(c, "QA is mandatory but no check runner is available")
 		return
 	}
-	id, stageID := g.t.id, g.o.deps.NewID()
+	id := g.t.id
 	runAsync(c, g.t.ctx, func(ctx context.Context) any {
 		checks := runner.Checks(ctx)
 		for i := range checks {
 			checks[i] = runner.Run(ctx, checks[i])
 		}
-		return &checksDone{turn: id, checks: checks, stageID: stageID}
+		return &checksDone{turn: id, checks: checks}
 	})
 }
 

@@ -28,11 +28,10 @@ type (
 		turn   int
 		taskID string
 	}
-	// cancelGrace fires when a cancelled turn's work did not wind down.
+	// checksDone carries the results of the QA checks a gate ran.
 	checksDone struct {
-		turn    int
-		checks  []messages.QACheck
-		stageID string
+		turn   int
+		checks []messages.QACheck
 	}
 )
 

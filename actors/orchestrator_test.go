@@ -1,13 +1,11 @@
 package actors
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -212,6 +210,3 @@ func TestInvalidToolArgumentsGoBackToTheModel(t *testing.T) {
 		t.Fatalf("turn = %+v (unused steps %v)", r, h.client.Unused())
 	}
 }
-
-var _ = context.Background
-var _ = time.Second
