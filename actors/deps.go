@@ -119,6 +119,9 @@ type Deps struct {
 	Hooks SessionHooks
 	// Store persists sessions as they happen; nil keeps them in memory.
 	Store store.Store
+	// Locks serializes writes to one file across the session's agents;
+	// NewSession provides it when nil.
+	Locks *tools.PathLocks
 	// Log is Odin's log.
 	Log zerolog.Logger
 	// Now and NewID are injected for deterministic tests.

@@ -13,6 +13,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
 )
 
 // Session runs one Orchestrator in its own actor system. It is the front
@@ -48,6 +49,9 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	id := opts.ID
 	if id == "" {
 		id = deps.NewID()
+	}
+	if deps.Locks == nil {
+		deps.Locks = &tools.PathLocks{}
 	}
 	logger := logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())
 	// Late results of cancelled work reach stopped actors as dead letters,

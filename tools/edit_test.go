@@ -2,9 +2,11 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,5 +215,47 @@ func BenchmarkEditTool(b *testing.B) {
 			b.Fatal(res.Output, err)
 		}
 		old = next
+	}
+}
+
+// Two agents that both read a file and then edit it at the same time: with
+// the session's path locks exactly one edit lands and the other is told the
+// file changed since it read it; no update is lost.
+func TestConcurrentEditsAreSerialized(t *testing.T) {
+	base := newRootEnv(t)
+	locks := &PathLocks{}
+	for round := range 30 {
+		p := filepath.Join(base.Root, fmt.Sprintf("shared%d.txt", round))
+		if err := os.WriteFile(p, []byte("count = 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		envs := []*Env{
+			{Root: base.Root, Agent: "a", Reads: NewReadState(), Guard: base.Guard, Locks: locks},
+			{Root: base.Root, Agent: "b", Reads: NewReadState(), Guard: base.Guard, Locks: locks},
+		}
+		for _, e := range envs {
+			readFirst(t, e, p)
+		}
+		results := make([]Result, 2)
+		var wg sync.WaitGroup
+		for i, e := range envs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = runTool(t, NewEditTool(), e, EditToolInput{FilePath: p, OldString: "count = 0", NewString: fmt.Sprintf("count = %d", i+1)})
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for _, r := range results {
+			if !r.IsError {
+				ok++
+			} else if !strings.Contains(r.Output, "changed on disk since you read it") {
+				t.Fatalf("round %d: unexpected failure: %s", round, r.Output)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d edits succeeded, want exactly 1: %+v", round, ok, results)
+		}
 	}
 }

@@ -66,6 +66,31 @@ type Env struct {
 	Small SmallModel
 	// Publish, when set, receives progress events of long-running tools.
 	Publish func(event any)
+	// Locks, when set, serializes writes to the same file across the
+	// agents of a session (parallel specialists): a write tool holds the
+	// path's lock from its freshness check to its write.
+	Locks *PathLocks
+}
+
+// PathLocks hands out one mutex per path. Share one per session; the zero
+// value is ready to use.
+type PathLocks struct {
+	m sync.Map // path → *sync.Mutex
+}
+
+// Lock locks path and returns its unlock function.
+func (l *PathLocks) Lock(path string) (unlock func()) {
+	mu, _ := l.m.LoadOrStore(path, new(sync.Mutex))
+	mu.(*sync.Mutex).Lock()
+	return mu.(*sync.Mutex).Unlock
+}
+
+// lockPath locks path when the Env has Locks, else does nothing.
+func (e *Env) lockPath(path string) (unlock func()) {
+	if e == nil || e.Locks == nil {
+		return func() {}
+	}
+	return e.Locks.Lock(path)
 }
 
 // FileStamp is what an agent saw when it read a file.

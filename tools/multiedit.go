@@ -45,6 +45,7 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 	if len(in.Edits) == 0 {
 		return Errorf("edits is empty; give at least one edit."), nil
 	}
+	defer env.lockPath(path)()
 	cur, bad := loadExisting(env, path, NameMultiEditTool)
 	if bad != nil {
 		return *bad, nil

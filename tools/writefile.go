@@ -45,6 +45,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	if !utf8.ValidString(in.Content) {
 		return Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
 	}
+	defer env.lockPath(path)()
 	cur, bad := loadExisting(env, path, "WriteFile")
 	if bad != nil {
 		return *bad, nil
