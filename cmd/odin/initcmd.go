@@ -29,30 +29,27 @@ file: on an existing ODIN.md only the generated sections (between odin markers)
 are replaced; hand-written text is kept. The agent never sees the old file.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			if err := a.checkProvider(); err != nil {
-				return err
-			}
-			ctx := context.Background()
-			live, err := a.startSession(ctx, sessionOptions{Mode: string(messages.ModeAsk)})
-			if err != nil {
-				return err
-			}
-			defer live.Close(context.Background())
-			var r *renderer
-			if !quiet {
-				r = newRenderer("text", false, a.root, stdout, stderr)
-			}
-			res, err := a.runInit(ctx, live, r)
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			printInit(stdout, res)
-			return nil
+			return withApp(g, func(a *app) error {
+				if err := a.checkProvider(); err != nil {
+					return err
+				}
+				ctx := context.Background()
+				live, err := a.startSession(ctx, sessionOptions{Mode: string(messages.ModeAsk)})
+				if err != nil {
+					return err
+				}
+				defer live.Close(context.Background())
+				var r *renderer
+				if !quiet {
+					r = newRenderer("text", false, a.root, stdout, stderr)
+				}
+				res, err := a.runInit(ctx, live, r)
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				printInit(stdout, res)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the agent's progress")

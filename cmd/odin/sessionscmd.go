@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/term"
@@ -146,19 +145,26 @@ func notFound(err error, id string) error {
 	return err
 }
 
-// withStore loads the project and opens its store for fn.
-func withStore(g *globalFlags, fn func(context.Context, *app, store.Store) error) error {
+// withApp loads the project for a command and closes it afterwards.
+func withApp(g *globalFlags, fn func(a *app) error) error {
 	a, err := loadApp(g)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	ctx := context.Background()
-	st, err := a.openStore(ctx)
-	if err != nil {
-		return &exitError{code: exitFailed, err: fmt.Errorf("session store: %w", err)}
-	}
-	return fn(ctx, a, st)
+	return fn(a)
+}
+
+// withStore loads the project and opens its store for fn.
+func withStore(g *globalFlags, fn func(context.Context, *app, store.Store) error) error {
+	return withApp(g, func(a *app) error {
+		ctx := context.Background()
+		st, err := a.openStore(ctx)
+		if err != nil {
+			return &exitError{code: exitFailed, err: fmt.Errorf("session store: %w", err)}
+		}
+		return fn(ctx, a, st)
+	})
 }
 
 func newUndoCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -169,21 +175,14 @@ func newUndoCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Long:  "Restore every file the last change set touched (content and mode; files it created are removed). Refuses when a file changed since, unless --force.",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			msg, err := a.undo(context.Background(), force)
-			var ce *checkpoint.ConflictError
-			if errors.As(err, &ce) {
-				return &exitError{code: exitFailed, err: err}
-			}
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			fmt.Fprintln(stdout, msg)
-			return nil
+			return withApp(g, func(a *app) error {
+				msg, err := a.undo(context.Background(), force)
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				fmt.Fprintln(stdout, msg)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "restore even files that changed after the change set")
@@ -276,29 +275,26 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Long:  "A project's odin.yaml may widen permissions (allowed commands, extra directories) or define hooks that run commands. Odin ignores those settings until you trust the project; a changed config needs trusting again.",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			ts := policy.NewTrustStore(a.stateDir, nil)
-			if revoke {
-				if err := ts.Revoke(a.root); err != nil {
+			return withApp(g, func(a *app) error {
+				ts := policy.NewTrustStore(a.stateDir, nil)
+				if revoke {
+					if err := ts.Revoke(a.root); err != nil {
+						return err
+					}
+					fmt.Fprintf(stdout, "%s is no longer trusted.\n", a.root)
+					return nil
+				}
+				widens := a.src.ProjectWidens()
+				if len(widens) == 0 {
+					fmt.Fprintln(stdout, "This project's config widens nothing; there is nothing to trust.")
+					return nil
+				}
+				if err := ts.Trust(a.root, a.src.WideningFingerprint()); err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "%s is no longer trusted.\n", a.root)
+				fmt.Fprintf(stdout, "Trusted %s. These project settings now apply:\n  %s\n", a.root, strings.Join(widens, "\n  "))
 				return nil
-			}
-			widens := a.src.ProjectWidens()
-			if len(widens) == 0 {
-				fmt.Fprintln(stdout, "This project's config widens nothing; there is nothing to trust.")
-				return nil
-			}
-			if err := ts.Trust(a.root, a.src.WideningFingerprint()); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "Trusted %s. These project settings now apply:\n  %s\n", a.root, strings.Join(widens, "\n  "))
-			return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting this project")
@@ -312,34 +308,31 @@ func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Short: "Summarise the older history of a session (the latest, or --resume ID) with the small model",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			if err := a.checkProvider(); err != nil {
-				return err
-			}
-			ctx := context.Background()
-			live, err := a.startSession(ctx, sessionOptions{Continue: resume == "", Resume: resume})
-			if err != nil {
-				return err
-			}
-			defer live.Close(ctx)
-			res, err := live.Session.Compact(ctx)
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			switch {
-			case res.Err != "":
-				return &exitError{code: exitFailed, err: fmt.Errorf("compaction failed: %s", res.Err)}
-			case res.Skipped != "":
-				fmt.Fprintf(stdout, "Nothing compacted: %s.\n", res.Skipped)
-			default:
-				fmt.Fprintf(stdout, "Compacted %d messages of session %s: about %s → %s tokens.\n", res.Compacted.Messages, live.ID,
-					term.HumanTokens(res.Compacted.TokensBefore), term.HumanTokens(res.Compacted.TokensAfter))
-			}
-			return nil
+			return withApp(g, func(a *app) error {
+				if err := a.checkProvider(); err != nil {
+					return err
+				}
+				ctx := context.Background()
+				live, err := a.startSession(ctx, sessionOptions{Continue: resume == "", Resume: resume})
+				if err != nil {
+					return err
+				}
+				defer live.Close(ctx)
+				res, err := live.Session.Compact(ctx)
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				switch {
+				case res.Err != "":
+					return &exitError{code: exitFailed, err: fmt.Errorf("compaction failed: %s", res.Err)}
+				case res.Skipped != "":
+					fmt.Fprintf(stdout, "Nothing compacted: %s.\n", res.Skipped)
+				default:
+					fmt.Fprintf(stdout, "Compacted %d messages of session %s: about %s → %s tokens.\n", res.Compacted.Messages, live.ID,
+						term.HumanTokens(res.Compacted.TokensBefore), term.HumanTokens(res.Compacted.TokensAfter))
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&resume, "resume", "", "the session to compact (default: the project's latest)")

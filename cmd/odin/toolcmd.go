@@ -24,27 +24,24 @@ func newToolsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Short: "List the tools agents can use",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			set := a.baseTools()
-			if asJSON {
-				var infos []tools.Info
-				for _, t := range set.All() {
-					infos = append(infos, t.Info())
+			return withApp(g, func(a *app) error {
+				set := a.baseTools()
+				if asJSON {
+					var infos []tools.Info
+					for _, t := range set.All() {
+						infos = append(infos, t.Info())
+					}
+					writeJSON(stdout, infos)
+					return nil
 				}
-				writeJSON(stdout, infos)
-				return nil
-			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCLASS\tDESCRIPTION")
-			for _, t := range set.All() {
-				info := t.Info()
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", info.Name, info.Class, firstSentence(info.Description))
-			}
-			return tw.Flush()
+				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tCLASS\tDESCRIPTION")
+				for _, t := range set.All() {
+					info := t.Info()
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", info.Name, info.Class, firstSentence(info.Description))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print names, classes, descriptions and input schemas as JSON")
@@ -79,57 +76,54 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
   odin tool Grep '{"pattern":"func main","output_mode":"content","-n":true}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			a, err := loadApp(g)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			input := "{}"
-			if len(args) == 2 {
-				input = args[1]
-			}
-			if input == "-" {
-				data, err := io.ReadAll(os.Stdin)
+			return withApp(g, func(a *app) error {
+				input := "{}"
+				if len(args) == 2 {
+					input = args[1]
+				}
+				if input == "-" {
+					data, err := io.ReadAll(os.Stdin)
+					if err != nil {
+						return err
+					}
+					input = string(data)
+				}
+				deps, err := a.buildDeps(events.New("cli", nil), a.headlessApprover())
 				if err != nil {
 					return err
 				}
-				input = string(data)
-			}
-			deps, err := a.buildDeps(events.New("cli", nil), a.headlessApprover())
-			if err != nil {
-				return err
-			}
-			if _, ok := deps.Tools.Get(args[0]); !ok {
-				return usageError("unknown tool %q (odin tools lists them)", args[0])
-			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(messages.ModeEdit),
-				Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
-				Publish: func(ev any) {
-					if n, ok := ev.(messages.Notice); ok {
-						fmt.Fprintf(stderr, "%s: %s\n", n.Level, n.Text)
-					}
-				}}
-			if n := a.untrustedNotice(); n != "" {
-				fmt.Fprintln(stderr, "note:", n)
-			}
-			preRead(ctx, deps.Tools, env, args[0], input)
-			res, err := deps.Tools.Run(ctx, env, args[0], json.RawMessage(input))
-			if err != nil {
-				return &exitError{code: exitFailed, err: err}
-			}
-			if asJSON {
-				writeJSON(stdout, toolOutput{OK: !res.IsError, Denied: res.Denied, Output: res.Output, Files: res.Files})
-			} else if res.IsError {
-				fmt.Fprintln(stderr, strings.TrimRight(res.Output, "\n"))
-			} else {
-				fmt.Fprintln(stdout, strings.TrimRight(res.Output, "\n"))
-			}
-			if res.IsError {
-				return &exitError{code: exitFailed, err: fmt.Errorf("")}
-			}
-			return nil
+				if _, ok := deps.Tools.Get(args[0]); !ok {
+					return usageError("unknown tool %q (odin tools lists them)", args[0])
+				}
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+				defer stop()
+				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(messages.ModeEdit),
+					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
+					Publish: func(ev any) {
+						if n, ok := ev.(messages.Notice); ok {
+							fmt.Fprintf(stderr, "%s: %s\n", n.Level, n.Text)
+						}
+					}}
+				if n := a.untrustedNotice(); n != "" {
+					fmt.Fprintln(stderr, "note:", n)
+				}
+				preRead(ctx, deps.Tools, env, args[0], input)
+				res, err := deps.Tools.Run(ctx, env, args[0], json.RawMessage(input))
+				if err != nil {
+					return &exitError{code: exitFailed, err: err}
+				}
+				if asJSON {
+					writeJSON(stdout, toolOutput{OK: !res.IsError, Denied: res.Denied, Output: res.Output, Files: res.Files})
+				} else if res.IsError {
+					fmt.Fprintln(stderr, strings.TrimRight(res.Output, "\n"))
+				} else {
+					fmt.Fprintln(stdout, strings.TrimRight(res.Output, "\n"))
+				}
+				if res.IsError {
+					return &exitError{code: exitFailed, err: fmt.Errorf("")}
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok":..., "denied":..., "output":...}`)
