@@ -372,7 +372,8 @@ func (g *gateRun) qa(c actor.Context) {
 	})
 }
 
-func (g *gateRun) onChecks(c actor.Context, o *Orchestrator, msg *checksDone) {
+func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
+	o := g.o
 	round := g.report.FixRounds
 	qa := &messages.QAResult{Checks: msg.checks, Passed: true, Blockers: []string{}, Warnings: []string{}}
 	for _, ch := range msg.checks {

@@ -202,7 +202,7 @@ func (o *Orchestrator) busy(c actor.Context) {
 		c.Respond(&CompactResult{Skipped: "a turn is running; compact when it ends"})
 	case *checksDone:
 		if t := o.turn; t != nil && t.gates != nil && msg.turn == t.id {
-			t.gates.onChecks(c, o, msg)
+			t.gates.onChecks(c, msg)
 		}
 	case *asyncPanic:
 		o.deps.Log.Error().Str("stack", msg.stack).Msg("orchestrator: " + msg.String())

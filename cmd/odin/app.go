@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/rs/zerolog"
@@ -100,8 +98,6 @@ type app struct {
 	clients map[string]llm.Client
 }
 
-func (a *app) now() time.Time { return time.Now() }
-
 // loadApp finds the project root and loads the configuration. Errors are
 // usage errors (exit 2) that name the file and key.
 func loadApp(g *globalFlags) (*app, error) {
@@ -189,9 +185,6 @@ func (a *app) model(name string) (actors.Model, error) {
 // no model can be reached.
 func (a *app) checkProvider() error {
 	if _, err := a.cfg.ResolveModel("main"); err != nil {
-		if errors.Is(err, config.ErrNoProvider) {
-			return &exitError{code: exitUsage, err: err}
-		}
 		return &exitError{code: exitUsage, err: err}
 	}
 	return nil

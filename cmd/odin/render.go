@@ -23,7 +23,6 @@ type renderer struct {
 	out    io.Writer
 	errw   io.Writer
 	color  bool
-	agents map[string]string // task ID → agent name
 	// said collects the Orchestrator's text of the current model call: it
 	// is shown as narration when the call turns out to use tools, and
 	// dropped when it is the final answer (printed at the end).
@@ -32,7 +31,7 @@ type renderer struct {
 
 func newRenderer(format string, quiet bool, root string, out, errw io.Writer) *renderer {
 	return &renderer{format: format, quiet: quiet, root: root, out: out, errw: errw,
-		color: colorEnabled(errw), agents: map[string]string{}}
+		color: colorEnabled(errw)}
 }
 
 // colorEnabled honours NO_COLOR and only colours terminals.
@@ -84,7 +83,6 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("%s %s", r.paint("1", "odin ▸"), firstLine(ev.Input.Body))
 	case messages.AgentStarted:
 		r.narrate()
-		r.agents[ev.TaskID] = ev.Agent
 		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", ev.Agent), ev.Description,
 			r.paint("2", fmt.Sprintf("(%s, deadline %s)", ev.Model, ev.Timeout)))
 	case messages.ToolStarted:

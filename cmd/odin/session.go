@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/checkpoint"
@@ -219,7 +220,7 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	if err := checkpoint.Restore(files, force); err != nil {
 		return "", err
 	}
-	if err := st.MarkRestored(ctx, cp.ID, a.now()); err != nil {
+	if err := st.MarkRestored(ctx, cp.ID, time.Now()); err != nil {
 		return "", err
 	}
 	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", len(files), cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
