@@ -45,7 +45,7 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 	if !utf8.ValidString(in.OldString) || !utf8.ValidString(in.NewString) {
 		return Errorf("old_string and new_string must be valid UTF-8 text"), nil
 	}
-	defer env.lockPath(path)()
+	defer env.LockPath(path)()
 	cur, bad := loadExisting(env, path, NameEditTool)
 	if bad != nil {
 		return *bad, nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/odin-code/odin/internal/policy/sandbox"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 //go:embed exec.md

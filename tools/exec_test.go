@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/odin-code/odin/internal/policy/sandbox"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 func runCommand(t *testing.T, opts ExecuteCommandOptions, env *Env, in ExecuteCommandInput) (Result, CommandOutcome) {

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/odin-code/odin/internal/policy/sandbox"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 // TestMain lets the test binary act as the write sandbox's helper, which

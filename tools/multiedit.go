@@ -45,7 +45,7 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 	if len(in.Edits) == 0 {
 		return Errorf("edits is empty; give at least one edit."), nil
 	}
-	defer env.lockPath(path)()
+	defer env.LockPath(path)()
 	cur, bad := loadExisting(env, path, NameMultiEditTool)
 	if bad != nil {
 		return *bad, nil

@@ -5,16 +5,6 @@ import (
 	"encoding/json"
 )
 
-// Permission decides whether a tool call may run. Authorize returns nil to
-// allow it, an error satisfying IsDenied to refuse it (its text is shown to
-// the model, so it should say which rule refused and what would allow it),
-// or another error when deciding itself failed (a cancelled context while
-// waiting for the user). It may block while a human is asked; it must be
-// safe for concurrent use. internal/policy.Policy implements it.
-type Permission interface {
-	Authorize(ctx context.Context, env *Env, info Info, input json.RawMessage) error
-}
-
 // WithPermission runs p before every call of the tool. A denial becomes an
 // error Result with Denied set and the denial's text as output, so the
 // model can change course; any other error from p is returned as a Go

@@ -118,7 +118,7 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	}
 	// The stamp is of the whole file even for a partial read: write tools
 	// compare it against what is on disk.
-	env.recordStamp(path, FileStamp{Hash: page.hash, ModTime: info.ModTime(), Size: page.size})
+	recordStamp(env, path, FileStamp{Hash: page.hash, ModTime: info.ModTime(), Size: page.size})
 	return Result{Output: page.render()}, nil
 }
 
@@ -321,7 +321,7 @@ func describeBinary(env *Env, f *os.File, path string, info fs.FileInfo, head []
 		}
 		if _, err := f.Seek(0, io.SeekStart); err == nil {
 			if stamp, err := stampReader(f, info); err == nil {
-				env.recordStamp(path, stamp)
+				recordStamp(env, path, stamp)
 			}
 		}
 		return Result{Output: desc + ". ReadFile cannot show image content."}, nil
@@ -342,11 +342,11 @@ func stampReader(r io.Reader, info fs.FileInfo) (FileStamp, error) {
 }
 
 func recordRead(env *Env, path string, content []byte, info fs.FileInfo) {
-	env.recordStamp(path, StampOf(content, info.ModTime()))
+	recordStamp(env, path, StampOf(content, info.ModTime()))
 }
 
 // recordStamp notes a stamp in the agent's read state, if it has one.
-func (e *Env) recordStamp(path string, s FileStamp) {
+func recordStamp(e *Env, path string, s FileStamp) {
 	if e != nil && e.Reads != nil {
 		e.Reads.Record(path, s)
 	}

@@ -45,7 +45,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	if !utf8.ValidString(in.Content) {
 		return Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
 	}
-	defer env.lockPath(path)()
+	defer env.LockPath(path)()
 	cur, bad := loadExisting(env, path, "WriteFile")
 	if bad != nil {
 		return *bad, nil
@@ -141,7 +141,7 @@ func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Resu
 		return &r, nil
 	}
 	if info, err := os.Stat(path); err == nil {
-		env.recordStamp(path, StampOf(content, info.ModTime()))
+		recordStamp(env, path, StampOf(content, info.ModTime()))
 	}
 	return nil, nil
 }

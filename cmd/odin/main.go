@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/odin-code/odin/internal/policy/sandbox"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 // Exit codes.

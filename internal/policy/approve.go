@@ -12,7 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Decision is an answer to an approval request. Its values are the ones
@@ -62,7 +62,7 @@ type Request struct {
 	// Subject is what to show: the command as written or the resolved path.
 	Subject string
 	// Access is the access asked for a path.
-	Access tools.Access
+	Access tool.Access
 	// Findings are the reasons approval is needed; approving for the
 	// session remembers their keys.
 	Findings []Finding
@@ -194,7 +194,7 @@ func (m *Memory) granted(key string) bool {
 		return false
 	}
 	for dir := p; ; dir = filepath.Dir(dir) {
-		if m.keys[pathKey(tools.AccessWrite, dir)] || (access == string(tools.AccessRead) && m.keys[pathKey(tools.AccessRead, dir)]) {
+		if m.keys[pathKey(tool.AccessWrite, dir)] || (access == string(tool.AccessRead) && m.keys[pathKey(tool.AccessRead, dir)]) {
 			return true
 		}
 		if filepath.Dir(dir) == dir {

@@ -9,7 +9,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // redirect checks one redirection.
@@ -65,9 +65,9 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	if devPath(t.text) {
 		return
 	}
-	access := tools.AccessRead
+	access := tool.AccessRead
 	if write {
-		access = tools.AccessWrite
+		access = tool.AccessWrite
 	}
 	for _, cwd := range sc.cwds {
 		lexical := t.text
@@ -211,7 +211,7 @@ func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
 	if filepath.Clean(lexical) != resolved {
 		via = " (through " + filepath.Clean(lexical) + ")"
 	}
-	w.ask(RuleOutsideRoot, resolved, pathKey(tools.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+	w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 		subject, resolved, via, w.c.guard.root, RuleOutsideRoot, suggestDir(resolved)))
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // GuardOptions configure a Guard.
@@ -28,7 +28,7 @@ type GuardOptions struct {
 }
 
 // Guard resolves and authorises the paths tools touch; it implements
-// tools.PathGuard. A path is made absolute against the project root, its
+// tool.PathGuard. A path is made absolute against the project root, its
 // symlinks are resolved the way the kernel follows them (for a file that does
 // not exist yet: its nearest existing ancestor), and the result is tested
 // component-wise against the root and the additional directories, so
@@ -53,7 +53,7 @@ type Guard struct {
 	filter    *WriteFilter
 }
 
-var _ tools.PathGuard = (*Guard)(nil)
+var _ tool.PathGuard = (*Guard)(nil)
 
 // NewGuard returns a Guard for the project at root, which must exist.
 func NewGuard(root string, opts GuardOptions) (*Guard, error) {
@@ -125,10 +125,10 @@ func (g *Guard) WithFilter(f *WriteFilter) *Guard {
 	return &c
 }
 
-// Resolve implements tools.PathGuard: it returns the resolved absolute path,
+// Resolve implements tool.PathGuard: it returns the resolved absolute path,
 // asks the Approver for a path outside the allowed directories, and returns
 // a *Denial for a refused path or a plain error for a malformed one.
-func (g *Guard) Resolve(ctx context.Context, path string, access tools.Access) (string, error) {
+func (g *Guard) Resolve(ctx context.Context, path string, access tool.Access) (string, error) {
 	resolved, v, err := g.Check(path, access)
 	if err != nil {
 		return "", err
@@ -154,14 +154,14 @@ func (g *Guard) Resolve(ctx context.Context, path string, access tools.Access) (
 // Check classifies path for access without asking anyone. It returns the
 // resolved path and the verdict; the error is for malformed paths (empty,
 // NUL bytes, "~", unresolvable).
-func (g *Guard) Check(path string, access tools.Access) (string, Verdict, error) {
+func (g *Guard) Check(path string, access tool.Access) (string, Verdict, error) {
 	if strings.TrimSpace(path) == "" {
 		return "", Verdict{}, errors.New("empty path: give an absolute path inside the project")
 	}
 	if strings.HasPrefix(path, "~") {
 		return "", Verdict{}, fmt.Errorf("path %q: ~ is not expanded; give an absolute path", path)
 	}
-	if access != tools.AccessRead && access != tools.AccessWrite {
+	if access != tool.AccessRead && access != tool.AccessWrite {
 		return "", Verdict{}, fmt.Errorf("unknown access %q", access)
 	}
 	resolved, err := resolvePath(g.root, path)
@@ -177,9 +177,9 @@ func (g *Guard) Check(path string, access tools.Access) (string, Verdict, error)
 
 // classify decides access to resolved (reached from the cleaned absolute
 // lexical path) without asking anyone.
-func (g *Guard) classify(lexical, resolved string, access tools.Access) Verdict {
+func (g *Guard) classify(lexical, resolved string, access tool.Access) Verdict {
 	var v Verdict
-	if access == tools.AccessWrite {
+	if access == tool.AccessWrite {
 		for _, p := range []string{resolved, lexical} {
 			if why := g.protectedReason(p); why != "" {
 				v.add(Finding{Action: Deny, Rule: RuleProtected, Subject: p, Reason: why})
@@ -188,7 +188,7 @@ func (g *Guard) classify(lexical, resolved string, access tools.Access) Verdict 
 		}
 	}
 	base := g.container(resolved)
-	if access == tools.AccessWrite && g.filter != nil {
+	if access == tool.AccessWrite && g.filter != nil {
 		rel := strings.TrimPrefix(resolved, string(filepath.Separator))
 		if base != "" {
 			rel, _ = filepath.Rel(base, resolved)
@@ -291,6 +291,6 @@ func suggestDir(p string) string {
 }
 
 // pathKey is the approval-memory key of access to p.
-func pathKey(access tools.Access, p string) string {
+func pathKey(access tool.Access, p string) string {
 	return "path:" + string(access) + ":" + p
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/config"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Hook events.
@@ -116,13 +116,13 @@ type HooksOptions struct {
 //
 // Hooks from a project's odin.yaml must only be passed here once the project
 // is trusted (TrustStore). Hooks is immutable and safe for concurrent use;
-// it implements tools.HookRunner.
+// it implements tool.HookRunner.
 type Hooks struct {
 	byEvent map[string][]config.Hook
 	opts    HooksOptions
 }
 
-var _ tools.HookRunner = (*Hooks)(nil)
+var _ tool.HookRunner = (*Hooks)(nil)
 
 // NewHooks validates hooks (known event names, non-empty commands,
 // non-negative timeouts) and returns a runner.
@@ -222,26 +222,26 @@ func (h *Hooks) Run(ctx context.Context, in HookInput) HookResult {
 	return res
 }
 
-// PreToolUse implements tools.HookRunner.
-func (h *Hooks) PreToolUse(ctx context.Context, env *tools.Env, info tools.Info, input json.RawMessage) tools.HookVerdict {
+// PreToolUse implements tool.HookRunner.
+func (h *Hooks) PreToolUse(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) tool.HookVerdict {
 	if !h.Has(PreToolUse) {
-		return tools.HookVerdict{}
+		return tool.HookVerdict{}
 	}
 	in := toolHookInput(env, PreToolUse, info, input)
 	return verdictOf(h.Run(ctx, in))
 }
 
-// PostToolUse implements tools.HookRunner.
-func (h *Hooks) PostToolUse(ctx context.Context, env *tools.Env, info tools.Info, input json.RawMessage, r tools.Result) tools.HookVerdict {
+// PostToolUse implements tool.HookRunner.
+func (h *Hooks) PostToolUse(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage, r tool.Result) tool.HookVerdict {
 	if !h.Has(PostToolUse) {
-		return tools.HookVerdict{}
+		return tool.HookVerdict{}
 	}
 	in := toolHookInput(env, PostToolUse, info, input)
 	in.ToolResult = &HookToolResult{Output: r.Output, IsError: r.IsError, Files: r.Files}
 	return verdictOf(h.Run(ctx, in))
 }
 
-func toolHookInput(env *tools.Env, event string, info tools.Info, input json.RawMessage) HookInput {
+func toolHookInput(env *tool.Env, event string, info tool.Info, input json.RawMessage) HookInput {
 	in := HookInput{Event: event, ToolName: info.Name}
 	if json.Valid(input) {
 		in.ToolInput = input
@@ -255,8 +255,8 @@ func toolHookInput(env *tools.Env, event string, info tools.Info, input json.Raw
 	return in
 }
 
-func verdictOf(r HookResult) tools.HookVerdict {
-	return tools.HookVerdict{Block: r.Blocked, Message: r.Feedback, Context: r.Context, Warnings: r.Warnings}
+func verdictOf(r HookResult) tool.HookVerdict {
+	return tool.HookVerdict{Block: r.Blocked, Message: r.Feedback, Context: r.Context, Warnings: r.Warnings}
 }
 
 // contextEvent reports whether hook stdout reaches the model for event.

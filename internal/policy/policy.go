@@ -10,7 +10,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Options configure a session's Policy.
@@ -31,7 +31,7 @@ type Options struct {
 }
 
 // Policy is one session's permission policy: the path guard, the command
-// policy and the session's approval memory. It implements tools.Permission
+// policy and the session's approval memory. It implements tool.Permission
 // and is safe for concurrent use; every agent of the session shares it, so
 // a specialist never gets more than its session has.
 type Policy struct {
@@ -40,7 +40,7 @@ type Policy struct {
 	memory   *Memory
 }
 
-var _ tools.Permission = (*Policy)(nil)
+var _ tool.Permission = (*Policy)(nil)
 
 // New builds a session's Policy.
 func New(opts Options) (*Policy, error) {
@@ -64,36 +64,36 @@ func New(opts Options) (*Policy, error) {
 func (p *Policy) Guard() *Guard { return p.guard }
 
 // GuardFor returns the path guard for an agent instance, to put in its
-// tools.Env: the session's guard plus the agent's write filter.
+// tool.Env: the session's guard plus the agent's write filter.
 func (p *Policy) GuardFor(agent, taskID string) *Guard { return p.guard.ForAgent(agent, taskID) }
 
 // Memory is the session's approval memory.
 func (p *Policy) Memory() *Memory { return p.memory }
 
 // CheckCommand classifies command for env's agent and mode without asking.
-func (p *Policy) CheckCommand(env *tools.Env, command string) Verdict {
+func (p *Policy) CheckCommand(env *tool.Env, command string) Verdict {
 	return p.commands.WithGuard(p.GuardFor(env.Agent, env.AgentID)).Check(command, modeOf(env))
 }
 
-// Authorize implements tools.Permission. It enforces the mode by tool class
+// Authorize implements tool.Permission. It enforces the mode by tool class
 // (ask and plan modes write nothing but plan files under .odin/plans/, and
 // run only read-only commands), classifies ExecuteCommand's command, and
 // asks the session's approver when the verdict is Ask. It returns nil to
 // allow, a *Denial to refuse, or the approver's error (a cancelled
 // context). Paths of read and write tools are checked by the Guard inside
 // the tool, where the resolved path is used.
-func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info, input json.RawMessage) error {
+func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) error {
 	mode := modeOf(env)
 	switch info.Class {
-	case tools.ClassRead, tools.ClassWeb, tools.ClassSpawn:
+	case tool.ClassRead, tool.ClassWeb, tool.ClassSpawn:
 		return nil
-	case tools.ClassWrite:
+	case tool.ClassWrite:
 		if mode == messages.ModeEdit {
 			// The tool's guard checks the path again and asks when it must;
 			// refusing here already spares hooks and the tool a call that
 			// can never succeed (protected path, agent write filter).
 			if path := stringField(input, "file_path"); path != "" {
-				if resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tools.AccessWrite); err == nil && v.Action == Deny {
+				if resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tool.AccessWrite); err == nil && v.Action == Deny {
 					return denialOf(v, resolved, info.Name)
 				}
 			}
@@ -107,7 +107,7 @@ func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info,
 		return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf(
 			"Permission denied: %s changes files, and %s mode changes nothing (rule %s). Only plan mode may write, and only its plan file under .odin/plans/. Describe the change instead; only the user can switch to edit mode.",
 			info.Name, mode, RuleMode)}
-	case tools.ClassExecute:
+	case tool.ClassExecute:
 		command := stringField(input, "command")
 		if strings.TrimSpace(command) == "" {
 			if json.Valid(input) {
@@ -137,8 +137,8 @@ func (p *Policy) Authorize(ctx context.Context, env *tools.Env, info tools.Info,
 }
 
 // isPlanFile reports whether path resolves to a file under .odin/plans/.
-func (p *Policy) isPlanFile(env *tools.Env, path string) bool {
-	resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tools.AccessWrite)
+func (p *Policy) isPlanFile(env *tool.Env, path string) bool {
+	resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tool.AccessWrite)
 	if err != nil || v.Action != Allow {
 		return false
 	}
@@ -148,7 +148,7 @@ func (p *Policy) isPlanFile(env *tools.Env, path string) bool {
 
 // modeOf reads env's mode; anything unknown counts as ask mode, the most
 // restrictive.
-func modeOf(env *tools.Env) messages.Mode {
+func modeOf(env *tool.Env) messages.Mode {
 	if env == nil {
 		return messages.ModeAsk
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // argsAreData are commands whose arguments are printed or compared, never
@@ -492,7 +492,7 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 			continue // cd fails; the shell stays where it was
 		}
 		if w.c.guard.container(resolved) == "" {
-			w.ask(RuleOutsideRoot, resolved, pathKey(tools.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+			w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
 		}
 		next = append(next, resolved)
 	}

@@ -1,4 +1,4 @@
-package tools
+package tool
 
 import (
 	"context"
@@ -85,8 +85,8 @@ func (l *PathLocks) Lock(path string) (unlock func()) {
 	return mu.(*sync.Mutex).Unlock
 }
 
-// lockPath locks path when the Env has Locks, else does nothing.
-func (e *Env) lockPath(path string) (unlock func()) {
+// LockPath locks path when the Env has Locks, else does nothing.
+func (e *Env) LockPath(path string) (unlock func()) {
 	if e == nil || e.Locks == nil {
 		return func() {}
 	}

@@ -1,4 +1,4 @@
-package tools
+package tool
 
 import (
 	"context"
@@ -85,18 +85,18 @@ type typed[In any] struct {
 func New[In any](name string, class Class, description string, h Handler[In], opts ...Option) Tool {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
-		panic(fmt.Sprintf("tools: schema for %s: %v", name, err))
+		panic(fmt.Sprintf("tool: schema for %s: %v", name, err))
 	}
 	for _, o := range opts {
 		o(s)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		panic(fmt.Sprintf("tools: resolve schema for %s: %v", name, err))
+		panic(fmt.Sprintf("tool: resolve schema for %s: %v", name, err))
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("tools: marshal schema for %s: %v", name, err))
+		panic(fmt.Sprintf("tool: marshal schema for %s: %v", name, err))
 	}
 	return &typed[In]{
 		info:     Info{Name: name, Description: strings.TrimSpace(description), Class: class, Schema: raw},
