@@ -63,6 +63,7 @@ var contextLengthMarkers = []string{
 	"context window",
 	"maximum context",
 	"prompt is too long",
+	"input is too long",
 	"too many tokens",
 	"reduce the length",
 	"input tokens exceed",

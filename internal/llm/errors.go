@@ -17,7 +17,8 @@ const (
 	KindBadRequest    ErrorKind = "bad_request"    // other 4xx
 	KindServer        ErrorKind = "server"         // 5xx or an error object mid-stream
 	KindNetwork       ErrorKind = "network"        // connection refused, reset, stream cut
-	KindTimeout       ErrorKind = "timeout"        // the per-request timeout expired
+	KindTimeout       ErrorKind = "timeout"        // the request or idle timeout expired
+	KindBudget        ErrorKind = "budget"         // the call's overall budget ran out
 	KindBadResponse   ErrorKind = "bad_response"   // unparseable or empty response
 	KindCanceled      ErrorKind = "canceled"       // the caller's context was cancelled
 )

@@ -23,6 +23,12 @@ type ToolCall struct {
 	// Arguments is the JSON text exactly as the model produced it. It may be
 	// invalid JSON; callers report that back to the model as a tool error.
 	Arguments string `json:"arguments"`
+	// Extra holds the fields the provider sent on the call beyond index,
+	// id, type and function, as one JSON object (Gemini's
+	// extra_content.google.thought_signature, for instance). It is opaque
+	// to Odin and sent back verbatim on the call in later requests: some
+	// providers reject a follow-up whose calls lost them.
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // Message is one entry of the conversation sent to the model.

@@ -21,6 +21,8 @@ import (
 const (
 	DefaultBaseURL       = "https://api.openai.com/v1"
 	DefaultTimeout       = 5 * time.Minute
+	DefaultIdleTimeout   = 90 * time.Second
+	DefaultBudget        = 15 * time.Minute
 	DefaultMaxRetries    = 4
 	DefaultBackoffBase   = 500 * time.Millisecond
 	DefaultBackoffMax    = 30 * time.Second
@@ -46,6 +48,18 @@ type OpenAIOptions struct {
 	APIKey string
 	// Timeout bounds one attempt, streaming included. Negative disables it.
 	Timeout time.Duration
+	// IdleTimeout bounds the silence of one attempt: from sending the
+	// request to the first byte of the answer, and between two reads of
+	// the stream. A stalled stream fails after it instead of after
+	// Timeout. Negative disables it.
+	IdleTimeout time.Duration
+	// Budget bounds the whole call: every attempt and every wait between
+	// them. When it runs out the call fails without another retry.
+	// Negative disables it.
+	Budget time.Duration
+	// Provider names the provider in error messages, so that a timeout
+	// names the config key that changes it (providers.<Provider>.timeout).
+	Provider string
 	// MaxRetries is how many times a retryable failure is retried after
 	// the first attempt; 0 (or less) means never, so that a configured
 	// max_retries: 0 is honoured. Pass DefaultMaxRetries for the default.
@@ -94,6 +108,15 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.Budget == 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.Provider == "" {
+		opts.Provider = "<name>"
 	}
 	opts.MaxRetries = max(opts.MaxRetries, 0)
 	if opts.BackoffBase <= 0 {
@@ -176,11 +199,21 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
 	}
+	// bctx carries the budget; ctx stays the caller's, so that running out
+	// of budget is told apart from being cancelled.
+	bctx, cancel := ctx, context.CancelFunc(func() {})
+	if c.opts.Budget > 0 {
+		bctx, cancel = context.WithTimeoutCause(ctx, c.opts.Budget, errBudget)
+	}
+	defer cancel()
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return nil, canceled(err, attempt-1)
 		}
-		resp, err := c.attempt(ctx, &req, params, onEvent)
+		if bctx.Err() != nil {
+			return nil, c.budgetError(attempt-1, nil)
+		}
+		resp, err := c.attempt(bctx, &req, params, onEvent)
 		if err == nil {
 			return resp, nil
 		}
@@ -189,6 +222,9 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			e = &Error{Kind: KindNetwork, Message: err.Error(), Err: err}
 		}
 		e.Attempts = attempt
+		if ctx.Err() == nil && bctx.Err() != nil {
+			return nil, c.budgetError(attempt, e)
+		}
 		if e.Kind == KindCanceled || !e.Retryable() || attempt > c.opts.MaxRetries {
 			return nil, e
 		}
@@ -200,10 +236,30 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			wait = e.RetryAfter
 		}
 		onEvent(Event{Kind: EventRetry, Retry: &RetryInfo{Attempt: attempt, Wait: wait.Milliseconds(), Err: e}})
-		if err := c.opts.Sleep(ctx, wait); err != nil {
+		if err := c.opts.Sleep(bctx, wait); err != nil {
+			if ctx.Err() == nil && bctx.Err() != nil {
+				return nil, c.budgetError(attempt, e)
+			}
 			return nil, canceled(ctx.Err(), attempt)
 		}
 	}
+}
+
+// Causes of an attempt's or a call's context ending, told apart from the
+// caller's cancellation by context.Cause.
+var (
+	errIdle   = errors.New("llm: idle timeout")
+	errBudget = errors.New("llm: budget exhausted")
+)
+
+// budgetError is the failure of a call whose budget ran out; last is the
+// error of the last attempt, if any.
+func (c *OpenAI) budgetError(attempts int, last *Error) *Error {
+	msg := fmt.Sprintf("gave up after %s, the call's budget (providers.%s.budget)", c.opts.Budget, c.opts.Provider)
+	if last != nil && last.Kind != KindCanceled && !errors.Is(last.Err, errBudget) {
+		msg += "; last error: " + last.Error()
+	}
+	return &Error{Kind: KindBudget, Message: msg, Attempts: attempts, Err: errBudget}
 }
 
 // backoff is the jittered exponential wait after the given failed attempt:
@@ -232,6 +288,12 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 		actx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
 	}
 	defer cancel()
+	// The idle timer cancels the attempt with errIdle when nothing arrives
+	// for IdleTimeout: before the response headers or between two reads.
+	actx, cancelIdle := context.WithCancelCause(actx)
+	defer cancelIdle(nil)
+	idle := newIdleTimer(c.opts.IdleTimeout, func() { cancelIdle(errIdle) })
+	defer idle.stop()
 
 	ro := []option.RequestOption{option.WithJSONSet("stream", true)}
 	if req.Agent != "" {
@@ -246,6 +308,7 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 		return nil, c.requestError(ctx, actx, raw, err)
 	}
 	defer func() { _ = raw.Body.Close() }()
+	raw.Body = idle.reader(raw.Body)
 
 	acc := newAccumulator(onEvent)
 	mt, _, _ := mime.ParseMediaType(raw.Header.Get("Content-Type"))
@@ -334,9 +397,23 @@ func (c *OpenAI) requestError(ctx, actx context.Context, raw *http.Response, err
 		}
 	}
 	if actx.Err() != nil {
-		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("no response within %s", c.opts.Timeout), Err: actx.Err()}
+		return c.timeoutError(actx, "no response")
 	}
 	return &Error{Kind: KindNetwork, Message: err.Error(), Err: err}
+}
+
+// timeoutError says which limit ended the attempt and which key sets it.
+func (c *OpenAI) timeoutError(actx context.Context, what string) *Error {
+	switch context.Cause(actx) {
+	case errIdle:
+		return &Error{Kind: KindTimeout, Err: errIdle, Message: fmt.Sprintf(
+			"%s: the provider sent nothing for %s (idle timeout, providers.%s.idle_timeout)", what, c.opts.IdleTimeout, c.opts.Provider)}
+	case errBudget:
+		return &Error{Kind: KindBudget, Err: errBudget, Message: fmt.Sprintf(
+			"%s: gave up after %s, the call's budget (providers.%s.budget)", what, c.opts.Budget, c.opts.Provider)}
+	}
+	return &Error{Kind: KindTimeout, Err: actx.Err(), Message: fmt.Sprintf(
+		"%s within %s (request timeout, providers.%s.timeout)", what, c.opts.Timeout, c.opts.Provider)}
 }
 
 // readError classifies a failure while reading the stream.
@@ -345,7 +422,49 @@ func (c *OpenAI) readError(ctx, actx context.Context, err error) *Error {
 	case ctx.Err() != nil:
 		return canceled(ctx.Err(), 0)
 	case actx.Err() != nil:
-		return &Error{Kind: KindTimeout, Message: fmt.Sprintf("response not finished within %s", c.opts.Timeout), Err: actx.Err()}
+		return c.timeoutError(actx, "response not finished")
 	}
 	return &Error{Kind: KindNetwork, Message: "stream ended before the response finished (" + err.Error() + ")", Err: err}
+}
+
+// idleTimer fires when no read returned data for d; a nil timer (d <= 0)
+// never fires.
+type idleTimer struct {
+	d time.Duration
+	t *time.Timer
+}
+
+func newIdleTimer(d time.Duration, fire func()) *idleTimer {
+	if d <= 0 {
+		return &idleTimer{}
+	}
+	return &idleTimer{d: d, t: time.AfterFunc(d, fire)}
+}
+
+func (t *idleTimer) stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
+
+// reader returns body with every read that returns data restarting the
+// timer. SSE comments count: a keep-alive is a sign of life.
+func (t *idleTimer) reader(body io.ReadCloser) io.ReadCloser {
+	if t.t == nil {
+		return body
+	}
+	return &idleReader{ReadCloser: body, t: t}
+}
+
+type idleReader struct {
+	io.ReadCloser
+	t *idleTimer
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if n > 0 {
+		r.t.t.Reset(r.t.d)
+	}
+	return n, err
 }

@@ -184,9 +184,10 @@ func TestQuirks(t *testing.T) {
 			if diff := cmp.Diff(&tt.want, got); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
-			// The events tell the same story as the response.
-			if s := ev.textSince(llm.EventText); s != got.Text {
-				t.Errorf("text events = %q, response text %q", s, got.Text)
+			// The events tell the same story as the response; a refusal
+			// is streamed as text, since it is the answer the user sees.
+			if s := ev.textSince(llm.EventText); s != got.Refusal+got.Text {
+				t.Errorf("text events = %q, response refusal+text %q", s, got.Refusal+got.Text)
 			}
 			if s := ev.textSince(llm.EventReasoning); s != got.Reasoning {
 				t.Errorf("reasoning events = %q, response reasoning %q", s, got.Reasoning)

@@ -19,6 +19,11 @@ type wireChunk struct {
 	Choices []wireChoice    `json:"choices"`
 	Usage   *wireUsage      `json:"usage"`
 	Error   json.RawMessage `json:"error"`
+	// Object is "error" when vLLM (and servers built like it) report a
+	// failure inside a 200 stream: the error's fields are then the chunk's
+	// own, and [DONE] usually follows as if the answer were complete.
+	Object  string `json:"object"`
+	Message string `json:"message"`
 }
 
 type wireChoice struct {
@@ -34,15 +39,70 @@ type wireDelta struct {
 	ReasoningContent *string         `json:"reasoning_content"`
 	Refusal          *string         `json:"refusal"`
 	ToolCalls        []wireToolCall  `json:"tool_calls"`
+	// FunctionCall is the legacy (pre-tools) single call format, still
+	// streamed by older Azure deployments and some relays.
+	FunctionCall *wireFunction `json:"function_call"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 type wireToolCall struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+	Index    *int         `json:"index"`
+	ID       string       `json:"id"`
+	Function wireFunction `json:"function"`
+	// extra holds the call's other fields (not index, id, type, function).
+	extra map[string]json.RawMessage
+}
+
+// UnmarshalJSON keeps the fields Odin does not know, so that a provider's
+// opaque additions to a call can be sent back with it.
+func (w *wireToolCall) UnmarshalJSON(b []byte) error {
+	type plain wireToolCall
+	if err := json.Unmarshal(b, (*plain)(w)); err != nil {
+		return err
+	}
+	// The common case has only the four known keys: skip the second decode.
+	if countKeys(b) <= 4 {
+		return nil
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for _, k := range []string{"index", "id", "type", "function"} {
+		delete(all, k)
+	}
+	if len(all) > 0 {
+		w.extra = all
+	}
+	return nil
+}
+
+// countKeys counts the keys of the JSON object b without decoding it.
+func countKeys(b []byte) int {
+	depth, n := 0, 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr && c == '\\':
+			esc = true
+		case c == '"':
+			inStr = !inStr
+		case inStr:
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ':' && depth == 1:
+			n++
+		}
+	}
+	return n
 }
 
 // tokenCount accepts an integer, a float (some routers send 12.0) or null.
@@ -126,7 +186,15 @@ type callAcc struct {
 	synthetic bool // id made up locally because the provider sent none
 	name      string
 	args      strings.Builder
+	extra     map[string]json.RawMessage
 	announced bool
+}
+
+// argsComplete reports whether the call's arguments so far are a whole JSON
+// value: a later fragment cannot belong to it.
+func (c *callAcc) argsComplete() bool {
+	s := strings.TrimSpace(c.args.String())
+	return s != "" && json.Valid([]byte(s))
 }
 
 func newAccumulator(onEvent func(Event)) *accumulator {
@@ -145,6 +213,9 @@ func (a *accumulator) chunk(data []byte) error {
 	}
 	if len(c.Error) > 0 && !bytes.Equal(c.Error, []byte("null")) {
 		return streamError(c.Error)
+	}
+	if c.Object == "error" {
+		return streamError(data)
 	}
 	if a.model == "" {
 		a.model = c.Model
@@ -198,11 +269,19 @@ func (a *accumulator) delta(d *wireDelta) error {
 	if err := a.content(d.Content); err != nil {
 		return err
 	}
-	if d.Refusal != nil {
+	if d.Refusal != nil && *d.Refusal != "" {
+		// A refusal is the answer the user gets: it is streamed like text
+		// (front ends print text deltas) and kept apart in Response.Refusal.
 		a.refusal.WriteString(*d.Refusal)
+		a.onEvent(Event{Kind: EventText, Text: *d.Refusal})
 	}
 	for i := range d.ToolCalls {
 		a.toolCall(&d.ToolCalls[i])
+	}
+	if f := d.FunctionCall; f != nil && (f.Name != "" || f.Arguments != "") {
+		// The legacy format has one call per message and no id or index:
+		// it is the no-index path of a tool call.
+		a.toolCall(&wireToolCall{Function: *f})
 	}
 	return nil
 }
@@ -278,19 +357,25 @@ func thinkingText(raw json.RawMessage) string {
 }
 
 // toolCall folds one tool-call delta. Calls are matched by index when the
-// provider sends one (any base, any order); without an index (Mistral) by id,
-// else the delta continues the last call. Empty ids and names on
-// continuation deltas never overwrite what came first.
+// provider sends one (any base, any order); without an index (Mistral, the
+// legacy function_call) by id, else the delta continues the last call.
+// Empty ids and names on continuation deltas never overwrite what came
+// first. Relays get indexes wrong in two ways handled here: a second call
+// under an index already used (a new id, or a new name once the first
+// call's arguments are whole, starts a new call rather than merging), and a
+// continuation fragment (no id, no name) under an index never seen, which
+// continues the last call while that call's arguments are unfinished.
 func (a *accumulator) toolCall(tc *wireToolCall) {
 	var c *callAcc
 	if tc.Index != nil {
 		if pos, ok := a.byIndex[*tc.Index]; ok {
 			c = a.calls[pos]
-			// Some providers number every call 0; a different id at a
-			// known index is a new call, not a continuation.
-			if tc.ID != "" && c.id != "" && !c.synthetic && tc.ID != c.id {
+			if startsNewCall(c, tc) {
 				c = nil
 			}
+		} else if tc.ID == "" && tc.Function.Name == "" && len(a.calls) > 0 && !a.calls[len(a.calls)-1].argsComplete() {
+			c = a.calls[len(a.calls)-1]
+			a.byIndex[*tc.Index] = len(a.calls) - 1
 		}
 		if c == nil {
 			c = a.newCall()
@@ -306,6 +391,9 @@ func (a *accumulator) toolCall(tc *wireToolCall) {
 			}
 		} else if len(a.calls) > 0 {
 			c = a.calls[len(a.calls)-1]
+			if startsNewCall(c, tc) {
+				c = nil
+			}
 		}
 		if c == nil {
 			c = a.newCall()
@@ -318,6 +406,14 @@ func (a *accumulator) toolCall(tc *wireToolCall) {
 		c.name = tc.Function.Name
 	}
 	c.args.WriteString(tc.Function.Arguments)
+	if len(tc.extra) > 0 {
+		if c.extra == nil {
+			c.extra = map[string]json.RawMessage{}
+		}
+		for k, v := range tc.extra {
+			c.extra[k] = v
+		}
+	}
 	if !c.announced && c.name != "" {
 		c.announced = true
 		if c.id == "" {
@@ -325,6 +421,21 @@ func (a *accumulator) toolCall(tc *wireToolCall) {
 		}
 		a.onEvent(Event{Kind: EventToolCall, ToolCall: &ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()}})
 	}
+}
+
+// startsNewCall reports whether delta tc, matched to call c by its index
+// (or, without an index, by being last), is in fact the start of another
+// call: it carries an id different from c's real one, or, without an id, a
+// name while c is already named and its arguments are whole. A bare repeat
+// of c's name with no arguments is a trailing delta, not a call.
+func startsNewCall(c *callAcc, tc *wireToolCall) bool {
+	if tc.ID != "" {
+		return c.id != "" && !c.synthetic && tc.ID != c.id
+	}
+	if tc.Function.Name == "" || c.name == "" || !c.argsComplete() {
+		return false
+	}
+	return !(tc.Function.Name == c.name && tc.Function.Arguments == "")
 }
 
 func (a *accumulator) newCall() *callAcc {
@@ -359,7 +470,14 @@ func (a *accumulator) response(req *Request) (*Response, error) {
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		r.ToolCalls = append(r.ToolCalls, ToolCall{ID: c.id, Name: c.name, Arguments: args})
+		tc := ToolCall{ID: c.id, Name: c.name, Arguments: args}
+		if len(c.extra) > 0 {
+			// Map keys marshal sorted, so the bytes are stable.
+			if b, err := json.Marshal(c.extra); err == nil {
+				tc.Extra = b
+			}
+		}
+		r.ToolCalls = append(r.ToolCalls, tc)
 	}
 	r.FinishReason = normalizeFinish(a.finish, len(r.ToolCalls) > 0)
 	switch {

@@ -70,20 +70,47 @@ func wireMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 			a.Content.OfString = param.NewOpt(m.Content)
 		}
 		for _, tc := range m.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID: tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-						Name:      tc.Name,
-						Arguments: wireArguments(tc.Arguments),
-					},
+			fn := &openai.ChatCompletionMessageFunctionToolCallParam{
+				ID: tc.ID,
+				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+					Name:      tc.Name,
+					Arguments: wireArguments(tc.Arguments),
 				},
-			})
+			}
+			if extra := callExtra(tc.Extra); extra != nil {
+				fn.SetExtraFields(extra)
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: fn})
 		}
 		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	default:
 		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 	}
+}
+
+// callExtra decodes a call's opaque provider fields for sending back. The
+// known keys are dropped so that stored junk can never replace the call's
+// id or function; anything that is not a JSON object is ignored.
+func callExtra(raw json.RawMessage) map[string]any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch k {
+		case "index", "id", "type", "function":
+			continue
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // wireArguments returns the arguments of a past tool call as sent back to

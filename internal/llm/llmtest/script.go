@@ -87,6 +87,14 @@ type Step struct {
 	// ErrorMidstream sends an error object instead of the finish chunk
 	// (after CutAfter events when that is set) and ends the stream.
 	ErrorMidstream bool `json:"error_midstream,omitempty"`
+	// ErrorFormat is the shape of the ErrorMidstream error: "" sends
+	// {"error": {...}} and ends the stream (OpenAI); "object" sends the
+	// error's fields at the top level with "object": "error" and then
+	// [DONE], as vLLM does, so the stream looks finished.
+	ErrorFormat string `json:"error_format,omitempty"`
+	// StallAfter stops sending after this many SSE data events and keeps
+	// the connection open, silent, until the client gives up.
+	StallAfter int `json:"stall_after,omitempty"`
 	// NoDone omits the final "data: [DONE]".
 	NoDone bool `json:"no_done,omitempty"`
 	// Quirks reproduce the stream shapes of real providers.
@@ -101,6 +109,12 @@ type ToolCall struct {
 	// Arguments: an object is sent as its JSON encoding; a string is sent
 	// verbatim, so a test can send invalid JSON. Absent means {}.
 	Arguments Arguments `json:"arguments,omitzero"`
+	// Extra are fields sent on the call's first delta next to id and
+	// function, e.g. {extra_content: {google: {thought_signature: s}}}
+	// (Gemini). The server then requires every later request that
+	// replays the call to carry them back unchanged, answering 400 like
+	// Gemini does otherwise.
+	Extra map[string]any `json:"extra,omitempty"`
 }
 
 // ErrorBody is an OpenAI-style error object.
@@ -164,6 +178,17 @@ type Quirks struct {
 	Choices int `json:"choices,omitempty"`
 	// NullContent sends content: null next to reasoning and tool deltas.
 	NullContent bool `json:"null_content,omitempty"`
+	// LegacyFunctionCall sends calls as delta.function_call (no id, no
+	// index) with finish_reason "function_call", the pre-tools format.
+	LegacyFunctionCall bool `json:"legacy_function_call,omitempty"`
+	// ReuseIndex sends every call under the same index (IndexBase), as
+	// some relays do.
+	ReuseIndex bool `json:"reuse_index,omitempty"`
+	// NoCallID sends calls without an id.
+	NoCallID bool `json:"no_call_id,omitempty"`
+	// ContinuationOtherIndex sends each call's argument fragments after
+	// the first under the next index, as broken relays do.
+	ContinuationOtherIndex bool `json:"continuation_other_index,omitempty"`
 }
 
 // UnmarshalJSON accepts an object or a list of quirk names and objects.
@@ -422,8 +447,14 @@ func (s *Script) Validate() error {
 			if st.Status != 0 && (st.Status < 400 || st.Status > 599) {
 				errs = append(errs, fmt.Errorf("%s: status %d is not an HTTP error status", where, st.Status))
 			}
-			if st.ChunkSize < 0 || st.CutAfter < 0 {
-				errs = append(errs, fmt.Errorf("%s: chunk_size and cut_after must not be negative", where))
+			if st.ChunkSize < 0 || st.CutAfter < 0 || st.StallAfter < 0 {
+				errs = append(errs, fmt.Errorf("%s: chunk_size, cut_after and stall_after must not be negative", where))
+			}
+			if st.ErrorFormat != "" && st.ErrorFormat != "object" {
+				errs = append(errs, fmt.Errorf("%s: error_format %q is not \"\" or \"object\"", where, st.ErrorFormat))
+			}
+			if st.Quirks.LegacyFunctionCall && len(st.ToolCalls) > 1 {
+				errs = append(errs, fmt.Errorf("%s: legacy_function_call carries one call, not %d", where, len(st.ToolCalls)))
 			}
 			for j, tc := range st.ToolCalls {
 				if tc.Name == "" {

@@ -166,6 +166,9 @@ type Server struct {
 	requests  []Request
 	inFlight  int
 	maxFlight int
+	// extras are the extra fields served on tool calls, by call id, as
+	// canonical JSON: a request replaying the call must carry them back.
+	extras map[string]string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -329,6 +332,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := rec.Body
+	if msg := s.missingExtras(raw); msg != "" {
+		record()
+		s.logf("%s: %s", agent, msg)
+		writeError(w, http.StatusBadRequest, ErrorBody{Message: msg, Type: "invalid_request_error", Code: "INVALID_ARGUMENT"})
+		return
+	}
 	msgs := body.LLMMessages()
 	pool, idx, st, ok := s.book.take(agent, lastTurnTexts(msgs))
 	rec.Pool, rec.Step = pool, idx
@@ -364,6 +373,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
 	}
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
+	s.rememberExtras(t)
 	if !body.Stream {
 		switch {
 		case st.ErrorMidstream:
@@ -412,6 +422,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 	flusher, _ := w.(http.Flusher)
 	rc := http.NewResponseController(w)
 
+	stall := t.step.StallAfter
 	cut := t.step.CutAfter
 	if t.step.ErrorMidstream {
 		cut = 0 // the error event already ends the stream there
@@ -439,6 +450,15 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 		}
 		if ev.data != nil {
 			data++
+			if stall > 0 && data >= stall {
+				// Silence with the connection open: only the client's
+				// own timeout (or the server closing) ends it.
+				select {
+				case <-ctx.Done():
+				case <-s.stop:
+				}
+				return
+			}
 			if cut > 0 && data >= cut {
 				// Drop the connection the way a crashed proxy would: no
 				// finish, no [DONE], no clean end of the chunked body.
@@ -447,6 +467,71 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 			}
 		}
 	}
+}
+
+// rememberExtras records the extra fields the turn serves on its calls.
+func (s *Server) rememberExtras(t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, tc := range t.calls {
+		if len(t.extras[i]) == 0 {
+			continue
+		}
+		if s.extras == nil {
+			s.extras = map[string]string{}
+		}
+		s.extras[tc.ID] = canonical(t.extras[i])
+	}
+}
+
+// missingExtras checks that every replayed tool call the server served
+// with extra fields carries them back unchanged, as Gemini requires of its
+// thought signatures; it returns the complaint, or "".
+func (s *Server) missingExtras(raw []byte) string {
+	s.mu.Lock()
+	want := s.extras
+	s.mu.Unlock()
+	if len(want) == 0 {
+		return ""
+	}
+	var body struct {
+		Messages []struct {
+			ToolCalls []map[string]json.RawMessage `json:"tool_calls"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(raw, &body) != nil {
+		return ""
+	}
+	for _, m := range body.Messages {
+		for _, tc := range m.ToolCalls {
+			var id string
+			_ = json.Unmarshal(tc["id"], &id)
+			w, ok := want[id]
+			if !ok {
+				continue
+			}
+			got := map[string]any{}
+			for k, v := range tc {
+				switch k {
+				case "id", "type", "function", "index":
+					continue
+				}
+				var x any
+				_ = json.Unmarshal(v, &x)
+				got[k] = x
+			}
+			if canonical(got) != w {
+				return fmt.Sprintf("llmtest: function call %s is missing its extra fields (thought_signature): want %s, got %s", id, w, canonical(got))
+			}
+		}
+	}
+	return ""
+}
+
+// canonical encodes v with sorted keys, so equal values compare equal.
+func canonical(v map[string]any) string {
+	b, _ := json.Marshal(jsonable(v))
+	return string(b)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -22,7 +22,9 @@ type turn struct {
 	model string
 	id    string // completion id
 	calls []llm.ToolCall
-	usage llm.Usage
+	// extras are the scripted extra fields of each call, by position.
+	extras []map[string]any
+	usage  llm.Usage
 	// includeUsage is whether the request asked for a usage chunk.
 	includeUsage bool
 	created      int64
@@ -36,6 +38,7 @@ func newTurn(st Step, model, pool string, idx int, created int64, prompt int64, 
 			id = fmt.Sprintf("call_%s_%d_%d", pool, idx, n)
 		}
 		t.calls = append(t.calls, llm.ToolCall{ID: id, Name: tc.Name, Arguments: tc.Arguments.String()})
+		t.extras = append(t.extras, tc.Extra)
 	}
 	if st.Usage != nil {
 		t.usage = *st.Usage
@@ -57,6 +60,8 @@ func (t *turn) finishReason() string {
 	switch {
 	case t.step.FinishReason != "":
 		return t.step.FinishReason
+	case len(t.calls) > 0 && t.step.Quirks.LegacyFunctionCall:
+		return "function_call"
 	case len(t.calls) > 0 && !t.step.Quirks.StopWithTools:
 		return "tool_calls"
 	}
@@ -143,7 +148,14 @@ func (t *turn) events() []sseEvent {
 		if n := t.step.CutAfter; n > 0 {
 			out = keepData(out, n)
 		}
-		return append(out, dataEvent(obj{"error": t.errorBody(http.StatusInternalServerError)}))
+		e := t.errorBody(http.StatusInternalServerError)
+		if t.step.ErrorFormat == "object" {
+			// vLLM: the error is the chunk, with a numeric code, and the
+			// stream still ends with [DONE].
+			out = append(out, dataEvent(obj{"object": "error", "message": e.Message, "type": e.Type, "param": nil, "code": http.StatusInternalServerError}))
+			return append(out, sseEvent{data: []byte("[DONE]")})
+		}
+		return append(out, dataEvent(obj{"error": e}))
 	}
 
 	finish := t.finishReason()
@@ -264,16 +276,37 @@ func (t *turn) deltas() []obj {
 		}
 	}
 	for i, tc := range t.calls {
+		if q.LegacyFunctionCall {
+			out = append(out, legacyDeltas(tc, t.chunkSize())...)
+			continue
+		}
 		out = append(out, t.callDeltas(i, tc)...)
+	}
+	return out
+}
+
+// legacyDeltas stream a call in the pre-tools function_call format.
+func legacyDeltas(tc llm.ToolCall, n int) []obj {
+	out := []obj{{"content": nil, "function_call": obj{"name": tc.Name, "arguments": ""}}}
+	for _, p := range pieces(tc.Arguments, n) {
+		out = append(out, obj{"function_call": obj{"arguments": p}})
 	}
 	return out
 }
 
 func (t *turn) callDeltas(i int, tc llm.ToolCall) []obj {
 	q := t.step.Quirks
+	index := q.IndexBase + i
+	if q.ReuseIndex {
+		index = q.IndexBase
+	}
+	fragments := 0
 	wrap := func(call obj) obj {
 		if !q.NoIndex {
-			call["index"] = q.IndexBase + i
+			call["index"] = index
+			if q.ContinuationOtherIndex && fragments > 1 {
+				call["index"] = index + 1
+			}
 		}
 		d := obj{"tool_calls": []any{call}}
 		if q.NullContent {
@@ -287,8 +320,14 @@ func (t *turn) callDeltas(i int, tc llm.ToolCall) []obj {
 			fn["arguments"] = *args
 		}
 		c := obj{"id": tc.ID, "function": fn}
+		if q.NoCallID {
+			delete(c, "id")
+		}
 		if !q.NoIndex {
 			c["type"] = "function"
+		}
+		for k, v := range t.extras[i] {
+			c[k] = v
 		}
 		return c
 	}
@@ -304,6 +343,7 @@ func (t *turn) callDeltas(i int, tc llm.ToolCall) []obj {
 		out = append(out, wrap(head(&empty)))
 	}
 	for _, p := range pieces(args, t.chunkSize()) {
+		fragments++
 		var c obj
 		switch {
 		case q.RepeatID:
