@@ -174,7 +174,7 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 			sm.Parts = append(sm.Parts, store.TextPart{Text: m.Content})
 		}
 		for _, c := range m.ToolCalls {
-			sm.Parts = append(sm.Parts, store.ToolCallPart{ID: c.ID, Name: c.Name, Input: c.Arguments, Finished: true})
+			sm.Parts = append(sm.Parts, store.ToolCallPart{ID: c.ID, Name: c.Name, Input: c.Arguments, Finished: true, Extra: string(c.Extra)})
 		}
 		if finish != "" {
 			sm.Parts = append(sm.Parts, store.FinishPart{Reason: finish, Time: at})

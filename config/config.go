@@ -63,6 +63,15 @@ type Provider struct {
 	// Timeout bounds one request, streaming included. Default 5m (for every
 	// provider).
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// IdleTimeout bounds the provider's silence within one request: the
+	// wait for the first byte and the gap between two bytes of the stream.
+	// A stalled stream fails (and is retried) after it rather than after
+	// timeout. Default 90s (for every provider; 0 also means 90s).
+	IdleTimeout time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+	// Budget bounds one model call as a whole: every attempt and every wait
+	// between retries. When it runs out the call fails without another
+	// retry. Default 15m (for every provider; 0 also means 15m).
+	Budget time.Duration `mapstructure:"budget" yaml:"budget"`
 	// MaxRetries is how many times a failed request (429, 5xx, network) is
 	// retried. Default 4 (for every provider); 0 disables retries.
 	MaxRetries int `mapstructure:"max_retries" yaml:"max_retries"`

@@ -66,10 +66,12 @@ func Default() *Config {
 		Provider: DefaultProvider,
 		Providers: map[string]Provider{
 			DefaultProvider: {
-				BaseURL:    OpenAIBaseURL,
-				APIKeyEnv:  "OPENAI_API_KEY",
-				Timeout:    5 * time.Minute,
-				MaxRetries: 4,
+				BaseURL:     OpenAIBaseURL,
+				APIKeyEnv:   "OPENAI_API_KEY",
+				Timeout:     5 * time.Minute,
+				IdleTimeout: 90 * time.Second,
+				Budget:      15 * time.Minute,
+				MaxRetries:  4,
 			},
 		},
 		Models:    Models{Main: "gpt-4o", Small: "gpt-4o-mini"},
@@ -127,5 +129,5 @@ func defaultModelInfo() map[string]ModelInfo {
 // its name: a provider declared with only a base_url still gets a timeout
 // and retries. They sit in the defaults layer, so any file value wins.
 func entryDefaults() (Provider, ModelInfo) {
-	return Provider{Timeout: 5 * time.Minute, MaxRetries: 4}, ModelInfo{ContextWindow: DefaultContextWindow}
+	return Provider{Timeout: 5 * time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 4}, ModelInfo{ContextWindow: DefaultContextWindow}
 }

@@ -145,7 +145,7 @@ func TestLayersMergeMappingsAndReplaceLists(t *testing.T) {
 			t.Errorf("Origin(%s) = %q, want %q", key, got, want)
 		}
 	}
-	want := Provider{BaseURL: OpenAIBaseURL, APIKeyEnv: "OPENAI_API_KEY", Timeout: time.Minute, MaxRetries: 1}
+	want := Provider{BaseURL: OpenAIBaseURL, APIKeyEnv: "OPENAI_API_KEY", Timeout: time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 1}
 	if diff := cmp.Diff(want, cfg.Providers["openai"], cmpConfig); diff != "" {
 		t.Errorf("providers.openai (-want +got):\n%s", diff)
 	}
@@ -174,7 +174,7 @@ hooks:
 		- command: "true"
 `)
 	cfg, _ := f.load(t, nil, nil)
-	if diff := cmp.Diff(Provider{BaseURL: "http://localhost:8080/v1", Timeout: 5 * time.Minute, MaxRetries: 4}, cfg.Providers["local"], cmpConfig); diff != "" {
+	if diff := cmp.Diff(Provider{BaseURL: "http://localhost:8080/v1", Timeout: 5 * time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 4}, cfg.Providers["local"], cmpConfig); diff != "" {
 		t.Errorf("providers.local (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(ModelInfo{ContextWindow: DefaultContextWindow, MaxOutput: 100}, cfg.ModelInfo["my-model"]); diff != "" {

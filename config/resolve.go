@@ -17,10 +17,12 @@ type ResolvedProvider struct {
 	Name    string
 	BaseURL string
 	// APIKey is the value of $APIKeyEnv; empty for servers that need none.
-	APIKey     string
-	APIKeyEnv  string
-	Timeout    time.Duration
-	MaxRetries int
+	APIKey      string
+	APIKeyEnv   string
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+	Budget      time.Duration
+	MaxRetries  int
 	// Headers is a copy; the caller may keep it.
 	Headers map[string]string
 }
@@ -75,13 +77,15 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		ID:           id,
 		ProviderName: name,
 		Provider: ResolvedProvider{
-			Name:       name,
-			BaseURL:    p.BaseURL,
-			APIKey:     c.APIKey(name),
-			APIKeyEnv:  p.APIKeyEnv,
-			Timeout:    p.Timeout,
-			MaxRetries: p.MaxRetries,
-			Headers:    maps.Clone(p.Headers),
+			Name:        name,
+			BaseURL:     p.BaseURL,
+			APIKey:      c.APIKey(name),
+			APIKeyEnv:   p.APIKeyEnv,
+			Timeout:     p.Timeout,
+			IdleTimeout: p.IdleTimeout,
+			Budget:      p.Budget,
+			MaxRetries:  p.MaxRetries,
+			Headers:     maps.Clone(p.Headers),
 		},
 		ContextWindow: info.ContextWindow,
 		MaxOutput:     info.MaxOutput,

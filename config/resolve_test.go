@@ -12,7 +12,7 @@ import (
 
 func resolveFixture() *Config {
 	c := Default()
-	c.Providers["ollama"] = Provider{BaseURL: "http://localhost:11434/v1", Timeout: 10 * time.Minute, MaxRetries: 1,
+	c.Providers["ollama"] = Provider{BaseURL: "http://localhost:11434/v1", Timeout: 10 * time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 1,
 		Headers: map[string]string{"X-Client": "odin"}}
 	c.Providers["gw"] = Provider{BaseURL: "https://gw.example/v1", APIKeyEnv: "GW_KEY", Timeout: time.Minute}
 	c.ModelInfo["qwen2.5-coder:7b"] = ModelInfo{Provider: "ollama", ContextWindow: 32768}
@@ -23,7 +23,7 @@ func resolveFixture() *Config {
 }
 
 func TestResolveModel(t *testing.T) {
-	openai := ResolvedProvider{Name: "openai", BaseURL: OpenAIBaseURL, APIKey: "sk-openai", APIKeyEnv: "OPENAI_API_KEY", Timeout: 5 * time.Minute, MaxRetries: 4}
+	openai := ResolvedProvider{Name: "openai", BaseURL: OpenAIBaseURL, APIKey: "sk-openai", APIKeyEnv: "OPENAI_API_KEY", Timeout: 5 * time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 4}
 	tests := []struct {
 		in   string
 		want ModelRef
@@ -31,7 +31,7 @@ func TestResolveModel(t *testing.T) {
 		{"main", ModelRef{ID: "gpt-4o", ProviderName: "openai", Provider: openai, ContextWindow: 128000, MaxOutput: 16384,
 			Price: Price{Input: 2.5, CachedInput: 1.25, Output: 10}, Known: true}},
 		{"small", ModelRef{ID: "qwen2.5-coder:7b", ProviderName: "ollama", ContextWindow: 32768, Known: true,
-			Provider: ResolvedProvider{Name: "ollama", BaseURL: "http://localhost:11434/v1", Timeout: 10 * time.Minute, MaxRetries: 1,
+			Provider: ResolvedProvider{Name: "ollama", BaseURL: "http://localhost:11434/v1", Timeout: 10 * time.Minute, IdleTimeout: 90 * time.Second, Budget: 15 * time.Minute, MaxRetries: 1,
 				Headers: map[string]string{"X-Client": "odin"}}}},
 		{"gpt-4.1", ModelRef{ID: "gpt-4.1", ProviderName: "openai", Provider: openai, ContextWindow: 1047576, MaxOutput: 32768,
 			Price: Price{Input: 2, CachedInput: 0.5, Output: 8}, Known: true}},

@@ -174,6 +174,8 @@ func (v *validator) providers(c *Config) {
 		}
 		v.envName(key+".api_key_env", p.APIKeyEnv)
 		v.positiveDuration(key+".timeout", p.Timeout)
+		v.notNegativeDuration(key+".idle_timeout", p.IdleTimeout)
+		v.notNegativeDuration(key+".budget", p.Budget)
 		notNegative(v, key+".max_retries", p.MaxRetries)
 		for _, h := range sortedKeys(p.Headers) {
 			if !headerName.MatchString(h) {

@@ -175,6 +175,7 @@ func (a *app) model(name string) (actors.Model, error) {
 	if !ok {
 		p := ref.Provider
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
+			IdleTimeout: p.IdleTimeout, Budget: p.Budget, Provider: ref.ProviderName,
 			MaxRetries: p.MaxRetries, Headers: p.Headers})
 		a.clients[ref.ProviderName] = c
 	}

@@ -31,7 +31,7 @@ func TestStreamsOdinGotWrong(t *testing.T) {
 		{
 			name:     "refusal field is the answer, streamed as text",
 			steps:    []llmtest.Step{{Refusal: "I can't help with that request.", Usage: usage}},
-			want:     llm.Response{Refusal: "I can't help with that request.", FinishReason: llm.FinishStop, Usage: *usage, UsageReported: true},
+			want:     llm.Response{Text: "I can't help with that request.", Refusal: "I can't help with that request.", FinishReason: llm.FinishStop, Usage: *usage, UsageReported: true},
 			wantText: "I can't help with that request.",
 		},
 		{

@@ -105,6 +105,8 @@ type Response struct {
 	Text      string
 	Reasoning string
 	// Refusal is text the provider sent as a refusal instead of content.
+	// Text includes it as well, in arrival order: it is the answer the
+	// user must see, and every consumer reads Text.
 	Refusal   string
 	ToolCalls []ToolCall
 	// FinishReason is FinishToolCalls whenever ToolCalls is non-empty, even if

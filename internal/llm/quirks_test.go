@@ -127,7 +127,7 @@ func TestQuirks(t *testing.T) {
 		{
 			name: "refusal delta",
 			step: llmtest.Step{Refusal: "I can't help with that.", Usage: usage},
-			want: llm.Response{Refusal: "I can't help with that.", FinishReason: llm.FinishStop, Usage: reported(usage), UsageReported: true},
+			want: llm.Response{Text: "I can't help with that.", Refusal: "I can't help with that.", FinishReason: llm.FinishStop, Usage: reported(usage), UsageReported: true},
 		},
 		{
 			name: "reasoning in reasoning_content (DeepSeek, GLM, llama.cpp)",
@@ -186,8 +186,8 @@ func TestQuirks(t *testing.T) {
 			}
 			// The events tell the same story as the response; a refusal
 			// is streamed as text, since it is the answer the user sees.
-			if s := ev.textSince(llm.EventText); s != got.Refusal+got.Text {
-				t.Errorf("text events = %q, response refusal+text %q", s, got.Refusal+got.Text)
+			if s := ev.textSince(llm.EventText); s != got.Text {
+				t.Errorf("text events = %q, response text %q", s, got.Text)
 			}
 			if s := ev.textSince(llm.EventReasoning); s != got.Reasoning {
 				t.Errorf("reasoning events = %q, response reasoning %q", s, got.Reasoning)

@@ -110,7 +110,7 @@ func TestSSEFixtures(t *testing.T) {
 		},
 		{
 			file: "openai-refusal.sse",
-			want: &llm.Response{Model: "gpt-test", Refusal: "I can't help with that.",
+			want: &llm.Response{Model: "gpt-test", Text: "I can't help with that.", Refusal: "I can't help with that.",
 				FinishReason: llm.FinishStop, Usage: llm.Usage{PromptTokens: 50, CompletionTokens: 8, TotalTokens: 58}, UsageReported: true},
 		},
 		{

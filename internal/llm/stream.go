@@ -270,10 +270,11 @@ func (a *accumulator) delta(d *wireDelta) error {
 		return err
 	}
 	if d.Refusal != nil && *d.Refusal != "" {
-		// A refusal is the answer the user gets: it is streamed like text
-		// (front ends print text deltas) and kept apart in Response.Refusal.
+		// A refusal is the answer the user gets: it is text to every
+		// consumer (streamed, and in Response.Text), and kept apart in
+		// Response.Refusal for those that must tell.
 		a.refusal.WriteString(*d.Refusal)
-		a.onEvent(Event{Kind: EventText, Text: *d.Refusal})
+		a.addText(*d.Refusal)
 	}
 	for i := range d.ToolCalls {
 		a.toolCall(&d.ToolCalls[i])
@@ -521,7 +522,7 @@ func normalizeFinish(raw string, hasCalls bool) FinishReason {
 
 func estimateUsage(req *Request, r *Response) Usage {
 	p := EstimateMessages(req.Messages) + EstimateTools(req.Tools)
-	c := EstimateTokens(r.Text) + EstimateTokens(r.Reasoning) + EstimateTokens(r.Refusal)
+	c := EstimateTokens(r.Text) + EstimateTokens(r.Reasoning) // Text includes the refusal
 	for _, tc := range r.ToolCalls {
 		c += EstimateTokens(tc.Name) + EstimateTokens(tc.Arguments)
 	}

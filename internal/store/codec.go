@@ -31,6 +31,7 @@ import (
 //	  bool   cancelled    = 10; // tool_result
 //	  string reason       = 11; // finish
 //	  sint64 time         = 12; // finish, Unix nanoseconds; absent when zero
+//	  string extra        = 13; // tool_call: provider's opaque JSON object
 //	}
 const (
 	fieldPart protowire.Number = 1
@@ -47,6 +48,7 @@ const (
 	fieldCancelled  protowire.Number = 10
 	fieldReason     protowire.Number = 11
 	fieldTime       protowire.Number = 12
+	fieldExtra      protowire.Number = 13
 )
 
 const (
@@ -110,6 +112,7 @@ func appendPart(b []byte, p Part) ([]byte, error) {
 		b = appendString(b, fieldName, v.Name)
 		b = appendString(b, fieldInput, v.Input)
 		b = appendBool(b, fieldFinished, v.Finished)
+		b = appendString(b, fieldExtra, v.Extra)
 	case ToolResultPart:
 		b = appendKind(b, kindToolResult)
 		b = appendString(b, fieldToolCallID, v.ToolCallID)
@@ -168,6 +171,7 @@ func decodePart(b []byte) (Part, error) {
 	var (
 		kind                                           uint64
 		text, id, name, input, callID, content, reason string
+		extra                                          string
 		finished, isError, cancelled                   bool
 		at                                             time.Time
 	)
@@ -178,7 +182,7 @@ func decodePart(b []byte) (Part, error) {
 		}
 		b = b[n:]
 		switch {
-		case typ == protowire.BytesType && num >= fieldText && num <= fieldReason:
+		case typ == protowire.BytesType && (num >= fieldText && num <= fieldReason || num == fieldExtra):
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
 				return nil, fmt.Errorf("%w: %v", errCorrupt, protowire.ParseError(n))
@@ -200,6 +204,8 @@ func decodePart(b []byte) (Part, error) {
 				content = s
 			case fieldReason:
 				reason = s
+			case fieldExtra:
+				extra = s
 			}
 		case typ == protowire.VarintType:
 			v, n := protowire.ConsumeVarint(b)
@@ -233,7 +239,7 @@ func decodePart(b []byte) (Part, error) {
 	case kindReasoning:
 		return ReasoningPart{Text: text}, nil
 	case kindToolCall:
-		return ToolCallPart{ID: id, Name: name, Input: input, Finished: finished}, nil
+		return ToolCallPart{ID: id, Name: name, Input: input, Finished: finished, Extra: extra}, nil
 	case kindToolResult:
 		return ToolResultPart{ToolCallID: callID, Name: name, Content: content, IsError: isError, Cancelled: cancelled}, nil
 	case kindFinish:

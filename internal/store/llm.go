@@ -1,6 +1,10 @@
 package store
 
-import "github.com/odin-code/odin/internal/llm"
+import (
+	"encoding/json"
+
+	"github.com/odin-code/odin/internal/llm"
+)
 
 // LLMMessages converts stored history (as Messages returns it) into the
 // messages of a model request. Text parts are joined into Content,
@@ -27,7 +31,11 @@ func LLMMessages(msgs []Message) []llm.Message {
 			case ReasoningPart:
 				lm.Reasoning += v.Text
 			case ToolCallPart:
-				lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: v.ID, Name: v.Name, Arguments: v.Input})
+				tc := llm.ToolCall{ID: v.ID, Name: v.Name, Arguments: v.Input}
+				if v.Extra != "" {
+					tc.Extra = json.RawMessage(v.Extra)
+				}
+				lm.ToolCalls = append(lm.ToolCalls, tc)
 			}
 		}
 		if lm.Content == "" && len(lm.ToolCalls) == 0 && m.Role == llm.RoleAssistant {

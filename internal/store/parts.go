@@ -35,6 +35,10 @@ type ToolCallPart struct {
 	Input string
 	// Finished is false while the call's arguments are still streaming.
 	Finished bool
+	// Extra is the provider's opaque fields on the call (llm.ToolCall's
+	// Extra, a JSON object), kept so that a resumed session sends them
+	// back: Gemini rejects a replayed call without its thought signature.
+	Extra string
 }
 
 // ToolResultPart answers a ToolCallPart; it lives in a tool message.
@@ -126,6 +130,7 @@ type wirePart struct {
 	Name       string    `json:"name,omitempty"`
 	Input      string    `json:"input,omitempty"`
 	Finished   bool      `json:"finished,omitempty"`
+	Extra      string    `json:"extra,omitempty"`
 	ToolCallID string    `json:"tool_call_id,omitempty"`
 	Content    string    `json:"content,omitempty"`
 	IsError    bool      `json:"is_error,omitempty"`
@@ -141,7 +146,7 @@ func toWire(p Part) (wirePart, error) {
 	case ReasoningPart:
 		return wirePart{Type: "reasoning", Text: v.Text}, nil
 	case ToolCallPart:
-		return wirePart{Type: "tool_call", ID: v.ID, Name: v.Name, Input: v.Input, Finished: v.Finished}, nil
+		return wirePart{Type: "tool_call", ID: v.ID, Name: v.Name, Input: v.Input, Finished: v.Finished, Extra: v.Extra}, nil
 	case ToolResultPart:
 		return wirePart{Type: "tool_result", ToolCallID: v.ToolCallID, Name: v.Name, Content: v.Content, IsError: v.IsError, Cancelled: v.Cancelled}, nil
 	case FinishPart:
@@ -163,7 +168,7 @@ func fromWire(w wirePart) (Part, error) {
 	case "reasoning":
 		return ReasoningPart{Text: w.Text}, nil
 	case "tool_call":
-		return ToolCallPart{ID: w.ID, Name: w.Name, Input: w.Input, Finished: w.Finished}, nil
+		return ToolCallPart{ID: w.ID, Name: w.Name, Input: w.Input, Finished: w.Finished, Extra: w.Extra}, nil
 	case "tool_result":
 		return ToolResultPart{ToolCallID: w.ToolCallID, Name: w.Name, Content: w.Content, IsError: w.IsError, Cancelled: w.Cancelled}, nil
 	case "finish":

@@ -18,6 +18,7 @@ var everyPart = []Part{
 	TextPart{Text: "hello \"world\"\n\ttabs, ünïcødé, \x00"},
 	ReasoningPart{Text: "thinking"},
 	ToolCallPart{ID: "call_1", Name: "ReadFile", Input: `{"path":"a.go"}`, Finished: true},
+	ToolCallPart{ID: "call_g", Name: "LS", Input: `{}`, Finished: true, Extra: `{"extra_content":{"google":{"thought_signature":"c2ln"}}}`},
 	ToolCallPart{ID: "call_2", Name: "Grep", Input: `{"pat`},
 	ToolResultPart{ToolCallID: "call_1", Name: "ReadFile", Content: "package a", IsError: true, Cancelled: true},
 	ToolResultPart{},
@@ -165,7 +166,7 @@ func TestLLMMessages(t *testing.T) {
 		{Role: llm.RoleAssistant, Parts: []Part{
 			ReasoningPart{Text: "hmm"}, TextPart{Text: "reading"},
 			ToolCallPart{ID: "a", Name: "ReadFile", Input: `{"path":"x"}`, Finished: true},
-			ToolCallPart{ID: "b", Name: "LS", Input: `{}`, Finished: true},
+			ToolCallPart{ID: "b", Name: "LS", Input: `{}`, Finished: true, Extra: `{"extra_content":{"google":{"thought_signature":"c2ln"}}}`},
 			FinishPart{Reason: llm.FinishToolCalls},
 		}},
 		{Role: llm.RoleTool, Parts: []Part{
@@ -178,7 +179,8 @@ func TestLLMMessages(t *testing.T) {
 	want := []llm.Message{
 		{Role: llm.RoleUser, Content: "summary and more"},
 		{Role: llm.RoleAssistant, Content: "reading", Reasoning: "hmm", ToolCalls: []llm.ToolCall{
-			{ID: "a", Name: "ReadFile", Arguments: `{"path":"x"}`}, {ID: "b", Name: "LS", Arguments: `{}`},
+			{ID: "a", Name: "ReadFile", Arguments: `{"path":"x"}`},
+			{ID: "b", Name: "LS", Arguments: `{}`, Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)},
 		}},
 		{Role: llm.RoleTool, Content: "data", ToolCallID: "a", Name: "ReadFile"},
 		{Role: llm.RoleTool, Content: CancelledContent, ToolCallID: "b", Name: "LS"},
