@@ -335,11 +335,19 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				// compact once and try again.
 				t.overflowed = true
 				t.modelTurns--
+				before := len(o.history)
 				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
-					if o.turn == t && !t.finished {
-						t.compacted = true
-						o.callModel(c)
+					if o.turn != t || t.finished {
+						return
 					}
+					if len(o.history) >= before {
+						// Nothing was compacted (too short, blocked or
+						// failed): the same request would fail the same way.
+						o.finishTurn(c, messages.TurnFailed, "the request does not fit the model's context window and there is nothing left to compact: "+le.Message+" (shorten the message, or start a new session)")
+						return
+					}
+					t.compacted = true
+					o.callModel(c)
 				})
 				return
 			}

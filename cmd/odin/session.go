@@ -57,10 +57,17 @@ type liveSession struct {
 	Approver *policy.BusApprover // nil for headless sessions
 	// Resumed is true when an existing session was continued.
 	Resumed bool
+	// lease makes this process the session's only writer.
+	lease *store.Lease
 }
 
-// Close stops the session and writes what it still holds.
-func (l *liveSession) Close(ctx context.Context) error { return l.Session.Close(ctx) }
+// Close stops the session, writes what it still holds, then gives up the
+// session's lease.
+func (l *liveSession) Close(ctx context.Context) error {
+	err := l.Session.Close(ctx)
+	_ = l.lease.Release()
+	return err
+}
 
 // startSession opens the store, creates or resumes the session and starts
 // its Orchestrator.
@@ -94,18 +101,30 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		}
 		id, resumed = s.ID, true
 	}
-	if resumed {
-		history, err = st.Messages(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-	} else {
+	if !resumed {
 		model := a.cfg.Models.Main
 		s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: o.Mode, Model: model})
 		if err != nil {
 			return nil, err
 		}
 		id = s.ID
+	}
+	lease, err := a.takeLease(id)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = lease.Release()
+		}
+	}()
+	if resumed {
+		// Read after taking the lease: the previous writer is done.
+		history, err = st.Messages(ctx, id)
+		if err != nil {
+			return nil, err
+		}
 	}
 	var busApprover *policy.BusApprover
 	approver := a.headlessApprover()
@@ -124,7 +143,8 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	if err != nil {
 		return nil, err
 	}
-	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed}, nil
+	ok = true
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed, lease: lease}, nil
 }
 
 // changeSets makes one checkpoint per turn that changes files. Each file is
