@@ -2,6 +2,8 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -17,16 +19,40 @@ import (
 // Each write is its own committed transaction, so a kill -9 loses at most
 // what was still queued (milliseconds of work), and the store repairs
 // tool calls left without a result. A nil *journal does nothing.
+//
+// A failed write (a full disk, a read-only database) is never skipped: it
+// stays at the head of the queue with everything after it and is retried,
+// so the stored history is always a prefix of the live one — never a tool
+// call without its result — and is complete again once space returns.
+// Failures and recoveries go to report; what could still not be written
+// at close is close's error (ErrNotSaved).
 type journal struct {
 	st  store.Store
 	log zerolog.Logger
+	// report, if set, is told of a write failure (once per episode) and of
+	// the recovery (nil). It must not block.
+	report func(error)
 
 	mu      sync.Mutex
 	queue   []func(context.Context, store.Store) error
 	wake    chan struct{}
 	closed  bool
 	stopped chan struct{}
+	failing error // the current episode's first error, nil when healthy
+	lost    int   // writes given up on
+	lastErr error // the error of the last write given up on
 }
+
+// ErrNotSaved: part of the session's history could not be written to the
+// store (Session.Close wraps it with the cause).
+var ErrNotSaved = errors.New("the session could not be saved")
+
+// journalRetry is the wait between attempts of a failed write while the
+// session runs; closeAttempts bound the retries at close.
+const (
+	journalRetry  = time.Second
+	closeAttempts = 3
+)
 
 func newJournal(st store.Store, log zerolog.Logger) *journal {
 	if st == nil {
@@ -57,33 +83,115 @@ func (j *journal) do(fn func(context.Context, store.Store) error) {
 
 func (j *journal) run() {
 	defer close(j.stopped)
+	closeTries := 0
 	for {
 		j.mu.Lock()
 		batch := j.queue
 		j.queue = nil
 		closed := j.closed
 		j.mu.Unlock()
-		for _, fn := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if err := fn(ctx, j.st); err != nil {
-				j.log.Error().Err(err).Msg("journal: write failed")
+		failed := false
+		for i, fn := range batch {
+			err := j.write(fn)
+			if err == nil {
+				continue
 			}
-			cancel()
+			if !retryableWrite(err) {
+				j.giveUp(1, err)
+				continue
+			}
+			// Keep the order: the failed write and all after it go back
+			// to the head of the queue.
+			j.mu.Lock()
+			j.queue = append(append([]func(context.Context, store.Store) error(nil), batch[i:]...), j.queue...)
+			first := j.failing == nil
+			if first {
+				j.failing = err
+			}
+			j.mu.Unlock()
+			j.log.Error().Err(err).Int("pending", len(batch)-i).Msg("journal: write failed; kept for retry")
+			if first && j.report != nil {
+				j.report(err)
+			}
+			failed = true
+			break
 		}
-		if len(batch) > 0 {
+		if !failed {
+			j.mu.Lock()
+			recovered := j.failing != nil && len(batch) > 0
+			if recovered {
+				j.failing = nil
+			}
+			j.mu.Unlock()
+			if recovered {
+				j.log.Info().Msg("journal: writes succeed again; the history is complete")
+				if j.report != nil {
+					j.report(nil)
+				}
+			}
+			if len(batch) > 0 {
+				continue
+			}
+			if closed {
+				return
+			}
+			<-j.wake
 			continue
 		}
 		if closed {
-			return
+			closeTries++
+			if closeTries >= closeAttempts {
+				j.mu.Lock()
+				rest := len(j.queue)
+				j.queue = nil
+				err := j.failing
+				j.mu.Unlock()
+				j.giveUp(rest, err)
+				return
+			}
 		}
-		<-j.wake
+		t := time.NewTimer(journalRetry)
+		select {
+		case <-j.wake:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 }
 
-// close writes what is queued and stops.
-func (j *journal) close() {
-	if j == nil {
+// write runs one queued write with a deadline.
+func (j *journal) write(fn func(context.Context, store.Store) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return fn(ctx, j.st)
+}
+
+// giveUp counts n writes as lost to err.
+func (j *journal) giveUp(n int, err error) {
+	if n == 0 {
 		return
+	}
+	j.log.Error().Err(err).Int("writes", n).Msg("journal: writes lost")
+	j.mu.Lock()
+	j.lost += n
+	j.lastErr = err
+	j.mu.Unlock()
+	if j.report != nil {
+		j.report(err)
+	}
+}
+
+// retryableWrite tells failures of the disk or the database file (which
+// may clear) from writes the store rejects as such (which never will).
+func retryableWrite(err error) bool {
+	return !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrExists)
+}
+
+// close writes what is queued (retrying a failing write a few times) and
+// stops. It returns an ErrNotSaved error when writes were lost.
+func (j *journal) close() error {
+	if j == nil {
+		return nil
 	}
 	j.mu.Lock()
 	j.closed = true
@@ -93,6 +201,12 @@ func (j *journal) close() {
 	default:
 	}
 	<-j.stopped
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.lost > 0 {
+		return fmt.Errorf("%w: %d writes lost: %v", ErrNotSaved, j.lost, j.lastErr)
+	}
+	return nil
 }
 
 // appendMessage stores one conversation entry of a session.

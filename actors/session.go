@@ -62,6 +62,9 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		actor.WithDeadLetterThrottleInterval(100*time.Millisecond),
 	)
 	j := newJournal(deps.Store, deps.Log)
+	if j != nil {
+		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
+	}
 	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History), "orchestrator-"+id)
 	if err != nil {
 		system.Shutdown()
@@ -155,6 +158,17 @@ func (s *Session) close(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	s.system.Shutdown()
-	s.j.close()
+	if jerr := s.j.close(); jerr != nil {
+		err = errors.Join(err, jerr)
+	}
 	return err
+}
+
+// persistenceNotice tells the user that the history is not being saved
+// (err set) or is saved again (nil).
+func persistenceNotice(err error) messages.Notice {
+	if err == nil {
+		return messages.Notice{Level: "info", Text: "the session is being saved again; nothing was lost"}
+	}
+	return messages.Notice{Level: "error", Text: fmt.Sprintf("could not save the session (%v): the turn is kept in memory and retried; free space or fix the database (odin doctor)", err)}
 }

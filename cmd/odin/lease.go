@@ -23,7 +23,7 @@ func (a *app) takeLease(id string) (*store.Lease, error) {
 		return nil, &exitError{code: exitBusy, err: fmt.Errorf("%w; wait for it to finish or stop it, then try again (one process writes a session at a time)", busy)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("session %s: %w", id, err)
+		return nil, &exitError{code: exitFailed, err: fmt.Errorf("session %s: %w (is the state directory read-only or full? run `odin doctor`)", id, err)}
 	}
 	return l, nil
 }

@@ -58,15 +58,18 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.R
 		opts.HistoryPath = filepath.Join(a.stateDir, "history")
 	}
 	last, err := term.Run(ctx, opts)
+	if err != nil {
+		err = &exitError{code: exitFailed, err: err}
+	}
+	if s, ok := last.(*replSession); ok && s != nil {
+		return closeSession(s.live, err)
+	}
 	if last != nil {
 		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = last.Close(cctx)
 		ccancel()
 	}
-	if err != nil {
-		return &exitError{code: exitFailed, err: err}
-	}
-	return nil
+	return err
 }
 
 // repl builds sessions and the commands that need the rest of Odin.

@@ -31,7 +31,9 @@ func newRunCmd(g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) *cobra
 		Long: `Run one task without the REPL. The task is the argument, or stdin when it is "-".
 
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
-quality gate failed after the fix rounds, 130 cancelled (Ctrl-C).
+quality gate failed after the fix rounds, 4 the session is in use by another
+odin process, 5 the answer was given but could not be saved to the session
+store (disk full, read-only database), 130 cancelled (Ctrl-C).
 
 Headless runs never wait for an answer: anything that would need approval is
 denied, unless widened with --allow, --add-dir or --yolo.`,
@@ -127,7 +129,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			r.event(env)
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
 				r.final(tf.Result, sessionID)
-				return statusError(tf.Result)
+				return closeSession(live, statusError(tf.Result))
 			}
 		}
 	}

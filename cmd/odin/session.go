@@ -30,7 +30,7 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	}
 	st, err := store.Open(ctx, path)
 	if err != nil {
-		return nil, err
+		return nil, storeOpenError(path, err)
 	}
 	a.st = st
 	a.closers = append(a.closers, st)
