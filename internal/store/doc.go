@@ -13,5 +13,9 @@
 // Messages repairs what such a crash leaves behind (a tool call without its
 // result) so the next model request is always valid.
 //
+// Several processes may read a session, but one writes it: AcquireLease
+// takes a session's lease (an flock beside the database, released by the
+// kernel when its holder dies) and names the holder to whoever is refused.
+//
 // Export, ExportJSONL, ExportMarkdown and ImportJSONL work on any Store.
 package store

@@ -1,6 +1,7 @@
 // Package llmtest provides Odin's scripted model: a Script of canned turns
 // per agent, served either by an OpenAI-compatible HTTP server (real HTTP
-// and SSE, with latency, faults and provider quirks) or by an in-process
+// and SSE, with latency, faults — errors, cut or stalled streams, error
+// objects mid-stream — and provider quirks) or by an in-process
 // Client implementing llm.Client.
 //
 // Every Odin test and the offline demo use it as "the model". A Script
