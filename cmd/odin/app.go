@@ -19,6 +19,7 @@ import (
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/models"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/store"
@@ -92,7 +93,8 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
-	st store.Store // opened on first use
+	st  store.Store     // opened on first use
+	cat *models.Catalog // parsed on first use
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
@@ -178,7 +180,9 @@ func (a *app) model(name string) (actors.Model, error) {
 			MaxRetries: p.MaxRetries, Headers: p.Headers})
 		a.clients[ref.ProviderName] = c
 	}
-	return actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}, nil
+	m := actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}
+	a.applyCatalog(&m, ref)
+	return m, nil
 }
 
 // checkProvider fails early, with the message that says what to set, when

@@ -197,7 +197,7 @@ func (r *repl) sessions(ctx context.Context) (string, error) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tCOST\tTITLE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Cost, oneLineTitle(s.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, term.CostText(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
 	}
 	_ = tw.Flush()
 	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```\n/resume ID continues one.", nil

@@ -45,8 +45,8 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					if all {
 						title += "  (" + s.Project + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
-						term.HumanTokens(s.PromptTokens+s.CompletionTokens), s.Cost, firstLine(title))
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
+						term.HumanTokens(s.PromptTokens+s.CompletionTokens), term.CostText(s.Cost, !a.modelPriced(s.Model)), firstLine(title))
 				}
 				return tw.Flush()
 			})
@@ -249,15 +249,26 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tOUTPUT\tCOST\t\n", strings.ToUpper(by))
 				var total store.StatsRow
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t$%.4f\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), r.Cost)
+					cost := term.CostText(r.Cost, by == "model" && !a.modelPriced(r.Key))
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), cost)
 					total.Calls += r.Calls
 					total.PromptTokens += r.PromptTokens
 					total.CachedTokens += r.CachedTokens
 					total.CompletionTokens += r.CompletionTokens
 					total.Cost += r.Cost
 				}
-				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t$%.4f\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), total.Cost)
-				return tw.Flush()
+				unpriced, err := unpricedModels(ctx, a, st, q)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), term.CostText(total.Cost, len(unpriced) > 0))
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if len(unpriced) > 0 {
+					fmt.Fprintf(stdout, "Cost excludes models with no known price: %s (set model_info.<id>.price in odin.yaml).\n", strings.Join(unpriced, ", "))
+				}
+				return nil
 			})
 		},
 	}
@@ -265,6 +276,23 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	cmd.Flags().IntVar(&days, "days", 30, "only the last N days (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every project, not just this one")
 	return cmd
+}
+
+// unpricedModels lists the models of the usage q covers that neither
+// odin.yaml nor the catalogue prices.
+func unpricedModels(ctx context.Context, a *app, st store.Store, q store.StatsQuery) ([]string, error) {
+	q.GroupBy = "model"
+	rows, err := st.Stats(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range rows {
+		if !a.modelPriced(r.Key) {
+			out = append(out, r.Key)
+		}
+	}
+	return out, nil
 }
 
 func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
