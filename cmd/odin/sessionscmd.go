@@ -60,12 +60,16 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 
 func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show ID",
+		Use:   "show ID|PREFIX",
 		Short: "Print a session with its specialists' transcripts (Markdown)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
-				return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
 			})
 		},
 	}
@@ -74,16 +78,20 @@ func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "export ID",
+		Use:   "export ID|PREFIX",
 		Short: "Export a session and its specialists' transcripts as Markdown or JSONL",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
 				switch format {
 				case "md", "markdown":
-					return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+					return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
 				case "jsonl":
-					return notFound(store.ExportJSONL(ctx, st, stdout, args[0]), args[0])
+					return notFound(store.ExportJSONL(ctx, st, stdout, id), args[0])
 				}
 				return usageError("--format must be markdown or jsonl")
 			})
@@ -121,12 +129,22 @@ func newSessionsImportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 
 func newSessionsRmCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm ID...",
+		Use:   "rm ID|PREFIX...",
 		Short: "Delete sessions (with their transcripts, tool history and checkpoints)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
-				for _, id := range args {
+				// Every ID is resolved before any is deleted, so a typo
+				// deletes nothing.
+				ids := make([]string, len(args))
+				for i, typed := range args {
+					id, err := resolveSession(ctx, st, typed)
+					if err != nil {
+						return err
+					}
+					ids[i] = id
+				}
+				for _, id := range ids {
 					if err := notFound(st.DeleteSession(ctx, id), id); err != nil {
 						return err
 					}
