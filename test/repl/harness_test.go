@@ -46,12 +46,13 @@ const waitFor = 20 * time.Second
 
 // term is a running odin REPL in a pseudo-terminal.
 type term struct {
-	t     *testing.T
-	cmd   *exec.Cmd
-	pty   *os.File
-	Root  string
+	t    *testing.T
+	cmd  *exec.Cmd
+	pty  *os.File
+	Root string
+	Srv  *llmtest.Server
+	// State is the state directory (sessions, history).
 	State string
-	Srv   *llmtest.Server
 
 	mu      sync.Mutex
 	raw     bytes.Buffer
