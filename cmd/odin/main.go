@@ -102,7 +102,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate(fmt.Sprintf("odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH))
 	root.Flags().BoolVarP(&cont, "continue", "c", false, "open the REPL on the project's most recent session, showing its last turns")
-	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this ID or unique prefix; without one, pick from a list")
+	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this `ID` or unique prefix; without one, pick from a list")
 	root.Flags().Lookup("resume").NoOptDefVal = pickResume
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -130,5 +130,6 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	return root
 }
 
-// pickResume is --resume given without an ID: pick the session from a list.
-const pickResume = "\x00pick"
+// pickResume is --resume given without an ID: pick the session from a
+// list. No session ID is "pick" (IDs are UUIDs, and a prefix of one is hex).
+const pickResume = "pick"

@@ -131,3 +131,27 @@ func TestBannerShortIDResumes(t *testing.T) {
 		t.Fatalf("exit: %v", err)
 	}
 }
+
+// TestCostUnknownModel: a model with no known price shows "cost unknown"
+// after the turn and in /cost, never $0 (issue #17 item 7). The harness's
+// model, scripted-model, is in neither odin.yaml nor the catalogue.
+func TestCostUnknownModel(t *testing.T) {
+	tm := start(t, steps(
+		llmtest.Step{When: "what costs", Text: "an answer"},
+	), options{})
+	tm.Expect("edit ❯")
+	tm.Type("what costs" + enter)
+	tm.Expect("an answer")
+	tm.Expect("cost unknown")
+	tm.Type("/cost" + enter)
+	tm.Expect("Usage over 1 turn(s):")
+	tm.Expect("orchestrator")
+	tm.Expect("cost unknown")
+	if strings.Contains(tm.screen(), "$0.0000") {
+		t.Errorf("an unpriced model was shown as $0.0000")
+	}
+	tm.Type("/quit" + enter)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
