@@ -80,7 +80,9 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 && !strings.ContainsAny(args[0], " \t\n") {
+			// A lone word close to a command's name is a typo, not a prompt;
+			// after "--" it is a prompt.
+			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 && !strings.ContainsAny(args[0], " \t\n") {
 				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 					return usageError("unknown command %q; did you mean %s? (to send it as a first message: odin -- %q)", args[0], strings.Join(s, " or "), args[0])
 				}
