@@ -46,7 +46,7 @@ type globalFlags struct {
 func (g *globalFlags) register(c *cobra.Command) {
 	f := c.PersistentFlags()
 	f.StringVarP(&g.dir, "dir", "C", "", "project directory (default: the current directory)")
-	f.StringVar(&g.model, "model", "", "main model (models.main)")
+	f.StringVarP(&g.model, "model", "m", "", "main model (models.main)")
 	f.StringVar(&g.small, "small-model", "", "small model (models.small)")
 	f.StringVar(&g.mode, "mode", "", "mode of the message: ask, plan or edit (default from config: edit)")
 	f.IntVar(&g.maxTurns, "max-turns", 0, "maximum model calls of the Orchestrator per message (max_turns)")
