@@ -30,17 +30,22 @@ func (a *app) priceFor(ref config.ModelRef) (price config.Price, known bool, ent
 	entry, inCatalog = a.catalog().Lookup(ref.ID, ref.ProviderName)
 	switch {
 	case ref.Price != (config.Price{}):
-		return ref.Price, true, entry, inCatalog
+		return withCachedPrice(ref.Price), true, entry, inCatalog
 	case inCatalog && entry.Priced:
-		cached := entry.CachedInput
-		if cached == 0 {
-			cached = entry.Input // no cache discount listed
-		}
-		return config.Price{Input: entry.Input, CachedInput: cached, Output: entry.Output}, true, entry, inCatalog
+		return withCachedPrice(config.Price{Input: entry.Input, CachedInput: entry.CachedInput, Output: entry.Output}), true, entry, inCatalog
 	case ref.Known:
 		return config.Price{}, true, entry, inCatalog
 	}
 	return config.Price{}, false, entry, inCatalog
+}
+
+// withCachedPrice charges cached input tokens the input price when no
+// cache discount is listed (as config.Price.Cost does), rather than nothing.
+func withCachedPrice(p config.Price) config.Price {
+	if p.CachedInput == 0 {
+		p.CachedInput = p.Input
+	}
+	return p
 }
 
 // applyCatalog completes m with the catalogue: its price when odin.yaml

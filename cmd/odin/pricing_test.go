@@ -61,6 +61,13 @@ func TestPriceFor(t *testing.T) {
 	if totalCostUSD(u) != nil {
 		t.Errorf("total_cost_usd of an unknown cost is not null")
 	}
+	// Cached tokens without a listed discount cost the input price.
+	ref, _ = cfg.ResolveModel("anthropic/claude-opus-4")
+	m = actors.Model{ID: ref.ID}
+	a.applyCatalog(&m, ref)
+	if m.Price.CachedInput != 1 {
+		t.Errorf("cached price with no discount listed = %v, want the input price 1", m.Price.CachedInput)
+	}
 	both := u.Add(messages.Usage{Cost: 0.5})
 	if got := usageCost(both); got != "$0.5000 + unknown" {
 		t.Errorf("partly priced usage shows %q", got)
