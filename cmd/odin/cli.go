@@ -123,12 +123,23 @@ func printAlias(args []string, subcommands map[string]bool) []string {
 }
 
 // resolveSession turns a typed session ID or unique prefix into the full
-// ID, with errors that say what to do.
+// ID, with errors that say what to do. An unknown ID exits 1 (what
+// odin sessions show/rm always did); resolveResume's exits 2.
 func resolveSession(ctx context.Context, st store.Store, typed string) (string, error) {
+	return resolveSessionCode(ctx, st, typed, exitFailed)
+}
+
+// resolveResume is resolveSession for --resume, where an unknown ID is a
+// usage error (exit 2), as it was before prefixes were accepted.
+func resolveResume(ctx context.Context, st store.Store, typed string) (string, error) {
+	return resolveSessionCode(ctx, st, typed, exitUsage)
+}
+
+func resolveSessionCode(ctx context.Context, st store.Store, typed string, notFoundCode int) (string, error) {
 	id, err := store.ResolveSessionID(ctx, st, typed)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return "", &exitError{code: exitFailed, err: fmt.Errorf("no session %q (odin sessions lists them)", typed)}
+		return "", &exitError{code: notFoundCode, err: fmt.Errorf("no session %q (odin sessions lists them)", typed)}
 	case errors.Is(err, store.ErrAmbiguous):
 		return "", &exitError{code: exitUsage, err: fmt.Errorf("%v: type more of the ID", err)}
 	}

@@ -75,7 +75,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	var history []store.Message
 	switch {
 	case o.Resume != "":
-		full, err := resolveSession(ctx, st, o.Resume)
+		full, err := resolveResume(ctx, st, o.Resume)
 		if err != nil {
 			return nil, err
 		}
