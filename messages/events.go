@@ -201,6 +201,21 @@ type Compacted struct {
 	TokensAfter  int64 `json:"tokens_after"`
 }
 
+// Init is the first event of a headless stream-json run: what the run
+// works with, before anything happens.
+type Init struct {
+	SessionID string `json:"session_id"`
+	// Resumed is true when the run continues a stored session.
+	Resumed    bool     `json:"resumed"`
+	Cwd        string   `json:"cwd"` // the project root
+	Model      string   `json:"model"`
+	SmallModel string   `json:"small_model,omitempty"`
+	Mode       Mode     `json:"mode"`
+	Tools      []string `json:"tools"`
+	Agents     []string `json:"agents"`
+	Version    string   `json:"odin_version"`
+}
+
 // TurnFinished: a turn ended.
 type TurnFinished struct {
 	Result TurnResult `json:"result"`
@@ -227,3 +242,4 @@ func (ApprovalRequested) EventType() string { return "approval_requested" }
 func (ApprovalResolved) EventType() string  { return "approval_resolved" }
 func (Compacted) EventType() string         { return "compacted" }
 func (TurnFinished) EventType() string      { return "turn_finished" }
+func (Init) EventType() string              { return "init" }

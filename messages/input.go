@@ -91,6 +91,9 @@ type Usage struct {
 	// Estimated is true when some of the tokens were estimated locally
 	// because the provider reported none.
 	Estimated bool `json:"estimated,omitempty"`
+	// CostUnknown is true when some of the tokens were used by a model
+	// with no known price: Cost then counts only the priced ones.
+	CostUnknown bool `json:"cost_unknown,omitempty"`
 }
 
 // Add returns u + v.
@@ -103,6 +106,7 @@ func (u Usage) Add(v Usage) Usage {
 		TotalTokens:      u.TotalTokens + v.TotalTokens,
 		Cost:             u.Cost + v.Cost,
 		Estimated:        u.Estimated || v.Estimated,
+		CostUnknown:      u.CostUnknown || v.CostUnknown,
 	}
 }
 

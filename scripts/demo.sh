@@ -5,6 +5,7 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${BIN:-$repo/bin}
+[ -x "$bin/odin" ] && [ -x "$bin/scripted-model" ] || { echo "Building odin first (a few minutes on a fresh machine: it compiles SQLite and the other dependencies)..."; make -C "$repo" build BIN="$bin" >/dev/null; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/odin-demo.XXXXXX")
 server=""
 cleanup() {

@@ -19,6 +19,7 @@ import (
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/models"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/store"
@@ -45,7 +46,7 @@ type globalFlags struct {
 func (g *globalFlags) register(c *cobra.Command) {
 	f := c.PersistentFlags()
 	f.StringVarP(&g.dir, "dir", "C", "", "project directory (default: the current directory)")
-	f.StringVar(&g.model, "model", "", "main model (models.main)")
+	f.StringVarP(&g.model, "model", "m", "", "main model (models.main)")
 	f.StringVar(&g.small, "small-model", "", "small model (models.small)")
 	f.StringVar(&g.mode, "mode", "", "mode of the message: ask, plan or edit (default from config: edit)")
 	f.IntVar(&g.maxTurns, "max-turns", 0, "maximum model calls of the Orchestrator per message (max_turns)")
@@ -92,7 +93,8 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
-	st store.Store // opened on first use
+	st  store.Store     // opened on first use
+	cat *models.Catalog // parsed on first use
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
@@ -179,7 +181,9 @@ func (a *app) model(name string) (actors.Model, error) {
 			MaxRetries: p.MaxRetries, Headers: p.Headers})
 		a.clients[ref.ProviderName] = c
 	}
-	return actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}, nil
+	m := actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}
+	a.applyCatalog(&m, ref)
+	return m, nil
 }
 
 // checkProvider fails early, with the message that says what to set, when

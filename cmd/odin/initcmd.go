@@ -38,12 +38,12 @@ are replaced; hand-written text is kept. The agent never sees the old file.`,
 				if err != nil {
 					return err
 				}
-				defer live.Close(context.Background())
 				var r *renderer
 				if !quiet {
 					r = newRenderer("text", false, a.root, stdout, stderr)
 				}
 				res, err := a.runInit(ctx, live, r)
+				a.dropEmptySession(ctx, live)
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}
@@ -107,6 +107,23 @@ Collect the signals first (manifests, configs, docs, Makefile or scripts, a samp
 	ir.Sections, ir.ChangesFromPrev = doc.Sections, doc.Changes
 	ir.Warnings = append(ir.Warnings, doc.Warnings...)
 	return &ir, nil
+}
+
+// dropEmptySession closes the session odin init ran in and deletes it when
+// it holds no conversation: the Init agent works in a child session, and
+// an empty parent would be listed by odin sessions and picked by
+// --continue. Its usage stays counted by odin stats.
+func (a *app) dropEmptySession(ctx context.Context, live *liveSession) {
+	_ = live.Close(ctx)
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return
+	}
+	if s, err := st.Session(ctx, live.ID); err == nil && s.MessageCount == 0 {
+		if err := st.DeleteSession(ctx, live.ID); err != nil {
+			a.log.Warn().Err(err).Str("session", live.ID).Msg("init: removing its empty session")
+		}
+	}
 }
 
 func printInit(w io.Writer, ir *messages.InitResult) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +45,11 @@ func main() {
 // Main runs odin with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdin, stdout, stderr)
-	root.SetArgs(args)
+	subcommands := map[string]bool{"help": true, "completion": true}
+	for _, c := range root.Commands() {
+		subcommands[c.Name()] = true
+	}
+	root.SetArgs(printAlias(args, subcommands))
 	err := root.Execute()
 	if err == nil {
 		return exitOK
@@ -65,21 +71,41 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var cont bool
 	var resume string
 	root := &cobra.Command{
-		Use:           "odin",
-		Short:         "A terminal coding agent built as an actor system",
-		Long:          "Odin plans with your model, delegates to specialist agents (search, code, review, test, docs, QA...) and enforces review and QA on multi-file or risky changes.\n\nRun it with no arguments for the interactive REPL, or `odin run \"task\"` for one task.",
+		Use:   "odin [\"first message\"]",
+		Short: "A terminal coding agent built as an actor system",
+		Long: "Odin plans with your model, delegates to specialist agents (search, code, review, test, docs, QA...) and enforces review and QA on multi-file or risky changes.\n\n" +
+			"Run it with no arguments for the interactive REPL, `odin \"task\"` for the REPL with a first message, or `odin run \"task\"` (also `odin -p \"task\"`) for one task headless.",
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A lone word close to a command's name is a typo, not a prompt;
+			// after "--" it is a prompt.
+			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 && !strings.ContainsAny(args[0], " \t\n") {
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					return usageError("unknown command %q; did you mean %s? (to send it as a first message: odin -- %q)", args[0], strings.Join(s, " or "), args[0])
+				}
+			}
+			if resume == pickResume {
+				// `odin --resume ID` parses as the bare flag and an argument.
+				resume = ""
+				if len(args) > 0 {
+					resume, args = args[0], args[1:]
+				}
+			}
 			if cont && resume != "" {
 				return usageError("use either --continue or --resume, not both")
 			}
-			return runREPL(cmd, g, sessionOptions{Continue: cont, Resume: resume}, stdin, stdout, stderr)
+			o := sessionOptions{Continue: cont, Resume: resume, Pick: cmd.Flags().Changed("resume") && resume == ""}
+			return runREPL(cmd, g, o, strings.Join(args, " "), stdin, stdout, stderr)
 		},
 	}
-	root.Flags().BoolVarP(&cont, "continue", "c", false, "open the REPL on the project's most recent session")
-	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this ID")
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate(fmt.Sprintf("odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH))
+	root.Flags().BoolVarP(&cont, "continue", "c", false, "open the REPL on the project's most recent session, showing its last turns")
+	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this `ID` or unique prefix; without one, pick from a list")
+	root.Flags().Lookup("resume").NoOptDefVal = pickResume
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -97,9 +123,15 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newTrustCmd(g, stdout),
 		newInitCmd(g, stdout, stderr),
 		newCompactCmd(g, stdout),
+		newModelsCmd(g, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v (see odin %s --help)", err, c.Name())
+		return usageError("%v (see %s --help)", err, c.CommandPath())
 	})
+	registerCompletions(root, g)
 	return root
 }
+
+// pickResume is --resume given without an ID: pick the session from a
+// list. No session ID is "pick" (IDs are UUIDs, and a prefix of one is hex).
+const pickResume = "pick"

@@ -27,6 +27,8 @@ type renderer struct {
 	// is shown as narration when the call turns out to use tools, and
 	// dropped when it is the final answer (printed at the end).
 	said strings.Builder
+	// modelCalls counts the Orchestrator's model calls (num_turns).
+	modelCalls int
 }
 
 func newRenderer(format string, quiet bool, root string, out, errw io.Writer) *renderer {
@@ -73,6 +75,9 @@ func (r *renderer) event(env messages.Envelope) {
 	if r.format == "stream-json" {
 		writeJSON(r.out, env)
 		return
+	}
+	if u, ok := env.Event.(messages.UsageUpdated); ok && u.TaskID == "" {
+		r.modelCalls++
 	}
 	switch ev := env.Event.(type) {
 	case messages.TextDelta:
@@ -157,7 +162,11 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 	case "stream-json":
 		return // turn_finished already carried it
 	case "json":
-		writeJSON(r.out, jsonResult{SessionID: session, TurnResult: res, ElapsedMS: res.Elapsed.Milliseconds()})
+		writeJSON(r.out, newJSONResult(res, session, r.modelCalls))
+		return
+	}
+	if r.quiet {
+		r.finalQuiet(res)
 		return
 	}
 	if res.Answer != "" {
@@ -250,9 +259,9 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f%s\n", u.Agent, u.Model, term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), u.Cost, est)
+		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s%s\n", u.Agent, u.Model, term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
 	}
-	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  $%.4f   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CompletionTokens), res.Usage.Cost, res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CompletionTokens), usageCost(res.Usage), res.Elapsed.Round(time.Millisecond))
 }
 
 // toolLabel is a short description of a tool call for progress lines,

@@ -20,7 +20,7 @@ import (
 
 // runREPL is `odin` without a command: the interactive REPL on a terminal,
 // line mode (one input per line, in order) otherwise.
-func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.Reader, stdout, stderr io.Writer) error {
+func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial string, stdin io.Reader, stdout, stderr io.Writer) error {
 	a, err := loadApp(g)
 	if err != nil {
 		return err
@@ -38,6 +38,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.R
 	interactive := term.IsTerminal(stdin, stdout)
 	r := &repl{a: a, interactive: interactive, mode: mode}
 	resume.Mode = string(mode)
+	if err := r.pick(ctx, &resume, stdin, stdout); err != nil {
+		return err
+	}
 	first, err := r.start(ctx, resume)
 	if err != nil {
 		return err
@@ -49,7 +52,11 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.R
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})
 		},
-		Banner: r.banner(first),
+		Banner:  r.banner(first),
+		Initial: initial,
+	}
+	if first.live.Resumed {
+		opts.Banner = append(opts.Banner, a.replayTurns(ctx, first.ID(), replayedTurns)...)
 	}
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
@@ -200,7 +207,7 @@ func (r *repl) sessions(ctx context.Context) (string, error) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tCOST\tTITLE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, s.Cost, oneLineTitle(s.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, term.CostText(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
 	}
 	_ = tw.Flush()
 	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```\n/resume ID continues one.", nil

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -26,9 +25,15 @@ type runFlags struct {
 func newRunCmd(g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run [flags] \"task\" | -",
-		Short: "Run one task headless and print the result",
-		Long: `Run one task without the REPL. The task is the argument, or stdin when it is "-".
+		Use:     "run [flags] \"task\" | -",
+		Aliases: []string{"exec"},
+		Short:   "Run one task headless and print the result (also odin -p \"task\")",
+		Long: `Run one task without the REPL. The task is the argument; piped stdin is then
+context appended to it (cat log | odin run "why does this fail?"). With no
+argument, or "-", stdin is the task (echo "fix the tests" | odin run).
+
+With -q only the answer goes to stdout, so $(odin run -q "...") captures it.
+--output stream-json is documented in docs/stream-json.md.
 
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
 quality gate failed after the fix rounds, 4 the session is in use by another
@@ -52,26 +57,13 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 		},
 	}
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json (one object at the end) or stream-json (one event per line)")
-	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: do not print progress to stderr")
+	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
-	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID (odin sessions lists them)")
+	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID or unique prefix (odin sessions lists them)")
 	return cmd
 }
 
-func readTask(args []string, stdin io.Reader) (string, error) {
-	if len(args) == 1 && args[0] == "-" {
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return "", fmt.Errorf("reading the task from stdin: %w", err)
-		}
-		args = []string{string(data)}
-	}
-	task := strings.TrimSpace(strings.Join(args, " "))
-	if task == "" {
-		return "", usageError("no task given: odin run \"what to do\" (or - to read it from stdin)")
-	}
-	return task, nil
-}
+func readTask(args []string, stdin io.Reader) (string, error) { return taskInput(args, stdin) }
 
 func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer) error {
 	a, err := loadApp(g)
@@ -111,6 +103,9 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	defer signal.Stop(sigs)
 
 	r := newRenderer(f.output, f.quiet, a.root, stdout, stderr)
+	if f.output == "stream-json" {
+		writeJSON(stdout, a.initEvent(live, mode))
+	}
 	sess.Submit(task, mode)
 	var interrupts int
 	for {
@@ -148,11 +143,21 @@ func statusError(res messages.TurnResult) error {
 	return &exitError{code: exitFailed, err: fmt.Errorf("%s", res.Error)}
 }
 
-// jsonResult is the --output json document.
+// jsonResult is the --output json document: the turn's result with the
+// fields Claude Code's result carries, under its names, so tooling
+// written for claude -p --output-format json reads it (docs/stream-json.md).
 type jsonResult struct {
+	Type      string `json:"type"`    // "result"
+	Subtype   string `json:"subtype"` // "success" or "error_<status>"
+	IsError   bool   `json:"is_error"`
+	Result    string `json:"result"` // the answer
 	SessionID string `json:"session_id"`
+	NumTurns  int    `json:"num_turns"`
+	// DurationMS is elapsed_ns in milliseconds, Claude's unit.
+	DurationMS int64 `json:"duration_ms"`
+	// TotalCostUSD is null when a model's price is unknown.
+	TotalCostUSD *float64 `json:"total_cost_usd"`
 	messages.TurnResult
-	ElapsedMS int64 `json:"elapsed_ms"`
 }
 
 func writeJSON(w io.Writer, v any) {

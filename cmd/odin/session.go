@@ -42,6 +42,8 @@ type sessionOptions struct {
 	// Continue resumes the project's latest session; Resume a given one.
 	Continue bool
 	Resume   string
+	// Pick asks the user which session to resume (odin --resume, no ID).
+	Pick bool
 	// Interactive sessions ask the user through the bus; others never wait.
 	Interactive bool
 	// Mode is recorded on a new session.
@@ -80,10 +82,11 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	var history []store.Message
 	switch {
 	case o.Resume != "":
-		s, err := st.Session(ctx, o.Resume)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageError("no session %q (odin sessions lists them)", o.Resume)
+		full, err := resolveResume(ctx, st, o.Resume)
+		if err != nil {
+			return nil, err
 		}
+		s, err := st.Session(ctx, full)
 		if err != nil {
 			return nil, err
 		}

@@ -45,8 +45,8 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					if all {
 						title += "  (" + s.Project + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t$%.4f\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
-						term.HumanTokens(s.PromptTokens+s.CompletionTokens), s.Cost, firstLine(title))
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
+						term.HumanTokens(s.PromptTokens+s.CompletionTokens), term.CostText(s.Cost, !a.modelPriced(s.Model)), firstLine(title))
 				}
 				return tw.Flush()
 			})
@@ -60,12 +60,16 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 
 func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show ID",
+		Use:   "show ID|PREFIX",
 		Short: "Print a session with its specialists' transcripts (Markdown)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
-				return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
 			})
 		},
 	}
@@ -74,16 +78,20 @@ func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
-		Use:   "export ID",
+		Use:   "export ID|PREFIX",
 		Short: "Export a session and its specialists' transcripts as Markdown or JSONL",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
 				switch format {
 				case "md", "markdown":
-					return notFound(store.ExportMarkdown(ctx, st, stdout, args[0]), args[0])
+					return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
 				case "jsonl":
-					return notFound(store.ExportJSONL(ctx, st, stdout, args[0]), args[0])
+					return notFound(store.ExportJSONL(ctx, st, stdout, id), args[0])
 				}
 				return usageError("--format must be markdown or jsonl")
 			})
@@ -121,12 +129,22 @@ func newSessionsImportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 
 func newSessionsRmCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm ID...",
+		Use:   "rm ID|PREFIX...",
 		Short: "Delete sessions (with their transcripts, tool history and checkpoints)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
-				for _, id := range args {
+				// Every ID is resolved before any is deleted, so a typo
+				// deletes nothing.
+				ids := make([]string, len(args))
+				for i, typed := range args {
+					id, err := resolveSession(ctx, st, typed)
+					if err != nil {
+						return err
+					}
+					ids[i] = id
+				}
+				for _, id := range ids {
 					if err := notFound(st.DeleteSession(ctx, id), id); err != nil {
 						return err
 					}
@@ -249,15 +267,26 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tOUTPUT\tCOST\t\n", strings.ToUpper(by))
 				var total store.StatsRow
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t$%.4f\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), r.Cost)
+					cost := term.CostText(r.Cost, by == "model" && !a.modelPriced(r.Key))
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), cost)
 					total.Calls += r.Calls
 					total.PromptTokens += r.PromptTokens
 					total.CachedTokens += r.CachedTokens
 					total.CompletionTokens += r.CompletionTokens
 					total.Cost += r.Cost
 				}
-				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t$%.4f\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), total.Cost)
-				return tw.Flush()
+				unpriced, err := unpricedModels(ctx, a, st, q)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), term.CostText(total.Cost, len(unpriced) > 0))
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				if len(unpriced) > 0 {
+					fmt.Fprintf(stdout, "Cost excludes models with no known price: %s (set model_info.<id>.price in odin.yaml).\n", strings.Join(unpriced, ", "))
+				}
+				return nil
 			})
 		},
 	}
@@ -265,6 +294,23 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	cmd.Flags().IntVar(&days, "days", 30, "only the last N days (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every project, not just this one")
 	return cmd
+}
+
+// unpricedModels lists the models of the usage q covers that neither
+// odin.yaml nor the catalogue prices.
+func unpricedModels(ctx context.Context, a *app, st store.Store, q store.StatsQuery) ([]string, error) {
+	q.GroupBy = "model"
+	rows, err := st.Stats(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range rows {
+		if !a.modelPriced(r.Key) {
+			out = append(out, r.Key)
+		}
+	}
+	return out, nil
 }
 
 func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {

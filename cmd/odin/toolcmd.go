@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -71,8 +72,12 @@ func newToolCmd(g *globalFlags, stdout, stderr io.Writer) *cobra.Command {
 		Short: "Run one tool in this project exactly as an agent in edit mode would",
 		Long: `Run one tool with a JSON input, through the same permission path an agent in
 edit mode uses (headless: anything needing approval is denied unless --allow,
---add-dir or --yolo widen it). Exits 0 on success and 1 on a tool error.`,
-		Example: `  odin tool LS '{"path":"'$PWD'"}'
+--add-dir or --yolo widen it). Exits 0 on success and 1 on a tool error.
+
+Agents give absolute paths; here a relative "path" or "file_path" is taken
+from the current directory, as a shell would.`,
+		Example: `  odin tool LS '{"path":"."}'
+  odin tool ReadFile '{"file_path":"cmd/odin/main.go","limit":20}'
   odin tool Grep '{"pattern":"func main","output_mode":"content","-n":true}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -87,6 +92,10 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
 						return err
 					}
 					input = string(data)
+				}
+				input, err := absolutePaths(input)
+				if err != nil {
+					return usageError("tool input: %v", err)
 				}
 				deps, err := a.buildDeps(events.New("cli", nil), a.headlessApprover())
 				if err != nil {
@@ -128,6 +137,42 @@ edit mode uses (headless: anything needing approval is denied unless --allow,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok":..., "denied":..., "output":...}`)
 	return cmd
+}
+
+// pathKeys are the input fields of the built-in tools that hold a path.
+var pathKeys = []string{"path", "file_path", "notebook_path"}
+
+// absolutePaths makes the path fields of a tool input absolute, from the
+// current directory: a human types "cmd/odin/main.go" where an agent
+// gives the absolute path. Input that is not a JSON object is left to the
+// tool's own validation.
+func absolutePaths(input string) (string, error) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(input), &obj) != nil {
+		return input, nil
+	}
+	changed := false
+	for _, k := range pathKeys {
+		raw, ok := obj[k]
+		if !ok {
+			continue
+		}
+		var p string
+		if json.Unmarshal(raw, &p) != nil || p == "" || filepath.IsAbs(p) {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", fmt.Errorf("%s %q: %w", k, p, err)
+		}
+		obj[k], _ = json.Marshal(abs)
+		changed = true
+	}
+	if !changed {
+		return input, nil
+	}
+	out, err := json.Marshal(obj)
+	return string(out), err
 }
 
 // preRead makes a write tool usable from the command line: each odin tool

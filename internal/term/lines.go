@@ -68,7 +68,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 	}
 	subscribe()
 	defer func() { sub.cancel() }()
-	inputs := readInputs(ctx, o.In)
+	inputs := withInitial(ctx, o.Initial, readInputs(ctx, o.In))
 	var queue []messages.UserMessage // queued inputs, for /queue
 
 	// wait prints events until the turn of input id finishes.
@@ -273,4 +273,28 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// withInitial yields initial (when not empty) before the inputs of in.
+func withInitial(ctx context.Context, initial string, in <-chan string) <-chan string {
+	if initial == "" {
+		return in
+	}
+	out := make(chan string)
+	go func() {
+		defer close(out)
+		select {
+		case out <- initial:
+		case <-ctx.Done():
+			return
+		}
+		for s := range in {
+			select {
+			case out <- s:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }

@@ -37,6 +37,8 @@ type Options struct {
 	NewSession func(ctx context.Context) (Session, error)
 	// Banner lines are printed first (model, project, notices).
 	Banner []string
+	// Initial is sent as the first input, as if typed (`odin "task"`).
+	Initial string
 	// LookupEnv reads NO_COLOR and TERM; nil is os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Interactive forces the terminal UI on or off; nil decides from In

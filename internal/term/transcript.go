@@ -186,7 +186,7 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 		t.byAgent[k] = prev
 	}
 	u := res.Usage
-	out = append(out, th.Paint(th.Dim, fmt.Sprintf("  %s · %s in · %s out · $%.4f", Elapsed(res.Elapsed), HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), u.Cost)))
+	out = append(out, th.Paint(th.Dim, fmt.Sprintf("  %s · %s in · %s out · %s", Elapsed(res.Elapsed), HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown))))
 	return out
 }
 
@@ -255,8 +255,8 @@ func (t *transcript) costLines() []string {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  $%.4f%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), u.Cost, est))
+		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  %s%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown), est))
 	}
-	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  $%.4f", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CompletionTokens), t.usage.Cost))
+	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  %s", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CompletionTokens), CostText(t.usage.Cost, t.usage.CostUnknown)))
 	return out
 }

@@ -254,7 +254,16 @@ func padRight(styled, plain string, n int) string {
 	return styled + strings.Repeat(" ", n-len(plain))
 }
 
-func (m *ui) Init() tea.Cmd { return nil }
+func (m *ui) Init() tea.Cmd {
+	if m.o.Initial == "" {
+		return nil
+	}
+	text := m.o.Initial
+	return func() tea.Msg { return initialMsg(text) }
+}
+
+// initialMsg submits Options.Initial once the program runs.
+type initialMsg string
 
 // startPump subscribes to the session's events and feeds them to the UI
 // in batches: whatever arrived while the UI was busy goes in one message,
@@ -324,6 +333,9 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case quitNowMsg:
 		return m, tea.Quit
+	case initialMsg:
+		m.ta.SetValue(string(msg))
+		return m, m.submit()
 	}
 	return m, nil
 }

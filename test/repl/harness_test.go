@@ -51,6 +51,8 @@ type term struct {
 	pty  *os.File
 	Root string
 	Srv  *llmtest.Server
+	// State is the state directory (sessions, history).
+	State string
 
 	mu      sync.Mutex
 	raw     bytes.Buffer
@@ -68,6 +70,9 @@ type options struct {
 	cols uint16
 	// setup prepares the project directory before odin starts.
 	setup func(root string)
+	// root and state reuse an earlier run's project and state directories
+	// (its sessions); empty ones are fresh.
+	root, state string
 }
 
 // start runs odin in a fresh project against script, in which {{root}}
@@ -78,9 +83,15 @@ func start(t *testing.T, script *llmtest.Script, o options) *term {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.root != "" {
+		root = o.root
+	}
 	// Scripts name files as {{root}}/...
 	srv := llmtest.NewServer(t, script, llmtest.WithVars(map[string]string{"root": root}))
 	state := t.TempDir()
+	if o.state != "" {
+		state = o.state
+	}
 	if o.setup != nil {
 		o.setup(root)
 	}
@@ -104,7 +115,7 @@ func start(t *testing.T, script *llmtest.Script, o options) *term {
 	if err != nil {
 		t.Fatalf("starting odin in a pty: %v", err)
 	}
-	tm := &term{t: t, cmd: cmd, pty: f, Root: root, Srv: srv, grew: make(chan struct{}, 1),
+	tm := &term{t: t, cmd: cmd, pty: f, Root: root, State: state, Srv: srv, grew: make(chan struct{}, 1),
 		closed: make(chan struct{}), exit: make(chan error, 1)}
 	go tm.read()
 	go func() { tm.exit <- cmd.Wait() }()
