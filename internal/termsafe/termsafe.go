@@ -1,0 +1,191 @@
+package termsafe
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+const (
+	esc = 0x1b
+	bel = 0x07
+	can = 0x18
+	sub = 0x1a
+
+	c1DCS = 0x90
+	c1SOS = 0x98
+	c1CSI = 0x9b
+	c1ST  = 0x9c
+	c1OSC = 0x9d
+	c1PM  = 0x9e
+	c1APC = 0x9f
+)
+
+// Text returns s without any terminal control: newlines and tabs stay, a
+// CR LF becomes LF and a bare CR (which would overwrite the line) becomes
+// LF; every other C0 control, DEL and C1 control is dropped; ESC and C1
+// sequences are dropped with their parameters and, when terminated, their
+// payload (an unterminated string keeps its text, minus the introducer, so
+// nothing readable is lost); bidi controls become a visible <U+XXXX>;
+// invalid UTF-8 bytes become U+FFFD.
+func Text(s string) string {
+	if clean(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := decode(s, i)
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == '\r':
+			if i+1 >= len(s) || s[i+1] != '\n' {
+				b.WriteByte('\n')
+			}
+		case r == esc:
+			i = skipEscape(s, i+size)
+			continue
+		case r >= 0x80 && r <= 0x9f:
+			i = skipC1(s, r, i+size)
+			continue
+		case r < 0x20 || r == 0x7f:
+			// other C0 controls and DEL: dropped
+		case isBidi(r):
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		case r == utf8.RuneError && size == 1:
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// Line is Text for a one-line context (a file name, a label, a status
+// line): newlines, carriage returns and tabs become spaces as well.
+func Line(s string) string {
+	t := Text(s)
+	if !strings.ContainsAny(t, "\n\t") {
+		return t
+	}
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, t)
+}
+
+// clean reports whether s holds nothing Text would change, so the common
+// case costs one scan and no allocation.
+func clean(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || (r >= 0x80 && r <= 0x9f) || isBidi(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// decode returns the rune at i; an invalid byte in 0x80–0x9f is returned
+// as the C1 control it is in 8-bit terminal encodings.
+func decode(s string, i int) (rune, int) {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size == 1 && s[i] >= 0x80 && s[i] <= 0x9f {
+		return rune(s[i]), 1
+	}
+	return r, size
+}
+
+// isBidi reports the embedding, override and isolate controls.
+func isBidi(r rune) bool {
+	return (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// skipEscape returns the index after the escape sequence whose ESC ended
+// just before j.
+func skipEscape(s string, j int) int {
+	if j >= len(s) {
+		return j
+	}
+	switch c := s[j]; {
+	case c == '[':
+		return skipCSI(s, j+1)
+	case c == ']', c == 'P', c == 'X', c == '^', c == '_':
+		return skipString(s, j+1)
+	case c >= 0x20 && c <= 0x2f: // nF: intermediates then a final byte
+		k := j
+		for k < len(s) && s[k] >= 0x20 && s[k] <= 0x2f {
+			k++
+		}
+		if k < len(s) && s[k] >= 0x30 && s[k] <= 0x7e {
+			k++
+		}
+		return k
+	case c >= 0x30 && c <= 0x7e: // Fp, Fe, Fs: ESC 7, ESC c, ESC M...
+		return j + 1
+	}
+	return j // a lone ESC: the next character stands on its own
+}
+
+// skipC1 returns the index after the sequence a C1 control r, ending just
+// before j, introduces; other C1 controls stand alone.
+func skipC1(s string, r rune, j int) int {
+	switch r {
+	case c1CSI:
+		return skipCSI(s, j)
+	case c1OSC, c1DCS, c1SOS, c1PM, c1APC:
+		return skipString(s, j)
+	}
+	return j
+}
+
+// skipCSI skips parameter and intermediate bytes and the final byte. A
+// byte that cannot belong to a CSI ends it there, to be read on its own.
+func skipCSI(s string, k int) int {
+	for k < len(s) {
+		c := s[k]
+		switch {
+		case c >= 0x20 && c <= 0x3f:
+			k++
+		case c >= 0x40 && c <= 0x7e:
+			return k + 1
+		default:
+			return k
+		}
+	}
+	return k
+}
+
+// skipString skips a control string (OSC, DCS, SOS, PM, APC) and its
+// terminator: BEL, ST (ESC \ or C1 ST), or CAN/SUB which cancel it. Another
+// ESC also ends it, and starts a sequence of its own. Unterminated, only
+// the introducer is dropped: its payload is left as plain text.
+func skipString(s string, k int) int {
+	for i := k; i < len(s); {
+		r, size := decode(s, i)
+		switch r {
+		case bel, can, sub, c1ST:
+			return i + size
+		case esc:
+			if i+1 < len(s) && s[i+1] == '\\' {
+				return i + 2
+			}
+			return i
+		}
+		i += size
+	}
+	return k
+}
