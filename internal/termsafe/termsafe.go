@@ -29,6 +29,21 @@ const (
 // nothing readable is lost); bidi controls become a visible <U+XXXX>;
 // invalid UTF-8 bytes become U+FFFD.
 func Text(s string) string {
+	return sanitize(s, false)
+}
+
+// Styled is Text for text already styled by Odin: well-formed SGR
+// sequences (ESC [ digits, ';' or ':' m — colours and attributes, which
+// cannot move the cursor, talk to the terminal or leave the line) are
+// kept, everything else is removed as by Text. It is the last guard where
+// a front end writes lines it has styled itself; untrusted parts go
+// through Text first, before Odin styles them, so that a model's own
+// colours never survive.
+func Styled(s string) string {
+	return sanitize(s, true)
+}
+
+func sanitize(s string, keepSGR bool) string {
 	if clean(s) {
 		return s
 	}
@@ -44,6 +59,13 @@ func Text(s string) string {
 				b.WriteByte('\n')
 			}
 		case r == esc:
+			if keepSGR {
+				if n := sgrLen(s[i:]); n > 0 {
+					b.WriteString(s[i : i+n])
+					i += n
+					continue
+				}
+			}
 			i = skipEscape(s, i+size)
 			continue
 		case r >= 0x80 && r <= 0x9f:
@@ -76,6 +98,23 @@ func Line(s string) string {
 		}
 		return r
 	}, t)
+}
+
+// sgrLen is the length of the SGR sequence s starts with, 0 if none.
+func sgrLen(s string) int {
+	if len(s) < 3 || s[0] != esc || s[1] != '[' {
+		return 0
+	}
+	for k := 2; k < len(s); k++ {
+		switch c := s[k]; {
+		case c >= '0' && c <= '9', c == ';', c == ':':
+		case c == 'm':
+			return k + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 // clean reports whether s holds nothing Text would change, so the common

@@ -136,3 +136,23 @@ func BenchmarkTextDirty(b *testing.B) {
 		_ = Text(s)
 	}
 }
+
+func TestStyledKeepsOnlySGR(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"\x1b[1;38;5;39modin\x1b[0m", "\x1b[1;38;5;39modin\x1b[0m"},
+		{"\x1b[38:2:1:2:3mx\x1b[m", "\x1b[38:2:1:2:3mx\x1b[m"},
+		{"\x1b[1mok\x1b[0m \x1b]52;c;Zm9v\x07\x1b[2J\x1b[?1049h", "\x1b[1mok\x1b[0m "},
+		{"\x1b[1;2Hx", "x"},
+		{"a\u009b31mb", "ab"}, // 8-bit CSI is never kept, even as SGR
+	} {
+		if got := Styled(tc.in); got != tc.want {
+			t.Errorf("Styled(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, tc := range attacks {
+		got := Styled(tc.in)
+		if Text(got) != tc.want {
+			t.Errorf("Styled(%q) = %q keeps more than SGR", tc.in, got)
+		}
+	}
+}
