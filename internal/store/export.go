@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // Export reads a session and all its descendants (specialists' child
@@ -236,20 +237,25 @@ func parseLine(raw []byte, sawHeader *bool, archives *[]SessionArchive, index ma
 // ExportMarkdown writes the session and its descendants as a readable
 // transcript: metadata, then each message under a heading with its text,
 // reasoning (folded), tool calls and results in fenced blocks; each
-// specialist's session follows its parent's.
+// specialist's session follows its parent's. The transcript holds what
+// models, tools and files said, so it is written without any terminal
+// control sequence (termsafe.Text): it is shown on terminals and in
+// pagers. The JSONL export keeps the text as data.
 func ExportMarkdown(ctx context.Context, s Store, w io.Writer, sessionID string) error {
 	archives, err := Export(ctx, s, sessionID)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(w)
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
 	for i, a := range archives {
 		if i > 0 {
 			bw.WriteString("\n---\n\n")
 		}
 		writeSessionMarkdown(bw, a, i > 0)
 	}
-	if err := bw.Flush(); err != nil {
+	bw.Flush() // into memory: cannot fail
+	if _, err := io.WriteString(w, termsafe.Text(buf.String())); err != nil {
 		return fmt.Errorf("store: export markdown: %w", err)
 	}
 	return nil
