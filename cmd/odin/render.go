@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	xterm "github.com/charmbracelet/x/term"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -83,12 +85,15 @@ func (r *renderer) denial(label, text string) {
 	if r.format != "text" || r.quiet {
 		return
 	}
-	const indent = "        "
-	width := r.width() - len(indent)
-	lines := strings.Split(ansi.Wrap(termsafe.Line(strings.TrimSpace(text)), width, ""), "\n")
-	r.progress("      %s %s", r.paint("33", label), lines[0])
-	for _, l := range lines[1:] {
-		r.progress("%s%s", indent, l)
+	head := "      " + label + " "
+	hang := strings.Repeat(" ", len(head))
+	lines := term.WrapWords(termsafe.Text(text), max(r.width()-len(head), 20))
+	for i, l := range lines {
+		if i == 0 {
+			r.progress("      %s %s", r.paint("33", label), l)
+			continue
+		}
+		r.progress("%s%s", hang, l)
 	}
 }
 
@@ -308,4 +313,31 @@ func firstLine(s string) string {
 	s = strings.TrimSpace(termsafe.Text(s))
 	line, _, _ := strings.Cut(s, "\n")
 	return ansi.Truncate(termsafe.Line(line), 160, "…")
+}
+
+// errorText is how a command's error is printed: one line, except the
+// no-provider error, whose remedies (three ways to configure a model) read
+// better as a list than as one long line.
+func errorText(err error) string {
+	msg := termsafe.Text(err.Error())
+	if !errors.Is(err, config.ErrNoProvider) {
+		return "odin: " + msg
+	}
+	head := strings.TrimSuffix(strings.TrimSuffix(msg, config.ErrNoProvider.Error()), ": ")
+	what, fixes, ok := strings.Cut(config.ErrNoProvider.Error(), ": ")
+	if !ok {
+		return "odin: " + msg
+	}
+	var b strings.Builder
+	if head != "" && head != msg {
+		b.WriteString("odin: " + head + ".\n")
+	}
+	b.WriteString(strings.ToUpper(what[:1]) + what[1:] + ". Either:")
+	for i, fix := range strings.Split(fixes, ", or ") {
+		if i > 0 {
+			fix = "or " + fix
+		}
+		b.WriteString("\n  - " + fix)
+	}
+	return b.String()
 }

@@ -164,3 +164,25 @@ func TestTruncateKeepsCharactersWhole(t *testing.T) {
 		}
 	}
 }
+
+func TestWrapWordsNeverBreaksAFlag(t *testing.T) {
+	got := WrapWords("run with --allow 'go test *' or --add-dir /a/very/long/path/that/is/wider/than/the/width now", 12)
+	want := []string{"run with", "--allow 'go", "test *' or", "--add-dir", "/a/very/long/path/that/is/wider/than/the/width", "now"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestDenialWrappedToTheTranscriptWidth(t *testing.T) {
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 40)
+	text := "Permission denied: `rm -rf build` needs approval. To allow it without asking, run with --allow 'rm *' or --yolo. Ask the user."
+	got := tr.event(messages.ToolFinished{Origin: messages.Origin{Agent: "test", TaskID: "t"}, Denied: true, Output: text})
+	for _, l := range got {
+		if ansi.StringWidth(l) > 40 {
+			t.Errorf("line wider than 40: %q", l)
+		}
+	}
+	if !strings.HasPrefix(got[0], "    ⎿ test denied: Permission") || strings.Join(strings.Fields(strings.Join(got, " ")), " ") != "⎿ test denied: "+text {
+		t.Errorf("denial not whole:\n%s", strings.Join(got, "\n"))
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -57,7 +59,14 @@ func (t *transcript) event(ev messages.Event) []string {
 			if ev.TaskID != "" {
 				who = termsafe.Line(ev.Agent) + " "
 			}
-			return []string{"    " + th.Paint(th.Warn, "⎿ "+who+"denied: ") + termsafe.Line(strings.TrimSpace(ev.Output))}
+			head := "⎿ " + who + "denied: "
+			lines := WrapWords(termsafe.Text(ev.Output), t.md.width-4-ansi.StringWidth(head))
+			out := []string{"    " + th.Paint(th.Warn, head) + lines[0]}
+			hang := strings.Repeat(" ", 4+ansi.StringWidth(head))
+			for _, l := range lines[1:] {
+				out = append(out, hang+l)
+			}
+			return out
 		}
 		if ev.TaskID != "" {
 			return nil
