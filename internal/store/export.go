@@ -94,9 +94,19 @@ func ExportJSONL(ctx context.Context, s Store, w io.Writer, sessionID string) er
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
 	enc.SetEscapeHTML(false)
-	put := func(r jsonlRecord) error { return enc.Encode(r) }
+	// C1 and bidi controls are escaped too (termsafe.JSON), so the export
+	// can be printed on a terminal; it decodes to the same text.
+	put := func(r jsonlRecord) error {
+		line.Reset()
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		_, err := bw.Write(termsafe.JSON(line.Bytes()))
+		return err
+	}
 	if err := put(jsonlRecord{Type: "header", Format: jsonlFormat, Version: jsonlVersion}); err != nil {
 		return fmt.Errorf("store: export jsonl: %w", err)
 	}

@@ -228,3 +228,44 @@ func skipString(s string, k int) int {
 	}
 	return k
 }
+
+// JSON returns the encoded JSON document b with the characters
+// encoding/json leaves raw but a terminal would act on — DEL, the C1
+// controls (U+009B is CSI) and the bidi controls — written as \uXXXX
+// escapes. The document decodes to exactly the same value: JSON output
+// stays lossless data and is still safe to print. b must be valid UTF-8, as
+// encoding/json writes it.
+func JSON(b []byte) []byte {
+	if jsonClean(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f) || isBidi(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+func jsonClean(b []byte) bool {
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			if b[i] == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if (r >= 0x80 && r <= 0x9f) || isBidi(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}

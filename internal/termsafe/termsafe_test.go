@@ -1,6 +1,7 @@
 package termsafe
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -154,5 +155,26 @@ func TestStyledKeepsOnlySGR(t *testing.T) {
 		if Text(got) != tc.want {
 			t.Errorf("Styled(%q) = %q keeps more than SGR", tc.in, got)
 		}
+	}
+}
+
+func TestJSONEscapesWhatEncodingJSONLeavesRaw(t *testing.T) {
+	in := map[string]string{"text": "a\x1b]52;c;x\x07 \u009b2J \u202e \x7f é ✓"}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := JSON(b)
+	for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\x7f"} {
+		if strings.Contains(string(got), bad) {
+			t.Errorf("%q left raw in %s", bad, got)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || back["text"] != in["text"] {
+		t.Errorf("not lossless: %v %q", err, back["text"])
+	}
+	if clean := []byte(`{"a":"é ✓"}`); string(JSON(clean)) != string(clean) {
+		t.Errorf("clean JSON changed")
 	}
 }
