@@ -63,7 +63,7 @@ func (m *Markdown) Flush() []string {
 
 // Partial is the incomplete line received so far, unstyled: the live area
 // shows it until the line is complete.
-func (m *Markdown) Partial() string { return termsafe.Line(m.line.String()) }
+func (m *Markdown) Partial() string { return termsafe.Partial(m.line.String()) }
 
 // InCode reports whether a code fence is open.
 func (m *Markdown) InCode() bool { return m.fence != "" }

@@ -269,3 +269,67 @@ func jsonClean(b []byte) bool {
 	}
 	return true
 }
+
+// Partial is Line for the incomplete tail of a stream, shown until the rest
+// arrives: an escape sequence that has begun but not ended is withheld from
+// its introducer on, instead of being shown as text (its payload would
+// flash on screen until the terminator came).
+func Partial(s string) string {
+	return Line(s[:pendingStart(s)])
+}
+
+// pendingStart is where an unfinished sequence begins in s, len(s) if none.
+func pendingStart(s string) int {
+	for i := 0; i < len(s); {
+		r, size := decode(s, i)
+		var next int
+		switch {
+		case r == esc:
+			j := i + size
+			if j >= len(s) {
+				return i
+			}
+			next = skipEscape(s, j)
+			switch c := s[j]; {
+			case c == '[':
+				if csiPending(s, j+1) {
+					return i
+				}
+			case c == ']', c == 'P', c == 'X', c == '^', c == '_':
+				if stringPending(s, j+1) {
+					return i
+				}
+			case c >= 0x20 && c <= 0x2f:
+				if next >= len(s) && (s[next-1] < 0x30 || s[next-1] > 0x7e) {
+					return i
+				}
+			}
+		case r == c1CSI:
+			if csiPending(s, i+size) {
+				return i
+			}
+			next = skipC1(s, r, i+size)
+		case r == c1OSC || r == c1DCS || r == c1SOS || r == c1PM || r == c1APC:
+			if stringPending(s, i+size) {
+				return i
+			}
+			next = skipC1(s, r, i+size)
+		default:
+			next = i + size
+		}
+		i = next
+	}
+	return len(s)
+}
+
+// csiPending reports a CSI whose parameters run to the end of s.
+func csiPending(s string, k int) bool {
+	return skipCSI(s, k) == len(s) && (k >= len(s) || s[len(s)-1] < 0x40 || s[len(s)-1] > 0x7e)
+}
+
+// stringPending reports a control string with no terminator in s, or
+// ended by an ESC that is the last byte (the first half of an ST).
+func stringPending(s string, k int) bool {
+	end := skipString(s, k)
+	return (end == k && (k >= len(s) || s[k] != esc)) || (end == len(s)-1 && s[end] == esc)
+}

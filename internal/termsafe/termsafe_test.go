@@ -98,6 +98,7 @@ func FuzzText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got := Text(s)
 		assertInert(t, got, true)
+		assertInert(t, Partial(s), false)
 		if Text(got) != got {
 			t.Errorf("Text is not idempotent on %q", s)
 		}
@@ -176,5 +177,35 @@ func TestJSONEscapesWhatEncodingJSONLeavesRaw(t *testing.T) {
 	}
 	if clean := []byte(`{"a":"é ✓"}`); string(JSON(clean)) != string(clean) {
 		t.Errorf("clean JSON changed")
+	}
+}
+
+func TestPartialWithholdsUnfinishedSequences(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"text \x1b]52;c;cm0gLXJm", "text "},
+		{"text \x1b]52;c;cm0g\x07 more", "text  more"},
+		{"text \x1b[3", "text "},
+		{"text \x1b[31m", "text "},
+		{"text \x1b", "text "},
+		{"text \x1b(", "text "},
+		{"text \u009d8;;http://x", "text "},
+		{"text \u009b2", "text "},
+		{"a\x1b]x\x1b[2Jb \x1bPq", "ab "},
+		{"plain", "plain"},
+	} {
+		if got := Partial(tc.in); got != tc.want {
+			t.Errorf("Partial(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Every prefix of every attack is inert and never shows a payload the
+	// whole text hides.
+	for _, tc := range attacks {
+		for cut := 0; cut <= len(tc.in); cut++ {
+			got := Partial(tc.in[:cut])
+			assertInert(t, got, false)
+			if strings.Contains(got, "cm0gLXJm") || strings.Contains(got, "evil.example") {
+				t.Errorf("Partial(%q) shows a payload: %q", tc.in[:cut], got)
+			}
+		}
 	}
 }
