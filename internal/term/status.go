@@ -117,7 +117,7 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		if ev.Done {
 			a.gate, a.gateTask = "", ""
 		} else {
-			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, ev.Round)
+			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, StageRound(ev.GateStageResult))
 			a.gateTask = ev.TaskID
 		}
 	case messages.TodosUpdated:
