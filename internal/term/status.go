@@ -166,7 +166,7 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 			parts = append(parts, HumanTokens(r.tokens)+" tok")
 		}
 		if r.tools > 0 {
-			parts = append(parts, fmt.Sprintf("%d tools", r.tools))
+			parts = append(parts, Plural(r.tools, "tool"))
 		}
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
