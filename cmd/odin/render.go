@@ -68,7 +68,15 @@ func (r *renderer) progress(format string, args ...any) {
 	if r.format != "text" || r.quiet {
 		return
 	}
-	fmt.Fprintln(r.errw, termsafe.Styled(fmt.Sprintf(format, args...)))
+	line := fmt.Sprintf(format, args...)
+	// The last guard: only Odin's own SGR may pass, and none when it
+	// paints nothing.
+	if r.color {
+		line = termsafe.Styled(line)
+	} else {
+		line = termsafe.Text(line)
+	}
+	fmt.Fprintln(r.errw, line)
 }
 
 func (r *renderer) notice(text string) {
