@@ -23,9 +23,10 @@ import (
 // stdout (text), one JSON document at the end (json), or every event as a
 // JSON line (stream-json). In text output everything that comes from a
 // model, a tool, a file or the repository is sanitized (termsafe) before
-// Odin styles it, and each written line passes termsafe.Styled, so the
+// Odin styles it, and each progress line passes a last guard
+// (termsafe.Styled, or termsafe.Text when Odin paints nothing), so the
 // terminal receives Odin's colours and no other control sequence. JSON
-// escapes control characters itself and keeps the text as data.
+// output keeps the text as data, its controls escaped (termsafe.JSON).
 type renderer struct {
 	format string
 	quiet  bool
