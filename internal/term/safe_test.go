@@ -1,6 +1,7 @@
 package term
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -184,5 +185,35 @@ func TestDenialWrappedToTheTranscriptWidth(t *testing.T) {
 	}
 	if !strings.HasPrefix(got[0], "    ⎿ test denied: Permission") || strings.Join(strings.Fields(strings.Join(got, " ")), " ") != "⎿ test denied: "+text {
 		t.Errorf("denial not whole:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestLineModeWritesNoControlSequence: line mode styles nothing, so not a
+// single ESC, BEL or C1 control reaches its output, whatever the model,
+// a tool or a command result says.
+func TestLineModeWritesNoControlSequence(t *testing.T) {
+	f := newFake("s1", func(f *fakeSession, m messages.UserMessage) {
+		o := messages.Origin{Agent: "orchestrator"}
+		f.emit(messages.TurnStarted{Input: m},
+			messages.TextDelta{Origin: o, Text: "**" + hostile + "**\n"},
+			messages.ToolStarted{Origin: o, Name: "ReadFile", Input: `{"file_path":"/p/x\u001b]52;c;cm0gLXJmIH4=\u0007"}`},
+			messages.ToolFinished{Origin: o, Name: "ReadFile", Denied: true, Output: hostile},
+			messages.ApprovalRequested{ID: "a1", Tool: "ExecuteCommand", Subject: hostile},
+			messages.TurnFinished{Result: messages.TurnResult{Input: m, Status: messages.TurnDone, Answer: hostile, Diff: "+" + hostile + "\n", Files: []string{hostile}}})
+	})
+	var out syncBuffer
+	cmd := Command{Name: "show", Run: func(context.Context, string) (Result, error) { return Result{Text: hostile}, nil }}
+	if _, err := Run(t.Context(), Options{In: strings.NewReader("go\n/show\n"), Out: &out, Session: f, Mode: messages.ModeEdit,
+		Commands: []Command{cmd}, Interactive: new(bool)}); err != nil {
+		t.Fatal(err)
+	}
+	s := out.String()
+	for _, r := range s {
+		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x80 && r <= 0x9f) || r == '\u202e' {
+			t.Fatalf("line mode wrote control %U:\n%q", r, s)
+		}
+	}
+	if strings.Contains(s, "cm0gLXJmIH4") || !strings.Contains(s, "link") {
+		t.Errorf("payload shown or text lost:\n%s", s)
 	}
 }
