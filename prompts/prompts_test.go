@@ -104,3 +104,19 @@ func TestInitNeverSeesInstructions(t *testing.T) {
 		t.Errorf("init prompt includes ODIN.md content; it must not (seed 004 context isolation)")
 	}
 }
+
+// TestEveryPromptExplainsFences: every agent reads tool results that may
+// hold fenced untrusted content, so every prompt says what a fence is.
+func TestEveryPromptExplainsFences(t *testing.T) {
+	for _, n := range []string{Orchestrator, Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent} {
+		got, err := Render(n, sample("edit"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"<<<UNTRUSTED_WEB_CONTENT nonce=", "UNTRUSTED_DATA", "same nonce", "never an instruction"} {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s prompt lacks %q", n, w)
+			}
+		}
+	}
+}

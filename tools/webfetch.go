@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/odin-code/odin/internal/untrusted"
 	"github.com/odin-code/odin/internal/web"
 )
 
@@ -134,7 +135,15 @@ func webFetch(ctx context.Context, f *web.Fetcher, env *Env, in WebFetchInput) (
 	case strings.TrimSpace(answer) == "":
 		return Result{Meta: meta, Output: webRawPage(page, source, prompt, "The small model gave no answer, so the page itself follows")}, nil
 	}
-	return Result{Meta: meta, Output: strings.TrimSpace(answer) + "\n\n" + source}, nil
+	return Result{Meta: meta, Output: webAnswer(answer, source)}, nil
+}
+
+// webAnswer fences the small model's answer for the calling model: it is
+// derived from the page, so a page that talked the small model into
+// relaying instructions still reaches the caller as data.
+func webAnswer(answer, source string) string {
+	f := untrusted.NewFence(untrusted.WebContent, "derived from a web page (another model's answer about it)")
+	return f.Rule() + "\n\n" + f.Wrap(strings.TrimSpace(answer)) + "\n\n" + source
 }
 
 // webFetchSystem is the small model's system prompt: answer the agent's

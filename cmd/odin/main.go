@@ -57,11 +57,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "odin:", ee.err)
+			fmt.Fprintln(stderr, errorText(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "odin:", err)
+	fmt.Fprintln(stderr, errorText(err))
 	// Cobra's own errors (unknown flag, bad arguments) are usage errors.
 	return exitUsage
 }

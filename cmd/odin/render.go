@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,13 +10,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+	xterm "github.com/charmbracelet/x/term"
+
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/term"
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
 // renderer prints a headless run: progress on stderr and the result on
 // stdout (text), one JSON document at the end (json), or every event as a
-// JSON line (stream-json).
+// JSON line (stream-json). In text output everything that comes from a
+// model, a tool, a file or the repository is sanitized (termsafe) before
+// Odin styles it, and each progress line passes a last guard
+// (termsafe.Styled, or termsafe.Text when Odin paints nothing), so the
+// terminal receives Odin's colours and no other control sequence. JSON
+// output keeps the text as data, its controls escaped (termsafe.JSON).
 type renderer struct {
 	format string
 	quiet  bool
@@ -60,7 +71,15 @@ func (r *renderer) progress(format string, args ...any) {
 	if r.format != "text" || r.quiet {
 		return
 	}
-	fmt.Fprintf(r.errw, format+"\n", args...)
+	line := fmt.Sprintf(format, args...)
+	// The last guard: only Odin's own SGR may pass, and none when it
+	// paints nothing.
+	if r.color {
+		line = termsafe.Styled(line)
+	} else {
+		line = termsafe.Text(line)
+	}
+	fmt.Fprintln(r.errw, line)
 }
 
 func (r *renderer) notice(text string) {
@@ -68,7 +87,36 @@ func (r *renderer) notice(text string) {
 		writeJSON(r.out, messages.Envelope{Time: time.Now(), Event: messages.Notice{Level: "info", Text: text}})
 		return
 	}
-	fmt.Fprintln(r.errw, text)
+	fmt.Fprintln(r.errw, termsafe.Text(text))
+}
+
+// denial prints a refusal whole, wrapped under its label: its second half
+// says how to allow the call, so cutting it would lose the useful part.
+func (r *renderer) denial(label, text string) {
+	if r.format != "text" || r.quiet {
+		return
+	}
+	head := "      " + label + " "
+	hang := strings.Repeat(" ", len(head))
+	lines := term.WrapWords(termsafe.Text(text), max(r.width()-len(head), 20))
+	for i, l := range lines {
+		if i == 0 {
+			r.progress("      %s %s", r.paint("33", label), l)
+			continue
+		}
+		r.progress("%s%s", hang, l)
+	}
+}
+
+// width is stderr's width when it is a terminal, else 100 columns so that
+// logs stay readable.
+func (r *renderer) width() int {
+	if f, ok := r.errw.(*os.File); ok {
+		if w, _, err := xterm.GetSize(f.Fd()); err == nil && w > 40 {
+			return w - 1
+		}
+	}
+	return 100
 }
 
 func (r *renderer) event(env messages.Envelope) {
@@ -88,8 +136,8 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("%s %s", r.paint("1", "odin ▸"), firstLine(ev.Input.Body))
 	case messages.AgentStarted:
 		r.narrate()
-		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", ev.Agent), ev.Description,
-			r.paint("2", fmt.Sprintf("(%s, deadline %s)", ev.Model, ev.Timeout)))
+		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", termsafe.Line(ev.Agent)), firstLine(ev.Description),
+			r.paint("2", fmt.Sprintf("(%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
 	case messages.ToolStarted:
 		who := ev.Agent
 		indent := "    "
@@ -97,36 +145,37 @@ func (r *renderer) event(env messages.Envelope) {
 			indent = "  "
 			r.narrate()
 		}
-		r.progress("%s%s %s %s", indent, r.paint("2", "·"), r.paint("2", who), r.toolLabel(ev.Name, ev.Input))
+		r.progress("%s%s %s %s", indent, r.paint("2", "·"), r.paint("2", termsafe.Line(who)), r.toolLabel(ev.Name, ev.Input))
 	case messages.ToolFinished:
 		if ev.Denied {
-			r.progress("      %s %s", r.paint("33", "denied:"), firstLine(ev.Output))
+			r.denial("denied:", ev.Output)
 		} else if ev.IsError {
 			r.progress("      %s %s", r.paint("33", "error:"), firstLine(ev.Output))
 		}
 	case messages.AgentRestarted:
-		r.progress("  %s %s crashed (%s); restart %d", r.paint("33", "↻"), ev.Agent, ev.Reason, ev.Restart)
+		r.progress("  %s %s crashed (%s); restart %d", r.paint("33", "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)
 	case messages.AgentFinished:
 		rep := ev.Report
+		ok, verdict := term.Verdict(rep)
 		mark := r.paint("32", "✓")
-		if rep.Status != messages.ReportOK {
+		if !ok {
 			mark = r.paint("31", "✗")
 		}
-		r.progress("  %s %s %s: %s %s", mark, r.paint("1", rep.Agent), rep.Status, firstLine(rep.Summary),
-			r.paint("2", fmt.Sprintf("(%d calls, %s tokens, %s)", rep.Turns, term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
+		r.progress("  %s %s %s: %s %s", mark, r.paint("1", termsafe.Line(rep.Agent)), verdict, firstLine(rep.Summary),
+			r.paint("2", fmt.Sprintf("(%s, %s tokens, %s)", term.Plural(rep.Turns, "call"), term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
 	case messages.GateDecided:
 		d := ev.Decision
 		if d.ReviewRequired {
 			r.progress("  %s quality gates: review and QA required", r.paint("35", "⚖"))
 			for _, why := range d.Reasons {
-				r.progress("      - %s", why)
+				r.progress("      - %s", firstLine(why))
 			}
 		} else {
 			r.progress("  %s quality gates: not required (single low-risk file)", r.paint("35", "⚖"))
 		}
 	case messages.GateStage:
 		if !ev.Done && ev.Stage == "qa" {
-			r.progress("  %s qa (round %d): running the project's checks…", r.paint("35", "⚖"), ev.Round)
+			r.progress("  %s qa (round %d): running the project's checks…", r.paint("35", "⚖"), term.StageRound(ev.GateStageResult))
 		}
 		if ev.Done {
 			mark := r.paint("32", "passed")
@@ -136,15 +185,15 @@ func (r *renderer) event(env messages.Envelope) {
 			if ev.Stage == "fix" {
 				mark = "done"
 			}
-			r.progress("  %s %s (round %d): %s — %s", r.paint("35", "⚖"), ev.Stage, ev.Round, mark, firstLine(ev.Summary))
+			r.progress("  %s %s (round %d): %s — %s", r.paint("35", "⚖"), ev.Stage, term.StageRound(ev.GateStageResult), mark, firstLine(ev.Summary))
 		}
 	case messages.Retrying:
 		if ev.TaskID == "" {
 			r.said.Reset()
 		}
-		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), ev.Agent, firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
+		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
-		r.progress("  %s %s", r.paint("33", "!"), ev.Text)
+		r.progress("  %s %s", r.paint("33", "!"), termsafe.Text(ev.Text))
 	}
 }
 
@@ -170,22 +219,22 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 		return
 	}
 	if res.Answer != "" {
-		fmt.Fprintln(r.out, strings.TrimRight(res.Answer, "\n"))
+		fmt.Fprintln(r.out, termsafe.Text(strings.TrimRight(res.Answer, "\n")))
 	}
 	if res.PlanFile != "" {
-		fmt.Fprintf(r.out, "\nPlan saved to %s\n", res.PlanFile)
+		fmt.Fprintf(r.out, "\nPlan saved to %s\n", termsafe.Line(res.PlanFile))
 	}
 	if len(res.Files) > 0 {
 		fmt.Fprintf(r.out, "\nFiles changed (%d):\n", len(res.Files))
 		for _, f := range res.Files {
-			fmt.Fprintf(r.out, "  %s\n", f)
+			fmt.Fprintf(r.out, "  %s\n", termsafe.Line(f))
 		}
 		if res.Diff != "" {
 			level := term.ColorNone
 			if colorEnabled(r.out) {
 				level = term.DetectColor(os.LookupEnv)
 			}
-			fmt.Fprintf(r.out, "\n%s", term.ColorDiff(term.NewTheme(r.out, level), res.Diff))
+			fmt.Fprintf(r.out, "\n%s", termsafe.Styled(term.ColorDiff(term.NewTheme(r.out, level), termsafe.Text(res.Diff))))
 		}
 	}
 	if g := res.Gates; g != nil {
@@ -197,7 +246,7 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 		printUsage(r.out, res)
 	}
 	if res.Status != messages.TurnDone && res.Error != "" && r.quiet {
-		fmt.Fprintln(r.errw, res.Error)
+		fmt.Fprintln(r.errw, termsafe.Text(res.Error))
 	}
 }
 
@@ -213,7 +262,7 @@ func printGates(w io.Writer, g *messages.GateReport) {
 	}
 	fmt.Fprintf(w, "Quality gates: %s after %d fix round(s)\n", verdict, g.FixRounds)
 	for _, why := range d.Reasons {
-		fmt.Fprintf(w, "  required because: %s\n", why)
+		fmt.Fprintf(w, "  required because: %s\n", firstLine(why))
 	}
 	for _, s := range g.Stages {
 		mark := "passed"
@@ -223,16 +272,16 @@ func printGates(w io.Writer, g *messages.GateReport) {
 		if s.Stage == "fix" {
 			mark = "applied"
 		}
-		fmt.Fprintf(w, "  %-6s round %d: %-7s %s\n", s.Stage, s.Round, mark, firstLine(s.Summary))
+		fmt.Fprintf(w, "  %-6s round %d: %-7s %s\n", s.Stage, term.StageRound(s), mark, firstLine(s.Summary))
 	}
 	if rv := g.Review; rv != nil && len(rv.Issues) > 0 {
 		fmt.Fprintf(w, "  review findings (last round, score %d/10):\n", rv.OverallScore)
 		for _, is := range rv.Issues {
-			loc := is.File
+			loc := termsafe.Line(is.File)
 			if is.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", is.File, is.Line)
+				loc = fmt.Sprintf("%s:%d", loc, is.Line)
 			}
-			fmt.Fprintf(w, "    [%s] %s %s\n", is.Severity, loc, is.Message)
+			fmt.Fprintf(w, "    [%s] %s %s\n", termsafe.Line(is.Severity), loc, termsafe.Line(is.Message))
 		}
 	}
 	if q := g.QA; q != nil {
@@ -242,10 +291,10 @@ func printGates(w io.Writer, g *messages.GateReport) {
 			if !c.Passed {
 				mark = "FAIL"
 			}
-			fmt.Fprintf(w, "    %s %-6s %s\n", mark, c.Name, c.Command)
+			fmt.Fprintf(w, "    %s %-6s %s\n", mark, termsafe.Line(c.Name), termsafe.Line(c.Command))
 		}
 		for _, wn := range q.Warnings {
-			fmt.Fprintf(w, "    warning: %s\n", wn)
+			fmt.Fprintf(w, "    warning: %s\n", termsafe.Line(wn))
 		}
 	}
 }
@@ -259,7 +308,7 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s%s\n", u.Agent, u.Model, term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
+		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s%s\n", termsafe.Line(u.Agent), termsafe.Line(u.Model), term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
 	}
 	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CompletionTokens), usageCost(res.Usage), res.Elapsed.Round(time.Millisecond))
 }
@@ -267,7 +316,7 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 // toolLabel is a short description of a tool call for progress lines,
 // with paths relative to the project.
 func (r *renderer) toolLabel(name, input string) string {
-	label := term.ToolLabel(name, input)
+	label := term.ToolLabel(name, input) // sanitized
 	label = strings.Replace(label, " "+r.root+string(filepath.Separator), " ", 1)
 	if strings.HasSuffix(label, " "+r.root) {
 		label = strings.TrimSuffix(label, r.root) + "."
@@ -275,11 +324,38 @@ func (r *renderer) toolLabel(name, input string) string {
 	return label
 }
 
+// firstLine is the sanitized first line of s, cut to 160 columns on a
+// character boundary for progress lines. Denials are never cut: see
+// renderer.denial.
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(termsafe.Text(s))
 	line, _, _ := strings.Cut(s, "\n")
-	if len(line) > 160 {
-		line = line[:160] + "…"
+	return ansi.Truncate(termsafe.Line(line), 160, "…")
+}
+
+// errorText is how a command's error is printed: one line, except the
+// no-provider error, whose remedies (three ways to configure a model) read
+// better as a list than as one long line.
+func errorText(err error) string {
+	msg := termsafe.Text(err.Error())
+	if !errors.Is(err, config.ErrNoProvider) {
+		return "odin: " + msg
 	}
-	return line
+	head := strings.TrimSuffix(strings.TrimSuffix(msg, config.ErrNoProvider.Error()), ": ")
+	what, fixes, ok := strings.Cut(config.ErrNoProvider.Error(), ": ")
+	if !ok {
+		return "odin: " + msg
+	}
+	var b strings.Builder
+	if head != "" && head != msg {
+		b.WriteString("odin: " + head + ".\n")
+	}
+	b.WriteString(strings.ToUpper(what[:1]) + what[1:] + ". Either:")
+	for i, fix := range strings.Split(fixes, ", or ") {
+		if i > 0 {
+			fix = "or " + fix
+		}
+		b.WriteString("\n  - " + fix)
+	}
+	return b.String()
 }

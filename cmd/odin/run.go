@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -161,7 +163,11 @@ type jsonResult struct {
 }
 
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
+	if enc.Encode(v) == nil {
+		// C1 and bidi controls escaped too: the same data, safe to print.
+		_, _ = w.Write(termsafe.JSON(b.Bytes()))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -110,7 +111,7 @@ from the current directory, as a shell would.`,
 					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
 					Publish: func(ev any) {
 						if n, ok := ev.(messages.Notice); ok {
-							fmt.Fprintf(stderr, "%s: %s\n", n.Level, n.Text)
+							fmt.Fprintf(stderr, "%s: %s\n", n.Level, termsafe.Text(n.Text))
 						}
 					}}
 				if n := a.untrustedNotice(); n != "" {
@@ -124,9 +125,11 @@ from the current directory, as a shell would.`,
 				if asJSON {
 					writeJSON(stdout, toolOutput{OK: !res.IsError, Denied: res.Denied, Output: res.Output, Files: res.Files})
 				} else if res.IsError {
-					fmt.Fprintln(stderr, strings.TrimRight(res.Output, "\n"))
+					fmt.Fprintln(stderr, termsafe.Text(strings.TrimRight(res.Output, "\n")))
 				} else {
-					fmt.Fprintln(stdout, strings.TrimRight(res.Output, "\n"))
+					// What a file or command holds is shown, never obeyed
+					// by the terminal; --json keeps it as data.
+					fmt.Fprintln(stdout, termsafe.Text(strings.TrimRight(res.Output, "\n")))
 				}
 				if res.IsError {
 					return &exitError{code: exitFailed, err: fmt.Errorf("")}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // Export reads a session and all its descendants (specialists' child
@@ -93,9 +94,19 @@ func ExportJSONL(ctx context.Context, s Store, w io.Writer, sessionID string) er
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
 	enc.SetEscapeHTML(false)
-	put := func(r jsonlRecord) error { return enc.Encode(r) }
+	// C1 and bidi controls are escaped too (termsafe.JSON), so the export
+	// can be printed on a terminal; it decodes to the same text.
+	put := func(r jsonlRecord) error {
+		line.Reset()
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+		_, err := bw.Write(termsafe.JSON(line.Bytes()))
+		return err
+	}
 	if err := put(jsonlRecord{Type: "header", Format: jsonlFormat, Version: jsonlVersion}); err != nil {
 		return fmt.Errorf("store: export jsonl: %w", err)
 	}
@@ -236,20 +247,25 @@ func parseLine(raw []byte, sawHeader *bool, archives *[]SessionArchive, index ma
 // ExportMarkdown writes the session and its descendants as a readable
 // transcript: metadata, then each message under a heading with its text,
 // reasoning (folded), tool calls and results in fenced blocks; each
-// specialist's session follows its parent's.
+// specialist's session follows its parent's. The transcript holds what
+// models, tools and files said, so it is written without any terminal
+// control sequence (termsafe.Text): it is shown on terminals and in
+// pagers. The JSONL export keeps the text as data.
 func ExportMarkdown(ctx context.Context, s Store, w io.Writer, sessionID string) error {
 	archives, err := Export(ctx, s, sessionID)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(w)
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
 	for i, a := range archives {
 		if i > 0 {
 			bw.WriteString("\n---\n\n")
 		}
 		writeSessionMarkdown(bw, a, i > 0)
 	}
-	if err := bw.Flush(); err != nil {
+	bw.Flush() // into memory: cannot fail
+	if _, err := io.WriteString(w, termsafe.Text(buf.String())); err != nil {
 		return fmt.Errorf("store: export markdown: %w", err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -202,8 +203,9 @@ func splitCommand(line string) (name, args string, ok bool) {
 	return name, strings.TrimSpace(args), true
 }
 
+// firstLine is the first line of s, sanitized for the terminal.
 func firstLine(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(termsafe.Text(s))
 	line, _, _ := strings.Cut(s, "\n")
-	return line
+	return termsafe.Line(line)
 }

@@ -11,6 +11,11 @@
 // read the session from a pseudo-terminal. Bubble Tea runs the live area;
 // its renderer redraws only the lines that changed.
 //
+// Text from models, tools, files and the store is sanitized (termsafe)
+// before Odin styles it, and every printed line and the live area pass
+// termsafe.Styled, so the terminal receives Odin's SGR styling and no other
+// control sequence; line mode writes none at all.
+//
 // The package knows a session only through the Session interface, and the
 // commands that need the rest of Odin (/undo, /init, /resume...) through
 // Command values supplied by the caller. Run owns the terminal until it

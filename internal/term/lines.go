@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -30,7 +31,8 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 	w := o.Out
 	println := func(lines ...string) {
 		for _, l := range lines {
-			fmt.Fprintln(w, l)
+			// Line mode styles nothing: no control sequence at all.
+			fmt.Fprintln(w, termsafe.Text(l))
 		}
 	}
 	println(o.Banner...)

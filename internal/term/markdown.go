@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // Markdown renders streamed Markdown one completed line at a time, so an
@@ -61,7 +63,7 @@ func (m *Markdown) Flush() []string {
 
 // Partial is the incomplete line received so far, unstyled: the live area
 // shows it until the line is complete.
-func (m *Markdown) Partial() string { return m.line.String() }
+func (m *Markdown) Partial() string { return termsafe.Partial(m.line.String()) }
 
 // InCode reports whether a code fence is open.
 func (m *Markdown) InCode() bool { return m.fence != "" }
@@ -81,8 +83,11 @@ var (
 	reTable   = regexp.MustCompile(`^\s*\|`)
 )
 
+// renderLine sanitizes one line of model text, then styles it: the model's
+// own escape sequences are gone before Odin's are added.
 func (m *Markdown) renderLine(raw string) []string {
 	th := m.th
+	raw = strings.ReplaceAll(termsafe.Text(raw), "\n", " ")
 	if th.level == ColorNone {
 		return m.wrap(raw, "", "")
 	}
@@ -360,14 +365,17 @@ func canOpen(s string, i, n int) bool {
 // findClose finds the closing delimiter d after from: preceded by a
 // non-space, and for underscores not followed by a word character.
 func findClose(s string, from int, d string) int {
-	for j := from + 1; j+len(d) <= len(s); j++ {
+	// The scan starts at from itself: a code span right after the opener
+	// (**`x`**) must be skipped whole, or its closing backtick would pair
+	// with a later one.
+	for j := from; j+len(d) <= len(s); j++ {
 		if s[j] == '`' { // code spans bind tighter than emphasis
-			if k := findRun(s, j+runOf(s, j, '`'), '`', runOf(s, j, '`')); k >= 0 {
-				j = k + runOf(s, j, '`')
+			if n := runOf(s, j, '`'); findRun(s, j+n, '`', n) >= 0 {
+				j = findRun(s, j+n, '`', n) + n - 1
 				continue
 			}
 		}
-		if s[j:j+len(d)] != d || s[j-1] == ' ' {
+		if j == from || s[j:j+len(d)] != d || s[j-1] == ' ' {
 			continue
 		}
 		if j+len(d) < len(s) && s[j+len(d)] == d[0] {

@@ -22,6 +22,8 @@ func TestParseInline(t *testing.T) {
 		{"use `a*b*c` here", []span{{"use ", 0}, {"a*b*c", fCode}, {" here", 0}}},
 		{"``code with ` tick``", []span{{"code with ` tick", fCode}}},
 		{"**bold `code` inside**", []span{{"bold ", fBold}, {"code", fBold | fCode}, {" inside", fBold}}},
+		{"**`x`** then **`a` b**", []span{{"x", fBold | fCode}, {" then ", 0}, {"a", fBold | fCode}, {" b", fBold}}},
+		{"*`x`*", []span{{"x", fItalic | fCode}}},
 		{"~~gone~~ kept", []span{{"gone", fStrike}, {" kept", 0}}},
 		{"see [docs](https://x.dev/a) now", []span{{"see ", 0}, {"docs", fLink}, {" (https://x.dev/a)", fDim}, {" now", 0}}},
 		{"[https://x.dev](https://x.dev)", []span{{"https://x.dev", fLink}}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -155,7 +156,7 @@ func queueText(q []messages.UserMessage) string {
 
 // oneLine is s on one line, cut to n runes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(termsafe.Text(s)), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -116,7 +117,7 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		if ev.Done {
 			a.gate, a.gateTask = "", ""
 		} else {
-			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, ev.Round)
+			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, StageRound(ev.GateStageResult))
 			a.gateTask = ev.TaskID
 		}
 	case messages.TodosUpdated:
@@ -165,12 +166,12 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 			parts = append(parts, HumanTokens(r.tokens)+" tok")
 		}
 		if r.tools > 0 {
-			parts = append(parts, fmt.Sprintf("%d tools", r.tools))
+			parts = append(parts, Plural(r.tools, "tool"))
 		}
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
 		}
-		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, r.agent), r.desc, th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
+		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, termsafe.Line(r.agent)), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
 		if r.last != "" {
 			line += th.Paint(th.Dim, " · "+firstLine(r.last))
 		}
@@ -196,18 +197,19 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 		}
 		line := fmt.Sprintf("  ☐ todos %d/%d", done, n)
 		if current != "" {
-			line += " · " + current
+			line += " · " + firstLine(current)
 		}
 		lines = append(lines, th.Paint(th.Dim, line))
 	}
 	for i := range lines {
-		lines[i] = Truncate(lines[i], width)
+		lines[i] = Truncate(termsafe.Styled(lines[i]), width)
 	}
 	return lines
 }
 
 // Truncate cuts a styled line to width columns with an ellipsis (width
-// <= 0: unchanged).
+// <= 0: unchanged), on a grapheme boundary: a multi-byte character or a
+// wide one is never cut in half.
 func Truncate(s string, width int) string {
 	if width <= 0 || ansi.StringWidth(s) <= width {
 		return s
@@ -244,8 +246,9 @@ func HumanTokens(n int64) string {
 }
 
 // ToolLabel describes a tool call in a few words: its name and its main
-// argument (path, pattern, command, URL).
+// argument (path, pattern, command, URL), sanitized for the terminal.
 func ToolLabel(name, input string) string {
+	name = termsafe.Line(name)
 	var args map[string]any
 	if json.Unmarshal([]byte(input), &args) != nil {
 		return name

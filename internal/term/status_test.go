@@ -39,9 +39,9 @@ func TestActivityLines(t *testing.T) {
 	got := a.Lines(th, t0.Add(75*time.Second), 200, 1)
 	want := []string{
 		"⠙ odin waiting for agents · 1m15s · ↓ 1.0k tokens",
-		"  ⠙ code apply the fix · 1m13s · 12k tok · 1 tools · EditTool /p/main.go",
-		"  ⠙ review review it · 1m13s [review, round 1]",
-		"  ⚖ quality gates: review, round 1",
+		"  ⠙ code apply the fix · 1m13s · 12k tok · 1 tool · EditTool /p/main.go",
+		"  ⠙ review review it · 1m13s [review, round 2]", // Round 1: after one fix round, the second pass
+		"  ⚖ quality gates: review, round 2",
 		"  ☐ todos 1/3 · b",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -49,32 +52,47 @@ func (t *transcript) event(ev messages.Event) []string {
 		}
 		return append(t.md.Flush(), th.Paint(th.Dim, "  ⏺ "+ToolLabel(ev.Name, ev.Input)))
 	case messages.ToolFinished:
+		if ev.Denied {
+			// Whole, even a specialist's: its second half says how to
+			// allow the call. The printer wraps it to the terminal.
+			who := ""
+			if ev.TaskID != "" {
+				who = termsafe.Line(ev.Agent) + " "
+			}
+			head := "⎿ " + who + "denied: "
+			lines := WrapWords(termsafe.Text(ev.Output), t.md.width-4-ansi.StringWidth(head))
+			out := []string{"    " + th.Paint(th.Warn, head) + lines[0]}
+			hang := strings.Repeat(" ", 4+ansi.StringWidth(head))
+			for _, l := range lines[1:] {
+				out = append(out, hang+l)
+			}
+			return out
+		}
 		if ev.TaskID != "" {
 			return nil
 		}
 		switch {
-		case ev.Denied:
-			return []string{"    " + th.Paint(th.Warn, "⎿ denied: ") + firstLine(ev.Output)}
 		case ev.IsError:
 			return []string{"    " + th.Paint(th.Warn, "⎿ error: ") + firstLine(ev.Output)}
 		}
 	case messages.AgentStarted:
-		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Paint(th.Bold, ev.Agent), ev.Description)+
-			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", ev.Model, ev.Timeout)))
+		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Paint(th.Bold, termsafe.Line(ev.Agent)), firstLine(ev.Description))+
+			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
 	case messages.AgentRestarted:
-		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), ev.Agent, firstLine(ev.Reason), ev.Restart)}
+		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)}
 	case messages.AgentFinished:
 		r := ev.Report
+		ok, verdict := Verdict(r)
 		mark := th.Paint(th.OK, "✓")
-		if r.Status != messages.ReportOK {
+		if !ok {
 			mark = th.Paint(th.Err, "✗")
 		}
 		summary := firstLine(r.Summary)
 		if r.Status != messages.ReportOK && r.Error != "" {
 			summary = firstLine(r.Error)
 		}
-		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Paint(th.Bold, r.Agent), r.Status, summary) +
-			th.Paint(th.Dim, fmt.Sprintf(" (%d calls, %s tokens, %s)", r.Turns, HumanTokens(r.Usage.TotalTokens), Elapsed(r.Elapsed)))}
+		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Paint(th.Bold, termsafe.Line(r.Agent)), verdict, summary) +
+			th.Paint(th.Dim, fmt.Sprintf(" (%s, %s tokens, %s)", Plural(r.Turns, "call"), HumanTokens(r.Usage.TotalTokens), Elapsed(r.Elapsed)))}
 	case messages.GateDecided:
 		d := ev.Decision
 		if !d.ReviewRequired && !d.QARequired {
@@ -82,7 +100,7 @@ func (t *transcript) event(ev messages.Event) []string {
 		}
 		out := []string{"  " + th.Paint(th.Gate, "⚖") + " quality gates: review and QA required"}
 		for _, why := range d.Reasons {
-			out = append(out, th.Paint(th.Dim, "      - "+why))
+			out = append(out, th.Paint(th.Dim, "      - "+firstLine(why)))
 		}
 		return out
 	case messages.GateStage:
@@ -96,15 +114,15 @@ func (t *transcript) event(ev messages.Event) []string {
 		case !ev.Passed:
 			mark = th.Paint(th.Err, "failed")
 		}
-		return []string{fmt.Sprintf("  %s %s (round %d): %s — %s", th.Paint(th.Gate, "⚖"), ev.Stage, ev.Round, mark, firstLine(ev.Summary))}
+		return []string{fmt.Sprintf("  %s %s (round %d): %s — %s", th.Paint(th.Gate, "⚖"), ev.Stage, StageRound(ev.GateStageResult), mark, firstLine(ev.Summary))}
 	case messages.Retrying:
-		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: model call failed (%s); retry %d in %s", ev.Agent, firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))}
+		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: model call failed (%s); retry %d in %s", termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))}
 	case messages.Notice:
 		st := th.Warn
 		if ev.Level == "info" {
 			st = th.Dim
 		}
-		return []string{"  " + th.Paint(st, "! "+ev.Text)}
+		return []string{"  " + th.Paint(st, "! "+termsafe.Line(ev.Text))}
 	case messages.Compacted:
 		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter)))}
 	case messages.ApprovalResolved:
@@ -121,12 +139,12 @@ const maxEcho = 6
 
 func (t *transcript) userLines(in messages.UserMessage) []string {
 	th := t.th
-	lines := strings.Split(strings.TrimRight(in.Body, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(termsafe.Text(in.Body), "\n"), "\n")
 	head := th.Paint(th.Accent, "❯ ") + th.Paint(th.Dim, "["+string(in.Mode)+"] ")
 	if in.Agent != "" {
 		// A command ran an agent directly (/init): its brief is long and
 		// not the user's words.
-		return []string{"", head + th.Paint(th.User, in.Agent+" agent") + th.Paint(th.Dim, ": "+oneLine(lines[0], 80))}
+		return []string{"", head + th.Paint(th.User, termsafe.Line(in.Agent)+" agent") + th.Paint(th.Dim, ": "+oneLine(lines[0], 80))}
 	}
 	out := []string{""}
 	for i, l := range lines {
@@ -152,23 +170,23 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 	}
 	switch res.Status {
 	case messages.TurnCancelled:
-		out = append(out, th.Paint(th.Warn, "⏹ cancelled")+th.Paint(th.Dim, ": "+res.Error))
+		out = append(out, th.Paint(th.Warn, "⏹ cancelled")+th.Paint(th.Dim, ": "+termsafe.Line(res.Error)))
 	case messages.TurnFailed:
-		out = append(out, th.Paint(th.Err, "✗ failed: ")+res.Error)
+		out = append(out, th.Paint(th.Err, "✗ failed: ")+termsafe.Line(res.Error))
 	case messages.TurnGateFailed:
-		out = append(out, th.Paint(th.Err, "✗ quality gates failed: ")+res.Error)
+		out = append(out, th.Paint(th.Err, "✗ quality gates failed: ")+termsafe.Line(res.Error))
 	}
 	if res.PlanFile != "" {
-		out = append(out, "", "Plan saved to "+th.Paint(th.Bold, res.PlanFile))
+		out = append(out, "", "Plan saved to "+th.Paint(th.Bold, termsafe.Line(res.PlanFile)))
 	}
 	if len(res.Files) > 0 {
 		out = append(out, "", th.Paint(th.Bold, fmt.Sprintf("Files changed (%d):", len(res.Files))))
 		for _, f := range res.Files {
-			out = append(out, "  "+f)
+			out = append(out, "  "+termsafe.Line(f))
 		}
 		if res.Diff != "" {
 			out = append(out, "")
-			for _, l := range strings.Split(strings.TrimRight(ColorDiff(th, res.Diff), "\n"), "\n") {
+			for _, l := range strings.Split(strings.TrimRight(ColorDiff(th, termsafe.Text(res.Diff)), "\n"), "\n") {
 				out = append(out, hardwrap(l, t.md.width)...)
 			}
 		}
@@ -201,7 +219,7 @@ func gateLines(th *Theme, g *messages.GateReport) []string {
 	}
 	out := []string{fmt.Sprintf("Quality gates: %s after %d fix round(s)", verdict, g.FixRounds)}
 	for _, why := range d.Reasons {
-		out = append(out, "  required because: "+why)
+		out = append(out, "  required because: "+firstLine(why))
 	}
 	for _, s := range g.Stages {
 		mark := "passed"
@@ -211,15 +229,15 @@ func gateLines(th *Theme, g *messages.GateReport) []string {
 		case !s.Passed:
 			mark = "failed"
 		}
-		out = append(out, fmt.Sprintf("  %-6s round %d: %-7s %s", s.Stage, s.Round, mark, firstLine(s.Summary)))
+		out = append(out, fmt.Sprintf("  %-6s round %d: %-7s %s", s.Stage, StageRound(s), mark, firstLine(s.Summary)))
 	}
 	if rv := g.Review; rv != nil {
 		for _, is := range rv.Issues {
-			loc := is.File
+			loc := termsafe.Line(is.File)
 			if is.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", is.File, is.Line)
+				loc = fmt.Sprintf("%s:%d", loc, is.Line)
 			}
-			out = append(out, fmt.Sprintf("    [%s] %s %s", is.Severity, loc, is.Message))
+			out = append(out, fmt.Sprintf("    [%s] %s %s", termsafe.Line(is.Severity), loc, termsafe.Line(is.Message)))
 		}
 	}
 	if q := g.QA; q != nil {
@@ -228,7 +246,7 @@ func gateLines(th *Theme, g *messages.GateReport) []string {
 			if !c.Passed {
 				mark = th.Paint(th.Err, "FAIL")
 			}
-			out = append(out, fmt.Sprintf("    %s %-6s %s", mark, c.Name, c.Command))
+			out = append(out, fmt.Sprintf("    %s %-6s %s", mark, termsafe.Line(c.Name), termsafe.Line(c.Command)))
 		}
 	}
 	return out

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -68,7 +69,11 @@ func (p *printer) print(lines ...string) {
 		return
 	}
 	p.mu.Lock()
-	p.lines = append(p.lines, lines...)
+	for _, l := range lines {
+		// The last guard: whatever a caller forgot to sanitize, only
+		// Odin's SGR styling reaches the terminal.
+		p.lines = append(p.lines, termsafe.Styled(l))
+	}
 	p.mu.Unlock()
 	p.signal()
 }
@@ -854,7 +859,7 @@ func (m *ui) View() string {
 		}
 		b.WriteString(Truncate(title, w) + "\n")
 		for _, l := range strings.Split(strings.TrimSpace(a.Subject), "\n") {
-			for _, wl := range hardwrap(l, w-2) {
+			for _, wl := range hardwrap(termsafe.Line(l), w-2) {
 				b.WriteString(bar + th.Paint(th.Bold, wl) + "\n")
 			}
 		}
@@ -866,7 +871,7 @@ func (m *ui) View() string {
 	b.WriteString(m.ta.View())
 	b.WriteByte('\n')
 	b.WriteString(Truncate(m.footer(), w))
-	return b.String()
+	return termsafe.Styled(b.String())
 }
 
 func (m *ui) footer() string {

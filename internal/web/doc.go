@@ -1,7 +1,8 @@
 // Package web fetches web pages and searches the web for Odin's models:
 // WebFetch's fetcher (colly, HTML to Markdown, size budget, cache), the
 // address policy that keeps model-chosen URLs off internal networks, the
-// untrusted-content fence for prompts, the source classifier and cache
+// web kind of the untrusted-content fence (internal/untrusted) for prompts,
+// the source classifier and cache
 // lifetimes of the Research agent, and the web search backends (SearXNG,
 // Brave, Tavily).
 //
