@@ -39,6 +39,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		cmds[c.Name] = c
 	}
 	customs, errs := LoadCustomCommands(o.CommandDirs...)
+	customs = IgnoreUntrustedModes(customs, o.UntrustedCommandDirs)
 	custom := map[string]CustomCommand{}
 	for _, c := range customs {
 		custom[c.Name] = c
