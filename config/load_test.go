@@ -882,12 +882,12 @@ quality:
 }
 
 func TestTrustFingerprint(t *testing.T) {
-	a := []TrustItem{NewTrustItem("x", "1", ""), NewTrustItem("y", "2", "")}
-	b := []TrustItem{NewTrustItem("y", "2", ""), NewTrustItem("x", "1", "")}
+	a := []TrustItem{TrustItem{Key: "x", Value: "1"}, TrustItem{Key: "y", Value: "2"}}
+	b := []TrustItem{TrustItem{Key: "y", Value: "2"}, TrustItem{Key: "x", Value: "1"}}
 	if TrustFingerprint(a) != TrustFingerprint(b) {
 		t.Error("order must not matter")
 	}
-	if TrustFingerprint(a) == TrustFingerprint([]TrustItem{NewTrustItem("x", "12", "")}) {
+	if TrustFingerprint(a) == TrustFingerprint([]TrustItem{TrustItem{Key: "x", Value: "12"}}) {
 		t.Error("a changed list kept its fingerprint")
 	}
 	if TrustFingerprint(nil) != "" {

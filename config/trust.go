@@ -26,13 +26,12 @@ type TrustItem struct {
 	// Note says why the setting needs trust when its key does not tell
 	// ("replaces the built-in review agent").
 	Note string
+	// Digest stands for content the user is not shown in full (an agent
+	// file's prompt): it takes part in the fingerprint only, so a changed
+	// file asks for trust again.
+	Digest string
 
 	parts []string // the path of a config key in the project tree
-}
-
-// NewTrustItem returns an item for a project file's setting.
-func NewTrustItem(key, value, note string) TrustItem {
-	return TrustItem{Key: key, Value: value, Note: note}
 }
 
 func newTrustItem(parts []string, value any, note string) TrustItem {
@@ -75,7 +74,7 @@ func TrustFingerprint(items []TrustItem) string {
 	h := sha256.New()
 	for _, it := range sorted {
 		// Length-prefixed fields: no two different lists hash alike.
-		for _, f := range []string{it.Key, it.Value, it.Note} {
+		for _, f := range []string{it.Key, it.Value, it.Note, it.Digest} {
 			fmt.Fprintf(h, "%d:%s", len(f), f)
 		}
 	}
