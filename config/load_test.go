@@ -894,3 +894,10 @@ func TestTrustFingerprint(t *testing.T) {
 		t.Error("nothing to trust has no fingerprint")
 	}
 }
+
+func TestTrustItemIsPrintable(t *testing.T) {
+	it := TrustItem{Key: ".odin/agents/\x1b]52;c;evil\a.md", Note: "x"}
+	if got := it.String(); strings.ContainsAny(got, "\x1b\a") || !strings.Contains(got, `\x1b`) {
+		t.Errorf("String = %q", got)
+	}
+}

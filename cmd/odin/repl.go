@@ -44,12 +44,15 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, stdin io.R
 	}
 	opts := term.Options{
 		In: stdin, Out: stdout, Session: first, Mode: mode,
-		CommandDirs: []string{filepath.Join(a.root, ".odin", "commands")},
+		CommandDirs: commandDirs(a.root),
 		Commands:    r.commands(),
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})
 		},
 		Banner: r.banner(first),
+	}
+	if !a.trust.trusted {
+		opts.UntrustedCommandDirs = commandDirs(a.root)
 	}
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
