@@ -141,6 +141,9 @@ func loadApp(g *globalFlags) (*app, error) {
 	// agent waits for trust, fingerprinted together.
 	pt := collectTrust(root, src, instr)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
+	if prev, ok := store.Previous(root); ok && !pt.trusted {
+		pt.previous = append([]string{}, prev...)
+	}
 	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
 		if cfg, src, err = config.Load(opts); err != nil {
@@ -179,9 +182,17 @@ func (a *app) Close() {
 func (a *app) untrustedNotice() string {
 	var b strings.Builder
 	if !a.trust.trusted {
-		b.WriteString("this project is not trusted, so Odin ignores what it would run, where it would send data and what it would replace:")
+		if a.trust.previous == nil {
+			b.WriteString("this project is not trusted, so Odin ignores what it would run, where it would send data and what it would replace:")
+		} else {
+			b.WriteString("this project changed since you trusted it, so Odin ignores what it would run, where it would send data and what it would replace:")
+		}
 		for _, it := range a.trust.items {
-			b.WriteString("\n  " + it.String())
+			line := it.String()
+			if a.trust.previous != nil && !slices.Contains(a.trust.previous, line) {
+				line += "  [new or changed]"
+			}
+			b.WriteString("\n  " + line)
 		}
 		b.WriteString("\nRun `odin trust` to honour them.")
 	}

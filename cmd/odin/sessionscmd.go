@@ -292,7 +292,7 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					fmt.Fprintln(stdout, "This project supplies nothing that needs trust.")
 					return nil
 				}
-				if err := ts.Trust(a.root, a.trust.fingerprint); err != nil {
+				if err := ts.Trust(a.root, a.trust.fingerprint, a.trust.shown()...); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "Trusted %s. Odin now honours:\n", a.root)

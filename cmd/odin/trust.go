@@ -16,6 +16,9 @@ type projectTrust struct {
 	items       []config.TrustItem
 	fingerprint string
 	trusted     bool
+	// previous are the items the project was last trusted with (non-nil
+	// when it was trusted before and has changed since).
+	previous []string
 	// commandsText is the project instruction file whose Commands section
 	// the QA gate would use (only once trusted).
 	commandsText string
@@ -54,4 +57,13 @@ func collectTrust(root string, src *config.Sources, instr instructions.Result) p
 	pt.items = append(pt.items, qa.TrustItems(root, file, pt.commandsText)...)
 	pt.fingerprint = config.TrustFingerprint(pt.items)
 	return pt
+}
+
+// shown returns the items as the user reads them.
+func (pt projectTrust) shown() []string {
+	out := make([]string, len(pt.items))
+	for i, it := range pt.items {
+		out[i] = it.String()
+	}
+	return out
 }
