@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/odin-code/odin/internal/workspace"
@@ -32,6 +33,9 @@ type Source struct {
 	// User is true for the user-level file (in the user's config dir), false
 	// for a file of the project.
 	User bool
+	// ImportedBy names the file whose @import brought this one in; "" for
+	// a file Odin looked for itself.
+	ImportedBy string
 }
 
 // Skipped is an instruction file that was found but not read, and why.
@@ -62,14 +66,18 @@ type Result struct {
 // Load returns the instruction files that apply to the project: the
 // user-level files in UserDir (if any), then the files of each directory
 // from the repository root (or Root, outside a repository) down to Root.
+// A file's "@path" imports (Claude Code's convention: relative to the
+// file, "~/" for the home directory, not inside code) follow it, up to
+// MaxImportDepth levels.
 //
 // Project files go through the same resolver as the ReadFile tool: a file
 // that is (or passes through) a symlink leading outside the repository, or
 // that is not a regular file, is not read and is listed in Skipped, so a
-// clone cannot put an arbitrary file of the user's into the prompt. An
+// clone cannot put an arbitrary file of the user's into the prompt; the
+// same holds for what a project file imports. An
 // error means a file could not be read for another reason.
 func Load(opts Options) (Result, error) {
-	l := &loader{seen: map[string]bool{}, contents: map[string]bool{}}
+	l := &loader{seen: map[string]bool{}, contents: map[string]bool{}, home: opts.Home}
 	if opts.UserDir != "" {
 		// The user's own directory: its files may link wherever the user
 		// keeps them (dotfiles).
@@ -107,6 +115,7 @@ func Load(opts Options) (Result, error) {
 }
 
 type loader struct {
+	home     string
 	out      []Source
 	skipped  []Skipped
 	seen     map[string]bool // resolved paths read
@@ -114,9 +123,45 @@ type loader struct {
 	total    int
 }
 
+// MaxImportDepth bounds nested @imports, as Claude Code does.
+const MaxImportDepth = 5
+
+// importRe finds "@path" imports (Claude Code's convention): an @ at the
+// start of a line or after a space, followed by a path.
+var importRe = regexp.MustCompile(`(?m)(?:^|[ \t])@((?:~/|\.{1,2}/|/)?[A-Za-z0-9_.][^\s` + "`" + `]*)`)
+
+// imports returns the @paths of text outside code spans and fenced blocks.
+func imports(text string) []string {
+	var out []string
+	fenced := false
+	for _, line := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(line); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		line = codeSpan.ReplaceAllString(line, "")
+		for _, m := range importRe.FindAllStringSubmatch(line, -1) {
+			p := strings.TrimRight(m[1], ".,;:)")
+			if p != "" && !strings.Contains(p, "@") {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+var codeSpan = regexp.MustCompile("`[^`]*`")
+
 // read loads path if it exists; with a non-empty guard the file must
-// resolve inside guard.
+// resolve inside guard. Its @imports are read after it, guarded alike.
 func (l *loader) read(path, guard string, user bool) error {
+	return l.readDepth(path, guard, user, "", 0)
+}
+
+func (l *loader) readDepth(path, guard string, user bool, importedBy string, depth int) error {
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -126,7 +171,11 @@ func (l *loader) read(path, guard string, user bool) error {
 		return nil
 	}
 	if guard != "" && !workspace.Within(guard, real) {
-		l.skipped = append(l.skipped, Skipped{Path: path, Reason: fmt.Sprintf("leads to %s, outside the project %s; not read", real, guard)})
+		why := fmt.Sprintf("leads to %s, outside the project %s; not read", real, guard)
+		if importedBy != "" {
+			why = "imported by " + importedBy + ", " + why
+		}
+		l.skipped = append(l.skipped, Skipped{Path: path, Reason: why})
 		return nil
 	}
 	fi, err := os.Stat(real)
@@ -166,7 +215,29 @@ func (l *loader) read(path, guard string, user bool) error {
 	}
 	l.contents[text] = true
 	l.total += len(text)
-	l.out = append(l.out, Source{Path: path, Content: string(data), User: user})
+	l.out = append(l.out, Source{Path: path, Content: string(data), User: user, ImportedBy: importedBy})
+	for _, imp := range imports(text) {
+		if depth >= MaxImportDepth {
+			l.skipped = append(l.skipped, Skipped{Path: path, Reason: fmt.Sprintf("@%s: imports nested deeper than %d; not read", imp, MaxImportDepth)})
+			break
+		}
+		target := imp
+		switch {
+		case strings.HasPrefix(imp, "~/"):
+			if l.home == "" {
+				continue
+			}
+			target = filepath.Join(l.home, imp[2:])
+		case !filepath.IsAbs(imp):
+			target = filepath.Join(filepath.Dir(path), imp)
+		}
+		if _, err := os.Lstat(target); err != nil {
+			continue // "@someone" in prose, or a file that is not there
+		}
+		if err := l.readDepth(target, guard, user, path, depth+1); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -177,7 +248,11 @@ func Join(srcs []Source) string {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "<!-- from %s -->\n%s", s.Path, strings.TrimSpace(s.Content))
+		from := s.Path
+		if s.ImportedBy != "" {
+			from += " (imported by " + s.ImportedBy + ")"
+		}
+		fmt.Fprintf(&b, "<!-- from %s -->\n%s", from, strings.TrimSpace(s.Content))
 	}
 	return b.String()
 }

@@ -181,3 +181,48 @@ func TestFifoIsNotRead(t *testing.T) {
 		t.Fatalf("Load = %+v, %v", res, err)
 	}
 }
+
+func TestImports(t *testing.T) {
+	base := tempDir(t)
+	proj := filepath.Join(base, "proj")
+	write(t, filepath.Join(base, "secret.txt"), "CANARY-SECRET")
+	write(t, filepath.Join(proj, "CLAUDE.md"), "See @docs/style.md and @README.md.\nAsk @someone. Mail a@b.com.\n"+
+		"`@docs/code.md` is code.\n```\n@docs/code.md\n```\nAlso @../secret.txt and @"+filepath.Join(base, "secret.txt")+"\n")
+	write(t, filepath.Join(proj, "docs", "style.md"), "Tabs. See @deep.md")
+	write(t, filepath.Join(proj, "docs", "deep.md"), "Deep. Back to @style.md")
+	write(t, filepath.Join(proj, "docs", "code.md"), "CANARY-CODE")
+	write(t, filepath.Join(proj, "README.md"), "Readme.")
+	res, err := Load(Options{Root: proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := contents(res.Sources)
+	if len(got) != 4 || got[1] != "Tabs. See @deep.md" || got[2] != "Deep. Back to @style.md" || got[3] != "Readme." {
+		t.Fatalf("sources = %q", got)
+	}
+	joined := Join(res.Sources)
+	if strings.Contains(joined, "CANARY") {
+		t.Errorf("read what it must not: %s", joined)
+	}
+	if !strings.Contains(joined, "(imported by "+filepath.Join(proj, "CLAUDE.md")+")") {
+		t.Errorf("Join does not say who imported: %s", joined)
+	}
+	if len(res.Skipped) != 2 || !strings.Contains(res.Skipped[0].Reason, "outside the project") {
+		t.Errorf("skipped = %v", res.Skipped)
+	}
+}
+
+func TestImportDepth(t *testing.T) {
+	proj := tempDir(t)
+	write(t, filepath.Join(proj, "ODIN.md"), "@f0.md")
+	for i := range 8 {
+		write(t, filepath.Join(proj, "f"+string(rune('0'+i))+".md"), "level "+string(rune('0'+i))+" @f"+string(rune('1'+i))+".md")
+	}
+	res, err := Load(Options{Root: proj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Sources) != 1+MaxImportDepth || len(res.Skipped) != 1 {
+		t.Errorf("sources %d, skipped %v", len(res.Sources), res.Skipped)
+	}
+}
