@@ -41,6 +41,10 @@ type globalFlags struct {
 	yolo     bool
 	logFile  string
 	logLevel string
+
+	// trusting is set by `odin trust`, which must load a project whose
+	// config is valid only with the settings that wait for trust.
+	trusting bool
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -146,9 +150,15 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
-		if cfg, src, err = config.Load(opts); err != nil {
+		ucfg, usrc, err := config.Load(opts)
+		switch {
+		case err == nil:
+			cfg, src = ucfg, usrc
+		case !g.trusting:
 			return nil, &exitError{code: exitUsage, err: err}
 		}
+		// `odin trust` runs nothing, so a project whose config only
+		// validates with its untrusted settings can still be trusted.
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}

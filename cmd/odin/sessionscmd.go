@@ -279,6 +279,7 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			g.trusting = true
 			return withApp(g, func(a *app) error {
 				ts := policy.NewTrustStore(a.stateDir, nil)
 				if revoke {
