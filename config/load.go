@@ -592,7 +592,9 @@ func restoreCase(v reflect.Value, trees []any) {
 //     to a different provider, a mode less restrictive than the user's, the
 //     sandbox turned off, a built-in agent's prompt, tools, model or
 //     disabling changed, a custom agent on a model other than main/small or
-//     with a prompt file outside the root.
+//     with a prompt file outside the root, quality.risk_paths or
+//     quality.public_api without an entry of the lower layers' list (a
+//     change there would skip the mandatory review).
 //
 // Keys with empty values do not widen. The items are sorted by key.
 func widening(project map[string]any, lower []map[string]any, root string) []TrustItem {
@@ -681,6 +683,41 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		if id, ok := at(project, "models", role).(string); ok && id != "" &&
 			providerOf(id) != providerOf(lowerString("models", role)) {
 			addNote("a model served by another provider", "models", role)
+		}
+	}
+
+	// Lists that make review and QA mandatory: dropping an entry of the
+	// user's (or the default) list lets a change skip the gate.
+	lowerList := func(parts ...string) []string {
+		var out []string
+		for _, t := range lower {
+			switch v := at(t, parts...).(type) {
+			case []string:
+				out = v
+			case []any:
+				out = nil
+				for _, x := range v {
+					if str, ok := x.(string); ok {
+						out = append(out, str)
+					}
+				}
+			}
+		}
+		return out
+	}
+	for _, k := range []string{"risk_paths", "public_api"} {
+		proj, ok := at(project, "quality", k).([]string)
+		if !ok {
+			continue
+		}
+		var dropped []string
+		for _, g := range lowerList("quality", k) {
+			if !slices.Contains(proj, g) {
+				dropped = append(dropped, g)
+			}
+		}
+		if len(dropped) > 0 {
+			addNote("drops "+strings.Join(dropped, ", ")+", so such changes skip the mandatory review", "quality", k)
 		}
 	}
 
