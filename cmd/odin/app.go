@@ -136,10 +136,9 @@ func loadApp(g *globalFlags) (*app, error) {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	home, _ := env("HOME")
-	instr, err := instructions.Load(instructions.Options{Root: root, UserDir: userDir, Home: home})
-	if err != nil {
-		return nil, &exitError{code: exitFailed, err: err}
-	}
+	// An instruction file that cannot be read must not stop the user's
+	// work: the run goes on without instructions and says why.
+	instr, instrErr := instructions.Load(instructions.Options{Root: root, UserDir: userDir, Home: home})
 	// One rule for everything the project supplies: what can run code,
 	// send data, change the endpoint or a mode, or replace a built-in
 	// agent waits for trust, fingerprinted together.
@@ -156,12 +155,18 @@ func loadApp(g *globalFlags) (*app, error) {
 			cfg, src = ucfg, usrc
 		case !g.trusting:
 			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			// `odin trust` runs nothing, so a project whose config only
+			// validates with its untrusted settings can still be trusted;
+			// it must not write where that config says, though.
+			cfg.Log.File, cfg.Store.Path = "", ""
 		}
-		// `odin trust` runs nothing, so a project whose config only
-		// validates with its untrusted settings can still be trusted.
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}
+	if instrErr != nil {
+		a.warn(instrErr.Error())
+	}
 	for _, sk := range instr.Skipped {
 		a.warn(sk.String())
 	}
