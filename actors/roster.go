@@ -272,6 +272,12 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 			continue
 		}
 		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
+			if strings.HasSuffix(prev.Source, ".md") && filepath.Dir(prev.Source) != filepath.Dir(a.Source) {
+				// A project set up for both Odin and Claude Code: the
+				// earlier directory (.odin/agents) wins.
+				warnings = append(warnings, fmt.Sprintf("%s: agent %s is also defined in %s, which is used", a.Source, a.Name, prev.Source))
+				continue
+			}
 			return nil, &RosterError{File: a.Source, Agent: a.Name, Problem: "already defined in " + prev.Source}
 		}
 		if len(known) > 0 {

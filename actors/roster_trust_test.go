@@ -122,3 +122,17 @@ func TestAgentFileSymlinkOutsideIsNotRead(t *testing.T) {
 		t.Errorf("a linked file outside was read; warnings %q", r.Warnings())
 	}
 }
+
+func TestAgentFileInBothDirsFirstWins(t *testing.T) {
+	root := t.TempDir()
+	odin, claude := filepath.Join(root, ".odin", "agents"), filepath.Join(root, ".claude", "agents")
+	writeAgent(t, filepath.Join(odin, "helper.md"), "---\ndescription: d\n---\nOdin's.\n")
+	writeAgent(t, filepath.Join(claude, "helper.md"), "---\ndescription: d\n---\nClaude's.\n")
+	r, err := LoadRoster(RosterOptions{Config: config.Default(), ConfigDir: root, AgentDirs: []string{odin, claude}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := r.Get("helper"); a.Custom != "Odin's." || len(r.Warnings()) != 1 {
+		t.Errorf("helper = %q, warnings %q", a.Custom, r.Warnings())
+	}
+}
