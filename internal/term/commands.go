@@ -203,6 +203,13 @@ func CommandTrustItems(root string, dirs ...string) []config.TrustItem {
 	return items
 }
 
+// customCommands loads the REPL's custom commands: every front end goes
+// through it, so an untrusted project's modes are dropped everywhere.
+func (o Options) customCommands() ([]CustomCommand, []error) {
+	cmds, errs := LoadCustomCommands(o.CommandDirs...)
+	return IgnoreUntrustedModes(cmds, o.UntrustedCommandDirs), errs
+}
+
 // IgnoreUntrustedModes clears the mode of the commands loaded from dirs
 // (an untrusted project's), so they run in the session's mode.
 func IgnoreUntrustedModes(cmds []CustomCommand, dirs []string) []CustomCommand {

@@ -132,6 +132,13 @@ func TestCommandModesWaitForTrust(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes (-want +got):\n%s", diff)
 	}
+	o := Options{CommandDirs: []string{dir, user}, UntrustedCommandDirs: []string{dir}}
+	loaded, _ := o.customCommands()
+	for _, c := range loaded {
+		if c.Name == "fix" && c.Mode != "" {
+			t.Errorf("the REPL's loader kept an untrusted mode: %+v", c)
+		}
+	}
 	writeFile(t, filepath.Join(dir, "fix.md"), "---\nmode: edit\n---\nFix something else.")
 	if CommandTrustItems(root, dir)[0].Digest == items[0].Digest {
 		t.Error("a changed command kept its digest")

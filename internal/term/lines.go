@@ -38,8 +38,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 	for _, c := range o.Commands {
 		cmds[c.Name] = c
 	}
-	customs, errs := LoadCustomCommands(o.CommandDirs...)
-	customs = IgnoreUntrustedModes(customs, o.UntrustedCommandDirs)
+	customs, errs := o.customCommands()
 	custom := map[string]CustomCommand{}
 	for _, c := range customs {
 		custom[c.Name] = c
