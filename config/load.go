@@ -590,8 +590,8 @@ func restoreCase(v reflect.Value, trees []any) {
 //     endpoint, key variable or headers that differ (any change of where
 //     the conversation or a key goes), a provider or model that resolves
 //     to a different provider, a mode less restrictive than the user's, the
-//     sandbox turned off, a built-in agent's prompt, tools, model or
-//     disabling changed, a custom agent on a model other than main/small or
+//     sandbox turned off, a built-in agent's prompt, tools or disabling
+//     changed, any agent on a model other than main/small, a custom agent
 //     with a prompt file outside the root, quality.risk_paths or
 //     quality.public_api without an entry of the lower layers' list (a
 //     change there would skip the mandatory review).
