@@ -268,7 +268,7 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 }
 
 func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
-	var revoke bool
+	var revoke, show bool
 	cmd := &cobra.Command{
 		Use:   "trust",
 		Short: "Trust what this project's config and files would run, send or replace",
@@ -276,7 +276,7 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			"a key somewhere, change the model endpoint or a mode, or replace a built-in agent: odin.yaml keys " +
 			"(providers, web.search, quality commands, hooks, allowed commands...), agent files that replace a " +
 			"built-in, command files that set a mode, and the check commands of ODIN.md, package.json or a Makefile. " +
-			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again.",
+			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again. --show lists without trusting.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			g.trusting = true
@@ -293,6 +293,17 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					fmt.Fprintln(stdout, "This project supplies nothing that needs trust.")
 					return nil
 				}
+				if show {
+					state := "not trusted: Odin ignores"
+					if a.trust.trusted {
+						state = "trusted: Odin honours"
+					}
+					fmt.Fprintf(stdout, "%s is %s:\n", a.root, state)
+					for _, it := range a.trust.items {
+						fmt.Fprintf(stdout, "  %s\n", it)
+					}
+					return nil
+				}
 				if err := ts.Trust(a.root, a.trust.fingerprint, a.trust.shown()...); err != nil {
 					return err
 				}
@@ -305,6 +316,7 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting this project")
+	cmd.Flags().BoolVar(&show, "show", false, "list what needs trust and whether it is trusted, without trusting")
 	return cmd
 }
 
