@@ -97,16 +97,16 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
+	st store.Store // opened on first use
+
+	mu      sync.Mutex
+	clients map[string]llm.Client
+
 	// trust is what the project supplies that waits for `odin trust`, and
 	// whether the user trusted it; instr are the instruction files read.
 	trust    projectTrust
 	instr    instructions.Result
 	warnings []string // shown with the untrusted notice: files not read, agent problems
-
-	st store.Store // opened on first use
-
-	mu      sync.Mutex
-	clients map[string]llm.Client
 }
 
 // loadApp finds the project root and loads the configuration. Errors are
