@@ -3,12 +3,15 @@ package actors
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -107,9 +111,16 @@ func (a *AgentDefinition) DelegationTool() tools.Tool {
 // Roster is the set of specialists of a session. It is immutable after
 // LoadRoster.
 type Roster struct {
-	agents []*AgentDefinition
-	byName map[string]*AgentDefinition
+	agents   []*AgentDefinition
+	byName   map[string]*AgentDefinition
+	warnings []string
 }
+
+// Warnings are the problems LoadRoster worked around: an agent file naming
+// a tool this session lacks (WebSearch without a backend, Claude's Task),
+// an agent file left out until the project is trusted, a file that leads
+// outside its directory. Each names the file.
+func (r *Roster) Warnings() []string { return slices.Clone(r.warnings) }
 
 // Agents returns the definitions sorted by name.
 func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
@@ -215,6 +226,9 @@ type RosterOptions struct {
 	// ToolNames are the tools that exist; allow and deny lists are checked
 	// against them.
 	ToolNames []string
+	// Untrusted leaves out the agent files that need trust (see
+	// AgentTrustItems) because the user has not trusted the project.
+	Untrusted bool
 }
 
 // LoadRoster builds the roster: the built-ins, overridden or extended by the
@@ -246,29 +260,40 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 			}
 		}
 	}
-	for _, dir := range opts.AgentDirs {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return nil, fmt.Errorf("agents: %w", err)
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			a, err := parseAgentFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, err
-			}
-			if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
-				return nil, &RosterError{File: a.Source, Agent: a.Name, Problem: "already defined in " + prev.Source}
-			}
-			byName[a.Name] = a
-		}
+	var warnings []string
+	files, warns, err := agentFiles(opts.ConfigDir, opts.AgentDirs)
+	if err != nil {
+		return nil, err
 	}
-	r := &Roster{byName: map[string]*AgentDefinition{}}
+	warnings = append(warnings, warns...)
+	for _, a := range files {
+		if note := agentTrustNote(a); note != "" && opts.Untrusted {
+			warnings = append(warnings, fmt.Sprintf("%s: ignored until you run `odin trust` (%s)", a.Source, note))
+			continue
+		}
+		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
+			if strings.HasSuffix(prev.Source, ".md") && filepath.Dir(prev.Source) != filepath.Dir(a.Source) {
+				// A project set up for both Odin and Claude Code: the
+				// earlier directory (.odin/agents) wins.
+				warnings = append(warnings, fmt.Sprintf("%s: agent %s is also defined in %s, which is used", a.Source, a.Name, prev.Source))
+				continue
+			}
+			return nil, &RosterError{File: a.Source, Agent: a.Name, Problem: "already defined in " + prev.Source}
+		}
+		if len(known) > 0 {
+			// An agent file written for another tool may name tools Odin
+			// lacks or this session has not got: they are left out, said
+			// once, and the agent still works with the others.
+			a.Tools, warnings = knownTools(a, "tools", a.Tools, known, warnings)
+			a.DisallowedTools, warnings = knownTools(a, "disallowed_tools", a.DisallowedTools, known, warnings)
+			if len(a.Tools) == 0 {
+				warnings = append(warnings, fmt.Sprintf("%s: agent %s left out: none of its tools exist here", a.Source, a.Name))
+				continue
+			}
+		}
+		byName[a.Name] = a
+	}
+	r := &Roster{byName: map[string]*AgentDefinition{}, warnings: warnings}
 	for _, a := range byName {
 		if err := checkAgent(a, known); err != nil {
 			return nil, err
@@ -483,13 +508,12 @@ func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: want a list of tool names", n.Line)
 }
 
-func parseAgentFile(path string) (*AgentDefinition, error) {
+func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
-	rel := filepath.Join(".odin", "agents", filepath.Base(path))
 	rerr := func(key, problem string) error {
 		return &RosterError{File: rel, Agent: base, Key: key, Problem: problem}
 	}
@@ -553,6 +577,95 @@ func parseAgentFile(path string) (*AgentDefinition, error) {
 		a.MaxTurns = fm.MaxTurns
 	}
 	return a, nil
+}
+
+// agentFiles parses the agent Markdown files of dirs (the project's
+// .odin/agents, .claude/agents), in order. A file that is a symlink
+// leading out of its directory is not read (the same resolver as ReadFile)
+// and is reported in the warnings; a file that does not parse is an error.
+func agentFiles(root string, dirs []string) ([]*AgentDefinition, []string, error) {
+	var out []*AgentDefinition
+	var warnings []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("agents: %w", err)
+		}
+		realDir, err := workspace.Resolve("/", dir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("agents: %w", err)
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			rel := path
+			if root != "" {
+				if r, err := filepath.Rel(root, path); err == nil {
+					rel = r
+				}
+			}
+			if real, err := workspace.Resolve("/", path); err != nil || !workspace.Within(realDir, real) {
+				warnings = append(warnings, fmt.Sprintf("%s: leads outside %s; not read", rel, dir))
+				continue
+			}
+			a, err := parseAgentFile(path, rel)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, a)
+		}
+	}
+	return out, warnings, nil
+}
+
+// agentTrustNote says why a project agent file needs trust, "" when it
+// does not: it replaces a built-in agent (the reviewer the mandatory gate
+// relies on, say), or it runs on a model other than models.main and
+// models.small. Its tool list cannot widen anything — an agent file gets
+// every tool by default, and mode and policy filter them still.
+func agentTrustNote(a *AgentDefinition) string {
+	switch {
+	case slices.Contains(config.BuiltinAgents(), a.Name):
+		return "replaces the built-in " + a.Name + " agent"
+	case a.Model != "main" && a.Model != "small":
+		return "runs on model " + strconv.Quote(a.Model)
+	}
+	return ""
+}
+
+// AgentTrustItems lists the agent files of dirs that wait for `odin
+// trust` (see agentTrustNote), keyed by their path relative to root, with
+// a digest of their content. Files that do not parse are left to
+// LoadRoster to report.
+func AgentTrustItems(root string, dirs []string) []config.TrustItem {
+	files, _, _ := agentFiles(root, dirs)
+	var items []config.TrustItem
+	for _, a := range files {
+		if note := agentTrustNote(a); note != "" {
+			sum := sha256.Sum256([]byte(fmt.Sprintf("%q %q %q %q %q", a.Description, a.Custom, a.Tools, a.DisallowedTools, a.Model)))
+			items = append(items, config.TrustItem{Key: a.Source, Note: note, Digest: hex.EncodeToString(sum[:])})
+		}
+	}
+	return items
+}
+
+// knownTools drops the names in list that are not tools of this session,
+// with a warning naming the file and the tool.
+func knownTools(a *AgentDefinition, key string, list []string, known map[string]bool, warnings []string) ([]string, []string) {
+	var out []string
+	for _, t := range list {
+		if t == "*" || known[t] {
+			out = append(out, t)
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.Source, key, t))
+	}
+	return out, warnings
 }
 
 func mapTools(in []string) []string {

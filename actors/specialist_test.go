@@ -282,10 +282,10 @@ func TestRosterErrors(t *testing.T) {
 			cfg.Agents = tc.agents
 			opts := RosterOptions{Config: cfg, ToolNames: tools}
 			if tc.file != "" {
-				d := filepath.Join(dir, tc.name)
+				d := filepath.Join(dir, tc.name, ".odin", "agents")
 				os.MkdirAll(d, 0o755)
 				os.WriteFile(filepath.Join(d, "slow.md"), []byte(tc.file), 0o644)
-				opts.AgentDirs = []string{d}
+				opts.AgentDirs, opts.ConfigDir = []string{d}, filepath.Join(dir, tc.name)
 			}
 			_, err := LoadRoster(opts)
 			var re *RosterError

@@ -33,11 +33,15 @@
 //
 // # Trust
 //
-// Sources.ProjectWidens lists the project file's keys that widen what Odin
-// may do (commands, directories, hooks, hosts, where keys are sent);
-// LoadOptions.IgnoreProjectWidening drops them until the user trusts the
-// project, and Sources.WideningFingerprint lets the trust store notice a
-// change.
+// One rule decides which settings of the project's odin.yaml wait for
+// `odin trust` (widening in load.go): every value that can run code, send
+// data or a key somewhere, change the model endpoint, loosen the mode or
+// replace a built-in agent. Sources.TrustItems lists them with their
+// values; LoadOptions.IgnoreProjectWidening drops them until the user
+// trusts the project, and TrustFingerprint lets the trust store notice a
+// change. Packages that load project files (agents, commands, ODIN.md)
+// describe what they would honour as TrustItems too, so one fingerprint
+// covers all of it.
 //
 // A *Config is plain data: safe for concurrent reads, never mutated by this
 // package after Load returns.

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,8 +66,7 @@ type Sources struct {
 	Dropped []string
 
 	origins map[string]origin
-	widens  []string
-	widenBy map[string]any
+	trust   []TrustItem
 }
 
 // origin is the layer a leaf key's value came from; rank orders layers
@@ -130,44 +126,40 @@ func (s *Sources) Origin(key string) string {
 	return ""
 }
 
-// ProjectWidens lists the keys by which the project's odin.yaml widens
-// what Odin may do — honoured only once the user trusts the project
-// (issue 6) — whether or not they were dropped:
-//
-//   - permissions.allowed_commands, permissions.additional_dirs (commands
-//     run without asking, directories outside the root);
-//   - hooks.<Event> (commands run on events);
-//   - web.allow_hosts (fetches may reach private and loopback addresses);
-//   - log.file, store.path (Odin writes where the repository says);
-//   - agents.<name>.prompt_file outside the project root (a file outside
-//     the root is read into a prompt sent to the model);
-//   - providers.<name>.base_url and providers.<name>.api_key_env when they
-//     would send an API key somewhere the user did not choose: a base_url
-//     for a provider that sends a key, or a different api_key_env.
-//
-// Keys with empty values do not widen. The list is sorted.
+// ProjectWidens lists the keys of TrustItems, sorted.
 func (s *Sources) ProjectWidens() []string {
 	if s == nil {
 		return nil
 	}
-	return slices.Clone(s.widens)
+	keys := make([]string, 0, len(s.trust))
+	for _, it := range s.trust {
+		keys = append(keys, it.Key)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return keys
 }
 
-// WideningFingerprint is a hash of the project's widening keys and their
-// values, "" when it has none. A trust decision recorded against it is
-// void once the project changes any of them.
+// TrustItems lists the settings of the project's odin.yaml that wait for
+// `odin trust` (see widening for the rule), with their values, whether or
+// not they were dropped. Keys with empty values need no trust. Sorted by
+// key.
+func (s *Sources) TrustItems() []TrustItem {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.trust)
+}
+
+// WideningFingerprint is TrustFingerprint of TrustItems: "" when there are
+// none. A trust decision recorded against it is void once the project
+// changes any of them.
 func (s *Sources) WideningFingerprint() string {
-	if s == nil || len(s.widens) == 0 {
+	if s == nil {
 		return ""
 	}
-	// encoding/json sorts map keys, so equal settings hash equally.
-	b, err := json.Marshal(s.widenBy)
-	if err != nil {
-		// Values are strings, lists and maps of them: this cannot fail.
-		panic(fmt.Sprintf("config: fingerprint: %v", err))
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return TrustFingerprint(s.trust)
 }
 
 // layer is one normalised source of settings.
@@ -245,11 +237,11 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			for _, l := range layers {
 				lower = append(lower, l.tree)
 			}
-			src.widens, src.widenBy = widening(tree, lower, opts.Root)
+			src.trust = widening(tree, lower, opts.Root)
 			if opts.IgnoreProjectWidening {
-				for _, k := range src.widens {
-					if del(tree, splitWideningKey(k)...) {
-						src.Dropped = append(src.Dropped, k)
+				for _, it := range src.trust {
+					if del(tree, it.parts...) {
+						src.Dropped = append(src.Dropped, it.Key)
 					}
 				}
 			}
@@ -585,22 +577,42 @@ func restoreCase(v reflect.Value, trees []any) {
 	}
 }
 
-// widening finds the project's widening keys (see Sources.ProjectWidens)
-// and their values. lower are the layers beneath the project file.
-func widening(project map[string]any, lower []map[string]any, root string) ([]string, map[string]any) {
-	var keys []string
-	values := map[string]any{}
-	add := func(parts ...string) {
-		k := strings.Join(parts, ".")
-		keys = append(keys, k)
-		values[k] = at(project, parts...)
+// widening is the trust rule for odin.yaml: it finds the settings of the
+// project file that wait for `odin trust` — every value that can run code,
+// send data or a key somewhere, change the model endpoint, loosen the mode
+// or replace a built-in agent — with their values. lower are the layers
+// beneath the project file. Each key belongs to one of two classes:
+//
+//   - needs trust when the project sets it (the list below: commands,
+//     directories, hosts, hooks, files Odin writes, QA checks, web search);
+//     adding such a key is one line in that list;
+//   - needs trust when it widens what the lower layers chose: a provider
+//     endpoint, key variable or headers that differ (any change of where
+//     the conversation or a key goes), a provider or model that resolves
+//     to a different provider, a mode less restrictive than the user's, the
+//     sandbox turned off, a built-in agent's prompt, tools or disabling
+//     changed, any agent on a model other than main/small, a custom agent
+//     with a prompt file outside the root, quality.risk_paths or
+//     quality.public_api without an entry of the lower layers' list (a
+//     change there would skip the mandatory review).
+//
+// Keys with empty values do not widen. The items are sorted by key.
+func widening(project map[string]any, lower []map[string]any, root string) []TrustItem {
+	var items []TrustItem
+	addNote := func(note string, parts ...string) {
+		items = append(items, newTrustItem(parts, at(project, parts...), note))
 	}
+	add := func(parts ...string) { addNote("", parts...) }
 	for _, parts := range [][]string{
 		{"permissions", "allowed_commands"},
 		{"permissions", "additional_dirs"},
 		{"web", "allow_hosts"},
+		{"web", "search"},
 		{"log", "file"},
 		{"store", "path"},
+		{"quality", "build"},
+		{"quality", "lint"},
+		{"quality", "test"},
 	} {
 		if nonEmpty(at(project, parts...)) {
 			add(parts...)
@@ -625,50 +637,119 @@ func widening(project map[string]any, lower []map[string]any, root string) ([]st
 		}
 		return s
 	}
+	lowerHas := func(parts ...string) bool {
+		return slices.ContainsFunc(lower, func(t map[string]any) bool { return at(t, parts...) != nil })
+	}
+	changes := func(parts ...string) bool {
+		v, ok := at(project, parts...).(string)
+		return ok && v != "" && v != lowerString(parts...)
+	}
+
+	// Where the conversation and the keys go.
 	providers, _ := project["providers"].(map[string]any)
 	for _, name := range sortedKeys(providers) {
-		keyEnv := lowerString("providers", name, "api_key_env")
-		projEnv, setsEnv := at(project, "providers", name, "api_key_env").(string)
-		effective := keyEnv
-		if setsEnv {
-			effective = projEnv
+		if !lowerHas("providers", name) {
+			if nonEmpty(providers[name]) {
+				addNote("a model endpoint defined by the project", "providers", name)
+			}
+			continue
 		}
-		if effective == "" {
-			continue // no key is sent, wherever base_url points
+		for _, k := range []string{"base_url", "api_key_env"} {
+			if changes("providers", name, k) {
+				add("providers", name, k)
+			}
 		}
-		if base, ok := at(project, "providers", name, "base_url").(string); ok && base != "" &&
-			base != lowerString("providers", name, "base_url") {
-			add("providers", name, "base_url")
-		}
-		if setsEnv && projEnv != keyEnv {
-			add("providers", name, "api_key_env")
+		if h, _ := at(project, "providers", name, "headers").(map[string]any); nonEmpty(h) {
+			add("providers", name, "headers")
 		}
 	}
+	if changes("provider") {
+		add("provider")
+	}
+	// A model's provider is model_info.<id>.provider, else the top-level one.
+	providerOf := func(id string) string {
+		if p := lowerString("model_info", id, "provider"); p != "" {
+			return p
+		}
+		return lowerString("provider")
+	}
+	infos, _ := project["model_info"].(map[string]any)
+	for _, id := range sortedKeys(infos) {
+		if p, ok := at(project, "model_info", id, "provider").(string); ok && p != "" && p != providerOf(id) {
+			addNote("serves this model from another provider", "model_info", id, "provider")
+		}
+	}
+	for _, role := range []string{"main", "small"} {
+		if id, ok := at(project, "models", role).(string); ok && id != "" &&
+			providerOf(id) != providerOf(lowerString("models", role)) {
+			addNote("a model served by another provider", "models", role)
+		}
+	}
+
+	// Lists that make review and QA mandatory: dropping an entry of the
+	// user's (or the default) list lets a change skip the gate.
+	lowerList := func(parts ...string) []string {
+		var out []string
+		for _, t := range lower {
+			switch v := at(t, parts...).(type) {
+			case []string:
+				out = v
+			case []any:
+				out = nil
+				for _, x := range v {
+					if str, ok := x.(string); ok {
+						out = append(out, str)
+					}
+				}
+			}
+		}
+		return out
+	}
+	for _, k := range []string{"risk_paths", "public_api"} {
+		proj, ok := at(project, "quality", k).([]string)
+		if !ok {
+			continue
+		}
+		var dropped []string
+		for _, g := range lowerList("quality", k) {
+			if !slices.Contains(proj, g) {
+				dropped = append(dropped, g)
+			}
+		}
+		if len(dropped) > 0 {
+			addNote("drops "+strings.Join(dropped, ", ")+", so such changes skip the mandatory review", "quality", k)
+		}
+	}
+
+	// A mode less restrictive than the user's.
+	if m, ok := project["mode"].(string); ok && modeRank(m) > modeRank(lowerString("mode")) {
+		addNote("less restrictive than "+strconv.Quote(lowerString("mode")), "mode")
+	}
+
 	agents, _ := project["agents"].(map[string]any)
 	for _, name := range sortedKeys(agents) {
-		if pf, ok := at(project, "agents", name, "prompt_file").(string); ok && pf != "" && !within(root, pf) {
-			add("agents", name, "prompt_file")
+		builtin := slices.Contains(BuiltinAgents(), name)
+		if builtin {
+			for _, k := range []string{"prompt", "prompt_file", "tools", "disallowed_tools", "disabled"} {
+				v := at(project, "agents", name, k)
+				if b, isBool := v.(bool); (isBool && b) || (!isBool && nonEmpty(v)) {
+					addNote("changes the built-in "+name+" agent", "agents", name, k)
+				}
+			}
+		} else if pf, ok := at(project, "agents", name, "prompt_file").(string); ok && pf != "" && !within(root, pf) {
+			addNote("a prompt file outside the project", "agents", name, "prompt_file")
+		}
+		if m, ok := at(project, "agents", name, "model").(string); ok && m != "" && m != "main" && m != "small" {
+			addNote("a model other than models.main and models.small", "agents", name, "model")
 		}
 	}
-	slices.Sort(keys)
-	return keys, values
+	slices.SortFunc(items, func(a, b TrustItem) int { return strings.Compare(a.Key, b.Key) })
+	return items
 }
 
-// splitWideningKey splits a key produced by widening back into parts; the
-// third part of providers.* and agents.* keys is a fixed key, so a map
-// entry name containing dots stays whole.
-func splitWideningKey(k string) []string {
-	for _, section := range []string{"providers.", "agents.", "hooks."} {
-		if rest, ok := strings.CutPrefix(k, section); ok {
-			if section == "hooks." {
-				return []string{"hooks", rest}
-			}
-			i := strings.LastIndex(rest, ".")
-			return []string{strings.TrimSuffix(section, "."), rest[:i], rest[i+1:]}
-		}
-	}
-	return strings.Split(k, ".")
-}
+// modeRank orders modes from most to least restrictive; an unknown mode
+// ranks lowest (validation rejects it).
+func modeRank(m string) int { return slices.Index(Modes(), m) }
 
 func nonEmpty(v any) bool {
 	switch x := v.(type) {
@@ -681,7 +762,13 @@ func nonEmpty(v any) bool {
 	case []any:
 		return len(x) > 0
 	case map[string]any:
-		return len(x) > 0
+		// A section of empty values ("search: {kind: \"\"}") sets nothing.
+		for _, sub := range x {
+			if nonEmpty(sub) {
+				return true
+			}
+		}
+		return false
 	}
 	return true
 }

@@ -36,7 +36,8 @@ func TestRepositoryOdinYAMLLoadsAndValidates(t *testing.T) {
 		t.Errorf("providers.openai.base_url comes from %q; the example must leave it to the default", got)
 	}
 	// Widening keys in the example are exactly the ones it documents.
-	want := []string{"hooks.PostToolUse", "permissions.allowed_commands"}
+	want := []string{"hooks.PostToolUse", "model_info.qwen2.5-coder:7b.provider", "permissions.allowed_commands",
+		"providers.ollama", "quality.build", "quality.lint", "quality.public_api", "quality.test"}
 	if diff := cmp.Diff(want, src.ProjectWidens()); diff != "" {
 		t.Errorf("ProjectWidens of the example (-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/messages"
 )
@@ -42,6 +43,9 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					return err
 				}
 				fmt.Fprintf(stdout, "\n%d agents, roster valid.\n", len(deps.Roster.Agents()))
+				for _, w := range deps.Roster.Warnings() {
+					fmt.Fprintln(stdout, "warning:", config.Printable(w))
+				}
 				return nil
 			})
 		},

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -41,6 +42,10 @@ type globalFlags struct {
 	yolo     bool
 	logFile  string
 	logLevel string
+
+	// trusting is set by `odin trust`, which must load a project whose
+	// config is valid only with the settings that wait for trust.
+	trusting bool
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -98,6 +103,12 @@ type app struct {
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
+
+	// trust is what the project supplies that waits for `odin trust`, and
+	// whether the user trusted it; instr are the instruction files read.
+	trust    projectTrust
+	instr    instructions.Result
+	warnings []string // shown with the untrusted notice: files not read, agent problems
 }
 
 // loadApp finds the project root and loads the configuration. Errors are
@@ -121,21 +132,46 @@ func loadApp(g *globalFlags) (*app, error) {
 	env := config.EnvFunc(os.LookupEnv)
 	userDir := config.UserDir(env)
 	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Flags: g.flagOverrides()}
-	trust := policy.NewTrustStore(config.StateDir(env), nil)
-	// Project settings that widen permissions or add hooks wait for trust;
-	// only then is the configuration loaded again without them.
+	store := policy.NewTrustStore(config.StateDir(env), nil)
 	cfg, src, err := config.Load(opts)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if len(src.ProjectWidens()) > 0 && !trust.Trusted(root, src.WideningFingerprint()) {
+	home, _ := env("HOME")
+	// An instruction file that cannot be read must not stop the user's
+	// work: the run goes on without instructions and says why.
+	instr, instrErr := instructions.Load(instructions.Options{Root: root, UserDir: userDir, Home: home})
+	// One rule for everything the project supplies: what can run code,
+	// send data, change the endpoint or a mode, or replace a built-in
+	// agent waits for trust, fingerprinted together.
+	pt := collectTrust(root, src, instr)
+	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
+	if prev, ok := store.Previous(root); ok && !pt.trusted {
+		pt.previous = append([]string{}, prev...)
+	}
+	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
-		if cfg, src, err = config.Load(opts); err != nil {
+		ucfg, usrc, err := config.Load(opts)
+		switch {
+		case err == nil:
+			cfg, src = ucfg, usrc
+		case !g.trusting:
 			return nil, &exitError{code: exitUsage, err: err}
+		default:
+			// `odin trust` runs nothing, so a project whose config only
+			// validates with its untrusted settings can still be trusted;
+			// it must not write where that config says, though.
+			cfg.Log.File, cfg.Store.Path = "", ""
 		}
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
-		stateDir: config.StateDir(env), clients: map[string]llm.Client{}}
+		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}
+	if instrErr != nil {
+		a.warn(instrErr.Error())
+	}
+	for _, sk := range instr.Skipped {
+		a.warn(sk.String())
+	}
 	logPath := cfg.Log.File
 	if logPath == "" && a.stateDir != "" {
 		logPath = filepath.Join(a.stateDir, "odin.log")
@@ -157,12 +193,40 @@ func (a *app) Close() {
 	}
 }
 
-// untrustedNotice says which project settings wait for `odin trust`.
+// untrustedNotice says, once, what the untrusted project supplies that Odin
+// ignores (with the values), how to trust it, and which files it did not
+// read; "" when there is nothing to say.
 func (a *app) untrustedNotice() string {
-	if len(a.src.Dropped) == 0 {
-		return ""
+	var b strings.Builder
+	if !a.trust.trusted {
+		if a.trust.previous == nil {
+			b.WriteString("this project is not trusted, so Odin ignores what it would run, where it would send data and what it would replace:")
+		} else {
+			b.WriteString("this project changed since you trusted it, so Odin ignores what it would run, where it would send data and what it would replace:")
+		}
+		for _, it := range a.trust.items {
+			line := it.String()
+			if a.trust.previous != nil && !slices.Contains(a.trust.previous, line) {
+				line += "  [new or changed]"
+			}
+			b.WriteString("\n  " + line)
+		}
+		b.WriteString("\nRun `odin trust` to honour them.")
 	}
-	return fmt.Sprintf("this project's odin.yaml widens permissions or defines hooks (%v); they are ignored until you run `odin trust`", a.src.Dropped)
+	for _, w := range a.warnings {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(config.Printable(w))
+	}
+	return b.String()
+}
+
+// warn records a warning for the notice, once.
+func (a *app) warn(w string) {
+	if !slices.Contains(a.warnings, w) {
+		a.warnings = append(a.warnings, w)
+	}
 }
 
 // model resolves a model and its client; clients are shared per provider.
@@ -252,20 +316,21 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: []string{filepath.Join(a.root, ".odin", "agents")}, ToolNames: set.Names()})
+		AgentDirs: agentDirs(a.root), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	srcs, err := instructions.Load(a.root, a.userDir)
-	if err != nil {
-		a.log.Warn().Err(err).Msg("instructions")
+	for _, w := range roster.Warnings() {
+		a.warn(w)
 	}
-	instr := instructions.Join(srcs)
+	instr := instructions.Join(a.instr.Sources)
+	checks := &qa.Runner{Root: a.root, Quality: a.cfg.Quality, Instructions: instructions.Join(instructions.User(a.instr.Sources)),
+		ProjectInstructions: a.trust.commandsText, ProjectTrusted: a.trust.trusted}
 	deps := &actors.Deps{
 		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
 		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
-		Checks: &qa.Runner{Root: a.root, Quality: a.cfg.Quality, Instructions: instr},
+		Checks: checks,
 		Log:    a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	return deps, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/odinmd"
+	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -60,6 +61,11 @@ are replaced; hand-written text is kept. The agent never sees the old file.`,
 // r when it is not nil.
 func (a *app) runInit(ctx context.Context, live *liveSession, r *renderer) (*messages.InitResult, error) {
 	path := filepath.Join(a.root, "ODIN.md")
+	// An ODIN.md that links outside the project would be read and then
+	// written back into it, where the next prompt picks it up.
+	if real, err := workspace.Resolve(a.root, path); err != nil || !workspace.Within(a.root, real) {
+		return nil, fmt.Errorf("init: %s leads outside the project; remove the link first", path)
+	}
 	existing, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err

@@ -47,7 +47,7 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	}
 	opts := term.Options{
 		In: stdin, Out: stdout, Session: first, Mode: mode,
-		CommandDirs: []string{filepath.Join(a.root, ".odin", "commands")},
+		CommandDirs: commandDirs(a.root),
 		Commands:    r.commands(),
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})
@@ -57,6 +57,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	}
 	if first.live.Resumed {
 		opts.Banner = append(opts.Banner, a.replayTurns(ctx, first.ID(), replayedTurns)...)
+	}
+	if !a.trust.trusted {
+		opts.UntrustedCommandDirs = commandDirs(a.root)
 	}
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))

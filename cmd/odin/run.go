@@ -95,7 +95,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 		defer cancel()
 		_ = live.Close(cctx)
 	}()
-	if n := a.untrustedNotice(); n != "" && f.output == "text" && !f.quiet {
+	if n := a.untrustedNotice(); n != "" && !f.quiet {
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	evs := live.Bus.Subscribe(ctx, 256, true)

@@ -314,13 +314,18 @@ func unpricedModels(ctx context.Context, a *app, st store.Store, q store.StatsQu
 }
 
 func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
-	var revoke bool
+	var revoke, show bool
 	cmd := &cobra.Command{
 		Use:   "trust",
-		Short: "Trust this project's odin.yaml permissions and hooks",
-		Long:  "A project's odin.yaml may widen permissions (allowed commands, extra directories) or define hooks that run commands. Odin ignores those settings until you trust the project; a changed config needs trusting again.",
-		Args:  cobra.NoArgs,
+		Short: "Trust what this project's config and files would run, send or replace",
+		Long: "Until you trust a project, Odin ignores everything it supplies that could run code, send data or " +
+			"a key somewhere, change the model endpoint or a mode, or replace a built-in agent: odin.yaml keys " +
+			"(providers, web.search, quality commands, hooks, allowed commands...), agent files that replace a " +
+			"built-in, command files that set a mode, and the check commands of ODIN.md, package.json or a Makefile. " +
+			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again. --show lists without trusting.",
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			g.trusting = true
 			return withApp(g, func(a *app) error {
 				ts := policy.NewTrustStore(a.stateDir, nil)
 				if revoke {
@@ -330,20 +335,34 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					fmt.Fprintf(stdout, "%s is no longer trusted.\n", a.root)
 					return nil
 				}
-				widens := a.src.ProjectWidens()
-				if len(widens) == 0 {
-					fmt.Fprintln(stdout, "This project's config widens nothing; there is nothing to trust.")
+				if len(a.trust.items) == 0 {
+					fmt.Fprintln(stdout, "This project supplies nothing that needs trust.")
 					return nil
 				}
-				if err := ts.Trust(a.root, a.src.WideningFingerprint()); err != nil {
+				if show {
+					state := "not trusted: Odin ignores"
+					if a.trust.trusted {
+						state = "trusted: Odin honours"
+					}
+					fmt.Fprintf(stdout, "%s is %s:\n", a.root, state)
+					for _, it := range a.trust.items {
+						fmt.Fprintf(stdout, "  %s\n", it)
+					}
+					return nil
+				}
+				if err := ts.Trust(a.root, a.trust.fingerprint, a.trust.shown()...); err != nil {
 					return err
 				}
-				fmt.Fprintf(stdout, "Trusted %s. These project settings now apply:\n  %s\n", a.root, strings.Join(widens, "\n  "))
+				fmt.Fprintf(stdout, "Trusted %s. Odin now honours:\n", a.root)
+				for _, it := range a.trust.items {
+					fmt.Fprintf(stdout, "  %s\n", it)
+				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().BoolVar(&revoke, "revoke", false, "stop trusting this project")
+	cmd.Flags().BoolVar(&show, "show", false, "list what needs trust and whether it is trusted, without trusting")
 	return cmd
 }
 

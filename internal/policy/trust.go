@@ -13,13 +13,15 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 )
 
-// TrustStore records which projects the user trusts, so that project
-// configuration that widens permissions (allowed commands, additional
-// directories) or defines hooks is honoured only after the user said so
-// once. An entry is keyed by the project's resolved root and holds the
-// fingerprint of the widening configuration it was trusted with
-// (config.Sources.WideningFingerprint): when that configuration changes,
-// the project must be trusted again.
+// TrustStore records which projects the user trusts, so that what a
+// project supplies that could run code, send data, change the model
+// endpoint or a mode, or replace a built-in agent (config.TrustItem: its
+// odin.yaml keys, agent and command files, check commands) is honoured only
+// after the user said so once. An entry is keyed by the project's resolved
+// root and holds the fingerprint of all those items together
+// (config.TrustFingerprint) and the items as shown: when any of them
+// changes the project must be trusted again, and Previous tells what was
+// trusted before, so the user can see what changed.
 //
 // The store is one JSON file (trust.json in Odin's state dir) written
 // atomically with mode 0600. A missing or unreadable file trusts nothing.
@@ -40,6 +42,7 @@ type trustFile struct {
 type trustEntry struct {
 	Fingerprint string    `json:"fingerprint"`
 	TrustedAt   time.Time `json:"trusted_at"`
+	Items       []string  `json:"items,omitempty"`
 }
 
 // NewTrustStore returns the store kept in stateDir (created on first
@@ -66,15 +69,29 @@ func (s *TrustStore) Trusted(root, fingerprint string) bool {
 	return ok && fingerprint != "" && e.Fingerprint == fingerprint
 }
 
-// Trust records that the user trusts root with the configuration whose
-// fingerprint is given, replacing an earlier entry for root.
-func (s *TrustStore) Trust(root, fingerprint string) error {
+// Trust records that the user trusts root with the items whose fingerprint
+// is given (items as shown to the user, kept for Previous), replacing an
+// earlier entry for root.
+func (s *TrustStore) Trust(root, fingerprint string, items ...string) error {
 	if fingerprint == "" {
 		return errors.New("policy: trust: empty fingerprint")
 	}
 	return s.update(func(f *trustFile) {
-		f.Projects[canonicalRoot(root)] = trustEntry{Fingerprint: fingerprint, TrustedAt: s.now().UTC()}
+		f.Projects[canonicalRoot(root)] = trustEntry{Fingerprint: fingerprint, TrustedAt: s.now().UTC(), Items: items}
 	})
+}
+
+// Previous returns the items root was last trusted with, and whether it
+// was trusted at all (with any fingerprint).
+func (s *TrustStore) Previous(root string) ([]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.read()
+	if err != nil {
+		return nil, false
+	}
+	e, ok := f.Projects[canonicalRoot(root)]
+	return e.Items, ok
 }
 
 // Revoke forgets root.

@@ -79,3 +79,21 @@ func TestTrustStoreCorruptFile(t *testing.T) {
 		t.Fatalf("corrupt store was changed: %q", data)
 	}
 }
+
+func TestTrustStorePrevious(t *testing.T) {
+	s := NewTrustStore(t.TempDir(), nil)
+	root := t.TempDir()
+	if _, ok := s.Previous(root); ok {
+		t.Fatal("an unknown project has no previous trust")
+	}
+	if err := s.Trust(root, "fp1", `quality.test = "make test"`); err != nil {
+		t.Fatal(err)
+	}
+	items, ok := s.Previous(root)
+	if !ok || len(items) != 1 || items[0] != `quality.test = "make test"` {
+		t.Errorf("Previous = %q, %v", items, ok)
+	}
+	if s.Trusted(root, "fp2") {
+		t.Error("a changed fingerprint is not trusted")
+	}
+}

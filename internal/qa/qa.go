@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,9 +23,19 @@ import (
 type Runner struct {
 	Root    string
 	Quality config.Quality
-	// Instructions is the project's ODIN.md text, searched for a Commands
-	// section when odin.yaml names no checks.
+	// Instructions is the user's own instruction text (their ODIN.md),
+	// searched for a Commands section when odin.yaml names no checks.
 	Instructions string
+	// ProjectInstructions is the project's instruction text (ODIN.md,
+	// AGENTS.md, CLAUDE.md), searched after Instructions, but only when
+	// ProjectTrusted: its Commands section is project code.
+	ProjectInstructions string
+	// ProjectTrusted says the user trusted the project (`odin trust`):
+	// only then do checks come from the project's ODIN.md Commands, its
+	// package.json scripts or its Makefile targets (see TrustItems). The
+	// command lines Odin writes itself (go test ./..., cargo test) run
+	// either way, in the sandbox like every check.
+	ProjectTrusted bool
 	// Timeout bounds each check (default 5 minutes).
 	Timeout time.Duration
 	// TailBytes is how much of a check's output is kept (default 4000).
@@ -40,7 +51,29 @@ func (r *Runner) Checks(context.Context) []messages.QACheck {
 	if c := FromInstructions(r.Instructions); len(c) > 0 {
 		return c
 	}
-	return Detect(r.Root)
+	if r.ProjectTrusted {
+		if c := FromInstructions(r.ProjectInstructions); len(c) > 0 {
+			return c
+		}
+	}
+	checks, scripts := detect(r.Root)
+	if len(scripts) > 0 && !r.ProjectTrusted {
+		return nil
+	}
+	return checks
+}
+
+// TrustItems lists the check commands the project itself writes — the
+// Commands section of its instruction text, the package.json scripts or
+// Makefile targets detection would run — which wait for `odin trust`.
+// instrFile names the file the instruction text came from.
+func TrustItems(root, instrFile, projectInstructions string) []config.TrustItem {
+	var items []config.TrustItem
+	for _, c := range FromInstructions(projectInstructions) {
+		items = append(items, config.TrustItem{Key: instrFile + " ## Commands " + c.Name, Value: strconv.Quote(c.Command)})
+	}
+	_, scripts := detect(root)
+	return append(items, scripts...)
 }
 
 func named(pairs [][2]string) []messages.QACheck {
@@ -101,42 +134,53 @@ func FromInstructions(md string) []messages.QACheck {
 
 // Detect guesses checks from the project's files.
 func Detect(root string) []messages.QACheck {
+	checks, _ := detect(root)
+	return checks
+}
+
+// detect guesses checks from the project's files; scripts describes the
+// ones whose commands the project wrote (package.json scripts, Makefile
+// recipes), with those commands, for the trust rule.
+func detect(root string) (checks []messages.QACheck, scripts []config.TrustItem) {
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(root, name))
 		return err == nil
 	}
 	switch {
 	case exists("go.mod"):
-		return named([][2]string{{"build", "go build ./..."}, {"lint", "go vet ./..."}, {"test", "go test ./..."}})
+		return named([][2]string{{"build", "go build ./..."}, {"lint", "go vet ./..."}, {"test", "go test ./..."}}), nil
 	case exists("package.json"):
 		return npmChecks(root)
 	case exists("Cargo.toml"):
-		return named([][2]string{{"build", "cargo build"}, {"test", "cargo test"}})
+		return named([][2]string{{"build", "cargo build"}, {"test", "cargo test"}}), nil
 	case exists("pyproject.toml") || exists("setup.py") || exists("pytest.ini"):
-		return named([][2]string{{"test", "python -m pytest -q"}})
+		return named([][2]string{{"test", "python -m pytest -q"}}), nil
 	case exists("Makefile"):
 		data, _ := os.ReadFile(filepath.Join(root, "Makefile"))
 		var pairs [][2]string
 		for _, target := range []string{"build", "lint", "test"} {
-			if regexp.MustCompile(`(?m)^` + target + `\s*:`).Match(data) {
+			re := regexp.MustCompile(`(?m)^` + target + `[ \t]*:[^\n]*\n?((?:\t[^\n]*\n?)*)`)
+			if m := re.FindSubmatch(data); m != nil {
 				pairs = append(pairs, [2]string{target, "make " + target})
+				recipe := strings.ReplaceAll(strings.TrimSpace(string(m[1])), "\n\t", "; ")
+				scripts = append(scripts, config.TrustItem{Key: "Makefile " + target, Value: strconv.Quote(recipe)})
 			}
 		}
-		return named(pairs)
+		return named(pairs), scripts
 	}
-	return nil
+	return nil, nil
 }
 
-func npmChecks(root string) []messages.QACheck {
+func npmChecks(root string) ([]messages.QACheck, []config.TrustItem) {
 	data, err := os.ReadFile(filepath.Join(root, "package.json"))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var pkg struct {
 		Scripts map[string]string `json:"scripts"`
 	}
 	if json.Unmarshal(data, &pkg) != nil {
-		return nil
+		return nil, nil
 	}
 	runner := "npm run"
 	switch {
@@ -148,16 +192,14 @@ func npmChecks(root string) []messages.QACheck {
 		runner = "bun run"
 	}
 	var pairs [][2]string
+	var scripts []config.TrustItem
 	for _, s := range []string{"build", "lint", "typecheck", "test"} {
-		if _, ok := pkg.Scripts[s]; ok {
-			name := s
-			if s == "typecheck" {
-				name = "typecheck"
-			}
-			pairs = append(pairs, [2]string{name, runner + " " + s})
+		if script, ok := pkg.Scripts[s]; ok {
+			pairs = append(pairs, [2]string{s, runner + " " + s})
+			scripts = append(scripts, config.TrustItem{Key: "package.json scripts." + s, Value: strconv.Quote(script)})
 		}
 	}
-	return named(pairs)
+	return named(pairs), scripts
 }
 
 func fileExists(p string) bool {

@@ -3,18 +3,23 @@ package term
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/termsafe"
+	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -70,8 +75,9 @@ var reCommandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
 
 // LoadCustomCommands reads the *.md files under dirs, in priority order:
 // a name found in an earlier directory hides the same name in later ones.
-// Missing directories are skipped. A file that cannot be read or parsed is
-// reported in the errors and skipped; the others still load.
+// Missing directories are skipped. A file that cannot be read or parsed, or
+// that is a symlink leading out of its directory, is reported in the errors
+// and skipped; the others still load.
 func LoadCustomCommands(dirs ...string) ([]CustomCommand, []error) {
 	seen := map[string]bool{}
 	var out []CustomCommand
@@ -81,7 +87,12 @@ func LoadCustomCommands(dirs ...string) ([]CustomCommand, []error) {
 			continue
 		}
 		var found []CustomCommand
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		realDir, err := workspace.Resolve("/", dir)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("custom commands %s: %w", dir, err))
+			continue
+		}
+		err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) && path == dir {
 					return fs.SkipDir
@@ -96,6 +107,12 @@ func LoadCustomCommands(dirs ...string) ([]CustomCommand, []error) {
 			name := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(rel), ".md"), "/", ":")
 			if !reCommandName.MatchString(name) {
 				errs = append(errs, fmt.Errorf("custom command %s: %q is not a valid command name", path, name))
+				return nil
+			}
+			// The same resolver as ReadFile: a command file that is a link
+			// leading out of its directory is not read.
+			if real, err := workspace.Resolve("/", path); err != nil || !workspace.Within(realDir, real) {
+				errs = append(errs, fmt.Errorf("custom command %s: leads outside %s; not read", path, dir))
 				return nil
 			}
 			c, err := parseCustomCommand(path, name)
@@ -160,6 +177,57 @@ func parseCustomCommand(path, name string) (CustomCommand, error) {
 		c.Description = firstLine(c.Body)
 	}
 	return c, nil
+}
+
+// needsTrust reports whether a project command's mode could loosen the
+// session's: any mode but ask (the most restrictive) may.
+func (c CustomCommand) needsTrust() bool { return c.Mode != "" && c.Mode != messages.ModeAsk }
+
+// CommandTrustItems lists the custom commands under the project's dirs
+// whose front matter sets a mode other than ask: an ask session would run
+// them in that mode, so they wait for `odin trust`. Keys are paths
+// relative to root. Files that do not parse are left to the REPL to report.
+func CommandTrustItems(root string, dirs ...string) []config.TrustItem {
+	cmds, _ := LoadCustomCommands(dirs...)
+	var items []config.TrustItem
+	for _, c := range cmds {
+		if !c.needsTrust() {
+			continue
+		}
+		rel, err := filepath.Rel(root, c.Path)
+		if err != nil {
+			rel = c.Path
+		}
+		items = append(items, config.TrustItem{Key: rel + " mode", Value: string(c.Mode),
+			Note: "/" + c.Name + " runs in " + string(c.Mode) + " mode whatever the session's mode", Digest: digest(c.Body)})
+	}
+	return items
+}
+
+// customCommands loads the REPL's custom commands: every front end goes
+// through it, so an untrusted project's modes are dropped everywhere.
+func (o Options) customCommands() ([]CustomCommand, []error) {
+	cmds, errs := LoadCustomCommands(o.CommandDirs...)
+	return IgnoreUntrustedModes(cmds, o.UntrustedCommandDirs), errs
+}
+
+// IgnoreUntrustedModes clears the mode of the commands loaded from dirs
+// (an untrusted project's), so they run in the session's mode.
+func IgnoreUntrustedModes(cmds []CustomCommand, dirs []string) []CustomCommand {
+	out := slices.Clone(cmds)
+	for i, c := range out {
+		for _, d := range dirs {
+			if d != "" && c.needsTrust() && workspace.Within(filepath.Clean(d), filepath.Clean(c.Path)) {
+				out[i].Mode = ""
+			}
+		}
+	}
+	return out
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 var rePositional = regexp.MustCompile(`\$([1-9])`)

@@ -107,3 +107,55 @@ func TestSplitCommand(t *testing.T) {
 		}
 	}
 }
+
+// Attack: a clone's command file sets `mode: edit`, so typing it in an ask
+// session would edit files. Until the project is trusted its mode is
+// dropped; the item names the file and the mode.
+func TestCommandModesWaitForTrust(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".odin", "commands")
+	user := t.TempDir()
+	writeFile(t, filepath.Join(dir, "fix.md"), "---\nmode: edit\n---\nFix everything.")
+	writeFile(t, filepath.Join(dir, "look.md"), "---\nmode: ask\n---\nLook.")
+	writeFile(t, filepath.Join(user, "mine.md"), "---\nmode: edit\n---\nMine.")
+
+	items := CommandTrustItems(root, dir)
+	if len(items) != 1 || items[0].String() != filepath.Join(".odin", "commands", "fix.md")+" mode = edit (/fix runs in edit mode whatever the session's mode)" {
+		t.Fatalf("items = %v", items)
+	}
+	cmds, _ := LoadCustomCommands(dir, user)
+	got := map[string]messages.Mode{}
+	for _, c := range IgnoreUntrustedModes(cmds, []string{dir}) {
+		got[c.Name] = c.Mode
+	}
+	want := map[string]messages.Mode{"fix": "", "look": messages.ModeAsk, "mine": messages.ModeEdit}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
+	}
+	o := Options{CommandDirs: []string{dir, user}, UntrustedCommandDirs: []string{dir}}
+	loaded, _ := o.customCommands()
+	for _, c := range loaded {
+		if c.Name == "fix" && c.Mode != "" {
+			t.Errorf("the REPL's loader kept an untrusted mode: %+v", c)
+		}
+	}
+	writeFile(t, filepath.Join(dir, "fix.md"), "---\nmode: edit\n---\nFix something else.")
+	if CommandTrustItems(root, dir)[0].Digest == items[0].Digest {
+		t.Error("a changed command kept its digest")
+	}
+}
+
+// Attack: a command file that is a symlink to a file outside the project.
+func TestCommandSymlinkOutsideIsNotRead(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret.md"), "CANARY")
+	dir := filepath.Join(root, ".odin", "commands")
+	writeFile(t, filepath.Join(dir, "ok.md"), "fine")
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "leak.md")); err != nil {
+		t.Fatal(err)
+	}
+	cmds, errs := LoadCustomCommands(dir)
+	if len(cmds) != 1 || cmds[0].Name != "ok" || len(errs) != 1 || !strings.Contains(errs[0].Error(), "leak.md") {
+		t.Fatalf("cmds %v errs %v", cmds, errs)
+	}
+}

@@ -40,7 +40,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 	for _, c := range o.Commands {
 		cmds[c.Name] = c
 	}
-	customs, errs := LoadCustomCommands(o.CommandDirs...)
+	customs, errs := o.customCommands()
 	custom := map[string]CustomCommand{}
 	for _, c := range customs {
 		custom[c.Name] = c

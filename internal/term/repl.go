@@ -31,6 +31,10 @@ type Options struct {
 	// CommandDirs hold custom commands (*.md), in priority order: the
 	// project's .odin/commands first, then the user's.
 	CommandDirs []string
+	// UntrustedCommandDirs are those of CommandDirs that belong to a project
+	// the user has not trusted: their commands run in the session's mode,
+	// whatever mode their front matter names (see CommandTrustItems).
+	UntrustedCommandDirs []string
 	// Commands are the caller's slash commands (/undo, /resume...).
 	Commands []Command
 	// NewSession starts a fresh session for /clear; nil makes /clear only

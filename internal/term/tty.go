@@ -202,7 +202,7 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 	for _, c := range o.Commands {
 		m.cmds[c.Name] = c
 	}
-	customs, errs := LoadCustomCommands(o.CommandDirs...)
+	customs, errs := o.customCommands()
 	for _, c := range customs {
 		if _, taken := builtinHelp[c.Name]; taken || m.cmds[c.Name].Run != nil {
 			notes = append(notes, fmt.Sprintf("custom command /%s (%s) is hidden by the built-in command", c.Name, c.Path))

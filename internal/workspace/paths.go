@@ -115,11 +115,21 @@ func Within(dir, path string) bool {
 	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
-// GitRoot returns the nearest ancestor of dir (or dir) that holds a .git
-// entry, and false if there is none.
-func GitRoot(dir string) (string, bool) {
+// GitRoot returns the nearest ancestor of dir (or dir) that holds a real
+// git repository, and false if there is none. A .git directory counts when
+// it holds HEAD; a .git file counts only when it is a "gitdir: PATH"
+// pointer to such a directory (a worktree or submodule), so an empty .git
+// planted in a parent directory does not make that directory the root. The
+// search never looks at stop or above it when dir lies below stop (pass
+// the user's home directory: a repository above the user's projects is not
+// theirs); "" searches to the file system root.
+func GitRoot(dir, stop string) (string, bool) {
+	below := stop != "" && dir != stop && Within(stop, dir)
 	for cur := dir; ; {
-		if _, err := os.Lstat(filepath.Join(cur, ".git")); err == nil {
+		if below && cur == stop {
+			return "", false
+		}
+		if isGitDir(filepath.Join(cur, ".git"), cur) {
 			return cur, true
 		}
 		parent := filepath.Dir(cur)
@@ -128,4 +138,37 @@ func GitRoot(dir string) (string, bool) {
 		}
 		cur = parent
 	}
+}
+
+// isGitDir reports whether dotGit (the .git entry of dir) is a git
+// directory or a valid gitdir pointer to one.
+func isGitDir(dotGit, dir string) bool {
+	fi, err := os.Lstat(dotGit)
+	if err != nil {
+		return false
+	}
+	hasHead := func(d string) bool {
+		st, err := os.Stat(filepath.Join(d, "HEAD"))
+		return err == nil && st.Mode().IsRegular()
+	}
+	if fi.IsDir() {
+		return hasHead(dotGit)
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 4096 {
+		return false
+	}
+	data, err := os.ReadFile(dotGit)
+	if err != nil {
+		return false
+	}
+	target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	target = strings.TrimSpace(target)
+	if !ok || target == "" {
+		return false
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(dir, target)
+	}
+	st, err := os.Stat(target)
+	return err == nil && st.IsDir() && hasHead(target)
 }

@@ -61,3 +61,59 @@ func TestWithin(t *testing.T) {
 		}
 	}
 }
+
+func TestGitRoot(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(p, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(filepath.Join(base, "repo", ".git", "HEAD"), "ref: refs/heads/main\n")
+	mk(filepath.Join(base, "repo", "a", "b", "x"), "")
+	mk(filepath.Join(base, "fake", ".git"), "")
+	mk(filepath.Join(base, "fake", "p", "x"), "")
+	mk(filepath.Join(base, "dir", ".git", "config"), "") // a .git dir without HEAD
+	mk(filepath.Join(base, "dir", "p", "x"), "")
+	mk(filepath.Join(base, "wt", ".git"), "gitdir: ../repo/.git\n")
+	mk(filepath.Join(base, "home", ".git", "HEAD"), "ref: refs/heads/main\n")
+	mk(filepath.Join(base, "home", "src", "x"), "")
+
+	cases := []struct {
+		dir, stop, want string
+	}{
+		{"repo/a/b", "", "repo"},
+		{"fake/p", "", ""},
+		{"dir/p", "", ""},
+		{"wt", "", "wt"},
+		{"home/src", "home", ""},
+		{"home/src", "", "home"},
+		{"home", "home", "home"},
+	}
+	for _, c := range cases {
+		stop := ""
+		if c.stop != "" {
+			stop = filepath.Join(base, c.stop)
+		}
+		got, ok := GitRoot(filepath.Join(base, c.dir), stop)
+		want := ""
+		if c.want != "" {
+			want = filepath.Join(base, c.want)
+		}
+		// Above base there may be a real repository (the test's temp dir
+		// is not one): only roots inside base matter here.
+		if !ok || !Within(base, got) {
+			got = ""
+		}
+		if got != want {
+			t.Errorf("GitRoot(%s, %q) = %q, want %q", c.dir, c.stop, got, want)
+		}
+	}
+}

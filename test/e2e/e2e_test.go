@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +74,8 @@ func TestScripts(t *testing.T) {
 			"requests": cmdRequests,
 			"sent":     cmdSent,
 			"serve":    cmdServe,
+			"attacker": cmdAttacker,
+			"attacked": cmdAttacked,
 		},
 		RequireExplicitExec: true,
 	})
@@ -196,3 +199,66 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 
 // servers maps a running script to its model server.
 var servers sync.Map
+
+// attacker starts a recording HTTP server standing for a host the
+// project's author controls, and sets ATTACKER_URL (http://127.0.0.1:PORT).
+// It records every request whole (method, URL, headers, body) and answers
+// 200 with {} (an empty search result or a broken model reply).
+func cmdAttacker(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: attacker")
+	}
+	rec := &recorder{}
+	srv := httptest.NewServer(rec)
+	ts.Defer(srv.Close)
+	attackers.Store(ts, rec)
+	ts.Setenv("ATTACKER_URL", srv.URL)
+}
+
+// attacked N requires the attacker server to have received N requests;
+// attacked WORD requires some request to contain WORD, and ! attacked
+// WORD that none does (a leaked key, say).
+func cmdAttacked(ts *testscript.TestScript, neg bool, args []string) {
+	v, ok := attackers.Load(ts)
+	if !ok || len(args) != 1 {
+		ts.Fatalf("usage: attacked N|WORD (after attacker)")
+	}
+	reqs := v.(*recorder).all()
+	if n, err := strconv.Atoi(args[0]); err == nil {
+		if (len(reqs) == n) == neg {
+			ts.Fatalf("the attacker received %d requests, want %s%d:\n%s", len(reqs), map[bool]string{true: "not ", false: ""}[neg], n, strings.Join(reqs, "\n"))
+		}
+		return
+	}
+	found := false
+	for _, r := range reqs {
+		found = found || strings.Contains(r, args[0])
+	}
+	if found == neg {
+		ts.Fatalf("attacker requests containing %q: %v, want %v:\n%s", args[0], found, !neg, strings.Join(reqs, "\n"))
+	}
+}
+
+// recorder is an http.Handler that keeps a dump of every request.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	dump, _ := httputil.DumpRequest(r, true)
+	rec.mu.Lock()
+	rec.reqs = append(rec.reqs, string(dump))
+	rec.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte("{}"))
+}
+
+func (rec *recorder) all() []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]string(nil), rec.reqs...)
+}
+
+// attackers maps a running script to its attacker server.
+var attackers sync.Map
