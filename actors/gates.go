@@ -199,13 +199,29 @@ func receiverType(e ast.Expr) string {
 	return ""
 }
 
-// BlockingIssues are the review issues that send a change back to Code.
+// BlockingIssues are the review issues that send a change back to Code:
+// every critical or major issue, and every issue whose severity is not one
+// of messages.Severities (a reviewer that says "high" or "blocker" means it
+// and must not pass by a vocabulary mismatch). A review that does not
+// approve the change but names no blocking issue is itself blocking: its
+// rejection becomes one major issue carrying the review's summary, so that
+// "approved: false" can never end in a passed gate.
 func BlockingIssues(r messages.ReviewResult) []messages.ReviewIssue {
 	var out []messages.ReviewIssue
 	for _, is := range r.Issues {
-		if s := strings.ToLower(is.Severity); s == messages.SeverityCritical || s == messages.SeverityMajor {
+		switch strings.ToLower(strings.TrimSpace(is.Severity)) {
+		case messages.SeverityMinor, messages.SeverityInfo:
+		default:
 			out = append(out, is)
 		}
+	}
+	if len(out) == 0 && !r.Approved {
+		why := strings.TrimSpace(r.Summary)
+		if why == "" {
+			why = "no reason given"
+		}
+		out = append(out, messages.ReviewIssue{Severity: messages.SeverityMajor, Category: "correctness",
+			Message: "the review did not approve the change: " + why})
 	}
 	return out
 }
