@@ -465,14 +465,16 @@ func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.C
 	})
 }
 
+// pass and fail end a gate run that ran: the turn's answer is then
+// written anew from the final state (synthesize).
 func (g *gateRun) pass(c actor.Context) {
 	g.report.Passed = true
-	g.o.finishTurn(c, messages.TurnDone, "")
+	g.o.synthesize(c, messages.TurnDone, "")
 }
 
 func (g *gateRun) fail(c actor.Context, why string) {
 	g.report.Passed = false
-	g.o.finishTurn(c, messages.TurnGateFailed, "quality gate failed: "+why)
+	g.o.synthesize(c, messages.TurnGateFailed, "quality gate failed: "+why)
 }
 
 func issuesText(issues []messages.ReviewIssue) string {

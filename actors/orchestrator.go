@@ -74,6 +74,7 @@ type turnState struct {
 	usage      messages.Usage
 	byAgent    []messages.AgentUsage
 	answer     string
+	interim    string // the answer written before the gates, when they ran
 	planFile   string
 	review     string // why the Orchestrator's model asked for review
 	gates      *gateRun
@@ -83,6 +84,10 @@ type turnState struct {
 	compacted  bool             // the history was just compacted: do not compact again before calling
 	overflowed bool             // the provider refused the context once this turn
 	finished   bool
+	// endStatus and endProblem are how the gates ended the turn, kept
+	// while the final answer is written.
+	endStatus  messages.TurnStatus
+	endProblem string
 }
 
 // Orchestrator is the per-session actor that owns the conversation. Its
@@ -157,7 +162,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.Cancel:
 		// Nothing runs.
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
-	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *asyncPanic:
+	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncPanic:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -201,9 +206,13 @@ func (o *Orchestrator) busy(c actor.Context) {
 	case *CompactRequest:
 		c.Respond(&CompactResult{Skipped: "a turn is running; compact when it ends"})
 	case *checksDone:
-		if t := o.turn; t != nil && t.gates != nil && msg.turn == t.id {
+		if t := o.live(msg.turn); t != nil && t.gates != nil {
 			t.gates.onChecks(c, msg)
 		}
+	case *synthDone:
+		o.onSynthDone(c, msg)
+	case *turnSaved:
+		o.onTurnSaved(c, msg)
 	case *asyncPanic:
 		o.deps.Log.Error().Str("stack", msg.stack).Msg("orchestrator: " + msg.String())
 		o.finishTurn(c, messages.TurnFailed, "internal error: "+msg.String())
@@ -220,6 +229,18 @@ func (o *Orchestrator) queueState() *messages.QueueState {
 		qs.Running = &in
 	}
 	return qs
+}
+
+// live returns the running turn if it is turn id and not finished, else
+// nil. It is the one test every continuation makes: a result that arrives
+// from off the mailbox (a model call, tool runs, checks, a hook, a timer, a
+// specialist's report) may belong to a turn that was cancelled or has
+// ended, and must then be dropped.
+func (o *Orchestrator) live(id int) *turnState {
+	if t := o.turn; t != nil && t.id == id && !t.finished {
+		return t
+	}
+	return nil
 }
 
 func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
@@ -256,7 +277,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.UserPromptSubmit, Agent: "orchestrator", Prompt: in.Body},
 		func(c actor.Context, hr policy.HookResult) {
-			if o.turn != t || t.finished {
+			if o.live(t.id) != t {
 				return
 			}
 			if hr.Blocked {
@@ -301,7 +322,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
 		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
-			if o.turn == t && !t.finished {
+			if o.live(t.id) == t {
 				o.callModel(c)
 			}
 		})
@@ -320,8 +341,8 @@ func (o *Orchestrator) callModel(c actor.Context) {
 }
 
 func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	if msg.err != nil {
@@ -336,7 +357,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				t.overflowed = true
 				t.modelTurns--
 				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
-					if o.turn == t && !t.finished {
+					if o.live(t.id) == t {
 						t.compacted = true
 						o.callModel(c)
 					}
@@ -372,7 +393,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			return
 		}
 		o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.Stop, Agent: "orchestrator", Summary: r.Text}, func(c actor.Context, hr policy.HookResult) {
-			if o.turn != t || t.finished {
+			if o.live(t.id) != t {
 				return
 			}
 			if hr.Blocked {
@@ -438,8 +459,8 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 }
 
 func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	for model, u := range o.small.take() {
@@ -504,7 +525,7 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 		return
 	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.SubagentStart, Agent: def.Name, Prompt: in.Brief}, func(c actor.Context, hr policy.HookResult) {
-		if o.turn != t || t.finished {
+		if o.live(t.id) != t {
 			return
 		}
 		if hr.Blocked {
@@ -643,8 +664,8 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 }
 
 func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	run := t.tasks[msg.taskID]
@@ -764,7 +785,18 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	o.finishTurn(c, messages.TurnCancelled, reason)
 }
 
-// finishTurn publishes the turn's result and takes the next queued input.
+// turnSaved carries a finished turn back after its diff was rendered and
+// its checkpoint committed off the mailbox.
+type turnSaved struct {
+	turn int
+	res  messages.TurnResult
+	err  error
+}
+
+// finishTurn ends the turn: its result is assembled now, the diff and the
+// undo checkpoint are written off the mailbox, and TurnFinished is
+// published when they are done (onTurnSaved). Until then the Orchestrator
+// stays busy, so inputs that arrive queue behind the turn as before.
 func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, problem string) {
 	t := o.turn
 	if t == nil || t.finished {
@@ -772,7 +804,7 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	}
 	t.finished = true
 	t.cancel()
-	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Error: problem,
+	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Interim: t.interim, Error: problem,
 		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile, Report: t.direct,
 		Elapsed: o.deps.now().Sub(t.started)}
 	if res.ToolCalls == nil {
@@ -783,15 +815,32 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		res.Gates = &rep
 	}
 	res.Files = relPaths(o.deps.Root, t.files)
-	if t.tracker != nil {
-		res.Diff = t.tracker.Diff(t.files)
-		if o.deps.Changes != nil {
-			if err := o.deps.Changes.Commit(context.WithoutCancel(t.ctx), t.tracker); err != nil {
-				o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + err.Error()})
-			}
-		}
+	if t.tracker == nil {
+		o.onTurnSaved(c, &turnSaved{turn: t.id, res: res})
+		return
 	}
-	o.deps.Bus.Publish(messages.TurnFinished{Result: res})
+	tracker, changes, files, id := t.tracker, o.deps.Changes, append([]string(nil), t.files...), t.id
+	ctx := context.WithoutCancel(t.ctx)
+	runAsync(c, ctx, func(ctx context.Context) any {
+		res.Diff = tracker.Diff(files)
+		var err error
+		if changes != nil {
+			err = changes.Commit(ctx, tracker)
+		}
+		return &turnSaved{turn: id, res: res, err: err}
+	})
+}
+
+// onTurnSaved publishes the finished turn and takes the next input.
+func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
+	t := o.turn
+	if t == nil || t.id != msg.turn {
+		return
+	}
+	if msg.err != nil {
+		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + msg.err.Error()})
+	}
+	o.deps.Bus.Publish(messages.TurnFinished{Result: msg.res})
 	o.turn = nil
 	o.compacting = nil
 	o.behavior.Become(o.idle)

@@ -110,6 +110,7 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("  %s %s %s: %s %s", mark, r.paint("1", rep.Agent), rep.Status, firstLine(rep.Summary),
 			r.paint("2", fmt.Sprintf("(%d calls, %s tokens, %s)", rep.Turns, term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
 	case messages.GateDecided:
+		r.narrate() // the answer before the gates is progress, not the answer
 		d := ev.Decision
 		if d.ReviewRequired {
 			r.progress("  %s quality gates: review and QA required", r.paint("35", "⚖"))
@@ -160,7 +161,10 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 		writeJSON(r.out, jsonResult{SessionID: session, TurnResult: res, ElapsedMS: res.Elapsed.Milliseconds()})
 		return
 	}
-	if res.Answer != "" {
+	// After quality gates the answer was written from their outcome: it
+	// follows the gate report; the interim text was progress (stderr).
+	synthesized := res.Interim != ""
+	if res.Answer != "" && !synthesized {
 		fmt.Fprintln(r.out, strings.TrimRight(res.Answer, "\n"))
 	}
 	if res.PlanFile != "" {
@@ -182,6 +186,10 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 	if g := res.Gates; g != nil {
 		fmt.Fprintln(r.out)
 		printGates(r.out, g)
+	}
+	if synthesized && res.Answer != "" {
+		fmt.Fprintln(r.out)
+		fmt.Fprintln(r.out, strings.TrimRight(res.Answer, "\n"))
 	}
 	if len(res.ByAgent) > 0 {
 		fmt.Fprintln(r.out)

@@ -146,7 +146,10 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 func (t *transcript) finished(res messages.TurnResult) []string {
 	th := t.th
 	out := t.md.Flush()
-	if !t.streamed && res.Answer != "" {
+	// An answer synthesized after quality gates is printed after the gate
+	// report; what streamed before the gates was an interim note.
+	synthesized := res.Interim != ""
+	if !t.streamed && res.Answer != "" && !synthesized {
 		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
 		out = append(out, t.md.Flush()...)
 	}
@@ -176,6 +179,11 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 	if g := res.Gates; g != nil {
 		out = append(out, "")
 		out = append(out, gateLines(th, g)...)
+	}
+	if synthesized && res.Answer != "" {
+		out = append(out, "", th.Paint(th.Bold, "Answer:"))
+		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
+		out = append(out, t.md.Flush()...)
 	}
 	t.turns++
 	t.usage = t.usage.Add(res.Usage)
