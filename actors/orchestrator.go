@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -113,11 +114,14 @@ type Orchestrator struct {
 	// small meters the small model the Orchestrator's own tools use.
 	small *meteredSmall
 	reads *tools.ReadState
+	// disk counts disk work in flight off the mailbox (checkpoint commits,
+	// plan writes), which Session.Close waits for.
+	disk *sync.WaitGroup
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
 // its supervision of specialists configured from deps.
-func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message) *actor.Props {
+func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message, disk *sync.WaitGroup) *actor.Props {
 	sup := deps.Config.Supervision
 	maxRestarts, window := sup.MaxRestarts, sup.Window
 	if window <= 0 {
@@ -127,7 +131,7 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
 			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
-			small: newMeteredSmall(deps.Small)}
+			small: newMeteredSmall(deps.Small), disk: disk}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -162,7 +166,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.Cancel:
 		// Nothing runs.
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
-	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncPanic:
+	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -211,6 +215,10 @@ func (o *Orchestrator) busy(c actor.Context) {
 		}
 	case *synthDone:
 		o.onSynthDone(c, msg)
+	case *asyncDone:
+		if o.live(msg.turn) != nil {
+			msg.then(c)
+		}
 	case *turnSaved:
 		o.onTurnSaved(c, msg)
 	case *asyncPanic:
@@ -731,13 +739,31 @@ func (o *Orchestrator) afterAnswer(c actor.Context, text string) {
 	t := o.turn
 	t.answer = text
 	if t.input.Mode == messages.ModePlan {
-		path, err := writePlan(o.deps.Root, t.input.Body, text, o.deps.now())
-		if err != nil {
-			o.finishTurn(c, messages.TurnFailed, "could not save the plan: "+err.Error())
-			return
+		root, body, now := o.deps.Root, t.input.Body, o.deps.now()
+		type written struct {
+			path string
+			err  error
 		}
-		t.planFile = relPath(o.deps.Root, path)
+		offMailbox(c, t.ctx, t.id, o.disk, func(context.Context) written {
+			path, err := writePlan(root, body, text, now)
+			return written{path, err}
+		}, func(c actor.Context, w written) {
+			if w.err != nil {
+				o.finishTurn(c, messages.TurnFailed, "could not save the plan: "+w.err.Error())
+				return
+			}
+			t.planFile = relPath(o.deps.Root, w.path)
+			o.runGates(c)
+		})
+		return
 	}
+	o.runGates(c)
+}
+
+// runGates starts the quality gates when the turn changed files in edit
+// mode, and otherwise ends the turn with the model's answer.
+func (o *Orchestrator) runGates(c actor.Context) {
+	t := o.turn
 	files := t.files
 	if t.tracker != nil {
 		files = addUnique(files, t.tracker.Changed()...)
@@ -819,9 +845,15 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		o.onTurnSaved(c, &turnSaved{turn: t.id, res: res})
 		return
 	}
-	tracker, changes, files, id := t.tracker, o.deps.Changes, append([]string(nil), t.files...), t.id
+	tracker, changes, files, id, disk := t.tracker, o.deps.Changes, append([]string(nil), t.files...), t.id, o.disk
 	ctx := context.WithoutCancel(t.ctx)
+	if disk != nil {
+		disk.Add(1)
+	}
 	runAsync(c, ctx, func(ctx context.Context) any {
+		if disk != nil {
+			defer disk.Done()
+		}
 		res.Diff = tracker.Diff(files)
 		var err error
 		if changes != nil {
