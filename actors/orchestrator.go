@@ -68,6 +68,7 @@ type turnState struct {
 
 	modelTurns int
 	calls      []llm.ToolCall        // calls of the current model response
+	reply      *streamingReply       // the model response streaming now, persisted as it arrives
 	results    map[string]toolResult // call ID → tool message
 	tasks      map[string]*taskRun
 	files      []string
@@ -342,8 +343,10 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
+	reply := o.j.startReply(o.session, m.ID, o.deps.now())
+	t.reply = reply
 	runAsync(c, t.ctx, func(ctx context.Context) any {
-		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"})
+		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"}, reply.event)
 		return &modelDone{turn: id, resp: resp, err: err}
 	})
 }
@@ -357,6 +360,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		if t.ctx.Err() != nil {
 			return // cancelled: cancelTurn already finished the turn
 		}
+		o.cutReply(t, finishError)
 		var le *llm.Error
 		if errors.As(msg.err, &le) && le.Kind == llm.KindContextLength {
 			if !t.overflowed {
@@ -390,7 +394,8 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
 	am := assistantMessage(r)
 	o.history = append(o.history, am)
-	o.j.appendMessage(o.session, am, t.model.ID, r.FinishReason, o.deps.now())
+	t.reply.finish(am, r.FinishReason, o.deps.now())
+	t.reply = nil
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
 			o.finishTurn(c, messages.TurnFailed, p)
@@ -777,6 +782,19 @@ func (o *Orchestrator) runGates(c actor.Context) {
 	o.finishTurn(c, messages.TurnDone, "")
 }
 
+// cutReply keeps the part of a reply that streamed before it was cut short
+// (why: cancelled or error), in the store and in the live history alike,
+// with cancelled results for the calls it announced.
+func (o *Orchestrator) cutReply(t *turnState, why llm.FinishReason) {
+	if am, results, ok := t.reply.cut(why, o.deps.now()); ok {
+		o.history = append(o.history, am)
+		for _, r := range results {
+			o.addResult(r)
+		}
+	}
+	t.reply = nil
+}
+
 // cancelTurn ends the running turn at once: in-flight work is cancelled,
 // specialists are stopped, and every unanswered tool call gets a cancelled
 // result so the history stays valid.
@@ -794,6 +812,9 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 			c.Stop(run.pid)
 		}
 	}
+	// A reply cut off mid-stream is kept as far as it came, with a
+	// cancelled finish and cancelled results for the calls it announced.
+	o.cutReply(t, finishCancelled)
 	if t.gates == nil {
 		for _, call := range t.calls {
 			if _, ok := t.results[call.ID]; !ok {
