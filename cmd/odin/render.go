@@ -141,6 +141,11 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), ev.Agent, firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
 		r.progress("  %s %s", r.paint("33", "!"), ev.Text)
+	case messages.Resync:
+		// The output fell behind and progress was skipped; the result
+		// still comes whole with turn_finished.
+		r.said.Reset()
+		r.progress("  %s output fell behind: %d progress events skipped (odin sessions show has the full transcript)", r.paint("33", "!"), ev.Dropped)
 	}
 }
 

@@ -109,6 +109,12 @@ func (t *transcript) event(ev messages.Event) []string {
 		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter)))}
 	case messages.ApprovalResolved:
 		return nil
+	case messages.Resync:
+		// The terminal fell behind and streamed text was skipped: drop
+		// the partial answer; the turn's result prints it whole.
+		t.md.Reset()
+		t.streamed = false
+		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the answer follows in full", ev.Dropped))}
 	case messages.TurnFinished:
 		return t.finished(ev.Result)
 	}
