@@ -106,8 +106,11 @@ type Orchestrator struct {
 	queue    []messages.UserMessage
 	turn     *turnState
 	turnSeq  int
-	// compacting is the compaction in progress, if any.
+	// compacting is the compaction in progress, if any: the data of the
+	// compacting behaviour; compactSeq numbers compactions so that a late
+	// result of an aborted one is recognised.
 	compacting *compaction
+	compactSeq int
 	// lastPrompt is the prompt size the provider reported for the last
 	// request, which held the first lastLen messages of history.
 	lastPrompt int64
@@ -144,20 +147,9 @@ func (o *Orchestrator) Receive(c actor.Context) { o.behavior.Receive(c) }
 func (o *Orchestrator) idle(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
-		if o.compacting != nil {
-			o.queue = append(o.queue, *msg)
-			o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
-			return
-		}
 		o.startTurn(c, *msg)
 	case *CompactRequest:
-		if o.compacting != nil {
-			c.Respond(&CompactResult{Skipped: "a compaction is already running"})
-			return
-		}
 		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context) { o.takeNext(c) })
-	case *compactDone:
-		o.onCompactDone(c, msg)
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *messages.QueueRequest:
@@ -167,7 +159,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.Cancel:
 		// Nothing runs.
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
-	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic:
+	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -177,18 +169,11 @@ func (o *Orchestrator) idle(c actor.Context) {
 func (o *Orchestrator) busy(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
-		o.queue = append(o.queue, *msg)
-		o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
+		o.enqueue(*msg)
 	case *messages.QueueRequest:
 		c.Respond(o.queueState())
 	case *messages.RemoveQueued:
-		for i, q := range o.queue {
-			if q.ID == msg.ID {
-				o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
-				o.deps.Bus.Publish(messages.InputRemoved{ID: msg.ID})
-				break
-			}
-		}
+		o.removeQueued(msg.ID)
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		o.cancelTurn(c, msg.Reason)
@@ -207,7 +192,7 @@ func (o *Orchestrator) busy(c actor.Context) {
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *compactDone:
-		o.onCompactDone(c, msg)
+		// A late result of a compaction aborted with its turn.
 	case *CompactRequest:
 		c.Respond(&CompactResult{Skipped: "a turn is running; compact when it ends"})
 	case *checksDone:
@@ -228,6 +213,24 @@ func (o *Orchestrator) busy(c actor.Context) {
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(busy): unknown message")
+	}
+}
+
+// enqueue queues an input that arrived while the Orchestrator was busy or
+// compacting.
+func (o *Orchestrator) enqueue(in messages.UserMessage) {
+	o.queue = append(o.queue, in)
+	o.deps.Bus.Publish(messages.InputQueued{Input: in, Position: len(o.queue)})
+}
+
+// removeQueued drops a queued input before it starts.
+func (o *Orchestrator) removeQueued(id string) {
+	for i, q := range o.queue {
+		if q.ID == id {
+			o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
+			o.deps.Bus.Publish(messages.InputRemoved{ID: id})
+			return
+		}
 	}
 }
 
