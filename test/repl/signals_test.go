@@ -2,7 +2,10 @@ package repl
 
 import (
 	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,5 +93,62 @@ func TestSIGTERMEndsTheREPL(t *testing.T) {
 	got := tm.shownSession()
 	if !strings.Contains(got, "The first words of a long reply") || !strings.Contains(got, "_finished: cancelled_") {
 		t.Errorf("the session does not keep the cancelled partial reply:\n%s", got)
+	}
+}
+
+// In line mode (stdin and stdout not a terminal) SIGTERM mid-turn also
+// cancels, saves and exits 143.
+func TestSIGTERMInLineMode(t *testing.T) {
+	srv := llmtest.NewServer(t, slowReply())
+	root, state := t.TempDir(), t.TempDir()
+	cmd := exec.Command(odinBin)
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state, "XDG_STATE_HOME=" + filepath.Join(state, "s"),
+		"XDG_CONFIG_HOME=" + filepath.Join(state, "c"), "OPENAI_BASE_URL=" + srv.URL(), "OPENAI_API_KEY=test",
+		"ODIN_MODELS_MAIN=scripted-model", "ODIN_MODELS_SMALL=scripted-model"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	if _, err := io.WriteString(stdin, "long story\n"); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	// Line mode prints whole lines only: wait until the store has the
+	// first words of the reply, then terminate.
+	odin := func(args ...string) string {
+		c := exec.Command(odinBin, args...)
+		c.Dir, c.Env = root, cmd.Env
+		b, _ := c.CombinedOutput()
+		return string(b)
+	}
+	started := false
+	for deadline := time.Now().Add(waitFor); time.Now().Before(deadline) && !started; time.Sleep(50 * time.Millisecond) {
+		if lines := strings.Split(strings.TrimSpace(odin("sessions")), "\n"); len(lines) == 2 {
+			started = strings.Contains(odin("sessions", "show", strings.Fields(lines[1])[0]), "The first words")
+		}
+	}
+	if !started {
+		t.Fatal("the reply never started")
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 143 {
+		t.Fatalf("exit = %v, want 143", err)
+	}
+	lines := strings.Split(strings.TrimSpace(odin("sessions")), "\n")
+	if got := odin("sessions", "show", strings.Fields(lines[1])[0]); !strings.Contains(got, "_finished: cancelled_") {
+		t.Errorf("the cut reply is not marked cancelled:\n%s", got)
 	}
 }
