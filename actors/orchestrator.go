@@ -234,6 +234,31 @@ func (o *Orchestrator) removeQueued(id string) {
 	}
 }
 
+// gating is the behaviour while a turn's quality gates (and the final
+// answer after them) run, stacked over busy until the turn ends: the
+// model loop is over, so it handles inputs, queue edits, Cancel and
+// /compact itself and hands the pipeline's messages (reports, checks, the
+// synthesized answer) to busy.
+func (o *Orchestrator) gating(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *messages.UserMessage:
+		o.enqueue(*msg)
+	case *messages.QueueRequest:
+		c.Respond(o.queueState())
+	case *messages.RemoveQueued:
+		o.removeQueued(msg.ID)
+		c.Respond(o.queueState())
+	case *messages.Cancel:
+		o.cancelTurn(c, msg.Reason)
+	case *CompactRequest:
+		c.Respond(&CompactResult{Skipped: "the quality gates are running; compact when the turn ends"})
+	case *modelDone, *toolsDone:
+		// Late results of the model loop, which ended before the gates.
+	default:
+		o.busy(c)
+	}
+}
+
 func (o *Orchestrator) queueState() *messages.QueueState {
 	qs := &messages.QueueState{Queued: append([]messages.UserMessage{}, o.queue...)}
 	if o.turn != nil {
@@ -779,6 +804,7 @@ func (o *Orchestrator) runGates(c actor.Context) {
 	t.files = files
 	if t.input.Mode == messages.ModeEdit && len(files) > 0 {
 		t.gates = newGateRun(o, t)
+		o.behavior.BecomeStacked(o.gating)
 		t.gates.start(c)
 		return
 	}
