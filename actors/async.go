@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -38,4 +39,28 @@ func runAsync(c actor.Context, ctx context.Context, fn func(ctx context.Context)
 			system.Root.Send(self, msg)
 		}
 	}()
+}
+
+// asyncDone carries the continuation of work done off the mailbox back
+// into Receive, where it runs only if its turn is still live.
+type asyncDone struct {
+	turn int
+	then func(actor.Context)
+}
+
+// offMailbox runs work (disk I/O: diffs, hashing, plan and checkpoint
+// writes) in its own goroutine and then runs then(c, result) back inside
+// Receive, as an *asyncDone for turn. bg, when not nil, counts the work in
+// flight so that closing a session can wait for writes already started.
+func offMailbox[R any](c actor.Context, ctx context.Context, turn int, bg *sync.WaitGroup, work func(context.Context) R, then func(actor.Context, R)) {
+	if bg != nil {
+		bg.Add(1)
+	}
+	runAsync(c, ctx, func(ctx context.Context) any {
+		if bg != nil {
+			defer bg.Done()
+		}
+		r := work(ctx)
+		return &asyncDone{turn: turn, then: func(c actor.Context) { then(c, r) }}
+	})
 }

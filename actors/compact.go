@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -29,6 +30,7 @@ type CompactResult struct {
 
 // compactDone carries the summary back to the Orchestrator.
 type compactDone struct {
+	id      int // the compaction it answers
 	cut     int
 	summary string
 	usage   messages.Usage
@@ -45,12 +47,15 @@ const compactionFocus = "a coding session that must continue from this summary a
 // summaryPrefix starts the message that replaces compacted history.
 const summaryPrefix = "This session was compacted. Summary of the conversation so far:\n\n"
 
-// compaction is a compaction in progress.
+// compaction is the compaction in progress: the data of the compacting
+// behaviour.
 type compaction struct {
+	id      int
 	trigger string
 	before  int64
 	reply   *actor.PID // manual requester
 	then    func(actor.Context)
+	cancel  context.CancelFunc
 }
 
 // estimate is the prompt size of the next request: the provider's count
@@ -108,17 +113,22 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 		o.endCompaction(c, &CompactResult{Skipped: "the history is too short to compact"}, reply, then)
 		return
 	}
-	o.compacting = &compaction{trigger: trigger, before: o.estimate(0), reply: reply, then: then}
+	o.compactSeq++
+	ctx, cancel := context.WithCancel(ctx)
+	cp := &compaction{id: o.compactSeq, trigger: trigger, before: o.estimate(0), reply: reply, then: then, cancel: cancel}
+	o.compacting = cp
+	o.behavior.BecomeStacked(o.compactingState)
 	o.hooks.run(c, ctx, policy.HookInput{Event: policy.PreCompact, Agent: "orchestrator", Trigger: trigger}, func(c actor.Context, hr policy.HookResult) {
+		if o.compacting != cp {
+			return // aborted meanwhile
+		}
 		if hr.Blocked {
-			cp := o.compacting
-			o.compacting = nil
 			o.endCompaction(c, &CompactResult{Skipped: "a PreCompact hook blocked compaction: " + strings.TrimSpace(hr.Feedback)}, cp.reply, cp.then)
 			return
 		}
 		m, err := o.deps.Models.Model("small")
 		if err != nil {
-			o.onCompactDone(c, &compactDone{err: err})
+			o.onCompactDone(c, &compactDone{id: cp.id, err: err})
 			return
 		}
 		// The same prompt and untrusted-data framing as the
@@ -127,22 +137,68 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 			{Role: llm.RoleSystem, Content: tools.SummarizePrompt(compactionFocus)},
 			{Role: llm.RoleUser, Content: tools.SummarizeMaterial([]tools.SummaryDoc{{Label: "conversation so far", Text: transcript(o.history[:cut])}})},
 		}}
+		id := cp.id
 		runAsync(c, ctx, func(ctx context.Context) any {
 			resp, err := m.Client.Stream(ctx, req, nil)
 			if err != nil {
-				return &compactDone{err: err}
+				return &compactDone{id: id, err: err}
 			}
-			return &compactDone{cut: cut, summary: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
+			return &compactDone{id: id, cut: cut, summary: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
 		})
 	})
 }
 
-func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
+// compactingState is the behaviour while a compaction runs, stacked over
+// idle (/compact) or busy (auto-compaction inside a turn). It handles
+// Cancel (aborting the compaction, and the turn if there is one), queue
+// edits and new inputs itself; other messages of a turn go to busy.
+func (o *Orchestrator) compactingState(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *compactDone:
+		o.onCompactDone(c, msg)
+	case *CompactRequest:
+		c.Respond(&CompactResult{Skipped: "a compaction is already running"})
+	case *messages.Cancel:
+		o.abortCompaction(c, msg.Reason)
+	case *messages.UserMessage:
+		o.enqueue(*msg)
+	case *messages.QueueRequest:
+		c.Respond(o.queueState())
+	case *messages.RemoveQueued:
+		o.removeQueued(msg.ID)
+		c.Respond(o.queueState())
+	case *hookDone:
+		o.hooks.done(c, msg)
+	default:
+		if o.turn != nil {
+			o.busy(c)
+			return
+		}
+		o.idle(c)
+	}
+}
+
+// abortCompaction ends the running compaction on Cancel: inside a turn the
+// turn is cancelled (its context ends the summary call); a manual one
+// answers its requester and lets queued inputs run.
+func (o *Orchestrator) abortCompaction(c actor.Context, reason string) {
 	cp := o.compacting
 	if cp == nil {
 		return
 	}
-	o.compacting = nil
+	if o.turn != nil {
+		o.cancelTurn(c, reason)
+		return
+	}
+	cp.cancel()
+	o.endCompaction(c, &CompactResult{Err: "compaction cancelled"}, cp.reply, cp.then)
+}
+
+func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
+	cp := o.compacting
+	if cp == nil || cp.id != msg.id {
+		return // a late result of an aborted compaction
+	}
 	if o.turn != nil {
 		o.addUsage("compaction", msg.model, msg.usage)
 	}
@@ -151,7 +207,9 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 		if msg.err != nil {
 			why = msg.err.Error()
 		}
-		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "compaction failed: " + why})
+		if !errors.Is(msg.err, context.Canceled) {
+			o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "compaction failed: " + why})
+		}
 		o.endCompaction(c, &CompactResult{Err: why}, cp.reply, cp.then)
 		return
 	}
@@ -179,7 +237,14 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 	o.endCompaction(c, &CompactResult{Compacted: ev, SummaryChars: len(msg.summary)}, cp.reply, cp.then)
 }
 
+// endCompaction leaves the compacting behaviour (when one was entered),
+// answers a manual requester and continues with then.
 func (o *Orchestrator) endCompaction(c actor.Context, res *CompactResult, reply *actor.PID, then func(actor.Context)) {
+	if cp := o.compacting; cp != nil {
+		cp.cancel()
+		o.compacting = nil
+		o.behavior.UnbecomeStacked()
+	}
 	if reply != nil {
 		c.Send(reply, res)
 	}

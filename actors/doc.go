@@ -3,8 +3,13 @@
 // actor configured by a roster entry, their supervision and deadlines, the
 // layered tool filtering, and the quality gates enforced in code.
 //
-// Actors never block in Receive: model calls and tool runs happen in
-// goroutines started by the async helper and come back as messages, so
-// Cancel and status queries are handled at once, even mid-turn. Only the
-// Orchestrator touches its conversation state.
+// Actors never block in Receive: model calls, tool runs and disk work
+// (diffs, checkpoint commits, plan writes) happen in goroutines started by
+// the async helpers and come back as messages, so Cancel and status
+// queries are handled at once, even mid-turn. The Orchestrator's states
+// are behaviours (idle, busy, compacting stacked over either); a result
+// arriving for a turn that has ended is recognised in one place (live).
+// When quality gates ran, the turn's answer is written after the last of
+// them (synthesis.go). Only the Orchestrator touches its conversation
+// state.
 package actors

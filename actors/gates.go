@@ -199,13 +199,29 @@ func receiverType(e ast.Expr) string {
 	return ""
 }
 
-// BlockingIssues are the review issues that send a change back to Code.
+// BlockingIssues are the review issues that send a change back to Code:
+// every critical or major issue, and every issue whose severity is not one
+// of messages.Severities (a reviewer that says "high" or "blocker" means it
+// and must not pass by a vocabulary mismatch). A review that does not
+// approve the change but names no blocking issue is itself blocking: its
+// rejection becomes one major issue carrying the review's summary, so that
+// "approved: false" can never end in a passed gate.
 func BlockingIssues(r messages.ReviewResult) []messages.ReviewIssue {
 	var out []messages.ReviewIssue
 	for _, is := range r.Issues {
-		if s := strings.ToLower(is.Severity); s == messages.SeverityCritical || s == messages.SeverityMajor {
+		switch strings.ToLower(strings.TrimSpace(is.Severity)) {
+		case messages.SeverityMinor, messages.SeverityInfo:
+		default:
 			out = append(out, is)
 		}
+	}
+	if len(out) == 0 && !r.Approved {
+		why := strings.TrimSpace(r.Summary)
+		if why == "" {
+			why = "no reason given"
+		}
+		out = append(out, messages.ReviewIssue{Severity: messages.SeverityMajor, Category: "correctness",
+			Message: "the review did not approve the change: " + why})
 	}
 	return out
 }
@@ -233,27 +249,35 @@ func newGateRun(o *Orchestrator, t *turnState) *gateRun {
 	return &gateRun{o: o, t: t}
 }
 
-func (g *gateRun) facts() ChangeFacts {
-	q := g.o.deps.Config.Quality
-	f := ChangeFacts{Files: relPaths(g.o.deps.Root, g.t.files), Quality: q,
-		Requested: g.t.review, APIChanges: map[string][]string{}}
-	if g.t.tracker != nil {
-		for _, abs := range g.t.files {
-			before, existed, ok := g.t.tracker.Snapshot(abs)
+// facts gathers what the decision needs; it reads the changed files, so
+// it runs off the mailbox and must not touch the actor.
+func facts(root string, q config.Quality, files []string, requested string, tracker ChangeTracker) ChangeFacts {
+	f := ChangeFacts{Files: relPaths(root, files), Quality: q, Requested: requested, APIChanges: map[string][]string{}}
+	if tracker != nil {
+		for _, abs := range files {
+			before, existed, ok := tracker.Snapshot(abs)
 			if !ok {
 				continue
 			}
 			after, _ := readFileLimited(abs)
 			if ch := GoAPIChanges(abs, before, after, existed); len(ch) > 0 {
-				f.APIChanges[relPath(g.o.deps.Root, abs)] = ch
+				f.APIChanges[relPath(root, abs)] = ch
 			}
 		}
 	}
 	return f
 }
 
+// start reads the facts of the change off the mailbox, then decides.
 func (g *gateRun) start(c actor.Context) {
-	d := Decide(g.facts())
+	root, q, files, requested, tracker := g.o.deps.Root, g.o.deps.Config.Quality, append([]string(nil), g.t.files...), g.t.review, g.t.tracker
+	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) ChangeFacts {
+		return facts(root, q, files, requested, tracker)
+	}, g.decide)
+}
+
+func (g *gateRun) decide(c actor.Context, f ChangeFacts) {
+	d := Decide(f)
 	g.report.Decision = d
 	g.o.deps.Bus.Publish(messages.GateDecided{Decision: d})
 	g.testFailing = g.t.testFailed
@@ -276,18 +300,24 @@ func (g *gateRun) stage(res messages.GateStageResult, done bool) {
 	g.o.deps.Bus.Publish(messages.GateStage{GateStageResult: res, Done: done})
 }
 
-func (g *gateRun) changeBrief() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", g.t.input.Body)
-	for _, f := range relPaths(g.o.deps.Root, g.t.files) {
-		fmt.Fprintf(&b, "- %s\n", filepath.Join(g.o.deps.Root, f))
-	}
-	if g.t.tracker != nil {
-		if diff := g.t.tracker.Diff(g.t.files); diff != "" {
-			fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
+// withBrief renders the brief every gate specialist starts from (the
+// request, the changed files, the diff) off the mailbox, since the diff
+// reads the files, and hands it to then inside Receive.
+func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief string)) {
+	root, body, files, tracker := g.o.deps.Root, g.t.input.Body, append([]string(nil), g.t.files...), g.t.tracker
+	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", body)
+		for _, f := range relPaths(root, files) {
+			fmt.Fprintf(&b, "- %s\n", filepath.Join(root, f))
 		}
-	}
-	return b.String()
+		if tracker != nil {
+			if diff := tracker.Diff(files); diff != "" {
+				fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
+			}
+		}
+		return b.String()
+	}, then)
 }
 
 func (g *gateRun) review(c actor.Context) {
@@ -298,7 +328,12 @@ func (g *gateRun) review(c actor.Context) {
 	}
 	round := g.report.FixRounds
 	g.stage(messages.GateStageResult{Stage: "review", Round: round}, false)
-	brief := g.changeBrief() + "\nReview this change. Report critical and major issues only when they are real; approve otherwise."
+	g.withBrief(c, func(c actor.Context, brief string) {
+		g.spawnReview(c, def, round, brief+"\nReview this change. Report critical and major issues only when they are real; approve otherwise.")
+	})
+}
+
+func (g *gateRun) spawnReview(c actor.Context, def *AgentDefinition, round int, brief string) {
 	g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 		var rr messages.ReviewResult
 		if r.Status != messages.ReportOK || json.Unmarshal(r.Result, &rr) != nil || r.Result == nil {
@@ -331,7 +366,12 @@ func (g *gateRun) test(c actor.Context) {
 	}
 	round := g.report.FixRounds
 	g.stage(messages.GateStageResult{Stage: "test", Round: round}, false)
-	brief := g.changeBrief() + "\nRun the project's tests for this change and report the results. Do not change production code."
+	g.withBrief(c, func(c actor.Context, brief string) {
+		g.spawnTest(c, def, round, brief+"\nRun the project's tests for this change and report the results. Do not change production code.")
+	})
+}
+
+func (g *gateRun) spawnTest(c actor.Context, def *AgentDefinition, round int, brief string) {
 	g.o.spawnTask(c, def, "rerun the tests", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 		var tr messages.TestResult
 		ok := r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &tr) == nil
@@ -402,9 +442,14 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 		g.fix(c, "QA", checksText(qa.Checks), g.qa)
 		return
 	}
-	brief := g.changeBrief() + "\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n" +
-		checksText(qa.Checks) + "\nDiagnose each failing check: name the blockers precisely (file, line, cause, fix)."
-	o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+	g.withBrief(c, func(c actor.Context, brief string) {
+		g.spawnDiagnosis(c, def, round, qa, brief+"\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n"+
+			checksText(qa.Checks)+"\nDiagnose each failing check: name the blockers precisely (file, line, cause, fix).")
+	})
+}
+
+func (g *gateRun) spawnDiagnosis(c actor.Context, def *AgentDefinition, round int, qa *messages.QAResult, brief string) {
+	g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 		var mr messages.QAResult
 		if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
 			if len(mr.Blockers) > 0 {
@@ -438,25 +483,29 @@ func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.C
 	g.report.FixRounds++
 	round := g.report.FixRounds
 	g.stage(messages.GateStageResult{Stage: "fix", Round: round}, false)
-	brief := g.changeBrief() + fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
-		stage, round, max, problems)
-	g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
-		g.stage(messages.GateStageResult{Stage: "fix", Round: round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
-		if g.t.tracker != nil {
-			g.t.files = addUnique(g.t.files, g.t.tracker.Changed()...)
-		}
-		next(c)
+	g.withBrief(c, func(c actor.Context, brief string) {
+		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
+			stage, round, max, problems)
+		g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+			g.stage(messages.GateStageResult{Stage: "fix", Round: round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
+			if g.t.tracker != nil {
+				g.t.files = addUnique(g.t.files, g.t.tracker.Changed()...)
+			}
+			next(c)
+		})
 	})
 }
 
+// pass and fail end a gate run that ran: the turn's answer is then
+// written anew from the final state (synthesize).
 func (g *gateRun) pass(c actor.Context) {
 	g.report.Passed = true
-	g.o.finishTurn(c, messages.TurnDone, "")
+	g.o.synthesize(c, messages.TurnDone, "")
 }
 
 func (g *gateRun) fail(c actor.Context, why string) {
 	g.report.Passed = false
-	g.o.finishTurn(c, messages.TurnGateFailed, "quality gate failed: "+why)
+	g.o.synthesize(c, messages.TurnGateFailed, "quality gate failed: "+why)
 }
 
 func issuesText(issues []messages.ReviewIssue) string {

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,11 +122,61 @@ const Max = 10
 }
 
 func TestBlockingIssues(t *testing.T) {
-	r := messages.ReviewResult{Issues: []messages.ReviewIssue{
-		{Severity: "critical", Message: "a"}, {Severity: "Major", Message: "b"}, {Severity: "minor", Message: "c"}, {Severity: "info", Message: "d"},
-	}}
-	got := BlockingIssues(r)
-	if len(got) != 2 || got[0].Message != "a" || got[1].Message != "b" {
-		t.Errorf("blocking = %+v", got)
+	cases := []struct {
+		name   string
+		review messages.ReviewResult
+		want   []string // messages of the blocking issues
+	}{
+		{"critical and major block, minor and info do not", messages.ReviewResult{Approved: true, Issues: []messages.ReviewIssue{
+			{Severity: "critical", Message: "a"}, {Severity: "Major", Message: "b"}, {Severity: "minor", Message: "c"}, {Severity: "info", Message: "d"},
+		}}, []string{"a", "b"}},
+		{"approved with minor notes passes", messages.ReviewResult{Approved: true, Issues: []messages.ReviewIssue{{Severity: "minor", Message: "c"}}}, nil},
+		{"an unknown severity blocks", messages.ReviewResult{Approved: true, Issues: []messages.ReviewIssue{{Severity: "high", Message: "h"}}}, []string{"h"}},
+		{"an empty severity blocks", messages.ReviewResult{Approved: true, Issues: []messages.ReviewIssue{{Message: "e"}}}, []string{"e"}},
+		{"a rejection without blocking issues blocks", messages.ReviewResult{Approved: false, Summary: "REJECT: severe security hole",
+			Issues: []messages.ReviewIssue{{Severity: "minor", Message: "c"}}},
+			[]string{"the review did not approve the change: REJECT: severe security hole"}},
+		{"a rejection with no issues at all blocks", messages.ReviewResult{Approved: false}, []string{"the review did not approve the change: no reason given"}},
+		{"a rejection with blocking issues lists them only", messages.ReviewResult{Approved: false, Summary: "no",
+			Issues: []messages.ReviewIssue{{Severity: "major", Message: "b"}}}, []string{"b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got []string
+			for _, is := range BlockingIssues(c.review) {
+				got = append(got, is.Message)
+			}
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("blocking (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The review agent's Report tool refuses a severity outside the enum, so
+// the model is told to correct it instead of the gate guessing.
+func TestReviewReportSeverityIsAnEnum(t *testing.T) {
+	var def *AgentDefinition
+	for _, a := range Builtins() {
+		if a.Name == "review" {
+			def = a
+		}
+	}
+	if def == nil {
+		t.Fatal("no built-in review agent")
+	}
+	rt := def.ReportTool()
+	bad := `{"files_reviewed":["a.go"],"issues":[{"severity":"high","file":"a.go","message":"REJECT","category":"security"}],"overall_score":2,"summary":"REJECT","approved":false}`
+	res, err := rt.Run(t.Context(), nil, []byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError || res.Meta != nil {
+		t.Fatalf("severity high was accepted: %+v", res)
+	}
+	good := strings.Replace(bad, `"high"`, `"critical"`, 1)
+	res, err = rt.Run(t.Context(), nil, []byte(good))
+	if err != nil || res.IsError {
+		t.Fatalf("severity critical refused: %+v %v", res, err)
 	}
 }

@@ -1,10 +1,12 @@
 package actors
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/llm"
@@ -169,5 +171,94 @@ func TestManualCompactionAndCompactCut(t *testing.T) {
 	}
 	if got := compactCut(hist, 10); got != 0 {
 		t.Errorf("compactCut = %d for a short history", got)
+	}
+}
+
+// While /compact runs the Orchestrator is in its compacting behaviour:
+// inputs queue, a queued input can be removed, and Cancel aborts the
+// compaction (the history stays as it was) and lets the queue run.
+func TestManualCompactionIsABehaviour(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator", llmtest.Reply("a1"), llmtest.Reply("a2"), llmtest.Reply("a4")).
+		Add("compaction", llmtest.Step{Hold: "summary", Text: "never used"})
+	h := newHarness(t, s, withConfig(func(c *config.Config) { c.Context.KeepRecent = 2 }))
+	for _, q := range []string{"q1", "q2"} {
+		h.sess.Submit(q, messages.ModeAsk)
+		h.turn()
+	}
+	compacted := make(chan *CompactResult, 1)
+	go func() {
+		res, err := h.sess.Compact(context.Background())
+		if err != nil {
+			res = &CompactResult{Err: err.Error()}
+		}
+		compacted <- res
+	}()
+	if err := h.client.WaitHeld(t.Context(), "summary"); err != nil {
+		t.Fatal(err)
+	}
+	q3 := h.sess.Submit("q3", messages.ModeAsk)
+	next[messages.InputQueued](h)
+	h.sess.Submit("q4", messages.ModeAsk)
+	next[messages.InputQueued](h)
+	qs, err := h.sess.Remove(t.Context(), q3.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(qs.Queued) != 1 || qs.Queued[0].Body != "q4" {
+		t.Fatalf("queue after removing q3 = %+v", qs.Queued)
+	}
+	next[messages.InputRemoved](h)
+	h.sess.Cancel("stop compacting")
+	res := <-compacted
+	if res.Err != "compaction cancelled" {
+		t.Fatalf("compact = %+v, want cancelled", res)
+	}
+	if r := h.turn(); r.Input.Body != "q4" || r.Answer != "a4" {
+		t.Fatalf("after the cancelled compaction: %+v", r)
+	}
+	h.client.Release("summary") // the aborted call's late result changes nothing
+	reqs := h.client.RequestsFor("orchestrator")
+	var texts []string
+	for _, m := range reqs[len(reqs)-1].Messages[1:] {
+		texts = append(texts, m.Content)
+	}
+	if got, want := strings.Join(texts, "|"), "q1|a1|q2|a2|q4"; got != want {
+		t.Errorf("history after a cancelled /compact = %q, want %q", got, want)
+	}
+}
+
+// Cancel during an auto-compaction inside a turn cancels the turn; the
+// Orchestrator leaves the compacting behaviour and takes the next input.
+func TestCancelDuringAutoCompaction(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Reply("first answer "+strings.Repeat("dolor ", 300)),
+			llmtest.Step{When: "after", Text: "after answer"},
+			llmtest.Step{When: "second", Text: "second answer"},
+		).
+		Add("compaction", llmtest.Step{Hold: "summary", Text: "never used"})
+	h := newHarness(t, s, withWindow(4000), withConfig(func(c *config.Config) {
+		c.Context.CompactAt = 0.5
+		c.Context.KeepRecent = 2
+	}))
+	h.sess.Submit("OLD "+strings.Repeat("lorem ipsum ", 400), messages.ModeAsk)
+	h.turn()
+	h.sess.Submit("second question "+strings.Repeat("sit amet ", 200), messages.ModeAsk)
+	h.turn()
+	h.sess.Submit("third question", messages.ModeAsk)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := h.client.WaitHeld(ctx, "summary"); err != nil {
+		t.Fatal(err)
+	}
+	h.sess.Cancel("changed my mind")
+	if r := h.turn(); r.Status != messages.TurnCancelled {
+		t.Fatalf("turn = %+v, want cancelled", r)
+	}
+	h.client.Release("summary")
+	h.sess.Submit("after", messages.ModeAsk)
+	if r := h.turn(); r.Status == messages.TurnCancelled || r.Input.Body != "after" {
+		t.Fatalf("the next input after a cancelled compaction = %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -297,4 +298,162 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 		sm.Parts = append(sm.Parts, store.TextPart{Text: m.Content})
 	}
 	return sm
+}
+
+// Finish reasons of a reply cut short: by Cancel (seed 002's "Canceled"),
+// or by a failed model call.
+const (
+	finishCancelled llm.FinishReason = "cancelled"
+	finishError     llm.FinishReason = "error"
+)
+
+// Throttle of streamingReply: the stored reply is rewritten at most this
+// often, or when this much new text arrived, whichever comes first.
+const (
+	streamFlushEvery = 250 * time.Millisecond
+	streamFlushBytes = 2048
+)
+
+// streamingReply persists an assistant reply while it streams: the first
+// delta appends the message to the store and later ones update it
+// (store.UpdateMessage), throttled, so a crash or kill -9 mid-reply keeps
+// the text received so far. Deltas arrive in the model call's goroutine
+// and the end (finish or cancel) in the actor, so its methods lock; the
+// writes themselves run in the journal's goroutine, in order, which is the
+// only place id is touched.
+type streamingReply struct {
+	j       *journal
+	session string
+	model   string
+	at      time.Time
+
+	mu        sync.Mutex
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []llm.ToolCall // announced calls; arguments may be incomplete
+	lastFlush time.Time
+	unflushed int
+	written   bool // a write was enqueued
+	done      bool
+
+	id string // the stored message, once appended (journal goroutine only)
+}
+
+func (j *journal) startReply(sessionID, model string, at time.Time) *streamingReply {
+	return &streamingReply{j: j, session: sessionID, model: model, at: at}
+}
+
+// event records a streamed delta and writes the reply when the throttle
+// allows.
+func (r *streamingReply) event(ev llm.Event) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return
+	}
+	switch ev.Kind {
+	case llm.EventText:
+		r.text.WriteString(ev.Text)
+		r.unflushed += len(ev.Text)
+	case llm.EventReasoning:
+		r.reasoning.WriteString(ev.Text)
+		r.unflushed += len(ev.Text)
+	case llm.EventRetry:
+		// The call starts over: what the failed attempt sent is not
+		// part of the reply; the next write replaces it.
+		r.text.Reset()
+		r.reasoning.Reset()
+		r.calls = nil
+		return
+	case llm.EventToolCall:
+		if ev.ToolCall != nil {
+			r.calls = append(r.calls, llm.ToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name})
+			r.unflushed += streamFlushBytes // a new call is worth a write
+		}
+	default:
+		return
+	}
+	now := time.Now()
+	if !r.written || now.Sub(r.lastFlush) >= streamFlushEvery || r.unflushed >= streamFlushBytes {
+		r.flushLocked(r.partialLocked(), "", now)
+	}
+}
+
+// partialLocked is the reply received so far. Calls whose arguments had
+// not finished streaming are stored with {} (valid JSON) and unfinished.
+func (r *streamingReply) partialLocked() store.Message {
+	m := store.Message{SessionID: r.session, Role: llm.RoleAssistant, Model: r.model, CreatedAt: r.at}
+	if s := r.reasoning.String(); s != "" {
+		m.Parts = append(m.Parts, store.ReasoningPart{Text: s})
+	}
+	if s := r.text.String(); s != "" {
+		m.Parts = append(m.Parts, store.TextPart{Text: s})
+	}
+	for _, c := range r.calls {
+		m.Parts = append(m.Parts, store.ToolCallPart{ID: c.ID, Name: c.Name, Input: "{}"})
+	}
+	return m
+}
+
+// flushLocked enqueues a write of m: an append the first time, an update
+// of the same message afterwards. finish, when set, is appended as the
+// reply's FinishPart.
+func (r *streamingReply) flushLocked(m store.Message, finish llm.FinishReason, now time.Time) {
+	if finish != "" {
+		m.Parts = append(m.Parts, store.FinishPart{Reason: finish, Time: now})
+	}
+	r.written, r.lastFlush, r.unflushed = true, now, 0
+	r.j.do(func(ctx context.Context, st store.Store) error {
+		if r.id != "" {
+			m.ID = r.id
+			return st.UpdateMessage(ctx, m)
+		}
+		stored, err := st.AppendMessage(ctx, m)
+		if err != nil {
+			return err
+		}
+		r.id = stored.ID
+		return nil
+	})
+}
+
+// finish stores the complete reply in place of the partial one.
+func (r *streamingReply) finish(m llm.Message, finish llm.FinishReason, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	sm := ToStoreMessage(r.session, m, r.model, "", r.at)
+	r.flushLocked(sm, finish, at)
+}
+
+// cut ends a reply cut short (finishCancelled or finishError): what
+// streamed is stored with that finish, and every call it announced gets a
+// cancelled result (seed 002), so the stored history stays valid. It
+// returns the partial reply and the results for the live history; ok is
+// false when nothing had streamed (no message is stored then) or the reply
+// already ended.
+func (r *streamingReply) cut(why llm.FinishReason, at time.Time) (reply llm.Message, results []toolResult, ok bool) {
+	if r == nil {
+		return llm.Message{}, nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return llm.Message{}, nil, false
+	}
+	r.done = true
+	if r.text.Len() == 0 && r.reasoning.Len() == 0 && len(r.calls) == 0 {
+		return llm.Message{}, nil, false
+	}
+	r.flushLocked(r.partialLocked(), why, at)
+	reply = llm.Message{Role: llm.RoleAssistant, Content: r.text.String(), Reasoning: r.reasoning.String()}
+	for _, c := range r.calls {
+		call := llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: "{}"}
+		reply.ToolCalls = append(reply.ToolCalls, call)
+		results = append(results, cancelledMessage(call))
+	}
+	return reply, results, true
 }

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
@@ -102,4 +105,84 @@ func TestSessionIsPersistedAndResumable(t *testing.T) {
 	if got := strings.Join(texts, "|"); got != "first question|first answer|second question" {
 		t.Errorf("resumed request carried %q", got)
 	}
+}
+
+// A reply is stored at its first delta and updated as it streams; cut
+// short, it keeps what streamed with a cancelled finish, and the calls it
+// had announced get cancelled results (seed 002).
+func TestStreamingReplyIsStoredAndCancelled(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	if _, err := st.CreateSession(ctx, store.Session{ID: "s1", Project: "/p", Agent: "orchestrator"}); err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(st, zerolog.Nop())
+	r := j.startReply("s1", "m", time.Unix(1, 0))
+	r.event(llm.Event{Kind: llm.EventText, Text: "Looking at "})
+	j.flush(t)
+	if got := storedTexts(t, st); got != "assistant:Looking at " {
+		t.Fatalf("after the first delta the store has %q", got)
+	}
+	r.event(llm.Event{Kind: llm.EventText, Text: strings.Repeat("x", streamFlushBytes)})
+	r.event(llm.Event{Kind: llm.EventToolCall, ToolCall: &llm.ToolCall{ID: "c1", Name: "Grep"}})
+	am, results, ok := r.cut(finishCancelled, time.Unix(2, 0))
+	if !ok || len(am.ToolCalls) != 1 || len(results) != 1 || !results[0].cancelled {
+		t.Fatalf("cut = %+v %+v %v", am, results, ok)
+	}
+	j.appendResult("s1", results[0], time.Unix(2, 0))
+	r.event(llm.Event{Kind: llm.EventText, Text: "after the cut"}) // ignored
+	j.close()
+	msgs, err := st.AllMessages(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 2 {
+		t.Fatalf("stored %d messages, want the reply and its cancelled result", len(msgs))
+	}
+	reply := msgs[0]
+	if !strings.HasPrefix(reply.Text(), "Looking at xxx") || strings.Contains(reply.Text(), "after the cut") {
+		t.Errorf("reply text = %q", shorten(reply.Text(), 40))
+	}
+	var finish llm.FinishReason
+	var call store.ToolCallPart
+	for _, p := range reply.Parts {
+		switch v := p.(type) {
+		case store.FinishPart:
+			finish = v.Reason
+		case store.ToolCallPart:
+			call = v
+		}
+	}
+	if finish != finishCancelled || call.ID != "c1" || call.Finished {
+		t.Errorf("finish %q, call %+v", finish, call)
+	}
+	res, ok := msgs[1].Parts[0].(store.ToolResultPart)
+	if !ok || !res.Cancelled || res.ToolCallID != "c1" {
+		t.Errorf("result = %+v", msgs[1].Parts)
+	}
+}
+
+// flush waits until the journal has written what is queued.
+func (j *journal) flush(t *testing.T) {
+	t.Helper()
+	done := make(chan struct{})
+	j.do(func(context.Context, store.Store) error { close(done); return nil })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the journal did not write")
+	}
+}
+
+func storedTexts(t *testing.T, st store.Store) string {
+	t.Helper()
+	msgs, err := st.AllMessages(context.Background(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range msgs {
+		out = append(out, string(m.Role)+":"+m.Text())
+	}
+	return strings.Join(out, "|")
 }

@@ -35,9 +35,14 @@ type toolsDone struct {
 	outcomes []callOutcome
 }
 
-// streamModel performs one model call, publishing deltas as events.
-func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus, origin messages.Origin) (*llm.Response, error) {
+// streamModel performs one model call, publishing deltas as events. tap,
+// when not nil, sees every delta first (to persist the reply as it
+// streams).
+func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus, origin messages.Origin, tap func(llm.Event)) (*llm.Response, error) {
 	return m.Client.Stream(ctx, req, func(ev llm.Event) {
+		if tap != nil {
+			tap(ev)
+		}
 		switch ev.Kind {
 		case llm.EventText:
 			bus.Publish(messages.TextDelta{Origin: origin, Text: ev.Text})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -67,6 +68,7 @@ type turnState struct {
 
 	modelTurns int
 	calls      []llm.ToolCall        // calls of the current model response
+	reply      *streamingReply       // the model response streaming now, persisted as it arrives
 	results    map[string]toolResult // call ID → tool message
 	tasks      map[string]*taskRun
 	files      []string
@@ -74,6 +76,7 @@ type turnState struct {
 	usage      messages.Usage
 	byAgent    []messages.AgentUsage
 	answer     string
+	interim    string // the answer written before the gates, when they ran
 	planFile   string
 	review     string // why the Orchestrator's model asked for review
 	gates      *gateRun
@@ -83,6 +86,10 @@ type turnState struct {
 	compacted  bool             // the history was just compacted: do not compact again before calling
 	overflowed bool             // the provider refused the context once this turn
 	finished   bool
+	// endStatus and endProblem are how the gates ended the turn, kept
+	// while the final answer is written.
+	endStatus  messages.TurnStatus
+	endProblem string
 }
 
 // Orchestrator is the per-session actor that owns the conversation. Its
@@ -99,8 +106,11 @@ type Orchestrator struct {
 	queue    []messages.UserMessage
 	turn     *turnState
 	turnSeq  int
-	// compacting is the compaction in progress, if any.
+	// compacting is the compaction in progress, if any: the data of the
+	// compacting behaviour; compactSeq numbers compactions so that a late
+	// result of an aborted one is recognised.
 	compacting *compaction
+	compactSeq int
 	// lastPrompt is the prompt size the provider reported for the last
 	// request, which held the first lastLen messages of history.
 	lastPrompt int64
@@ -108,11 +118,14 @@ type Orchestrator struct {
 	// small meters the small model the Orchestrator's own tools use.
 	small *meteredSmall
 	reads *tools.ReadState
+	// disk counts disk work in flight off the mailbox (checkpoint commits,
+	// plan writes), which Session.Close waits for.
+	disk *sync.WaitGroup
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
 // its supervision of specialists configured from deps.
-func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message) *actor.Props {
+func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message, disk *sync.WaitGroup) *actor.Props {
 	sup := deps.Config.Supervision
 	maxRestarts, window := sup.MaxRestarts, sup.Window
 	if window <= 0 {
@@ -122,7 +135,7 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
 			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
-			small: newMeteredSmall(deps.Small)}
+			small: newMeteredSmall(deps.Small), disk: disk}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -134,20 +147,9 @@ func (o *Orchestrator) Receive(c actor.Context) { o.behavior.Receive(c) }
 func (o *Orchestrator) idle(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
-		if o.compacting != nil {
-			o.queue = append(o.queue, *msg)
-			o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
-			return
-		}
 		o.startTurn(c, *msg)
 	case *CompactRequest:
-		if o.compacting != nil {
-			c.Respond(&CompactResult{Skipped: "a compaction is already running"})
-			return
-		}
 		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context) { o.takeNext(c) })
-	case *compactDone:
-		o.onCompactDone(c, msg)
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *messages.QueueRequest:
@@ -157,7 +159,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.Cancel:
 		// Nothing runs.
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
-	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *asyncPanic:
+	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -167,18 +169,11 @@ func (o *Orchestrator) idle(c actor.Context) {
 func (o *Orchestrator) busy(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
-		o.queue = append(o.queue, *msg)
-		o.deps.Bus.Publish(messages.InputQueued{Input: *msg, Position: len(o.queue)})
+		o.enqueue(*msg)
 	case *messages.QueueRequest:
 		c.Respond(o.queueState())
 	case *messages.RemoveQueued:
-		for i, q := range o.queue {
-			if q.ID == msg.ID {
-				o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
-				o.deps.Bus.Publish(messages.InputRemoved{ID: msg.ID})
-				break
-			}
-		}
+		o.removeQueued(msg.ID)
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		o.cancelTurn(c, msg.Reason)
@@ -197,19 +192,70 @@ func (o *Orchestrator) busy(c actor.Context) {
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *compactDone:
-		o.onCompactDone(c, msg)
+		// A late result of a compaction aborted with its turn.
 	case *CompactRequest:
 		c.Respond(&CompactResult{Skipped: "a turn is running; compact when it ends"})
 	case *checksDone:
-		if t := o.turn; t != nil && t.gates != nil && msg.turn == t.id {
+		if t := o.live(msg.turn); t != nil && t.gates != nil {
 			t.gates.onChecks(c, msg)
 		}
+	case *synthDone:
+		o.onSynthDone(c, msg)
+	case *asyncDone:
+		if o.live(msg.turn) != nil {
+			msg.then(c)
+		}
+	case *turnSaved:
+		o.onTurnSaved(c, msg)
 	case *asyncPanic:
 		o.deps.Log.Error().Str("stack", msg.stack).Msg("orchestrator: " + msg.String())
 		o.finishTurn(c, messages.TurnFailed, "internal error: "+msg.String())
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(busy): unknown message")
+	}
+}
+
+// enqueue queues an input that arrived while the Orchestrator was busy or
+// compacting.
+func (o *Orchestrator) enqueue(in messages.UserMessage) {
+	o.queue = append(o.queue, in)
+	o.deps.Bus.Publish(messages.InputQueued{Input: in, Position: len(o.queue)})
+}
+
+// removeQueued drops a queued input before it starts.
+func (o *Orchestrator) removeQueued(id string) {
+	for i, q := range o.queue {
+		if q.ID == id {
+			o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
+			o.deps.Bus.Publish(messages.InputRemoved{ID: id})
+			return
+		}
+	}
+}
+
+// gating is the behaviour while a turn's quality gates (and the final
+// answer after them) run, stacked over busy until the turn ends: the
+// model loop is over, so it handles inputs, queue edits, Cancel and
+// /compact itself and hands the pipeline's messages (reports, checks, the
+// synthesized answer) to busy.
+func (o *Orchestrator) gating(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *messages.UserMessage:
+		o.enqueue(*msg)
+	case *messages.QueueRequest:
+		c.Respond(o.queueState())
+	case *messages.RemoveQueued:
+		o.removeQueued(msg.ID)
+		c.Respond(o.queueState())
+	case *messages.Cancel:
+		o.cancelTurn(c, msg.Reason)
+	case *CompactRequest:
+		c.Respond(&CompactResult{Skipped: "the quality gates are running; compact when the turn ends"})
+	case *modelDone, *toolsDone:
+		// Late results of the model loop, which ended before the gates.
+	default:
+		o.busy(c)
 	}
 }
 
@@ -220,6 +266,18 @@ func (o *Orchestrator) queueState() *messages.QueueState {
 		qs.Running = &in
 	}
 	return qs
+}
+
+// live returns the running turn if it is turn id and not finished, else
+// nil. It is the one test every continuation makes: a result that arrives
+// from off the mailbox (a model call, tool runs, checks, a hook, a timer, a
+// specialist's report) may belong to a turn that was cancelled or has
+// ended, and must then be dropped.
+func (o *Orchestrator) live(id int) *turnState {
+	if t := o.turn; t != nil && t.id == id && !t.finished {
+		return t
+	}
+	return nil
 }
 
 func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
@@ -256,7 +314,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.UserPromptSubmit, Agent: "orchestrator", Prompt: in.Body},
 		func(c actor.Context, hr policy.HookResult) {
-			if o.turn != t || t.finished {
+			if o.live(t.id) != t {
 				return
 			}
 			if hr.Blocked {
@@ -301,7 +359,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
 		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
-			if o.turn == t && !t.finished {
+			if o.live(t.id) == t {
 				o.callModel(c)
 			}
 		})
@@ -313,21 +371,24 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
+	reply := o.j.startReply(o.session, m.ID, o.deps.now())
+	t.reply = reply
 	runAsync(c, t.ctx, func(ctx context.Context) any {
-		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"})
+		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"}, reply.event)
 		return &modelDone{turn: id, resp: resp, err: err}
 	})
 }
 
 func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	if msg.err != nil {
 		if t.ctx.Err() != nil {
 			return // cancelled: cancelTurn already finished the turn
 		}
+		o.cutReply(t, finishError)
 		var le *llm.Error
 		if errors.As(msg.err, &le) && le.Kind == llm.KindContextLength {
 			if !t.overflowed {
@@ -337,7 +398,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				t.modelTurns--
 				before := len(o.history)
 				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
-					if o.turn != t || t.finished {
+					if o.live(t.id) != t {
 						return
 					}
 					if len(o.history) >= before {
@@ -369,7 +430,8 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
 	am := assistantMessage(r)
 	o.history = append(o.history, am)
-	o.j.appendMessage(o.session, am, t.model.ID, r.FinishReason, o.deps.now())
+	t.reply.finish(am, r.FinishReason, o.deps.now())
+	t.reply = nil
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
 			o.finishTurn(c, messages.TurnFailed, p)
@@ -380,7 +442,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			return
 		}
 		o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.Stop, Agent: "orchestrator", Summary: r.Text}, func(c actor.Context, hr policy.HookResult) {
-			if o.turn != t || t.finished {
+			if o.live(t.id) != t {
 				return
 			}
 			if hr.Blocked {
@@ -446,8 +508,8 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 }
 
 func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	for model, u := range o.small.take() {
@@ -512,7 +574,7 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 		return
 	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.SubagentStart, Agent: def.Name, Prompt: in.Brief}, func(c actor.Context, hr policy.HookResult) {
-		if o.turn != t || t.finished {
+		if o.live(t.id) != t {
 			return
 		}
 		if hr.Blocked {
@@ -651,8 +713,8 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 }
 
 func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
-	t := o.turn
-	if t == nil || msg.turn != t.id || t.finished {
+	t := o.live(msg.turn)
+	if t == nil {
 		return
 	}
 	run := t.tasks[msg.taskID]
@@ -718,13 +780,31 @@ func (o *Orchestrator) afterAnswer(c actor.Context, text string) {
 	t := o.turn
 	t.answer = text
 	if t.input.Mode == messages.ModePlan {
-		path, err := writePlan(o.deps.Root, t.input.Body, text, o.deps.now())
-		if err != nil {
-			o.finishTurn(c, messages.TurnFailed, "could not save the plan: "+err.Error())
-			return
+		root, body, now := o.deps.Root, t.input.Body, o.deps.now()
+		type written struct {
+			path string
+			err  error
 		}
-		t.planFile = relPath(o.deps.Root, path)
+		offMailbox(c, t.ctx, t.id, o.disk, func(context.Context) written {
+			path, err := writePlan(root, body, text, now)
+			return written{path, err}
+		}, func(c actor.Context, w written) {
+			if w.err != nil {
+				o.finishTurn(c, messages.TurnFailed, "could not save the plan: "+w.err.Error())
+				return
+			}
+			t.planFile = relPath(o.deps.Root, w.path)
+			o.runGates(c)
+		})
+		return
 	}
+	o.runGates(c)
+}
+
+// runGates starts the quality gates when the turn changed files in edit
+// mode, and otherwise ends the turn with the model's answer.
+func (o *Orchestrator) runGates(c actor.Context) {
+	t := o.turn
 	files := t.files
 	if t.tracker != nil {
 		files = addUnique(files, t.tracker.Changed()...)
@@ -732,10 +812,24 @@ func (o *Orchestrator) afterAnswer(c actor.Context, text string) {
 	t.files = files
 	if t.input.Mode == messages.ModeEdit && len(files) > 0 {
 		t.gates = newGateRun(o, t)
+		o.behavior.BecomeStacked(o.gating)
 		t.gates.start(c)
 		return
 	}
 	o.finishTurn(c, messages.TurnDone, "")
+}
+
+// cutReply keeps the part of a reply that streamed before it was cut short
+// (why: cancelled or error), in the store and in the live history alike,
+// with cancelled results for the calls it announced.
+func (o *Orchestrator) cutReply(t *turnState, why llm.FinishReason) {
+	if am, results, ok := t.reply.cut(why, o.deps.now()); ok {
+		o.history = append(o.history, am)
+		for _, r := range results {
+			o.addResult(r)
+		}
+	}
+	t.reply = nil
 }
 
 // cancelTurn ends the running turn at once: in-flight work is cancelled,
@@ -755,6 +849,9 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 			c.Stop(run.pid)
 		}
 	}
+	// A reply cut off mid-stream is kept as far as it came, with a
+	// cancelled finish and cancelled results for the calls it announced.
+	o.cutReply(t, finishCancelled)
 	if t.gates == nil {
 		for _, call := range t.calls {
 			if _, ok := t.results[call.ID]; !ok {
@@ -772,7 +869,18 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	o.finishTurn(c, messages.TurnCancelled, reason)
 }
 
-// finishTurn publishes the turn's result and takes the next queued input.
+// turnSaved carries a finished turn back after its diff was rendered and
+// its checkpoint committed off the mailbox.
+type turnSaved struct {
+	turn int
+	res  messages.TurnResult
+	err  error
+}
+
+// finishTurn ends the turn: its result is assembled now, the diff and the
+// undo checkpoint are written off the mailbox, and TurnFinished is
+// published when they are done (onTurnSaved). Until then the Orchestrator
+// stays busy, so inputs that arrive queue behind the turn as before.
 func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, problem string) {
 	t := o.turn
 	if t == nil || t.finished {
@@ -780,7 +888,7 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	}
 	t.finished = true
 	t.cancel()
-	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Error: problem,
+	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Interim: t.interim, Error: problem,
 		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile, Report: t.direct,
 		Elapsed: o.deps.now().Sub(t.started)}
 	if res.ToolCalls == nil {
@@ -791,15 +899,38 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		res.Gates = &rep
 	}
 	res.Files = relPaths(o.deps.Root, t.files)
-	if t.tracker != nil {
-		res.Diff = t.tracker.Diff(t.files)
-		if o.deps.Changes != nil {
-			if err := o.deps.Changes.Commit(context.WithoutCancel(t.ctx), t.tracker); err != nil {
-				o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + err.Error()})
-			}
-		}
+	if t.tracker == nil {
+		o.onTurnSaved(c, &turnSaved{turn: t.id, res: res})
+		return
 	}
-	o.deps.Bus.Publish(messages.TurnFinished{Result: res})
+	tracker, changes, files, id, disk := t.tracker, o.deps.Changes, append([]string(nil), t.files...), t.id, o.disk
+	ctx := context.WithoutCancel(t.ctx)
+	if disk != nil {
+		disk.Add(1)
+	}
+	runAsync(c, ctx, func(ctx context.Context) any {
+		if disk != nil {
+			defer disk.Done()
+		}
+		res.Diff = tracker.Diff(files)
+		var err error
+		if changes != nil {
+			err = changes.Commit(ctx, tracker)
+		}
+		return &turnSaved{turn: id, res: res, err: err}
+	})
+}
+
+// onTurnSaved publishes the finished turn and takes the next input.
+func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
+	t := o.turn
+	if t == nil || t.id != msg.turn {
+		return
+	}
+	if msg.err != nil {
+		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + msg.err.Error()})
+	}
+	o.deps.Bus.Publish(messages.TurnFinished{Result: msg.res})
 	o.turn = nil
 	o.compacting = nil
 	o.behavior.Become(o.idle)

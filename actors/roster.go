@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
@@ -132,11 +133,25 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 }
 
 // reportTool builds a Report tool whose input is the result type T.
-func reportTool[T any](what string) tools.Tool {
+func reportTool[T any](what string, opts ...tools.Option) tools.Tool {
 	desc := "Finish your task by reporting " + what + ". Call it exactly once, at the end; its input is validated against the schema and is the only thing the Orchestrator receives."
 	return tools.New[T]("Report", tools.ClassRead, desc, func(_ context.Context, _ *tools.Env, in T) (tools.Result, error) {
 		return tools.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
-	})
+	}, opts...)
+}
+
+// severityEnum makes issues[].severity of the ReviewResult schema an enum
+// of messages.Severities, so that a reviewer writing "high" gets a
+// validation error it can correct instead of a report the gate misreads.
+func severityEnum(s *jsonschema.Schema) {
+	issues := s.Properties["issues"]
+	if issues == nil || issues.Items == nil || issues.Items.Properties["severity"] == nil {
+		panic("actors: the ReviewResult schema has no issues[].severity")
+	}
+	sev := issues.Items.Properties["severity"]
+	for _, v := range messages.Severities() {
+		sev.Enum = append(sev.Enum, v)
+	}
 }
 
 var (
@@ -171,7 +186,9 @@ func Builtins() []*AgentDefinition {
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff"}),
-			report:      func() tools.Tool { return reportTool[messages.ReviewResult]("your review") }},
+			report: func() tools.Tool {
+				return reportTool[messages.ReviewResult]("your review", tools.WithSchema(severityEnum))
+			}},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
 			Tools:       list(readTools, writeTools, []string{"ExecuteCommand"}), WriteScope: WriteTests,

@@ -26,6 +26,9 @@ type Session struct {
 	system *actor.ActorSystem
 	orch   *actor.PID
 	j      *journal
+	// disk counts the Orchestrator's disk work in flight (checkpoint
+	// commits, plan writes); Close waits for it.
+	disk *sync.WaitGroup
 
 	closeOnce sync.Once
 	closeErr  error
@@ -65,13 +68,14 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	if j != nil {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
 	}
-	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History), "orchestrator-"+id)
+	disk := &sync.WaitGroup{}
+	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk), "orchestrator-"+id)
 	if err != nil {
 		system.Shutdown()
 		j.close()
 		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
 	}
-	return &Session{ID: id, deps: deps, system: system, orch: pid, j: j}, nil
+	return &Session{ID: id, deps: deps, system: system, orch: pid, j: j, disk: disk}, nil
 }
 
 // Submit queues an input. It returns at once with the message as sent.
@@ -156,6 +160,17 @@ func (s *Session) close(ctx context.Context) error {
 	case err = <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+	}
+	// The cancelled turn's checkpoint may still be committing off the
+	// mailbox: let it finish so that odin undo can restore its files.
+	written := make(chan struct{})
+	go func() { s.disk.Wait(); close(written) }()
+	select {
+	case <-written:
+	case <-ctx.Done():
+		if err == nil {
+			err = ctx.Err()
+		}
 	}
 	s.system.Shutdown()
 	if jerr := s.j.close(); jerr != nil {

@@ -180,7 +180,7 @@ func (s *specialist) callModel(c actor.Context) {
 	req := llm.Request{Model: s.model.ID, Messages: s.history, Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name}
 	m, bus, origin := s.model, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {
-		resp, err := streamModel(ctx, m, req, bus, origin)
+		resp, err := streamModel(ctx, m, req, bus, origin, nil)
 		return &modelDone{turn: turn, resp: resp, err: err}
 	})
 }

@@ -221,6 +221,15 @@ type TurnFinished struct {
 	Result TurnResult `json:"result"`
 }
 
+// Resync: this subscriber fell too far behind and Dropped events were
+// discarded from its backlog instead of stalling the session (streamed
+// text, tool and agent progress; never turn, input or approval events).
+// What they said is in the session's state: the turn's result, the stored
+// transcript (odin sessions show).
+type Resync struct {
+	Dropped int `json:"dropped"`
+}
+
 func (InputQueued) EventType() string       { return "input_queued" }
 func (InputRemoved) EventType() string      { return "input_removed" }
 func (TurnStarted) EventType() string       { return "turn_started" }
@@ -243,3 +252,4 @@ func (ApprovalResolved) EventType() string  { return "approval_resolved" }
 func (Compacted) EventType() string         { return "compacted" }
 func (TurnFinished) EventType() string      { return "turn_finished" }
 func (Init) EventType() string              { return "init" }
+func (Resync) EventType() string            { return "resync" }

@@ -132,8 +132,14 @@ type ToolCallRecord struct {
 type TurnResult struct {
 	Input  UserMessage `json:"input"`
 	Status TurnStatus  `json:"status"`
-	// Answer is the synthesized final answer shown to the user.
+	// Answer is the final answer shown to the user. When quality gates ran
+	// it was written after the last of them, from the final state of the
+	// change and the gates' outcomes; otherwise it is the model's answer.
 	Answer string `json:"answer"`
+	// Interim is the Orchestrator's answer from before the quality gates,
+	// when gates ran: progress that fix rounds may have overtaken, never
+	// the answer.
+	Interim string `json:"interim,omitempty"`
 	// Error explains a failed or cancelled turn.
 	Error string `json:"error,omitempty"`
 	// Files are the project files the turn changed (relative to the root).

@@ -79,13 +79,21 @@ type ReviewResult struct {
 	Approved      bool          `json:"approved"`
 }
 
-// Review issue severities; critical and major send a change back to Code.
+// Review issue severities (seed 004); critical and major send a change
+// back to Code. The Report tool's schema makes severity an enum of these;
+// a value outside it (from a model that bypassed the schema) is treated as
+// blocking, so an unforeseen word such as "high" can never pass a change.
 const (
 	SeverityCritical = "critical"
 	SeverityMajor    = "major"
 	SeverityMinor    = "minor"
 	SeverityInfo     = "info"
 )
+
+// Severities returns the review severities, most severe first.
+func Severities() []string {
+	return []string{SeverityCritical, SeverityMajor, SeverityMinor, SeverityInfo}
+}
 
 // ReviewIssue is one problem Review found.
 type ReviewIssue struct {

@@ -60,6 +60,8 @@ const (
 	QA           = "qa"
 	Init         = "init"
 	CustomAgent  = "custom"
+	// Synthesis writes the final answer of a turn after its quality gates.
+	Synthesis = "synthesis"
 )
 
 // Render renders the named template with d.

@@ -34,7 +34,7 @@ func TestGolden(t *testing.T) {
 	for _, mode := range []string{"ask", "plan", "edit"} {
 		cases[Orchestrator+"-"+mode] = sample(mode)
 	}
-	for _, n := range []string{Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent} {
+	for _, n := range []string{Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent, Synthesis} {
 		cases[n] = sample("edit")
 	}
 	for name, d := range cases {

@@ -164,6 +164,7 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("  %s %s %s: %s %s", mark, r.paint("1", termsafe.Line(rep.Agent)), verdict, firstLine(rep.Summary),
 			r.paint("2", fmt.Sprintf("(%s, %s tokens, %s)", term.Plural(rep.Turns, "call"), term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
 	case messages.GateDecided:
+		r.narrate() // the answer before the gates is progress, not the answer
 		d := ev.Decision
 		if d.ReviewRequired {
 			r.progress("  %s quality gates: review and QA required", r.paint("35", "⚖"))
@@ -194,6 +195,11 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
 		r.progress("  %s %s", r.paint("33", "!"), termsafe.Text(ev.Text))
+	case messages.Resync:
+		// The output fell behind and progress was skipped; the result
+		// still comes whole with turn_finished.
+		r.said.Reset()
+		r.progress("  %s output fell behind: %d progress events skipped (odin sessions show has the full transcript)", r.paint("33", "!"), ev.Dropped)
 	}
 }
 
@@ -218,7 +224,10 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 		r.finalQuiet(res)
 		return
 	}
-	if res.Answer != "" {
+	// After quality gates the answer was written from their outcome: it
+	// follows the gate report; the interim text was progress (stderr).
+	synthesized := res.Interim != ""
+	if res.Answer != "" && !synthesized {
 		fmt.Fprintln(r.out, termsafe.Text(strings.TrimRight(res.Answer, "\n")))
 	}
 	if res.PlanFile != "" {
@@ -240,6 +249,10 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 	if g := res.Gates; g != nil {
 		fmt.Fprintln(r.out)
 		printGates(r.out, g)
+	}
+	if synthesized && res.Answer != "" {
+		fmt.Fprintln(r.out)
+		fmt.Fprintln(r.out, termsafe.Text(strings.TrimRight(res.Answer, "\n")))
 	}
 	if len(res.ByAgent) > 0 {
 		fmt.Fprintln(r.out)

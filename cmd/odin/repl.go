@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -67,9 +71,38 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	if a.stateDir != "" {
 		opts.HistoryPath = filepath.Join(a.stateDir, "history")
 	}
+	// SIGHUP (the terminal or SSH connection closed) and SIGTERM end the
+	// REPL like a cancel then exit: the running turn is cancelled with the
+	// signal as its reason, the session is closed (which saves it), and
+	// odin exits 129 or 143 as shells do. SIGINT stays the UI's Ctrl-C.
+	// A SIGINT from outside (the terminal in raw mode turns Ctrl-C into a
+	// key) quits the interactive REPL; line mode handles it itself.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM)
+	if interactive {
+		signal.Notify(sigs, os.Interrupt)
+	}
+	defer signal.Stop(sigs)
+	var ended atomic.Value
+	go func() {
+		select {
+		case sig := <-sigs:
+			if sig != os.Interrupt {
+				ended.Store(sig)
+			}
+			if s := r.current(); s != nil {
+				s.live.Session.Cancel(sigReason(sig))
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	last, err := term.Run(ctx, opts)
 	if err != nil {
 		err = &exitError{code: exitFailed, err: err}
+	}
+	if sig, ok := ended.Load().(os.Signal); ok {
+		err = signalExit(sig, fmt.Errorf("%s: the session was saved", sigName(sig)))
 	}
 	if s, ok := last.(*replSession); ok && s != nil {
 		return closeSession(s.live, err)

@@ -40,7 +40,9 @@ With -q only the answer goes to stdout, so $(odin run -q "...") captures it.
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
 quality gate failed after the fix rounds, 4 the session is in use by another
 odin process, 5 the answer was given but could not be saved to the session
-store (disk full, read-only database), 130 cancelled (Ctrl-C).
+store (disk full, read-only database), 130 cancelled (Ctrl-C), 129 and 143
+ended by SIGHUP (terminal closed) and SIGTERM: the turn is cancelled and saved
+first, as with Ctrl-C.
 
 Headless runs never wait for an answer: anything that would need approval is
 denied, unless widened with --allow, --add-dir or --yolo.`,
@@ -101,7 +103,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	evs := live.Bus.Subscribe(ctx, 256, true)
 
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	defer signal.Stop(sigs)
 
 	r := newRenderer(f.output, f.quiet, a.root, stdout, stderr)
@@ -110,12 +112,21 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	}
 	sess.Submit(task, mode)
 	var interrupts int
+	var ended os.Signal // SIGHUP or SIGTERM: exit with its code once the turn is saved
 	for {
 		select {
-		case <-sigs:
+		case sig := <-sigs:
 			interrupts++
+			if sig != os.Interrupt {
+				ended = sig
+			}
 			if interrupts > 1 {
-				return &exitError{code: exitCancelled, err: fmt.Errorf("interrupted")}
+				return signalExit(ended, fmt.Errorf("interrupted"))
+			}
+			if ended != nil {
+				r.notice(fmt.Sprintf("%s: cancelling the turn and saving the session…", sigName(sig)))
+				sess.Cancel(sigReason(sig))
+				continue
 			}
 			r.notice("cancelling… (press Ctrl-C again to quit at once)")
 			sess.Cancel("interrupted (Ctrl-C)")
@@ -126,10 +137,48 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			r.event(env)
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
 				r.final(tf.Result, sessionID)
+				if ended != nil {
+					return closeSession(live, signalExit(ended, fmt.Errorf("%s", tf.Result.Error)))
+				}
 				return closeSession(live, statusError(tf.Result))
 			}
 		}
 	}
+}
+
+// stopSignals end a run or the REPL: SIGINT cancels the turn (a second one
+// quits); SIGHUP (the terminal or SSH connection closed) and SIGTERM cancel
+// the turn, let it be saved, and exit.
+func stopSignals() []os.Signal { return []os.Signal{os.Interrupt, syscall.SIGHUP, syscall.SIGTERM} }
+
+// signalExit is the exit of a run ended by sig, with the shells' code
+// 128+n: 130 for SIGINT (also when sig is nil), 129 SIGHUP, 143 SIGTERM.
+func signalExit(sig os.Signal, err error) error {
+	if s, ok := sig.(syscall.Signal); ok {
+		return &exitError{code: 128 + int(s), err: err}
+	}
+	return &exitError{code: exitCancelled, err: err}
+}
+
+func sigName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return "SIGINT"
+}
+
+// sigReason is the cancelled turn's reason, kept in its result.
+func sigReason(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGHUP:
+		return "hangup (SIGHUP): the terminal closed"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	}
+	return "interrupted (Ctrl-C)"
 }
 
 // statusError maps a turn's status to the exit code.

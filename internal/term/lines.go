@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/odin-code/odin/internal/policy"
@@ -52,7 +51,9 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP and SIGTERM are the caller's (it cancels, saves and ends
+	// the REPL through ctx).
+	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
 
 	// The subscription follows the session when /resume or /clear

@@ -127,6 +127,12 @@ func (t *transcript) event(ev messages.Event) []string {
 		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter)))}
 	case messages.ApprovalResolved:
 		return nil
+	case messages.Resync:
+		// The terminal fell behind and streamed text was skipped: drop
+		// the partial answer; the turn's result prints it whole.
+		t.md.Reset()
+		t.streamed = false
+		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the answer follows in full", ev.Dropped))}
 	case messages.TurnFinished:
 		return t.finished(ev.Result)
 	}
@@ -164,7 +170,10 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 func (t *transcript) finished(res messages.TurnResult) []string {
 	th := t.th
 	out := t.md.Flush()
-	if !t.streamed && res.Answer != "" {
+	// An answer synthesized after quality gates is printed after the gate
+	// report; what streamed before the gates was an interim note.
+	synthesized := res.Interim != ""
+	if !t.streamed && res.Answer != "" && !synthesized {
 		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
 		out = append(out, t.md.Flush()...)
 	}
@@ -194,6 +203,11 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 	if g := res.Gates; g != nil {
 		out = append(out, "")
 		out = append(out, gateLines(th, g)...)
+	}
+	if synthesized && res.Answer != "" {
+		out = append(out, "", th.Paint(th.Bold, "Answer:"))
+		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
+		out = append(out, t.md.Flush()...)
 	}
 	t.turns++
 	t.usage = t.usage.Add(res.Usage)

@@ -52,3 +52,48 @@ func TestTranscriptTurn(t *testing.T) {
 		t.Errorf("unstreamed answer: %q", got)
 	}
 }
+
+// An answer synthesized after the gates follows the gate report, marked
+// as the answer; the interim text streamed before is not repeated.
+func TestTranscriptSynthesizedAnswerFollowsTheGates(t *testing.T) {
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	o := messages.Origin{Agent: "orchestrator"}
+	var got []string
+	for _, ev := range []messages.Event{
+		messages.TurnStarted{Input: messages.UserMessage{Body: "add it", Mode: messages.ModeEdit}},
+		messages.TextDelta{Origin: o, Text: "Interim: added it with Retry-After.\n"},
+		messages.TurnFinished{Result: messages.TurnResult{Status: messages.TurnDone, Interim: "Interim: added it with Retry-After.",
+			Answer: "Final: added it; review's fix round added Retry-After.",
+			Gates:  &messages.GateReport{Passed: true, Decision: messages.GateDecision{ReviewRequired: true, Reasons: []string{"2 files changed"}}}}},
+	} {
+		got = append(got, tr.event(ev)...)
+	}
+	text := strings.Join(got, "\n")
+	gates, answer := strings.Index(text, "Quality gates: PASSED"), strings.Index(text, "Answer:\nFinal: added it")
+	if gates < 0 || answer < 0 || answer < gates {
+		t.Errorf("the final answer does not follow the gate report:\n%s", text)
+	}
+	if strings.Count(text, "Interim:") != 1 {
+		t.Errorf("the interim text is repeated:\n%s", text)
+	}
+}
+
+// After a Resync (the terminal fell behind and streamed text was skipped)
+// the answer is printed whole from the turn's result.
+func TestTranscriptResyncPrintsTheAnswerWhole(t *testing.T) {
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	o := messages.Origin{Agent: "orchestrator"}
+	var got []string
+	for _, ev := range []messages.Event{
+		messages.TurnStarted{Input: messages.UserMessage{Body: "go", Mode: messages.ModeAsk}},
+		messages.TextDelta{Origin: o, Text: "The beginn"},
+		messages.Resync{Dropped: 500},
+		messages.TurnFinished{Result: messages.TurnResult{Status: messages.TurnDone, Answer: "The beginning and the end."}},
+	} {
+		got = append(got, tr.event(ev)...)
+	}
+	text := strings.Join(got, "\n")
+	if !strings.Contains(text, "500 updates skipped") || !strings.Contains(text, "The beginning and the end.") {
+		t.Errorf("resync not handled:\n%s", text)
+	}
+}

@@ -161,7 +161,9 @@ func runTTY(ctx context.Context, o Options) (Session, error) {
 	m, notes := newUI(ctx, o)
 	// 120 frames a second (Bubble Tea's maximum) halves the wait for the
 	// next frame after a key; frames that change nothing write nothing.
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out), tea.WithFPS(120))
+	// Signals are the caller's: odin cancels the turn and saves the
+	// session on SIGHUP/SIGTERM before ending the REPL through ctx.
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(o.In), tea.WithOutput(o.Out), tea.WithFPS(120), tea.WithoutSignalHandler())
 	m.send = p.Send
 	m.out = newPrinter(p.Send)
 	go m.out.run(ctx)

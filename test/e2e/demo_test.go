@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
+)
+
+// The demo's one answer is written after the quality gates: it follows the
+// gate report, describes the code as the fix rounds left it (Retry-After
+// is there), and the interim answer written before review is not printed
+// as the answer.
+func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the demo runs go build/vet/test on the sample project")
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	project := filepath.Join(work, "project")
+	if err := os.CopyFS(project, os.DirFS(filepath.Join(repo, "demo", "sample"))); err != nil {
+		t.Fatal(err)
+	}
+	if project, err = filepath.EvalSymlinks(project); err != nil {
+		t.Fatal(err)
+	}
+	script, err := llmtest.LoadScript(filepath.Join(repo, "demo", "script.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(map[string]string{"root": project}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+
+	cmd := exec.Command(filepath.Join(binDir, "odin"), "-C", project, "--model", "scripted-main", "--small-model", "scripted-small",
+		"run", "add rate limiting to the API")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "NO_COLOR=1", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
+		"XDG_STATE_HOME="+filepath.Join(work, "state"), "XDG_CONFIG_HOME="+filepath.Join(work, "config"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("odin run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	if !regexp.MustCompile(`(?s)Quality gates: PASSED after 2 fix round\(s\).*qa     round 2: passed.*Rate limiting is in place, and the quality gates passed after 2 fix rounds`).MatchString(out) {
+		t.Errorf("the final answer does not follow the gate report:\n%s", out)
+	}
+	// The interim answer claimed Retry-After before review found it
+	// missing; it is progress on stderr, not the answer.
+	if strings.Contains(out, "Rate limiting is in place:") {
+		t.Errorf("the interim answer was printed as the answer:\n%s", out)
+	}
+	if !strings.Contains(stderr.String(), "odin: Rate limiting is in place:") {
+		t.Errorf("the interim answer is not shown as progress:\n%s", stderr.String())
+	}
+	if n := len(srv.RequestsFor("synthesis")); n != 1 {
+		t.Errorf("synthesis requests = %d, want 1", n)
+	}
+}
