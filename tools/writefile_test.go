@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"github.com/odin-code/odin/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,7 +238,7 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 	target := filepath.Join(dir, "target")
 	os.Mkdir(target, 0o755)
 	os.WriteFile(filepath.Join(target, "keep"), []byte("x"), 0o644)
-	if err := atomicWriteFile(target, []byte("data"), 0o644); err == nil {
+	if err := fsutil.WriteFileAtomic(target, []byte("data"), 0o644); err == nil {
 		t.Fatal("rename over a directory succeeded")
 	}
 	if left := tempLeftovers(t, dir); len(left) > 0 {
@@ -245,7 +246,7 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 	}
 	// A failure to create the temporary file (missing directory) leaves
 	// nothing either.
-	if err := atomicWriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 	if left := tempLeftovers(t, dir); len(left) > 0 {
