@@ -24,11 +24,19 @@ type File struct {
 	Existed bool
 	Mode    fs.FileMode
 	Content []byte
-	// AfterHash is the SHA-256 (hex) of the file when the change set was
-	// committed, or "" if it was deleted; undo refuses when the file no
-	// longer matches it, because someone else changed it since.
-	AfterHash string
+	// AfterHashes are the SHA-256s (hex) of every content Odin wrote to
+	// the file in the change set, each recorded before its write, and of
+	// the file when the change set was committed. A file matching one of
+	// them is in a state Odin left it in (also after a crash between a
+	// write and the commit); one matching none was changed by someone else.
+	AfterHashes []string
 }
+
+// JoinHashes and SplitHashes encode AfterHashes in one stored field.
+func JoinHashes(h []string) string { return strings.Join(h, " ") }
+
+// SplitHashes is the inverse of JoinHashes.
+func SplitHashes(s string) []string { return strings.Fields(s) }
 
 // Tracker records the original state of every file a change set writes.
 type Tracker struct {
@@ -38,6 +46,56 @@ type Tracker struct {
 	mu    sync.Mutex
 	order []string
 	files map[string]*File
+}
+
+// IntendWrite records the content about to be written to path (which must
+// have been snapshotted by BeforeWrite), so that undo recognises it as
+// Odin's even if the process dies before the change set is committed.
+func (t *Tracker) IntendWrite(path string, content []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.files[path]
+	if !ok {
+		return fmt.Errorf("checkpoint: %s was not snapshotted before its write", path)
+	}
+	f.AfterHashes = appendHash(f.AfterHashes, hashBytes(content))
+	return nil
+}
+
+// Intents returns the after-hashes recorded for path so far.
+func (t *Tracker) Intents(path string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.files[path]; ok {
+		return append([]string(nil), f.AfterHashes...)
+	}
+	return nil
+}
+
+// Forget drops path's snapshot, when persisting it failed: the write is
+// then aborted, and the next attempt must snapshot again.
+func (t *Tracker) Forget(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.files[path]; !ok {
+		return
+	}
+	delete(t.files, path)
+	for i, p := range t.order {
+		if p == path {
+			t.order = append(t.order[:i:i], t.order[i+1:]...)
+			break
+		}
+	}
+}
+
+func appendHash(hs []string, h string) []string {
+	for _, x := range hs {
+		if x == h {
+			return hs
+		}
+	}
+	return append(hs, h)
 }
 
 // NewTracker returns an empty tracker for the project at root.
@@ -105,15 +163,18 @@ func (t *Tracker) Mode(path string) fs.FileMode {
 	return 0
 }
 
-// Files returns copies of the snapshots with their after-hashes computed
-// from the files as they are now.
+// Files returns copies of the snapshots; their after-hashes are the
+// recorded intents plus the hash of each file as it is now.
 func (t *Tracker) Files() []File {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]File, 0, len(t.order))
 	for _, p := range t.order {
 		f := *t.files[p]
-		f.AfterHash = HashFile(p)
+		f.AfterHashes = append([]string(nil), f.AfterHashes...)
+		if h := HashFile(p); h != "" {
+			f.AfterHashes = appendHash(f.AfterHashes, h)
+		}
 		out = append(out, f)
 	}
 	return out
@@ -195,6 +256,10 @@ func HashFile(path string) string {
 	if err != nil {
 		return ""
 	}
+	return hashBytes(data)
+}
+
+func hashBytes(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }
