@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
@@ -134,6 +135,11 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), clients: map[string]llm.Client{}}
+	if a.stateDir != "" {
+		// Transcripts, log and history live here: owner-only. Failing is
+		// not fatal (the store reports a real problem when it opens).
+		_ = fsutil.PrivateDir(a.stateDir)
+	}
 	logPath := cfg.Log.File
 	if logPath == "" && a.stateDir != "" {
 		logPath = filepath.Join(a.stateDir, "odin.log")

@@ -209,3 +209,14 @@ func ModeOr(path string, def fs.FileMode) fs.FileMode {
 	}
 	return def
 }
+
+// PrivateDir creates dir (and its parents) if missing and makes it
+// accessible to its owner only: Odin's state directory holds transcripts,
+// logs and history that other local users must not read. An existing
+// directory is tightened too, since older versions created it 0755.
+func PrivateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
+}

@@ -157,7 +157,7 @@ func TestSwapRace(t *testing.T) {
 func TestStaleTemps(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Now()
-	dead := 1 << 30 // beyond pid_max
+	dead := 1 << 30           // beyond pid_max
 	files := map[string]bool{ // name → stale
 		fmt.Sprintf(".a.odin-%d-0000beef.tmp", dead):        true,
 		fmt.Sprintf(".b.odin-%d-0000beef.tmp", os.Getpid()): false,
