@@ -293,3 +293,29 @@ func BenchmarkWriteFile(b *testing.B) {
 		}
 	}
 }
+
+// TestWriteContentCap: content past maxWriteBytes is refused with a
+// message telling the model to split the file, and nothing is created.
+func TestWriteContentCap(t *testing.T) {
+	env := newRootEnv(t)
+	path := filepath.Join(env.Root, "big.txt")
+	res := runTool(t, NewWriteFile(), env, WriteFileInput{FilePath: path, Content: strings.Repeat("x", maxWriteBytes+1)})
+	if !res.IsError || !strings.Contains(res.Output, "Split it") {
+		t.Errorf("oversized WriteFile: %+v", res.Output)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an oversized write created the file: %v", err)
+	}
+	// An existing file past the cap is not read into memory to be edited.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, maxWriteBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	env.Reads.Record(path, FileStamp{})
+	res = runTool(t, NewEditTool(), env, EditToolInput{FilePath: path, OldString: "a", NewString: "b"})
+	if !res.IsError || !strings.Contains(res.Output, "more than the 10.0 MiB") {
+		t.Errorf("edit of an oversized file: %+v", res.Output)
+	}
+}
