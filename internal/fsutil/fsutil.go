@@ -106,7 +106,7 @@ func LstatIn(root, path string) (fs.FileInfo, error) {
 
 // ReadFileIn reads the regular file path (absolute, beneath root) without
 // following a symbolic link in any component. A file larger than max bytes
-// (max > 0) yields ErrTooLarge without being read.
+// (max > 0) yields ErrTooLarge, and its FileInfo, without being read.
 func ReadFileIn(root, path string, max int64) ([]byte, fs.FileInfo, error) {
 	rel, err := relBeneath(root, path)
 	if err != nil {
@@ -114,7 +114,8 @@ func ReadFileIn(root, path string, max int64) ([]byte, fs.FileInfo, error) {
 	}
 	data, fi, err := readFileIn(root, rel, max)
 	if err != nil {
-		return nil, nil, &fs.PathError{Op: "read", Path: path, Err: unwrapPath(err)}
+		// fi is kept when known: it gives the size of a file too large.
+		return nil, fi, &fs.PathError{Op: "read", Path: path, Err: unwrapPath(err)}
 	}
 	return data, fi, nil
 }
