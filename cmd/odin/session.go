@@ -12,6 +12,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 )
@@ -70,6 +71,9 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
+	// Leftovers of a writer killed mid-write (.NAME.odin-PID-*.tmp) at the
+	// root go now; deeper ones go when Odin next writes in their directory.
+	_ = fsutil.CleanStaleTemps(a.root, a.root)
 	id, resumed := "", false
 	var history []store.Message
 	switch {

@@ -128,6 +128,9 @@ func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 	var errs []error
 	for i, f := range files {
 		root := fsutil.RootOf(f.Path, roots...)
+		// A write killed before its rename left a temporary file, also
+		// where there is nothing to restore.
+		_ = fsutil.CleanStaleTemps(root, filepath.Dir(f.Path))
 		if out[i].State == StateBefore {
 			out[i].Action = "unchanged"
 			continue
