@@ -210,3 +210,27 @@ func TestUndoRefusesSymlinkedDirectory(t *testing.T) {
 		t.Errorf("undo deleted outside the project: %q", got)
 	}
 }
+
+// TestForgetAllowsASecondSnapshot: when persisting a snapshot failed, the
+// write is aborted and the path forgotten, so the next attempt snapshots
+// (and persists) again instead of writing with no way back.
+func TestForgetAllowsASecondSnapshot(t *testing.T) {
+	root := t.TempDir()
+	a := filepath.Join(root, "a")
+	write(t, a, "one", 0o644)
+	tr := NewTracker(root, "x")
+	if err := tr.BeforeWrite(a); err != nil {
+		t.Fatal(err)
+	}
+	tr.Forget(a)
+	if _, _, ok := tr.Snapshot(a); ok || len(tr.Changed()) != 0 {
+		t.Fatal("Forget left the snapshot")
+	}
+	write(t, a, "two", 0o644)
+	if err := tr.BeforeWrite(a); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := tr.Snapshot(a); string(got) != "two" {
+		t.Errorf("second snapshot = %q, want two", got)
+	}
+}

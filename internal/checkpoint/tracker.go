@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -37,6 +37,10 @@ func JoinHashes(h []string) string { return strings.Join(h, " ") }
 
 // SplitHashes is the inverse of JoinHashes.
 func SplitHashes(s string) []string { return strings.Fields(s) }
+
+// maxSnapshotBytes bounds the file a snapshot holds in memory (and in the
+// store); the write tools refuse files past 10 MiB before they get here.
+const maxSnapshotBytes = 16 << 20
 
 // Tracker records the original state of every file a change set writes.
 type Tracker struct {
@@ -115,7 +119,11 @@ func (t *Tracker) BeforeWrite(path string) error {
 		return nil
 	}
 	f := &File{Path: path}
-	info, err := os.Lstat(path)
+	// Read without following links and within a bound: a directory
+	// swapped for a symlink must not pull a file from elsewhere (or a
+	// device) into the snapshot.
+	root := fsutil.RootOf(path, t.root)
+	info, err := fsutil.LstatIn(root, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -123,7 +131,7 @@ func (t *Tracker) BeforeWrite(path string) error {
 	case !info.Mode().IsRegular():
 		return fmt.Errorf("checkpoint: %s is not a regular file", path)
 	default:
-		data, err := os.ReadFile(path)
+		data, _, err := fsutil.ReadFileIn(root, path, maxSnapshotBytes)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
@@ -189,7 +197,7 @@ func (t *Tracker) Diff(paths []string) string {
 		if !ok {
 			continue
 		}
-		after, err := os.ReadFile(p)
+		after, err := t.readNow(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -214,7 +222,7 @@ func (t *Tracker) FileChanges(paths []string) (modified, created []messages.File
 		if !ok {
 			continue
 		}
-		after, _ := os.ReadFile(p)
+		after, _ := t.readNow(p)
 		rel := t.rel(p)
 		from := "a/" + rel
 		if !existed {
@@ -249,10 +257,19 @@ func changedLines(diff string) int {
 	return n
 }
 
+// readNow reads a changed file as it is now, with BeforeWrite's
+// confinement and bound.
+func (t *Tracker) readNow(path string) ([]byte, error) {
+	data, _, err := fsutil.ReadFileIn(fsutil.RootOf(path, t.root), path, maxSnapshotBytes)
+	return data, err
+}
+
 // HashFile returns the SHA-256 (hex) of a file's content, or "" when it
-// does not exist or cannot be read.
+// does not exist or cannot be read. The path is resolved (as every path a
+// change set records is), so no component may be a symlink, and the file
+// is read only up to the snapshot bound.
 func HashFile(path string) string {
-	data, err := os.ReadFile(path)
+	data, _, err := fsutil.ReadFileIn(string(filepath.Separator), path, maxSnapshotBytes)
 	if err != nil {
 		return ""
 	}
