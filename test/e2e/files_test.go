@@ -52,8 +52,18 @@ func (p *odinProject) withModel(srv *llmtest.Server) *odinProject {
 	return &q
 }
 
+// odinBinary is the binary under test: the one built for this run, or
+// $ODIN_E2E_BIN, to show that an attack test fails against another build
+// (e.g. one without the fix).
+func odinBinary() string {
+	if b := os.Getenv("ODIN_E2E_BIN"); b != "" {
+		return b
+	}
+	return filepath.Join(binDir, "odin")
+}
+
 func (p *odinProject) cmd(ctx context.Context, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "odin"), args...)
+	cmd := exec.CommandContext(ctx, odinBinary(), args...)
 	cmd.Dir, cmd.Env = p.proj, p.env
 	return cmd
 }
@@ -133,6 +143,9 @@ func TestFilesSymlinkSwapRaceCannotRedirectWrites(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// Each state holds for up to a millisecond: about the time
+		// between odin's check of the path and its write.
+		rng := rand.New(rand.NewPCG(3, 4))
 		for i := 0; ctx.Err() == nil; i++ {
 			os.RemoveAll(dir)
 			if i%2 == 0 {
@@ -140,10 +153,11 @@ func TestFilesSymlinkSwapRaceCannotRedirectWrites(t *testing.T) {
 			} else {
 				os.Symlink(p.path("outside"), dir)
 			}
+			time.Sleep(time.Duration(rng.IntN(1000)) * time.Microsecond)
 		}
 	}()
 	wrote := 0
-	for i := range 60 {
+	for i := range 100 {
 		in := toolJSON(map[string]any{"file_path": filepath.Join(dir, "f"), "content": fmt.Sprintf("write %d\n", i)})
 		if _, err := p.odin("tool", "WriteFile", in); err == nil {
 			wrote++
@@ -152,7 +166,7 @@ func TestFilesSymlinkSwapRaceCannotRedirectWrites(t *testing.T) {
 	cancel()
 	wg.Wait()
 	assertSameTree(t, "the directory outside the project", outside, snapshotDir(t, p.path("outside")))
-	t.Logf("%d of 60 writes succeeded while the directory flipped", wrote)
+	t.Logf("%d of 100 writes succeeded while the directory flipped", wrote)
 }
 
 // Attack: after a change set, a directory it wrote into is swapped for a
@@ -260,7 +274,7 @@ func maxRSS(t *testing.T, p *odinProject, stdin string, args ...string) (int64, 
 		t.Fatal(err)
 	}
 	rssFile := filepath.Join(t.TempDir(), "rss")
-	cmd := exec.CommandContext(ctx, self, append([]string{"-test.run=^$", "--", filepath.Join(binDir, "odin")}, args...)...)
+	cmd := exec.CommandContext(ctx, self, append([]string{"-test.run=^$", "--", odinBinary()}, args...)...)
 	cmd.Dir, cmd.Env = p.proj, append(append([]string(nil), p.env...), rssOutEnv+"="+rssFile)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
