@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -252,7 +253,11 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	if err := st.MarkRestored(ctx, cp.ID, time.Now()); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("Restored the change set %q (%s):", cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
+	verbSet := "Restored the change set"
+	if !slices.ContainsFunc(outcomes, func(o checkpoint.Outcome) bool { return o.Action != "unchanged" }) {
+		verbSet = "Nothing to restore: the change was interrupted before any of its writes landed. Marked as undone: the change set"
+	}
+	msg := fmt.Sprintf("%s %q (%s):", verbSet, cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
 	for _, o := range outcomes {
 		rel, err := filepath.Rel(a.root, o.Path)
 		if err != nil || strings.HasPrefix(rel, "..") {

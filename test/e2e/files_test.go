@@ -204,6 +204,7 @@ func TestFilesUndoRefusesSymlinkedDirectory(t *testing.T) {
 		if err == nil {
 			t.Errorf("odin %s through a symlinked directory succeeded:\n%s", strings.Join(args, " "), out)
 		}
+		t.Logf("odin %s:\n%s", strings.Join(args, " "), out)
 	}
 	assertSameTree(t, "the directory outside the project", outside, snapshotDir(t, p.path("outside")))
 }
@@ -498,6 +499,9 @@ func TestFilesUndoAfterKill(t *testing.T) {
 		case err == nil:
 			undone++
 			if strings.Contains(out, "interrupted") {
+				if midway == 0 {
+					t.Logf("undo after a kill between writes:\n%s", out)
+				}
 				midway++
 			}
 		case strings.Contains(out, "nothing to undo"):
