@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -253,11 +252,17 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	if err := st.MarkRestored(ctx, cp.ID, time.Now()); err != nil {
 		return "", err
 	}
-	verbSet := "Restored the change set"
-	if !slices.ContainsFunc(outcomes, func(o checkpoint.Outcome) bool { return o.Action != "unchanged" }) {
-		verbSet = "Nothing to restore: the change was interrupted before any of its writes landed. Marked as undone: the change set"
+	n := 0
+	for _, o := range outcomes {
+		if o.Action != "unchanged" {
+			n++
+		}
 	}
-	msg := fmt.Sprintf("%s %q (%s):", verbSet, cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
+	when := cp.CreatedAt.Local().Format("2006-01-02 15:04")
+	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", n, cp.Label, when)
+	if n == 0 {
+		msg = fmt.Sprintf("Nothing to restore: the change set %q (%s) was interrupted before any of its writes landed; it is marked as undone:", cp.Label, when)
+	}
 	for _, o := range outcomes {
 		rel, err := filepath.Rel(a.root, o.Path)
 		if err != nil || strings.HasPrefix(rel, "..") {
