@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -493,8 +492,12 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 	if t.tracker != nil {
 		before = t.tracker.BeforeWrite
 	}
+	var intend func(string, []byte) error
+	if iw, ok := t.tracker.(interface{ IntendWrite(string, []byte) error }); ok {
+		intend = iw.IntendWrite
+	}
 	env := &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
-		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), BeforeWrite: before,
+		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), BeforeWrite: before, IntendWrite: intend,
 		Locks: o.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				o.deps.Bus.Publish(e)
@@ -958,15 +961,17 @@ func writePlan(root, request, plan string, now time.Time) (string, error) {
 		slug = "plan"
 	}
 	dir := filepath.Join(root, ".odin", "plans")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Confined beneath the root: a .odin or .odin/plans shipped as a
+	// symlink must not carry the plan outside the project.
+	if err := fsutil.MkdirAllIn(root, dir, 0o755); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, slug+".md")
-	if _, err := os.Stat(path); err == nil {
+	if _, err := fsutil.LstatIn(root, path); err == nil {
 		path = filepath.Join(dir, fmt.Sprintf("%s-%s.md", slug, now.Format("20060102-150405")))
 	}
 	body := fmt.Sprintf("# Plan: %s\n\n_Created by Odin on %s._\n\n%s\n", strings.TrimSpace(request), now.Format("2006-01-02 15:04"), strings.TrimSpace(plan))
-	if err := fsutil.WriteFileAtomic(path, []byte(body), 0o644); err != nil {
+	if err := fsutil.WriteFileIn(root, path, []byte(body), 0o644); err != nil {
 		return "", err
 	}
 	return path, nil

@@ -128,10 +128,14 @@ func (s *specialist) onStarted(c actor.Context) {
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite
 	}
+	var intend func(string, []byte) error
+	if iw, ok := s.t.tracker.(interface{ IntendWrite(string, []byte) error }); ok {
+		intend = iw.IntendWrite
+	}
 	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
 		Mode: string(d.Mode), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
-		BeforeWrite: before, Locks: s.deps.Locks, Publish: func(ev any) {
+		BeforeWrite: before, IntendWrite: intend, Locks: s.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}

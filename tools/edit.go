@@ -45,7 +45,11 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 	if !utf8.ValidString(in.OldString) || !utf8.ValidString(in.NewString) {
 		return Errorf("old_string and new_string must be valid UTF-8 text"), nil
 	}
-	defer env.LockPath(path)()
+	unlock, bad := lockForWrite(ctx, env, path)
+	if bad != nil {
+		return *bad, nil
+	}
+	defer unlock()
 	cur, bad := loadExisting(env, path, NameEditTool)
 	if bad != nil {
 		return *bad, nil

@@ -6,11 +6,14 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/odin-code/odin/internal/fsutil"
 )
 
 //go:embed gitdiff.md
@@ -20,6 +23,10 @@ const (
 	gitDiffMaxOutput = 40000            // bytes of diff shown; the rest is cut with a note
 	gitDiffTimeout   = 60 * time.Second // one git invocation
 	gitMaxUntracked  = 200              // untracked files listed or diffed
+	// gitUntrackedMaxBytes bounds an untracked file that is diffed or
+	// counted: a bigger one (a dataset, a sparse image) is listed with its
+	// size, since reading it would cost its whole size in memory.
+	gitUntrackedMaxBytes = 8 << 20
 )
 
 // gitSafeArgs keep git from running anything the repository configures:
@@ -160,8 +167,9 @@ func untrackedDiff(ctx context.Context, git *gitRunner, spec string, statOnly bo
 			fmt.Fprintf(&b, "… and %d more untracked files\n", len(files)-i)
 			break
 		}
-		if statOnly {
-			fmt.Fprintf(&b, "  %s%s\n", f, untrackedSize(filepath.Join(git.dir, f)))
+		note, readable := untrackedNote(filepath.Join(git.dir, f))
+		if statOnly || !readable {
+			fmt.Fprintf(&b, "  %s %s\n", f, note)
 			continue
 		}
 		// --no-index exits 1 when the files differ, which they do.
@@ -181,15 +189,46 @@ func untrackedDiff(ctx context.Context, git *gitRunner, spec string, statOnly bo
 	return b.String(), nil
 }
 
-func untrackedSize(path string) string {
-	data, err := os.ReadFile(path)
+// untrackedNote describes an untracked file for the list: its line count
+// or size, or why it is not shown. readable is false for what must not be
+// read or diffed: special files (a FIFO blocks, a device never ends), and
+// files past gitUntrackedMaxBytes. A symlink is readable: git shows its
+// target's name, never the target's content.
+func untrackedNote(path string) (note string, readable bool) {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("(cannot read: %v)", unwrapPathError(err)), false
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return fmt.Sprintf("(symlink to %s)", target), true
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("(%s; special files are not read)", fileKind(fi.Mode())), false
+	case fi.Size() > gitUntrackedMaxBytes:
+		return fmt.Sprintf("(%s; too large to show, more than %s)", humanBytes(fi.Size()), humanBytes(gitUntrackedMaxBytes)), false
+	}
+	data, _, err := fsutil.ReadFileIn(filepath.Dir(path), path, gitUntrackedMaxBytes)
 	if err != nil {
-		return ""
+		return fmt.Sprintf("(cannot read: %v)", unwrapPathError(err)), false
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return fmt.Sprintf(" (binary, %s)", humanBytes(int64(len(data))))
+		return fmt.Sprintf("(binary, %s)", humanBytes(int64(len(data)))), true
 	}
-	return fmt.Sprintf(" (%d lines)", countLines(string(data)))
+	return fmt.Sprintf("(%d lines)", countLines(string(data))), true
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "special file"
 }
 
 // gitRunner runs git in one directory with the safety overrides.

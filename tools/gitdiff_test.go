@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -263,5 +264,46 @@ func TestGitDiffTruncates(t *testing.T) {
 	res := runTool(t, NewGitDiff(), env, GitDiffInput{})
 	if res.IsError || !strings.Contains(res.Output, "diff truncated:") || len(res.Output) > gitDiffMaxOutput+1000 {
 		t.Errorf("result (%d bytes) not truncated: %.300s", len(res.Output), res.Output)
+	}
+}
+
+// TestGitDiffUntrackedSpecialFiles: an untracked symlink to /dev/zero, a
+// FIFO and a file past the size cap are listed, never read (reading
+// /dev/zero would exhaust memory, a FIFO would block forever).
+func TestGitDiffUntrackedSpecialFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env := newRootEnv(t)
+	root := env.Root
+	if out, err := exec.Command("git", "-C", root, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(root, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big, err := os.Create(filepath.Join(root, "big.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big.Truncate(gitUntrackedMaxBytes + 1)
+	big.Close()
+	for _, stat := range []bool{true, false} {
+		res := runTool(t, NewGitDiff(), env, map[string]any{"include_untracked": true, "stat_only": stat})
+		if res.IsError {
+			t.Fatalf("stat_only=%v: %s", stat, res.Output)
+		}
+		zero := "+/dev/zero" // the link's text, never the device's content
+		if stat {
+			zero = "zero (symlink to /dev/zero)"
+		}
+		for _, want := range []string{zero, "big.bin (8.0 MiB; too large to show"} {
+			if !strings.Contains(res.Output, want) {
+				t.Errorf("stat_only=%v: output lacks %q:\n%s", stat, want, res.Output)
+			}
+		}
 	}
 }

@@ -34,7 +34,12 @@ const (
 const (
 	grepOutputCap   = 30_000
 	grepLineCap     = 2_000
-	grepMaxFileSize = 512 << 20
+	grepMaxFileSize = 16 << 20
+	// grepInFlight bounds the file content the search workers hold at
+	// once (a third of it per file byte, see search.GrepOptions), so a
+	// search stays within Odin's per-call memory budget (256 MB) on any
+	// number of cores.
+	grepInFlight = 96 << 20
 	// grepRetained bounds the output held in memory while searching; only
 	// the first grepOutputCap bytes are shown, so more is waste.
 	grepRetained = 1 << 20
@@ -147,6 +152,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		After:         after,
 		MaxFileOutput: grepOutputCap,
 		MaxFileSize:   grepMaxFileSize,
+		MaxInFlight:   grepInFlight,
 		MaxRetained:   grepRetained,
 	}
 	if globs := splitGlobs(in.Glob); len(globs) > 0 {

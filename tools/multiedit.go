@@ -45,7 +45,11 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 	if len(in.Edits) == 0 {
 		return Errorf("edits is empty; give at least one edit."), nil
 	}
-	defer env.LockPath(path)()
+	unlock, bad := lockForWrite(ctx, env, path)
+	if bad != nil {
+		return *bad, nil
+	}
+	defer unlock()
 	cur, bad := loadExisting(env, path, NameMultiEditTool)
 	if bad != nil {
 		return *bad, nil

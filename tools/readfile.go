@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -75,11 +76,16 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 		// Opening a FIFO or a device could block or never end.
 		return Errorf("%s is not a regular file (%s); ReadFile reads regular files only.", path, info.Mode().Type()), nil
 	}
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO swapped in after the Stat above must not block
+	// the open; the descriptor's own Stat then decides.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
 	}
 	defer f.Close()
+	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return Errorf("%s changed while being read and is no longer a regular file; ReadFile reads regular files only.", path), nil
+	}
 
 	head := make([]byte, readSniffBytes)
 	n, err := io.ReadFull(f, head)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
@@ -24,6 +23,17 @@ var writeFileDescription string
 // newFilePerm is the mode of files the tools create. Existing files keep
 // theirs.
 const newFilePerm fs.FileMode = 0o644
+
+// maxWriteBytes bounds the content a write tool writes and the size of a
+// file it edits: the content is held several times over (the JSON input,
+// the decoded string, the checkpoint's before-copy), so a bigger file would
+// push one call past Odin's memory budget. Source files are far smaller;
+// a model producing more should split the file.
+const maxWriteBytes = 10 << 20
+
+// diffStatMax bounds the texts diffStat compares: diffing is superlinear,
+// and past this size the line counts are not worth the time and memory.
+const diffStatMax = 1 << 20
 
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
@@ -45,7 +55,15 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	if !utf8.ValidString(in.Content) {
 		return Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
 	}
-	defer env.LockPath(path)()
+	if len(in.Content) > maxWriteBytes {
+		return Errorf("content is %s, more than the %s WriteFile writes in one call. Split it into several smaller files, or write a first part with WriteFile and add the rest with EditTool.",
+			humanBytes(int64(len(in.Content))), humanBytes(maxWriteBytes)), nil
+	}
+	unlock, bad := lockForWrite(ctx, env, path)
+	if bad != nil {
+		return *bad, nil
+	}
+	defer unlock()
 	cur, bad := loadExisting(env, path, "WriteFile")
 	if bad != nil {
 		return *bad, nil
@@ -74,20 +92,75 @@ type existingFile struct {
 	perm    fs.FileMode
 }
 
+// writeRoot is the allowed root a resolved path is written beneath: the
+// project root or a directory added with --add-dir, else "/" (a path the
+// user approved outside them; it is resolved, so no component may be a
+// link either).
+func writeRoot(env *Env, path string) string {
+	roots := []string{env.Root}
+	if d, ok := env.Guard.(interface{ Dirs() []string }); ok {
+		roots = append(roots, d.Dirs()...)
+	}
+	return fsutil.RootOf(path, roots...)
+}
+
+// lockForWrite serializes writes to path: the session's in-process path
+// lock, then an advisory lock on the file's directory (its nearest
+// existing ancestor when it is missing) shared with every other Odin
+// process. The caller holds both from its freshness check to its write, so
+// the check is a compare-and-swap: an edit made meanwhile by another
+// session is seen, never overwritten.
+func lockForWrite(ctx context.Context, env *Env, path string) (func(), *Result) {
+	unlockPath := env.LockPath(path)
+	root := writeRoot(env, path)
+	dir := filepath.Dir(path)
+	for dir != root && len(dir) > len(root) {
+		if fi, err := fsutil.LstatIn(root, dir); err == nil && fi.IsDir() {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	unlockDir, err := fsutil.LockDirIn(ctx, root, dir)
+	if err != nil {
+		unlockPath()
+		r := writeRefusal(path, err)
+		return nil, &r
+	}
+	return func() { unlockDir(); unlockPath() }, nil
+}
+
+// writeRefusal explains a failed confined operation; a symlink met on the
+// way means the path changed since it was checked.
+func writeRefusal(path string, err error) Result {
+	switch {
+	case errors.Is(err, fsutil.ErrSymlink):
+		return Errorf("cannot write %s: a directory on its path is now a symbolic link (it changed after the path was checked), so the write could land elsewhere; nothing was written. Check the path with LS.", path)
+	case errors.Is(err, fsutil.ErrOutside):
+		return Errorf("cannot write %s: it is outside the allowed directories; nothing was written.", path)
+	}
+	return Errorf("cannot write %s: %v. The file was not changed.", path, unwrapPathError(err))
+}
+
 // loadExisting reads the target of a write. A missing file is fine (the
 // caller decides whether it may be created); an existing one must have been
 // read by this agent and be unchanged since, compared by content hash
-// because mtimes are coarse and can be preserved by other tools.
+// because mtimes are coarse and can be preserved by other tools. The file
+// is read without following links (a link at the target now was not there
+// when the guard resolved it).
 func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
-	info, err := os.Stat(path)
+	root := writeRoot(env, path)
+	info, err := fsutil.LstatIn(root, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return existingFile{}, nil
 	case err != nil:
-		r := Errorf("cannot access %s: %v", path, unwrapPathError(err))
+		r := writeRefusal(path, err)
 		return existingFile{}, &r
 	case info.IsDir():
 		r := Errorf("%s is a directory; %s writes files.", path, tool)
+		return existingFile{}, &r
+	case info.Mode()&fs.ModeSymlink != 0:
+		r := Errorf("%s became a symbolic link after its path was checked; %s does not write through it. Nothing was written.", path, tool)
 		return existingFile{}, &r
 	case !info.Mode().IsRegular():
 		r := Errorf("%s is not a regular file (%s); %s writes regular files only.", path, info.Mode().Type(), tool)
@@ -102,7 +175,11 @@ func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
 		r := Errorf("%s exists and you have not read it: read the file first with ReadFile, then call %s again.", path, tool)
 		return existingFile{}, &r
 	}
-	content, err := os.ReadFile(path)
+	content, info, err := fsutil.ReadFileIn(root, path, maxWriteBytes)
+	if errors.Is(err, fsutil.ErrTooLarge) {
+		r := Errorf("%s is %s, more than the %s %s changes in one call; edit it with ExecuteCommand (e.g. sed) or split it.", path, humanBytes(info.Size()), humanBytes(maxWriteBytes), tool)
+		return existingFile{}, &r
+	}
 	if err != nil {
 		r := Errorf("cannot read %s: %v", path, unwrapPathError(err))
 		return existingFile{}, &r
@@ -122,33 +199,38 @@ func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
 // agent knows this content, so a follow-up edit needs no re-read). A
 // failed checkpoint is a Go error: writing without a way back is not an
 // option. A failed write is a result naming the cause; the file is then
-// untouched.
+// untouched. The caller holds lockForWrite.
 func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Result, error) {
+	if len(content) > maxWriteBytes {
+		r := Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", humanBytes(int64(len(content))), humanBytes(maxWriteBytes))
+		return &r, nil
+	}
 	if env.BeforeWrite != nil {
 		if err := env.BeforeWrite(path); err != nil {
 			return nil, fmt.Errorf("tools: checkpoint %s before writing: %w", path, err)
 		}
 	}
+	if env.IntendWrite != nil {
+		if err := env.IntendWrite(path, content); err != nil {
+			return nil, fmt.Errorf("tools: checkpoint %s before writing: %w", path, err)
+		}
+	}
+	root := writeRoot(env, path)
 	perm := newFilePerm
 	if cur.exists {
 		perm = cur.perm
-	} else if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		r := Errorf("cannot create the directory for %s: %v", path, unwrapPathError(err))
+	} else if err := fsutil.MkdirAllIn(root, filepath.Dir(path), 0o755); err != nil {
+		r := writeRefusal(path, err)
 		return &r, nil
 	}
-	if err := atomicWriteFile(path, content, perm); err != nil {
-		r := Errorf("cannot write %s: %v. The file was not changed.", path, unwrapPathError(err))
+	if err := fsutil.WriteFileIn(root, path, content, perm); err != nil {
+		r := writeRefusal(path, err)
 		return &r, nil
 	}
-	if info, err := os.Stat(path); err == nil {
+	if info, err := fsutil.LstatIn(root, path); err == nil {
 		recordStamp(env, path, StampOf(content, info.ModTime()))
 	}
 	return nil, nil
-}
-
-// atomicWriteFile replaces path with data atomically (fsutil.WriteFileAtomic).
-func atomicWriteFile(path string, data []byte, perm fs.FileMode) error {
-	return fsutil.WriteFileAtomic(path, data, perm)
 }
 
 // requireUTF8Input rejects arguments that are not valid UTF-8 text before
@@ -225,6 +307,9 @@ func hex4(b []byte, at int) (rune, bool) {
 
 // diffStat counts the lines added and removed between two texts.
 func diffStat(before, after string) (added, removed int) {
+	if len(before) > diffStatMax || len(after) > diffStatMax {
+		return countLines(after), countLines(before)
+	}
 	before, after = lf(before), lf(after)
 	for _, e := range udiff.Lines(before, after) {
 		removed += countLines(before[e.Start:e.End])
@@ -236,6 +321,9 @@ func diffStat(before, after string) (added, removed int) {
 // diffSnippet is a unified diff of the change for the model, with CRLF
 // shown as LF and at most max bytes.
 func diffSnippet(path, before, after string, max int) string {
+	if len(before) > diffStatMax || len(after) > diffStatMax {
+		return fmt.Sprintf("(diff not shown: the file is larger than %s; ReadFile the changed lines to check them)\n", humanBytes(diffStatMax))
+	}
 	d := udiff.Unified(path, path, lf(before), lf(after))
 	if len(d) > max {
 		cut := strings.LastIndexByte(d[:max], '\n') + 1

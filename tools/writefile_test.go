@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"errors"
+	"github.com/odin-code/odin/internal/fsutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,7 +238,7 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 	target := filepath.Join(dir, "target")
 	os.Mkdir(target, 0o755)
 	os.WriteFile(filepath.Join(target, "keep"), []byte("x"), 0o644)
-	if err := atomicWriteFile(target, []byte("data"), 0o644); err == nil {
+	if err := fsutil.WriteFileAtomic(target, []byte("data"), 0o644); err == nil {
 		t.Fatal("rename over a directory succeeded")
 	}
 	if left := tempLeftovers(t, dir); len(left) > 0 {
@@ -245,7 +246,7 @@ func TestAtomicWriteFailureLeavesNothing(t *testing.T) {
 	}
 	// A failure to create the temporary file (missing directory) leaves
 	// nothing either.
-	if err := atomicWriteFile(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x"), 0o644); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 	if left := tempLeftovers(t, dir); len(left) > 0 {
@@ -290,5 +291,31 @@ func BenchmarkWriteFile(b *testing.B) {
 		if res, err := tool.Run(b.Context(), env, in); err != nil || res.IsError {
 			b.Fatal(res.Output, err)
 		}
+	}
+}
+
+// TestWriteContentCap: content past maxWriteBytes is refused with a
+// message telling the model to split the file, and nothing is created.
+func TestWriteContentCap(t *testing.T) {
+	env := newRootEnv(t)
+	path := filepath.Join(env.Root, "big.txt")
+	res := runTool(t, NewWriteFile(), env, WriteFileInput{FilePath: path, Content: strings.Repeat("x", maxWriteBytes+1)})
+	if !res.IsError || !strings.Contains(res.Output, "Split it") {
+		t.Errorf("oversized WriteFile: %+v", res.Output)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("an oversized write created the file: %v", err)
+	}
+	// An existing file past the cap is not read into memory to be edited.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, maxWriteBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	env.Reads.Record(path, FileStamp{})
+	res = runTool(t, NewEditTool(), env, EditToolInput{FilePath: path, OldString: "a", NewString: "b"})
+	if !res.IsError || !strings.Contains(res.Output, "more than the 10.0 MiB") {
+		t.Errorf("edit of an oversized file: %+v", res.Output)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
@@ -166,6 +167,11 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}
+	if a.stateDir != "" {
+		// Transcripts, log and history live here: owner-only. Failing is
+		// not fatal (the store reports a real problem when it opens).
+		_ = fsutil.PrivateDir(a.stateDir)
+	}
 	if instrErr != nil {
 		a.warn(instrErr.Error())
 	}

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 )
@@ -78,6 +80,9 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)
 	}
+	// Leftovers of a writer killed mid-write (.NAME.odin-PID-*.tmp) at the
+	// root go now; deeper ones go when Odin next writes in their directory.
+	_ = fsutil.CleanStaleTemps(a.root, a.root)
 	id, resumed := "", false
 	var history []store.Message
 	switch {
@@ -177,7 +182,7 @@ func (c *changeSets) Commit(ctx context.Context, ct actors.ChangeTracker) error 
 	}
 	hashes := map[string]string{}
 	for _, f := range t.Files() {
-		hashes[f.Path] = f.AfterHash
+		hashes[f.Path] = checkpoint.JoinHashes(f.AfterHashes)
 	}
 	return c.st.SetAfterHashes(ctx, id, hashes)
 }
@@ -207,6 +212,7 @@ func (t *storedTracker) BeforeWrite(path string) error {
 	if t.checkpointID == "" {
 		cp, err := t.sets.st.CreateCheckpoint(ctx, store.Checkpoint{SessionID: t.sets.session, Project: t.sets.root, Label: t.label})
 		if err != nil {
+			t.Tracker.Forget(path)
 			return fmt.Errorf("checkpoint: %w", err)
 		}
 		t.checkpointID = cp.ID
@@ -214,6 +220,28 @@ func (t *storedTracker) BeforeWrite(path string) error {
 	mode := t.Tracker.Mode(path)
 	_, err := t.sets.st.AddSnapshot(ctx, t.checkpointID, store.FileSnapshot{Path: path, Existed: existed, Mode: mode, Content: content})
 	if err != nil {
+		// The write is aborted; the next attempt must snapshot (and
+		// persist) again rather than find an in-memory snapshot only.
+		t.Tracker.Forget(path)
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
+// IntendWrite records the content about to be written, in memory and in
+// the store, before the write: undo after a crash then knows Odin's
+// after-state. An error aborts the write.
+func (t *storedTracker) IntendWrite(path string, content []byte) error {
+	if err := t.Tracker.IntendWrite(path, content); err != nil || t.sets.st == nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.checkpointID == "" {
+		return fmt.Errorf("checkpoint: no change set holds %s", path)
+	}
+	hashes := map[string]string{path: checkpoint.JoinHashes(t.Tracker.Intents(path))}
+	if err := t.sets.st.SetAfterHashes(context.Background(), t.checkpointID, hashes); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
@@ -238,22 +266,65 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	}
 	files := make([]checkpoint.File, len(snaps))
 	for i, s := range snaps {
-		files[i] = checkpoint.File{Path: s.Path, Existed: s.Existed, Mode: s.Mode, Content: s.Content, AfterHash: s.HashAfter}
+		files[i] = checkpoint.File{Path: s.Path, Existed: s.Existed, Mode: s.Mode, Content: s.Content, AfterHashes: checkpoint.SplitHashes(s.HashAfter)}
 	}
-	if err := checkpoint.Restore(files, force); err != nil {
+	outcomes, err := checkpoint.Restore(files, a.undoRoots(), force)
+	if err != nil {
 		return "", err
 	}
 	if err := st.MarkRestored(ctx, cp.ID, time.Now()); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", len(files), cp.Label, cp.CreatedAt.Local().Format("2006-01-02 15:04"))
-	for _, f := range files {
-		rel, _ := filepath.Rel(a.root, f.Path)
-		verb := "restored"
-		if !f.Existed {
+	n := 0
+	for _, o := range outcomes {
+		if o.Action != "unchanged" {
+			n++
+		}
+	}
+	when := cp.CreatedAt.Local().Format("2006-01-02 15:04")
+	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", n, cp.Label, when)
+	if n == 0 {
+		msg = fmt.Sprintf("Nothing to restore: the change set %q (%s) was interrupted before any of its writes landed; it is marked as undone:", cp.Label, when)
+	}
+	for _, o := range outcomes {
+		rel, err := filepath.Rel(a.root, o.Path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = o.Path
+		}
+		var verb string
+		switch {
+		case o.Action == "unchanged" && !o.Existed:
+			verb = "was never created (the change was interrupted before writing it); nothing to remove"
+		case o.Action == "unchanged":
+			verb = "already as before the change (it was interrupted before writing it); left as is"
+		case o.Action == "removed":
 			verb = "removed (it was created by the change)"
+		case o.State == checkpoint.StateChanged:
+			verb = "restored over someone else's later changes (--force)"
+		default:
+			verb = "restored"
 		}
 		msg += fmt.Sprintf("\n  %s %s", rel, verb)
 	}
 	return msg, nil
+}
+
+// undoRoots are the directories undo writes beneath: the project and the
+// directories added with --add-dir or permissions.additional_dirs, each
+// resolved as the path guard resolves them.
+func (a *app) undoRoots() []string {
+	roots := []string{a.root}
+	dirs := append([]string(nil), a.flags.addDirs...)
+	if a.cfg != nil {
+		dirs = append(dirs, a.cfg.Permissions.AdditionalDirs...)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(a.root, d)
+		}
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			roots = append(roots, r)
+		}
+	}
+	return roots
 }

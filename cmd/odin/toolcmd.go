@@ -17,6 +17,7 @@ import (
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func newToolsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -88,9 +89,14 @@ from the current directory, as a shell would.`,
 					input = args[1]
 				}
 				if input == "-" {
-					data, err := io.ReadAll(os.Stdin)
+					// Read no more than a tool accepts: a bigger input is
+					// refused before it costs its size in memory.
+					data, err := io.ReadAll(io.LimitReader(os.Stdin, tool.MaxInputBytes+1))
 					if err != nil {
 						return err
+					}
+					if len(data) > tool.MaxInputBytes {
+						return &exitError{code: exitFailed, err: fmt.Errorf("the input on stdin is more than the %d MiB a tool call takes; split the work into smaller calls", tool.MaxInputBytes>>20)}
 					}
 					input = string(data)
 				}

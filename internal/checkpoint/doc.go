@@ -3,5 +3,9 @@
 // concurrent use because specialists write in parallel. Snapshots hold the
 // content and mode of each file, and whether it existed at all, so undo
 // can restore the original state byte for byte (deleting files the change
-// set created).
+// set created). Before each write the content about to be written is
+// recorded (IntendWrite), so after a crash undo can still tell a file in
+// Odin's state from one in its before-state or one someone else changed.
+// Restore reads and writes without following symbolic links, beneath the
+// allowed roots, and refuses paths whose type changed.
 package checkpoint

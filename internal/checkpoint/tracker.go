@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/aymanbagabas/go-udiff"
 
+	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -24,11 +24,23 @@ type File struct {
 	Existed bool
 	Mode    fs.FileMode
 	Content []byte
-	// AfterHash is the SHA-256 (hex) of the file when the change set was
-	// committed, or "" if it was deleted; undo refuses when the file no
-	// longer matches it, because someone else changed it since.
-	AfterHash string
+	// AfterHashes are the SHA-256s (hex) of every content Odin wrote to
+	// the file in the change set, each recorded before its write, and of
+	// the file when the change set was committed. A file matching one of
+	// them is in a state Odin left it in (also after a crash between a
+	// write and the commit); one matching none was changed by someone else.
+	AfterHashes []string
 }
+
+// JoinHashes and SplitHashes encode AfterHashes in one stored field.
+func JoinHashes(h []string) string { return strings.Join(h, " ") }
+
+// SplitHashes is the inverse of JoinHashes.
+func SplitHashes(s string) []string { return strings.Fields(s) }
+
+// maxSnapshotBytes bounds the file a snapshot holds in memory (and in the
+// store); the write tools refuse files past 10 MiB before they get here.
+const maxSnapshotBytes = 16 << 20
 
 // Tracker records the original state of every file a change set writes.
 type Tracker struct {
@@ -38,6 +50,56 @@ type Tracker struct {
 	mu    sync.Mutex
 	order []string
 	files map[string]*File
+}
+
+// IntendWrite records the content about to be written to path (which must
+// have been snapshotted by BeforeWrite), so that undo recognises it as
+// Odin's even if the process dies before the change set is committed.
+func (t *Tracker) IntendWrite(path string, content []byte) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.files[path]
+	if !ok {
+		return fmt.Errorf("checkpoint: %s was not snapshotted before its write", path)
+	}
+	f.AfterHashes = appendHash(f.AfterHashes, hashBytes(content))
+	return nil
+}
+
+// Intents returns the after-hashes recorded for path so far.
+func (t *Tracker) Intents(path string) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if f, ok := t.files[path]; ok {
+		return append([]string(nil), f.AfterHashes...)
+	}
+	return nil
+}
+
+// Forget drops path's snapshot, when persisting it failed: the write is
+// then aborted, and the next attempt must snapshot again.
+func (t *Tracker) Forget(path string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.files[path]; !ok {
+		return
+	}
+	delete(t.files, path)
+	for i, p := range t.order {
+		if p == path {
+			t.order = append(t.order[:i:i], t.order[i+1:]...)
+			break
+		}
+	}
+}
+
+func appendHash(hs []string, h string) []string {
+	for _, x := range hs {
+		if x == h {
+			return hs
+		}
+	}
+	return append(hs, h)
 }
 
 // NewTracker returns an empty tracker for the project at root.
@@ -57,7 +119,11 @@ func (t *Tracker) BeforeWrite(path string) error {
 		return nil
 	}
 	f := &File{Path: path}
-	info, err := os.Lstat(path)
+	// Read without following links and within a bound: a directory
+	// swapped for a symlink must not pull a file from elsewhere (or a
+	// device) into the snapshot.
+	root := fsutil.RootOf(path, t.root)
+	info, err := fsutil.LstatIn(root, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
@@ -65,7 +131,7 @@ func (t *Tracker) BeforeWrite(path string) error {
 	case !info.Mode().IsRegular():
 		return fmt.Errorf("checkpoint: %s is not a regular file", path)
 	default:
-		data, err := os.ReadFile(path)
+		data, _, err := fsutil.ReadFileIn(root, path, maxSnapshotBytes)
 		if err != nil {
 			return fmt.Errorf("checkpoint: %w", err)
 		}
@@ -105,15 +171,18 @@ func (t *Tracker) Mode(path string) fs.FileMode {
 	return 0
 }
 
-// Files returns copies of the snapshots with their after-hashes computed
-// from the files as they are now.
+// Files returns copies of the snapshots; their after-hashes are the
+// recorded intents plus the hash of each file as it is now.
 func (t *Tracker) Files() []File {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]File, 0, len(t.order))
 	for _, p := range t.order {
 		f := *t.files[p]
-		f.AfterHash = HashFile(p)
+		f.AfterHashes = append([]string(nil), f.AfterHashes...)
+		if h := HashFile(p); h != "" {
+			f.AfterHashes = appendHash(f.AfterHashes, h)
+		}
 		out = append(out, f)
 	}
 	return out
@@ -128,7 +197,7 @@ func (t *Tracker) Diff(paths []string) string {
 		if !ok {
 			continue
 		}
-		after, err := os.ReadFile(p)
+		after, err := t.readNow(p)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -153,7 +222,7 @@ func (t *Tracker) FileChanges(paths []string) (modified, created []messages.File
 		if !ok {
 			continue
 		}
-		after, _ := os.ReadFile(p)
+		after, _ := t.readNow(p)
 		rel := t.rel(p)
 		from := "a/" + rel
 		if !existed {
@@ -188,13 +257,26 @@ func changedLines(diff string) int {
 	return n
 }
 
+// readNow reads a changed file as it is now, with BeforeWrite's
+// confinement and bound.
+func (t *Tracker) readNow(path string) ([]byte, error) {
+	data, _, err := fsutil.ReadFileIn(fsutil.RootOf(path, t.root), path, maxSnapshotBytes)
+	return data, err
+}
+
 // HashFile returns the SHA-256 (hex) of a file's content, or "" when it
-// does not exist or cannot be read.
+// does not exist or cannot be read. The path is resolved (as every path a
+// change set records is), so no component may be a symlink, and the file
+// is read only up to the snapshot bound.
 func HashFile(path string) string {
-	data, err := os.ReadFile(path)
+	data, _, err := fsutil.ReadFileIn(string(filepath.Separator), path, maxSnapshotBytes)
 	if err != nil {
 		return ""
 	}
+	return hashBytes(data)
+}
+
+func hashBytes(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
 }

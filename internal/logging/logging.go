@@ -22,11 +22,17 @@ func Open(path, level string) (zerolog.Logger, io.Closer, error) {
 	if path == "" {
 		return zerolog.Nop(), io.NopCloser(nil), nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return zerolog.Nop(), nil, fmt.Errorf("logging: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The log holds prompts, paths and tool output: owner-only, also for a
+	// file an older version created with a wider mode.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		return zerolog.Nop(), nil, fmt.Errorf("logging: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
 		return zerolog.Nop(), nil, fmt.Errorf("logging: %w", err)
 	}
 	return zerolog.New(f).Level(lvl).With().Timestamp().Int("os_pid", os.Getpid()).Logger(), f, nil

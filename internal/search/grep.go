@@ -44,8 +44,15 @@ type GrepOptions struct {
 	// are counted in FileResult.Omitted. 0 means no cap.
 	MaxFileOutput int
 	// MaxFileSize skips files larger than this many bytes (counted in
-	// GrepResult.TooLarge), since files are read whole. 0 means no limit.
+	// GrepResult.TooLarge), since files are read whole: the size is checked
+	// before reading, and reading stops past it for a file that grows or
+	// does not report its size. 0 means no limit.
 	MaxFileSize int64
+	// MaxInFlight bounds the bytes of file content (with room for the
+	// copies binary and UTF-16 files need) that the workers hold at once:
+	// a worker about to read a big file waits for its share. It keeps a
+	// search's memory bounded however many workers run. 0 means no bound.
+	MaxInFlight int64
 	// MaxRetained bounds the output bytes held in memory across files.
 	// Past it, the output of the files that sort last is dropped (their
 	// line counts are kept, Dropped is set), so the files kept are always
@@ -113,8 +120,9 @@ func Grep(ctx context.Context, root string, opts GrepOptions) (*GrepResult, erro
 	n := NumWorkers(opts.Walk)
 	workers := make([]*grepWorker, n)
 	col := &collector{limit: opts.MaxRetained}
+	budget := newByteBudget(opts.MaxInFlight)
 	for i := range workers {
-		workers[i] = &grepWorker{opts: &opts, root: root, col: col, buf: make([]byte, initialBuffer)}
+		workers[i] = &grepWorker{opts: &opts, root: root, col: col, budget: budget, buf: make([]byte, initialBuffer)}
 		if opts.Matcher.lits != nil {
 			workers[i].cur = newCursor(opts.Matcher.lits)
 		}
@@ -220,7 +228,11 @@ type grepWorker struct {
 	// nmatches counts individual matches in multiline mode.
 	nmatches int
 	tooLarge int64
-	col      *collector
+	// budget is shared by the workers; held is this worker's share for
+	// the file it is searching.
+	budget *byteBudget
+	held   int64
+	col    *collector
 }
 
 // block is a run of matching lines: one line, or in multiline mode every
@@ -242,6 +254,8 @@ func (w *grepWorker) file(e Entry) error {
 		if cap(w.buf) > maxKeptBuffer {
 			w.buf = make([]byte, initialBuffer)
 		}
+		w.budget.release(w.held)
+		w.held = 0
 	}()
 	if errors.Is(err, errTooLarge) {
 		w.tooLarge++
@@ -333,8 +347,52 @@ func (w *grepWorker) emit(display string, count int) {
 // Worker read buffer sizes.
 const (
 	initialBuffer = 256 << 10
-	maxKeptBuffer = 64 << 20
+	maxKeptBuffer = 4 << 20
+	// copiesPerByte is what a file's bytes may cost while it is searched:
+	// the buffer, a NUL-converted copy of a binary file, or the UTF-16
+	// decoding (uint16s plus the UTF-8 result).
+	copiesPerByte = 3
 )
+
+// byteBudget is a counting semaphore of bytes shared by a search's workers.
+type byteBudget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	total int64
+	free  int64
+}
+
+func newByteBudget(total int64) *byteBudget {
+	b := &byteBudget{total: total, free: total}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire takes n bytes (at most the whole budget, so any file can go
+// alone), waiting until they are free; it returns what it took.
+func (b *byteBudget) acquire(n int64) int64 {
+	if b.total <= 0 || n <= 0 {
+		return 0
+	}
+	n = min(n, b.total)
+	b.mu.Lock()
+	for b.free < n {
+		b.cond.Wait()
+	}
+	b.free -= n
+	b.mu.Unlock()
+	return n
+}
+
+func (b *byteBudget) release(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.free += n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
 
 // read reads the whole file into the worker's reusable buffer.
 func (w *grepWorker) read(path string) ([]byte, error) {
@@ -343,13 +401,31 @@ func (w *grepWorker) read(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.close()
+	limit := w.opts.MaxFileSize
+	size := f.size()
+	if limit > 0 && size > limit {
+		return nil, errTooLarge // decided before reading a byte
+	}
+	if size > initialBuffer {
+		w.held = w.budget.acquire(copiesPerByte * size)
+		if int64(len(w.buf)) <= size {
+			// Read in one go: room for the reported size and the EOF.
+			w.buf = make([]byte, size+1)
+		}
+	}
 	n := 0
 	for {
-		if limit := w.opts.MaxFileSize; limit > 0 && int64(n) > limit {
+		if limit > 0 && int64(n) > limit {
 			return nil, errTooLarge
 		}
 		if n == len(w.buf) {
-			w.buf = append(w.buf, make([]byte, len(w.buf))...)
+			grow := len(w.buf)
+			if limit > 0 {
+				// A file that grows or hides its size (procfs) is read
+				// only to just past the limit.
+				grow = int(min(int64(grow), limit+1-int64(n)+1))
+			}
+			w.buf = append(w.buf, make([]byte, grow)...)
 		}
 		m, err := f.read(w.buf[n:])
 		n += m

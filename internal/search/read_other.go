@@ -14,3 +14,10 @@ func openFile(path string) (rawFile, error) {
 func (f rawFile) read(p []byte) (int, error) { return f.f.Read(p) }
 
 func (f rawFile) close() { f.f.Close() }
+
+func (f rawFile) size() int64 {
+	if fi, err := f.f.Stat(); err == nil {
+		return fi.Size()
+	}
+	return 0
+}

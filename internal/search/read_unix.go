@@ -39,3 +39,13 @@ func (f rawFile) read(p []byte) (int, error) {
 }
 
 func (f rawFile) close() { syscall.Close(int(f)) }
+
+// size is the file's size as fstat reports it (0 for files, like those of
+// /proc, that do not know theirs).
+func (f rawFile) size() int64 {
+	var st syscall.Stat_t
+	if syscall.Fstat(int(f), &st) != nil {
+		return 0
+	}
+	return st.Size
+}

@@ -166,7 +166,8 @@ func (s *SQLite) Checkpoints(ctx context.Context, project string) ([]Checkpoint,
 // LatestUnrestored implements Store.
 func (s *SQLite) LatestUnrestored(ctx context.Context, project string) (Checkpoint, error) {
 	c, err := scanCheckpoint(s.r.QueryRowContext(ctx, `SELECT `+checkpointColumns+` FROM checkpoints c
-		WHERE c.project = ? AND c.restored_at IS NULL ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1`, project))
+		WHERE c.project = ? AND c.restored_at IS NULL
+		AND EXISTS (SELECT 1 FROM checkpoint_files f WHERE f.checkpoint_id = c.id) ORDER BY c.created_at DESC, c.rowid DESC LIMIT 1`, project))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = fmt.Errorf("unrestored checkpoint in %s: %w", project, ErrNotFound)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -85,6 +86,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
+	// Transcripts are private: the file is created 0600 before SQLite
+	// opens it (SQLite gives its -wal and -shm files the database's mode),
+	// and an existing one, perhaps made by an older version, is tightened.
+	if err := privateFiles(abs, abs+"-wal", abs+"-shm"); err != nil {
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	busy := fmt.Sprint(o.busyTimeout.Milliseconds())
 
 	w, err := sql.Open("sqlite", dsn(abs, url.Values{
@@ -118,7 +125,32 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 	}
 	r.SetMaxOpenConns(o.readers)
 	r.SetMaxIdleConns(o.readers)
+	// The -wal and -shm files exist now; tighten any left by an older
+	// version with a wider mode.
+	if err := privateFiles(abs, abs+"-wal", abs+"-shm"); err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("store: open %s: %w", path, err)
+	}
 	return &SQLite{w: w, r: r, now: o.now, newID: o.newID}, nil
+}
+
+// privateFiles creates the first path if missing and makes every existing
+// one readable and writable by its owner only.
+func privateFiles(paths ...string) error {
+	for i, p := range paths {
+		if i == 0 {
+			f, err := os.OpenFile(p, os.O_RDONLY|os.O_CREATE, 0o600)
+			if err != nil {
+				return err
+			}
+			f.Close()
+		}
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // dsn builds a file: URI so that any path (spaces, '?', '#', '%') reaches

@@ -104,9 +104,10 @@ type Store interface {
 	// first snapshot of a path in a checkpoint is kept (it is the state to
 	// restore); later ones return added == false and change nothing.
 	AddSnapshot(ctx context.Context, checkpointID string, f FileSnapshot) (added bool, err error)
-	// SetAfterHashes records, per path, the hash of the file once the change
-	// set completed, so a later restore can tell whether someone else
-	// changed it since. A path with no snapshot is ErrNotFound and nothing
+	// SetAfterHashes records, per path, the hashes of the states Odin left
+	// the file in (each recorded before its write, so a crash mid-change
+	// is still recognised), so a later restore can tell whether someone
+	// else changed it since. A path with no snapshot is ErrNotFound and nothing
 	// is changed.
 	SetAfterHashes(ctx context.Context, checkpointID string, hashes map[string]string) error
 	// Checkpoint returns one checkpoint, or ErrNotFound.
@@ -117,6 +118,7 @@ type Store interface {
 	Snapshots(ctx context.Context, checkpointID string) ([]FileSnapshot, error)
 	// LatestUnrestored returns the project's newest checkpoint not yet
 	// restored (what `odin undo` restores), or ErrNotFound.
+	// A change set with no file (its first snapshot failed) is skipped.
 	LatestUnrestored(ctx context.Context, project string) (Checkpoint, error)
 	// MarkRestored sets the checkpoint's RestoredAt (zero at is now).
 	MarkRestored(ctx context.Context, id string, at time.Time) error
@@ -293,8 +295,8 @@ type FileSnapshot struct {
 	Existed bool
 	Mode    fs.FileMode
 	Content []byte
-	// HashAfter is the file's hash once the change set completed (empty
-	// until SetAfterHashes).
+	// HashAfter holds the hashes of the states Odin left the file in,
+	// space-separated (checkpoint.JoinHashes; empty until SetAfterHashes).
 	HashAfter string
 }
 

@@ -99,6 +99,7 @@ func (h *History) Add(s string) error {
 	if err != nil {
 		return fmt.Errorf("term: history: %w", err)
 	}
+	_ = f.Chmod(0o600) // a file an older version made with a wider mode
 	line, _ := json.Marshal(s)
 	_, werr := f.Write(append(line, '\n'))
 	cerr := f.Close()

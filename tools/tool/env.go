@@ -62,6 +62,11 @@ type Env struct {
 	// changes or creates a file, so the file can be checkpointed first. An
 	// error aborts the write.
 	BeforeWrite func(path string) error
+	// IntendWrite, when set, is called after BeforeWrite with the content
+	// about to be written, so the checkpoint knows Odin's after-state even
+	// if the process dies between the write and the end of the turn. An
+	// error aborts the write.
+	IntendWrite func(path string, content []byte) error
 	// Small is the small model, for tools that summarise.
 	Small SmallModel
 	// Publish, when set, receives progress events of long-running tools.

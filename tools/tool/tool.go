@@ -107,7 +107,25 @@ func New[In any](name string, class Class, description string, h Handler[In], op
 
 func (t *typed[In]) Info() Info { return t.info }
 
+// Input bounds, checked on the raw bytes before anything is decoded: a
+// decoded argument is held several times over (the generic value the
+// schema validates, the typed struct, the handler's copies), so an
+// unbounded input could push one call past Odin's memory budget, and deep
+// nesting costs stack and time in every decoder. The largest legitimate
+// input is a WriteFile of a 10 MiB file, a little more once JSON-escaped.
+const (
+	MaxInputBytes = 16 << 20
+	MaxInputDepth = 64
+)
+
 func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+	if len(input) > MaxInputBytes {
+		return Errorf("the arguments of %s are %d bytes, more than the %d MiB a tool call takes; split the work into smaller calls (e.g. write a big file in parts).",
+			t.info.Name, len(input), MaxInputBytes>>20), nil
+	}
+	if d := jsonDepth(input); d > MaxInputDepth {
+		return Errorf("the arguments of %s nest arrays and objects more than %d levels deep; send a flatter structure.", t.info.Name, MaxInputDepth), nil
+	}
 	if len(strings.TrimSpace(string(input))) == 0 {
 		input = json.RawMessage("{}")
 	}
@@ -127,6 +145,40 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
 	}
 	return t.handler(ctx, env, in)
+}
+
+// jsonDepth returns the deepest nesting of arrays and objects in raw,
+// scanning bytes only (strings are skipped, escapes honoured); it stops
+// counting once past MaxInputDepth.
+func jsonDepth(raw []byte) int {
+	depth, max := 0, 0
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > max {
+				max = depth
+				if max > MaxInputDepth {
+					return max
+				}
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return max
 }
 
 func jsonKind(v any) string {
