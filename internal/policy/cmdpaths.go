@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -16,6 +17,11 @@ import (
 func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
 	if r.Hdoc != nil {
 		w.nested(r.Hdoc, sc)
+	}
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
+		// {NAME}>file stores the new descriptor's number in NAME:
+		// {PATH}>/dev/null makes later command names relative paths.
+		w.variable(strings.Trim(r.N.Value, "{}"), false, r.N.Value+r.Op.String())
 	}
 	if r.Word == nil {
 		return
@@ -74,7 +80,10 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 		if !filepath.IsAbs(lexical) {
 			lexical = filepath.Join(cwd, lexical)
 		}
-		resolved, err := resolvePath(cwd, t.text)
+		resolved, err := resolveShell(cwd, t.text)
+		if w.processRelative(err, subject) {
+			return
+		}
 		if err != nil {
 			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the target cannot be resolved (%v)", subject, err))
 			continue
@@ -90,13 +99,27 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	}
 }
 
-// devPath lists device files that are safe to name in any mode.
+// devPath lists device files that are safe to name in any mode. The
+// standard streams are the command's own (already checked) descriptors;
+// anything below /dev/fd or /proc/self is not (resolveShell).
 func devPath(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty":
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty",
+		"/dev/fd/0", "/dev/fd/1", "/dev/fd/2":
 		return true
 	}
 	return false
+}
+
+// processRelative records err when it is a *processRelativeError and
+// reports whether it was one.
+func (w *walker) processRelative(err error, subject string) bool {
+	var pe *processRelativeError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	w.unresolvable(subject, pe.Error())
+	return true
 }
 
 // paths checks the words a command may open as paths: every argument (and
@@ -157,7 +180,11 @@ func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, read
 			// a pattern rooted inside an allowed directory is expanded, so
 			// that /*/*/* cannot make the check walk the whole disk.
 			prefix := globStart(cand)
-			if start, err := resolvePath(cwd, prefix); err != nil || w.c.guard.container(start) == "" {
+			start, err := resolveShell(cwd, prefix)
+			if w.processRelative(err, subject) {
+				return
+			}
+			if err != nil || w.c.guard.container(start) == "" {
 				w.pathTarget(prefix, cwd, subject, readOnlyCmd)
 				continue
 			}
@@ -177,8 +204,8 @@ func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, read
 }
 
 func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
-	resolved, err := resolvePath(cwd, t)
-	if err != nil {
+	resolved, err := resolveShell(cwd, t)
+	if w.processRelative(err, subject) || err != nil {
 		return
 	}
 	lexical := t
@@ -225,7 +252,7 @@ func exists(p string) bool {
 func globMatchesOption(g *Guard, a word, sc *scope) bool {
 	prefix := globStart(a.text)
 	for _, cwd := range sc.cwds {
-		if start, err := resolvePath(cwd, prefix); err != nil || g.container(start) == "" {
+		if start, err := resolveShell(cwd, prefix); err != nil || g.container(start) == "" {
 			continue // outside: the path check asks about it anyway
 		}
 		p := a.text

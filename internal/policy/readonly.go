@@ -23,10 +23,19 @@ func readOnly(name string, args []string) (ok bool, why string, sensitive bool) 
 		"sha512sum", "b2sum", "cksum", "sum", "basename", "dirname", "realpath",
 		"readlink", "stat", "du", "df", "which", "whereis", "type", "whoami", "id",
 		"groups", "uname", "nproc", "uptime", "free", "ps", "sleep", "test", "[",
-		"grep", "egrep", "fgrep", "jq", "wait", "jobs", "exit", "return", "break",
+		"grep", "egrep", "fgrep", "jq", "exit", "return", "break",
 		"continue", "shift", "getconf", "locale", "arch", "tty", "expr", "help",
 		"times", "dirs", "popd", "unset":
 		return true, "", false
+	case "jobs":
+		// jobs -x runs a command; unwrap takes that form apart, so what is
+		// left only lists, unless an option is only known at run time.
+		return true, "", true
+	case "wait":
+		if shortFlag(args, "p") {
+			return false, "wait -p assigns a shell variable", true
+		}
+		return true, "", true
 	case "printf":
 		if shortFlag(args, "v") {
 			return false, "printf -v assigns a shell variable", true

@@ -45,6 +45,11 @@ func evalSingle(wd *syntax.Word) word {
 			}
 		case *syntax.SglQuoted:
 		case *syntax.DblQuoted:
+			if p.Dollar {
+				// $"..." is translated through the locale's message
+				// catalogue at run time.
+				v.static = false
+			}
 			for _, q := range p.Parts {
 				if _, ok := q.(*syntax.Lit); !ok {
 					v.static = false
@@ -52,6 +57,7 @@ func evalSingle(wd *syntax.Word) word {
 			}
 		default:
 			v.static = false
+			v.splits = true
 		}
 	}
 	if v.static {

@@ -75,6 +75,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.cd(args, subject, sc)
 		return
 	default:
+		w.builtin(name, args, subject)
 		ok, why, sensitive := readOnly(name, texts(args))
 		if ok && sensitive {
 			for _, a := range args {
@@ -239,10 +240,12 @@ func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
 // forbiddenScript checks the static words of args, joined, as a script for
 // forbidden commands (eval 'git push').
 func (w *walker) forbiddenScript(args []word, sc *scope) {
-	if len(w.c.forbidden) == 0 || len(args) == 0 {
+	if len(args) == 0 {
 		return
 	}
-	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true}
+	// The script runs when this command does; inside a suffix scan it
+	// may not run at all, so sudo there stays data.
+	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
 	src := strings.Join(texts(args), " ")
 	sub.script(src, sc.clone(), src)
 	for _, f := range sub.v.Findings {
@@ -258,7 +261,7 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 	args := argv[1:]
 	switch name {
 	case "sudo", "doas", "su", "pkexec", "run0":
-		if w.forbiddenOnly {
+		if w.forbiddenOnly && !w.code {
 			return nil, nil, "", true // an argument named sudo is not a privilege escalation
 		}
 		w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` escalates privileges, which Odin never does", name))
@@ -287,6 +290,21 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 			i++
 		}
 		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+	case "jobs":
+		// jobs -x CMD ARGS runs CMD with job specs replaced by process
+		// group IDs.
+		i, run := 0, false
+		for ; i < len(args) && args[i].static && strings.HasPrefix(args[i].text, "-") && args[i].text != "-"; i++ {
+			if args[i].text == "--" {
+				i++
+				break
+			}
+			run = run || strings.ContainsRune(args[i].text, 'x')
+		}
+		if !run {
+			return nil, nil, "", false
+		}
+		return args[i:], args[:i], "", true
 	case "nohup", "builtin", "setsid":
 		i := 0
 		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
@@ -484,7 +502,10 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	}
 	var next []string
 	for _, cwd := range sc.cwds {
-		resolved, err := resolvePath(cwd, target.text)
+		resolved, err := resolveShell(cwd, target.text)
+		if w.processRelative(err, subject) {
+			return
+		}
 		if err != nil {
 			continue
 		}
