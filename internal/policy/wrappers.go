@@ -59,6 +59,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 	case strings.ContainsRune(name, '/'):
 		pathWords = append(pathWords, cur[0])
 		w.needsEdit(subject, name+" runs a program by path", allowed)
+		w.destructive(cur, subject, sc, allowed)
 		w.forbiddenSuffixes(cur, sc)
 	case isShell(name):
 		pathWords = append(pathWords, w.shell(cur, subject, sc, allowed)...)
@@ -94,6 +95,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		}
 		if !ok {
 			w.needsEdit(subject, why, allowed)
+			w.destructive(cur, subject, sc, allowed)
 			w.forbiddenSuffixes(cur, sc)
 		}
 		readOnlyCmd = ok
