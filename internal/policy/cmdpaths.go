@@ -6,6 +6,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -276,4 +277,96 @@ func globStart(pattern string) string {
 		return filepath.Dir(pattern[:i] + "x")
 	}
 	return "."
+}
+
+// gitRepoRisk says why the repository a read-only git command would use
+// could run programs, or "". Git runs what its repository's config names
+// (core.fsmonitor on status, diff.external, textconv drivers...). The
+// project's own .git is protected from tools; but a directory inside the
+// project that looks like a bare repository (HEAD, objects/, refs/), or a
+// .git file pointing outside any .git directory, has a config any tool may
+// have written. Git finds its repository from the working directory (and
+// -C) upwards, checking DIR/.git and then DIR itself at each level.
+func (w *walker) gitRepoRisk(args []word, sc *scope) string {
+	dirs := slices.Clone(sc.cwds)
+	for i := 0; i < len(args); i++ {
+		a := args[i].text
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		if a == "-C" && i+1 < len(args) {
+			i++
+			var next []string
+			for _, d := range dirs {
+				if r, err := resolveShell(d, args[i].text); err == nil {
+					next = append(next, r)
+				}
+			}
+			dirs = next
+		}
+	}
+	for _, d := range dirs {
+		if why := w.gitRepoAt(d); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func (w *walker) gitRepoAt(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil {
+			switch {
+			case fi.IsDir():
+				return ""
+			case fi.Mode().IsRegular():
+				data, err := os.ReadFile(dotgit)
+				if err != nil {
+					return fmt.Sprintf("git would use the repository named by %s, which cannot be read", dotgit)
+				}
+				target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+				target = strings.TrimSpace(target)
+				if !ok || target == "" {
+					return ""
+				}
+				r, err := resolveShell(d, target)
+				if err != nil || !hasGitComponent(r) {
+					return fmt.Sprintf("%s points git at %s, outside any .git directory, whose config can run programs", dotgit, target)
+				}
+				return ""
+			default:
+				r, err := resolveShell(d, ".git")
+				if err != nil || !hasGitComponent(r) {
+					return fmt.Sprintf("%s is a link to a repository outside any .git directory, whose config can run programs", dotgit)
+				}
+				return ""
+			}
+		}
+		if isGitDir(d) && w.c.guard.container(d) != "" {
+			return fmt.Sprintf("git would use %s, a bare repository inside the project whose config (which can run programs) tools may have written", d)
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// isGitDir mirrors git's is_git_directory: HEAD, objects/ and refs/.
+func isGitDir(d string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func hasGitComponent(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }

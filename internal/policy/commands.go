@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -43,6 +45,9 @@ type Commands struct {
 	guard     *Guard
 	allowed   []Pattern
 	forbidden []Pattern
+	// cdpath is CDPATH as the shell inherits it from Odin's environment:
+	// cd NAME may go to any of its entries.
+	cdpath []string
 }
 
 // NewCommands compiles the patterns of perms; g confines paths.
@@ -58,7 +63,11 @@ func NewCommands(g *Guard, perms config.Permissions) (*Commands, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Commands{guard: g, allowed: allowed, forbidden: forbidden}, nil
+	var cdpath []string
+	if v := os.Getenv("CDPATH"); v != "" {
+		cdpath = filepath.SplitList(v)
+	}
+	return &Commands{guard: g, allowed: allowed, forbidden: forbidden, cdpath: cdpath}, nil
 }
 
 // WithGuard returns Commands that check paths with g (an agent's guard, whose

@@ -77,6 +77,11 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		return
 	default:
 		w.builtin(name, args, subject)
+		if name == "find" || name == "fd" || name == "fdfind" {
+			for _, inner := range execArgs(name, args) {
+				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
+			}
+		}
 		ok, why, sensitive := readOnly(name, texts(args))
 		if ok && sensitive {
 			for _, a := range args {
@@ -88,6 +93,11 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 					ok, why = false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
 					break
 				}
+			}
+		}
+		if ok && name == "git" {
+			if risk := w.gitRepoRisk(args, sc); risk != "" {
+				ok, why = false, risk
 			}
 		}
 		if ok && dynamicInput != "" && sensitive {
@@ -504,22 +514,73 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	}
 	var next []string
 	for _, cwd := range sc.cwds {
-		resolved, err := resolveShell(cwd, target.text)
-		if w.processRelative(err, subject) {
-			return
+		for _, cand := range w.cdCandidates(cwd, target.text) {
+			resolved, err := resolveShell(cwd, cand)
+			if w.processRelative(err, subject) {
+				return
+			}
+			if err != nil {
+				continue
+			}
+			if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
+				continue // cd fails; the shell stays where it was
+			}
+			if w.c.guard.container(resolved) == "" {
+				w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+			}
+			next = append(next, resolved)
 		}
-		if err != nil {
-			continue
-		}
-		if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
-			continue // cd fails; the shell stays where it was
-		}
-		if w.c.guard.container(resolved) == "" {
-			w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
-		}
-		next = append(next, resolved)
 	}
 	for _, d := range next {
 		sc.addCwd(d)
 	}
+}
+
+// cdCandidates are the directories cd dir may go to from cwd: bash tries
+// every CDPATH entry (inherited from Odin's environment) before the
+// current directory for a name that does not start with / . or ..
+func (w *walker) cdCandidates(cwd, dir string) []string {
+	out := []string{dir}
+	if filepath.IsAbs(dir) || dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../") {
+		return out
+	}
+	for _, e := range w.c.cdpath {
+		if e == "" {
+			e = "."
+		}
+		if !filepath.IsAbs(e) {
+			e = filepath.Join(cwd, e)
+		}
+		out = append(out, filepath.Join(e, dir))
+	}
+	return out
+}
+
+// execArgs returns the commands find -exec/-execdir/-ok/-okdir and
+// fd -x/-X/--exec/--exec-batch run for the files found, so that each is
+// checked as a command of its own ({} stays a word inside the search).
+func execArgs(name string, args []word) [][]word {
+	var out [][]word
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		var start bool
+		switch name {
+		case "find":
+			start = t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir"
+		default: // fd
+			start = t == "-x" || t == "-X" || t == "--exec" || t == "--exec-batch"
+		}
+		if !start {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && args[j].text != ";" && !(name == "find" && args[j].text == "+") {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, args[i+1:j])
+		}
+		i = j
+	}
+	return out
 }
