@@ -44,6 +44,8 @@ func newFixture(t testing.TB) fixture {
 		filepath.Join(f.root, "sub"), filepath.Join(f.root, "tests"),
 		filepath.Join(f.root, ".git", "hooks"), filepath.Join(f.root, ".odin", "plans"),
 		filepath.Join(f.root, "dashes"),
+		filepath.Join(f.root, "bare", "objects"), filepath.Join(f.root, "bare", "refs"),
+		filepath.Join(f.root, "linked"),
 	} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -59,6 +61,9 @@ func newFixture(t testing.TB) fixture {
 		filepath.Join(f.shared, "notes.txt"):       "",
 		filepath.Join(f.userconf, "odin.yaml"):     "",
 		filepath.Join(f.root, "sub", "helper.txt"): "",
+		filepath.Join(f.root, "bare", "HEAD"):      "ref: refs/heads/main\n",
+		filepath.Join(f.root, "bare", "config"):    "[core]\n\tfsmonitor = touch pwned\n",
+		filepath.Join(f.root, "linked", ".git"):    "gitdir: ../bare\n",
 	} {
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
@@ -68,6 +73,7 @@ func newFixture(t testing.TB) fixture {
 		filepath.Join(f.root, "out_link"):         f.evil,
 		filepath.Join(f.root, "gitlink"):          ".git",
 		filepath.Join(f.root, "tests", "to_main"): "../main.go",
+		filepath.Join(f.root, "proclink"):         "/proc/self/cwd",
 	} {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
@@ -301,8 +307,93 @@ func TestAdversarial(t *testing.T) {
 		{name: "quoted words are the same command", cmd: `'git' "push"`, mode: edit, want: Deny, rule: RuleForbidden},
 		{name: "plan mode like ask", cmd: "touch x", mode: plan, want: Deny, rule: RuleMode},
 		{name: "unknown command in edit", cmd: "touch x", mode: edit, want: Ask, rule: RuleNotAllowed},
+
+		// Builtins that run commands are not read-only (builtins.go).
+		{name: "jobs -x runs its command", cmd: "jobs -x touch x", mode: ask, want: Deny, rule: RuleMode},
+		{name: "jobs -x runs a forbidden command", cmd: "jobs -x git push", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "jobs -x runs sudo", cmd: "jobs -lx sudo ls", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "jobs lists", cmd: "jobs -l", mode: ask, want: Allow},
+		{name: "jobs with a run-time option", cmd: "jobs $OPT touch x", mode: ask, want: Deny, rule: RuleMode},
+		{name: "builtin eval", cmd: "builtin eval ls", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "command eval", cmd: "command eval 'git push'", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "eval hides sudo", cmd: "eval 'sudo ls'", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "trap hides sudo", cmd: "trap 'sudo ls' EXIT", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "alias", cmd: "alias ls='touch x'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "compgen -W expands at run time", cmd: "compgen -W '$(touch x)'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "complete -C", cmd: "complete -C 'touch x' ls", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "hash -p", cmd: "hash -p ./main.go ls; ls", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "enable -f", cmd: "enable -f ./x.so x", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "bind -x", cmd: `bind -x '"a":touch x'`, mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "fc", cmd: "fc -s", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "mapfile -C", cmd: "mapfile -C 'touch x' -c 1 arr < main.go", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "find -exec sudo", cmd: `find . -exec sudo rm {} \;`, mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "find -ok eval", cmd: `find . -ok eval x \;`, mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "fd -x hides forbidden", cmd: "fd -e go -x git push", mode: edit, want: Deny, rule: RuleForbidden},
+		// Words bash evaluates as arithmetic, quotes or not.
+		{name: "test -v subscript", cmd: "test -v 'a[$(touch x)]'", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "test -v subscript in edit", cmd: "test -v 'a[$(touch x)]'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "test -v subscript hides forbidden", cmd: "test -v 'a[$(git push)]'", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "test -v subscript hides sudo", cmd: "test -v 'a[$(sudo id)]'", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "[ -v subscript", cmd: "[ -v 'a[$(touch x)]' ]", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "[ -R subscript", cmd: "[ -R 'a[`touch x`]' ]", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "[[ -v subscript", cmd: "[[ -v 'a[$(touch x)]' ]]", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "[[ -v variable subscript", cmd: "[[ -v a[i] ]]", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "test -v plain name", cmd: "[ -v name ] && test -v 'a[1]'", mode: ask, want: Allow},
+		{name: "test -v of a run-time name", cmd: `[ -v "$n" ]`, mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "test operator from a variable", cmd: `[ "$op" 'a[$(touch x)]' ]`, mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "test with an unquoted expansion may split into -v", cmd: "[ $(cat main.go) ]", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "test with quoted expansions", cmd: `[ -f "$f" ] && [ "$a" = "$b" ]`, mode: ask, want: Allow},
+		{name: "test -eq reads plain integers", cmd: "test 'a[$(touch x)]' -eq 1", mode: ask, want: Allow},
+		{name: "unset subscript", cmd: "unset 'a[$(touch x)]'", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "unset variable subscript", cmd: "unset 'a[x]'", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "unset PATH", cmd: "unset PATH; ls", mode: edit, want: Ask, rule: RuleNotAllowed},
+		{name: "unset plain names", cmd: "unset -v x y; unset -f ls", mode: ask, want: Allow},
+		{name: "wait -p subscript", cmd: "wait -p 'a[$(touch x)]'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "wait -p assigns", cmd: "wait -p pid", mode: ask, want: Deny, rule: RuleMode},
+		{name: "read subscript", cmd: "read 'a[$(touch x)]' < main.go", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "read -a subscript", cmd: "read -ra 'a[$(touch x)]' < main.go", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "printf -v subscript", cmd: "printf -v 'a[$(touch x)]' %s x", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "getopts subscript", cmd: "getopts a 'a[$(touch x)]'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "declare quoted subscript", cmd: "declare 'a[$(touch x)]=1'", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "export quoted PATH", cmd: "export 'PATH=.'; ls", mode: ask, want: Deny, rule: RuleMode},
+		{name: "declare -i evaluates later values", cmd: "x=$(cat main.go); declare -i y=x", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "declare -n", cmd: "declare -n r=x; echo $r", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "assignment subscript", cmd: "x=$(cat main.go); a[x]=1", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "array element subscript", cmd: "x=$(cat main.go); arr=([x]=1)", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "numeric subscripts", cmd: "a[1]=x; arr=([0]=y); echo ${a[1]}", mode: ask, want: Allow},
+		{name: "quoted let", cmd: "'let' 'a[$(touch x)]'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "declare behind builtin", cmd: "builtin declare 'a[$(touch x)]=1'", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "assignment in an expansion", cmd: ": ${CDPATH:=/}", mode: ask, want: Deny, rule: RuleMode},
+		{name: "descriptor variable", cmd: "exec {PATH}>/dev/null; ls", mode: ask, want: Deny, rule: RuleMode},
+		{name: "locale-translated string", cmd: `cat $"main.go"`, mode: edit, want: Ask, rule: RuleDynamic},
+		// Paths the shell resolves against its own process.
+		{name: "proc self cwd after cd", cmd: "cd .git && echo x >> /proc/self/cwd/config", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "proc self cwd write", cmd: "echo x > /proc/self/cwd/main.go", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "dev fd directory", cmd: "exec 3<.git; echo x >> /dev/fd/3/config", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "proc thread-self read", cmd: "cat /proc/thread-self/cwd/main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "proc pid read", cmd: "cat /proc/1/cwd/main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "option value through proc", cmd: "grep -f/proc/self/environ x main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "cd through proc", cmd: "cd /proc/self/cwd && cat main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "symlink to proc", cmd: "echo x >> proclink/config", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "standard streams stay allowed", cmd: "ls 2>&1 >/dev/null >&2; echo hi > /dev/stdout; cat /dev/stdin </dev/null", mode: ask, want: Allow},
+		// GNU and git long options take unambiguous prefixes.
+		{name: "sed --i", cmd: "sed --i s/a/b/ main.go", mode: ask, want: Deny, rule: RuleMode},
+		{name: "sed --exp with w", cmd: "sed --exp='w out' main.go", mode: ask, want: Deny, rule: RuleMode},
+		{name: "sort --out", cmd: "sort --out=out.txt main.go", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git config --ed", cmd: "git config --get x --ed", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git cat-file --filt", cmd: "git cat-file --filt HEAD:x", mode: ask, want: Deny, rule: RuleMode},
+		{name: "date --s", cmd: "date --s=now", mode: ask, want: Deny, rule: RuleMode},
+		// Files opened by name from a list or a program.
+		{name: "sort --files0-from", cmd: "sort --files0-from=main.go", mode: ask, want: Deny, rule: RuleMode},
+		{name: "wc --files0-from", cmd: "wc --files0-from main.go", mode: ask, want: Deny, rule: RuleMode},
+		{name: "awk ARGV", cmd: `awk 'BEGIN{ARGV[1]="/etc/passwd";ARGC=2}{print}'`, mode: ask, want: Deny, rule: RuleMode},
+		// A repository whose config tools could write.
+		{name: "git -C into a planted bare repo", cmd: "git -C bare log", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git discovering a planted bare repo", cmd: "cd bare/refs && git status", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git .git file pointing outside .git", cmd: "git -C linked status", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git in the project repo", cmd: "git -C sub log", mode: ask, want: Allow},
 	}
-	if len(cases) < 60 {
+	if len(cases) < 240 {
 		t.Fatalf("only %d cases", len(cases))
 	}
 	g := f.guard(t)

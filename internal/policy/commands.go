@@ -613,8 +613,17 @@ func specialName(name string) bool {
 // a value stored for later evaluation) for forbidden commands and
 // privilege escalation, which no approval lets through.
 func (w *walker) codeText(text string) {
+	if w.depth > maxDepth {
+		return
+	}
+	// The text is read as bash reads a subscript or an unquoted here
+	// document: quotes are literal, expansions are expanded.
+	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
+	if err != nil {
+		return
+	}
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
-	sub.script(text, &scope{cwds: []string{w.c.guard.root}}, text)
+	sub.nested(doc, &scope{cwds: []string{w.c.guard.root}})
 	for _, f := range sub.v.Findings {
 		w.v.add(f)
 	}
