@@ -392,6 +392,8 @@ func TestAdversarial(t *testing.T) {
 		{name: "git discovering a planted bare repo", cmd: "cd bare/refs && git status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "git .git file pointing outside .git", cmd: "git -C linked status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "git in the project repo", cmd: "git -C sub log", mode: ask, want: Allow},
+		{name: "env -u removes a protection", cmd: "env -u GIT_CONFIG_COUNT git status", mode: ask, want: Deny, rule: RuleMode},
+		{name: "env -u of a harmless name", cmd: "env -u LANG ls", mode: ask, want: Allow},
 	}
 	if len(cases) < 240 {
 		t.Fatalf("only %d cases", len(cases))

@@ -30,8 +30,8 @@ import (
 //	umask, set          read-only when printing see readOnly
 //	dirs, popd          read-only               popd returns to a directory a cd of the same
 //	                                            shell was checked for
-//	cd, pushd           checked                 the new directory is tracked for later paths,
-//	                                            CDPATH included
+//	cd, pushd           checked                 the new directory is tracked for later paths
+//	                                            (commands run with CDPATH empty)
 //	builtin, command,   wrappers                the command they run is checked
 //	exec
 //	eval, source, .     cannot be checked       run text or a file as shell code

@@ -2,8 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -45,9 +43,6 @@ type Commands struct {
 	guard     *Guard
 	allowed   []Pattern
 	forbidden []Pattern
-	// cdpath is CDPATH as the shell inherits it from Odin's environment:
-	// cd NAME may go to any of its entries.
-	cdpath []string
 }
 
 // NewCommands compiles the patterns of perms; g confines paths.
@@ -63,11 +58,7 @@ func NewCommands(g *Guard, perms config.Permissions) (*Commands, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cdpath []string
-	if v := os.Getenv("CDPATH"); v != "" {
-		cdpath = filepath.SplitList(v)
-	}
-	return &Commands{guard: g, allowed: allowed, forbidden: forbidden, cdpath: cdpath}, nil
+	return &Commands{guard: g, allowed: allowed, forbidden: forbidden}, nil
 }
 
 // WithGuard returns Commands that check paths with g (an agent's guard, whose

@@ -126,20 +126,3 @@ func TestDestructive(t *testing.T) {
 	}
 }
 
-// TestCDPATH: cd NAME goes to a CDPATH entry before the current
-// directory, so an entry outside the project is a way out of it.
-func TestCDPATH(t *testing.T) {
-	f := newFixture(t)
-	t.Setenv("CDPATH", f.tmp)
-	c, err := NewCommands(f.guard(t), config.Permissions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := c.Check("cd proj_evil && cat secret", messages.ModeAsk)
-	if v.Action != Ask || !hasRule(v, RuleOutsideRoot) {
-		t.Fatalf("%v, want an outside-root question", v)
-	}
-	if v := c.Check("cd ./sub && cat helper.txt", messages.ModeAsk); v.Action != Allow {
-		t.Fatalf("./sub is not looked up in CDPATH: %v", v)
-	}
-}

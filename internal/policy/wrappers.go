@@ -414,8 +414,18 @@ func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dy
 			w.unresolvable(subject, "env -C runs the command in another directory")
 			return nil, nil, "", true
 		case t == "-u" || t == "--unset":
+			// Unsetting a variable can remove a protection Odin puts in
+			// the environment (GIT_CONFIG_COUNT keeps git from using a
+			// planted bare repository).
+			if i+1 < len(args) {
+				w.unsetEnv(args[i+1].text, subject)
+			}
 			i++
-		case t == "-i" || t == "-0" || t == "-" || t == "--ignore-environment" || t == "--null" || strings.HasPrefix(t, "-u") || strings.HasPrefix(t, "--unset=") || t == "-v" || t == "--debug":
+		case strings.HasPrefix(t, "--unset="):
+			w.unsetEnv(strings.TrimPrefix(t, "--unset="), subject)
+		case strings.HasPrefix(t, "-u") && !strings.HasPrefix(t, "--"):
+			w.unsetEnv(strings.TrimPrefix(t, "-u"), subject)
+		case t == "-i" || t == "-0" || t == "-" || t == "--ignore-environment" || t == "--null" || t == "-v" || t == "--debug":
 		case strings.HasPrefix(t, "-"):
 			w.needsEdit(subject, "env option "+t+" is not known to be harmless", false)
 		case strings.Contains(t, "=") && !strings.HasPrefix(t, "="):
@@ -514,8 +524,8 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	}
 	var next []string
 	for _, cwd := range sc.cwds {
-		for _, cand := range w.cdCandidates(cwd, target.text) {
-			resolved, err := resolveShell(cwd, cand)
+		{
+			resolved, err := resolveShell(cwd, target.text)
 			if w.processRelative(err, subject) {
 				return
 			}
@@ -534,26 +544,6 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	for _, d := range next {
 		sc.addCwd(d)
 	}
-}
-
-// cdCandidates are the directories cd dir may go to from cwd: bash tries
-// every CDPATH entry (inherited from Odin's environment) before the
-// current directory for a name that does not start with / . or ..
-func (w *walker) cdCandidates(cwd, dir string) []string {
-	out := []string{dir}
-	if filepath.IsAbs(dir) || dir == "." || dir == ".." || strings.HasPrefix(dir, "./") || strings.HasPrefix(dir, "../") {
-		return out
-	}
-	for _, e := range w.c.cdpath {
-		if e == "" {
-			e = "."
-		}
-		if !filepath.IsAbs(e) {
-			e = filepath.Join(cwd, e)
-		}
-		out = append(out, filepath.Join(e, dir))
-	}
-	return out
 }
 
 // execArgs returns the commands find -exec/-execdir/-ok/-okdir and
@@ -583,4 +573,12 @@ func execArgs(name string, args []word) [][]word {
 		i = j
 	}
 	return out
+}
+
+// unsetEnv checks env -u NAME: removing a variable Odin sets for the
+// command (GIT_CONFIG_*, PAGER...) changes what the command does.
+func (w *walker) unsetEnv(name, subject string) {
+	if !safeEnvName(name) {
+		w.needsEdit(subject, fmt.Sprintf("env -u %s removes %s from the command's environment, which can change what the command runs", name, name), false)
+	}
 }
