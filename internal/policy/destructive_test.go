@@ -125,4 +125,3 @@ func TestDestructive(t *testing.T) {
 		t.Errorf("ask mode: %v, want deny", v)
 	}
 }
-
