@@ -394,6 +394,15 @@ func TestAdversarial(t *testing.T) {
 		{name: "git in the project repo", cmd: "git -C sub log", mode: ask, want: Allow},
 		{name: "env -u removes a protection", cmd: "env -u GIT_CONFIG_COUNT git status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "env -u of a harmless name", cmd: "env -u LANG ls", mode: ask, want: Allow},
+		// Recursion that follows symlinks reads where they lead (out_link
+		// leads out; proclink, to /proc/self, cannot be checked).
+		{name: "grep -R follows a link out", cmd: "grep -R secret .", mode: ask, want: Deny, rule: RuleOutsideRoot},
+		{name: "grep -r does not follow links below", cmd: "grep -rn secret .", mode: ask, want: Allow},
+		{name: "rg -L follows a link out", cmd: "rg -L secret", mode: ask, want: Deny, rule: RuleOutsideRoot},
+		{name: "diff -r follows a link out", cmd: "diff -r . sub", mode: ask, want: Deny, rule: RuleOutsideRoot},
+		{name: "diff -r of trees with inside links", cmd: "diff -r sub tests", mode: ask, want: Allow},
+		{name: "find -L follows a link out", cmd: "find -L . -name secret", mode: ask, want: Deny, rule: RuleOutsideRoot},
+		{name: "checksum list opens named files", cmd: "sha256sum -c main.go", mode: ask, want: Deny, rule: RuleMode},
 	}
 	if len(cases) < 240 {
 		t.Fatalf("only %d cases", len(cases))

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -369,4 +370,64 @@ func hasGitComponent(p string) bool {
 		}
 	}
 	return false
+}
+
+// maxLinkWalk bounds the entries linksOut looks at.
+const maxLinkWalk = 100000
+
+// linksOut checks the trees a command that follows symlinks descends into
+// (followsLinks): a symlink in them that leads outside the allowed
+// directories is a path the command reads, and asks like one. The trees
+// are the operands that are directories (the current directory when none
+// is); trees outside the allowed directories were asked about already.
+func (w *walker) linksOut(args []word, subject string, sc *scope) {
+	if w.forbiddenOnly {
+		return
+	}
+	seen := 0
+	for _, cwd := range sc.cwds {
+		var dirs []string
+		for _, a := range args {
+			if !a.static || strings.HasPrefix(a.text, "-") {
+				continue
+			}
+			if dir, err := resolveShell(cwd, a.text); err == nil {
+				if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+					dirs = append(dirs, dir)
+				}
+			}
+		}
+		if len(dirs) == 0 {
+			dirs = []string{cwd} // grep -R PATTERN, rg -L: the current directory
+		}
+		for _, dir := range dirs {
+			if w.c.guard.container(dir) == "" {
+				continue
+			}
+			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if seen++; seen > maxLinkWalk {
+					return fs.SkipAll
+				}
+				if d.Type()&fs.ModeSymlink == 0 {
+					return nil
+				}
+				target, err := resolveShell(filepath.Dir(p), filepath.Base(p))
+				if w.processRelative(err, subject) {
+					return nil
+				}
+				if err == nil && w.c.guard.container(target) == "" {
+					w.ask(RuleOutsideRoot, target, pathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+						subject, p, target, w.c.guard.root, RuleOutsideRoot, suggestDir(target)))
+				}
+				return nil
+			})
+			if seen > maxLinkWalk {
+				w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s` follows symlinks in more than %d files, too many to check where they lead", subject, maxLinkWalk))
+				return
+			}
+		}
+	}
 }

@@ -19,14 +19,18 @@ func readOnly(name string, args []string) (ok bool, why string, sensitive bool) 
 	case "ls", "cat", "head", "tail", "pwd", "echo", "true", "false", ":",
 		"nl", "tac", "rev", "cmp", "diff", "comm", "cut", "paste", "join", "tr",
 		"fold", "fmt", "expand", "unexpand", "column", "seq", "od", "hexdump",
-		"strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-		"sha512sum", "b2sum", "cksum", "sum", "basename", "dirname", "realpath",
+		"strings", "cksum", "sum", "basename", "dirname", "realpath",
 		"readlink", "stat", "df", "which", "whereis", "type", "whoami", "id",
 		"groups", "uname", "nproc", "uptime", "free", "ps", "sleep", "test", "[",
 		"grep", "egrep", "fgrep", "jq", "exit", "return", "break",
 		"continue", "shift", "getconf", "locale", "arch", "tty", "expr", "help",
 		"times", "dirs", "popd", "unset":
 		return true, "", false
+	case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum":
+		if shortFlag(args, "c") || args0(args, "--check") != "" {
+			return false, name + " -c opens the files listed in a checksum file, so they cannot be checked", true
+		}
+		return true, "", true
 	case "wc", "du":
 		for _, a := range args {
 			if longIs(a, "files0-from") != "" {
@@ -551,4 +555,40 @@ func longIs(a string, names ...string) string {
 		}
 	}
 	return ""
+}
+
+// args0 returns the first of args that is a long option abbreviating
+// long (a prefix of it), or "".
+func args0(args []string, long string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if longIs(a, strings.TrimPrefix(long, "--")) != "" {
+			return a
+		}
+	}
+	return ""
+}
+
+// followsLinks reports a read-only command that descends into directories
+// and follows the symlinks it meets there, so it may read outside the
+// directories its arguments name: grep -R, rg -L, fd -L, find -L, diff -r
+// (which follows them unless --no-dereference).
+func followsLinks(name string, args []string) bool {
+	switch name {
+	case "grep", "egrep", "fgrep":
+		return shortFlag(args, "R") || args0(args, "--dereference-recursive") != ""
+	case "rg", "fd", "fdfind":
+		return shortFlag(args, "L") || hasLong(args, "follow")
+	case "find":
+		for _, a := range args {
+			if a == "-L" || a == "-follow" {
+				return true
+			}
+		}
+	case "diff":
+		return (shortFlag(args, "r") || args0(args, "--recursive") != "") && args0(args, "--no-dereference") == ""
+	}
+	return false
 }

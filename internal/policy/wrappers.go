@@ -118,6 +118,9 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s, so the paths they name cannot be checked", subject, dynamicInput))
 	}
 	w.paths(pathWords, subject, sc, readOnlyCmd)
+	if readOnlyCmd && followsLinks(name, texts(args)) {
+		w.linksOut(args, subject, sc)
+	}
 }
 
 // isShell names the shells whose -c script is parsed as bash.
