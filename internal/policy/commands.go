@@ -22,9 +22,11 @@ const maxDepth = 8
 // newlines, inside subshells, blocks, conditionals and loops, inside $(...),
 // backticks, process substitutions and unquoted here-documents, and inside
 // the wrappers env, xargs, timeout, nice, nohup, time, command, builtin,
-// exec, stdbuf, setsid and the shells bash/sh/zsh/dash/ksh -c (whose
-// script is parsed in turn). Redirection targets are checked as paths with
-// the Guard, as are the arguments of every command.
+// exec, jobs -x, stdbuf, setsid, find -exec, fd -x and the shells
+// bash/sh/zsh/dash/ksh -c (whose script is parsed in turn). Redirection
+// targets are checked as paths with the Guard, as are the arguments of
+// every command; a path through /proc/self or /dev/fd, which the shell
+// resolves in its own process, cannot be checked.
 //
 // The verdict for a mode:
 //
@@ -32,10 +34,13 @@ const maxDepth = 8
 //     the like), a write to a protected path, control characters, and in
 //     ask and plan modes anything that is not provably read-only.
 //   - Ask: in edit mode, a command that is neither read-only nor matched by
-//     permissions.allowed_commands, or that cannot be resolved statically
-//     (eval, source, a command name from an expansion, a parse error...);
-//     in every mode, a path outside the project root, cd out of the root,
-//     or an argument only known at run time.
+//     permissions.allowed_commands, a destructive form (destructive.go)
+//     that the matching allowed pattern does not name, or a command that
+//     cannot be resolved statically (eval, source, a command name from an
+//     expansion, a subscript bash evaluates as arithmetic, a parse
+//     error...) whatever the allowed patterns; in every mode, a path
+//     outside the project root, cd out of the root, or an argument only
+//     known at run time.
 //   - Allow: everything else.
 //
 // Commands is immutable and safe for concurrent use.
