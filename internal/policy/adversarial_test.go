@@ -343,6 +343,7 @@ func TestAdversarial(t *testing.T) {
 		{name: "test operator from a variable", cmd: `[ "$op" 'a[$(touch x)]' ]`, mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "test with an unquoted expansion may split into -v", cmd: "[ $(cat main.go) ]", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "test with quoted expansions", cmd: `[ -f "$f" ] && [ "$a" = "$b" ]`, mode: ask, want: Allow},
+		{name: "test with numeric expansions", cmd: "[ $# -gt 0 ] && [ $? -eq 0 ] && [ ${#x} -lt $((2+3)) ]", mode: ask, want: Allow},
 		{name: "test -eq reads plain integers", cmd: "test 'a[$(touch x)]' -eq 1", mode: ask, want: Allow},
 		{name: "unset subscript", cmd: "unset 'a[$(touch x)]'", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "unset variable subscript", cmd: "unset 'a[x]'", mode: ask, want: Deny, rule: RuleUnresolvable},

@@ -55,6 +55,11 @@ func evalSingle(wd *syntax.Word) word {
 					v.static = false
 				}
 			}
+		case *syntax.ArithmExp:
+			v.static = false // a number: it cannot split
+		case *syntax.ParamExp:
+			v.static = false
+			v.splits = v.splits || !numericParam(p)
 		default:
 			v.static = false
 			v.splits = true
@@ -95,4 +100,20 @@ func printNode(n syntax.Node) string {
 		return fmt.Sprintf("%T", n)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// numericParam reports $#, $?, $$, $! and ${#name}, which always expand
+// to one number.
+func numericParam(p *syntax.ParamExp) bool {
+	if p.Length && !p.Excl && p.Param != nil {
+		return true
+	}
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 {
+		return false
+	}
+	switch p.Param.Value {
+	case "#", "?", "$", "!":
+		return true
+	}
+	return false
 }
