@@ -74,6 +74,7 @@ func newFixture(t testing.TB) fixture {
 		filepath.Join(f.root, "gitlink"):          ".git",
 		filepath.Join(f.root, "tests", "to_main"): "../main.go",
 		filepath.Join(f.root, "proclink"):         "/proc/self/cwd",
+		filepath.Join(f.root, "deep"):             ".git/hooks",
 	} {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
@@ -376,6 +377,8 @@ func TestAdversarial(t *testing.T) {
 		{name: "option value through proc", cmd: "grep -f/proc/self/environ x main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "cd through proc", cmd: "cd /proc/self/cwd && cat main.go", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "symlink to proc", cmd: "echo x >> proclink/config", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "bash network redirection", cmd: "cat main.go > /dev/tcp/127.0.0.1/9", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "logical cd through a link and back", cmd: "cd deep/../.. && ls", mode: ask, want: Ask, rule: RuleOutsideRoot},
 		{name: "standard streams stay allowed", cmd: "ls 2>&1 >/dev/null >&2; echo hi > /dev/stdout; cat /dev/stdin </dev/null", mode: ask, want: Allow},
 		// GNU and git long options take unambiguous prefixes.
 		{name: "sed --i", cmd: "sed --i s/a/b/ main.go", mode: ask, want: Deny, rule: RuleMode},

@@ -73,6 +73,11 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	if devPath(t.text) {
 		return
 	}
+	if strings.HasPrefix(t.text, "/dev/tcp/") || strings.HasPrefix(t.text, "/dev/udp/") {
+		// bash itself opens a network connection for these names.
+		w.unresolvable(subject, fmt.Sprintf("bash opens a network connection for %s, not a file", t.text))
+		return
+	}
 	access := tool.AccessRead
 	if write {
 		access = tool.AccessWrite

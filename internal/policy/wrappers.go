@@ -527,8 +527,19 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	}
 	var next []string
 	for _, cwd := range sc.cwds {
-		{
-			resolved, err := resolveShell(cwd, target.text)
+		// bash's cd is logical: it removes dir/.. before following
+		// symlinks (cd link/.. stays here), while the kernel follows link
+		// first. The shell may end up in either.
+		cands := []string{target.text}
+		if strings.Contains(target.text, "..") {
+			base := cwd
+			if filepath.IsAbs(target.text) {
+				base = "/"
+			}
+			cands = append(cands, filepath.Join(base, target.text)) // Join cleans lexically
+		}
+		for _, cand := range cands {
+			resolved, err := resolveShell(cwd, cand)
 			if w.processRelative(err, subject) {
 				return
 			}
