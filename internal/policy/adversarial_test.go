@@ -396,6 +396,11 @@ func TestAdversarial(t *testing.T) {
 		{name: "git discovering a planted bare repo", cmd: "cd bare/refs && git status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "git .git file pointing outside .git", cmd: "git -C linked status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "git in the project repo", cmd: "git -C sub log", mode: ask, want: Allow},
+		{name: "git -C after an option value", cmd: "git --namespace x -C bare log", mode: ask, want: Deny, rule: RuleMode},
+		{name: "git alias on the command line hides forbidden", cmd: "git -c alias.p=push p origin main", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "git shell alias hides sudo", cmd: "git -c 'alias.x=!sudo id' x", mode: edit, want: Deny, rule: RuleForbidden},
+		{name: "git pager config", cmd: "git -c core.pager='touch x' -p log", mode: edit, want: Ask, rule: RuleUnresolvable},
+		{name: "git harmless config", cmd: "git -c user.name=x -c color.ui=never status", mode: edit, want: Ask, rule: RuleNotAllowed},
 		{name: "env -u removes a protection", cmd: "env -u GIT_CONFIG_COUNT git status", mode: ask, want: Deny, rule: RuleMode},
 		{name: "env -u of a harmless name", cmd: "env -u LANG ls", mode: ask, want: Allow},
 		// Recursion that follows symlinks reads where they lead (out_link

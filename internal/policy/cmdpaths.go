@@ -300,6 +300,11 @@ func (w *walker) gitRepoRisk(args []word, sc *scope) string {
 		if !strings.HasPrefix(a, "-") {
 			break
 		}
+		switch a {
+		case "-c", "--namespace", "--super-prefix", "--git-dir", "--work-tree", "--config-env":
+			i++
+			continue
+		}
 		if a == "-C" && i+1 < len(args) {
 			i++
 			var next []string

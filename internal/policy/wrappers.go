@@ -77,6 +77,9 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		return
 	default:
 		w.builtin(name, args, subject)
+		if name == "git" {
+			w.gitConfig(args, subject)
+		}
 		if name == "find" || name == "fd" || name == "fdfind" {
 			for _, inner := range execArgs(name, args) {
 				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
@@ -595,4 +598,74 @@ func (w *walker) unsetEnv(name, subject string) {
 	if !safeEnvName(name) {
 		w.needsEdit(subject, fmt.Sprintf("env -u %s removes %s from the command's environment, which can change what the command runs", name, name), false)
 	}
+}
+
+// gitConfig checks configuration given on git's command line (-c KEY=VALUE,
+// --config-env=KEY=ENV). Much of git's configuration names programs or
+// commands: aliases (alias.p=push, alias.x=!cmd), core.pager, core.sshCommand,
+// core.fsmonitor, diff.external, credential helpers, include.path... so a
+// key outside a short list of harmless ones cannot be checked, even under
+// an allowed pattern like 'git *'. Its value is still searched for
+// forbidden commands and sudo.
+func (w *walker) gitConfig(args []word, subject string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static || !strings.HasPrefix(a.text, "-") {
+			return
+		}
+		var kv string
+		switch {
+		case a.text == "-c" || a.text == "--config-env":
+			if i+1 < len(args) {
+				i++
+				kv = args[i].text
+				if !args[i].static {
+					w.unresolvable(subject, "a git configuration given on the command line is only known at run time")
+					continue
+				}
+			}
+		case strings.HasPrefix(a.text, "--config-env="):
+			kv = strings.TrimPrefix(a.text, "--config-env=")
+		case strings.HasPrefix(a.text, "-c") && len(a.text) > 2:
+			kv = a.text[2:]
+		case a.text == "-C" || a.text == "--namespace" || a.text == "--git-dir" || a.text == "--work-tree" || a.text == "--super-prefix":
+			i++
+			continue
+		default:
+			continue
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		if harmlessGitKey(strings.ToLower(key)) {
+			continue
+		}
+		w.unresolvable(subject, fmt.Sprintf("git -c %s sets configuration that can name programs or commands (aliases, pagers, helpers)", key))
+		// Program-valued keys (and ! aliases) hold shell command lines.
+		w.forbiddenScript([]word{{text: strings.TrimPrefix(value, "!"), static: true}}, &scope{cwds: []string{w.c.guard.root}})
+		if strings.HasPrefix(strings.ToLower(key), "alias.") && !strings.HasPrefix(value, "!") {
+			// alias.p=push: git p ... is git push ...
+			rest := args[i+1:]
+			for len(rest) > 0 && strings.HasPrefix(rest[0].text, "-") {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 && rest[0].text == strings.TrimPrefix(strings.ToLower(key), "alias.") {
+				argv := []word{{text: "git", static: true}}
+				for _, f := range strings.Fields(value) {
+					argv = append(argv, word{text: f, static: true})
+				}
+				w.checkForbidden(append(argv, rest[1:]...), subject)
+			}
+		}
+	}
+}
+
+// harmlessGitKey lists configuration keys that name no program.
+func harmlessGitKey(key string) bool {
+	switch key {
+	case "user.name", "user.email", "core.quotepath", "core.autocrlf", "core.safecrlf", "core.abbrev",
+		"init.defaultbranch", "commit.gpgsign", "tag.gpgsign", "diff.renames", "diff.algorithm",
+		"merge.conflictstyle", "pull.rebase", "log.showsignature", "column.ui", "color.ui",
+		"advice.detachedhead", "core.filemode", "safe.bareRepository":
+		return true
+	}
+	return strings.HasPrefix(key, "color.") || strings.HasPrefix(key, "advice.") || strings.HasPrefix(key, "i18n.")
 }
