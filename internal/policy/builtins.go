@@ -157,8 +157,8 @@ func (w *walker) assigns(a word, subject string) {
 // unquoted expansion may split into both.
 func (w *walker) testBuiltin(args []word, subject string) {
 	for i, a := range args {
-		if a.splits {
-			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may split into several words, such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.text))
+		if a.splits || a.glob {
+			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.text))
 			continue
 		}
 		if i+1 < len(args) && (!a.static || a.text == "-v" || a.text == "-R") {

@@ -586,6 +586,12 @@ func (w *walker) varName(v word, subject string) string {
 		w.unresolvable(subject, fmt.Sprintf("the variable name %s is only known at run time, and a subscript in it would be evaluated as arithmetic", v.text))
 		return ""
 	}
+	if v.glob {
+		// unset * names the files here, and a file name can hold a
+		// subscript.
+		w.unresolvable(subject, fmt.Sprintf("the pattern %s expands to file names, which could hold a subscript bash evaluates as arithmetic", v.text))
+		return ""
+	}
 	name, sub, ok := strings.Cut(v.text, "[")
 	if !ok {
 		return name
