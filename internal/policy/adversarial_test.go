@@ -346,6 +346,7 @@ func TestAdversarial(t *testing.T) {
 		{name: "test with quoted expansions", cmd: `[ -f "$f" ] && [ "$a" = "$b" ]`, mode: ask, want: Allow},
 		{name: "test with a glob may expand to -v and a name", cmd: "[ -n *.go ]", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "unset with a glob names files", cmd: "unset *", mode: ask, want: Deny, rule: RuleUnresolvable},
+		{name: "declare with a glob names files", cmd: "declare -a *", mode: ask, want: Deny, rule: RuleUnresolvable},
 		{name: "test with numeric expansions", cmd: "[ $# -gt 0 ] && [ $? -eq 0 ] && [ ${#x} -lt $((2+3)) ]", mode: ask, want: Allow},
 		{name: "test -eq reads plain integers", cmd: "test 'a[$(touch x)]' -eq 1", mode: ask, want: Allow},
 		{name: "unset subscript", cmd: "unset 'a[$(touch x)]'", mode: ask, want: Deny, rule: RuleUnresolvable},

@@ -484,7 +484,7 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 				named++
 				name, value, hasValue := strings.Cut(o.text, "=")
 				name = strings.TrimSuffix(name, "+")
-				if base := w.varName(word{text: name, static: true}, subject); base != "" {
+				if base := w.varName(word{text: name, static: true, glob: o.glob}, subject); base != "" {
 					w.variable(base, exported, subject)
 				}
 				if hasValue {
