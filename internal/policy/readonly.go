@@ -14,6 +14,27 @@ import (
 // The lists follow the tools' manuals; anything not listed is not read-only.
 // The classification is deliberately narrow: a command missing here asks (in
 // edit mode) or is refused (in ask and plan modes), which is safe.
+//
+// Why the unconditional ones are read-only (bash builtins: builtins.go):
+//
+//	ls cat head tail nl tac rev cut paste join tr fold fmt expand unexpand
+//	column od hexdump strings cmp diff comm cksum sum
+//	    read the files named (checked as paths) and print; no option writes
+//	    or runs (diff -r follows symlinks: followsLinks)
+//	basename dirname realpath readlink stat df which whereis seq sleep
+//	    print names, metadata or numbers
+//	whoami id groups uname nproc uptime free ps getconf locale arch tty
+//	    print facts about the system
+//	grep egrep fgrep
+//	    read files and patterns (-f FILE is a path); -R follows symlinks
+//	    (followsLinks)
+//	jq  no function writes a file or runs a program; -f/--rawfile take paths
+//	expr
+//	    evaluates its arguments itself, not as shell arithmetic
+//
+// Conditional ones are below, each with the options that write, run or
+// open files not named on the command line. Long options are matched by
+// prefix (longIs), as getopt_long and git accept abbreviations.
 func readOnly(name string, args []string) (ok bool, why string, sensitive bool) {
 	switch name {
 	case "ls", "cat", "head", "tail", "pwd", "echo", "true", "false", ":",
