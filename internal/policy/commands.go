@@ -412,6 +412,7 @@ func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
 			// [[ -v a[i] ]] evaluates the subscript i as arithmetic.
 			if wd, ok := u.X.(*syntax.Word); ok {
 				for _, v := range evalWord(wd) {
+					v.glob = false // [[ ]] does not expand file names
 					w.varName(v, subject)
 				}
 			} else {
