@@ -1,10 +1,13 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -16,6 +19,11 @@ import (
 func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
 	if r.Hdoc != nil {
 		w.nested(r.Hdoc, sc)
+	}
+	if r.N != nil && strings.HasPrefix(r.N.Value, "{") {
+		// {NAME}>file stores the new descriptor's number in NAME:
+		// {PATH}>/dev/null makes later command names relative paths.
+		w.variable(strings.Trim(r.N.Value, "{}"), false, r.N.Value+r.Op.String())
 	}
 	if r.Word == nil {
 		return
@@ -65,6 +73,11 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	if devPath(t.text) {
 		return
 	}
+	if strings.HasPrefix(t.text, "/dev/tcp/") || strings.HasPrefix(t.text, "/dev/udp/") {
+		// bash itself opens a network connection for these names.
+		w.unresolvable(subject, fmt.Sprintf("bash opens a network connection for %s, not a file", t.text))
+		return
+	}
 	access := tool.AccessRead
 	if write {
 		access = tool.AccessWrite
@@ -74,7 +87,10 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 		if !filepath.IsAbs(lexical) {
 			lexical = filepath.Join(cwd, lexical)
 		}
-		resolved, err := resolvePath(cwd, t.text)
+		resolved, err := resolveShell(cwd, t.text)
+		if w.processRelative(err, subject) {
+			return
+		}
 		if err != nil {
 			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the target cannot be resolved (%v)", subject, err))
 			continue
@@ -90,13 +106,27 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	}
 }
 
-// devPath lists device files that are safe to name in any mode.
+// devPath lists device files that are safe to name in any mode. The
+// standard streams are the command's own (already checked) descriptors;
+// anything below /dev/fd or /proc/self is not (resolveShell).
 func devPath(p string) bool {
 	switch p {
-	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty":
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty",
+		"/dev/fd/0", "/dev/fd/1", "/dev/fd/2":
 		return true
 	}
 	return false
+}
+
+// processRelative records err when it is a *processRelativeError and
+// reports whether it was one.
+func (w *walker) processRelative(err error, subject string) bool {
+	var pe *processRelativeError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	w.unresolvable(subject, pe.Error())
+	return true
 }
 
 // paths checks the words a command may open as paths: every argument (and
@@ -157,7 +187,11 @@ func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, read
 			// a pattern rooted inside an allowed directory is expanded, so
 			// that /*/*/* cannot make the check walk the whole disk.
 			prefix := globStart(cand)
-			if start, err := resolvePath(cwd, prefix); err != nil || w.c.guard.container(start) == "" {
+			start, err := resolveShell(cwd, prefix)
+			if w.processRelative(err, subject) {
+				return
+			}
+			if err != nil || w.c.guard.container(start) == "" {
 				w.pathTarget(prefix, cwd, subject, readOnlyCmd)
 				continue
 			}
@@ -177,8 +211,8 @@ func (w *walker) pathArg(cand string, glob bool, subject string, sc *scope, read
 }
 
 func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
-	resolved, err := resolvePath(cwd, t)
-	if err != nil {
+	resolved, err := resolveShell(cwd, t)
+	if w.processRelative(err, subject) || err != nil {
 		return
 	}
 	lexical := t
@@ -225,7 +259,7 @@ func exists(p string) bool {
 func globMatchesOption(g *Guard, a word, sc *scope) bool {
 	prefix := globStart(a.text)
 	for _, cwd := range sc.cwds {
-		if start, err := resolvePath(cwd, prefix); err != nil || g.container(start) == "" {
+		if start, err := resolveShell(cwd, prefix); err != nil || g.container(start) == "" {
 			continue // outside: the path check asks about it anyway
 		}
 		p := a.text
@@ -249,4 +283,161 @@ func globStart(pattern string) string {
 		return filepath.Dir(pattern[:i] + "x")
 	}
 	return "."
+}
+
+// gitRepoRisk says why the repository a read-only git command would use
+// could run programs, or "". Git runs what its repository's config names
+// (core.fsmonitor on status, diff.external, textconv drivers...). The
+// project's own .git is protected from tools; but a directory inside the
+// project that looks like a bare repository (HEAD, objects/, refs/), or a
+// .git file pointing outside any .git directory, has a config any tool may
+// have written. Git finds its repository from the working directory (and
+// -C) upwards, checking DIR/.git and then DIR itself at each level.
+func (w *walker) gitRepoRisk(args []word, sc *scope) string {
+	dirs := slices.Clone(sc.cwds)
+	for i := 0; i < len(args); i++ {
+		a := args[i].text
+		if !strings.HasPrefix(a, "-") {
+			break
+		}
+		switch a {
+		case "-c", "--namespace", "--super-prefix", "--git-dir", "--work-tree", "--config-env":
+			i++
+			continue
+		}
+		if a == "-C" && i+1 < len(args) {
+			i++
+			var next []string
+			for _, d := range dirs {
+				if r, err := resolveShell(d, args[i].text); err == nil {
+					next = append(next, r)
+				}
+			}
+			dirs = next
+		}
+	}
+	for _, d := range dirs {
+		if why := w.gitRepoAt(d); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+func (w *walker) gitRepoAt(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil {
+			switch {
+			case fi.IsDir():
+				return ""
+			case fi.Mode().IsRegular():
+				data, err := os.ReadFile(dotgit)
+				if err != nil {
+					return fmt.Sprintf("git would use the repository named by %s, which cannot be read", dotgit)
+				}
+				target, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+				target = strings.TrimSpace(target)
+				if !ok || target == "" {
+					return ""
+				}
+				r, err := resolveShell(d, target)
+				if err != nil || !hasGitComponent(r) {
+					return fmt.Sprintf("%s points git at %s, outside any .git directory, whose config can run programs", dotgit, target)
+				}
+				return ""
+			default:
+				r, err := resolveShell(d, ".git")
+				if err != nil || !hasGitComponent(r) {
+					return fmt.Sprintf("%s is a link to a repository outside any .git directory, whose config can run programs", dotgit)
+				}
+				return ""
+			}
+		}
+		if isGitDir(d) && w.c.guard.container(d) != "" {
+			return fmt.Sprintf("git would use %s, a bare repository inside the project whose config (which can run programs) tools may have written", d)
+		}
+		if d == filepath.Dir(d) {
+			return ""
+		}
+	}
+}
+
+// isGitDir mirrors git's is_git_directory: HEAD, objects/ and refs/.
+func isGitDir(d string) bool {
+	for _, p := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, p)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func hasGitComponent(p string) bool {
+	for _, c := range strings.Split(filepath.ToSlash(p), "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
+}
+
+// maxLinkWalk bounds the entries linksOut looks at.
+const maxLinkWalk = 100000
+
+// linksOut checks the trees a command that follows symlinks descends into
+// (followsLinks): a symlink in them that leads outside the allowed
+// directories is a path the command reads, and asks like one. The trees
+// are the operands that are directories (the current directory when none
+// is); trees outside the allowed directories were asked about already.
+func (w *walker) linksOut(args []word, subject string, sc *scope) {
+	if w.forbiddenOnly {
+		return
+	}
+	seen := 0
+	for _, cwd := range sc.cwds {
+		var dirs []string
+		for _, a := range args {
+			if !a.static || strings.HasPrefix(a.text, "-") {
+				continue
+			}
+			if dir, err := resolveShell(cwd, a.text); err == nil {
+				if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+					dirs = append(dirs, dir)
+				}
+			}
+		}
+		if len(dirs) == 0 {
+			dirs = []string{cwd} // grep -R PATTERN, rg -L: the current directory
+		}
+		for _, dir := range dirs {
+			if w.c.guard.container(dir) == "" {
+				continue
+			}
+			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if seen++; seen > maxLinkWalk {
+					return fs.SkipAll
+				}
+				if d.Type()&fs.ModeSymlink == 0 {
+					return nil
+				}
+				target, err := resolveShell(filepath.Dir(p), filepath.Base(p))
+				if w.processRelative(err, subject) {
+					return nil
+				}
+				if err == nil && w.c.guard.container(target) == "" {
+					w.ask(RuleOutsideRoot, target, pathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+						subject, p, target, w.c.guard.root, RuleOutsideRoot, suggestDir(target)))
+				}
+				return nil
+			})
+			if seen > maxLinkWalk {
+				w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s` follows symlinks in more than %d files, too many to check where they lead", subject, maxLinkWalk))
+				return
+			}
+		}
+	}
 }

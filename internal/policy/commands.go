@@ -22,9 +22,11 @@ const maxDepth = 8
 // newlines, inside subshells, blocks, conditionals and loops, inside $(...),
 // backticks, process substitutions and unquoted here-documents, and inside
 // the wrappers env, xargs, timeout, nice, nohup, time, command, builtin,
-// exec, stdbuf, setsid and the shells bash/sh/zsh/dash/ksh -c (whose
-// script is parsed in turn). Redirection targets are checked as paths with
-// the Guard, as are the arguments of every command.
+// exec, jobs -x, stdbuf, setsid, find -exec, fd -x and the shells
+// bash/sh/zsh/dash/ksh -c (whose script is parsed in turn). Redirection
+// targets are checked as paths with the Guard, as are the arguments of
+// every command; a path through /proc/self or /dev/fd, which the shell
+// resolves in its own process, cannot be checked.
 //
 // The verdict for a mode:
 //
@@ -32,10 +34,13 @@ const maxDepth = 8
 //     the like), a write to a protected path, control characters, and in
 //     ask and plan modes anything that is not provably read-only.
 //   - Ask: in edit mode, a command that is neither read-only nor matched by
-//     permissions.allowed_commands, or that cannot be resolved statically
-//     (eval, source, a command name from an expansion, a parse error...);
-//     in every mode, a path outside the project root, cd out of the root,
-//     or an argument only known at run time.
+//     permissions.allowed_commands, a destructive form (destructive.go)
+//     that the matching allowed pattern does not name, or a command that
+//     cannot be resolved statically (eval, source, a command name from an
+//     expansion, a subscript bash evaluates as arithmetic, a parse
+//     error...) whatever the allowed patterns; in every mode, a path
+//     outside the project root, cd out of the root, or an argument only
+//     known at run time.
 //   - Allow: everything else.
 //
 // Commands is immutable and safe for concurrent use.
@@ -109,6 +114,10 @@ type walker struct {
 	// forbiddenOnly walkers look only for forbidden commands; they scan
 	// text that may or may not run (suffixes of a command's arguments).
 	forbiddenOnly bool
+	// code marks a forbiddenOnly walker scanning text that bash does run
+	// (eval's and trap's arguments, a subscript bash evaluates): there a
+	// word sudo is a privilege escalation, not data.
+	code bool
 }
 
 // word is a shell word after static evaluation.
@@ -118,6 +127,7 @@ type word struct {
 	static bool   // the value is known without running anything
 	glob   bool   // contains unquoted pattern characters
 	tilde  bool   // starts with an unquoted ~
+	splits bool   // has an unquoted expansion, so it may become several words
 }
 
 func (w *walker) deny(rule, subject, reason string) {
@@ -303,6 +313,16 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 			return false
 		case *syntax.ArithmExp:
 			w.arithmetic(x.X, printNode(x))
+		case *syntax.Assign:
+			// a[i]=v: the subscript of an indexed array is arithmetic.
+			if x.Index != nil {
+				w.arithmetic(x.Index, printNode(x))
+			}
+		case *syntax.ArrayElem:
+			// arr=([i]=v): so is an element's subscript.
+			if x.Index != nil {
+				w.arithmetic(x.Index, "["+printNode(x.Index)+"]="+printNode(x.Value))
+			}
 		case *syntax.ParamExp:
 			subject := printNode(x)
 			if x.Excl {
@@ -317,6 +337,13 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 			}
 			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(printNode(x.Exp.Word), "P") {
 				w.unresolvable(subject, "${name@P} expands a variable's value as a prompt, which runs the command substitutions in it")
+			}
+			if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) && x.Param != nil {
+				// ${NAME:=value} assigns NAME, like NAME=value.
+				if x.Exp.Word != nil {
+					w.codeLike(evalWord(x.Exp.Word), subject)
+				}
+				w.variable(x.Param.Value, false, subject)
 			}
 		}
 		return true
@@ -381,6 +408,17 @@ func isNumber(s string) bool {
 // evaluates arithmetically.
 func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
 	syntax.Walk(x, func(n syntax.Node) bool {
+		if u, ok := n.(*syntax.UnaryTest); ok && (u.Op == syntax.TsVarSet || u.Op == syntax.TsRefVar) {
+			// [[ -v a[i] ]] evaluates the subscript i as arithmetic.
+			if wd, ok := u.X.(*syntax.Word); ok {
+				for _, v := range evalWord(wd) {
+					v.glob = false // [[ ]] does not expand file names
+					w.varName(v, subject)
+				}
+			} else {
+				w.unresolvable(subject, "the variable name tested by -v is only known at run time")
+			}
+		}
 		if b, ok := n.(*syntax.BinaryTest); ok {
 			switch b.Op {
 			case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
@@ -420,8 +458,11 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 					if strings.ContainsRune(o.text, 'x') && o.text[0] == '-' {
 						exported = true
 					}
-					if strings.ContainsRune(o.text, 'n') {
-						w.needsEdit(subject, d.Variant.Value+" -n makes a name refer to another variable", false)
+					if strings.ContainsRune(o.text, 'n') && o.text[0] == '-' {
+						w.unresolvable(subject, d.Variant.Value+" -n makes a name refer to another variable, whose subscript every later use evaluates as arithmetic")
+					}
+					if strings.ContainsRune(o.text, 'i') && o.text[0] == '-' {
+						w.unresolvable(subject, d.Variant.Value+" -i makes every later assignment to the variable an arithmetic evaluation of the value")
 					}
 					if strings.ContainsAny(o.text, "pfF") {
 						prints = true
@@ -432,6 +473,25 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 	}
 	for _, a := range d.Args {
 		if a.Name == nil {
+			if a.Value == nil {
+				continue
+			}
+			// A quoted argument ('a[$(cmd)]=1', "PATH=.") is still an
+			// assignment to bash, which parses it at run time.
+			for _, o := range evalWord(a.Value) {
+				if !o.static || strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
+					continue
+				}
+				named++
+				name, value, hasValue := strings.Cut(o.text, "=")
+				name = strings.TrimSuffix(name, "+")
+				if base := w.varName(word{text: name, static: true, glob: o.glob}, subject); base != "" {
+					w.variable(base, exported, subject)
+				}
+				if hasValue {
+					w.codeLike([]word{{text: value, static: true}}, subject)
+				}
+			}
 			continue
 		}
 		named++
@@ -451,6 +511,7 @@ func (w *walker) codeLike(ws []word, subject string) {
 	for _, v := range ws {
 		if v.static && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`") || strings.Contains(v.text, "${") || strings.Contains(v.text, "$[")) {
 			w.unresolvable(subject, "it stores shell code in a variable, where a later expansion could run it")
+			w.codeText(v.text)
 		}
 	}
 }
@@ -468,7 +529,7 @@ func (w *walker) variable(name string, exported bool, subject string) {
 		w.needsEdit(subject, fmt.Sprintf("it passes %s to the command's environment, which can change what the command runs", name), false)
 		return
 	}
-	if strings.ToLower(name) != name || strings.HasPrefix(name, "_") {
+	if specialName(name) {
 		w.needsEdit(subject, fmt.Sprintf("it sets %s, which can change how later commands are found or run", name), false)
 	}
 }
@@ -512,4 +573,61 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 		argv = append(argv, evalWord(a)...)
 	}
 	w.simple(argv, subject, sc)
+}
+
+// varName checks a word that a builtin takes as a variable name (unset,
+// read, printf -v, wait -p, test -v, declare's quoted arguments...) and
+// returns the name without its subscript, or "" when there is none to
+// check. Bash evaluates the subscript of an indexed array as arithmetic,
+// and arithmetic evaluates variables' values and runs the command
+// substitutions in them, quotes or not: unset 'a[$(cmd)]' runs cmd. So a
+// subscript other than a plain number, @ or * cannot be checked.
+func (w *walker) varName(v word, subject string) string {
+	if !v.static {
+		w.unresolvable(subject, fmt.Sprintf("the variable name %s is only known at run time, and a subscript in it would be evaluated as arithmetic", v.text))
+		return ""
+	}
+	if v.glob {
+		// unset * names the files here, and a file name can hold a
+		// subscript.
+		w.unresolvable(subject, fmt.Sprintf("the pattern %s expands to file names, which could hold a subscript bash evaluates as arithmetic", v.text))
+		return ""
+	}
+	name, sub, ok := strings.Cut(v.text, "[")
+	if !ok {
+		return name
+	}
+	idx, closed := strings.CutSuffix(sub, "]")
+	if !closed || !(isNumber(idx) || idx == "@" || idx == "*") {
+		w.unresolvable(subject, fmt.Sprintf("the subscript of %s is evaluated as arithmetic, which runs any $(...) in it or in the variables it names", v.text))
+		w.codeText(v.text)
+	}
+	return name
+}
+
+// specialName reports names whose assignment can change how later commands
+// are found or run: environment-style (upper-case) and underscore names,
+// except the harmless ones of safeEnvName.
+func specialName(name string) bool {
+	return !safeEnvName(name) && (strings.ToLower(name) != name || strings.HasPrefix(name, "_"))
+}
+
+// codeText scans text that bash may run as code (a subscript it evaluates,
+// a value stored for later evaluation) for forbidden commands and
+// privilege escalation, which no approval lets through.
+func (w *walker) codeText(text string) {
+	if w.depth > maxDepth {
+		return
+	}
+	// The text is read as bash reads a subscript or an unquoted here
+	// document: quotes are literal, expansions are expanded.
+	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
+	if err != nil {
+		return
+	}
+	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
+	sub.nested(doc, &scope{cwds: []string{w.c.guard.root}})
+	for _, f := range sub.v.Findings {
+		w.v.add(f)
+	}
 }

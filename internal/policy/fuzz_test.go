@@ -16,6 +16,9 @@ func FuzzCommandsCheck(f *testing.F) {
 		"f() { :; }", "case $x in a) ls;; esac", "for ((i=0;i<3;i++)); do echo; done",
 		"ls > >(cat) 2>&1 <&-", "declare -n r=PATH", "coproc ls", "time -p ls", "[[ $a -eq 1 ]]",
 		"sed -e 's/a/b/w x' -e p", "git -C .. -c a=b log", "xargs -I{} sh -c '{}'", "${!x}", "echo ${x@P}",
+		"test -v 'a[$(git push)]'", "jobs -lx sudo ls", "cd .git && echo x >> /proc/self/cwd/config",
+		"unset 'a[x]' PATH", "declare 'b[$(x)]=1' -i y=z", "arr=([i]=1); : ${Q:=$(x)}", "exec {P}>/dev/null",
+		"grep -R x .", "git push --force origin +main", "find . -exec rm -rf {} +", "read -ra 'a[$(y)]' <<< x",
 	} {
 		f.Add(s, uint8(0))
 	}

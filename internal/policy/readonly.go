@@ -14,19 +14,60 @@ import (
 // The lists follow the tools' manuals; anything not listed is not read-only.
 // The classification is deliberately narrow: a command missing here asks (in
 // edit mode) or is refused (in ask and plan modes), which is safe.
+//
+// Why the unconditional ones are read-only (bash builtins: builtins.go):
+//
+//	ls cat head tail nl tac rev cut paste join tr fold fmt expand unexpand
+//	column od hexdump strings cmp diff comm cksum sum
+//	    read the files named (checked as paths) and print; no option writes
+//	    or runs (diff -r follows symlinks: followsLinks)
+//	basename dirname realpath readlink stat df which whereis seq sleep
+//	    print names, metadata or numbers
+//	whoami id groups uname nproc uptime free ps getconf locale arch tty
+//	    print facts about the system
+//	grep egrep fgrep
+//	    read files and patterns (-f FILE is a path); -R follows symlinks
+//	    (followsLinks)
+//	jq  no function writes a file or runs a program; -f/--rawfile take paths
+//	expr
+//	    evaluates its arguments itself, not as shell arithmetic
+//
+// Conditional ones are below, each with the options that write, run or
+// open files not named on the command line. Long options are matched by
+// prefix (longIs), as getopt_long and git accept abbreviations.
 func readOnly(name string, args []string) (ok bool, why string, sensitive bool) {
 	switch name {
-	case "ls", "cat", "head", "tail", "wc", "pwd", "echo", "true", "false", ":",
+	case "ls", "cat", "head", "tail", "pwd", "echo", "true", "false", ":",
 		"nl", "tac", "rev", "cmp", "diff", "comm", "cut", "paste", "join", "tr",
 		"fold", "fmt", "expand", "unexpand", "column", "seq", "od", "hexdump",
-		"strings", "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-		"sha512sum", "b2sum", "cksum", "sum", "basename", "dirname", "realpath",
-		"readlink", "stat", "du", "df", "which", "whereis", "type", "whoami", "id",
+		"strings", "cksum", "sum", "basename", "dirname", "realpath",
+		"readlink", "stat", "df", "which", "whereis", "type", "whoami", "id",
 		"groups", "uname", "nproc", "uptime", "free", "ps", "sleep", "test", "[",
-		"grep", "egrep", "fgrep", "jq", "wait", "jobs", "exit", "return", "break",
+		"grep", "egrep", "fgrep", "jq", "exit", "return", "break",
 		"continue", "shift", "getconf", "locale", "arch", "tty", "expr", "help",
 		"times", "dirs", "popd", "unset":
 		return true, "", false
+	case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum":
+		if shortFlag(args, "c") || args0(args, "--check") != "" {
+			return false, name + " -c opens the files listed in a checksum file, so they cannot be checked", true
+		}
+		return true, "", true
+	case "wc", "du":
+		for _, a := range args {
+			if longIs(a, "files0-from") != "" {
+				return false, name + " --files0-from reads the names of the files to open from a file, so they cannot be checked", true
+			}
+		}
+		return true, "", true
+	case "jobs":
+		// jobs -x runs a command; unwrap takes that form apart, so what is
+		// left only lists, unless an option is only known at run time.
+		return true, "", true
+	case "wait":
+		if shortFlag(args, "p") {
+			return false, "wait -p assigns a shell variable", true
+		}
+		return true, "", true
 	case "printf":
 		if shortFlag(args, "v") {
 			return false, "printf -v assigns a shell variable", true
@@ -86,12 +127,15 @@ func readOnly(name string, args []string) (ok bool, why string, sensitive bool) 
 		return awkReadOnly(name, args)
 	case "sort":
 		for _, a := range args {
-			if n := flagName(a); strings.HasPrefix(a, "--") && (n == "output" || n == "compress-program") {
+			if n := longIs(a, "output", "compress-program", "temporary-directory"); n != "" {
 				return false, "sort --" + n + " writes a file or runs a program", true
 			}
+			if longIs(a, "files0-from") != "" {
+				return false, "sort --files0-from reads the names of the files to open from a file, so they cannot be checked", true
+			}
 		}
-		if shortFlag(args, "o") {
-			return false, "sort -o writes a file", true
+		if shortFlag(args, "oT") {
+			return false, "sort -o/-T writes files", true
 		}
 		return true, "", true
 	case "uniq":
@@ -114,6 +158,9 @@ func readOnly(name string, args []string) (ok bool, why string, sensitive bool) 
 	case "file":
 		if shortFlag(args, "C") || hasLong(args, "compile") {
 			return false, "file -C writes a compiled magic file", true
+		}
+		if shortFlag(args, "f") || hasLong(args, "files-from") {
+			return false, "file -f reads the names of the files to open from a file, so they cannot be checked", true
 		}
 		return true, "", true
 	case "hostname":
@@ -229,7 +276,7 @@ func dateReadOnly(args []string) (bool, string, bool) {
 		switch {
 		case a == "-d" || a == "-f" || a == "-r" || a == "--date" || a == "--file" || a == "--reference":
 			i++
-		case strings.HasPrefix(a, "--set") || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 's')):
+		case longIs(a, "set") != "" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsRune(a, 's')):
 			return false, "date -s sets the clock", true
 		case strings.HasPrefix(a, "-"):
 		case strings.HasPrefix(a, "+"):
@@ -251,20 +298,21 @@ func sedReadOnly(args []string) (bool, string, bool) {
 				scripts = append(scripts, args[i+1])
 			}
 			i = len(args)
-		case a == "-i" || strings.HasPrefix(a, "--in-place") || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(strings.SplitN(a, "e", 2)[0], "iI")):
+		case a == "-i" || longIs(a, "in-place") != "" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(strings.SplitN(a, "e", 2)[0], "iI")):
 			return false, "sed -i edits files in place", true
-		case a == "-f" || strings.HasPrefix(a, "--file"):
+		case a == "-f" || longIs(a, "file") != "":
 			return false, "sed -f runs a script file that cannot be checked", true
-		case a == "-e" || a == "--expression":
+		case a == "-e" || (longIs(a, "expression") != "" && !strings.Contains(a, "=")):
 			explicit = true
 			if i+1 < len(args) {
 				scripts = append(scripts, args[i+1])
 				i++
 			}
-		case strings.HasPrefix(a, "--expression="):
+		case longIs(a, "expression") != "":
 			explicit = true
-			scripts = append(scripts, strings.TrimPrefix(a, "--expression="))
-		case a == "-l" || a == "--line-length":
+			_, v, _ := strings.Cut(a, "=")
+			scripts = append(scripts, v)
+		case a == "-l" || (longIs(a, "line-length") != "" && !strings.Contains(a, "=")):
 			i++
 		case len(a) > 1 && a[0] == '-' && a[1] != '-':
 			// A cluster such as -ne 'p': the script follows e.
@@ -324,7 +372,8 @@ func awkReadOnly(name string, args []string) (bool, string, bool) {
 	if program == "" {
 		return false, name + " without a program on the command line runs a program that cannot be checked", true
 	}
-	for _, bad := range []string{">", "|", "system", "getline", "@", "close", "fflush"} {
+	// ARGV: a program that sets ARGV[i] reads files no argument names.
+	for _, bad := range []string{">", "|", "system", "getline", "@", "close", "fflush", "ARGV"} {
 		if strings.Contains(program, bad) {
 			return false, fmt.Sprintf("the %s program contains %q, which can write files or run commands", name, bad), true
 		}
@@ -405,9 +454,10 @@ func gitSubReadOnly(sub string, rest []string) (bool, string, bool) {
 			return false, "git " + sub + " " + a + " writes a file", true
 		case n == "ext-diff" && strings.HasPrefix(a, "--"):
 			return false, "git " + sub + " --ext-diff runs an external diff program", true
-		case (n == "textconv" || n == "filters") && strings.HasPrefix(a, "--"):
-			return false, "git " + sub + " --" + n + " runs conversion programs", true
-		case n == "open-files-in-pager" && strings.HasPrefix(a, "--"), sub == "grep" && strings.HasPrefix(a, "-O"):
+		case (n == "textconv" || n == "filters") && strings.HasPrefix(a, "--"),
+			sub == "cat-file" && longIs(a, "textconv", "filters") != "":
+			return false, "git " + sub + " " + a + " runs conversion programs", true
+		case n == "open-files-in-pager" && strings.HasPrefix(a, "--"), sub == "grep" && (strings.HasPrefix(a, "-O") || longIs(a, "open-files-in-pager") != ""):
 			return false, "git grep -O opens a pager", true
 		}
 	}
@@ -433,8 +483,11 @@ func gitSubReadOnly(sub string, rest []string) (bool, string, bool) {
 			switch a {
 			case "--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list":
 				for _, b := range rest {
-					switch b {
-					case "--add", "--unset", "--unset-all", "--replace-all", "--rename-section", "--remove-section", "--edit", "-e", "set", "unset", "edit":
+					// git's option parser accepts unambiguous
+					// abbreviations: --ed is --edit.
+					switch {
+					case b == "-e" || b == "set" || b == "unset" || b == "edit" || b == "rename-section" || b == "remove-section",
+						longIs(b, "add", "unset", "unset-all", "replace-all", "rename-section", "remove-section", "edit") != "":
 						return false, "git config " + b + " changes configuration", true
 					}
 				}
@@ -501,4 +554,62 @@ func listOnly(sub string, rest []string, flags, valued string) (bool, string, bo
 		return false, "git " + sub + " " + strings.Join(operands, " ") + " creates a " + sub, true
 	}
 	return true, "", true
+}
+
+// longIs reports which of names the long option a (--name or --name=value)
+// stands for, or "". GNU getopt_long and git's option parser accept any
+// unambiguous prefix (sed --i is sed --in-place), so a prefix of a name
+// counts as that name; an ambiguous prefix is an error, which counting it
+// over-approximates safely.
+func longIs(a string, names ...string) string {
+	n, ok := strings.CutPrefix(a, "--")
+	if !ok || n == "" {
+		return ""
+	}
+	n, _, _ = strings.Cut(n, "=")
+	if n == "" {
+		return ""
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, n) {
+			return name
+		}
+	}
+	return ""
+}
+
+// args0 returns the first of args that is a long option abbreviating
+// long (a prefix of it), or "".
+func args0(args []string, long string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if longIs(a, strings.TrimPrefix(long, "--")) != "" {
+			return a
+		}
+	}
+	return ""
+}
+
+// followsLinks reports a read-only command that descends into directories
+// and follows the symlinks it meets there, so it may read outside the
+// directories its arguments name: grep -R, rg -L, fd -L, find -L, diff -r
+// (which follows them unless --no-dereference).
+func followsLinks(name string, args []string) bool {
+	switch name {
+	case "grep", "egrep", "fgrep":
+		return shortFlag(args, "R") || args0(args, "--dereference-recursive") != ""
+	case "rg", "fd", "fdfind":
+		return shortFlag(args, "L") || hasLong(args, "follow")
+	case "find":
+		for _, a := range args {
+			if a == "-L" || a == "-follow" {
+				return true
+			}
+		}
+	case "diff":
+		return (shortFlag(args, "r") || args0(args, "--recursive") != "") && args0(args, "--no-dereference") == ""
+	}
+	return false
 }

@@ -45,13 +45,24 @@ func evalSingle(wd *syntax.Word) word {
 			}
 		case *syntax.SglQuoted:
 		case *syntax.DblQuoted:
+			if p.Dollar {
+				// $"..." is translated through the locale's message
+				// catalogue at run time.
+				v.static = false
+			}
 			for _, q := range p.Parts {
 				if _, ok := q.(*syntax.Lit); !ok {
 					v.static = false
 				}
 			}
+		case *syntax.ArithmExp:
+			v.static = false // a number: it cannot split
+		case *syntax.ParamExp:
+			v.static = false
+			v.splits = v.splits || !numericParam(p)
 		default:
 			v.static = false
+			v.splits = true
 		}
 	}
 	if v.static {
@@ -89,4 +100,20 @@ func printNode(n syntax.Node) string {
 		return fmt.Sprintf("%T", n)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// numericParam reports $#, $?, $$, $! and ${#name}, which always expand
+// to one number.
+func numericParam(p *syntax.ParamExp) bool {
+	if p.Length && !p.Excl && p.Param != nil {
+		return true
+	}
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.Index != nil || p.Slice != nil || p.Repl != nil || p.Exp != nil || p.Names != 0 {
+		return false
+	}
+	switch p.Param.Value {
+	case "#", "?", "$", "!":
+		return true
+	}
+	return false
 }

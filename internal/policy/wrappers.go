@@ -59,6 +59,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 	case strings.ContainsRune(name, '/'):
 		pathWords = append(pathWords, cur[0])
 		w.needsEdit(subject, name+" runs a program by path", allowed)
+		w.destructive(cur, subject, sc, allowed)
 		w.forbiddenSuffixes(cur, sc)
 	case isShell(name):
 		pathWords = append(pathWords, w.shell(cur, subject, sc, allowed)...)
@@ -75,6 +76,15 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.cd(args, subject, sc)
 		return
 	default:
+		w.builtin(name, args, subject)
+		if name == "git" {
+			w.gitConfig(args, subject)
+		}
+		if name == "find" || name == "fd" || name == "fdfind" {
+			for _, inner := range execArgs(name, args) {
+				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
+			}
+		}
 		ok, why, sensitive := readOnly(name, texts(args))
 		if ok && sensitive {
 			for _, a := range args {
@@ -88,11 +98,17 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 				}
 			}
 		}
+		if ok && name == "git" {
+			if risk := w.gitRepoRisk(args, sc); risk != "" {
+				ok, why = false, risk
+			}
+		}
 		if ok && dynamicInput != "" && sensitive {
 			ok, why = false, dynamicInput+", which could include an option that writes or runs"
 		}
 		if !ok {
 			w.needsEdit(subject, why, allowed)
+			w.destructive(cur, subject, sc, allowed)
 			w.forbiddenSuffixes(cur, sc)
 		}
 		readOnlyCmd = ok
@@ -105,6 +121,9 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s, so the paths they name cannot be checked", subject, dynamicInput))
 	}
 	w.paths(pathWords, subject, sc, readOnlyCmd)
+	if readOnlyCmd && followsLinks(name, texts(args)) {
+		w.linksOut(args, subject, sc)
+	}
 }
 
 // isShell names the shells whose -c script is parsed as bash.
@@ -239,10 +258,12 @@ func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
 // forbiddenScript checks the static words of args, joined, as a script for
 // forbidden commands (eval 'git push').
 func (w *walker) forbiddenScript(args []word, sc *scope) {
-	if len(w.c.forbidden) == 0 || len(args) == 0 {
+	if len(args) == 0 {
 		return
 	}
-	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true}
+	// The script runs when this command does; inside a suffix scan it
+	// may not run at all, so sudo there stays data.
+	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
 	src := strings.Join(texts(args), " ")
 	sub.script(src, sc.clone(), src)
 	for _, f := range sub.v.Findings {
@@ -258,7 +279,7 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 	args := argv[1:]
 	switch name {
 	case "sudo", "doas", "su", "pkexec", "run0":
-		if w.forbiddenOnly {
+		if w.forbiddenOnly && !w.code {
 			return nil, nil, "", true // an argument named sudo is not a privilege escalation
 		}
 		w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` escalates privileges, which Odin never does", name))
@@ -287,6 +308,21 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 			i++
 		}
 		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+	case "jobs":
+		// jobs -x CMD ARGS runs CMD with job specs replaced by process
+		// group IDs.
+		i, run := 0, false
+		for ; i < len(args) && args[i].static && strings.HasPrefix(args[i].text, "-") && args[i].text != "-"; i++ {
+			if args[i].text == "--" {
+				i++
+				break
+			}
+			run = run || strings.ContainsRune(args[i].text, 'x')
+		}
+		if !run {
+			return nil, nil, "", false
+		}
+		return args[i:], args[:i], "", true
 	case "nohup", "builtin", "setsid":
 		i := 0
 		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
@@ -384,8 +420,18 @@ func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dy
 			w.unresolvable(subject, "env -C runs the command in another directory")
 			return nil, nil, "", true
 		case t == "-u" || t == "--unset":
+			// Unsetting a variable can remove a protection Odin puts in
+			// the environment (GIT_CONFIG_COUNT keeps git from using a
+			// planted bare repository).
+			if i+1 < len(args) {
+				w.unsetEnv(args[i+1].text, subject)
+			}
 			i++
-		case t == "-i" || t == "-0" || t == "-" || t == "--ignore-environment" || t == "--null" || strings.HasPrefix(t, "-u") || strings.HasPrefix(t, "--unset=") || t == "-v" || t == "--debug":
+		case strings.HasPrefix(t, "--unset="):
+			w.unsetEnv(strings.TrimPrefix(t, "--unset="), subject)
+		case strings.HasPrefix(t, "-u") && !strings.HasPrefix(t, "--"):
+			w.unsetEnv(strings.TrimPrefix(t, "-u"), subject)
+		case t == "-i" || t == "-0" || t == "-" || t == "--ignore-environment" || t == "--null" || t == "-v" || t == "--debug":
 		case strings.HasPrefix(t, "-"):
 			w.needsEdit(subject, "env option "+t+" is not known to be harmless", false)
 		case strings.Contains(t, "=") && !strings.HasPrefix(t, "="):
@@ -484,19 +530,142 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	}
 	var next []string
 	for _, cwd := range sc.cwds {
-		resolved, err := resolvePath(cwd, target.text)
-		if err != nil {
-			continue
+		// bash's cd is logical: it removes dir/.. before following
+		// symlinks (cd link/.. stays here), while the kernel follows link
+		// first. The shell may end up in either.
+		cands := []string{target.text}
+		if strings.Contains(target.text, "..") {
+			base := cwd
+			if filepath.IsAbs(target.text) {
+				base = "/"
+			}
+			cands = append(cands, filepath.Join(base, target.text)) // Join cleans lexically
 		}
-		if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
-			continue // cd fails; the shell stays where it was
+		for _, cand := range cands {
+			resolved, err := resolveShell(cwd, cand)
+			if w.processRelative(err, subject) {
+				return
+			}
+			if err != nil {
+				continue
+			}
+			if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
+				continue // cd fails; the shell stays where it was
+			}
+			if w.c.guard.container(resolved) == "" {
+				w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+			}
+			next = append(next, resolved)
 		}
-		if w.c.guard.container(resolved) == "" {
-			w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
-		}
-		next = append(next, resolved)
 	}
 	for _, d := range next {
 		sc.addCwd(d)
 	}
+}
+
+// execArgs returns the commands find -exec/-execdir/-ok/-okdir and
+// fd -x/-X/--exec/--exec-batch run for the files found, so that each is
+// checked as a command of its own ({} stays a word inside the search).
+func execArgs(name string, args []word) [][]word {
+	var out [][]word
+	for i := 0; i < len(args); i++ {
+		t := args[i].text
+		var start bool
+		switch name {
+		case "find":
+			start = t == "-exec" || t == "-execdir" || t == "-ok" || t == "-okdir"
+		default: // fd
+			start = t == "-x" || t == "-X" || t == "--exec" || t == "--exec-batch"
+		}
+		if !start {
+			continue
+		}
+		j := i + 1
+		for j < len(args) && args[j].text != ";" && !(name == "find" && args[j].text == "+") {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, args[i+1:j])
+		}
+		i = j
+	}
+	return out
+}
+
+// unsetEnv checks env -u NAME: removing a variable Odin sets for the
+// command (GIT_CONFIG_*, PAGER...) changes what the command does.
+func (w *walker) unsetEnv(name, subject string) {
+	if !safeEnvName(name) {
+		w.needsEdit(subject, fmt.Sprintf("env -u %s removes %s from the command's environment, which can change what the command runs", name, name), false)
+	}
+}
+
+// gitConfig checks configuration given on git's command line (-c KEY=VALUE,
+// --config-env=KEY=ENV). Much of git's configuration names programs or
+// commands: aliases (alias.p=push, alias.x=!cmd), core.pager, core.sshCommand,
+// core.fsmonitor, diff.external, credential helpers, include.path... so a
+// key outside a short list of harmless ones cannot be checked, even under
+// an allowed pattern like 'git *'. Its value is still searched for
+// forbidden commands and sudo.
+func (w *walker) gitConfig(args []word, subject string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.static || !strings.HasPrefix(a.text, "-") {
+			return
+		}
+		var kv string
+		switch {
+		case a.text == "-c" || a.text == "--config-env":
+			if i+1 < len(args) {
+				i++
+				kv = args[i].text
+				if !args[i].static {
+					w.unresolvable(subject, "a git configuration given on the command line is only known at run time")
+					continue
+				}
+			}
+		case strings.HasPrefix(a.text, "--config-env="):
+			kv = strings.TrimPrefix(a.text, "--config-env=")
+		case strings.HasPrefix(a.text, "-c") && len(a.text) > 2:
+			kv = a.text[2:]
+		case a.text == "-C" || a.text == "--namespace" || a.text == "--git-dir" || a.text == "--work-tree" || a.text == "--super-prefix":
+			i++
+			continue
+		default:
+			continue
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		if harmlessGitKey(strings.ToLower(key)) {
+			continue
+		}
+		w.unresolvable(subject, fmt.Sprintf("git -c %s sets configuration that can name programs or commands (aliases, pagers, helpers)", key))
+		// Program-valued keys (and ! aliases) hold shell command lines.
+		w.forbiddenScript([]word{{text: strings.TrimPrefix(value, "!"), static: true}}, &scope{cwds: []string{w.c.guard.root}})
+		if strings.HasPrefix(strings.ToLower(key), "alias.") && !strings.HasPrefix(value, "!") {
+			// alias.p=push: git p ... is git push ...
+			rest := args[i+1:]
+			for len(rest) > 0 && strings.HasPrefix(rest[0].text, "-") {
+				rest = rest[1:]
+			}
+			if len(rest) > 0 && rest[0].text == strings.TrimPrefix(strings.ToLower(key), "alias.") {
+				argv := []word{{text: "git", static: true}}
+				for _, f := range strings.Fields(value) {
+					argv = append(argv, word{text: f, static: true})
+				}
+				w.checkForbidden(append(argv, rest[1:]...), subject)
+			}
+		}
+	}
+}
+
+// harmlessGitKey lists configuration keys that name no program.
+func harmlessGitKey(key string) bool {
+	switch key {
+	case "user.name", "user.email", "core.quotepath", "core.autocrlf", "core.safecrlf", "core.abbrev",
+		"init.defaultbranch", "commit.gpgsign", "tag.gpgsign", "diff.renames", "diff.algorithm",
+		"merge.conflictstyle", "pull.rebase", "log.showsignature", "column.ui", "color.ui",
+		"advice.detachedhead", "core.filemode", "safe.bareRepository":
+		return true
+	}
+	return strings.HasPrefix(key, "color.") || strings.HasPrefix(key, "advice.") || strings.HasPrefix(key, "i18n.")
 }
