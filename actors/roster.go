@@ -308,6 +308,12 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 				continue
 			}
 		}
+		if prev, ok := byName[a.Name]; ok && a.report == nil {
+			// A file that replaces a built-in agent takes over its role in
+			// the gates, so it reports in the built-in's result schema
+			// (a replaced reviewer still says approved and severities).
+			a.report = prev.report
+		}
 		byName[a.Name] = a
 	}
 	r := &Roster{byName: map[string]*AgentDefinition{}, warnings: warnings}

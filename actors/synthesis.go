@@ -118,7 +118,7 @@ func gateOutcome(r messages.GateReport) string {
 	}
 	fmt.Fprintf(&b, "Quality gates %s after %d fix round(s).", verdict, r.FixRounds)
 	for _, s := range r.Stages {
-		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.Round, stageMark(s))
+		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.ShownRound(), stageMark(s))
 		if sum := firstLine(strings.TrimSpace(s.Summary)); sum != "" {
 			fmt.Fprintf(&b, " — %s", shorten(sum, 300))
 		}

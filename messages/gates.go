@@ -20,6 +20,16 @@ type GateStageResult struct {
 	TaskID  string `json:"task_id,omitempty"`
 }
 
+// ShownRound is the stage's round as users (and the synthesis model) see
+// it, counted from 1 for every stage: review, test and QA carry the number
+// of fix rounds before them (0 for the first pass), a fix its own number.
+func (s GateStageResult) ShownRound() int {
+	if s.Stage == "fix" {
+		return s.Round
+	}
+	return s.Round + 1
+}
+
 // GateReport is everything the gates did for one turn.
 type GateReport struct {
 	Decision  GateDecision      `json:"decision"`

@@ -50,12 +50,7 @@ func Verdict(r messages.Report) (ok bool, word string) {
 // StageRound is the round of a gate stage as users see it, counted from 1
 // for every stage: review, test and QA carry the number of fix rounds
 // before them (0 for the first pass), a fix its own number (from 1).
-func StageRound(s messages.GateStageResult) int {
-	if s.Stage == "fix" {
-		return s.Round
-	}
-	return s.Round + 1
-}
+func StageRound(s messages.GateStageResult) int { return s.ShownRound() }
 
 // Plural is "1 call", "2 calls".
 func Plural(n int, noun string) string {
