@@ -90,6 +90,16 @@ func runInit(specJSON string, rest []string) int {
 	select {
 	case err := <-done:
 		code = exitStatus(err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				// Die the way the command died, so the caller sees the
+				// signal and not an exit status.
+				killTree()
+				signal.Reset()
+				_ = syscall.Kill(os.Getpid(), ws.Signal())
+			}
+		}
 	case s := <-sigs:
 		signalTree(syscall.SIGTERM)
 		select {

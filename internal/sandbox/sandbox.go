@@ -117,8 +117,9 @@ func (s Status) String() string {
 	return fmt.Sprintf("%s (%s)", s.Kind, s.Detail)
 }
 
-// Degraded reports whether commands run with less than bubblewrap.
-func (s Status) Degraded() bool { return s.Kind != KindBubblewrap }
+// Degraded reports whether commands run with less than bubblewrap
+// although the user did not turn the sandbox off.
+func (s Status) Degraded() bool { return s.Kind != KindBubblewrap && s.Mode != ModeOff }
 
 // Spec is one process to launch.
 type Spec struct {
