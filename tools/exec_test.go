@@ -237,7 +237,7 @@ func TestExecuteCommandBackgroundJobs(t *testing.T) {
 
 	// One that redirects its output and leaves the session is stopped
 	// too: nothing a command starts outlives it.
-	res, _ = runCommand(t, ExecuteCommandOptions{}, env,
+	res, _ = runCommand(t, ExecuteCommandOptions{Launcher: sandbox.New(sandbox.Options{Mode: sandbox.ModeOff, Root: env.Root})}, env,
 		ExecuteCommandInput{Command: "setsid sleep 107 > /dev/null 2>&1 & echo $!", Timeout: 30000})
 	pid, err := strconv.Atoi(strings.SplitN(res.Output, "\n", 2)[0])
 	if err != nil {

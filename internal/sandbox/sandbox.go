@@ -146,6 +146,7 @@ type Launcher struct {
 	abi    int
 	exe    string
 	bwrap  string
+	noInit bool
 	// homeModCache is the user's Go module cache, offered read-only to
 	// children as a GOPROXY.
 	homeModCache string
@@ -166,8 +167,10 @@ func New(opts Options) *Launcher {
 }
 
 // off is the launcher a nil *Launcher stands for: no confinement, a
-// scrubbed environment.
-var off = New(Options{Mode: ModeOff})
+// scrubbed environment, and no init helper (a test binary that does not
+// call Main must not be re-executed as one): only the process group is
+// killed.
+var off = &Launcher{opts: Options{Mode: ModeOff, Environ: os.Environ}, noInit: true}
 
 func (l *Launcher) get() *Launcher {
 	if l == nil {
@@ -186,7 +189,7 @@ func (l *Launcher) Status() Status {
 func (l *Launcher) probe() {
 	st := Status{Mode: l.opts.Mode}
 	l.exe = l.opts.Executable
-	if l.exe == "" {
+	if l.exe == "" && !l.noInit {
 		if exe, err := os.Executable(); err == nil {
 			l.exe, _ = filepath.EvalSymlinks(exe)
 		}
