@@ -452,3 +452,29 @@ func goModCache(environ []string) string {
 	}
 	return m
 }
+
+// Confinement describes what a command launched in edit mode may do, for
+// `odin doctor`.
+type Confinement struct {
+	// Writable are the directories writable in edit mode (read-only in ask
+	// and plan mode).
+	Writable []string
+	// Protected stay read-only inside them.
+	Protected []string
+	// Cache is the project's private build cache.
+	Cache string
+	// Domains are reachable through the proxy (all agents).
+	Domains []string
+	// AgentDomains are the per-agent additions.
+	AgentDomains map[string][]string
+	// Env are the variable names passed from Odin's environment.
+	Env []string
+}
+
+// Describe reports the confinement of edit-mode commands.
+func (l *Launcher) Describe() Confinement {
+	l = l.get()
+	w := l.writableDirs()
+	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir,
+		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames()}
+}
