@@ -93,7 +93,18 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	}
 	args = append(args, "--chdir", spec.Dir, "--")
 	args = append(args, argv...)
+	// bwrap reports the PID of the namespace's init on --info-fd, so that
+	// Release can wait until the namespace (everything in it) is gone:
+	// bwrap itself exits as soon as the command does, before the kernel
+	// has finished killing the rest.
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	p.infoR, p.infoW = infoR, infoW
+	args = append([]string{"--info-fd", "3"}, args...)
 	cmd := exec.CommandContext(ctx, l.bwrap, args...)
+	cmd.ExtraFiles = []*os.File{infoW}
 	cmd.Dir = spec.Dir
 	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Mode is the user's choice of sandbox (permissions.sandbox).
@@ -260,14 +263,49 @@ func probeBwrap(name string) (string, string) {
 // after Wait. Do not change Cmd's Env, SysProcAttr or Cancel.
 type Process struct {
 	*exec.Cmd
-	proxy *proxy
+	proxy        *proxy
+	infoR, infoW *os.File // bwrap's --info-fd
+	released     bool
 }
 
-// Release stops the process's network proxy. Safe on a nil Process and
-// more than once.
+// Release waits (briefly) until everything the process started is gone
+// and stops its network proxy. Call it after Wait; safe on a nil Process
+// and more than once.
 func (p *Process) Release() {
-	if p != nil && p.proxy != nil {
+	if p == nil || p.released {
+		return
+	}
+	p.released = true
+	if p.proxy != nil {
 		p.proxy.Close()
+	}
+	if p.infoW != nil {
+		_ = p.infoW.Close()
+		_ = p.infoR.SetReadDeadline(time.Now().Add(time.Second))
+		data, _ := io.ReadAll(p.infoR)
+		_ = p.infoR.Close()
+		var info struct {
+			ChildPID int `json:"child-pid"`
+		}
+		if json.Unmarshal(data, &info) == nil && info.ChildPID > 0 && p.ProcessState != nil {
+			waitGone(info.ChildPID, 2*time.Second)
+		}
+	}
+}
+
+// waitGone polls until pid has exited (or is a zombie), at most d.
+func waitGone(pid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		s := string(st)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X') {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
