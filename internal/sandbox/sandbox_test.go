@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,56 @@ import (
 // odin's main does.
 func TestMain(m *testing.M) {
 	Main()
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_PARENT"); mode != "" {
+		os.Exit(actAsOdin(Mode(mode), os.Getenv("ODIN_SANDBOX_TEST_MARKER")))
+	}
 	os.Exit(m.Run())
+}
+
+// actAsOdin plays Odin for TestChildrenDieWithOdin: it starts a sandboxed
+// command that would run for a long time and waits for it, until killed.
+func actAsOdin(mode Mode, marker string) int {
+	l := New(Options{Mode: mode, Root: os.TempDir()})
+	p, err := l.Command(context.Background(), Spec{Args: []string{"bash", "-c", "sleep " + marker + " & setsid sleep " + marker + " & wait"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := p.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
+	return 0
+}
+
+// TestChildrenDieWithOdin: after kill -9 of the process that launched a
+// command, nothing the command started keeps running.
+func TestChildrenDieWithOdin(t *testing.T) {
+	for _, mode := range append(kinds(t), ModeOff) {
+		t.Run(string(mode), func(t *testing.T) {
+			marker := fmt.Sprintf("%d.%d", 2000+os.Getpid()%1000, time.Now().UnixNano()%1000)
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "ODIN_SANDBOX_TEST_PARENT="+string(mode), "ODIN_SANDBOX_TEST_MARKER="+marker)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; len(sleepers(marker)) < 2; i++ {
+				if i > 500 {
+					t.Fatal("the command never started")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			// The kernel delivers the parent-death signals and tears the
+			// namespace down asynchronously: poll, with a generous bound.
+			for i := 0; len(sleepers(marker)) > 0; i++ {
+				if i > 500 {
+					t.Fatalf("sleep %s outlived its killed parent: %v", marker, sleepers(marker))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		})
+	}
 }
 
 // project is a scratch project with a git config, an odin.yaml, a state
