@@ -107,7 +107,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	cmd.ExtraFiles = []*os.File{infoW}
 	cmd.Dir = spec.Dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
 	// Killing bwrap kills the sandbox's PID namespace, so everything in it.
 	cmd.Cancel = killGroup(cmd)
 	p.Cmd = cmd
@@ -169,7 +169,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 	}
 	cmd.Dir = spec.Dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGTERM}
+	cmd.SysProcAttr = sessionAttr(syscall.SIGTERM)
 	p.Cmd = cmd
 	return nil
 }

@@ -31,6 +31,12 @@ func becomeReaper(parent int) error {
 	return nil
 }
 
+// sessionAttr starts a process in a new session (no controlling terminal)
+// that receives sig when Odin's thread that started it dies.
+func sessionAttr(sig syscall.Signal) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: sig}
+}
+
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

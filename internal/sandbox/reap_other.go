@@ -10,6 +10,8 @@ func becomeReaper(int) error { return nil }
 
 func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{} }
 
+func sessionAttr(syscall.Signal) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
 func signalTree(syscall.Signal) {}
 
 func killTree() {}
