@@ -65,8 +65,8 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 	if st.Kind != sandbox.KindNone {
 		fmt.Fprintf(w, "  writable in edit mode: %s\n", list(d.Writable))
 		fmt.Fprintf(w, "  read-only inside them: %s\n", list(d.Protected))
-		fmt.Fprintln(w, "  ask and plan mode: nothing writable")
-		fmt.Fprintf(w, "  build cache (private to this project): %s\n", d.Cache)
+		fmt.Fprintln(w, "  ask and plan mode: nothing writable but the build cache")
+		fmt.Fprintf(w, "  build cache (private to this project, writable): %s\n", d.Cache)
 		if st.Kind == sandbox.KindBubblewrap {
 			fmt.Fprintln(w, "  /tmp: private; /dev: minimal; /proc: fresh; new session, no terminal; dies with odin")
 		} else {

@@ -43,7 +43,9 @@
 // secret's value are removed whatever the lists say.
 //
 // Build caches: each project gets a private cache under Odin's state
-// directory (GOCACHE, npm, pip, XDG_CACHE_HOME), writable in edit mode.
+// directory (GOCACHE, npm, pip, XDG_CACHE_HOME), writable in every mode
+// (go vet needs a build cache in ask mode too; it holds nothing of the
+// user's and only feeds later sandboxed commands of the same project).
 // The user's Go module cache is never writable; it is offered read-only as
 // the first GOPROXY (file://…/cache/download), so modules the user already
 // has are extracted into the project's private module cache without any

@@ -74,8 +74,11 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	for _, pp := range l.protectedPaths(writable) {
 		args = append(args, "--ro-bind", pp, pp)
 	}
+	// The private cache stays writable in ask and plan mode: read-only
+	// commands such as go vet need a build cache, and nothing in it is the
+	// user's (it only feeds later sandboxed commands of this project).
 	if c := l.cacheDir(); c != "" {
-		args = append(args, bind, c, c)
+		args = append(args, "--bind", c, c)
 	}
 	argv := spec.Args
 	if len(domains) > 0 {
@@ -130,11 +133,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 			}
 		}
 		if c := l.cacheDir(); c != "" {
-			if spec.Write {
-				rules.Write = append(rules.Write, c)
-			} else {
-				rules.Write = append(rules.Write, filepath.Join(c, "tmp"))
-			}
+			rules.Write = append(rules.Write, c) // as with bubblewrap
 		}
 		rules.Write = append(rules.Write, devFiles...)
 		rules.NoNet = l.abi >= 4

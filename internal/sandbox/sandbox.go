@@ -69,8 +69,8 @@ type Options struct {
 	// odin.yml are always protected.
 	Protected []string
 	// CacheDir is this project's private build cache (under Odin's state
-	// directory): writable in edit mode, read-only otherwise. Empty means
-	// no cache redirection.
+	// directory), writable in every mode. Empty means no cache
+	// redirection.
 	CacheDir string
 	// PassEnv are further variable names (or NAME_* prefixes) passed to
 	// children; secrets are scrubbed even when listed.
