@@ -20,8 +20,13 @@ test: fmt-check vet
 
 lint: fmt-check vet
 
+# BenchmarkLaunch (internal/sandbox) reports the sandbox's cost per command:
+# ms-added over a plain `bash -c true` and x-plain, the ratio.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+bench-sandbox:
+	$(GO) test -run '^$$' -bench Launch ./internal/sandbox
 
 demo: build-hint build
 	./scripts/demo.sh

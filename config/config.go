@@ -180,12 +180,52 @@ type Permissions struct {
 	// Relative entries are taken against the directory of the config file
 	// that sets them; "~/" is the home directory.
 	AdditionalDirs []string `mapstructure:"additional_dirs" yaml:"additional_dirs"`
-	// Sandbox confines the file writes of ExecuteCommand (on Linux, with
-	// Landlock) to the project, the additional dirs, the temporary and the
-	// cache directories, whatever a command turns out to do. Default true;
-	// where Landlock is unavailable commands run unconfined and the first
-	// one says why.
-	Sandbox bool `mapstructure:"sandbox" yaml:"sandbox"`
+	// Sandbox is how every command Odin starts (ExecuteCommand, QA checks,
+	// hooks, git) is confined: auto (bubblewrap, else Landlock, else
+	// unconfined with a warning), bubblewrap (refuse without it), landlock
+	// (force the fallback), required (refuse when neither works) or off.
+	// true means auto and false off. Default auto; `odin doctor` shows what
+	// is in force.
+	Sandbox SandboxMode `mapstructure:"sandbox" yaml:"sandbox"`
+	// Network is what sandboxed commands may reach; by default nothing.
+	Network Network `mapstructure:"network" yaml:"network"`
+	// Env are further environment variable names (NAME or PREFIX_*)
+	// passed to commands. Secret-looking names (*_KEY, *_TOKEN, *SECRET*,
+	// *PASSWORD*...) and the providers' api_key_env are never passed.
+	Env []string `mapstructure:"env" yaml:"env"`
+}
+
+// SandboxMode is a value of permissions.sandbox.
+type SandboxMode string
+
+// SandboxModes are the valid permissions.sandbox values.
+func SandboxModes() []string { return []string{"auto", "bubblewrap", "landlock", "required", "off"} }
+
+// Network lists the hosts sandboxed commands may reach through Odin's
+// proxy: "example.com" matches that host, "*.example.com" its subdomains.
+type Network struct {
+	// AllowedDomains apply to every agent's commands (e.g.
+	// proxy.golang.org for go mod download, registry.npmjs.org for npm).
+	AllowedDomains []string `mapstructure:"allowed_domains" yaml:"allowed_domains"`
+	// Agents adds domains for one agent's commands, by agent name
+	// ("test", "qa", "user" for odin tool, "hooks" for hooks).
+	Agents map[string]AgentNetwork `mapstructure:"agents" yaml:"agents"`
+}
+
+// AgentNetwork is one agent's addition to the network allow list.
+type AgentNetwork struct {
+	// AllowedDomains are added to permissions.network.allowed_domains for
+	// this agent's commands.
+	AllowedDomains []string `mapstructure:"allowed_domains" yaml:"allowed_domains"`
+}
+
+// AgentDomains returns the per-agent lists by agent name.
+func (n Network) AgentDomains() map[string][]string {
+	out := map[string][]string{}
+	for name, a := range n.Agents {
+		out[name] = a.AllowedDomains
+	}
+	return out
 }
 
 // Hook is a command run on an event.

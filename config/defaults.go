@@ -89,7 +89,7 @@ func Default() *Config {
 			CheckTimeout: 5 * time.Minute,
 		},
 		Context:     Context{CompactAt: 0.8, KeepRecent: 6},
-		Permissions: Permissions{Sandbox: true},
+		Permissions: Permissions{Sandbox: "auto"},
 		Web: Web{
 			Timeout:  30 * time.Second,
 			MaxBytes: 5 << 20,

@@ -606,6 +606,8 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 	for _, parts := range [][]string{
 		{"permissions", "allowed_commands"},
 		{"permissions", "additional_dirs"},
+		{"permissions", "network", "allowed_domains"},
+		{"permissions", "env"},
 		{"web", "allow_hosts"},
 		{"web", "search"},
 		{"log", "file"},
@@ -618,8 +620,14 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 			add(parts...)
 		}
 	}
-	// Turning the write sandbox off widens what commands may do.
-	if v, ok := at(project, "permissions", "sandbox").(bool); ok && !v {
+	agentNets, _ := at(project, "permissions", "network", "agents").(map[string]any)
+	for _, name := range sortedKeys(agentNets) {
+		if nonEmpty(at(agentNets, name, "allowed_domains")) {
+			add("permissions", "network", "agents", name, "allowed_domains")
+		}
+	}
+	// Turning the sandbox off (or down to Landlock) widens what commands may do.
+	if sandboxWidens(at(project, "permissions", "sandbox")) {
 		add("permissions", "sandbox")
 	}
 	hooks, _ := project["hooks"].(map[string]any)

@@ -75,6 +75,9 @@ func (n *normalizer) node(key, tmpl string, v any, t reflect.Type) (any, bool) {
 	if t == durationType {
 		return n.duration(key, v)
 	}
+	if t == sandboxModeType {
+		return n.sandboxMode(key, v)
+	}
 	switch t.Kind() {
 	case reflect.Struct:
 		m, ok := n.mapping(key, v)

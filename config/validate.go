@@ -55,6 +55,7 @@ func (c *Config) Validate() error {
 			v.add(fmt.Sprintf("permissions.additional_dirs[%d]", i), "must be an absolute path (got %q)", d)
 		}
 	}
+	v.sandbox(c.Permissions)
 
 	v.hooks(c.Hooks)
 

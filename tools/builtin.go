@@ -50,7 +50,7 @@ func Builtin(opts BuiltinOptions) Set {
 		NewGrep(),
 		NewTree(),
 		NewReadFile(),
-		NewGitDiff(),
+		NewGitDiffWith(opts.ExecuteCommand.Launcher),
 		NewWriteFile(),
 		NewEditTool(),
 		NewMultiEdit(),

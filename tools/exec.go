@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/messages"
 )
 
 //go:embed exec.md
@@ -55,13 +56,12 @@ type ExecuteCommandOptions struct {
 	// KillGrace is the time between SIGTERM and SIGKILL when the process
 	// group is stopped.
 	KillGrace time.Duration
-	// Env is added to the inherited environment of every command (the
-	// policy's git hardening, for one).
+	// Env is added to the sandbox's filtered environment of every command
+	// (the policy's git hardening, for one).
 	Env []string
-	// Sandbox confines the commands' file writes (Linux Landlock) to the
-	// project root, WritableDirs, and the temporary and cache directories.
-	Sandbox      bool
-	WritableDirs []string
+	// Launcher starts the commands inside the session's sandbox; nil runs
+	// them unconfined (with the environment still filtered), for tests.
+	Launcher *sandbox.Launcher
 }
 
 func (o ExecuteCommandOptions) withDefaults() ExecuteCommandOptions {
@@ -134,18 +134,37 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	timeout := x.opts.DefaultTimeout
 	var notes []string
 	if in.Timeout > 0 {
-		timeout = time.Duration(in.Timeout) * time.Millisecond
-		if timeout > x.opts.MaxTimeout {
+		// Compared in milliseconds first: a huge value would overflow the
+		// Duration into a negative timeout.
+		if int64(in.Timeout) > x.opts.MaxTimeout.Milliseconds() {
 			notes = append(notes, fmt.Sprintf("timeout %dms exceeds the maximum; used %dms", in.Timeout, x.opts.MaxTimeout.Milliseconds()))
 			timeout = x.opts.MaxTimeout
+		} else {
+			timeout = time.Duration(in.Timeout) * time.Millisecond
 		}
 	}
 
+	st := x.opts.Launcher.Status()
+	if st.Refuse {
+		return Errorf("commands are refused because no sandbox is available: %s. Tell the user: install bubblewrap, or change permissions.sandbox (see `odin doctor`)", st), nil
+	}
+	if st.Degraded() && x.warned.CompareAndSwap(false, true) {
+		notes = append(notes, "odin: commands run with a weaker sandbox: "+st.String())
+		if env.Publish != nil {
+			env.Publish(messages.Notice{Level: "warn", Text: "commands run with a weaker sandbox: " + st.String() + " (see `odin doctor`)"})
+		}
+	}
 	start := time.Now()
 	out := newHeadTail(x.opts.MaxOutput)
-	state, waitErr, err := x.execute(ctx, env.Root, in.Command, timeout, out)
+	spec := sandbox.Spec{Args: []string{"bash", "-c", in.Command}, Dir: env.Root,
+		Env: append(commandEnv(), x.opts.Env...), Write: writeMode(env.Mode), Agent: env.Agent}
+	state, waitErr, blocked, err := x.execute(ctx, spec, timeout, out)
 	if err != nil {
 		return Errorf("cannot start the command: %v", err), nil
+	}
+	if len(blocked) > 0 {
+		notes = append(notes, fmt.Sprintf("the sandbox's proxy refused %s; if the command needs it, ask the user to add it to %s",
+			strings.Join(blocked, ", "), sandbox.DomainsKey))
 	}
 	oc := CommandOutcome{
 		TimedOut:  state == stateTimedOut,
@@ -154,9 +173,16 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	}
 	oc.Output, oc.TruncatedBytes = out.String()
 	oc.ExitCode, notes = exitCode(waitErr, notes)
-	if x.opts.Sandbox && oc.ExitCode != 0 && sandboxRefusal(oc.Output) {
-		notes = append(notes, "the command ran in Odin's write sandbox: it may write only in the project, permissions.additional_dirs, and the temporary and cache directories; "+
-			"if it must write elsewhere, ask the user to add that directory to permissions.additional_dirs (or --add-dir)")
+	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 {
+		switch {
+		case sandboxRefusal(oc.Output) && !writeMode(env.Mode):
+			notes = append(notes, "the command ran in Odin's sandbox in "+env.Mode+" mode, where nothing may be written")
+		case sandboxRefusal(oc.Output):
+			notes = append(notes, "the command ran in Odin's sandbox: it may write only in the project (not .git, .odin or odin.yaml) and permissions.additional_dirs; "+
+				"if it must write elsewhere, ask the user to add that directory to permissions.additional_dirs (or --add-dir)")
+		case len(blocked) == 0 && networkRefusal(oc.Output):
+			notes = append(notes, "the sandbox has no network unless domains are allowed; if the command needs a host, ask the user to add it to "+sandbox.DomainsKey)
+		}
 	}
 
 	var b strings.Builder
@@ -195,28 +221,36 @@ const (
 	stateCancelled
 )
 
-// execute runs command and copies its combined output to out. It returns
-// how the run ended and the error of cmd.Wait; err is set only when the
-// command could not start.
-func (x *executor) execute(ctx context.Context, dir, command string, timeout time.Duration, out io.Writer) (state runState, waitErr, err error) {
+// writeMode reports whether commands of a message in mode may write the
+// project: not in ask or plan mode.
+func writeMode(mode string) bool {
+	return mode != string(messages.ModeAsk) && mode != string(messages.ModePlan)
+}
+
+// execute runs spec in the sandbox and copies its combined output to out.
+// It returns how the run ended, the error of cmd.Wait and the hosts the
+// proxy refused; err is set only when the command could not start.
+func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.Duration, out io.Writer) (state runState, waitErr error, blocked []string, err error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer pr.Close()
-	cmd, note := x.command(dir, command)
-	if note != "" {
-		fmt.Fprintln(out, note)
+	// Cancellation is handled below (the whole group, with a grace
+	// period), not by the launcher's context.
+	proc, err := x.opts.Launcher.Command(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		pw.Close()
+		return 0, nil, nil, err
 	}
-	cmd.Dir = dir
-	cmd.Env = append(commandEnv(), x.opts.Env...)
+	defer proc.Release()
+	cmd := proc.Cmd
 	cmd.Stdin = nil // /dev/null: a command waiting for input must not hang
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	pw.Close() // the children hold the write end now
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	pgid := cmd.Process.Pid
 
@@ -253,7 +287,7 @@ func (x *executor) execute(ctx context.Context, dir, command string, timeout tim
 		_ = pr.SetReadDeadline(time.Now())
 		<-readDone
 	}
-	return state, waitErr, nil
+	return state, waitErr, proc.Blocked(), nil
 }
 
 // stopGroup sends SIGTERM to the process group, waits up to KillGrace for
@@ -288,10 +322,10 @@ func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
 	return waitErr
 }
 
-// commandEnv is the inherited environment plus settings that keep tools
-// from paging, colouring or prompting (later entries win in os/exec).
+// commandEnv are settings added to the sandbox's environment that keep
+// tools from paging, colouring or prompting (later entries win).
 func commandEnv() []string {
-	return append(os.Environ(),
+	return append([]string(nil),
 		"ODIN=1",
 		"PAGER=cat",
 		"GIT_PAGER=cat",
@@ -299,6 +333,18 @@ func commandEnv() []string {
 		"TERM=dumb",
 		"GIT_TERMINAL_PROMPT=0",
 	)
+}
+
+// networkRefusal reports whether output looks like a connection the
+// sandbox's empty network refused.
+func networkRefusal(output string) bool {
+	for _, s := range []string{"Could not resolve host", "Temporary failure in name resolution", "no such host",
+		"Network is unreachable", "network is unreachable", "getaddrinfo", "ENOTFOUND", "EAI_AGAIN"} {
+		if strings.Contains(output, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // sandboxRefusal reports whether output looks like a write the sandbox
@@ -310,28 +356,6 @@ func sandboxRefusal(output string) bool {
 		}
 	}
 	return false
-}
-
-// command builds the shell command, confined by the write sandbox when
-// asked. The note is for the first command that could not be confined.
-func (x *executor) command(root, script string) (*exec.Cmd, string) {
-	if !x.opts.Sandbox {
-		return exec.Command("bash", "-c", script), ""
-	}
-	writable := sandbox.WritableDirs(root, x.opts.WritableDirs...)
-	cmd, st, err := sandbox.Command(context.Background(), writable, "bash", "-c", script)
-	if err != nil || !st.Available {
-		note := ""
-		if x.warned.CompareAndSwap(false, true) {
-			why := st.String()
-			if err != nil {
-				why = err.Error()
-			}
-			note = "[odin: commands run without the write sandbox: " + why + "]"
-		}
-		return exec.Command("bash", "-c", script), note
-	}
-	return cmd, ""
 }
 
 // exitCode extracts the shell-style exit status from cmd.Wait's error.

@@ -235,16 +235,19 @@ func TestExecuteCommandBackgroundJobs(t *testing.T) {
 	}
 	assertGroupGone(t, filepath.Join(env.Root, "pgid"))
 
-	// One that redirects its output keeps running (a dev server, say).
-	res, _ = runCommand(t, ExecuteCommandOptions{}, env,
-		ExecuteCommandInput{Command: "sleep 107 > /dev/null 2>&1 & echo $!", Timeout: 30000})
+	// One that redirects its output and leaves the session is stopped
+	// too: nothing a command starts outlives it.
+	res, _ = runCommand(t, ExecuteCommandOptions{Launcher: sandbox.New(sandbox.Options{Mode: sandbox.ModeOff, Root: env.Root})}, env,
+		ExecuteCommandInput{Command: "setsid sleep 107 > /dev/null 2>&1 & echo $!", Timeout: 30000})
 	pid, err := strconv.Atoi(strings.SplitN(res.Output, "\n", 2)[0])
 	if err != nil {
 		t.Fatalf("output %q", res.Output)
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
-	if err := syscall.Kill(pid, 0); err != nil {
-		t.Errorf("the redirected background job was killed: %v", err)
+	if err := syscall.Kill(pid, 0); err == nil {
+		if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(st), ") Z ") {
+			t.Errorf("the setsid background job outlived the command")
+		}
 	}
 }
 
@@ -273,37 +276,71 @@ func BenchmarkExecuteCommand(b *testing.B) {
 	}
 }
 
+// TestExecuteCommandSandbox: every sandbox available here keeps writes in
+// the project (and out of .git), keeps ask mode from writing at all and
+// keeps the provider key from the command; a refused write says why.
 func TestExecuteCommandSandbox(t *testing.T) {
-	if st := sandbox.Probe(); !st.Available {
-		t.Skipf("no write sandbox here: %s", st)
+	for _, mode := range []sandbox.Mode{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
+		t.Run(string(mode), func(t *testing.T) {
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			outside, err := os.MkdirTemp("/var/tmp", "odin-exec-canary-")
+			if err != nil {
+				t.Skip("no /var/tmp for the canary")
+			}
+			defer os.RemoveAll(outside)
+			t.Setenv("OPENAI_API_KEY", "sk-exec-canary-123456")
+			l := sandbox.New(sandbox.Options{Mode: mode, Root: root})
+			if st := l.Status(); st.Refuse {
+				t.Skipf("%s unavailable: %s", mode, st)
+			}
+			tool := NewExecuteCommand(ExecuteCommandOptions{Launcher: l})
+			env := &Env{Root: root, Mode: "edit"}
+			if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			res, err := tool.Run(t.Context(), env, mustJSON(t, map[string]any{
+				"command": fmt.Sprintf("touch sub/in; echo key=$OPENAI_API_KEY; touch %s/canary; touch .git/config", outside),
+			}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(filepath.Join(root, "sub", "in")); err != nil {
+				t.Errorf("write inside the project was refused: %v\n%s", err, res.Output)
+			}
+			for _, f := range []string{filepath.Join(outside, "canary"), filepath.Join(root, ".git", "config")} {
+				if _, err := os.Stat(f); err == nil {
+					t.Errorf("%s was created:\n%s", f, res.Output)
+				}
+			}
+			if strings.Contains(res.Output, "sk-exec-canary") {
+				t.Errorf("the provider key reached the command:\n%s", res.Output)
+			}
+			if !strings.Contains(res.Output, "Odin's sandbox") {
+				t.Errorf("a refused write does not explain the sandbox:\n%s", res.Output)
+			}
+			res, _ = tool.Run(t.Context(), &Env{Root: root, Mode: "ask"}, mustJSON(t, map[string]any{"command": "touch sub/ask"}))
+			if _, err := os.Stat(filepath.Join(root, "sub", "ask")); err == nil {
+				t.Errorf("ask mode wrote in the project:\n%s", res.Output)
+			}
+		})
 	}
-	outside := t.TempDir() // not under the project, but under the temp dir, which stays writable
-	root := t.TempDir()
-	home, err := os.UserHomeDir()
-	if err != nil {
-		t.Skip("no home directory")
+}
+
+// TestExecuteCommandHugeTimeout: a timeout too large for a Duration is
+// clamped to the maximum, not overflowed into a negative one.
+func TestExecuteCommandHugeTimeout(t *testing.T) {
+	tool := NewExecuteCommand(ExecuteCommandOptions{})
+	res, err := tool.Run(t.Context(), &Env{Root: t.TempDir()}, mustJSON(t, map[string]any{"command": "echo hi", "timeout": 9007199254740991}))
+	if err != nil || res.IsError {
+		t.Fatalf("%v %s", err, res.Output)
 	}
-	victim := filepath.Join(home, fmt.Sprintf(".odin-sandbox-test-%d", os.Getpid()))
-	defer os.Remove(victim)
-	tool := NewExecuteCommand(ExecuteCommandOptions{Sandbox: true})
-	env := &Env{Root: root}
-	res, err := tool.Run(t.Context(), env, mustJSON(t, map[string]any{
-		"command": fmt.Sprintf("touch %s/in && touch %s/tmp && touch %s; echo done", root, outside, victim),
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "in")); err != nil {
-		t.Errorf("write inside the project was refused: %v\n%s", err, res.Output)
-	}
-	if _, err := os.Stat(filepath.Join(outside, "tmp")); err != nil {
-		t.Errorf("write to the temporary directory was refused: %v", err)
-	}
-	if _, err := os.Stat(victim); err == nil {
-		t.Errorf("write outside the sandbox succeeded:\n%s", res.Output)
-	}
-	res, _ = tool.Run(t.Context(), env, mustJSON(t, map[string]any{"command": "touch " + victim}))
-	if !strings.Contains(res.Output, "write sandbox") {
-		t.Errorf("a refused write does not explain the sandbox:\n%s", res.Output)
+	if !strings.Contains(res.Output, "exceeds the maximum; used 600000ms") || !strings.Contains(res.Output, "Exit code: 0") {
+		t.Errorf("output:\n%s", res.Output)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/fsutil"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 //go:embed gitdiff.md
@@ -54,11 +55,16 @@ type GitDiffInput struct {
 // NewGitDiff returns GitDiff, a read-only view of a git repository's
 // changes. It never runs hooks, pagers, external diff or textconv drivers,
 // and reads neither the system git config nor inherited GIT_* variables.
-func NewGitDiff() Tool {
-	return New[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription, gitDiff)
+// Its git runs unconfined; NewGitDiffWith runs it in a session's sandbox.
+func NewGitDiff() Tool { return NewGitDiffWith(nil) }
+
+// NewGitDiffWith is NewGitDiff whose git runs through l, read-only.
+func NewGitDiffWith(l *sandbox.Launcher) Tool {
+	return New[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
+		func(ctx context.Context, env *Env, in GitDiffInput) (Result, error) { return gitDiff(ctx, l, env, in) })
 }
 
-func gitDiff(ctx context.Context, env *Env, in GitDiffInput) (Result, error) {
+func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput) (Result, error) {
 	if env == nil || env.Root == "" {
 		return Result{}, errors.New("tools: GitDiff: env has no project root")
 	}
@@ -90,7 +96,7 @@ func gitDiff(ctx context.Context, env *Env, in GitDiffInput) (Result, error) {
 	if strings.Contains(in.Base, "..") && in.Staged {
 		return Errorf("staged cannot be combined with the range %q: a range compares two commits", in.Base), nil
 	}
-	git := &gitRunner{dir: dir}
+	git := &gitRunner{dir: dir, launcher: l}
 	if _, stderr, err := git.run(ctx, 0, "rev-parse", "--show-toplevel"); err != nil {
 		return Errorf("%s is not inside a git repository, so there is nothing to diff (git: %s)", dir, firstLine(stderr, err)), nil
 	}
@@ -231,8 +237,10 @@ func fileKind(m fs.FileMode) string {
 	return "special file"
 }
 
-// gitRunner runs git in one directory with the safety overrides.
+// gitRunner runs git in one directory with the safety overrides, inside
+// the sandbox (read-only: a diff writes nothing).
 type gitRunner struct {
+	launcher  *sandbox.Launcher
 	dir       string
 	overrides []string // -c settings that disarm the repository's filters
 }
@@ -277,33 +285,30 @@ func (g *gitRunner) neutraliseFilters(ctx context.Context) error {
 func (g *gitRunner) run(ctx context.Context, limit int, args ...string) (*capBuffer, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitDiffTimeout)
 	defer cancel()
-	argv := append(append(gitSafeArgs(), g.overrides...), args...)
-	cmd := exec.CommandContext(ctx, "git", argv...)
-	cmd.Dir = g.dir
-	cmd.Env = gitEnv()
+	argv := append(append([]string{"git"}, gitSafeArgs()...), g.overrides...)
+	proc, err := g.launcher.Command(ctx, sandbox.Spec{Args: append(argv, args...), Dir: g.dir, Env: gitEnv(), Agent: "git"})
+	if err != nil {
+		return &capBuffer{}, "", err
+	}
+	defer proc.Release()
+	cmd := proc.Cmd
 	stdout := &capBuffer{limit: limit}
 	errBuf := &capBuffer{limit: 4096}
 	cmd.Stdout, cmd.Stderr = stdout, errBuf
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	if ctx.Err() != nil && err != nil {
 		err = fmt.Errorf("%w (%v)", err, ctx.Err())
 	}
 	return stdout, errBuf.String(), err
 }
 
-// gitEnv is the inherited environment without any GIT_* variable (which
-// could point git at another repository, index or config), plus settings
+// gitEnv are settings added to the sandbox's filtered environment (which
+// passes no GIT_* variable unless the user lists one; the ones here win)
 // that keep git from paging, prompting, taking optional locks or reading
 // the system config.
 func gitEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
+	return append([]string(nil),
 		"GIT_CONFIG_NOSYSTEM=1",
 		"GIT_PAGER=cat",
 		"PAGER=cat",

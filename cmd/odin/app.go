@@ -24,6 +24,7 @@ import (
 	"github.com/odin-code/odin/internal/models"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
+	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/internal/workspace"
@@ -110,6 +111,46 @@ type app struct {
 	trust    projectTrust
 	instr    instructions.Result
 	warnings []string // shown with the untrusted notice: files not read, agent problems
+
+	launcherOnce sync.Once
+	launcher     *sandbox.Launcher
+}
+
+// sandbox is the session's one launcher for child processes: commands,
+// QA checks, hooks and git all start through it.
+func (a *app) sandbox() *sandbox.Launcher {
+	a.launcherOnce.Do(func() {
+		perms := a.cfg.Permissions
+		var secrets []string
+		for _, p := range a.cfg.Providers {
+			if p.APIKeyEnv != "" {
+				secrets = append(secrets, p.APIKeyEnv)
+			}
+		}
+		if a.cfg.Web.Search.APIKeyEnv != "" {
+			secrets = append(secrets, a.cfg.Web.Search.APIKeyEnv)
+		}
+		var protected []string
+		for _, d := range []string{a.userDir, a.stateDir} {
+			if d != "" {
+				protected = append(protected, d)
+			}
+		}
+		a.launcher = sandbox.New(sandbox.Options{
+			Mode:         sandbox.Mode(perms.Sandbox),
+			Root:         a.root,
+			AddDirs:      append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...),
+			Protected:    protected,
+			CacheDir:     sandbox.CacheDirFor(a.stateDir, a.root),
+			PassEnv:      perms.Env,
+			SecretEnv:    secrets,
+			Domains:      perms.Network.AllowedDomains,
+			AgentDomains: perms.Network.AgentDomains(),
+		})
+		st := a.launcher.Status()
+		a.log.Info().Str("sandbox", st.String()).Msg("sandbox")
+	})
+	return a.launcher
 }
 
 // loadApp finds the project root and loads the configuration. Errors are
@@ -311,7 +352,12 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root})
+	launcher := a.sandbox()
+	if st := launcher.Status(); st.Degraded() || st.Refuse {
+		// Never a silent downgrade: the user hears it once per session.
+		bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
+	}
+	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -331,7 +377,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	}
 	instr := instructions.Join(a.instr.Sources)
 	checks := &qa.Runner{Root: a.root, Quality: a.cfg.Quality, Instructions: instructions.Join(instructions.User(a.instr.Sources)),
-		ProjectInstructions: a.trust.commandsText, ProjectTrusted: a.trust.trusted}
+		ProjectInstructions: a.trust.commandsText, ProjectTrusted: a.trust.trusted, Launcher: launcher}
 	deps := &actors.Deps{
 		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
@@ -349,9 +395,8 @@ func (a *app) baseTools() tools.Set {
 	opts := tools.BuiltinOptions{ExecuteCommand: tools.ExecuteCommandOptions{
 		// Commands never run repository hooks or fsmonitor through git, and
 		// a CDPATH cannot send cd elsewhere.
-		Env:          append(policy.CommandGitEnv(), "CDPATH="),
-		Sandbox:      a.cfg.Permissions.Sandbox,
-		WritableDirs: append(append([]string(nil), a.cfg.Permissions.AdditionalDirs...), a.flags.addDirs...),
+		Env:      append(policy.CommandGitEnv(), "CDPATH="),
+		Launcher: a.sandbox(),
 	}}
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	if st, err := a.openStore(context.Background()); err == nil {

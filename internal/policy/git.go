@@ -8,7 +8,8 @@ package policy
 // a program git runs on status and diff), repository hooks are never run
 // (core.hooksPath points at /dev/null) and no pager is started.
 //
-// Use with GitEnv: exec.Command("git", policy.GitArgs("status", "--porcelain")...).
+// Use with GitEnv, through the session's sandbox launcher:
+// sandbox.Spec{Args: append([]string{"git"}, policy.GitArgs("status")...), Env: policy.GitEnv()}.
 func GitArgs(args ...string) []string {
 	out := make([]string, 0, len(args)+7)
 	out = append(out,
@@ -20,7 +21,7 @@ func GitArgs(args ...string) []string {
 	return append(out, args...)
 }
 
-// GitEnv returns environment entries to append to the inherited
+// GitEnv returns environment entries to add to the sandbox's filtered
 // environment of Odin's own git invocations: the same settings as GitArgs
 // as command-line-level configuration (so a git started by a helper that
 // forgot GitArgs is covered too), the system gitconfig skipped, no terminal

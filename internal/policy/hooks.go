@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -101,13 +101,16 @@ type HooksOptions struct {
 	SessionID string
 	// Shell runs the hook commands with -c. Default "bash".
 	Shell string
-	// Env is added to the inherited environment of hooks.
+	// Env is added to the sandbox's filtered environment of hooks.
 	Env []string
+	// Launcher runs the hooks in the session's sandbox, with edit-mode
+	// rights; nil runs them unconfined with a filtered environment.
+	Launcher *sandbox.Launcher
 }
 
 // Hooks runs the user's hook commands (config.Hooks) on session events.
-// Each hook runs with the shell's -c in the project root, in its own process
-// group, with the event as JSON on stdin and ODIN_PROJECT_DIR,
+// Each hook runs with the shell's -c in the project root, inside the session's sandbox (its
+// whole process tree dies with it), with the event as JSON on stdin and ODIN_PROJECT_DIR,
 // ODIN_SESSION_ID and ODIN_HOOK_EVENT in its environment. The hooks matching
 // an event run one after another in configuration order; the first that
 // exits 2 blocks and ends the run. Exit 0 continues (stdout becomes context
@@ -295,18 +298,22 @@ func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session strin
 	out := hookOutcome{timeout: timeout}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, h.opts.Shell, "-c", hk.Command)
-	cmd.Dir = h.opts.Root
+	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
+	proc, err := h.opts.Launcher.Command(cctx, sandbox.Spec{Args: []string{h.opts.Shell, "-c", hk.Command}, Dir: h.opts.Root,
+		Env: env, Write: true, Agent: "hooks"})
+	if err != nil {
+		out.err = err
+		return out
+	}
+	defer proc.Release()
+	cmd := proc.Cmd
 	cmd.Stdin = bytes.NewReader(stdin)
 	stdout, stderr := &cappedBuffer{max: maxHookOutput}, &cappedBuffer{max: maxHookOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Env = append(os.Environ(), "ODIN_PROJECT_DIR="+h.opts.Root, "ODIN_SESSION_ID="+session, "ODIN_HOOK_EVENT="+event)
-	cmd.Env = append(cmd.Env, h.opts.Env...)
-	setProcessGroup(cmd)
 	// Grandchildren holding the pipes open must not hold the hook up once
-	// its group is killed.
+	// the sandbox is killed.
 	cmd.WaitDelay = 2 * time.Second
-	err := cmd.Run()
+	err = cmd.Run()
 	out.stdout, out.stderr = stdout.String(), stderr.String()
 	if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		out.timedOut = true

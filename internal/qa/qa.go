@@ -12,10 +12,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -40,6 +40,10 @@ type Runner struct {
 	Timeout time.Duration
 	// TailBytes is how much of a check's output is kept (default 4000).
 	TailBytes int
+	// Launcher runs the checks in the session's sandbox, with edit-mode
+	// rights (the root writable except .git, .odin and odin.yaml); nil runs
+	// them unconfined with a filtered environment.
+	Launcher *sandbox.Launcher
 }
 
 // Checks returns the checks to run, in order build, lint, test.
@@ -207,8 +211,8 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Run runs one check with bash in the project root. The whole process group
-// is killed when the check times out or ctx ends.
+// Run runs one check with bash in the project root, inside the sandbox.
+// Everything the check started is killed when it times out or ctx ends.
 func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
 	timeout := r.Timeout
 	if timeout <= 0 {
@@ -223,25 +227,20 @@ func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.Command("bash", "-c", c.Command)
-	cmd.Dir = r.Root
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=dumb", "CI=1", "ODIN=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		c.ExitCode, c.Output = -1, err.Error()
+	// A check is project code (a test the model wrote, say): it runs in
+	// the sandbox like any command, and everything it starts dies with it.
+	proc, err := r.Launcher.Command(ctx, sandbox.Spec{Args: []string{"bash", "-c", c.Command}, Dir: r.Root,
+		Env: []string{"NO_COLOR=1", "TERM=dumb", "CI=1", "ODIN=1"}, Write: true, Agent: "qa"})
+	if err != nil {
+		c.ExitCode, c.Output = -1, fmt.Sprintf("[odin: %v]", err)
 		return c
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		err = <-done
-	}
+	defer proc.Release()
+	cmd := proc.Cmd
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Run()
 	c.ExitCode = 0
 	c.Output = tailOf(out.String(), tail)
 	var ee *exec.ExitError

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -125,5 +126,40 @@ func TestRun(t *testing.T) {
 	}
 	if out, err := exec.Command("pgrep", "-f", "sleep 31.4159").Output(); err == nil {
 		t.Errorf("the check's background process survived the timeout: pids %s", out)
+	}
+}
+
+// TestChecksRunInTheSandbox: a check (project code) cannot write outside
+// the root or into .git, and does not see the provider key.
+func TestChecksRunInTheSandbox(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside, err := os.MkdirTemp("/var/tmp", "odin-qa-canary-")
+	if err != nil {
+		t.Skip("no /var/tmp")
+	}
+	defer os.RemoveAll(outside)
+	t.Setenv("OPENAI_API_KEY", "sk-qa-canary-0000")
+	for _, mode := range []sandbox.Mode{sandbox.ModeBubblewrap, sandbox.ModeLandlock} {
+		l := sandbox.New(sandbox.Options{Mode: mode, Root: root})
+		if l.Status().Refuse {
+			t.Logf("%s not available", mode)
+			continue
+		}
+		r := &Runner{Root: root, Launcher: l}
+		c := r.Run(t.Context(), messages.QACheck{Name: "test", Command: "echo key=$OPENAI_API_KEY; touch " + outside + "/canary; touch .git/planted; true"})
+		if !c.Passed || strings.Contains(c.Output, "sk-qa-canary") {
+			t.Errorf("%s: check %+v", mode, c)
+		}
+		for _, f := range []string{filepath.Join(outside, "canary"), filepath.Join(root, ".git", "planted")} {
+			if _, err := os.Stat(f); err == nil {
+				t.Errorf("%s: the check created %s", mode, f)
+			}
+		}
 	}
 }

@@ -1,17 +1,54 @@
-// Package sandbox confines the file writes of a command to chosen
-// directories with Linux Landlock, so that a command the policy allowed (or
-// the user approved) still cannot write outside the project and the
-// temporary and cache directories, whatever it turns out to do.
+// Package sandbox is the one launcher through which Odin starts every child
+// process — ExecuteCommand, the QA checks, hooks and Odin's own git calls —
+// so that what the command policy misses still cannot write outside the
+// project, read Odin's secrets, reach the network or the user's terminal,
+// or outlive Odin.
 //
-// Landlock restricts the calling thread and what it executes, and Go cannot
-// run code between fork and exec, so the confinement is applied by the
-// current binary re-executed as a small helper: Command builds an exec.Cmd
-// that starts os.Executable() with a marker argument, and Main, called first
-// thing in main (and in TestMain), recognises the marker, restricts its
-// thread and execs the real command in place. Reads and execution are not
-// restricted; only writes, removals, renames and creations are.
+// On Linux a Launcher prefers bubblewrap: new mount, PID, IPC, UTS, user
+// and network namespaces, no capabilities, the whole file system bound
+// read-only, the project root and added directories bound back writable in
+// edit mode (read-only in ask and plan mode), with .git (and the gitdir a
+// .git file names), .odin, odin.yaml and Odin's config and state
+// directories bound read-only again on top; a private /tmp, a minimal /dev,
+// a fresh /proc, --new-session (no controlling terminal, so no TIOCSTI and
+// no /dev/tty) and --die-with-parent. Killing bwrap ends its PID namespace
+// and everything in it, background and setsid'd children included.
 //
-// Where Landlock is missing (other systems, old kernels, containers that
-// filter the syscalls) Probe says why and Command returns the command
-// unconfined together with that status, so the caller can report it.
+// The network is off inside (only a private loopback). Where domains are
+// allowed (permissions.network), Odin runs an HTTP proxy (CONNECT and plain
+// HTTP) outside the sandbox on a unix socket that is bound into it; the
+// odin binary itself, bound in and started as the sandbox's init (see
+// Main), listens on 127.0.0.1 in the sandbox's network namespace and relays
+// to that socket, and HTTP_PROXY/HTTPS_PROXY/ALL_PROXY point at it. The
+// proxy admits only the allowed domains and answers others with a 403 whose
+// body names the domain and the setting that would allow it.
+//
+// Where bubblewrap is missing or cannot create namespaces, the fallback is
+// Landlock, applied by the same init helper (Go cannot run code between
+// fork and exec, so the odin binary re-executes itself with a marker
+// argument, confines its thread and starts the command from it): writes
+// only beneath the root's entries other than the protected ones (so
+// nothing can be created directly in the root), the added directories, the
+// private cache, and /dev/null, /dev/zero, /dev/urandom; TCP connects only
+// to the proxy (Landlock ABI 4 and later; UDP is not confined). The helper
+// starts a new session, is a child subreaper and kills every descendant
+// when the command ends, when it is signalled and — through a parent-death
+// signal — when Odin dies; a process that escapes the subreaper's view in
+// the instant before it is killed is the best-effort part.
+//
+// Children get an environment built from an allow list (PATH, HOME,
+// locales, TERM, TZ, the toolchains' variables, plus permissions.env),
+// from which anything that looks like a secret (*_KEY, *_TOKEN, *SECRET*,
+// *PASSWORD*..., the providers' api_key_env) and any variable holding a
+// secret's value are removed whatever the lists say.
+//
+// Build caches: each project gets a private cache under Odin's state
+// directory (GOCACHE, npm, pip, XDG_CACHE_HOME), writable in every mode
+// (go vet needs a build cache in ask mode too; it holds nothing of the
+// user's and only feeds later sandboxed commands of the same project).
+// The user's Go module cache is never writable; it is offered read-only as
+// the first GOPROXY (file://…/cache/download), so modules the user already
+// has are extracted into the project's private module cache without any
+// network and a command cannot plant code that the user's own builds would
+// later run.
 package sandbox

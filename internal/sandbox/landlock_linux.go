@@ -5,27 +5,23 @@ package sandbox
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // Probe reports whether Landlock can confine writes here.
-func Probe() Status {
+func Probe() LandlockStatus {
 	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	switch {
 	case errno == unix.ENOSYS:
-		return Status{Reason: "the kernel has no Landlock system calls"}
+		return LandlockStatus{Reason: "the kernel has no Landlock system calls"}
 	case errno == unix.EOPNOTSUPP:
-		return Status{Reason: "Landlock is disabled in this kernel (boot with lsm=...,landlock)"}
+		return LandlockStatus{Reason: "Landlock is disabled in this kernel (boot with lsm=...,landlock)"}
 	case errno != 0:
-		return Status{Reason: fmt.Sprintf("Landlock probe failed: %v", errno)}
+		return LandlockStatus{Reason: fmt.Sprintf("Landlock probe failed: %v", errno)}
 	}
-	return Status{Available: true, ABI: int(abi)}
+	return LandlockStatus{Available: true, ABI: int(abi)}
 }
 
 // writeAccess is every write-like access right of the ABI version.
@@ -54,46 +50,45 @@ func fileAccess(abi int) uint64 {
 	return a
 }
 
-// execConfined restricts the calling thread to writing beneath dirs and
-// replaces the process with argv0 run as argv. It returns only on failure.
-func execConfined(dirs []string, name string, argv []string) error {
-	st := Probe()
-	if !st.Available {
-		return errors.New(st.Reason)
-	}
-	path, err := exec.LookPath(name)
-	if err != nil {
-		return err
-	}
-	// Landlock and no_new_privs apply to this thread; exec from the same
-	// thread carries them into the new program.
-	runtime.LockOSThread()
-	if err := restrict(st.ABI, dirs); err != nil {
-		return err
-	}
-	return syscall.Exec(path, argv, os.Environ())
+// landlockNetPortAttr is struct landlock_net_port_attr (ABI 4).
+type landlockNetPortAttr struct {
+	AllowedAccess uint64
+	Port          uint64
 }
 
-func restrict(abi int, dirs []string) error {
+const landlockRuleNetPort = 2
+
+// restrict confines the calling thread (and what it starts from now on)
+// to the rules.
+func restrict(rules *landlockRules) error {
+	abi := rules.ABI
 	handled := writeAccess(abi)
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
-	// Passing only the first field's size keeps the call valid on every
-	// ABI version.
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr.Handled_access_fs), 0)
+	// Passing only the fields the ABI knows keeps the call valid on every
+	// version.
+	size := unsafe.Sizeof(attr.Handled_access_fs)
+	if rules.NoNet && abi >= 4 {
+		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		size += unsafe.Sizeof(attr.Handled_access_net)
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock_create_ruleset: %w", errno)
 	}
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
-	for _, d := range dirs {
-		if err := addRule(ruleset, d, handled); err != nil {
+	for _, d := range rules.Write {
+		if err := addRule(ruleset, d, handled, fileAccess(abi)); err != nil {
 			return err
 		}
 	}
-	// Device files (/dev/null, a terminal) stay writable, but nothing can
-	// be created or removed there.
-	if err := addRule(ruleset, "/dev", fileAccess(abi)); err != nil {
-		return err
+	if attr.Handled_access_net != 0 {
+		for _, port := range rules.ConnectPorts {
+			rule := landlockNetPortAttr{AllowedAccess: unix.LANDLOCK_ACCESS_NET_CONNECT_TCP, Port: uint64(port)}
+			if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), landlockRuleNetPort, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {
+				return fmt.Errorf("landlock_add_rule port %d: %w", port, errno)
+			}
+		}
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
@@ -104,8 +99,9 @@ func restrict(abi int, dirs []string) error {
 	return nil
 }
 
-// addRule allows access beneath dir; a missing dir is skipped.
-func addRule(ruleset int, dir string, access uint64) error {
+// addRule allows access beneath dir (fileAcc when dir is a file); a
+// missing path is skipped.
+func addRule(ruleset int, dir string, access, fileAcc uint64) error {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -120,7 +116,7 @@ func addRule(ruleset int, dir string, access uint64) error {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
 		// Rules on files take only file rights.
-		access &= uint64(unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE)
+		access = fileAcc
 	}
 	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
 	if _, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(ruleset), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&rule)), 0, 0, 0); errno != 0 {

@@ -2,87 +2,432 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 )
 
-// helperArg marks a process started by Command as the sandbox helper.
-const helperArg = "__odin_landlock_exec"
+// Mode is the user's choice of sandbox (permissions.sandbox).
+type Mode string
 
-// Status says whether commands can be confined.
+// Sandbox modes.
+const (
+	// ModeAuto uses bubblewrap, else Landlock, else runs unconfined with a
+	// warning.
+	ModeAuto Mode = "auto"
+	// ModeBubblewrap uses bubblewrap and refuses commands without it.
+	ModeBubblewrap Mode = "bubblewrap"
+	// ModeLandlock forces the Landlock fallback (tests use it).
+	ModeLandlock Mode = "landlock"
+	// ModeRequired is auto, but refuses commands when no sandbox works.
+	ModeRequired Mode = "required"
+	// ModeOff runs commands unconfined (the environment is still scrubbed
+	// and the process tree still dies with the command).
+	ModeOff Mode = "off"
+)
+
+// Modes lists the valid modes.
+func Modes() []Mode { return []Mode{ModeAuto, ModeBubblewrap, ModeLandlock, ModeRequired, ModeOff} }
+
+// Kind is the confinement actually in force.
+type Kind string
+
+// Kinds of confinement.
+const (
+	KindBubblewrap Kind = "bubblewrap"
+	KindLandlock   Kind = "landlock"
+	KindNone       Kind = "none"
+)
+
+// ErrNoSandbox is returned by Command when the mode requires a sandbox that
+// is not available here.
+var ErrNoSandbox = errors.New("sandbox: no sandbox available")
+
+// Options configure a Launcher. Paths should be absolute.
+type Options struct {
+	// Mode chooses the sandbox; empty means auto.
+	Mode Mode
+	// Root is the project root: writable in edit mode.
+	Root string
+	// AddDirs are further directories writable in edit mode (--add-dir,
+	// permissions.additional_dirs).
+	AddDirs []string
+	// Protected are paths kept read-only although they lie inside a
+	// writable directory (Odin's user config and state directories). The
+	// root's .git (and the gitdir a .git file names), .odin, odin.yaml and
+	// odin.yml are always protected.
+	Protected []string
+	// CacheDir is this project's private build cache (under Odin's state
+	// directory), writable in every mode. Empty means no cache
+	// redirection.
+	CacheDir string
+	// PassEnv are further variable names (or NAME_* prefixes) passed to
+	// children; secrets are scrubbed even when listed.
+	PassEnv []string
+	// SecretEnv are variable names that never reach a child, beyond the
+	// secret-looking patterns (the providers' api_key_env).
+	SecretEnv []string
+	// Domains are the hosts every sandboxed command may reach through the
+	// proxy; AgentDomains adds per agent. "*.example.com" matches the
+	// subdomains of example.com.
+	Domains      []string
+	AgentDomains map[string][]string
+	// Environ returns the environment to filter; default os.Environ.
+	Environ func() []string
+	// Executable is the path of the odin binary used as the in-sandbox
+	// init; default os.Executable().
+	Executable string
+	// Bwrap is the bubblewrap program; default "bwrap" from PATH.
+	Bwrap string
+}
+
+// Status says which sandbox a Launcher uses and why.
 type Status struct {
-	// Available is true when Landlock can confine writes.
-	Available bool
-	// ABI is the kernel's Landlock ABI version (0 when unavailable).
-	ABI int
-	// Reason explains why confinement is unavailable.
+	Mode Mode
+	Kind Kind
+	// Detail describes the kind (the Landlock ABI, the bwrap path).
+	Detail string
+	// Reason says why a stronger sandbox is not in use; empty with
+	// bubblewrap.
 	Reason string
+	// Refuse is true when the mode demands a sandbox that is missing:
+	// Command then fails with ErrNoSandbox.
+	Refuse bool
 }
 
 func (s Status) String() string {
-	if s.Available {
-		return fmt.Sprintf("landlock ABI %d", s.ABI)
+	switch {
+	case s.Refuse:
+		return fmt.Sprintf("no sandbox (permissions.sandbox: %s refuses to run commands): %s", s.Mode, s.Reason)
+	case s.Kind == KindNone && s.Mode == ModeOff:
+		return "no sandbox: permissions.sandbox is off"
+	case s.Kind == KindNone:
+		return "no sandbox: " + s.Reason
+	case s.Reason != "":
+		return fmt.Sprintf("%s (%s; fallback because %s)", s.Kind, s.Detail, s.Reason)
 	}
-	return "no sandbox: " + s.Reason
+	return fmt.Sprintf("%s (%s)", s.Kind, s.Detail)
 }
 
-// Command returns a command running name with args whose writes are
-// confined to the directories in writable (and the device files of /dev).
-// When confinement is unavailable it returns the plain command and a
-// Status saying why; the error is for a helper binary that cannot be found.
-// The program must call Main at the start of main for the helper to work.
-func Command(ctx context.Context, writable []string, name string, args ...string) (*exec.Cmd, Status, error) {
-	st := Probe()
-	if !st.Available {
-		return exec.CommandContext(ctx, name, args...), st, nil
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, st, fmt.Errorf("sandbox: find own binary: %w", err)
-	}
-	dirs, err := json.Marshal(writable)
-	if err != nil {
-		return nil, st, fmt.Errorf("sandbox: %w", err)
-	}
-	return exec.CommandContext(ctx, self, append([]string{helperArg, string(dirs), name}, args...)...), st, nil
+// Degraded reports whether commands run with less than bubblewrap
+// although the user did not turn the sandbox off.
+func (s Status) Degraded() bool { return s.Kind != KindBubblewrap && s.Mode != ModeOff }
+
+// Spec is one process to launch.
+type Spec struct {
+	// Args is the program and its arguments (e.g. bash -c SCRIPT).
+	Args []string
+	// Dir is the working directory; default the root.
+	Dir string
+	// Env are entries added after the filtered environment (Odin's own
+	// settings: ODIN=1, git hardening...). They are not filtered.
+	Env []string
+	// Write makes the root and AddDirs writable (edit mode). Ask and plan
+	// mode commands and Odin's read-only git calls leave it false.
+	Write bool
+	// Agent selects AgentDomains.
+	Agent string
 }
 
-// Main runs the sandbox helper when the process was started by Command: it
-// confines its thread and replaces itself with the command, never
-// returning; a failure is printed to stderr and exits with status 126, like
-// a shell that cannot run a command. In any other process it returns at
-// once.
-func Main() {
-	if len(os.Args) < 4 || os.Args[1] != helperArg {
+// Launcher starts every child process of a session inside the sandbox.
+// It is safe for concurrent use; the probe runs once, on first use.
+type Launcher struct {
+	opts   Options
+	once   sync.Once
+	status Status
+	abi    int
+	exe    string
+	bwrap  string
+	noInit bool
+	// homeModCache is the user's Go module cache, offered read-only to
+	// children as a GOPROXY.
+	homeModCache string
+}
+
+// New returns a Launcher. It does not probe yet.
+func New(opts Options) *Launcher {
+	if opts.Mode == "" {
+		opts.Mode = ModeAuto
+	}
+	if opts.Environ == nil {
+		opts.Environ = os.Environ
+	}
+	if opts.Bwrap == "" {
+		opts.Bwrap = "bwrap"
+	}
+	return &Launcher{opts: opts}
+}
+
+// off is the launcher a nil *Launcher stands for: no confinement, a
+// scrubbed environment, and no init helper (a test binary that does not
+// call Main must not be re-executed as one): only the process group is
+// killed.
+var off = &Launcher{opts: Options{Mode: ModeOff, Environ: os.Environ}, noInit: true}
+
+func (l *Launcher) get() *Launcher {
+	if l == nil {
+		return off
+	}
+	return l
+}
+
+// Status probes (once) and reports the sandbox in force.
+func (l *Launcher) Status() Status {
+	l = l.get()
+	l.once.Do(l.probe)
+	return l.status
+}
+
+func (l *Launcher) probe() {
+	st := Status{Mode: l.opts.Mode}
+	l.exe = l.opts.Executable
+	if l.exe == "" && !l.noInit {
+		if exe, err := os.Executable(); err == nil {
+			l.exe, _ = filepath.EvalSymlinks(exe)
+		}
+	}
+	l.homeModCache = goModCache(l.opts.Environ())
+	var bwrapWhy, llWhy string
+	if l.opts.Mode != ModeOff && l.opts.Mode != ModeLandlock {
+		l.bwrap, bwrapWhy = probeBwrap(l.opts.Bwrap)
+		if bwrapWhy == "" {
+			st.Kind, st.Detail = KindBubblewrap, l.bwrap
+			l.status = st
+			return
+		}
+	}
+	if l.opts.Mode == ModeBubblewrap {
+		st.Kind, st.Reason, st.Refuse = KindNone, bwrapWhy, true
+		l.status = st
 		return
 	}
-	var dirs []string
-	err := json.Unmarshal([]byte(os.Args[2]), &dirs)
-	if err == nil {
-		err = execConfined(dirs, os.Args[3], os.Args[3:])
+	if l.opts.Mode != ModeOff {
+		ll := Probe()
+		if ll.Available && l.exe == "" {
+			ll = LandlockStatus{Reason: "cannot find Odin's own binary to run the Landlock helper"}
+		}
+		if ll.Available {
+			l.abi = ll.ABI
+			st.Kind, st.Detail = KindLandlock, fmt.Sprintf("Landlock ABI %d", ll.ABI)
+			if l.opts.Mode != ModeLandlock {
+				st.Reason = "bubblewrap is unusable: " + bwrapWhy
+			}
+			l.status = st
+			return
+		}
+		llWhy = ll.Reason
 	}
-	fmt.Fprintf(os.Stderr, "odin sandbox: %v\n", err)
-	os.Exit(126)
+	st.Kind = KindNone
+	switch l.opts.Mode {
+	case ModeOff:
+	case ModeLandlock:
+		st.Reason, st.Refuse = llWhy, true
+	default:
+		st.Reason = fmt.Sprintf("bubblewrap is unusable (%s) and so is Landlock (%s)", bwrapWhy, llWhy)
+		st.Refuse = l.opts.Mode == ModeRequired
+	}
+	l.status = st
 }
 
-// WritableDirs are the directories a confined command needs besides the
-// project: the temporary directories and the user's cache (build caches,
-// module downloads), plus extra. Missing directories are left out.
-func WritableDirs(root string, extra ...string) []string {
-	dirs := []string{root, os.TempDir(), "/tmp", "/var/tmp"}
-	if c, err := os.UserCacheDir(); err == nil {
-		dirs = append(dirs, c)
+// probeBwrap finds bwrap and checks that it can create the namespaces.
+func probeBwrap(name string) (string, string) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", "bwrap is not installed (install the bubblewrap package)"
 	}
-	if m := goModCache(); m != "" {
-		dirs = append(dirs, m)
+	t, err := exec.LookPath("true")
+	if err != nil {
+		return "", "no `true` program to probe bwrap with"
 	}
-	dirs = append(dirs, extra...)
+	out, err := exec.Command(path, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
+		"--proc", "/proc", "--dev", "/dev", "--", t).CombinedOutput()
+	if err != nil {
+		return "", fmt.Sprintf("bwrap cannot create namespaces here (%v: %s)", err, strings.TrimSpace(string(out)))
+	}
+	return path, ""
+}
+
+// Process is a launched command: its exec.Cmd plus the proxy serving it.
+// Set Stdin, Stdout and Stderr on Cmd, then Start and Wait; call Release
+// after Wait. Do not change Cmd's Env, SysProcAttr or Cancel.
+type Process struct {
+	*exec.Cmd
+	proxy        *proxy
+	infoR, infoW *os.File // bwrap's --info-fd
+	released     bool
+}
+
+// Release waits (briefly) until everything the process started is gone
+// and stops its network proxy. Call it after Wait; safe on a nil Process
+// and more than once.
+func (p *Process) Release() {
+	if p == nil || p.released {
+		return
+	}
+	p.released = true
+	if p.proxy != nil {
+		p.proxy.Close()
+	}
+	if p.infoW != nil {
+		_ = p.infoW.Close()
+		_ = p.infoR.SetReadDeadline(time.Now().Add(time.Second))
+		data, _ := io.ReadAll(p.infoR)
+		_ = p.infoR.Close()
+		var info struct {
+			ChildPID int `json:"child-pid"`
+		}
+		if json.Unmarshal(data, &info) == nil && info.ChildPID > 0 && p.ProcessState != nil {
+			waitGone(info.ChildPID, 2*time.Second)
+		}
+	}
+}
+
+// waitGone polls until pid has exited (or is a zombie), at most d.
+func waitGone(pid int, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		s := string(st)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X') {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// Blocked lists the hosts the proxy refused this process, sorted.
+func (p *Process) Blocked() []string {
+	if p == nil || p.proxy == nil {
+		return nil
+	}
+	return p.proxy.Blocked()
+}
+
+// Command prepares spec to run in the sandbox. The process starts in a new
+// session (no controlling terminal), dies with Odin, gets the filtered
+// environment, and everything it starts is killed when it ends or is
+// cancelled through ctx. It returns ErrNoSandbox (wrapped, with the
+// reason) when the mode refuses to run unconfined.
+func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
+	l = l.get()
+	st := l.Status()
+	if st.Refuse {
+		return nil, fmt.Errorf("%w: %s", ErrNoSandbox, st)
+	}
+	if len(spec.Args) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	if spec.Dir == "" {
+		spec.Dir = l.opts.Root
+	}
+	env := l.childEnv(spec)
+	p := &Process{}
+	domains := l.domains(spec.Agent)
+	var err error
+	switch st.Kind {
+	case KindBubblewrap:
+		err = l.bwrapCommand(ctx, p, spec, env, domains)
+	default:
+		err = l.initCommand(ctx, p, spec, env, domains, st.Kind == KindLandlock)
+	}
+	if err != nil {
+		p.Release()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (l *Launcher) domains(agent string) []string {
+	d := slices.Clone(l.opts.Domains)
+	d = append(d, l.opts.AgentDomains[agent]...)
+	slices.Sort(d)
+	return slices.Compact(d)
+}
+
+// killGroup makes cancelling cmd kill its process group at once.
+func killGroup(cmd *exec.Cmd) func() error {
+	return func() error {
+		if cmd.Process == nil {
+			return nil
+		}
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// protectedPaths are the existing paths kept read-only inside the
+// writable directories.
+func (l *Launcher) protectedPaths(writable []string) []string {
+	var cands []string
+	if l.opts.Root != "" {
+		for _, n := range []string{".git", ".odin", "odin.yaml", "odin.yml"} {
+			cands = append(cands, filepath.Join(l.opts.Root, n))
+		}
+		if gd := gitDirOf(l.opts.Root); gd != "" {
+			cands = append(cands, gd)
+		}
+	}
+	cands = append(cands, l.opts.Protected...)
 	var out []string
-	for _, d := range dirs {
+	for _, c := range cands {
+		real, err := filepath.EvalSymlinks(c)
+		if err != nil {
+			continue
+		}
+		inside := false
+		for _, w := range writable {
+			if within(w, real) {
+				inside = true
+				break
+			}
+		}
+		if inside && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// gitDirOf returns the directory a .git file ("gitdir: PATH", worktrees
+// and submodules) points to, or "".
+func gitDirOf(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return ""
+	}
+	s, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
+	}
+	s = strings.TrimSpace(s)
+	if !filepath.IsAbs(s) {
+		s = filepath.Join(root, s)
+	}
+	return filepath.Clean(s)
+}
+
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// writableDirs are the root and AddDirs, resolved; missing ones are left out.
+func (l *Launcher) writableDirs() []string {
+	var out []string
+	for _, d := range append([]string{l.opts.Root}, l.opts.AddDirs...) {
 		if d == "" {
 			continue
 		}
@@ -93,15 +438,81 @@ func WritableDirs(root string, extra ...string) []string {
 	return out
 }
 
-func goModCache() string {
-	if m := os.Getenv("GOMODCACHE"); m != "" {
-		return m
+// cacheDirs creates the private cache and returns its path ("" without
+// one).
+func (l *Launcher) cacheDir() string {
+	if l.opts.CacheDir == "" {
+		return ""
 	}
-	if p := os.Getenv("GOPATH"); p != "" {
-		return filepath.Join(filepath.SplitList(p)[0], "pkg", "mod")
+	for _, sub := range []string{"go-build", "gomod", "npm", "xdg", "pip", "tmp"} {
+		_ = os.MkdirAll(filepath.Join(l.opts.CacheDir, sub), 0o700)
 	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, "go", "pkg", "mod")
+	real, err := filepath.EvalSymlinks(l.opts.CacheDir)
+	if err != nil {
+		return ""
 	}
-	return ""
+	return real
+}
+
+// CacheDirFor is the private build cache of the project at root under
+// Odin's state directory: one per project, so a command in one project
+// cannot plant build outputs another uses.
+func CacheDirFor(stateDir, root string) string {
+	if stateDir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(root))
+	return filepath.Join(stateDir, "sandbox", filepath.Base(root)+"-"+hex.EncodeToString(sum[:6]))
+}
+
+func goModCache(environ []string) string {
+	get := func(k string) string {
+		for i := len(environ) - 1; i >= 0; i-- {
+			if v, ok := strings.CutPrefix(environ[i], k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	m := get("GOMODCACHE")
+	if m == "" {
+		if p := get("GOPATH"); p != "" {
+			m = filepath.Join(filepath.SplitList(p)[0], "pkg", "mod")
+		} else if h := get("HOME"); h != "" {
+			m = filepath.Join(h, "go", "pkg", "mod")
+		}
+	}
+	if m == "" {
+		return ""
+	}
+	if fi, err := os.Stat(filepath.Join(m, "cache", "download")); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return m
+}
+
+// Confinement describes what a command launched in edit mode may do, for
+// `odin doctor`.
+type Confinement struct {
+	// Writable are the directories writable in edit mode (read-only in ask
+	// and plan mode).
+	Writable []string
+	// Protected stay read-only inside them.
+	Protected []string
+	// Cache is the project's private build cache.
+	Cache string
+	// Domains are reachable through the proxy (all agents).
+	Domains []string
+	// AgentDomains are the per-agent additions.
+	AgentDomains map[string][]string
+	// Env are the variable names passed from Odin's environment.
+	Env []string
+}
+
+// Describe reports the confinement of edit-mode commands.
+func (l *Launcher) Describe() Confinement {
+	l = l.get()
+	w := l.writableDirs()
+	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir,
+		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames()}
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/internal/sandbox"
+)
+
+// doctorCheck is one thing `odin doctor` examines. A check prints what it
+// found; when it fails it returns advice on how to fix it.
+type doctorCheck struct {
+	name string
+	run  func(a *app, w io.Writer) (ok bool, advice string)
+}
+
+// doctorChecks are the checks in the order they run; add new ones here.
+func doctorChecks() []doctorCheck {
+	return []doctorCheck{
+		{name: "sandbox", run: checkSandbox},
+	}
+}
+
+func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check this machine and project: which sandbox confines commands, and how",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return withApp(g, func(a *app) error {
+				var failed []string
+				for _, c := range doctorChecks() {
+					ok, advice := c.run(a, stdout)
+					if !ok {
+						failed = append(failed, c.name)
+						fmt.Fprintf(stdout, "  advice: %s\n", advice)
+					}
+				}
+				if len(failed) > 0 {
+					return &exitError{code: exitFailed, err: fmt.Errorf("doctor: failed: %s", strings.Join(failed, ", "))}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// checkSandbox prints the sandbox in force and what it confines; it fails
+// when commands would run unconfined or be refused.
+func checkSandbox(a *app, w io.Writer) (bool, string) {
+	l := a.sandbox()
+	st := l.Status()
+	d := l.Describe()
+	fmt.Fprintf(w, "sandbox: %s (permissions.sandbox: %s)\n", st, st.Mode)
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ", ")
+	}
+	if st.Kind != sandbox.KindNone {
+		fmt.Fprintf(w, "  writable in edit mode: %s\n", list(d.Writable))
+		fmt.Fprintf(w, "  read-only inside them: %s\n", list(d.Protected))
+		fmt.Fprintln(w, "  ask and plan mode: nothing writable but the build cache")
+		fmt.Fprintf(w, "  build cache (private to this project, writable): %s\n", d.Cache)
+		if st.Kind == sandbox.KindBubblewrap {
+			fmt.Fprintln(w, "  /tmp: private; /dev: minimal; /proc: fresh; new session, no terminal; dies with odin")
+		} else {
+			fmt.Fprintln(w, "  /tmp: not writable (TMPDIR is in the private cache); /dev: null, zero, urandom only; new session; dies with odin (best effort)")
+		}
+	}
+	switch {
+	case st.Kind == sandbox.KindNone:
+		fmt.Fprintln(w, "  files and network: not confined")
+	case len(d.Domains) == 0 && len(d.AgentDomains) == 0:
+		fmt.Fprintf(w, "  network: off (allow hosts with %s)\n", sandbox.DomainsKey)
+	default:
+		fmt.Fprintf(w, "  network: through Odin's proxy to %s\n", list(d.Domains))
+		var names []string
+		for n := range d.AgentDomains {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "    agent %s also: %s\n", n, list(d.AgentDomains[n]))
+		}
+	}
+	fmt.Fprintf(w, "  environment passed: %s (secrets never; add names with permissions.env)\n", list(d.Env))
+	switch {
+	case st.Refuse:
+		return false, "commands are refused: install bubblewrap (apt-get install bubblewrap) or let the kernel enable Landlock, or change permissions.sandbox"
+	case st.Kind == sandbox.KindNone && st.Mode == sandbox.ModeOff:
+		return false, "commands run unconfined because permissions.sandbox is off; set it to auto"
+	case st.Kind == sandbox.KindNone:
+		return false, "commands run unconfined: install bubblewrap (apt-get install bubblewrap), or boot a kernel with Landlock"
+	}
+	return true, ""
+}

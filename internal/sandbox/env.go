@@ -1,0 +1,139 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// passedEnv are the variables children get: what shells, locales and the
+// common toolchains need to find themselves. Anything else (credentials
+// above all) stays with Odin unless permissions.env names it.
+var passedEnv = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TZ",
+	"GOPATH", "GOROOT", "GOFLAGS", "GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "GOSUMDB",
+	"GOTOOLCHAIN", "GOOS", "GOARCH", "GOAMD64", "GOARM", "CGO_ENABLED", "CGO_*", "GOEXPERIMENT", "GODEBUG",
+	"CC", "CXX", "CFLAGS", "CXXFLAGS", "LDFLAGS", "PKG_CONFIG_PATH",
+	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "RUSTFLAGS",
+	"NVM_DIR", "NODE_PATH", "VOLTA_HOME", "PNPM_HOME",
+	"VIRTUAL_ENV", "PYTHONPATH", "CONDA_PREFIX", "PYENV_ROOT",
+	"JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_HOME",
+}
+
+// secretPatterns are names (upper-cased) that look like credentials; they
+// never reach a child, whatever the allow list says.
+var secretPatterns = []string{"*_KEY", "*_KEY_*", "*_TOKEN", "*_TOKEN_*", "*SECRET*", "*PASSWORD*", "*PASSWD*",
+	"*CREDENTIAL*", "*_PAT", "*APIKEY*", "*_AUTH"}
+
+// IsSecret reports whether the variable name looks like a credential or
+// is one of extra.
+func IsSecret(name string, extra []string) bool {
+	if slices.Contains(extra, name) {
+		return true
+	}
+	up := strings.ToUpper(name)
+	for _, p := range secretPatterns {
+		if ok, _ := filepath.Match(p, up); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func matchName(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if p == name {
+			return true
+		}
+		if pre, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(name, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// FilterEnv returns the entries of environ whose names are allowed (the
+// built-in list or pass) and not secret. A variable whose value equals a
+// secret's value is dropped too, so that copying a key into an innocent
+// name does not carry it through.
+func FilterEnv(environ, pass, secrets []string) []string {
+	secretValues := map[string]bool{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if len(v) >= 8 && IsSecret(k, secrets) {
+			secretValues[v] = true
+		}
+	}
+	var out []string
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if !matchName(passedEnv, k) && !matchName(pass, k) {
+			continue
+		}
+		if IsSecret(k, secrets) || secretValues[v] {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// EnvNames lists the names FilterEnv would pass from environ (for odin
+// doctor).
+func (l *Launcher) EnvNames() []string {
+	l = l.get()
+	var names []string
+	for _, kv := range FilterEnv(l.opts.Environ(), l.opts.PassEnv, l.opts.SecretEnv) {
+		k, _, _ := strings.Cut(kv, "=")
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// childEnv is the environment of a launched process: the filtered
+// environment, the private caches, then spec.Env.
+func (l *Launcher) childEnv(spec Spec) []string {
+	env := FilterEnv(l.opts.Environ(), l.opts.PassEnv, l.opts.SecretEnv)
+	env = append(env, l.cacheEnv(l.Status().Kind)...)
+	return append(env, spec.Env...)
+}
+
+// cacheEnv points the toolchains' caches at the project's private cache:
+// the Go build cache, npm's and pip's caches and XDG_CACHE_HOME are
+// writable there; Go modules are extracted into a private module cache
+// from the user's own module cache, which is offered read-only as the
+// first GOPROXY (a file:// URL), so no download is needed for what the
+// user already has and nothing a command does can plant code in the
+// user's shared module cache.
+func (l *Launcher) cacheEnv(kind Kind) []string {
+	c := l.cacheDir()
+	if c == "" {
+		return nil
+	}
+	env := []string{
+		"GOCACHE=" + filepath.Join(c, "go-build"),
+		"GOMODCACHE=" + filepath.Join(c, "gomod"),
+		"npm_config_cache=" + filepath.Join(c, "npm"),
+		"XDG_CACHE_HOME=" + filepath.Join(c, "xdg"),
+		"PIP_CACHE_DIR=" + filepath.Join(c, "pip"),
+	}
+	if l.homeModCache != "" && !within(c, l.homeModCache) {
+		upstream := "https://proxy.golang.org,direct"
+		for _, kv := range l.opts.Environ() {
+			if v, ok := strings.CutPrefix(kv, "GOPROXY="); ok && v != "" && v != "off" {
+				upstream = v
+			}
+		}
+		env = append(env, "GOPROXY=file://"+filepath.Join(l.homeModCache, "cache", "download")+","+upstream)
+	}
+	if kind == KindBubblewrap {
+		env = append(env, "TMPDIR=/tmp")
+	} else {
+		env = append(env, "TMPDIR="+filepath.Join(c, "tmp"))
+	}
+	return env
+}

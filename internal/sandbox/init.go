@@ -1,0 +1,127 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// LandlockStatus says whether Landlock can confine writes here.
+type LandlockStatus struct {
+	// Available is true when Landlock can confine writes.
+	Available bool
+	// ABI is the kernel's Landlock ABI version (0 when unavailable).
+	ABI int
+	// Reason explains why Landlock is unavailable.
+	Reason string
+}
+
+// Main runs the sandbox's init helper when the process was started as one
+// by a Launcher, and never returns then; in any other process it returns at
+// once. Call it first thing in main (and in TestMain of packages whose
+// tests launch commands).
+func Main() {
+	if len(os.Args) < 4 || os.Args[1] != initArg {
+		return
+	}
+	os.Exit(runInit(os.Args[2], os.Args[3:]))
+}
+
+// runInit is the helper: it confines itself, relays the proxy, runs the
+// command as its child and, when the command ends or the helper is
+// signalled or orphaned, kills every process the command left behind.
+func runInit(specJSON string, rest []string) int {
+	fail := func(err error) int {
+		fmt.Fprintf(os.Stderr, "odin sandbox: %v\n", err)
+		return 126
+	}
+	var is initSpec
+	if err := json.Unmarshal([]byte(specJSON), &is); err != nil {
+		return fail(err)
+	}
+	if len(rest) < 2 || rest[0] != "--" {
+		return fail(errors.New("no command"))
+	}
+	argv := rest[1:]
+	if err := becomeReaper(is.ParentPID); err != nil {
+		return fail(err)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	env := os.Environ()
+	if is.ProxySocket != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fail(fmt.Errorf("proxy relay: %w", err))
+		}
+		go forward(ln, is.ProxySocket)
+		env = append(env, proxyEnv("http://127.0.0.1:"+portOf(ln))...)
+	}
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fail(err)
+	}
+	// Landlock confines one thread and what it starts: the command is
+	// forked from this locked thread, after the restriction.
+	runtime.LockOSThread()
+	if is.Landlock != nil {
+		if err := restrict(is.Landlock); err != nil {
+			return fail(err)
+		}
+	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return fail(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	code := 0
+	select {
+	case err := <-done:
+		code = exitStatus(err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				// Die the way the command died, so the caller sees the
+				// signal and not an exit status.
+				killTree()
+				signal.Reset()
+				_ = syscall.Kill(os.Getpid(), ws.Signal())
+			}
+		}
+	case s := <-sigs:
+		signalTree(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(500 * time.Millisecond):
+		}
+		code = 128 + int(s.(syscall.Signal))
+	}
+	killTree()
+	return code
+}
+
+func exitStatus(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 126
+}

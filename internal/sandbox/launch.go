@@ -1,0 +1,204 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// initArg marks a process started as the sandbox's init (see Main).
+const initArg = "__odin_sandbox_init"
+
+// Paths inside a bubblewrap sandbox.
+const (
+	innerInit  = "/tmp/.odin-init"
+	innerProxy = "/tmp/.odin-proxy.sock"
+)
+
+// initSpec is what the init helper is told on its command line.
+type initSpec struct {
+	// Landlock, when set, confines writes (and TCP connects) before the
+	// command starts.
+	Landlock *landlockRules `json:"landlock,omitempty"`
+	// ProxySocket, when set, is a unix socket the init relays a loopback
+	// TCP port to; the command gets HTTP(S)_PROXY pointing at that port.
+	ProxySocket string `json:"proxy_socket,omitempty"`
+	// ParentPID is the process that started the init: if it is gone
+	// already, the init does not start the command.
+	ParentPID int `json:"ppid,omitempty"`
+}
+
+// landlockRules are the accesses a Landlock-confined command keeps.
+type landlockRules struct {
+	ABI int `json:"abi"`
+	// Write are the paths beneath which writes are allowed (for files:
+	// writing and truncating them only).
+	Write []string `json:"write"`
+	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
+	NoNet        bool  `json:"no_net,omitempty"`
+	ConnectPorts []int `json:"connect_ports,omitempty"`
+}
+
+// devFiles are the device files a command may write without bubblewrap's
+// minimal /dev: enough for `> /dev/null`, nothing that reaches a
+// terminal.
+var devFiles = []string{"/dev/null", "/dev/zero", "/dev/urandom"}
+
+func proxyEnv(url string) []string {
+	return []string{"HTTP_PROXY=" + url, "HTTPS_PROXY=" + url, "http_proxy=" + url, "https_proxy=" + url,
+		"ALL_PROXY=" + url, "all_proxy=" + url, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"}
+}
+
+// bwrapCommand builds the bubblewrap command line: a read-only view of
+// the whole file system with the writable directories bound back
+// read-write and the protected paths bound read-only again on top, fresh
+// /dev, /proc and /tmp, every namespace new (no network), no capabilities.
+func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env []string, domains []string) error {
+	args := []string{"--new-session", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	writable := l.writableDirs()
+	bind := "--ro-bind"
+	if spec.Write {
+		bind = "--bind"
+	}
+	// The writable directories are bound even when read-only, so that they
+	// stay visible when they lie under the private /tmp.
+	for _, w := range writable {
+		args = append(args, bind, w, w)
+	}
+	for _, pp := range l.protectedPaths(writable) {
+		args = append(args, "--ro-bind", pp, pp)
+	}
+	// The private cache stays writable in ask and plan mode: read-only
+	// commands such as go vet need a build cache, and nothing in it is the
+	// user's (it only feeds later sandboxed commands of this project).
+	if c := l.cacheDir(); c != "" {
+		args = append(args, "--bind", c, c)
+	}
+	argv := spec.Args
+	if len(domains) > 0 {
+		px, err := startProxy(domains, true)
+		if err != nil {
+			return err
+		}
+		p.proxy = px
+		if l.exe == "" {
+			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
+		}
+		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy})
+		args = append(args, "--ro-bind", l.exe, innerInit, "--bind", px.socket, innerProxy)
+		argv = append([]string{innerInit, initArg, string(js), "--"}, argv...)
+	}
+	args = append(args, "--chdir", spec.Dir, "--")
+	args = append(args, argv...)
+	// bwrap reports the PID of the namespace's init on --info-fd, so that
+	// Release can wait until the namespace (everything in it) is gone:
+	// bwrap itself exits as soon as the command does, before the kernel
+	// has finished killing the rest.
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	p.infoR, p.infoW = infoR, infoW
+	args = append([]string{"--info-fd", "3"}, args...)
+	cmd := exec.CommandContext(ctx, l.bwrap, args...)
+	cmd.ExtraFiles = []*os.File{infoW}
+	cmd.Dir = spec.Dir
+	cmd.Env = env
+	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
+	// Killing bwrap kills the sandbox's PID namespace, so everything in it.
+	cmd.Cancel = killGroup(cmd)
+	p.Cmd = cmd
+	return nil
+}
+
+// initCommand runs the command under Odin's init helper (the Landlock
+// fallback, and unconfined runs): the helper confines itself with
+// Landlock when landlock is set, becomes a subreaper and kills every
+// descendant when the command ends, when it is signalled and when Odin
+// dies.
+func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env []string, domains []string, landlock bool) error {
+	is := initSpec{ParentPID: os.Getpid()}
+	if landlock {
+		rules := &landlockRules{ABI: l.abi}
+		protected := l.protectedPaths(l.writableDirs())
+		if spec.Write {
+			for _, w := range l.writableDirs() {
+				rules.Write = append(rules.Write, grantBeneath(w, protected)...)
+			}
+		}
+		if c := l.cacheDir(); c != "" {
+			rules.Write = append(rules.Write, c) // as with bubblewrap
+		}
+		rules.Write = append(rules.Write, devFiles...)
+		rules.NoNet = l.abi >= 4
+		is.Landlock = rules
+	}
+	if len(domains) > 0 {
+		px, err := startProxy(domains, false)
+		if err != nil {
+			return err
+		}
+		p.proxy = px
+		env = append(env, proxyEnv("http://"+px.tcpAddr)...)
+		if is.Landlock != nil {
+			is.Landlock.ConnectPorts = append(is.Landlock.ConnectPorts, px.tcpPort)
+		}
+	}
+	var cmd *exec.Cmd
+	if l.exe == "" {
+		// Unconfined and without the helper: the process group is all
+		// that can be killed.
+		cmd = exec.CommandContext(ctx, spec.Args[0], spec.Args[1:]...)
+		cmd.Cancel = killGroup(cmd)
+	} else {
+		js, err := json.Marshal(is)
+		if err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		cmd = exec.CommandContext(ctx, l.exe, append([]string{initArg, string(js), "--"}, spec.Args...)...)
+		// The helper kills the whole tree on SIGTERM, setsid escapees
+		// included; SIGKILL would leave them behind.
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	}
+	cmd.Dir = spec.Dir
+	cmd.Env = env
+	cmd.SysProcAttr = sessionAttr(syscall.SIGTERM)
+	p.Cmd = cmd
+	return nil
+}
+
+// grantBeneath returns the paths that together cover dir except the
+// protected paths inside it: dir itself when none is inside, else its
+// entries, recursing into those that contain a protected path. Landlock
+// only grants, never denies beneath a grant, so this is how .git stays
+// read-only inside a writable root; the price is that dir itself gets no
+// rule (nothing can be created or removed directly in it).
+func grantBeneath(dir string, protected []string) []string {
+	var inside []string
+	for _, p := range protected {
+		if within(dir, p) {
+			inside = append(inside, p)
+		}
+	}
+	if len(inside) == 0 {
+		return []string{dir}
+	}
+	if slices.Contains(inside, dir) {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		out = append(out, grantBeneath(filepath.Join(dir, e.Name()), inside)...)
+	}
+	return out
+}

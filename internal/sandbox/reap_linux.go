@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// becomeReaper makes the helper the subreaper of everything the command
+// starts (orphans, setsid escapees included, are re-parented to it, so
+// killTree finds them) and has it signalled when Odin dies.
+func becomeReaper(parent int) error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	if parent == 0 {
+		return nil
+	}
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+		return err
+	}
+	// Odin may have died before the signal was armed.
+	if os.Getppid() != parent {
+		return errors.New("odin exited before the command started")
+	}
+	return nil
+}
+
+// sessionAttr starts a process in a new session (no controlling terminal)
+// that receives sig when Odin's thread that started it dies.
+func sessionAttr(sig syscall.Signal) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: sig}
+}
+
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// descendants lists the live processes below pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+func signalTree(sig syscall.Signal) {
+	for _, p := range descendants(os.Getpid()) {
+		_ = syscall.Kill(p, sig)
+	}
+}
+
+// killTree kills every descendant until none is left, reaping them.
+func killTree() {
+	self := os.Getpid()
+	for range 400 {
+		pids := descendants(self)
+		reap()
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func reap() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
