@@ -124,6 +124,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newInitCmd(g, stdout, stderr),
 		newCompactCmd(g, stdout),
 		newModelsCmd(g, stdout),
+		newACPCmd(g, stdin, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())
