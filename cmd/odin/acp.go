@@ -10,11 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/acp"
-	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
-	"github.com/odin-code/odin/internal/policy"
-	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -47,7 +44,7 @@ session modes. Logs go to the log file, never to stdout.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return acp.Serve(ctx, acp.Options{
-				Opener:  &acpOpener{g: g},
+				Opener:  acpOpener{sessionOpener{g: g}},
 				Mode:    mode,
 				Version: versionString(),
 				Log:     logging.Slog(a.log.With().Str("component", "acp").Logger()),
@@ -56,81 +53,24 @@ session modes. Logs go to the log file, never to stdout.`,
 	}
 }
 
-// acpOpener starts sessions the way the REPL does (startSession with an
-// interactive approver), one app per session so that each session's cwd is
-// its project with that project's configuration, trust and policy.
+// acpOpener adapts sessionOpener to acp.Opener.
 type acpOpener struct {
-	g *globalFlags
+	o sessionOpener
 }
 
-func (o *acpOpener) app(cwd string) (*app, error) {
-	g := *o.g
-	if cwd != "" {
-		g.dir = cwd
-	}
-	a, err := loadApp(&g)
-	if err != nil {
-		return nil, err
-	}
-	if err := a.checkProvider(); err != nil {
-		a.Close()
-		return nil, err
-	}
-	return a, nil
+func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
+	return a.o.open(ctx, cwd, "")
 }
 
-func (o *acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
-	a, err := o.app(cwd)
-	if err != nil {
-		return nil, err
-	}
-	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Mode: a.cfg.Mode})
-	if err != nil {
-		a.Close()
-		return nil, err
-	}
-	return &acpSession{a: a, live: live}, nil
-}
-
-func (o *acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, []llm.Message, error) {
-	a, err := o.app(cwd)
+func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, []llm.Message, error) {
+	s, err := a.o.open(ctx, cwd, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id})
+	h, err := s.history(ctx)
 	if err != nil {
-		a.Close()
+		_ = s.Close(ctx)
 		return nil, nil, err
 	}
-	var history []store.Message
-	if st, err := a.openStore(ctx); err == nil {
-		history, err = st.Messages(ctx, live.ID)
-		if err != nil {
-			_ = live.Close(ctx)
-			a.Close()
-			return nil, nil, err
-		}
-	}
-	return &acpSession{a: a, live: live}, store.LLMMessages(history), nil
-}
-
-// acpSession adapts a liveSession to acp.Session.
-type acpSession struct {
-	a    *app
-	live *liveSession
-}
-
-func (s *acpSession) ID() string { return s.live.ID }
-func (s *acpSession) Submit(body string, mode messages.Mode) messages.UserMessage {
-	return s.live.Session.Submit(body, mode)
-}
-func (s *acpSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
-func (s *acpSession) Bus() *events.Bus     { return s.live.Bus }
-func (s *acpSession) Answer(id string, d policy.Decision) error {
-	return s.live.Approver.Answer(id, d)
-}
-func (s *acpSession) Close(ctx context.Context) error {
-	err := s.live.Close(ctx)
-	s.a.Close()
-	return err
+	return s, h, nil
 }
