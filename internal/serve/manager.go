@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/odin-code/odin/internal/events"
@@ -44,14 +45,17 @@ type entry struct {
 	project string
 	hub     *hub
 
-	mu         sync.Mutex
-	sess       Session // nil while passivated
-	stopPump   context.CancelFunc
-	pumpDone   chan struct{}
-	lastActive time.Time
+	// mu guards the session's lifecycle; the event pump never takes it,
+	// since Close waits for the pump to drain the session's last events.
+	mu       sync.Mutex
+	sess     Session // nil while passivated
+	stopPump context.CancelFunc
+	pumpDone chan struct{}
+
+	lastActive atomic.Int64 // unix nanoseconds
 	// inFlight counts inputs submitted and not yet finished; a session
 	// with work or pending approvals is never passivated.
-	inFlight int
+	inFlight atomic.Int64
 }
 
 // Info describes a session for the API.
@@ -59,7 +63,7 @@ type Info struct {
 	ID         string    `json:"id"`
 	Project    string    `json:"project"`
 	Active     bool      `json:"active"`
-	InFlight   int       `json:"in_flight"`
+	InFlight   int64     `json:"in_flight"`
 	LastActive time.Time `json:"last_active"`
 	LastEvent  uint64    `json:"last_event_id"`
 }
@@ -88,7 +92,8 @@ func (m *manager) create(ctx context.Context, project string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{id: s.ID(), project: project, hub: newHub(m.bufSize), lastActive: m.now()}
+	e := &entry{id: s.ID(), project: project, hub: newHub(m.bufSize)}
+	e.lastActive.Store(m.now().UnixNano())
 	e.activate(s)
 	m.mu.Lock()
 	m.sessions[e.id] = e
@@ -125,7 +130,8 @@ func (m *manager) list() []Info {
 func (e *entry) info() Info {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Info{ID: e.id, Project: e.project, Active: e.sess != nil, InFlight: e.inFlight, LastActive: e.lastActive, LastEvent: e.hub.last()}
+	return Info{ID: e.id, Project: e.project, Active: e.sess != nil, InFlight: e.inFlight.Load(),
+		LastActive: time.Unix(0, e.lastActive.Load()), LastEvent: e.hub.last()}
 }
 
 // activate attaches a running session and starts copying its events to the
@@ -141,12 +147,10 @@ func (e *entry) activate(s Session) {
 		for env := range evs {
 			switch env.Event.(type) {
 			case messages.TurnFinished, messages.InputRemoved:
-				e.mu.Lock()
-				if e.inFlight > 0 {
-					e.inFlight--
+				if e.inFlight.Add(-1) < 0 {
+					e.inFlight.Store(0)
 				}
-				e.lastActive = time.Now()
-				e.mu.Unlock()
+				e.lastActive.Store(time.Now().UnixNano())
 			}
 			e.hub.add(env)
 		}
@@ -180,8 +184,8 @@ func (m *manager) submit(ctx context.Context, e *entry, body string, mode messag
 	if err != nil {
 		return messages.UserMessage{}, err
 	}
-	e.inFlight++
-	e.lastActive = m.now()
+	e.inFlight.Add(1)
+	e.lastActive.Store(m.now().UnixNano())
 	return s.Submit(body, mode), nil
 }
 
@@ -205,7 +209,8 @@ func (m *manager) passivate(e *entry, force bool) bool {
 	if e.sess == nil {
 		return false
 	}
-	if !force && (e.inFlight > 0 || len(e.sess.Pending()) > 0 || m.now().Sub(e.lastActive) < m.idle) {
+	idleFor := m.now().Sub(time.Unix(0, e.lastActive.Load()))
+	if !force && (e.inFlight.Load() > 0 || len(e.sess.Pending()) > 0 || idleFor < m.idle) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -216,7 +221,7 @@ func (m *manager) passivate(e *entry, force bool) bool {
 	e.stopPump()
 	<-e.pumpDone
 	e.sess, e.stopPump, e.pumpDone = nil, nil, nil
-	e.inFlight = 0
+	e.inFlight.Store(0)
 	if !force {
 		e.hub.trim()
 	}

@@ -149,6 +149,7 @@ func acpScript(root string) *llmtest.Script {
 		llmtest.Step{When: "delete keep.txt now", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
 		llmtest.Step{When: "Exit code", Text: "Deleted keep.txt."},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
+		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
 	)
 }
 
