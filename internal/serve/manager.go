@@ -210,7 +210,10 @@ func (m *manager) passivate(e *entry, force bool) bool {
 		return false
 	}
 	idleFor := m.now().Sub(time.Unix(0, e.lastActive.Load()))
-	if !force && (e.inFlight.Load() > 0 || len(e.sess.Pending()) > 0 || idleFor < m.idle) {
+	m.mu.Lock()
+	idle := m.idle
+	m.mu.Unlock()
+	if !force && (e.inFlight.Load() > 0 || len(e.sess.Pending()) > 0 || idleFor < idle) {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -450,3 +450,10 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 func writeError(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, map[string]string{"error": err.Error()})
 }
+
+// SetIdle changes how long a session without work stays in memory.
+func (s *Server) SetIdle(d time.Duration) {
+	s.m.mu.Lock()
+	s.m.idle = d
+	s.m.mu.Unlock()
+}
