@@ -11,6 +11,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -64,6 +66,7 @@ func newLoadEnv(t testing.TB, sessions int, idle time.Duration) *loadEnv {
 	)
 	for range sessions*3 + 10 {
 		script.Add("orchestrator", llmtest.Step{When: "hello", Text: "hi"})
+		script.Add("orchestrator", llmtest.Step{When: "slow", Latency: llmtest.Duration(time.Minute), Text: "too late"})
 	}
 	model, err := llmtest.Serve("127.0.0.1:0", script)
 	if err != nil {
@@ -126,7 +129,7 @@ func (e *loadEnv) stream(ctx context.Context, id string) (<-chan event, error) {
 		defer close(ch)
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sc.Buffer(make([]byte, 0, 4096), 1<<20)
 		var ev event
 		for sc.Scan() {
 			line := sc.Text()
@@ -309,5 +312,92 @@ func TestServeHundredSessions(t *testing.T) {
 	}
 	if after := openFDs(t); after > fdsBefore {
 		t.Errorf("%d file descriptors open after the server stopped, %d before", after, fdsBefore)
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// BenchmarkServeSessions runs the 100-session load (3 messages each) and
+// reports the heap per session while every session is in a turn
+// (active), after they are passivated with no client connected (idle),
+// and the p99 latency from an
+// event's publication to its arrival at the SSE client.
+func BenchmarkServeSessions(b *testing.B) {
+	const n = 100
+	for range b.N {
+		e := newLoadEnv(b, n, time.Hour)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		base := heapInUse()
+		var mu sync.Mutex
+		var lats []time.Duration
+		ids := make([]string, n)
+		ctxs := make([]context.Context, n)
+		stops := make([]context.CancelFunc, n)
+		for i := range n {
+			ctxs[i], stops[i] = context.WithCancel(ctx)
+		}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id, _, lat, err := e.driveSession(ctxs[i], "")
+				if err != nil {
+					b.Error(err)
+				}
+				mu.Lock()
+				ids[i] = id
+				lats = append(lats, lat...)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		// Active: every session waiting on a slow model call.
+		var streams []<-chan event
+		for i, id := range ids {
+			evs, err := e.stream(ctxs[i], id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			streams = append(streams, evs)
+			e.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "slow"})
+		}
+		for range 200 {
+			if len(e.model.RequestsFor("orchestrator")) >= 4*n {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		active := heapInUse()
+		for i, id := range ids {
+			e.call("POST", "/v1/sessions/"+id+"/cancel", nil)
+			for ev := range streams[i] {
+				if ev.typ == "turn_finished" {
+					break
+				}
+			}
+		}
+		// Idle: passivated, with no client connected.
+		for _, stop := range stops {
+			stop()
+		}
+		e.srv.SetIdle(0)
+		e.srv.Sweep()
+		http.DefaultClient.CloseIdleConnections()
+		idle := heapInUse()
+		sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+		if len(lats) > 0 {
+			b.ReportMetric(float64(lats[len(lats)*99/100].Microseconds())/1000, "p99-event-ms")
+		}
+		b.ReportMetric(float64(int64(active)-int64(base))/n, "B/active-session")
+		b.ReportMetric(float64(int64(idle)-int64(base))/n, "B/idle-session")
+		cancel()
+		e.close()
 	}
 }
