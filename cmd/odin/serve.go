@@ -20,6 +20,7 @@ import (
 
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/serve"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -211,4 +212,35 @@ func (s serveOpener) New(ctx context.Context, project string) (serve.Session, er
 
 func (s serveOpener) Load(ctx context.Context, id, project string) (serve.Session, error) {
 	return s.o.open(ctx, project, id)
+}
+
+func (s serveOpener) app(project string) (*app, error) {
+	g := *s.o.g
+	g.dir = project
+	return loadApp(&g)
+}
+
+func (s serveOpener) Export(ctx context.Context, id, project, format string, w io.Writer) error {
+	a, err := s.app(project)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	if format == "markdown" {
+		return store.ExportMarkdown(ctx, st, w, id)
+	}
+	return store.ExportJSONL(ctx, st, w, id)
+}
+
+func (s serveOpener) Undo(ctx context.Context, project string) (string, error) {
+	a, err := s.app(project)
+	if err != nil {
+		return "", err
+	}
+	defer a.Close()
+	return a.undo(ctx, false)
 }

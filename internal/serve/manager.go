@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -34,6 +35,11 @@ type Opener interface {
 	New(ctx context.Context, project string) (Session, error)
 	// Load restores a stored session of the project.
 	Load(ctx context.Context, id, project string) (Session, error)
+	// Export writes a stored session of the project as JSONL or Markdown.
+	Export(ctx context.Context, id, project, format string, w io.Writer) error
+	// Undo restores the files of the project's newest change set and says
+	// what it restored.
+	Undo(ctx context.Context, project string) (string, error)
 }
 
 // ErrNotFound is returned for a session the server does not know.

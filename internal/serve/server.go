@@ -88,6 +88,8 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/sessions/{id}/cancel", s.cancel)
 	mux.HandleFunc("GET /v1/sessions/{id}/queue", s.queue)
 	mux.HandleFunc("DELETE /v1/sessions/{id}/queue/{input}", s.removeQueued)
+	mux.HandleFunc("GET /v1/sessions/{id}/export", s.export)
+	mux.HandleFunc("POST /v1/sessions/{id}/undo", s.undo)
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.approvals)
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{approval}", s.answer)
 	s.mux = mux
@@ -456,4 +458,53 @@ func (s *Server) SetIdle(d time.Duration) {
 	s.m.mu.Lock()
 	s.m.idle = d
 	s.m.mu.Unlock()
+}
+
+// export writes the stored session: ?format=jsonl (default, re-importable
+// with odin sessions import) or markdown.
+func (s *Server) export(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	format := r.URL.Query().Get("format")
+	switch format {
+	case "", "jsonl":
+		format = "jsonl"
+		w.Header().Set("Content-Type", "application/jsonl")
+	case "markdown", "md":
+		format = "markdown"
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("format %q: want jsonl or markdown", format))
+		return
+	}
+	var buf strings.Builder
+	if err := s.opts.Opener.Export(r.Context(), e.id, e.project, format, &buf); err != nil {
+		w.Header().Del("Content-Type")
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	_, _ = io.WriteString(w, buf.String())
+}
+
+// undo restores the files of the project's newest change set; refused
+// while the session has work, which could be writing those files.
+func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inFlight.Load() > 0 {
+		writeError(w, http.StatusConflict, errors.New("the session has a running or queued turn; cancel it or wait, then undo"))
+		return
+	}
+	msg, err := s.opts.Opener.Undo(r.Context(), e.project)
+	if err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"restored": msg})
 }

@@ -148,6 +148,8 @@ func acpScript(root string) *llmtest.Script {
 		llmtest.Step{When: "not approved", Text: "I was not allowed to."},
 		llmtest.Step{When: "delete keep.txt now", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
 		llmtest.Step{When: "Exit code", Text: "Deleted keep.txt."},
+		llmtest.Step{When: "write notes", ToolCalls: []llmtest.ToolCall{llmtest.Call("WriteFile", map[string]any{"file_path": root + "/notes.txt", "content": "notes\n"})}},
+		llmtest.Step{When: "Created", Text: "Wrote notes."},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
 	)

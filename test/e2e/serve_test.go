@@ -264,6 +264,31 @@ func TestServeAPI(t *testing.T) {
 		t.Errorf("cancelled turn status %v", st)
 	}
 
+	// Export and undo.
+	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "write notes"}, http.StatusAccepted)
+	until(t, evs, "turn_finished")
+	if _, err := os.Stat(filepath.Join(root, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	undone := c.do("POST", "/v1/sessions/"+id+"/undo", nil, http.StatusOK)
+	if !strings.Contains(fmt.Sprint(undone["restored"]), "notes.txt") {
+		t.Errorf("undo said %v", undone)
+	}
+	if _, err := os.Stat(filepath.Join(root, "notes.txt")); !os.IsNotExist(err) {
+		t.Errorf("notes.txt still there after undo: %v", err)
+	}
+	req, _ = http.NewRequest("GET", c.base+"/v1/sessions/"+id+"/export?format=markdown", nil)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		md, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(md), "what is in main.go?") || !strings.Contains(string(md), "Wrote notes.") {
+			t.Errorf("export: %s\n%s", resp.Status, md)
+		}
+	}
+
 	// Reconnecting with Last-Event-ID resumes right after that event.
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	again := c.stream(ctx2, id, firstID)
