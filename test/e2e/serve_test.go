@@ -321,3 +321,38 @@ func mustAtoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestServeListenAndTokenSafety: a non-loopback address without TLS
+// settings is refused before anything listens, and so is a token file
+// others can read.
+func TestServeListenAndTokenSafety(t *testing.T) {
+	env, root := acpEnv(t)
+	env = append(env, "OPENAI_BASE_URL=http://127.0.0.1:1/v1")
+	run := func(args ...string) (int, string) {
+		cmd := exec.Command(filepath.Join(binDir, "odin"), append([]string{"serve"}, args...)...)
+		cmd.Env, cmd.Dir = env, root
+		out, _ := cmd.CombinedOutput()
+		return cmd.ProcessState.ExitCode(), string(out)
+	}
+	code, out := run("--listen", "0.0.0.0:0")
+	if code != 2 || !strings.Contains(out, "not a loopback address") || strings.Contains(out, "listening") {
+		t.Errorf("public listen without TLS: exit %d\n%s", code, out)
+	}
+	stateDir := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_STATE_HOME="); ok {
+			stateDir = v
+		}
+	}
+	tok := filepath.Join(stateDir, "odin", "serve", "token")
+	if err := os.MkdirAll(filepath.Dir(tok), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tok, []byte("leaked\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out = run()
+	if code != 2 || !strings.Contains(out, "readable by others") || strings.Contains(out, "listening") {
+		t.Errorf("world-readable token file: exit %d\n%s", code, out)
+	}
+}
