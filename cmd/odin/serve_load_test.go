@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -43,7 +44,10 @@ type loadEnv struct {
 	token string
 }
 
-func newLoadEnv(t testing.TB, sessions int, idle time.Duration) *loadEnv {
+// newLoadEnv starts the server; with external the scripted model runs in
+// its own process, so that its record of requests does not count in the
+// benchmark's heap figures.
+func newLoadEnv(t testing.TB, sessions int, idle time.Duration, external bool) *loadEnv {
 	work, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -55,27 +59,21 @@ func newLoadEnv(t testing.TB, sessions int, idle time.Duration) *loadEnv {
 	if err := os.WriteFile(filepath.Join(root, "keep.txt"), []byte("keep\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// Every session sends "hello" messages; one asks for a command that
-	// needs approval, one sends a slow message it cancels; after
-	// passivation, one more message per restored session.
-	script := llmtest.NewScript()
-	script.Add("orchestrator",
-		llmtest.Step{When: "approve me", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
-		llmtest.Step{When: "Exit code", Text: "removed"},
-		llmtest.Step{When: "slow", Latency: llmtest.Duration(time.Minute), Text: "too late"},
-	)
-	for range sessions*3 + 10 {
-		script.Add("orchestrator", llmtest.Step{When: "hello", Text: "hi"})
-		script.Add("orchestrator", llmtest.Step{When: "slow", Latency: llmtest.Duration(time.Minute), Text: "too late"})
-	}
-	model, err := llmtest.Serve("127.0.0.1:0", script)
-	if err != nil {
-		t.Fatal(err)
+	script := loadScript(sessions)
+	var model *llmtest.Server
+	modelURL := ""
+	if external {
+		modelURL = externalModel(t, script, work)
+	} else {
+		if model, err = llmtest.Serve("127.0.0.1:0", script); err != nil {
+			t.Fatal(err)
+		}
+		modelURL = model.URL()
 	}
 	t.Setenv("HOME", filepath.Join(work, "home"))
 	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
-	t.Setenv("OPENAI_BASE_URL", model.URL())
+	t.Setenv("OPENAI_BASE_URL", modelURL)
 	g := &globalFlags{logLevel: "error"}
 	srv, err := serve.New(serve.Options{Opener: serveOpener{sessionOpener{g: g}}, Token: "t0k", Roots: []string{root}, Idle: idle})
 	if err != nil {
@@ -88,7 +86,9 @@ func (e *loadEnv) close() {
 	e.srv.Shutdown()
 	e.http.CloseClientConnections()
 	e.http.Close()
-	e.model.Close()
+	if e.model != nil {
+		e.model.Close()
+	}
 	http.DefaultClient.CloseIdleConnections()
 }
 
@@ -225,7 +225,7 @@ func TestServeHundredSessions(t *testing.T) {
 	}
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	fdsBefore := openFDs(t)
-	e := newLoadEnv(t, n, time.Hour)
+	e := newLoadEnv(t, n, time.Hour, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -331,7 +331,7 @@ func heapInUse() uint64 {
 func BenchmarkServeSessions(b *testing.B) {
 	const n = 100
 	for range b.N {
-		e := newLoadEnv(b, n, time.Hour)
+		e := newLoadEnv(b, n, time.Hour, true)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		base := heapInUse()
 		var mu sync.Mutex
@@ -368,11 +368,12 @@ func BenchmarkServeSessions(b *testing.B) {
 			streams = append(streams, evs)
 			e.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "slow"})
 		}
-		for range 200 {
-			if len(e.model.RequestsFor("orchestrator")) >= 4*n {
-				break
+		for i := range ids {
+			for ev := range streams[i] {
+				if ev.typ == "turn_started" {
+					break
+				}
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
 		active := heapInUse()
 		for i, id := range ids {
@@ -400,4 +401,54 @@ func BenchmarkServeSessions(b *testing.B) {
 		cancel()
 		e.close()
 	}
+}
+
+// loadScript: every session sends "hello" messages; one asks for a command
+// that needs approval, one sends a slow message it cancels; after
+// passivation, one more message per restored session.
+func loadScript(sessions int) *llmtest.Script {
+	script := llmtest.NewScript()
+	script.Add("orchestrator",
+		llmtest.Step{When: "approve me", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
+		llmtest.Step{When: "Exit code", Text: "removed"},
+		llmtest.Step{When: "slow", Latency: llmtest.Duration(time.Minute), Text: "too late"},
+	)
+	for range sessions*3 + 10 {
+		script.Add("orchestrator", llmtest.Step{When: "hello", Text: "hi"})
+		script.Add("orchestrator", llmtest.Step{When: "slow", Latency: llmtest.Duration(time.Minute), Text: "too late"})
+	}
+	return script
+}
+
+// externalModel runs cmd/scripted-model with script and returns its URL.
+func externalModel(t testing.TB, script *llmtest.Script, dir string) string {
+	bin := filepath.Join(dir, "scripted-model")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/odin-code/odin/cmd/scripted-model").CombinedOutput(); err != nil {
+		t.Fatalf("build scripted-model: %v\n%s", err, out)
+	}
+	raw, err := json.Marshal(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--script", file)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("scripted-model printed no URL: %v", err)
+	}
+	return strings.TrimSpace(line)
 }
