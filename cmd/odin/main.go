@@ -125,6 +125,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newCompactCmd(g, stdout),
 		newModelsCmd(g, stdout),
 		newDoctorCmd(g, stdout),
+		newACPCmd(g, stdin, stdout),
+		newServeCmd(g, stdout, stderr),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())

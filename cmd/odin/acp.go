@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/internal/acp"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/messages"
+)
+
+func newACPCmd(g *globalFlags, stdin io.Reader, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "acp",
+		Short: "Speak the Agent Client Protocol on stdin/stdout, for editors (Zed, Neovim, JetBrains, Emacs)",
+		Long: `Run Odin as an Agent Client Protocol agent (https://agentclientprotocol.com):
+the editor starts "odin acp" and talks JSON-RPC over its stdin and stdout.
+Each ACP session is an Odin session of the project at the session's cwd,
+stored like any other (odin sessions lists them; session/load resumes one).
+Approvals are asked through the editor; modes ask, plan and edit are ACP
+session modes. Logs go to the log file, never to stdout.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode := messages.ModeEdit
+			if g.mode != "" {
+				m, err := messages.ParseMode(g.mode)
+				if err != nil {
+					return usageError("--mode: %v", err)
+				}
+				mode = m
+			}
+			// The first project's log is the connection's log.
+			a, err := loadApp(g)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return acp.Serve(ctx, acp.Options{
+				Opener:  acpOpener{sessionOpener{g: g}},
+				Mode:    mode,
+				Version: versionString(),
+				Log:     logging.Slog(a.log.With().Str("component", "acp").Logger()),
+			}, stdin, stdout)
+		},
+	}
+}
+
+// acpOpener adapts sessionOpener to acp.Opener.
+type acpOpener struct {
+	o sessionOpener
+}
+
+func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
+	return a.o.open(ctx, cwd, "")
+}
+
+func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, []llm.Message, error) {
+	s, err := a.o.open(ctx, cwd, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := s.history(ctx)
+	if err != nil {
+		_ = s.Close(ctx)
+		return nil, nil, err
+	}
+	return s, h, nil
+}

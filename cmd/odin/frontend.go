@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/messages"
+)
+
+// sessionOpener starts sessions for the protocol front ends (odin acp,
+// odin serve) the way the REPL does: startSession with an interactive
+// approver. Each session gets its own app, so that its directory is its
+// project with that project's configuration, trust, sandbox and policy.
+type sessionOpener struct {
+	g *globalFlags
+}
+
+// open starts a new session of the project at dir, or resumes the stored
+// session resume.
+func (o sessionOpener) open(ctx context.Context, dir, resume string) (*frontSession, error) {
+	g := *o.g
+	if dir != "" {
+		g.dir = dir
+	}
+	a, err := loadApp(&g)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.checkProvider(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: resume, Mode: a.cfg.Mode})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return &frontSession{a: a, live: live}, nil
+}
+
+// frontSession is a live session with its app, as the front ends use it.
+type frontSession struct {
+	a    *app
+	live *liveSession
+}
+
+func (s *frontSession) ID() string { return s.live.ID }
+
+func (s *frontSession) Submit(body string, mode messages.Mode) messages.UserMessage {
+	return s.live.Session.Submit(body, mode)
+}
+
+func (s *frontSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
+
+func (s *frontSession) Bus() *events.Bus { return s.live.Bus }
+
+func (s *frontSession) Answer(id string, d policy.Decision) error {
+	return s.live.Approver.Answer(id, d)
+}
+
+func (s *frontSession) Pending() []messages.ApprovalRequested { return s.live.Approver.Pending() }
+
+func (s *frontSession) Queue(ctx context.Context) (*messages.QueueState, error) {
+	return s.live.Session.Queue(ctx)
+}
+
+func (s *frontSession) Remove(ctx context.Context, id string) (*messages.QueueState, error) {
+	return s.live.Session.Remove(ctx, id)
+}
+
+// history is the stored conversation, for replay.
+func (s *frontSession) history(ctx context.Context) ([]llm.Message, error) {
+	st, err := s.a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, err := st.Messages(ctx, s.live.ID)
+	if err != nil {
+		return nil, err
+	}
+	return store.LLMMessages(h), nil
+}
+
+// Close stops the session (cancelling its turn and persisting it), gives up
+// its lease and closes its app.
+func (s *frontSession) Close(ctx context.Context) error {
+	err := s.live.Close(ctx)
+	s.a.Close()
+	return err
+}

@@ -1,0 +1,281 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/messages"
+)
+
+// Session is a running Odin session as the ACP agent uses it: the
+// front-end side of actors.Session plus its bus and approver.
+type Session interface {
+	// ID is the store's session ID, used as the ACP session ID.
+	ID() string
+	// Submit queues an input in the Orchestrator's mailbox.
+	Submit(body string, mode messages.Mode) messages.UserMessage
+	// Cancel cancels the running turn; queued inputs stay queued.
+	Cancel(reason string)
+	// Bus carries the session's events.
+	Bus() *events.Bus
+	// Answer answers a pending approval request.
+	Answer(id string, d policy.Decision) error
+	// Close stops the session and persists it.
+	Close(ctx context.Context) error
+}
+
+// Opener starts sessions for the agent.
+type Opener interface {
+	// New starts a new session for the project at cwd.
+	New(ctx context.Context, cwd string) (Session, error)
+	// Load resumes a stored session and returns its history to replay.
+	Load(ctx context.Context, id, cwd string) (Session, []llm.Message, error)
+}
+
+// Options configure an Agent.
+type Options struct {
+	Opener Opener
+	// Mode is the initial mode of a session (ask, plan or edit).
+	Mode    messages.Mode
+	Version string
+	Log     *slog.Logger
+}
+
+// Agent implements the agent side of ACP over Odin sessions.
+type Agent struct {
+	opts Options
+	conn *sdk.AgentSideConnection
+
+	mu       sync.Mutex
+	sessions map[string]*liveSession
+}
+
+var (
+	_ sdk.Agent       = (*Agent)(nil)
+	_ sdk.AgentLoader = (*Agent)(nil)
+)
+
+// Serve runs the agent on the connection (r, w) until the client
+// disconnects or ctx ends, then closes every session it started.
+func Serve(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
+	if opts.Mode == "" {
+		opts.Mode = messages.ModeEdit
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{opts: opts, sessions: map[string]*liveSession{}}
+	a.conn = sdk.NewAgentSideConnection(a, w, r)
+	a.conn.SetLogger(opts.Log)
+	select {
+	case <-a.conn.Done():
+	case <-ctx.Done():
+	}
+	return a.closeAll()
+}
+
+func (a *Agent) closeAll() error {
+	a.mu.Lock()
+	all := a.sessions
+	a.sessions = map[string]*liveSession{}
+	a.mu.Unlock()
+	var errs []error
+	for _, s := range all {
+		errs = append(errs, s.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Initialize implements sdk.Agent.
+func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession: true,
+			// Embedded resources (files the editor attaches) are passed to
+			// the model as fenced text; images and audio are not supported.
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "odin", Version: a.opts.Version},
+		AuthMethods: []sdk.AuthMethod{},
+	}, nil
+}
+
+// Authenticate implements sdk.Agent; Odin's providers are configured in
+// odin.yaml, so there is nothing to authenticate.
+func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// NewSession implements sdk.Agent.
+func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if len(p.McpServers) > 0 {
+		a.opts.Log.Warn("acp: the client's MCP servers are ignored: Odin has no MCP client yet", "servers", len(p.McpServers))
+	}
+	s, err := a.opts.Opener.New(ctx, p.Cwd)
+	if err != nil {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	ls := a.add(s)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
+}
+
+// LoadSession implements sdk.AgentLoader: the stored history is replayed as
+// session/update notifications before the response.
+func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	a.mu.Lock()
+	_, running := a.sessions[string(p.SessionId)]
+	a.mu.Unlock()
+	if running {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", p.SessionId))
+	}
+	s, history, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	for _, u := range replay(history) {
+		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
+			_ = s.Close(context.Background())
+			return sdk.LoadSessionResponse{}, err
+		}
+	}
+	ls := a.add(s)
+	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+}
+
+// CloseSession implements sdk.Agent.
+func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s, ok := a.sessions[string(p.SessionId)]
+	delete(a.sessions, string(p.SessionId))
+	a.mu.Unlock()
+	if !ok {
+		return sdk.CloseSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown session %s", p.SessionId))
+	}
+	return sdk.CloseSessionResponse{}, s.close()
+}
+
+// ListSessions implements sdk.Agent; not offered (no sessionCapabilities.list).
+func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
+}
+
+// ResumeSession implements sdk.Agent; not offered: use session/load.
+func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+}
+
+// SetSessionConfigOption implements sdk.Agent; Odin offers no config options.
+func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+}
+
+// SetSessionMode implements sdk.Agent: the mode applies to later prompts.
+func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	m, err := messages.ParseMode(string(p.ModeId))
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	s.mu.Lock()
+	s.mode = m
+	s.mu.Unlock()
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// Cancel implements sdk.Agent: the running turn is cancelled; its
+// session/prompt answers with stopReason "cancelled".
+func (a *Agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return err
+	}
+	s.s.Cancel("cancelled by the editor")
+	return nil
+}
+
+// Prompt implements sdk.Agent. A prompt sent while a turn runs waits in the
+// Orchestrator's queue; each prompt answers when its own turn ends.
+func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	body, err := promptText(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	ch := make(chan messages.TurnResult, 1)
+	s.mu.Lock()
+	m := s.s.Submit(body, s.mode)
+	s.waiting[m.ID] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.waiting, m.ID)
+		s.mu.Unlock()
+	}()
+	select {
+	case res := <-ch:
+		switch res.Status {
+		case messages.TurnDone, messages.TurnGateFailed:
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+		case messages.TurnCancelled:
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
+	case <-s.done:
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case <-ctx.Done():
+		s.s.Cancel("the editor withdrew the prompt")
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+}
+
+func (a *Agent) session(id sdk.SessionId) (*liveSession, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.sessions[string(id)]
+	if !ok {
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("unknown session %s (session/new or session/load first)", id))
+	}
+	return s, nil
+}
+
+// promptText joins the prompt's blocks into one message: text as is,
+// embedded files fenced with their URI, links named.
+func promptText(blocks []sdk.ContentBlock) (string, error) {
+	var b strings.Builder
+	for _, c := range blocks {
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			fmt.Fprintf(&b, "\n<file uri=%q>\n%s\n</file>\n", r.Uri, r.Text)
+		case c.ResourceLink != nil:
+			fmt.Fprintf(&b, " [%s](%s) ", c.ResourceLink.Name, c.ResourceLink.Uri)
+		case c.Image != nil, c.Audio != nil:
+			return "", errors.New("images and audio are not supported (promptCapabilities says so)")
+		case c.Resource != nil:
+			return "", errors.New("binary embedded resources are not supported")
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return "", errors.New("empty prompt")
+	}
+	return b.String(), nil
+}

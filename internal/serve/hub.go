@@ -1,0 +1,100 @@
+package serve
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// record is one event as sent to SSE clients: its sequence number is the
+// SSE id, so a client reconnecting with Last-Event-ID gets what it missed.
+type record struct {
+	seq  uint64
+	typ  string
+	data []byte
+}
+
+// hub keeps a session's recent events and wakes its SSE clients. It
+// outlives passivation, so sequence numbers never repeat; the buffer is
+// dropped when the session is passivated.
+type hub struct {
+	mu      sync.Mutex
+	size    int
+	buf     []record
+	next    uint64 // seq of the next event; the first is 1
+	changed chan struct{}
+	closed  bool
+}
+
+func newHub(size int) *hub {
+	return &hub{size: size, next: 1, changed: make(chan struct{})}
+}
+
+func (h *hub) add(env messages.Envelope) {
+	data, err := json.Marshal(env)
+	if err != nil {
+		data, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
+	}
+	h.append(env.Event.EventType(), data)
+}
+
+func (h *hub) append(typ string, data []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return
+	}
+	h.buf = append(h.buf, record{seq: h.next, typ: typ, data: data})
+	h.next++
+	if len(h.buf) > h.size {
+		h.buf = append(h.buf[:0:0], h.buf[len(h.buf)-h.size:]...)
+	}
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// since returns the events after seq, whether some were already dropped
+// (the client must resync), a channel closed at the next change, and
+// whether the hub is closed.
+func (h *hub) since(seq uint64) (out []record, gap bool, changed <-chan struct{}, closed bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	oldest := h.next
+	if len(h.buf) > 0 {
+		oldest = h.buf[0].seq
+	}
+	if seq+1 < oldest {
+		gap = true
+	}
+	for _, r := range h.buf {
+		if r.seq > seq {
+			out = append(out, r)
+		}
+	}
+	return out, gap, h.changed, h.closed
+}
+
+// last is the seq of the newest event.
+func (h *hub) last() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.next - 1
+}
+
+// trim drops the buffered events (passivation).
+func (h *hub) trim() {
+	h.mu.Lock()
+	h.buf = nil
+	h.mu.Unlock()
+}
+
+// close sends a final event and ends every stream.
+func (h *hub) close(typ string, data []byte) {
+	h.append(typ, data)
+	h.mu.Lock()
+	h.closed = true
+	close(h.changed)
+	h.changed = make(chan struct{})
+	h.mu.Unlock()
+}

@@ -1,0 +1,45 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/odin-code/odin/messages"
+)
+
+func TestHubResumesAfterLastEventIDAndReportsGaps(t *testing.T) {
+	h := newHub(3)
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		h.add(messages.Envelope{Event: messages.TextDelta{Text: s}})
+	}
+	// Held: 3, 4, 5.
+	recs, gap, _, closed := h.since(3)
+	if gap || closed || len(recs) != 2 || recs[0].seq != 4 || recs[1].seq != 5 {
+		t.Fatalf("since(3) = %v gap=%v closed=%v", recs, gap, closed)
+	}
+	if _, gap, _, _ := h.since(2); gap {
+		t.Error("since(2): events 3.. are all held, no gap")
+	}
+	recs, gap, _, _ = h.since(1)
+	if !gap || len(recs) != 3 {
+		t.Errorf("since(1) = %d records gap=%v, want 3 and a gap (event 2 was dropped)", len(recs), gap)
+	}
+	h.trim()
+	if _, gap, _, _ := h.since(5); gap {
+		t.Error("a client up to date sees no gap after passivation")
+	}
+	h.add(messages.Envelope{Event: messages.TextDelta{Text: "f"}})
+	if recs, _, _, _ := h.since(5); len(recs) != 1 || recs[0].seq != 6 {
+		t.Errorf("sequence numbers continue after passivation: %v", recs)
+	}
+	_, _, changed, _ := h.since(6)
+	h.close("shutdown", []byte(`{}`))
+	select {
+	case <-changed:
+	default:
+		t.Fatal("close did not wake waiting streams")
+	}
+	recs, _, _, closed = h.since(6)
+	if !closed || len(recs) != 1 || recs[0].typ != "shutdown" {
+		t.Errorf("after close: %v closed=%v, want the final shutdown event", recs, closed)
+	}
+}

@@ -1,0 +1,272 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/messages"
+)
+
+// Session is a running Odin session as the server drives it.
+type Session interface {
+	ID() string
+	Submit(body string, mode messages.Mode) messages.UserMessage
+	Cancel(reason string)
+	Bus() *events.Bus
+	Answer(id string, d policy.Decision) error
+	Pending() []messages.ApprovalRequested
+	Queue(ctx context.Context) (*messages.QueueState, error)
+	Remove(ctx context.Context, id string) (*messages.QueueState, error)
+	// Close cancels the running turn, persists the session and stops it.
+	Close(ctx context.Context) error
+}
+
+// Opener starts and restores sessions.
+type Opener interface {
+	// New starts a new session for the project directory.
+	New(ctx context.Context, project string) (Session, error)
+	// Load restores a stored session of the project.
+	Load(ctx context.Context, id, project string) (Session, error)
+	// Export writes a stored session of the project as JSONL or Markdown.
+	Export(ctx context.Context, id, project, format string, w io.Writer) error
+	// Undo restores the files of the project's newest change set and says
+	// what it restored.
+	Undo(ctx context.Context, project string) (string, error)
+}
+
+// ErrNotFound is returned for a session the server does not know.
+var ErrNotFound = errors.New("serve: no such session")
+
+// entry is one session known to the server, running or passivated.
+type entry struct {
+	id      string
+	project string
+	hub     *hub
+
+	// mu guards the session's lifecycle; the event pump never takes it,
+	// since Close waits for the pump to drain the session's last events.
+	mu       sync.Mutex
+	sess     Session // nil while passivated
+	stopPump context.CancelFunc
+	pumpDone chan struct{}
+
+	lastActive atomic.Int64 // unix nanoseconds
+	// inFlight counts inputs submitted and not yet finished; a session
+	// with work or pending approvals is never passivated.
+	inFlight atomic.Int64
+}
+
+// Info describes a session for the API.
+type Info struct {
+	ID         string    `json:"id"`
+	Project    string    `json:"project"`
+	Active     bool      `json:"active"`
+	InFlight   int64     `json:"in_flight"`
+	LastActive time.Time `json:"last_active"`
+	LastEvent  uint64    `json:"last_event_id"`
+}
+
+// manager owns the server's sessions.
+type manager struct {
+	open    Opener
+	idle    time.Duration
+	bufSize int
+	log     *slog.Logger
+	now     func() time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*entry
+	closing  bool
+}
+
+func (m *manager) create(ctx context.Context, project string) (*entry, error) {
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, errShuttingDown
+	}
+	s, err := m.open.New(ctx, project)
+	if err != nil {
+		return nil, err
+	}
+	e := &entry{id: s.ID(), project: project, hub: newHub(m.bufSize)}
+	e.lastActive.Store(m.now().UnixNano())
+	e.activate(s)
+	m.mu.Lock()
+	m.sessions[e.id] = e
+	m.mu.Unlock()
+	return e, nil
+}
+
+var errShuttingDown = errors.New("serve: the server is shutting down")
+
+func (m *manager) get(id string) (*entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return e, nil
+}
+
+func (m *manager) list() []Info {
+	m.mu.Lock()
+	all := make([]*entry, 0, len(m.sessions))
+	for _, e := range m.sessions {
+		all = append(all, e)
+	}
+	m.mu.Unlock()
+	out := make([]Info, 0, len(all))
+	for _, e := range all {
+		out = append(out, e.info())
+	}
+	return out
+}
+
+func (e *entry) info() Info {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Info{ID: e.id, Project: e.project, Active: e.sess != nil, InFlight: e.inFlight.Load(),
+		LastActive: time.Unix(0, e.lastActive.Load()), LastEvent: e.hub.last()}
+}
+
+// activate attaches a running session and starts copying its events to the
+// hub. The subscription is lossless, so no SSE client misses an event the
+// hub still holds. Called with e.mu held or before e is shared.
+func (e *entry) activate(s Session) {
+	ctx, stop := context.WithCancel(context.Background())
+	evs := s.Bus().Subscribe(ctx, 256, true)
+	done := make(chan struct{})
+	e.sess, e.stopPump, e.pumpDone = s, stop, done
+	go func() {
+		defer close(done)
+		for env := range evs {
+			switch env.Event.(type) {
+			case messages.TurnFinished, messages.InputRemoved:
+				if e.inFlight.Add(-1) < 0 {
+					e.inFlight.Store(0)
+				}
+				e.lastActive.Store(time.Now().UnixNano())
+			}
+			e.hub.add(env)
+		}
+	}()
+}
+
+// running returns the session, restoring it from the store if it was
+// passivated. Callers hold e.mu.
+func (m *manager) running(ctx context.Context, e *entry) (Session, error) {
+	if e.sess != nil {
+		return e.sess, nil
+	}
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, errShuttingDown
+	}
+	s, err := m.open.Load(ctx, e.id, e.project)
+	if err != nil {
+		return nil, fmt.Errorf("restore session %s: %w", e.id, err)
+	}
+	e.activate(s)
+	return s, nil
+}
+
+func (m *manager) submit(ctx context.Context, e *entry, body string, mode messages.Mode) (messages.UserMessage, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, err := m.running(ctx, e)
+	if err != nil {
+		return messages.UserMessage{}, err
+	}
+	e.inFlight.Add(1)
+	e.lastActive.Store(m.now().UnixNano())
+	return s.Submit(body, mode), nil
+}
+
+// withSession runs f on the running session, if it is running: a
+// passivated session has no turn, queue or approval to act on.
+func (e *entry) withSession(f func(Session) error) error {
+	e.mu.Lock()
+	s := e.sess
+	e.mu.Unlock()
+	if s == nil {
+		return f(nil)
+	}
+	return f(s)
+}
+
+// passivate closes e's session if it is idle: the store holds its history
+// and the next message restores it. It reports whether it did.
+func (m *manager) passivate(e *entry, force bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sess == nil {
+		return false
+	}
+	idleFor := m.now().Sub(time.Unix(0, e.lastActive.Load()))
+	m.mu.Lock()
+	idle := m.idle
+	m.mu.Unlock()
+	if !force && (e.inFlight.Load() > 0 || len(e.sess.Pending()) > 0 || idleFor < idle) {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.sess.Close(ctx); err != nil {
+		m.log.Warn("serve: closing session", "session", e.id, "err", err)
+	}
+	e.stopPump()
+	<-e.pumpDone
+	e.sess, e.stopPump, e.pumpDone = nil, nil, nil
+	e.inFlight.Store(0)
+	if !force {
+		e.hub.trim()
+	}
+	return true
+}
+
+// sweep passivates every idle session.
+func (m *manager) sweep() int {
+	n := 0
+	for _, i := range m.list() {
+		e, err := m.get(i.ID)
+		if err == nil && m.passivate(e, false) {
+			n++
+		}
+	}
+	return n
+}
+
+// shutdown cancels and persists every session, then ends every event
+// stream with a final "shutdown" event.
+func (m *manager) shutdown() {
+	m.mu.Lock()
+	m.closing = true
+	all := make([]*entry, 0, len(m.sessions))
+	for _, e := range m.sessions {
+		all = append(all, e)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, e := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.passivate(e, true)
+			e.hub.close("shutdown", []byte(`{"type":"shutdown","reason":"the server is shutting down; in-flight turns were cancelled and saved"}`))
+		}()
+	}
+	wg.Wait()
+}

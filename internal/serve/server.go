@@ -1,0 +1,510 @@
+package serve
+
+import (
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/messages"
+)
+
+//go:embed openapi.yaml
+var openAPI []byte
+
+// Options configure a Server.
+type Options struct {
+	Opener Opener
+	// Token is the bearer token every request must carry.
+	Token string
+	// Roots are the directories sessions may be created under (absolute,
+	// symlinks resolved).
+	Roots []string
+	// Mode is the mode of a message that names none.
+	Mode messages.Mode
+	// Idle is how long a session without work stays in memory (default
+	// 10 minutes); Buffer how many events a session keeps for
+	// reconnecting clients (default 1024).
+	Idle   time.Duration
+	Buffer int
+	// CORSOrigins, when set, are the origins allowed to call the API from
+	// a browser; none by default.
+	CORSOrigins []string
+	Log         *slog.Logger
+}
+
+// Server is the HTTP API.
+type Server struct {
+	opts Options
+	m    *manager
+	mux  *http.ServeMux
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New returns a Server; Close it to stop its sweeper and sessions.
+func New(opts Options) (*Server, error) {
+	if opts.Token == "" {
+		return nil, errors.New("serve: no token")
+	}
+	if len(opts.Roots) == 0 {
+		return nil, errors.New("serve: no project roots configured")
+	}
+	if opts.Mode == "" {
+		opts.Mode = messages.ModeEdit
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = 10 * time.Minute
+	}
+	if opts.Buffer <= 0 {
+		opts.Buffer = 1024
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, stop: make(chan struct{}), done: make(chan struct{}),
+		m: &manager{open: opts.Opener, idle: opts.Idle, bufSize: opts.Buffer, log: opts.Log, now: time.Now, sessions: map[string]*entry{}}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(openAPI)
+	})
+	mux.HandleFunc("POST /v1/sessions", s.createSession)
+	mux.HandleFunc("GET /v1/sessions", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.m.list()) })
+	mux.HandleFunc("GET /v1/sessions/{id}", s.showSession)
+	mux.HandleFunc("DELETE /v1/sessions/{id}", s.closeSession)
+	mux.HandleFunc("POST /v1/sessions/{id}/messages", s.sendMessage)
+	mux.HandleFunc("GET /v1/sessions/{id}/events", s.events)
+	mux.HandleFunc("POST /v1/sessions/{id}/cancel", s.cancel)
+	mux.HandleFunc("GET /v1/sessions/{id}/queue", s.queue)
+	mux.HandleFunc("DELETE /v1/sessions/{id}/queue/{input}", s.removeQueued)
+	mux.HandleFunc("GET /v1/sessions/{id}/export", s.export)
+	mux.HandleFunc("POST /v1/sessions/{id}/undo", s.undo)
+	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.approvals)
+	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{approval}", s.answer)
+	s.mux = mux
+	go s.sweeper()
+	return s, nil
+}
+
+// Handler is the API with authentication (and CORS, if configured).
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if origin := r.Header.Get("Origin"); origin != "" && s.corsAllowed(origin) {
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
+			w.Header().Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			w.Header().Set("Vary", "Origin")
+			if r.Method == http.MethodOptions {
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="odin"`)
+			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (see the token file odin serve printed)"))
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) corsAllowed(origin string) bool {
+	for _, o := range s.opts.CORSOrigins {
+		if o == origin || o == "*" {
+			return true
+		}
+	}
+	return false
+}
+
+// Shutdown cancels and persists every session's work and ends every event
+// stream with a final "shutdown" event. Call it before http.Server's
+// Shutdown, which waits for the streams to end.
+func (s *Server) Shutdown() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	<-s.done
+	s.m.shutdown()
+}
+
+// Sweep passivates the sessions idle for longer than Options.Idle now and
+// returns how many.
+func (s *Server) Sweep() int { return s.m.sweep() }
+
+func (s *Server) sweeper() {
+	defer close(s.done)
+	t := time.NewTicker(max(s.opts.Idle/4, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.m.sweep()
+		}
+	}
+}
+
+// underRoot resolves dir and checks that it lies under a configured root.
+func (s *Server) underRoot(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("project %q must be an absolute path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("project %s: %w", dir, err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return "", fmt.Errorf("project %s is not a directory", dir)
+	}
+	for _, root := range s.opts.Roots {
+		rel, err := filepath.Rel(root, real)
+		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return real, nil
+		}
+	}
+	return "", fmt.Errorf("project %s is not under a configured root (%s); start odin serve with --root", dir, strings.Join(s.opts.Roots, ", "))
+}
+
+type createRequest struct {
+	Project string `json:"project"`
+}
+
+func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	var req createRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	dir, err := s.underRoot(req.Project)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
+	e, err := s.m.create(r.Context(), dir)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, e.info())
+}
+
+func (s *Server) entry(w http.ResponseWriter, r *http.Request) *entry {
+	e, err := s.m.get(r.PathValue("id"))
+	if err != nil {
+		writeError(w, http.StatusNotFound, err)
+		return nil
+	}
+	return e
+}
+
+func (s *Server) showSession(w http.ResponseWriter, r *http.Request) {
+	if e := s.entry(w, r); e != nil {
+		writeJSON(w, http.StatusOK, e.info())
+	}
+}
+
+func (s *Server) closeSession(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	s.m.passivate(e, true)
+	s.m.mu.Lock()
+	delete(s.m.sessions, e.id)
+	s.m.mu.Unlock()
+	e.hub.close("closed", []byte(`{"type":"closed"}`))
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type messageRequest struct {
+	Body string `json:"body"`
+	Mode string `json:"mode,omitempty"`
+}
+
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	var req messageRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if strings.TrimSpace(req.Body) == "" {
+		writeError(w, http.StatusBadRequest, errors.New("body: empty message"))
+		return
+	}
+	mode := s.opts.Mode
+	if req.Mode != "" {
+		m, err := messages.ParseMode(req.Mode)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("mode: %w", err))
+			return
+		}
+		mode = m
+	}
+	m, err := s.m.submit(r.Context(), e, req.Body, mode)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, m)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		if sess != nil {
+			sess.Cancel("cancelled through the API")
+		}
+		return nil
+	})
+	w.WriteHeader(http.StatusAccepted)
+}
+
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		if sess == nil {
+			writeJSON(w, http.StatusOK, messages.QueueState{Queued: []messages.UserMessage{}})
+			return nil
+		}
+		qs, err := sess.Queue(r.Context())
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return nil
+		}
+		writeJSON(w, http.StatusOK, qs)
+		return nil
+	})
+}
+
+func (s *Server) removeQueued(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		if sess == nil {
+			writeError(w, http.StatusNotFound, fmt.Errorf("no queued input %s", r.PathValue("input")))
+			return nil
+		}
+		qs, err := sess.Remove(r.Context(), r.PathValue("input"))
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return nil
+		}
+		writeJSON(w, http.StatusOK, qs)
+		return nil
+	})
+}
+
+func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		out := []messages.ApprovalRequested{}
+		if sess != nil {
+			out = append(out, sess.Pending()...)
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	})
+}
+
+type answerRequest struct {
+	Decision string `json:"decision"`
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	var req answerRequest
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	d, err := policy.ParseDecision(req.Decision)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("decision: %w", err))
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		if sess == nil {
+			writeError(w, http.StatusNotFound, fmt.Errorf("no pending approval %s", r.PathValue("approval")))
+			return nil
+		}
+		if err := sess.Answer(r.PathValue("approval"), d); err != nil {
+			writeError(w, http.StatusNotFound, err)
+			return nil
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	})
+}
+
+// events streams the session's events as SSE. Last-Event-ID (header, or
+// the last_event_id query parameter) resumes after that event; when the
+// events after it are no longer held, a "resync" event says so first.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, http.StatusInternalServerError, errors.New("streaming unsupported"))
+		return
+	}
+	after := e.hub.last() // by default: only what happens from now on
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = r.URL.Query().Get("last_event_id")
+	}
+	if last != "" {
+		n, err := strconv.ParseUint(last, 10, 64)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("Last-Event-ID %q is not an event id", last))
+			return
+		}
+		after = n
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": odin events\n\n")
+	fl.Flush()
+	for {
+		recs, gap, changed, closed := e.hub.since(after)
+		if gap {
+			fmt.Fprintf(w, "event: resync\ndata: {\"type\":\"resync\",\"after\":%d}\n\n", after)
+		}
+		for _, rec := range recs {
+			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", rec.seq, rec.typ, rec.data)
+			after = rec.seq
+		}
+		fl.Flush()
+		if closed {
+			return
+		}
+		select {
+		case <-changed:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errShuttingDown):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func readJSON(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("request body: %w", err)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}
+
+// SetIdle changes how long a session without work stays in memory.
+func (s *Server) SetIdle(d time.Duration) {
+	s.m.mu.Lock()
+	s.m.idle = d
+	s.m.mu.Unlock()
+}
+
+// export writes the stored session: ?format=jsonl (default, re-importable
+// with odin sessions import) or markdown.
+func (s *Server) export(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	format := r.URL.Query().Get("format")
+	switch format {
+	case "", "jsonl":
+		format = "jsonl"
+		w.Header().Set("Content-Type", "application/jsonl")
+	case "markdown", "md":
+		format = "markdown"
+		w.Header().Set("Content-Type", "text/markdown; charset=utf-8")
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("format %q: want jsonl or markdown", format))
+		return
+	}
+	var buf strings.Builder
+	if err := s.opts.Opener.Export(r.Context(), e.id, e.project, format, &buf); err != nil {
+		w.Header().Del("Content-Type")
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	_, _ = io.WriteString(w, buf.String())
+}
+
+// undo restores the files of the project's newest change set; refused
+// while the session has work, which could be writing those files.
+func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.inFlight.Load() > 0 {
+		writeError(w, http.StatusConflict, errors.New("the session has a running or queued turn; cancel it or wait, then undo"))
+		return
+	}
+	msg, err := s.opts.Opener.Undo(r.Context(), e.project)
+	if err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"restored": msg})
+}
