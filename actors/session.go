@@ -152,7 +152,7 @@ func (s *Session) Close(ctx context.Context) error {
 }
 
 func (s *Session) close(ctx context.Context) error {
-	s.Cancel("session closed")
+	s.settle(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.system.Root.PoisonFuture(s.orch).Wait() }()
 	var err error
@@ -177,6 +177,30 @@ func (s *Session) close(ctx context.Context) error {
 		err = errors.Join(err, jerr)
 	}
 	return err
+}
+
+// settle cancels the running turn, and each queued input it then starts,
+// and waits until the Orchestrator is idle, so that every turn's end
+// (TurnFinished, published only after its checkpoint is committed off the
+// mailbox) reaches subscribers before the actor is stopped. It gives up
+// when ctx ends.
+func (s *Session) settle(ctx context.Context) {
+	cancelled := ""
+	for {
+		qs, err := s.Queue(ctx)
+		if err != nil || qs.Running == nil {
+			return
+		}
+		if qs.Running.ID != cancelled {
+			cancelled = qs.Running.ID
+			s.Cancel("session closed")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // persistenceNotice tells the user that the history is not being saved

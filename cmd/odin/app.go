@@ -353,8 +353,9 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	launcher := a.sandbox()
-	if st := launcher.Status(); st.Degraded() || st.Refuse {
-		// Never a silent downgrade: the user hears it once per session.
+	if st := launcher.Status(); st.Degraded() || st.Refuse || st.Kind == sandbox.KindNone {
+		// Never a silent downgrade, nor a silent "off": the user hears it
+		// once per session.
 		bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
 	}
 	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher})

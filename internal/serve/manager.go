@@ -227,6 +227,13 @@ func (m *manager) passivate(e *entry, force bool) bool {
 	if err := e.sess.Close(ctx); err != nil {
 		m.log.Warn("serve: closing session", "session", e.id, "err", err)
 	}
+	// Close published the cancelled turn's end; the bus delivers a
+	// subscriber's queue at its own pace, so let the pump pass it on to
+	// the SSE clients before the subscription ends (bounded: a session
+	// that never started a turn has nothing in flight).
+	for deadline := time.Now().Add(2 * time.Second); e.inFlight.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	e.stopPump()
 	<-e.pumpDone
 	e.sess, e.stopPump, e.pumpDone = nil, nil, nil

@@ -108,7 +108,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 	// honours ctx) rather than spinning on the file lock.
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	if err := migrate(ctx, w, o.schema, o.now()); err != nil {
+	if err := migrateRetrying(ctx, w, o.schema, o.now(), o.busyTimeout); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: migrate: %w", path, err)
 	}
@@ -222,4 +222,37 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// migrateRetrying runs migrate, trying again while another connection
+// holds the file: SQLite answers SQLITE_BUSY at once, without waiting for
+// the busy timeout, when a fresh database is switched to WAL or a read
+// lock must be upgraded, which is what many sessions opening one new
+// database at once (odin serve) run into.
+func migrateRetrying(ctx context.Context, db *sql.DB, upTo int, now time.Time, budget time.Duration) error {
+	deadline := time.Now().Add(budget)
+	wait := 5 * time.Millisecond
+	for {
+		err := migrate(ctx, db, upTo, now)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+}
+
+// isBusy reports whether err is SQLite's BUSY or LOCKED (primary codes 5
+// and 6; extended codes keep them in the low byte).
+func isBusy(err error) bool {
+	var e interface{ Code() int }
+	if !errors.As(err, &e) {
+		return false
+	}
+	c := e.Code() & 0xff
+	return c == 5 || c == 6
 }
