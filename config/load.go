@@ -141,6 +141,8 @@ func (s *Sources) Origin(key string) string {
 //   - log.file, store.path (Odin writes where the repository says);
 //   - agents.<name>.prompt_file outside the project root (a file outside
 //     the root is read into a prompt sent to the model);
+//   - mcp.servers.<name> (from odin.yaml or .mcp.json: a command to run
+//     or a URL to send data to);
 //   - providers.<name>.base_url and providers.<name>.api_key_env when they
 //     would send an API key somewhere the user did not choose: a base_url
 //     for a provider that sends a key, or a different api_key_env.
@@ -225,6 +227,16 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if userDir == "" {
 		userDir = UserDir(env)
 	}
+	if home != "" {
+		// Claude Code's user-scope servers, read as they are: the user's
+		// own file, so as trusted as the user's odin.yaml.
+		path := filepath.Join(home, ClaudeUserFile)
+		tree, found, p := readClaudeMCP(path, home, home)
+		problems = append(problems, p...)
+		if found {
+			layers = append(layers, layer{label: path, tree: tree})
+		}
+	}
 	if userDir != "" {
 		path := filepath.Join(userDir, FileName)
 		tree, found, p := readFile(path, path, userDir, home)
@@ -239,6 +251,17 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		path := filepath.Join(opts.Root, FileName)
 		tree, found, p := readFile(path, FileName, opts.Root, home)
 		problems = append(problems, p...)
+		// The project's .mcp.json joins the project layer, so its servers
+		// wait for trust like odin.yaml's; odin.yaml wins on a name clash.
+		mcpTree, mcpFound, p := readClaudeMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
+		problems = append(problems, p...)
+		if mcpFound {
+			if tree == nil {
+				tree = map[string]any{}
+			}
+			mergeMissing(tree, mcpTree)
+			found = true
+		}
 		if found {
 			src.ProjectFile = path
 			lower := []map[string]any{defaults}
@@ -650,6 +673,15 @@ func widening(project map[string]any, lower []map[string]any, root string) ([]st
 			add("agents", name, "prompt_file")
 		}
 	}
+	// An MCP server runs a command or sends data to a URL: the whole entry
+	// (command, args, env, url, headers) is fingerprinted.
+	servers, _ := at(project, "mcp", "servers").(map[string]any)
+	// A disabled server runs nothing; enabling it changes the fingerprint.
+	for _, name := range sortedKeys(servers) {
+		if d, _ := at(project, "mcp", "servers", name, "disabled").(bool); !d {
+			add("mcp", "servers", name)
+		}
+	}
 	slices.Sort(keys)
 	return keys, values
 }
@@ -658,6 +690,9 @@ func widening(project map[string]any, lower []map[string]any, root string) ([]st
 // third part of providers.* and agents.* keys is a fixed key, so a map
 // entry name containing dots stays whole.
 func splitWideningKey(k string) []string {
+	if rest, ok := strings.CutPrefix(k, "mcp.servers."); ok {
+		return []string{"mcp", "servers", rest}
+	}
 	for _, section := range []string{"providers.", "agents.", "hooks."} {
 		if rest, ok := strings.CutPrefix(k, section); ok {
 			if section == "hooks." {
