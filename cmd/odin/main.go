@@ -97,6 +97,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newTrustCmd(g, stdout),
 		newInitCmd(g, stdout, stderr),
 		newCompactCmd(g, stdout),
+		newMCPCmd(g, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see odin %s --help)", err, c.Name())

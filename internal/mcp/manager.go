@@ -172,16 +172,36 @@ func (m *Manager) Start() {
 	}
 }
 
+// StartAll starts every enabled server, lazy or not (odin mcp list).
+func (m *Manager) StartAll() {
+	for _, s := range m.servers {
+		s.start()
+	}
+}
+
 // WaitReady waits until no started server is still connecting for the
 // first time, or until d passes or ctx ends: the short connect budget a
-// session grants servers before its first model request.
+// session grants servers before its first model request. A server whose
+// tool list is remembered is not waited for.
 func (m *Manager) WaitReady(ctx context.Context, d time.Duration) {
+	m.wait(ctx, d, func(s *server) bool { return s.tools == nil && s.cached == nil })
+}
+
+// WaitSettled waits until no server is connecting (each is ready, failed,
+// idle or closed), or until d passes or ctx ends.
+func (m *Manager) WaitSettled(ctx context.Context, d time.Duration) {
+	m.wait(ctx, d, func(*server) bool { return true })
+}
+
+// wait waits while some connecting server satisfies pending (called with
+// the server's lock held).
+func (m *Manager) wait(ctx context.Context, d time.Duration, pending func(*server) bool) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	for _, s := range m.servers {
 		for {
 			s.mu.Lock()
-			waiting := s.state == StateConnecting && s.tools == nil && s.cached == nil
+			waiting := s.state == StateConnecting && pending(s)
 			ch := s.changed
 			s.mu.Unlock()
 			if !waiting {
