@@ -457,10 +457,29 @@ func (s *server) toolSnapshot() []tool.Tool {
 	return slices.Clone(s.built)
 }
 
-// connect starts the server, completes the handshake and lists its tools.
+// connect starts the server, completes the handshake and lists its tools
+// within ConnectTimeout. The context given to the SDK lives as long as the
+// session: the SSE transport's event stream is bound to it.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []*sdk.Tool, error) {
-	cctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
-	defer cancel()
+	cctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.m.opts.ConnectTimeout, cancel)
+	cs, list, err := s.dial(cctx)
+	if !timer.Stop() && err != nil {
+		err = fmt.Errorf("no answer within %s: %w", s.m.opts.ConnectTimeout, err)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	// The context ends with the session (or the Manager).
+	go func() {
+		_ = cs.Wait()
+		cancel()
+	}()
+	return cs, list, nil
+}
+
+func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, error) {
 	var t sdk.Transport
 	var err error
 	if s.m.opts.Transport != nil {
@@ -510,7 +529,9 @@ func (s *server) refresh(cs *sdk.ClientSession) {
 	defer cancel()
 	list, err := listTools(ctx, cs)
 	if err != nil {
-		s.m.opts.Log.Warn().Err(err).Str("mcp_server", s.name).Msg("mcp: re-list tools")
+		if s.m.ctx.Err() == nil {
+			s.m.opts.Log.Warn().Err(err).Str("mcp_server", s.name).Msg("mcp: re-list tools")
+		}
 		return
 	}
 	s.mu.Lock()
