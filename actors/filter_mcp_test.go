@@ -3,10 +3,13 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -55,5 +58,31 @@ func TestFilterToolsMCPPatterns(t *testing.T) {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A Claude Code agent file naming MCP tools loads (they are not checked
+// against the built-in names) and gets exactly those tools.
+func TestClaudeAgentFileWithMCPTools(t *testing.T) {
+	dir := t.TempDir()
+	file := "---\nname: triage\ndescription: Triages issues.\ntools: Read, mcp__github__get_issue\n---\nYou triage.\n"
+	if err := os.WriteFile(filepath.Join(dir, "triage.md"), []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadRoster(RosterOptions{Config: config.Default(), AgentDirs: []string{dir}, ToolNames: []string{"ReadFile", "Glob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, ok := r.Get("triage")
+	if !ok {
+		t.Fatal("triage not loaded")
+	}
+	all := tools.NewSet(
+		fakeMCP{tools.Info{Name: "ReadFile", Class: tools.ClassRead}},
+		fakeMCP{tools.Info{Name: "mcp__github__get_issue", Class: tools.ClassMCP}},
+		fakeMCP{tools.Info{Name: "mcp__github__close_issue", Class: tools.ClassMCP}},
+	)
+	if diff := cmp.Diff([]string{"ReadFile", "mcp__github__get_issue"}, FilterTools(all, def, messages.ModeEdit, true).Names()); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }
