@@ -66,11 +66,11 @@ func readClaudeMCP(path, baseDir, home string) (tree map[string]any, found bool,
 }
 
 // mergeMissing adds to dst the entries of src's mcp.servers that dst does
-// not name.
-func mergeMissing(dst, src map[string]any) {
+// not name, and returns their names.
+func mergeMissing(dst, src map[string]any) (added []string) {
 	srv, _ := at(src, "mcp", "servers").(map[string]any)
 	if len(srv) == 0 {
-		return
+		return nil
 	}
 	m, _ := dst["mcp"].(map[string]any)
 	if m == nil {
@@ -85,6 +85,8 @@ func mergeMissing(dst, src map[string]any) {
 	for name, v := range srv {
 		if _, ok := d[name]; !ok {
 			d[name] = v
+			added = append(added, name)
 		}
 	}
+	return added
 }

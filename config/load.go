@@ -255,15 +255,23 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		// wait for trust like odin.yaml's; odin.yaml wins on a name clash.
 		mcpTree, mcpFound, p := readClaudeMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
 		problems = append(problems, p...)
+		yamlFound := found
+		var labels map[string]string
 		if mcpFound {
 			if tree == nil {
 				tree = map[string]any{}
 			}
-			mergeMissing(tree, mcpTree)
+			// Problems in those entries name .mcp.json, not odin.yaml.
+			labels = map[string]string{}
+			for _, name := range mergeMissing(tree, mcpTree) {
+				leaves("mcp.servers."+name, at(tree, "mcp", "servers", name), func(k string, _ any) { labels[k] = ClaudeProjectFile })
+			}
 			found = true
 		}
 		if found {
-			src.ProjectFile = path
+			if yamlFound {
+				src.ProjectFile = path
+			}
 			lower := []map[string]any{defaults}
 			for _, l := range layers {
 				lower = append(lower, l.tree)
@@ -276,7 +284,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 					}
 				}
 			}
-			layers = append(layers, layer{label: FileName, tree: tree})
+			layers = append(layers, layer{label: FileName, labels: labels, tree: tree})
 		}
 	}
 

@@ -117,3 +117,13 @@ func TestSetAndRemoveMCPServerKeepTheFile(t *testing.T) {
 		t.Errorf("after remove: %v, %v", cfg.MCP.Servers, err)
 	}
 }
+
+func TestMCPJSONProblemsNameTheFile(t *testing.T) {
+	f := newFixture(t, "", "")
+	writeFile(t, filepath.Join(f.root, ClaudeProjectFile), `{"mcpServers": {"fs": {"command": "x", "url": "https://a/b"}}}`)
+	_, _, err := Load(f.options(nil, nil))
+	got := strings.Join(problems(t, err), "\n")
+	if !strings.HasPrefix(got, ".mcp.json: mcp.servers.fs: sets both command and url") {
+		t.Errorf("problem = %q; want it to name .mcp.json", got)
+	}
+}
