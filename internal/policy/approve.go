@@ -321,7 +321,7 @@ func notApproved(req Request) *Denial {
 		hint = ""
 	}
 	if req.Kind == KindMCP {
-		hint = fmt.Sprintf(" To allow it without asking, the user can run with --allow '%s' (or a pattern such as 'mcp__SERVER__*') or add the pattern to permissions.allowed_commands, or run with --yolo.", req.Subject)
+		hint = fmt.Sprintf(" To allow it without asking, the user can run with --allow '%s' (or a pattern such as 'mcp__SERVER__*') or add the pattern to permissions.allowed_commands, or run with --yolo.", req.Tool)
 	}
 	return &Denial{
 		Rule:    RuleNotApproved,

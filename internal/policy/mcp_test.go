@@ -38,11 +38,11 @@ func TestMCPToolCallsAskUnlessAllowedByPattern(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := repl.Authorize(t.Context(), env, del, in); err != nil {
+		if err := repl.Authorize(t.Context(), env, del, json.RawMessage(`{"force":true}`)); err != nil {
 			t.Fatalf("approved call refused: %v", err)
 		}
 	}
-	if len(asked) != 1 || asked[0].Kind != KindMCP || asked[0].Subject != del.Name {
+	if len(asked) != 1 || asked[0].Kind != KindMCP || asked[0].Subject != del.Name+` {"force":true}` {
 		t.Errorf("approvals asked = %+v; want one mcp request (the session remembers)", asked)
 	}
 }

@@ -143,7 +143,7 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 			Origin:  g.origin,
 		}, v)
 	case tool.ClassMCP:
-		return p.authorizeMCP(ctx, env, info)
+		return p.authorizeMCP(ctx, env, info, input)
 	}
 	return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf("Permission denied: %s has an unknown tool class %q.", info.Name, info.Class)}
 }
@@ -155,14 +155,20 @@ const mcpPrefix = "mcp__"
 // unknown to Odin, so every call asks unless a pattern allows the tool's
 // name (--allow 'mcp__github__get_*', permissions.allowed_commands).
 // Headless runs therefore refuse it with the advice to --allow.
-func (p *Policy) authorizeMCP(ctx context.Context, env *tool.Env, info tool.Info) error {
+func (p *Policy) authorizeMCP(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) error {
 	for _, pat := range p.mcpAllow {
 		if ok, err := path.Match(pat, info.Name); err == nil && ok {
 			return nil
 		}
 	}
 	origin := p.GuardFor(env.Agent, env.AgentID).origin
-	return requestApproval(ctx, p.memory, Request{Kind: KindMCP, Tool: info.Name, Subject: info.Name, Origin: origin},
+	// The user sees the arguments; approving for the session covers the
+	// tool whatever its arguments.
+	subject := info.Name
+	if args := strings.TrimSpace(string(input)); args != "" && args != "{}" {
+		subject += " " + args
+	}
+	return requestApproval(ctx, p.memory, Request{Kind: KindMCP, Tool: info.Name, Subject: subject, Origin: origin},
 		Verdict{Findings: []Finding{{Action: Ask, Rule: RuleMCP, Subject: info.Name, Key: "mcp:" + info.Name,
 			Reason: "it calls a tool of an MCP server, whose effects Odin cannot check"}}})
 }
