@@ -182,9 +182,10 @@ func (m *Manager) StartAll() {
 // WaitReady waits until no started server is still connecting for the
 // first time, or until d passes or ctx ends: the short connect budget a
 // session grants servers before its first model request. A server whose
-// tool list is remembered is not waited for.
+// tool list is remembered, or which failed to start once (it keeps
+// retrying in the background), is not waited for.
 func (m *Manager) WaitReady(ctx context.Context, d time.Duration) {
-	m.wait(ctx, d, func(s *server) bool { return s.tools == nil && s.cached == nil })
+	m.wait(ctx, d, func(s *server) bool { return s.tools == nil && s.cached == nil && !s.reported })
 }
 
 // WaitSettled waits until no server is connecting (each is ready, failed,
@@ -412,6 +413,7 @@ func (s *server) fail(err error) {
 	s.lastErr = err
 	first := !s.reported
 	s.reported = true
+	s.notify()
 	s.mu.Unlock()
 	if first && s.m.opts.Report != nil {
 		s.m.opts.Report(s.name, err)

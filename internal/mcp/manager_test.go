@@ -326,3 +326,25 @@ func TestSimplifySchemaAndNames(t *testing.T) {
 		t.Errorf("long name has %d chars", len(n))
 	}
 }
+
+func TestWaitReadyDoesNotWaitForAFailedServer(t *testing.T) {
+	f := newFixture(t)
+	f.failNext.Store(100)
+	m := New(Options{Servers: map[string]config.MCPServer{"fx": {Command: "x"}}, Transport: f.transport,
+		BackoffMin: time.Hour, BackoffMax: time.Hour})
+	t.Cleanup(func() { _ = m.Close() })
+	m.Start()
+	done := make(chan struct{})
+	go func() {
+		m.WaitReady(t.Context(), time.Hour)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitReady still waits for a server that failed to start")
+	}
+	if st := m.Status()[0]; st.Err == "" || len(st.Tools) != 0 {
+		t.Errorf("status = %+v", st)
+	}
+}
