@@ -102,6 +102,10 @@ type Deps struct {
 	// Tools are the built-in tools, already decorated (recover, permission,
 	// hooks). Agents receive filtered subsets.
 	Tools tools.Set
+	// MCP returns the session's MCP tools as they stand now, decorated like
+	// Tools; nil means none. It must not block: a turn and a task take it
+	// when they start, so a changed tool list is seen by the next one.
+	MCP func() []tools.Tool
 	// Roster holds the specialists.
 	Roster *Roster
 	// Bus receives every event of the session.
@@ -133,6 +137,14 @@ type Deps struct {
 	NewID func() string
 	// OS is the platform string shown in prompts.
 	OS string
+}
+
+// allTools are the built-in tools plus the MCP tools of the moment.
+func (d *Deps) allTools() tools.Set {
+	if d.MCP == nil {
+		return d.Tools
+	}
+	return d.Tools.With(d.MCP()...)
 }
 
 func (d *Deps) now() time.Time {

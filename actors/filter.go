@@ -1,7 +1,9 @@
 package actors
 
 import (
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
@@ -17,6 +19,9 @@ func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 		if specialist && info.Class == tools.ClassSpawn {
 			return false
 		}
+		if info.Class == tools.ClassMCP {
+			return mcpAllowed(info, def, mode)
+		}
 		if def != nil {
 			if slices.Contains(def.DisallowedTools, info.Name) {
 				return false
@@ -27,6 +32,44 @@ func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 		}
 		return modeAllows(mode, info.Class)
 	})
+}
+
+// mcpAll is the allow-list entry giving an agent every MCP tool.
+const mcpAll = "mcp__*"
+
+// isMCPPattern reports whether a tools entry names MCP tools: a tool name
+// (mcp__github__get_issue), a glob (mcp__github__get_*) or, as in Claude
+// Code, a whole server (mcp__github).
+func isMCPPattern(p string) bool { return strings.HasPrefix(p, "mcp__") }
+
+// matchesMCP reports whether a tools entry covers the MCP tool name. "*"
+// does not: MCP tools are given by name or pattern.
+func matchesMCP(pattern, name string) bool {
+	if !isMCPPattern(pattern) {
+		return false
+	}
+	if ok, err := path.Match(pattern, name); err == nil && ok {
+		return true
+	}
+	// A bare server name (mcp__github) covers its tools.
+	return !strings.Contains(strings.TrimPrefix(pattern, "mcp__"), "__") && strings.HasPrefix(name, pattern+"__")
+}
+
+// mcpAllowed is the filter of MCP tools. The Orchestrator (def nil) gets
+// them all; a specialist only those its allow list names by pattern (the
+// built-in Research agent has mcp__*) and its deny list does not. Read-only
+// modes keep only the tools their server marks read-only.
+func mcpAllowed(info tools.Info, def *AgentDefinition, mode messages.Mode) bool {
+	if mode.ReadOnly() && !info.ReadOnly {
+		return false
+	}
+	if def == nil {
+		return true
+	}
+	match := func(list []string) bool {
+		return slices.ContainsFunc(list, func(p string) bool { return matchesMCP(p, info.Name) })
+	}
+	return !match(def.DisallowedTools) && match(def.Tools)
 }
 
 // modeAllows is the mode layer: ask and plan are read-only. Commands stay

@@ -302,7 +302,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		t.agents[a.ToolName()] = a
 		agentTools = append(agentTools, a.DelegationTool())
 	}
-	set := FilterTools(o.deps.Tools, nil, in.Mode, false).With(agentTools...)
+	set := FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
 	if in.Mode == messages.ModeEdit {
 		set = set.With(requestReviewTool())
 	}

@@ -177,7 +177,7 @@ func Builtins() []*AgentDefinition {
 			report:      func() tools.Tool { return reportTool[messages.SearchResult]("your findings") }},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch"}),
+			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}),
 			report:      func() tools.Tool { return reportTool[messages.ResearchResult]("your research") }},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
@@ -420,12 +420,12 @@ func checkAgent(a *AgentDefinition, known map[string]bool) error {
 	}
 	if len(known) > 0 {
 		for _, t := range a.Tools {
-			if a.userAllow && t != "*" && !known[t] {
+			if a.userAllow && t != "*" && !known[t] && !isMCPPattern(t) {
 				return rerr("tools", fmt.Sprintf("unknown tool %q (known: %s)", t, strings.Join(sortedKeys(known), ", ")))
 			}
 		}
 		for _, t := range a.DisallowedTools {
-			if a.userDeny && !known[t] {
+			if a.userDeny && !known[t] && !isMCPPattern(t) {
 				return rerr("disallowed_tools", fmt.Sprintf("unknown tool %q", t))
 			}
 		}

@@ -123,7 +123,7 @@ func (s *specialist) onStarted(c actor.Context) {
 		return
 	}
 	s.model = m
-	s.tools = agentTools(s.deps.Tools, def, d.Mode)
+	s.tools = agentTools(s.deps.allTools(), def, d.Mode)
 	var before func(string) error
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite

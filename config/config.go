@@ -38,6 +38,11 @@ type Config struct {
 	Log Log `mapstructure:"log" yaml:"log"`
 	// Store configures the session database.
 	Store Store `mapstructure:"store" yaml:"store"`
+	// MCP configures Model Context Protocol servers, whose tools agents
+	// see as mcp__SERVER__TOOL. Servers from Claude Code's .mcp.json (the
+	// project's) and ~/.claude.json (the user's "mcpServers") are read as
+	// well; an entry here wins over one of the same name there.
+	MCP MCP `mapstructure:"mcp" yaml:"mcp"`
 
 	// Env looks up environment variables for APIKey and ResolveModel. It is
 	// not a key of odin.yaml: Load sets it to LoadOptions.LookupEnv; nil
@@ -298,4 +303,47 @@ type Store struct {
 	// Path of the SQLite file; default $XDG_STATE_HOME/odin/odin.db (Load
 	// fills it in from StateDir).
 	Path string `mapstructure:"path" yaml:"path"`
+}
+
+// MCP configures Model Context Protocol servers.
+type MCP struct {
+	// Servers by name. The name becomes the middle of the tool names
+	// (mcp__NAME__TOOL): letters, digits, "-" and "_". A project's servers
+	// (odin.yaml or .mcp.json) never start before `odin trust`.
+	Servers map[string]MCPServer `mapstructure:"servers" yaml:"servers"`
+	// ConnectTimeout is how long a session waits for servers whose tools
+	// it does not know yet before its first model request; a server still
+	// connecting then joins later. Default 5s.
+	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
+}
+
+// MCPServer is one MCP server: a command speaking MCP on stdio, or an
+// HTTP endpoint (Streamable HTTP, or the legacy SSE transport). The keys
+// are Claude Code's .mcp.json keys. ${VAR} and ${VAR:-default} in command,
+// args, env, url and headers are expanded from Odin's environment.
+type MCPServer struct {
+	// Type is stdio, http (Streamable HTTP) or sse; default stdio when
+	// command is set, http when url is.
+	Type string `mapstructure:"type" yaml:"type"`
+	// Command and Args start a stdio server, in the project root. Its
+	// environment is PATH, HOME, LANG, TERM and TMPDIR plus Env: never
+	// Odin's API keys.
+	Command string            `mapstructure:"command" yaml:"command"`
+	Args    []string          `mapstructure:"args" yaml:"args"`
+	Env     map[string]string `mapstructure:"env" yaml:"env"`
+	// URL of an http or sse server.
+	URL string `mapstructure:"url" yaml:"url"`
+	// Headers are sent with every HTTP request.
+	Headers map[string]string `mapstructure:"headers" yaml:"headers"`
+	// BearerTokenEnv names the environment variable holding a token sent
+	// as "Authorization: Bearer TOKEN".
+	BearerTokenEnv string `mapstructure:"bearer_token_env" yaml:"bearer_token_env"`
+	// Startup is lazy (default: started when one of its tools is first
+	// called, once its tool list is known from an earlier session) or
+	// eager (started with the session).
+	Startup string `mapstructure:"startup" yaml:"startup"`
+	// Timeout bounds one tool call. Default 2m.
+	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+	// Disabled keeps the server from starting.
+	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
 }

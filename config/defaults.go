@@ -101,6 +101,7 @@ func Default() *Config {
 			},
 		},
 		Log: Log{Level: "info"},
+		MCP: MCP{ConnectTimeout: 5 * time.Second},
 	}
 }
 

@@ -217,6 +217,16 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	if userDir == "" {
 		userDir = UserDir(env)
 	}
+	if home != "" {
+		// Claude Code's user-scope servers, read as they are: the user's
+		// own file, so as trusted as the user's odin.yaml.
+		path := filepath.Join(home, ClaudeUserFile)
+		tree, found, p := readClaudeMCP(path, home, home)
+		problems = append(problems, p...)
+		if found {
+			layers = append(layers, layer{label: path, tree: tree})
+		}
+	}
 	if userDir != "" {
 		path := filepath.Join(userDir, FileName)
 		tree, found, p := readFile(path, path, userDir, home)
@@ -231,8 +241,27 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		path := filepath.Join(opts.Root, FileName)
 		tree, found, p := readFile(path, FileName, opts.Root, home)
 		problems = append(problems, p...)
+		// The project's .mcp.json joins the project layer, so its servers
+		// wait for trust like odin.yaml's; odin.yaml wins on a name clash.
+		mcpTree, mcpFound, p := readClaudeMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
+		problems = append(problems, p...)
+		yamlFound := found
+		var labels map[string]string
+		if mcpFound {
+			if tree == nil {
+				tree = map[string]any{}
+			}
+			// Problems in those entries name .mcp.json, not odin.yaml.
+			labels = map[string]string{}
+			for _, name := range mergeMissing(tree, mcpTree) {
+				leaves("mcp.servers."+name, at(tree, "mcp", "servers", name), func(k string, _ any) { labels[k] = ClaudeProjectFile })
+			}
+			found = true
+		}
 		if found {
-			src.ProjectFile = path
+			if yamlFound {
+				src.ProjectFile = path
+			}
 			lower := []map[string]any{defaults}
 			for _, l := range layers {
 				lower = append(lower, l.tree)
@@ -245,7 +274,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 					}
 				}
 			}
-			layers = append(layers, layer{label: FileName, tree: tree})
+			layers = append(layers, layer{label: FileName, labels: labels, tree: tree})
 		}
 	}
 
@@ -749,6 +778,15 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		}
 		if m, ok := at(project, "agents", name, "model").(string); ok && m != "" && m != "main" && m != "small" {
 			addNote("a model other than models.main and models.small", "agents", name, "model")
+		}
+	}
+	// An MCP server runs a command or sends data to a URL: the whole entry
+	// (command, args, env, url, headers) is fingerprinted; a disabled one
+	// runs nothing, and enabling it changes the fingerprint.
+	servers, _ := at(project, "mcp", "servers").(map[string]any)
+	for _, name := range sortedKeys(servers) {
+		if d, _ := at(project, "mcp", "servers", name, "disabled").(bool); !d {
+			addNote("an MCP server: a command Odin would run or a URL it would send data to", "mcp", "servers", name)
 		}
 	}
 	slices.SortFunc(items, func(a, b TrustItem) int { return strings.Compare(a.Key, b.Key) })

@@ -66,6 +66,7 @@ func (c *Config) Validate() error {
 
 	v.web(c.Web)
 	v.oneOf("log.level", c.Log.Level, LogLevels())
+	v.mcp(c.MCP)
 
 	if len(v.problems) == 0 {
 		return nil
@@ -326,4 +327,51 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// mcpServerName is what a server name may hold: it becomes part of tool
+// names, which providers restrict to these characters.
+var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func (v *validator) mcp(m MCP) {
+	v.notNegativeDuration("mcp.connect_timeout", m.ConnectTimeout)
+	for _, name := range sortedKeys(m.Servers) {
+		key := "mcp.servers." + name
+		s := m.Servers[name]
+		if !mcpServerName.MatchString(name) || strings.Contains(name, "__") {
+			v.add(key, "a server name may hold only letters, digits, \"-\" and \"_\" (no \"__\"), since it becomes part of tool names mcp__NAME__TOOL")
+		}
+		switch s.Type {
+		case "", "stdio", "http", "streamable-http", "sse":
+		default:
+			v.add(key+".type", "must be stdio, http or sse (got %q)", s.Type)
+		}
+		switch {
+		case s.Command == "" && s.URL == "":
+			v.add(key, "needs command (a stdio server) or url (an http or sse server)")
+		case s.Command != "" && s.URL != "":
+			v.add(key, "sets both command and url; a server is either a command (stdio) or a url (http, sse)")
+		case s.Command != "" && s.Type != "" && s.Type != "stdio":
+			v.add(key+".type", "is %q but the server has a command; use url for an http or sse server", s.Type)
+		case s.URL != "" && s.Type == "stdio":
+			v.add(key+".type", "is stdio but the server has a url; use command for a stdio server")
+		}
+		if s.URL != "" && !strings.Contains(s.URL, "${") {
+			v.httpURL(key+".url", s.URL, "https://mcp.example.com/mcp")
+		}
+		if s.BearerTokenEnv != "" {
+			v.envName(key+".bearer_token_env", s.BearerTokenEnv)
+		}
+		for _, h := range sortedKeys(s.Headers) {
+			if !headerName.MatchString(h) {
+				v.add(key+".headers."+h, "is not a valid HTTP header name")
+			}
+		}
+		switch s.Startup {
+		case "", "lazy", "eager":
+		default:
+			v.add(key+".startup", "must be lazy or eager (got %q)", s.Startup)
+		}
+		v.notNegativeDuration(key+".timeout", s.Timeout)
+	}
 }

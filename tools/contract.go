@@ -33,6 +33,7 @@ const (
 	ClassExecute = tool.ClassExecute
 	ClassWeb     = tool.ClassWeb
 	ClassSpawn   = tool.ClassSpawn
+	ClassMCP     = tool.ClassMCP
 	AccessRead   = tool.AccessRead
 	AccessWrite  = tool.AccessWrite
 )

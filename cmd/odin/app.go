@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/models"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
@@ -114,6 +116,8 @@ type app struct {
 
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
+
+	mcp *mcp.Manager // built on first use; closed with the app
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -364,6 +368,10 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	}
 	// Permission is outermost: a denied call never reaches hooks or the tool.
 	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(pol))
+	mgr := a.mcpManager(bus)
+	mcpTools := func() []tools.Tool {
+		return tools.NewSet(mgr.Tools()...).Map(tools.WithRecover, tools.WithHooks(hooks), tools.WithPermission(pol)).All()
+	}
 	cfgFile := "odin.yaml"
 	if a.src.ProjectFile != "" {
 		cfgFile = a.src.ProjectFile
@@ -382,6 +390,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	deps := &actors.Deps{
 		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
+		MCP:   mcpTools,
 		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
 		Checks: checks,
 		Log:    a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
@@ -435,3 +444,46 @@ type closerFunc func()
 func (f closerFunc) Close() error { f(); return nil }
 
 func newID() string { return uuid.NewString() }
+
+// mcpManager returns the app's MCP manager, building it on first use from
+// the trusted configuration (a project's servers are absent until `odin
+// trust`). Nothing starts here: startMCP starts the servers of a session.
+// A server that fails is reported once, as a notice on bus.
+func (a *app) mcpManager(bus *events.Bus) *mcp.Manager {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.mcp != nil {
+		return a.mcp
+	}
+	cache := ""
+	if a.stateDir != "" {
+		cache = filepath.Join(a.stateDir, "mcp-tools")
+	}
+	a.mcp = mcp.New(mcp.Options{
+		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache,
+		// The sandbox launcher plugs in here: Launch builds each stdio
+		// server's *exec.Cmd (network on, root read-only).
+		Launch:  mcp.PlainLaunch,
+		Version: versionString(), Log: a.log,
+		Report: func(server string, err error) {
+			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
+			if bus != nil {
+				bus.Publish(messages.Notice{Level: "warn", Text: fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)})
+			}
+		},
+	})
+	a.closers = append(a.closers, a.mcp)
+	return a.mcp
+}
+
+// startMCP starts a session's MCP servers in the background and waits, at
+// most mcp.connect_timeout, for those whose tools are not known yet; lazy
+// servers with a remembered tool list cost nothing here.
+func (a *app) startMCP(ctx context.Context) {
+	if len(a.cfg.MCP.Servers) == 0 {
+		return
+	}
+	m := a.mcpManager(nil)
+	m.Start()
+	m.WaitReady(ctx, a.cfg.MCP.ConnectTimeout)
+}

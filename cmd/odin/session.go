@@ -145,6 +145,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	if err != nil {
 		return nil, err
 	}
+	a.startMCP(ctx)
 	deps.Store = st
 	deps.Changes = &changeSets{root: a.root, st: st, session: id}
 	sess, err := actors.NewSession(deps, actors.SessionOptions{ID: id, History: store.LLMMessages(history)})

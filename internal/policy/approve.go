@@ -51,6 +51,7 @@ type RequestKind string
 const (
 	KindCommand RequestKind = "command"
 	KindPath    RequestKind = "path"
+	KindMCP     RequestKind = "mcp"
 )
 
 // Request asks a human to approve a tool call.
@@ -318,6 +319,9 @@ func notApproved(req Request) *Denial {
 	hint := " To allow it without asking, the user can run with --allow 'PATTERN' (a command pattern such as 'go test *') or add the pattern to permissions.allowed_commands, use --add-dir DIR for directories outside the project, or run with --yolo."
 	if req.Kind == KindPath {
 		hint = ""
+	}
+	if req.Kind == KindMCP {
+		hint = fmt.Sprintf(" To allow it without asking, the user can run with --allow '%s' (or a pattern such as 'mcp__SERVER__*') or add the pattern to permissions.allowed_commands, or run with --yolo.", req.Tool)
 	}
 	return &Denial{
 		Rule:    RuleNotApproved,

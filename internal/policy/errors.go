@@ -31,6 +31,9 @@ const (
 	// RuleUnsafeText: control characters that terminals hide or that shells
 	// and parsers read differently.
 	RuleUnsafeText = "unsafe-text"
+	// RuleMCP: a call of an MCP server's tool, which asks unless a pattern
+	// allows the tool's name.
+	RuleMCP = "mcp-tool"
 	// RuleNotApproved: approval was needed and not given.
 	RuleNotApproved = "not-approved"
 )

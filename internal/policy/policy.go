@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +39,9 @@ type Policy struct {
 	guard    *Guard
 	commands *Commands
 	memory   *Memory
+	// mcpAllow are the allowed_commands (and --allow) patterns that name
+	// MCP tools (mcp__...): glob patterns over tool names.
+	mcpAllow []string
 }
 
 var _ tool.Permission = (*Policy)(nil)
@@ -57,7 +61,13 @@ func New(opts Options) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Policy{guard: g, commands: c, memory: mem}, nil
+	var mcpAllow []string
+	for _, p := range opts.Permissions.AllowedCommands {
+		if strings.HasPrefix(p, mcpPrefix) {
+			mcpAllow = append(mcpAllow, p)
+		}
+	}
+	return &Policy{guard: g, commands: c, memory: mem, mcpAllow: mcpAllow}, nil
 }
 
 // Guard is the session's path guard (the Orchestrator's).
@@ -132,8 +142,35 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 			Subject: command,
 			Origin:  g.origin,
 		}, v)
+	case tool.ClassMCP:
+		return p.authorizeMCP(ctx, env, info, input)
 	}
 	return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf("Permission denied: %s has an unknown tool class %q.", info.Name, info.Class)}
+}
+
+// mcpPrefix starts MCP tool names and the patterns that allow them.
+const mcpPrefix = "mcp__"
+
+// authorizeMCP decides an MCP tool call: what an MCP server does is
+// unknown to Odin, so every call asks unless a pattern allows the tool's
+// name (--allow 'mcp__github__get_*', permissions.allowed_commands).
+// Headless runs therefore refuse it with the advice to --allow.
+func (p *Policy) authorizeMCP(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) error {
+	for _, pat := range p.mcpAllow {
+		if ok, err := path.Match(pat, info.Name); err == nil && ok {
+			return nil
+		}
+	}
+	origin := p.GuardFor(env.Agent, env.AgentID).origin
+	// The user sees the arguments; approving for the session covers the
+	// tool whatever its arguments.
+	subject := info.Name
+	if args := strings.TrimSpace(string(input)); args != "" && args != "{}" {
+		subject += " " + args
+	}
+	return requestApproval(ctx, p.memory, Request{Kind: KindMCP, Tool: info.Name, Subject: subject, Origin: origin},
+		Verdict{Findings: []Finding{{Action: Ask, Rule: RuleMCP, Subject: info.Name, Key: "mcp:" + info.Name,
+			Reason: "it calls a tool of an MCP server, whose effects Odin cannot check"}}})
 }
 
 // isPlanFile reports whether path resolves to a file under .odin/plans/.

@@ -23,6 +23,11 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	// Started as a helper program (by a script or by odin): be it, without
+	// building odin first.
+	if f, ok := helperCommands[filepath.Base(os.Args[0])]; ok {
+		os.Exit(f())
+	}
 	dir, err := os.MkdirTemp("", "odin-e2e-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -35,7 +40,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := m.Run()
+	code := testscript.RunMain(m, helperCommands)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

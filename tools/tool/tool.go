@@ -22,6 +22,7 @@ const (
 	ClassExecute Class = "execute" // runs commands
 	ClassWeb     Class = "web"     // reaches the network
 	ClassSpawn   Class = "spawn"   // starts another agent
+	ClassMCP     Class = "mcp"     // a tool of an MCP server: its effect is the server's
 )
 
 // Info describes a tool to models and users.
@@ -30,6 +31,9 @@ type Info struct {
 	Description string          `json:"description"`
 	Class       Class           `json:"class"`
 	Schema      json.RawMessage `json:"input_schema"`
+	// ReadOnly is an MCP server's claim (readOnlyHint) that the tool
+	// changes nothing; read-only modes offer only such MCP tools.
+	ReadOnly bool `json:"read_only,omitempty"`
 }
 
 // Result is what a tool call returns to the model.

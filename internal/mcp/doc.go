@@ -1,0 +1,13 @@
+// Package mcp connects a session to Model Context Protocol servers through
+// the official Go SDK and presents their tools as Odin tools named
+// mcp__SERVER__TOOL.
+//
+// A Manager owns one supervisor goroutine per server: it connects (stdio
+// through an injectable launcher, Streamable HTTP or legacy SSE), lists the
+// tools, follows tools/list_changed, restarts a server that dies with
+// exponential backoff, and stops every server when the Manager is closed.
+// A server that cannot start is reported once and contributes no tools.
+// Tools returns a snapshot without waiting, so no model request waits on a
+// server; lazy servers advertise the tool list remembered from an earlier
+// session and start on their first call.
+package mcp

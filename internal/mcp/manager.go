@@ -1,0 +1,670 @@
+package mcp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/tools/tool"
+)
+
+// Launcher builds the command of a stdio server. argv is the server's
+// command and args, env its complete environment, dir its working
+// directory. The returned command must not be started: the SDK starts it
+// with its stdin and stdout as the MCP connection. This is where the
+// session's sandbox launcher plugs in.
+type Launcher func(ctx context.Context, argv []string, env []string, dir string) (*exec.Cmd, error)
+
+// PlainLaunch is the Launcher without a sandbox: exec.Command, no shell.
+func PlainLaunch(_ context.Context, argv []string, env []string, dir string) (*exec.Cmd, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("mcp: empty command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = dir
+	return cmd, nil
+}
+
+// Options configure a Manager.
+type Options struct {
+	// Servers are the configured servers by name (mcp.servers, after
+	// trust); disabled ones are kept for listing but never started.
+	Servers map[string]config.MCPServer
+	// Dir is the working directory of stdio servers (the project root).
+	Dir string
+	// LookupEnv reads Odin's environment for ${VAR} expansion, bearer
+	// tokens and the variables a stdio server inherits; nil: os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Launch builds stdio servers' commands; nil: PlainLaunch.
+	Launch Launcher
+	// Transport, when set, replaces the transport built from a server's
+	// config (tests connect in-memory servers with it).
+	Transport func(name string, cfg config.MCPServer) (sdk.Transport, error)
+	// CacheDir holds each server's last tool list, so that a lazy server
+	// advertises its tools without starting; "" disables the cache (every
+	// server then starts with the session).
+	CacheDir string
+	// Report is told, once per server, that it failed to start or gave up
+	// restarting; nil reports nothing.
+	Report func(server string, err error)
+	// OutputCap bounds a call's output in bytes; default 30000.
+	OutputCap int
+	// BackoffMin and BackoffMax bound the wait before a restart; defaults
+	// 500ms and 30s. MaxRestarts is how many failed starts in a row end
+	// the supervision (default 5).
+	BackoffMin, BackoffMax time.Duration
+	MaxRestarts            int
+	// ConnectTimeout bounds one connection attempt (start, handshake and
+	// tool list); default 60s, since npx may install a package first.
+	ConnectTimeout time.Duration
+	// Version is Odin's version, sent in the handshake.
+	Version string
+	// Log receives server lifecycle events.
+	Log zerolog.Logger
+}
+
+// State is where a server is in its lifecycle.
+type State string
+
+// Server states.
+const (
+	StateIdle       State = "idle"       // not started (lazy, or not yet)
+	StateConnecting State = "connecting" // starting, or restarting after a crash
+	StateReady      State = "ready"
+	StateFailed     State = "failed" // gave up: failed MaxRestarts times in a row
+	StateDisabled   State = "disabled"
+	StateClosed     State = "closed"
+)
+
+// Status describes one server for `odin mcp list`.
+type Status struct {
+	Name      string
+	Transport string
+	State     State
+	// Err is the last failure, if any.
+	Err string
+	// Tools are the tool names the server offers (mcp__SERVER__TOOL).
+	Tools []string
+	// Cached is set when Tools come from an earlier session's list.
+	Cached bool
+	// Restarts counts restarts after a crash.
+	Restarts int
+}
+
+// Manager supervises a session's MCP servers. Its methods are safe for
+// concurrent use; Close stops every server and waits for them.
+type Manager struct {
+	opts    Options
+	servers []*server // sorted by name
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New builds a Manager; nothing starts until Start or a tool call.
+func New(opts Options) *Manager {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.Launch == nil {
+		opts.Launch = PlainLaunch
+	}
+	if opts.OutputCap <= 0 {
+		opts.OutputCap = 30000
+	}
+	if opts.BackoffMin <= 0 {
+		opts.BackoffMin = 500 * time.Millisecond
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = 30 * time.Second
+	}
+	if opts.MaxRestarts <= 0 {
+		opts.MaxRestarts = 5
+	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = 60 * time.Second
+	}
+	m := &Manager{opts: opts}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	names := make([]string, 0, len(opts.Servers))
+	for n := range opts.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := &server{m: m, name: n, cfg: opts.Servers[n], state: StateIdle, changed: make(chan struct{})}
+		if s.cfg.Disabled {
+			s.state = StateDisabled
+		} else {
+			s.loadCache()
+		}
+		m.servers = append(m.servers, s)
+	}
+	return m
+}
+
+// Start starts, in the background, every server that is eager or whose
+// tools are not known yet (no cached list). It never blocks.
+func (m *Manager) Start() {
+	for _, s := range m.servers {
+		s.mu.Lock()
+		need := s.state == StateIdle && (s.cfg.Startup == "eager" || s.cached == nil)
+		s.mu.Unlock()
+		if need {
+			s.start()
+		}
+	}
+}
+
+// StartAll starts every enabled server, lazy or not (odin mcp list).
+func (m *Manager) StartAll() {
+	for _, s := range m.servers {
+		s.start()
+	}
+}
+
+// WaitReady waits until no started server is still connecting for the
+// first time, or until d passes or ctx ends: the short connect budget a
+// session grants servers before its first model request. A server whose
+// tool list is remembered, or which failed to start once (it keeps
+// retrying in the background), is not waited for.
+func (m *Manager) WaitReady(ctx context.Context, d time.Duration) {
+	m.wait(ctx, d, func(s *server) bool { return s.tools == nil && s.cached == nil && !s.reported })
+}
+
+// WaitSettled waits until no server is connecting (each is ready, failed,
+// idle or closed), or until d passes or ctx ends.
+func (m *Manager) WaitSettled(ctx context.Context, d time.Duration) {
+	m.wait(ctx, d, func(*server) bool { return true })
+}
+
+// wait waits while some connecting server satisfies pending (called with
+// the server's lock held).
+func (m *Manager) wait(ctx context.Context, d time.Duration, pending func(*server) bool) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for _, s := range m.servers {
+		for {
+			s.mu.Lock()
+			waiting := s.state == StateConnecting && pending(s)
+			ch := s.changed
+			s.mu.Unlock()
+			if !waiting {
+				break
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// Tools returns the tools of every server as they stand: a ready server's
+// live list, otherwise the list remembered from an earlier session (its
+// first call starts the server). A failed or disabled server has none. It
+// never blocks on a server.
+func (m *Manager) Tools() []tool.Tool {
+	var out []tool.Tool
+	seen := map[string]bool{}
+	for _, s := range m.servers {
+		for _, t := range s.toolSnapshot() {
+			if n := t.Info().Name; !seen[n] {
+				seen[n] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Status describes every server, sorted by name.
+func (m *Manager) Status() []Status {
+	out := make([]Status, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		st := Status{Name: s.name, Transport: transportName(s.cfg), State: s.state, Restarts: s.restarts}
+		if s.lastErr != nil {
+			st.Err = s.lastErr.Error()
+		}
+		list := s.tools
+		if list == nil {
+			list, st.Cached = s.cached, s.cached != nil
+		}
+		for _, t := range list {
+			st.Tools = append(st.Tools, ToolName(s.name, t.Name))
+		}
+		s.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
+}
+
+// Close stops every server and waits for their supervisors to finish.
+func (m *Manager) Close() error {
+	m.cancel()
+	for _, s := range m.servers {
+		s.mu.Lock()
+		cs := s.cs
+		s.mu.Unlock()
+		if cs != nil {
+			_ = cs.Close()
+		}
+	}
+	m.wg.Wait()
+	return nil
+}
+
+// transportName is the effective transport of a server config.
+func transportName(c config.MCPServer) string {
+	switch {
+	case c.Type == "streamable-http":
+		return "http"
+	case c.Type != "":
+		return c.Type
+	case c.Command != "":
+		return "stdio"
+	}
+	return "http"
+}
+
+// server is one supervised MCP server.
+type server struct {
+	m    *Manager
+	name string
+	cfg  config.MCPServer
+
+	mu       sync.Mutex
+	state    State
+	started  bool
+	cs       *sdk.ClientSession
+	tools    []*sdk.Tool // live list; nil until listed
+	cached   []*sdk.Tool // remembered list; nil when none
+	built    []tool.Tool // adapters for tools (or cached), rebuilt on change
+	lastErr  error
+	reported bool
+	restarts int
+	changed  chan struct{} // closed and replaced on every change
+}
+
+// notify must be called with s.mu held.
+func (s *server) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *server) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.state == StateDisabled || s.m.ctx.Err() != nil {
+		return
+	}
+	s.started = true
+	s.state = StateConnecting
+	s.notify()
+	s.m.wg.Add(1)
+	go s.supervise()
+}
+
+// supervise connects, waits for the connection to end, and restarts with
+// exponential backoff until the manager closes or MaxRestarts starts in a
+// row fail.
+func (s *server) supervise() {
+	defer s.m.wg.Done()
+	ctx := s.m.ctx
+	log := s.m.opts.Log.With().Str("mcp_server", s.name).Logger()
+	failures := 0
+	for {
+		cs, list, err := s.connect(ctx)
+		if ctx.Err() != nil {
+			if cs != nil {
+				_ = cs.Close()
+			}
+			s.setState(StateClosed, nil)
+			return
+		}
+		if err != nil {
+			failures++
+			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
+			s.fail(err)
+			if failures >= s.m.opts.MaxRestarts {
+				s.setState(StateFailed, err)
+				return
+			}
+			if !sleep(ctx, s.backoff(failures)) {
+				s.setState(StateClosed, nil)
+				return
+			}
+			continue
+		}
+		up := time.Now()
+		s.ready(cs, list)
+		log.Info().Int("tools", len(list)).Msg("mcp server ready")
+		werr := cs.Wait()
+		if ctx.Err() != nil {
+			s.setState(StateClosed, nil)
+			return
+		}
+		if werr == nil {
+			werr = errors.New("the server closed the connection")
+		}
+		log.Warn().Err(werr).Msg("mcp server stopped; restarting")
+		s.mu.Lock()
+		s.cs = nil
+		s.state = StateConnecting
+		s.lastErr = fmt.Errorf("stopped: %w", werr)
+		s.restarts++
+		s.notify()
+		s.mu.Unlock()
+		// A server that stayed up a while starts afresh; one that dies
+		// right after starting backs off as if it had failed to start.
+		if time.Since(up) > time.Minute {
+			failures = 0
+		}
+		failures++
+		if failures >= s.m.opts.MaxRestarts {
+			s.fail(werr)
+			s.setState(StateFailed, werr)
+			return
+		}
+		if !sleep(ctx, s.backoff(failures)) {
+			s.setState(StateClosed, nil)
+			return
+		}
+	}
+}
+
+func (s *server) backoff(failures int) time.Duration {
+	d := s.m.opts.BackoffMin << min(failures-1, 16)
+	return min(d, s.m.opts.BackoffMax)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// fail records err and reports the server's first failure, once.
+func (s *server) fail(err error) {
+	s.mu.Lock()
+	s.lastErr = err
+	first := !s.reported
+	s.reported = true
+	s.notify()
+	s.mu.Unlock()
+	if first && s.m.opts.Report != nil {
+		s.m.opts.Report(s.name, err)
+	}
+}
+
+func (s *server) setState(st State, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = st
+	if err != nil {
+		s.lastErr = err
+	}
+	if st == StateFailed || st == StateClosed {
+		s.cs = nil
+	}
+	if st == StateFailed {
+		s.tools, s.cached, s.built = nil, nil, nil
+	}
+	s.notify()
+}
+
+func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
+	s.mu.Lock()
+	s.cs = cs
+	s.state = StateReady
+	s.lastErr = nil
+	s.setToolsLocked(list)
+	s.notify()
+	s.mu.Unlock()
+	s.saveCache(list)
+}
+
+// setToolsLocked must be called with s.mu held.
+func (s *server) setToolsLocked(list []*sdk.Tool) {
+	s.tools = list
+	s.built = s.adapters(list)
+}
+
+func (s *server) toolSnapshot() []tool.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.built)
+}
+
+// connect starts the server, completes the handshake and lists its tools
+// within ConnectTimeout. The context given to the SDK lives as long as the
+// session: the SSE transport's event stream is bound to it.
+func (s *server) connect(ctx context.Context) (*sdk.ClientSession, []*sdk.Tool, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.m.opts.ConnectTimeout, cancel)
+	cs, list, err := s.dial(cctx)
+	if !timer.Stop() && err != nil {
+		err = fmt.Errorf("no answer within %s: %w", s.m.opts.ConnectTimeout, err)
+	}
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	// The context ends with the session (or the Manager).
+	go func() {
+		_ = cs.Wait()
+		cancel()
+	}()
+	return cs, list, nil
+}
+
+func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, error) {
+	var t sdk.Transport
+	var err error
+	if s.m.opts.Transport != nil {
+		t, err = s.m.opts.Transport(s.name, s.cfg)
+	} else {
+		t, err = s.transport(cctx)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
+			// The handler runs on the connection's reader: list elsewhere.
+			go s.refresh(req.Session)
+		},
+	})
+	cs, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect: %w", err)
+	}
+	list, err := listTools(cctx, cs)
+	if err != nil {
+		_ = cs.Close()
+		return nil, nil, fmt.Errorf("list tools: %w", err)
+	}
+	return cs, list, nil
+}
+
+func listTools(ctx context.Context, cs *sdk.ClientSession) ([]*sdk.Tool, error) {
+	if cs.InitializeResult() != nil && cs.InitializeResult().Capabilities != nil && cs.InitializeResult().Capabilities.Tools == nil {
+		return []*sdk.Tool{}, nil
+	}
+	list := []*sdk.Tool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, t)
+	}
+	return list, nil
+}
+
+// refresh re-lists the tools after notifications/tools/list_changed; the
+// next Tools snapshot (the next model request) has them.
+func (s *server) refresh(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	list, err := listTools(ctx, cs)
+	if err != nil {
+		if s.m.ctx.Err() == nil {
+			s.m.opts.Log.Warn().Err(err).Str("mcp_server", s.name).Msg("mcp: re-list tools")
+		}
+		return
+	}
+	s.mu.Lock()
+	if s.cs == cs {
+		s.setToolsLocked(list)
+		s.notify()
+	}
+	s.mu.Unlock()
+	s.saveCache(list)
+}
+
+// transport builds the SDK transport from the server's config.
+func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
+	look := s.m.opts.LookupEnv
+	c := s.cfg
+	switch transportName(c) {
+	case "stdio":
+		argv := []string{Expand(c.Command, look)}
+		for _, a := range c.Args {
+			argv = append(argv, Expand(a, look))
+		}
+		cmd, err := s.m.opts.Launch(ctx, argv, ServerEnv(c, look), s.m.opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("launch %s: %w", argv[0], err)
+		}
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	case "http", "sse":
+		hdr := http.Header{}
+		for k, v := range c.Headers {
+			hdr.Set(k, Expand(v, look))
+		}
+		if c.BearerTokenEnv != "" {
+			tok, ok := look(c.BearerTokenEnv)
+			if !ok || tok == "" {
+				return nil, fmt.Errorf("bearer_token_env %s is not set", c.BearerTokenEnv)
+			}
+			hdr.Set("Authorization", "Bearer "+tok)
+		}
+		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: http.DefaultTransport}}
+		u := Expand(c.URL, look)
+		if transportName(c) == "sse" {
+			return &sdk.SSEClientTransport{Endpoint: u, HTTPClient: hc}, nil
+		}
+		return &sdk.StreamableClientTransport{Endpoint: u, HTTPClient: hc}, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q", c.Type)
+}
+
+// headerTransport adds a server's headers to every request.
+type headerTransport struct {
+	hdr  http.Header
+	next http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.hdr {
+		r.Header[k] = v
+	}
+	return h.next.RoundTrip(r)
+}
+
+// session returns the server's live session, starting the server when it
+// is idle and waiting until it is ready, has failed, or ctx ends.
+func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
+	s.start()
+	for {
+		s.mu.Lock()
+		st, cs, err, ch := s.state, s.cs, s.lastErr, s.changed
+		s.mu.Unlock()
+		switch st {
+		case StateReady:
+			return cs, nil
+		case StateFailed:
+			return nil, fmt.Errorf("it failed to start: %v", err)
+		case StateDisabled, StateClosed:
+			return nil, fmt.Errorf("it is %s", st)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if err != nil {
+				return nil, fmt.Errorf("it is not running (last error: %v)", err)
+			}
+			return nil, errors.New("it did not start in time")
+		}
+	}
+}
+
+// cacheFile is where the server's tool list is remembered: keyed by the
+// config, so a changed command or URL never reuses another's list.
+func (s *server) cacheFile() string {
+	if s.m.opts.CacheDir == "" {
+		return ""
+	}
+	b, _ := json.Marshal(s.cfg)
+	sum := sha256.Sum256(b)
+	return filepath.Join(s.m.opts.CacheDir, s.name+"-"+hex.EncodeToString(sum[:8])+".json")
+}
+
+func (s *server) loadCache() {
+	f := s.cacheFile()
+	if f == "" {
+		return
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return
+	}
+	var list []*sdk.Tool
+	if json.Unmarshal(data, &list) != nil {
+		return
+	}
+	s.cached = list
+	s.built = s.adapters(list)
+}
+
+func (s *server) saveCache(list []*sdk.Tool) {
+	f := s.cacheFile()
+	if f == "" {
+		return
+	}
+	data, err := json.Marshal(list)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+		return
+	}
+	tmp := f + ".tmp"
+	if os.WriteFile(tmp, data, 0o600) == nil {
+		_ = os.Rename(tmp, f)
+	}
+}
