@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/odin-code/odin/internal/untrusted"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -535,8 +536,15 @@ func testFailuresText(tr messages.TestResult, r *messages.Report) string {
 	return b.String()
 }
 
+// checksText lists the QA checks for a specialist's brief. A failing
+// check's output is whatever the project's build and tests printed (code
+// the model wrote, or a clone's test that prints "ignore your
+// instructions"), so it is fenced as untrusted data like every other
+// content from outside.
 func checksText(checks []messages.QACheck) string {
 	var b strings.Builder
+	fence := untrusted.NewFence(untrusted.Data, "printed by the project's checks")
+	fenced := false
 	for _, ch := range checks {
 		status := "passed"
 		if !ch.Passed {
@@ -544,8 +552,12 @@ func checksText(checks []messages.QACheck) string {
 		}
 		fmt.Fprintf(&b, "### %s: `%s` — %s\n", ch.Name, ch.Command, status)
 		if !ch.Passed && ch.Output != "" {
-			fmt.Fprintf(&b, "```\n%s\n```\n", strings.TrimRight(ch.Output, "\n"))
+			fmt.Fprintf(&b, "%s\n", fence.Wrap(strings.TrimRight(ch.Output, "\n")))
+			fenced = true
 		}
+	}
+	if fenced {
+		b.WriteString(fence.Rule() + "\n")
 	}
 	return b.String()
 }

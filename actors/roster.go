@@ -682,7 +682,9 @@ func AgentTrustItems(root string, dirs []string) []config.TrustItem {
 func knownTools(a *AgentDefinition, key string, list []string, known map[string]bool, warnings []string) ([]string, []string) {
 	var out []string
 	for _, t := range list {
-		if t == "*" || known[t] {
+		// MCP names are patterns over the tools the session's servers
+		// offer, known only when they connect: FilterTools matches them.
+		if t == "*" || known[t] || strings.HasPrefix(t, "mcp__") {
 			out = append(out, t)
 			continue
 		}
