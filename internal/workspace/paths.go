@@ -37,7 +37,14 @@ func Resolve(base, p string) (string, error) {
 // kernel read it. The part of p that does not exist yet (a file about to be
 // created) is appended lexically to its nearest existing ancestor, so a file
 // created through a symlinked directory resolves to where it would land.
-func ResolveFrom(dir, p string) (string, error) {
+func ResolveFrom(dir, p string) (string, error) { return ResolveVisiting(dir, p, nil) }
+
+// ResolveVisiting is ResolveFrom that also calls visit with every path it
+// steps through (the start, each component, each symlink's target on the
+// way) before looking at it, and fails with visit's error: a caller can
+// refuse paths that mean something else to another process (/proc/self)
+// however they are reached. visit may be nil.
+func ResolveVisiting(dir, p string, visit func(step string) error) (string, error) {
 	if p == "" {
 		return "", errors.New("empty path")
 	}
@@ -45,18 +52,29 @@ func ResolveFrom(dir, p string) (string, error) {
 		return "", errors.New("path contains a NUL byte")
 	}
 	links := 0
+	w := walker{visit: visit, links: &links}
 	if filepath.IsAbs(p) {
-		return walkPath(string(filepath.Separator), p, &links)
+		return w.walk(string(filepath.Separator), p)
 	}
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("relative path %q without an absolute base", p)
 	}
-	return walkPath(dir, p, &links)
+	return w.walk(dir, p)
 }
 
-// walkPath resolves p component by component from the resolved directory
+// walker carries one resolution's symlink count and visitor.
+type walker struct {
+	visit func(string) error
+	links *int
+}
+
+// walk resolves p component by component from the resolved directory
 // cur. It does not clean p first: "link/.." must follow link before "..".
-func walkPath(cur, p string, links *int) (string, error) {
+func (w walker) walk(cur, p string) (string, error) {
+	links := w.links
+	if err := w.step(cur); err != nil {
+		return "", err
+	}
 	comps := strings.Split(filepath.ToSlash(p), "/")
 	for i, c := range comps {
 		switch c {
@@ -67,6 +85,9 @@ func walkPath(cur, p string, links *int) (string, error) {
 			continue
 		}
 		next := filepath.Join(cur, c)
+		if err := w.step(next); err != nil {
+			return "", err
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
@@ -94,11 +115,18 @@ func walkPath(cur, p string, links *int) (string, error) {
 		if filepath.IsAbs(target) {
 			start = string(filepath.Separator)
 		}
-		if cur, err = walkPath(start, target, links); err != nil {
+		if cur, err = w.walk(start, target); err != nil {
 			return "", err
 		}
 	}
 	return cur, nil
+}
+
+func (w walker) step(path string) error {
+	if w.visit == nil {
+		return nil
+	}
+	return w.visit(path)
 }
 
 // Within reports whether path lies inside dir or is dir itself. Both must be
