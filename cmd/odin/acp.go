@@ -44,7 +44,7 @@ session modes. Logs go to the log file, never to stdout.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return acp.Serve(ctx, acp.Options{
-				Opener:  acpOpener{sessionOpener{g: g}},
+				Opener:  acpOpener{newSessionOpener(g)},
 				Mode:    mode,
 				Version: versionString(),
 				Log:     logging.Slog(a.log.With().Str("component", "acp").Logger()),

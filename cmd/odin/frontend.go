@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"sync"
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
@@ -15,7 +17,12 @@ import (
 // approver. Each session gets its own app, so that its directory is its
 // project with that project's configuration, trust, sandbox and policy.
 type sessionOpener struct {
-	g *globalFlags
+	g      *globalFlags
+	stores *storePool
+}
+
+func newSessionOpener(g *globalFlags) sessionOpener {
+	return sessionOpener{g: g, stores: &storePool{}}
 }
 
 // open starts a new session of the project at dir, or resumes the stored
@@ -29,6 +36,7 @@ func (o sessionOpener) open(ctx context.Context, dir, resume string) (*frontSess
 	if err != nil {
 		return nil, err
 	}
+	a.stores = o.stores
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, err
@@ -90,4 +98,51 @@ func (s *frontSession) Close(ctx context.Context) error {
 	err := s.live.Close(ctx)
 	s.a.Close()
 	return err
+}
+
+// storePool shares one open store per database file among the sessions of
+// a front end that serves many at once (odin serve, odin acp): one SQLite
+// writer per file in the process, instead of one per session queuing on
+// the file lock — with a hundred sessions a newcomer could wait past the
+// busy timeout. Safe for concurrent use.
+type storePool struct {
+	mu   sync.Mutex
+	open map[string]*pooledStore
+}
+
+type pooledStore struct {
+	st   store.Store
+	refs int
+}
+
+// acquire returns the store of path, opening it on first use, and the
+// closer that releases this use; the last release closes the store.
+func (p *storePool) acquire(ctx context.Context, path string) (store.Store, io.Closer, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps, ok := p.open[path]
+	if !ok {
+		st, err := store.Open(ctx, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.open == nil {
+			p.open = map[string]*pooledStore{}
+		}
+		ps = &pooledStore{st: st}
+		p.open[path] = ps
+	}
+	ps.refs++
+	var once sync.Once
+	release := closerFunc(func() {
+		once.Do(func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if ps.refs--; ps.refs == 0 {
+				delete(p.open, path)
+				_ = ps.st.Close()
+			}
+		})
+	})
+	return ps.st, release, nil
 }

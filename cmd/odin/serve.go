@@ -112,7 +112,7 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	srv, err := serve.New(serve.Options{
-		Opener: serveOpener{sessionOpener{g: g}}, Token: token, Roots: roots, Mode: mode,
+		Opener: serveOpener{newSessionOpener(g)}, Token: token, Roots: roots, Mode: mode,
 		Idle: f.idle, CORSOrigins: f.corsOrigin,
 		Log: logging.Slog(a.log.With().Str("component", "serve").Logger()),
 	})

@@ -75,7 +75,7 @@ func newLoadEnv(t testing.TB, sessions int, idle time.Duration, external bool) *
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
 	t.Setenv("OPENAI_BASE_URL", modelURL)
 	g := &globalFlags{logLevel: "error"}
-	srv, err := serve.New(serve.Options{Opener: serveOpener{sessionOpener{g: g}}, Token: "t0k", Roots: []string{root}, Idle: idle})
+	srv, err := serve.New(serve.Options{Opener: serveOpener{newSessionOpener(g)}, Token: "t0k", Roots: []string{root}, Idle: idle})
 	if err != nil {
 		t.Fatal(err)
 	}

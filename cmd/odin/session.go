@@ -30,6 +30,15 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 		}
 		path = filepath.Join(a.stateDir, "odin.db")
 	}
+	if a.stores != nil {
+		st, release, err := a.stores.acquire(ctx, path)
+		if err != nil {
+			return nil, storeOpenError(path, err)
+		}
+		a.st = st
+		a.closers = append(a.closers, release)
+		return st, nil
+	}
 	st, err := store.Open(ctx, path)
 	if err != nil {
 		return nil, storeOpenError(path, err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -250,9 +251,12 @@ func migrateRetrying(ctx context.Context, db *sql.DB, upTo int, now time.Time, b
 // and 6; extended codes keep them in the low byte).
 func isBusy(err error) bool {
 	var e interface{ Code() int }
-	if !errors.As(err, &e) {
-		return false
+	if errors.As(err, &e) {
+		c := e.Code() & 0xff
+		return c == 5 || c == 6
 	}
-	c := e.Code() & 0xff
-	return c == 5 || c == 6
+	// The driver reports a failure while opening a connection (its
+	// journal_mode pragma) as text only.
+	s := err.Error()
+	return strings.Contains(s, "(SQLITE_BUSY)") || strings.Contains(s, "(SQLITE_LOCKED)")
 }

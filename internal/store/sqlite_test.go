@@ -165,7 +165,7 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 func TestConcurrentOpenOfFreshFile(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "odin.db")
-	const n = 4
+	const n = 32
 	stores := make([]*store.SQLite, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
