@@ -31,10 +31,11 @@ type fixture struct {
 	connects atomic.Int32
 	failNext atomic.Int32 // connections to refuse
 	block    chan struct{}
+	inHang   chan struct{} // receives when a hang call reaches the server
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{block: make(chan struct{})}
+	f := &fixture{block: make(chan struct{}), inHang: make(chan struct{}, 1)}
 	f.srv = sdk.NewServer(&sdk.Implementation{Name: "fixture", Version: "1"}, nil)
 	sdk.AddTool(f.srv, &sdk.Tool{Name: "echo", Description: "Echo text.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
@@ -46,6 +47,10 @@ func newFixture(t *testing.T) *fixture {
 		})
 	sdk.AddTool(f.srv, &sdk.Tool{Name: "hang", Description: "Blocks until released."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			select {
+			case f.inHang <- struct{}{}:
+			default:
+			}
 			select {
 			case <-f.block:
 			case <-ctx.Done():
@@ -183,16 +188,11 @@ func TestCrashMidCallIsToolErrorAndServerRestarts(t *testing.T) {
 		done <- res
 	}()
 	// Crash only once the call is in flight on the server.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		f.mu.Lock()
-		n := len(f.sessions)
-		f.mu.Unlock()
-		if n > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-f.inHang:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the hang call never reached the server")
 	}
-	time.Sleep(20 * time.Millisecond)
 	f.crash()
 	res := <-done
 	if !res.IsError || !strings.Contains(res.Output, "stopped during the call") {

@@ -132,6 +132,7 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 		case ctx.Err() != nil:
 			return tool.Result{}, ctx.Err()
 		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || t.s.lost(cs) || closedSoon(cs):
+			t.s.dropSession(cs)
 			return tool.Errorf("%s failed: the MCP server %q stopped during the call (%v). Odin is restarting it; whether the call took effect is unknown, so check before retrying.", t.info.Name, t.s.name, err), nil
 		}
 		return tool.Errorf("%s failed: %v", t.info.Name, err), nil
@@ -145,6 +146,18 @@ func (s *server) lost(cs *sdk.ClientSession) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cs != cs
+}
+
+// dropSession marks cs, found dead by a call, as no longer ready, so that
+// the next call waits for the supervisor's restart instead of meeting the
+// closing connection before the supervisor has noticed it ended.
+func (s *server) dropSession(cs *sdk.ClientSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cs == cs && s.state == StateReady {
+		s.state = StateConnecting
+		s.notify()
+	}
 }
 
 // closedSoon reports whether cs ends within a moment: a call that failed
