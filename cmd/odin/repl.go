@@ -52,6 +52,7 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	opts := term.Options{
 		In: stdin, Out: stdout, Session: first, Mode: mode,
 		CommandDirs: commandDirs(a.root),
+		Root:        a.root,
 		Commands:    r.commands(),
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})

@@ -144,6 +144,13 @@ type ui struct {
 	customs []CustomCommand
 	cmds    map[string]Command
 
+	// The completion menu (complete.go): candidates for the word being
+	// typed, the highlighted one, and the word.
+	menu    []completion
+	menuSel int
+	menuTok token
+	files   *fileIndex
+
 	hint          string
 	hintUntil     time.Time
 	lastInterrupt time.Time
@@ -193,7 +200,8 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
-		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24}
+		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24,
+		files: &fileIndex{root: o.Root}}
 	m.ta = newTextarea(th, m)
 	var notes []string
 	h, err := LoadHistory(o.HistoryPath, 0)
@@ -318,7 +326,12 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.quitting {
 			return m, nil
 		}
-		return m, m.key(msg)
+		cmd := m.key(msg)
+		m.updateMenu()
+		return m, cmd
+	case filesMsg:
+		m.updateMenu()
+		return m, nil
 	case eventsMsg:
 		if msg.gen != m.gen {
 			return m, nil // a replaced session's late events
@@ -451,6 +464,9 @@ func (m *ui) dropQueued(id string) {
 func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 	if len(m.approvals) > 0 && k.Type != tea.KeyCtrlC {
 		return m.approvalKey(k)
+	}
+	if m.menuKey(k) {
+		return nil
 	}
 	if k.Paste {
 		m.ta.InsertString(normalizeNewlines(string(k.Runes)))
@@ -872,6 +888,7 @@ func (m *ui) View() string {
 	}
 	b.WriteString(m.ta.View())
 	b.WriteByte('\n')
+	b.WriteString(m.menuView(w))
 	b.WriteString(Truncate(m.footer(), w))
 	return termsafe.Styled(b.String())
 }

@@ -1,0 +1,77 @@
+package term
+
+import (
+	"testing"
+)
+
+func TestCurrentToken(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		kind byte
+		text string
+	}{
+		{"/", '/', "/"},
+		{"/mo", '/', "/mo"},
+		{"/mode plan", 0, ""},
+		{"look at @int", '@', "@int"},
+		{"@", '@', "@"},
+		{"line one\n@a/b", '@', "@a/b"},
+		{"mail me@x", 0, ""},
+		{"plain words", 0, ""},
+	} {
+		tok := currentToken(c.in)
+		if tok.kind != c.kind || tok.text != c.text {
+			t.Errorf("currentToken(%q) = %c %q, want %c %q", c.in, tok.kind, tok.text, c.kind, c.text)
+		}
+		if tok.kind != 0 && c.in[tok.start:] != tok.text {
+			t.Errorf("currentToken(%q): start %d does not point at %q", c.in, tok.start, tok.text)
+		}
+	}
+}
+
+func TestCommandCompletions(t *testing.T) {
+	cs := commandCompletions("q", []Command{{Name: "quota", Description: "mine"}}, []CustomCommand{{Name: "quick", Description: "custom"}})
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Text+"="+c.Desc)
+	}
+	want := []string{"/queue=" + builtinHelp["queue"].desc, "/quit=" + builtinHelp["quit"].desc, "/quota=mine", "/quick=custom"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("completion %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+}
+
+func TestAccept(t *testing.T) {
+	cs := []completion{{Text: "/queue", Final: true}, {Text: "/quit", Final: true}}
+	tok := currentToken("/q")
+	if got := accept("/q", tok, cs, 1); got != "/qu" {
+		t.Errorf("Tab on a shared prefix = %q, want /qu", got)
+	}
+	tok = currentToken("/qu")
+	if got := accept("/qu", tok, cs, 1); got != "/quit " {
+		t.Errorf("Tab with nothing shared left = %q, want the selected /quit", got)
+	}
+	tok = currentToken("see @tt")
+	if got := accept("see @tt", tok, []completion{{Text: "@internal/term/tty.go", Final: true}}, 0); got != "see @internal/term/tty.go " {
+		t.Errorf("Tab on a mention = %q", got)
+	}
+}
+
+func TestMentionCompletionsFuzzy(t *testing.T) {
+	files := []string{"README.md", "internal/term/tty.go", "internal/term/tty_test.go", "cmd/odin/main.go"}
+	cs := mentionCompletions("termtty", files)
+	if len(cs) != 2 || cs[0].Text != "@internal/term/tty.go" {
+		t.Fatalf("fuzzy completions for termtty = %+v, want tty.go first then tty_test.go", cs)
+	}
+	if cs := mentionCompletions("", files); len(cs) != len(files) {
+		t.Errorf("an empty query lists %d files, want %d", len(cs), len(files))
+	}
+	if cs := mentionCompletions("zzz", files); len(cs) != 0 {
+		t.Errorf("no file matches zzz, got %+v", cs)
+	}
+}
