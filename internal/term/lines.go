@@ -209,6 +209,12 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 				continue
 			}
 		}
+		if prompt == text {
+			// Typed text, not a command's template: attach its @files.
+			var notes []string
+			prompt, notes = attachMentions(o.Root, prompt)
+			println(notes...)
+		}
 		msg := sess.Submit(prompt, promptMode)
 		if err := wait(msg.ID); err != nil {
 			if err == errStop {

@@ -659,7 +659,11 @@ func (m *ui) submit() tea.Cmd {
 	if name, args, ok := splitCommand(text); ok {
 		return tea.Batch(cmd, m.command(name, args))
 	}
-	m.sess.Submit(text, m.mode)
+	body, notes := attachMentions(m.o.Root, text)
+	for _, n := range notes {
+		m.info(n, strings.HasPrefix(n, "!"))
+	}
+	m.sess.Submit(body, m.mode)
 	return cmd
 }
 

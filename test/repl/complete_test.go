@@ -3,7 +3,10 @@ package repl
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
 )
 
 const tab = "\t"
@@ -35,6 +38,50 @@ func TestSlashMenu(t *testing.T) {
 	tm.Type(tab + enter)
 	tm.Expect("The queue is empty.")
 	tm.Type("/qu" + "\x1b[B" + tab + enter) // ↓ picks /quit
+	tm.Exited()
+}
+
+// TestMentionAttachesFile: @ opens a fuzzy menu of the project's files
+// (ignored ones left out), Tab completes the path, and the sent message
+// carries the file's contents; a link leading out of the project is
+// refused and its target never reaches the model.
+func TestMentionAttachesFile(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	writeFile(t, filepath.Dir(outside), "secret.txt", "CANARY-OUTSIDE-5150")
+	tm := start(t, steps(llmtest.Step{When: "explain", Text: "it handles requests"}), options{setup: func(root string) {
+		writeFile(t, root, "src/handler.go", "package src // HANDLER-BODY-42\n")
+		// .gitignore counts inside a git repository, as for ripgrep.
+		writeFile(t, root, ".git/HEAD", "ref: refs/heads/main\n")
+		writeFile(t, root, ".gitignore", "build/\n")
+		writeFile(t, root, "build/handler_gen.go", "package build\n")
+		if err := os.Symlink(outside, filepath.Join(root, "leak.txt")); err != nil {
+			t.Fatal(err)
+		}
+	}})
+	tm.Expect("edit ❯")
+	tm.Type("explain @hndl")
+	tm.Expect("@src/handler.go")
+	tm.Type(tab)
+	tm.Type("and @leak.txt" + enter)
+	tm.Expect("attached @src/handler.go")
+	tm.Expect("@leak.txt not attached: it is outside the project")
+	tm.Expect("❯ [edit] explain @src/handler.go and @leak.txt (+ attached files)")
+	tm.Expect("it handles requests")
+	if strings.Contains(tm.screen(), "build/handler_gen.go") {
+		t.Errorf("the menu offered a .gitignored file")
+	}
+	reqs := tm.Srv.RequestsFor("orchestrator")
+	var sent strings.Builder
+	for _, m := range reqs[len(reqs)-1].Body.Messages {
+		sent.WriteString(m.Text() + "\n")
+	}
+	if !strings.Contains(sent.String(), "HANDLER-BODY-42") {
+		t.Errorf("the request lacks the mentioned file's contents:\n%s", sent.String())
+	}
+	if strings.Contains(sent.String(), "CANARY-OUTSIDE-5150") || strings.Contains(tm.screen(), "CANARY-OUTSIDE-5150") {
+		t.Errorf("a file outside the project reached the model or the screen")
+	}
+	tm.Type("/quit" + enter)
 	tm.Exited()
 }
 
