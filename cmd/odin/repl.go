@@ -175,6 +175,7 @@ func shortID(id string) string {
 func (r *repl) commands() []term.Command {
 	a := r.a
 	return []term.Command{
+		r.modelCommand(),
 		{Name: "agents", Description: "list the specialists and their tools", Run: func(ctx context.Context, _ string) (term.Result, error) {
 			return term.Result{Text: r.agents()}, nil
 		}},

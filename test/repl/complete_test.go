@@ -95,3 +95,44 @@ func writeFile(t *testing.T, root, rel, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestModelSwitch: /model shows the main and small models; /model NAME
+// switches the main one from the next turn on (the request names it), an
+// id no catalogue knows is switched to with a warning, and a name that
+// does not resolve is refused and changes nothing.
+func TestModelSwitch(t *testing.T) {
+	state := t.TempDir()
+	// A model whose provider has no key cannot be resolved.
+	writeFile(t, state, "config/odin/odin.yaml", "providers:\n  keyless:\n    base_url: https://api.openai.com/v1\n    api_key_env: ODIN_TEST_NO_SUCH_KEY\nmodel_info:\n  keyed-model:\n    provider: keyless\n")
+	tm := start(t, steps(
+		llmtest.Step{When: "before", Text: "first answer"},
+		llmtest.Step{When: "after", Text: "second answer"},
+	), options{state: state})
+	tm.Expect("edit ❯")
+	tm.Type("/model" + enter)
+	tm.Expect("main model: scripted-model")
+	tm.Expect("small model: scripted-model")
+	tm.Type("before" + enter)
+	tm.Expect("first answer")
+	tm.Type("/model local-model-x" + enter)
+	tm.Expect("main model: local-model-x")
+	tm.Expect("neither model_info nor the model catalogue knows")
+	tm.Type("/model small" + enter)
+	tm.Expect("main model: local-model-x")
+	tm.Expect("small model: scripted-model")
+	tm.Type("/model keyed-model" + enter)
+	tm.Expect("ODIN_TEST_NO_SUCH_KEY is not set")
+	tm.Type("/model main a b" + enter)
+	tm.Expect("usage: /model [main|small] [NAME]")
+	tm.Type("after" + enter)
+	tm.Expect("second answer")
+	reqs := tm.Srv.RequestsFor("orchestrator")
+	if len(reqs) != 2 {
+		t.Fatalf("%d orchestrator requests, want 2", len(reqs))
+	}
+	if reqs[0].Body.Model != "scripted-model" || reqs[1].Body.Model != "local-model-x" {
+		t.Errorf("requests named %q then %q, want scripted-model then local-model-x", reqs[0].Body.Model, reqs[1].Body.Model)
+	}
+	tm.Type("/quit" + enter)
+	tm.Exited()
+}
