@@ -2,6 +2,7 @@ package term
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -270,8 +271,13 @@ func (m *ui) menuView(w int) string {
 		width = max(width, len([]rune(c.Text)))
 	}
 	width = min(width, w/2)
+	// A window of menuRows candidates that keeps the highlighted one in
+	// view.
+	from := min(max(m.menuSel-menuRows+1, 0), max(len(m.menu)-menuRows, 0))
+	to := min(from+menuRows, len(m.menu))
 	var b strings.Builder
-	for i, c := range m.menu {
+	for i := from; i < to; i++ {
+		c := m.menu[i]
 		mark, st := "  ", th.NewStyle()
 		if i == m.menuSel {
 			mark, st = th.Paint(th.Accent, "› "), th.Accent
@@ -281,6 +287,9 @@ func (m *ui) menuView(w int) string {
 			line += "  " + th.Paint(th.Dim, termsafe.Line(c.Desc))
 		}
 		b.WriteString(Truncate(line, w) + "\n")
+	}
+	if n := len(m.menu) - to; n > 0 {
+		b.WriteString(th.Paint(th.Dim, fmt.Sprintf("  … %d more (↓)", n)) + "\n")
 	}
 	return b.String()
 }

@@ -22,11 +22,18 @@ func TestSlashMenu(t *testing.T) {
 	tm.Type("/")
 	tm.Expect("/help")
 	tm.Expect("show commands and keys")
+	tm.Expect("more (↓)")
+	tm.Type("rev")
 	tm.Expect("/review")
 	tm.Expect("review the diff")
-	tm.Type("mo")
+	tm.Type(ctrlC) // clears the input
+	tm.Type("/mo")
 	tm.Expect("/mode")
 	tm.Expect("show or set the mode of new inputs")
+	tm.Expect("/model")
+	// The first Tab completes what /mode and /model share, the second
+	// takes the highlighted /mode.
+	tm.Type(tab)
 	tm.Type(tab)
 	tm.Type("plan" + enter)
 	tm.Expect("mode: plan")
