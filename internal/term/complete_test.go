@@ -1,7 +1,12 @@
 package term
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 func TestCurrentToken(t *testing.T) {
@@ -73,5 +78,59 @@ func TestMentionCompletionsFuzzy(t *testing.T) {
 	}
 	if cs := mentionCompletions("zzz", files); len(cs) != 0 {
 		t.Errorf("no file matches zzz, got %+v", cs)
+	}
+}
+
+// TestUIMenu: the menu follows the typing, Tab completes, ↓ moves the
+// highlight, and an input recalled from history opens no menu, so ↑ keeps
+// walking the history.
+func TestUIMenu(t *testing.T) {
+	f := newFake("s1", nil)
+	root := t.TempDir()
+	writeTestFile(t, filepath.Join(root, "docs/guide.md"), "# Guide\n")
+	tu := newTestUI(t, f, Options{Root: root})
+	tu.typeText("first words")
+	tu.key(tea.KeyEnter)
+	tu.typeText("/qu")
+	if v := tu.view(); !strings.Contains(v, "› /queue") || !strings.Contains(v, "/quit") || !strings.Contains(v, builtinHelp["quit"].desc) {
+		t.Fatalf("the menu for /qu:\n%s", v)
+	}
+	tu.key(tea.KeyDown)
+	tu.key(tea.KeyTab)
+	if got := tu.m.ta.Value(); got != "/quit " {
+		t.Errorf("↓ Tab on /qu gave %q, want /quit", got)
+	}
+	if v := tu.view(); strings.Contains(v, "/queue") {
+		t.Errorf("the menu stays open after a command was completed:\n%s", v)
+	}
+	tu.key(tea.KeyCtrlC) // clear
+	tu.typeText("read @gde")
+	// The listing runs off the loop; wait for it as the UI would.
+	for i := 0; i < 500 && len(tu.m.files.list(t.Context(), tu.now, nil)) == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	tu.do(filesMsg{})
+	tu.key(tea.KeyTab)
+	if got := tu.m.ta.Value(); got != "read @docs/guide.md " {
+		t.Errorf("Tab on @gde gave %q", got)
+	}
+	tu.key(tea.KeyEnter)
+	sub, _, _, _ := f.snapshot()
+	if len(sub) != 2 || !strings.Contains(sub[1].Body, "# Guide") {
+		t.Fatalf("submitted %+v, want the guide attached", sub)
+	}
+	if p := tu.printed(); !strings.Contains(p, "attached @docs/guide.md") {
+		t.Errorf("no note of the attachment:\n%s", p)
+	}
+	tu.typeText("/mode")
+	tu.key(tea.KeyEnter)
+	tu.key(tea.KeyUp)
+	tu.key(tea.KeyUp) // "read @docs/guide.md" ends with a mention
+	if got := tu.m.ta.Value(); got != "read @docs/guide.md" || len(tu.m.menu) != 0 {
+		t.Fatalf("↑ ↑ recalled %q with menu %v", got, tu.m.menu)
+	}
+	tu.key(tea.KeyUp)
+	if got := tu.m.ta.Value(); got != "first words" {
+		t.Errorf("the third ↑ gave %q, want the first input", got)
 	}
 }

@@ -326,8 +326,15 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.quitting {
 			return m, nil
 		}
+		menuOpen := len(m.menu) > 0
 		cmd := m.key(msg)
-		m.updateMenu()
+		if (msg.Type == tea.KeyUp || msg.Type == tea.KeyDown) && !menuOpen {
+			// An input recalled from history opens no menu: it would
+			// take the next ↑ from the history.
+			m.menu, m.menuTok = nil, token{}
+		} else {
+			m.updateMenu()
+		}
 		return m, cmd
 	case filesMsg:
 		m.updateMenu()
