@@ -87,7 +87,7 @@ func TestMentionCompletionsFuzzy(t *testing.T) {
 func TestUIMenu(t *testing.T) {
 	f := newFake("s1", nil)
 	root := t.TempDir()
-	writeTestFile(t, filepath.Join(root, "docs/guide.md"), "# Guide\n")
+	writeFile(t, filepath.Join(root, "docs/guide.md"), "# Guide\n")
 	tu := newTestUI(t, f, Options{Root: root})
 	tu.typeText("first words")
 	tu.key(tea.KeyEnter)

@@ -7,19 +7,9 @@ import (
 	"testing"
 )
 
-func writeTestFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestAttachMentions(t *testing.T) {
 	root := t.TempDir()
-	writeTestFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
+	writeFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
 	body, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
 	if !strings.Contains(body, "<file path=\"src/a.go\">\npackage a // INSIDE\n</file>") {
 		t.Errorf("the mentioned file is not attached:\n%s", body)
@@ -41,8 +31,8 @@ func TestAttachMentionsStaysInsideRoot(t *testing.T) {
 	dir := t.TempDir()
 	root := filepath.Join(dir, "proj")
 	secret := filepath.Join(dir, "secret.txt")
-	writeTestFile(t, secret, "CANARY-SECRET-7731")
-	writeTestFile(t, filepath.Join(root, "ok.txt"), "fine")
+	writeFile(t, secret, "CANARY-SECRET-7731")
+	writeFile(t, filepath.Join(root, "ok.txt"), "fine")
 	if err := os.Symlink(secret, filepath.Join(root, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
@@ -62,8 +52,8 @@ func TestAttachMentionsStaysInsideRoot(t *testing.T) {
 
 func TestAttachMentionsBounds(t *testing.T) {
 	root := t.TempDir()
-	writeTestFile(t, filepath.Join(root, "big.txt"), strings.Repeat("x", maxMentionBytes+100))
-	writeTestFile(t, filepath.Join(root, "bin.dat"), "ab\x00cd")
+	writeFile(t, filepath.Join(root, "big.txt"), strings.Repeat("x", maxMentionBytes+100))
+	writeFile(t, filepath.Join(root, "bin.dat"), "ab\x00cd")
 	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -82,5 +72,34 @@ func TestAttachMentionsBounds(t *testing.T) {
 		if !strings.Contains(notes[i], w) {
 			t.Errorf("note %d = %q, want it to say %q", i, notes[i], w)
 		}
+	}
+}
+
+// TestLineModeAttachesMentions: line mode attaches @files too, those of a
+// custom command's prompt included, and says so.
+func TestLineModeAttachesMentions(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "notes.txt"), "NOTES-CONTENT")
+	writeFile(t, filepath.Join(root, ".odin/commands/show.md"), "Show @notes.txt")
+	f := newFake("s1", answerAt("answer to"))
+	in := strings.NewReader("summarise @notes.txt\n/show\n")
+	var out syncBuffer
+	no := false
+	if _, err := Run(t.Context(), Options{In: in, Out: &out, Session: f, Root: root, Interactive: &no,
+		CommandDirs: []string{filepath.Join(root, ".odin/commands")}}); err != nil {
+		t.Fatal(err)
+	}
+	sub, _, _, _ := f.snapshot()
+	if len(sub) != 2 {
+		t.Fatalf("%d inputs submitted, want 2", len(sub))
+	}
+	if !strings.Contains(sub[0].Body, "NOTES-CONTENT") {
+		t.Errorf("the typed mention was not attached: %q", sub[0].Body)
+	}
+	if !strings.HasPrefix(sub[1].Body, "Show @notes.txt"+attachedFilesTag) || !strings.Contains(sub[1].Body, "NOTES-CONTENT") {
+		t.Errorf("the custom command's mention was not attached: %q", sub[1].Body)
+	}
+	if !strings.Contains(out.String(), "attached @notes.txt") {
+		t.Errorf("line mode did not say what it attached:\n%s", out.String())
 	}
 }

@@ -133,6 +133,8 @@ func helpText(cmds []Command, custom []CustomCommand, interactive bool) string {
 			row(u, c.Description)
 		}
 	}
+	b.WriteString("Mentions:\n")
+	row("@path", "attach a file of the project to the message (Tab completes)")
 	if interactive {
 		b.WriteString("Keys:\n")
 		row("Enter", "send (queued while a turn runs)")

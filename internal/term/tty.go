@@ -666,12 +666,18 @@ func (m *ui) submit() tea.Cmd {
 	if name, args, ok := splitCommand(text); ok {
 		return tea.Batch(cmd, m.command(name, args))
 	}
+	m.submitWithMentions(text, m.mode)
+	return cmd
+}
+
+// submitWithMentions sends what the user typed (or a custom command's
+// prompt) with the files it mentions attached, saying which.
+func (m *ui) submitWithMentions(text string, mode messages.Mode) {
 	body, notes := attachMentions(m.o.Root, text)
 	for _, n := range notes {
 		m.info(n, strings.HasPrefix(n, "!"))
 	}
-	m.sess.Submit(body, m.mode)
-	return cmd
+	m.sess.Submit(body, mode)
 }
 
 // command runs a slash command.
@@ -730,7 +736,7 @@ func (m *ui) command(name, args string) tea.Cmd {
 		if c.Mode != "" {
 			mode = c.Mode
 		}
-		m.sess.Submit(c.Expand(args), mode)
+		m.submitWithMentions(c.Expand(args), mode)
 		return nil
 	}
 	m.info(fmt.Sprintf("unknown command /%s (see /help)", name), true)
