@@ -1,6 +1,7 @@
 package term
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,49 @@ func TestUIMenu(t *testing.T) {
 	tu.key(tea.KeyUp)
 	if got := tu.m.ta.Value(); got != "first words" {
 		t.Errorf("the third ↑ gave %q, want the first input", got)
+	}
+}
+
+// BenchmarkMentionCompletions is the cost of one keystroke after @ in a
+// project as large as the file list allows: the menu is recomputed on
+// every key, on the UI loop.
+func BenchmarkMentionCompletions(b *testing.B) {
+	files := make([]string, maxMentionFiles)
+	for i := range files {
+		files[i] = fmt.Sprintf("pkg%03d/sub%02d/file_%05d.go", i%500, i%37, i)
+	}
+	for b.Loop() {
+		mentionCompletions("pkg42file9", files)
+	}
+}
+
+// TestUIMentionRankedOffLoop: a project with more files than the UI loop
+// ranks itself gets its @ menu from the matcher, for the word still
+// being typed.
+func TestUIMentionRankedOffLoop(t *testing.T) {
+	root := t.TempDir()
+	for i := range syncMentionFiles + 10 {
+		writeFile(t, filepath.Join(root, fmt.Sprintf("d%02d/f%04d.txt", i%50, i)), "x")
+	}
+	writeFile(t, filepath.Join(root, "deep/needle_target.go"), "package deep")
+	tu := newTestUI(t, newFake("s1", nil), Options{Root: root})
+	msgs := make(chan tea.Msg, 16)
+	tu.m.send = func(msg tea.Msg) { msgs <- msg }
+	tu.typeText("see @needltarg")
+	deadline := time.After(10 * time.Second)
+	for len(tu.m.menu) == 0 || tu.m.menuStale {
+		select {
+		case msg := <-msgs:
+			tu.do(msg)
+		case <-deadline:
+			t.Fatalf("no menu for @needltarg; view:\n%s", tu.view())
+		}
+	}
+	if got := tu.m.menu[0].Text; got != "@deep/needle_target.go" {
+		t.Errorf("the first candidate is %q, want @deep/needle_target.go", got)
+	}
+	tu.key(tea.KeyTab)
+	if got := tu.m.ta.Value(); got != "see @deep/needle_target.go " {
+		t.Errorf("Tab gave %q", got)
 	}
 }

@@ -150,6 +150,10 @@ type ui struct {
 	menuSel int
 	menuTok token
 	files   *fileIndex
+	ranker  matcher
+	// menuStale: the menu shows the ranking of an earlier word while
+	// the current one is ranked off the loop.
+	menuStale bool
 
 	hint          string
 	hintUntil     time.Time
@@ -338,6 +342,9 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case filesMsg:
 		m.updateMenu()
+		return m, nil
+	case mentionMsg:
+		m.mentionRanked(msg)
 		return m, nil
 	case eventsMsg:
 		if msg.gen != m.gen {
