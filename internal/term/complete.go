@@ -288,6 +288,11 @@ func (m *ui) updateMenu() {
 		}
 	}
 	m.menuTok = tok
+	if tok == m.menuDismissed {
+		m.menu = nil // closed with Esc until the word changes
+		return
+	}
+	m.menuDismissed = token{}
 	if tok != prev || m.menuSel >= len(m.menu) {
 		m.menuSel = 0
 	}
@@ -300,7 +305,7 @@ func (m *ui) updateMenu() {
 // mentionRanked shows a ranking made off the loop if its word is still
 // the one being typed.
 func (m *ui) mentionRanked(msg mentionMsg) {
-	if msg.tok != m.menuTok || !m.cursorAtEnd() {
+	if msg.tok != m.menuTok || msg.tok == m.menuDismissed || !m.cursorAtEnd() {
 		return
 	}
 	m.menu, m.menuStale = msg.items, false
@@ -322,6 +327,12 @@ func (m *ui) menuKey(k tea.KeyMsg) bool {
 		}
 		m.ta.SetValue(accept(m.ta.Value(), m.menuTok, m.menu, m.menuSel))
 		m.resize()
+		return true
+	case tea.KeyEsc:
+		if m.act.Busy() {
+			return false // Esc cancels the turn first
+		}
+		m.menuDismissed, m.menu = m.menuTok, nil
 		return true
 	case tea.KeyUp:
 		m.menuSel = (m.menuSel + len(m.menu) - 1) % len(m.menu)

@@ -105,6 +105,16 @@ func TestUIMenu(t *testing.T) {
 		t.Errorf("the menu stays open after a command was completed:\n%s", v)
 	}
 	tu.key(tea.KeyCtrlC) // clear
+	tu.typeText("/he")
+	tu.key(tea.KeyEsc)
+	if len(tu.m.menu) != 0 || strings.Contains(tu.view(), "show commands and keys") {
+		t.Errorf("Esc left the menu open:\n%s", tu.view())
+	}
+	tu.typeText("l")
+	if len(tu.m.menu) != 1 {
+		t.Errorf("typing after Esc did not reopen the menu: %v", tu.m.menu)
+	}
+	tu.key(tea.KeyCtrlC)
 	tu.typeText("read @gde")
 	// The listing runs off the loop; wait for it as the UI would.
 	for i := 0; i < 500 && len(tu.m.files.list(t.Context(), tu.now, nil)) == 0; i++ {

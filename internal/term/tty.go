@@ -154,6 +154,8 @@ type ui struct {
 	// menuStale: the menu shows the ranking of an earlier word while
 	// the current one is ranked off the loop.
 	menuStale bool
+	// menuDismissed is the word whose menu Esc closed.
+	menuDismissed token
 
 	hint          string
 	hintUntil     time.Time
