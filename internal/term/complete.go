@@ -69,11 +69,19 @@ func commandCompletions(prefix string, cmds []Command, custom []CustomCommand) [
 			out = append(out, completion{Text: "/" + name, Desc: desc, Final: true})
 		}
 	}
+	// The arguments a usage line names ("/mode [ask|plan|edit]") lead
+	// the description.
+	withArgs := func(usage, desc string) string {
+		if _, args, ok := strings.Cut(usage, " "); ok && args != "" {
+			return args + " — " + desc
+		}
+		return desc
+	}
 	for _, n := range builtinOrder {
-		add(n, builtinHelp[n].desc)
+		add(n, withArgs(builtinHelp[n].usage, builtinHelp[n].desc))
 	}
 	for _, c := range cmds {
-		add(c.Name, c.Description)
+		add(c.Name, withArgs(c.Usage, c.Description))
 	}
 	for _, c := range custom {
 		d := c.Description

@@ -36,12 +36,12 @@ func TestCurrentToken(t *testing.T) {
 }
 
 func TestCommandCompletions(t *testing.T) {
-	cs := commandCompletions("q", []Command{{Name: "quota", Description: "mine"}}, []CustomCommand{{Name: "quick", Description: "custom"}})
+	cs := commandCompletions("q", []Command{{Name: "quota", Usage: "/quota [N]", Description: "mine"}}, []CustomCommand{{Name: "quick", Description: "custom", ArgumentHint: "[file]"}})
 	var got []string
 	for _, c := range cs {
 		got = append(got, c.Text+"="+c.Desc)
 	}
-	want := []string{"/queue=" + builtinHelp["queue"].desc, "/quit=" + builtinHelp["quit"].desc, "/quota=mine", "/quick=custom"}
+	want := []string{"/queue=[rm N | clear] — " + builtinHelp["queue"].desc, "/quit=" + builtinHelp["quit"].desc, "/quota=[N] — mine", "/quick=[file] — custom"}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
