@@ -108,6 +108,7 @@ type app struct {
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
+	roles   map[string]string // /model's choices for "main" and "small" (modelswitch.go)
 
 	// trust is what the project supplies that waits for `odin trust`, and
 	// whether the user trusted it; instr are the instruction files read.
@@ -283,7 +284,7 @@ func (a *app) warn(w string) {
 
 // model resolves a model and its client; clients are shared per provider.
 func (a *app) model(name string) (actors.Model, error) {
-	ref, err := a.cfg.ResolveModel(name)
+	ref, err := a.cfg.ResolveModel(a.roleModel(name))
 	if err != nil {
 		return actors.Model{}, err
 	}

@@ -52,6 +52,7 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	opts := term.Options{
 		In: stdin, Out: stdout, Session: first, Mode: mode,
 		CommandDirs: commandDirs(a.root),
+		Root:        a.root,
 		Commands:    r.commands(),
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})
@@ -174,6 +175,7 @@ func shortID(id string) string {
 func (r *repl) commands() []term.Command {
 	a := r.a
 	return []term.Command{
+		r.modelCommand(),
 		{Name: "agents", Description: "list the specialists and their tools", Run: func(ctx context.Context, _ string) (term.Result, error) {
 			return term.Result{Text: r.agents()}, nil
 		}},

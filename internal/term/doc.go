@@ -1,8 +1,9 @@
 // Package term is Odin's terminal front end: the interactive REPL that
 // drives a session (line editor with history and multi-line input, inline
 // streaming Markdown, coloured diffs, a live status area for the running
-// specialists and quality gates, inline approvals, type-ahead queue and
-// slash commands), and its plain line mode for when stdin or stdout is not a
+// specialists and quality gates, inline approvals, type-ahead queue, slash
+// commands, a completion menu for /commands and @file mentions, whose
+// files are attached to the message), and its plain line mode for when stdin or stdout is not a
 // terminal.
 //
 // The design is inline, like Claude Code's, not full-screen: finished output

@@ -128,6 +128,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		}
 		prompt := text
 		promptMode := mode
+		fromCommand := false // a Go command's Result.Prompt
 		if name, args, ok := splitCommand(text); ok {
 			switch name {
 			case "help", "?":
@@ -198,7 +199,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 				if res.Prompt == "" {
 					continue
 				}
-				prompt = res.Prompt
+				prompt, fromCommand = res.Prompt, true
 			} else if c, ok := custom[name]; ok {
 				prompt = c.Expand(args)
 				if c.Mode != "" {
@@ -208,6 +209,12 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 				println(fmt.Sprintf("! unknown command /%s (see /help)", name))
 				continue
 			}
+		}
+		if !fromCommand {
+			// Typed text or a custom command's prompt: attach its @files.
+			var notes []string
+			prompt, notes = attachMentions(o.Root, prompt)
+			println(notes...)
 		}
 		msg := sess.Submit(prompt, promptMode)
 		if err := wait(msg.ID); err != nil {

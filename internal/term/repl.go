@@ -26,6 +26,9 @@ type Options struct {
 	Session Session
 	// Mode is the initial mode of inputs.
 	Mode messages.Mode
+	// Root is the project directory: @ completes and attaches files
+	// under it ("" turns mentions off).
+	Root string
 	// HistoryPath is the persistent history file ("" keeps none).
 	HistoryPath string
 	// CommandDirs hold custom commands (*.md), in priority order: the
@@ -130,11 +133,14 @@ func helpText(cmds []Command, custom []CustomCommand, interactive bool) string {
 			row(u, c.Description)
 		}
 	}
+	b.WriteString("Mentions:\n")
+	row("@path", "attach a file of the project to the message (Tab completes)")
 	if interactive {
 		b.WriteString("Keys:\n")
 		row("Enter", "send (queued while a turn runs)")
 		row("Ctrl-J, Alt-Enter, \\⏎", "new line")
 		row("Shift-Tab", "cycle mode ask → plan → edit")
+		row("Tab", "complete a /command or an @file (↑ ↓ pick in the menu)")
 		row("↑ ↓", "history")
 		row("Ctrl-A/E, Alt-B/F", "start/end of line, word left/right")
 		row("Ctrl-K/U/W", "delete to end, to start, word before")

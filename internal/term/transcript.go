@@ -145,7 +145,12 @@ const maxEcho = 6
 
 func (t *transcript) userLines(in messages.UserMessage) []string {
 	th := t.th
-	lines := strings.Split(strings.TrimRight(termsafe.Text(in.Body), "\n"), "\n")
+	// Files attached by @ mentions are the model's to read, not echoed.
+	body, _, attached := strings.Cut(in.Body, attachedFilesTag)
+	lines := strings.Split(strings.TrimRight(termsafe.Text(body), "\n"), "\n")
+	if attached {
+		lines[len(lines)-1] += th.Paint(th.Dim, " (+ attached files)")
+	}
 	head := th.Paint(th.Accent, "❯ ") + th.Paint(th.Dim, "["+string(in.Mode)+"] ")
 	if in.Agent != "" {
 		// A command ran an agent directly (/init): its brief is long and

@@ -144,6 +144,19 @@ type ui struct {
 	customs []CustomCommand
 	cmds    map[string]Command
 
+	// The completion menu (complete.go): candidates for the word being
+	// typed, the highlighted one, and the word.
+	menu    []completion
+	menuSel int
+	menuTok token
+	files   *fileIndex
+	ranker  matcher
+	// menuStale: the menu shows the ranking of an earlier word while
+	// the current one is ranked off the loop.
+	menuStale bool
+	// menuDismissed is the word whose menu Esc closed.
+	menuDismissed token
+
 	hint          string
 	hintUntil     time.Time
 	lastInterrupt time.Time
@@ -193,7 +206,8 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
-		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24}
+		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24,
+		files: &fileIndex{root: o.Root}}
 	m.ta = newTextarea(th, m)
 	var notes []string
 	h, err := LoadHistory(o.HistoryPath, 0)
@@ -318,7 +332,22 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.quitting {
 			return m, nil
 		}
-		return m, m.key(msg)
+		menuOpen := len(m.menu) > 0
+		cmd := m.key(msg)
+		if (msg.Type == tea.KeyUp || msg.Type == tea.KeyDown) && !menuOpen {
+			// An input recalled from history opens no menu: it would
+			// take the next ↑ from the history.
+			m.menu, m.menuTok = nil, token{}
+		} else {
+			m.updateMenu()
+		}
+		return m, cmd
+	case filesMsg:
+		m.updateMenu()
+		return m, nil
+	case mentionMsg:
+		m.mentionRanked(msg)
+		return m, nil
 	case eventsMsg:
 		if msg.gen != m.gen {
 			return m, nil // a replaced session's late events
@@ -451,6 +480,9 @@ func (m *ui) dropQueued(id string) {
 func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 	if len(m.approvals) > 0 && k.Type != tea.KeyCtrlC {
 		return m.approvalKey(k)
+	}
+	if m.menuKey(k) {
+		return nil
 	}
 	if k.Paste {
 		m.ta.InsertString(normalizeNewlines(string(k.Runes)))
@@ -643,8 +675,18 @@ func (m *ui) submit() tea.Cmd {
 	if name, args, ok := splitCommand(text); ok {
 		return tea.Batch(cmd, m.command(name, args))
 	}
-	m.sess.Submit(text, m.mode)
+	m.submitWithMentions(text, m.mode)
 	return cmd
+}
+
+// submitWithMentions sends what the user typed (or a custom command's
+// prompt) with the files it mentions attached, saying which.
+func (m *ui) submitWithMentions(text string, mode messages.Mode) {
+	body, notes := attachMentions(m.o.Root, text)
+	for _, n := range notes {
+		m.info(n, strings.HasPrefix(n, "!"))
+	}
+	m.sess.Submit(body, mode)
 }
 
 // command runs a slash command.
@@ -703,7 +745,7 @@ func (m *ui) command(name, args string) tea.Cmd {
 		if c.Mode != "" {
 			mode = c.Mode
 		}
-		m.sess.Submit(c.Expand(args), mode)
+		m.submitWithMentions(c.Expand(args), mode)
 		return nil
 	}
 	m.info(fmt.Sprintf("unknown command /%s (see /help)", name), true)
@@ -872,6 +914,7 @@ func (m *ui) View() string {
 	}
 	b.WriteString(m.ta.View())
 	b.WriteByte('\n')
+	b.WriteString(m.menuView(w))
 	b.WriteString(Truncate(m.footer(), w))
 	return termsafe.Styled(b.String())
 }

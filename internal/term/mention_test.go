@@ -1,0 +1,105 @@
+package term
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAttachMentions(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
+	body, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
+	if !strings.Contains(body, "<file path=\"src/a.go\">\npackage a // INSIDE\n</file>") {
+		t.Errorf("the mentioned file is not attached:\n%s", body)
+	}
+	if !strings.HasPrefix(body, "explain @src/a.go, and mail me@example.com about @nothing.txt"+attachedFilesTag) {
+		t.Errorf("the typed text is not kept first:\n%s", body)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "attached @src/a.go") {
+		t.Errorf("notes = %q, want one naming src/a.go", notes)
+	}
+	if body, notes := attachMentions(root, "no mentions here"); body != "no mentions here" || notes != nil {
+		t.Errorf("a message without mentions changed: %q %q", body, notes)
+	}
+}
+
+// TestAttachMentionsStaysInsideRoot: a mention never reads a file outside
+// the project, whether through "..", an absolute path or a symlink.
+func TestAttachMentionsStaysInsideRoot(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "proj")
+	secret := filepath.Join(dir, "secret.txt")
+	writeFile(t, secret, "CANARY-SECRET-7731")
+	writeFile(t, filepath.Join(root, "ok.txt"), "fine")
+	if err := os.Symlink(secret, filepath.Join(root, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(root, "up")); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{"@../secret.txt", "@" + secret, "@link.txt", "@up/secret.txt"} {
+		body, notes := attachMentions(root, "read "+in)
+		if strings.Contains(body, "CANARY-SECRET-7731") {
+			t.Errorf("%s attached a file outside the project:\n%s", in, body)
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "outside the project") {
+			t.Errorf("%s: notes = %q, want a refusal naming the reason", in, notes)
+		}
+	}
+}
+
+func TestAttachMentionsBounds(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "big.txt"), strings.Repeat("x", maxMentionBytes+100))
+	writeFile(t, filepath.Join(root, "bin.dat"), "ab\x00cd")
+	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body, notes := attachMentions(root, "@big.txt @bin.dat @dir")
+	if !strings.Contains(body, strings.Repeat("x", maxMentionBytes)) || strings.Contains(body, strings.Repeat("x", maxMentionBytes+1)) {
+		t.Errorf("big.txt was not cut at %d bytes", maxMentionBytes)
+	}
+	if strings.Contains(body, "ab\x00cd") {
+		t.Errorf("a binary file was attached")
+	}
+	want := []string{"the first 256.0 KiB of", "bin.dat not attached: it is a binary file", "dir not attached: it is a directory"}
+	if len(notes) != len(want) {
+		t.Fatalf("notes = %q", notes)
+	}
+	for i, w := range want {
+		if !strings.Contains(notes[i], w) {
+			t.Errorf("note %d = %q, want it to say %q", i, notes[i], w)
+		}
+	}
+}
+
+// TestLineModeAttachesMentions: line mode attaches @files too, those of a
+// custom command's prompt included, and says so.
+func TestLineModeAttachesMentions(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "notes.txt"), "NOTES-CONTENT")
+	writeFile(t, filepath.Join(root, ".odin/commands/show.md"), "Show @notes.txt")
+	f := newFake("s1", answerAt("answer to"))
+	in := strings.NewReader("summarise @notes.txt\n/show\n")
+	var out syncBuffer
+	no := false
+	if _, err := Run(t.Context(), Options{In: in, Out: &out, Session: f, Root: root, Interactive: &no,
+		CommandDirs: []string{filepath.Join(root, ".odin/commands")}}); err != nil {
+		t.Fatal(err)
+	}
+	sub, _, _, _ := f.snapshot()
+	if len(sub) != 2 {
+		t.Fatalf("%d inputs submitted, want 2", len(sub))
+	}
+	if !strings.Contains(sub[0].Body, "NOTES-CONTENT") {
+		t.Errorf("the typed mention was not attached: %q", sub[0].Body)
+	}
+	if !strings.HasPrefix(sub[1].Body, "Show @notes.txt"+attachedFilesTag) || !strings.Contains(sub[1].Body, "NOTES-CONTENT") {
+		t.Errorf("the custom command's mention was not attached: %q", sub[1].Body)
+	}
+	if !strings.Contains(out.String(), "attached @notes.txt") {
+		t.Errorf("line mode did not say what it attached:\n%s", out.String())
+	}
+}
