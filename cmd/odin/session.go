@@ -119,7 +119,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		id, resumed = s.ID, true
 	}
 	if !resumed {
-		model := a.roleModel("main")
+		model := a.currentModel("main")
 		s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: o.Mode, Model: model})
 		if err != nil {
 			return nil, err
