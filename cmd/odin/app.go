@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -461,9 +462,7 @@ func (a *app) mcpManager(bus *events.Bus) *mcp.Manager {
 	}
 	a.mcp = mcp.New(mcp.Options{
 		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache,
-		// The sandbox launcher plugs in here: Launch builds each stdio
-		// server's *exec.Cmd (network on, root read-only).
-		Launch:  mcp.PlainLaunch,
+		Launch:  a.mcpLaunch,
 		Version: versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
@@ -474,6 +473,48 @@ func (a *app) mcpManager(bus *events.Bus) *mcp.Manager {
 	})
 	a.closers = append(a.closers, a.mcp)
 	return a.mcp
+}
+
+// mcpLaunch builds a stdio MCP server's command in the session's sandbox,
+// as issue #16 asks: the root read-only (only the project's private cache
+// is writable), the host's network (the server is a program the user
+// configured to talk to its service, not a model's command line), the
+// sandbox's filtered environment plus the server's declared env. A
+// declared variable that looks like a secret, or carries a provider key's
+// value, is dropped unless the user's own config declares it for this
+// server: a project (or .mcp.json) cannot route a key into a server.
+func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
+	decl := a.cfg.MCP.Servers[server].Env
+	var declared, keep []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := decl[k]; !ok {
+			continue // PATH, HOME...: the sandbox passes its own
+		}
+		declared = append(declared, kv)
+		switch a.src.Origin("mcp.servers." + server + ".env." + k) {
+		case "", "default", config.FileName, config.ClaudeProjectFile:
+		default:
+			keep = append(keep, k)
+		}
+	}
+	// The program itself must be visible: bubblewrap's /tmp is private.
+	var visible []string
+	if path, err := exec.LookPath(argv[0]); err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			visible = append(visible, abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+				visible = append(visible, real)
+			}
+		}
+	}
+	l := a.sandbox()
+	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
+		Network: sandbox.NetworkFull, Visible: visible})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Cmd, p.Release, nil
 }
 
 // startMCP starts a session's MCP servers in the background and waits, at

@@ -28,7 +28,13 @@ func TestMain(m *testing.M) {
 	if f, ok := helperCommands[filepath.Base(os.Args[0])]; ok {
 		os.Exit(f())
 	}
-	dir, err := os.MkdirTemp("", "odin-e2e-bin")
+	// Not under /tmp where possible: the sandbox gives MCP servers a
+	// private /tmp, so the npm servers installed beside odin
+	// (mcp_npm_test.go) must live elsewhere to be seen, as a user's do.
+	dir, err := os.MkdirTemp("/var/tmp", "odin-e2e-bin")
+	if err != nil {
+		dir, err = os.MkdirTemp("", "odin-e2e-bin")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
