@@ -11,8 +11,9 @@ import (
 )
 
 // Launcher builds the command of a stdio server. server is its name in
-// mcp.servers, argv its command and args, env its complete environment, dir its working
-// directory. The returned command must not be started: the SDK starts it
+// mcp.servers, argv its command and args, env its environment as
+// ServerEnv builds it (a sandboxing launcher keeps the server's declared
+// entries and supplies its own base), dir its working directory. The returned command must not be started: the SDK starts it
 // with its stdin and stdout as the MCP connection. release, when not nil,
 // is called once after the command has been waited for (or failed to
 // start), to free what the launcher holds for it (the sandbox's pipes and
