@@ -67,6 +67,9 @@ type releasingConn struct {
 
 func (c *releasingConn) Close() error {
 	err := c.Connection.Close()
-	c.release()
+	// Not inline: the sandbox's release waits (briefly) for the whole
+	// process tree to be gone, and the session must learn at once that
+	// its server stopped, so that the next call waits for the restart.
+	go c.release()
 	return err
 }

@@ -132,6 +132,9 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 		case ctx.Err() != nil:
 			return tool.Result{}, ctx.Err()
 		case errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || t.s.lost(cs) || closedSoon(cs):
+			// The model's next call must wait for the restart, not reach
+			// the dead session the supervisor has not replaced yet.
+			t.s.awaitLost(cs, 2*time.Second)
 			return tool.Errorf("%s failed: the MCP server %q stopped during the call (%v). Odin is restarting it; whether the call took effect is unknown, so check before retrying.", t.info.Name, t.s.name, err), nil
 		}
 		return tool.Errorf("%s failed: %v", t.info.Name, err), nil
@@ -145,6 +148,26 @@ func (s *server) lost(cs *sdk.ClientSession) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cs != cs
+}
+
+// awaitLost waits, at most d, until the supervisor has noticed that cs
+// ended (its state is no longer that session).
+func (s *server) awaitLost(cs *sdk.ClientSession, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		gone, ch := s.cs != cs, s.changed
+		s.mu.Unlock()
+		if gone {
+			return
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // closedSoon reports whether cs ends within a moment: a call that failed

@@ -77,8 +77,12 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	for _, pp := range l.protectedPaths(writable) {
 		args = append(args, "--ro-bind", pp, pp)
 	}
+	// Only what the private /tmp hides: binding onto a path that is
+	// visible already fails when it is a symlink.
 	for _, v := range spec.Visible {
-		args = append(args, "--ro-bind", v, v)
+		if within("/tmp", v) {
+			args = append(args, "--ro-bind", v, v)
+		}
 	}
 	// The private cache stays writable in ask and plan mode: read-only
 	// commands such as go vet need a build cache, and nothing in it is the

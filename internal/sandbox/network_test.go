@@ -78,3 +78,41 @@ func TestScrubEnv(t *testing.T) {
 		t.Error("a provider key copied into an innocent name passed")
 	}
 }
+
+// TestVisible: a program under /tmp (hidden by bubblewrap's private /tmp)
+// runs when listed in Visible; a listed symlink outside /tmp is left
+// alone (binding onto it would make bwrap fail).
+func TestVisible(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip(why)
+	}
+	p := newProject(t)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true program")
+	}
+	data, err := os.ReadFile(truePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(prog, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(p.outside, "link")
+	if err := os.Symlink(prog, link); err != nil {
+		t.Fatal(err)
+	}
+	l := New(Options{Mode: ModeBubblewrap, Root: p.root, Environ: baseEnv})
+	for _, visible := range [][]string{{prog}, {link, prog}} {
+		pr, err := l.Command(t.Context(), Spec{Args: []string{prog}, Visible: visible, Network: NetworkFull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pr.CombinedOutput()
+		pr.Release()
+		if err != nil {
+			t.Errorf("Visible %v: %v\n%s", visible, err, out)
+		}
+	}
+}

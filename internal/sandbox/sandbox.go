@@ -138,9 +138,10 @@ type Spec struct {
 	Write bool
 	// Agent selects AgentDomains.
 	Agent string
-	// Visible are further files or directories bound read-only, for what
-	// bubblewrap's private /tmp would hide (an MCP server's program that
-	// lives under /tmp). Everything else is readable already.
+	// Visible are further files or directories to keep readable although
+	// they lie under /tmp, which bubblewrap replaces with a private one
+	// (an MCP server's program); paths elsewhere are readable already and
+	// are ignored.
 	Visible []string
 	// Network is NetworkProxy (the default) or NetworkFull. Only Odin's
 	// own code sets it, for processes the user configured (MCP servers);
