@@ -325,9 +325,12 @@ type MCPServer struct {
 	// Type is stdio, http (Streamable HTTP) or sse; default stdio when
 	// command is set, http when url is.
 	Type string `mapstructure:"type" yaml:"type"`
-	// Command and Args start a stdio server, in the project root. Its
-	// environment is PATH, HOME, LANG, TERM and TMPDIR plus Env: never
-	// Odin's API keys.
+	// Command and Args start a stdio server, in the project root, inside
+	// the sandbox: the network on, the file system read-only except the
+	// project's private cache (XDG_CACHE_HOME, npm's cache). Its
+	// environment is the sandbox's (PATH, HOME, locales, toolchains) plus
+	// Env; an Env entry that names or carries a secret (GITHUB_TOKEN, a
+	// provider key) is passed only when the user's own config declares it.
 	Command string            `mapstructure:"command" yaml:"command"`
 	Args    []string          `mapstructure:"args" yaml:"args"`
 	Env     map[string]string `mapstructure:"env" yaml:"env"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -120,6 +121,11 @@ type app struct {
 	launcher     *sandbox.Launcher
 
 	mcp *mcp.Manager // built on first use; closed with the app
+	// mcpBus is the bus of the session a frontend listens to (nil before
+	// one subscribes); mcpPending are the server failures reported before
+	// that, which would otherwise be published to nobody.
+	mcpBus     *events.Bus
+	mcpPending []string
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -370,7 +376,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	}
 	// Permission is outermost: a denied call never reaches hooks or the tool.
 	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(pol))
-	mgr := a.mcpManager(bus)
+	mgr := a.mcpManager()
 	mcpTools := func() []tools.Tool {
 		return tools.NewSet(mgr.Tools()...).Map(tools.WithRecover, tools.WithHooks(hooks), tools.WithPermission(pol)).All()
 	}
@@ -450,8 +456,9 @@ func newID() string { return uuid.NewString() }
 // mcpManager returns the app's MCP manager, building it on first use from
 // the trusted configuration (a project's servers are absent until `odin
 // trust`). Nothing starts here: startMCP starts the servers of a session.
-// A server that fails is reported once, as a notice on bus.
-func (a *app) mcpManager(bus *events.Bus) *mcp.Manager {
+// A server that fails is reported once, as a notice on the bus of the
+// session being listened to (see mcpListening).
+func (a *app) mcpManager() *mcp.Manager {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.mcp != nil {
@@ -463,19 +470,87 @@ func (a *app) mcpManager(bus *events.Bus) *mcp.Manager {
 	}
 	a.mcp = mcp.New(mcp.Options{
 		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache,
-		// The sandbox launcher plugs in here: Launch builds each stdio
-		// server's *exec.Cmd (network on, root read-only).
-		Launch:  mcp.PlainLaunch,
+		Launch:  a.mcpLaunch,
 		Version: versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
-			if bus != nil {
-				bus.Publish(messages.Notice{Level: "warn", Text: fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)})
+			text := fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)
+			a.mu.Lock()
+			bus := a.mcpBus
+			if bus == nil {
+				a.mcpPending = append(a.mcpPending, text)
 			}
+			a.mu.Unlock()
+			bus.Publish(messages.Notice{Level: "warn", Text: text})
 		},
 	})
 	a.closers = append(a.closers, a.mcp)
 	return a.mcp
+}
+
+// mcpListening is called once a frontend has subscribed to bus: the MCP
+// failures reported while the session started (startMCP waits for them,
+// before anyone listens) are published now, and later ones as they come.
+func (a *app) mcpListening(bus *events.Bus) {
+	a.mu.Lock()
+	a.mcpBus = bus
+	pending := a.mcpPending
+	a.mcpPending = nil
+	a.mu.Unlock()
+	for _, text := range pending {
+		bus.Publish(messages.Notice{Level: "warn", Text: text})
+	}
+}
+
+// mcpLaunch builds a stdio MCP server's command in the session's sandbox,
+// as issue #16 asks: the root read-only (only the project's private cache
+// is writable), the host's network (the server is a program the user
+// configured to talk to its service, not a model's command line), the
+// sandbox's filtered environment plus the server's declared env. A
+// declared variable that looks like a secret, or carries a provider key's
+// value, is dropped unless the user's own config declares it for this
+// server: a project (or .mcp.json) cannot route a key into a server.
+func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
+	decl := a.cfg.MCP.Servers[server].Env
+	var declared, keep []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := decl[k]; !ok {
+			continue // PATH, HOME...: the sandbox passes its own
+		}
+		declared = append(declared, kv)
+		switch a.src.Origin("mcp.servers." + server + ".env." + k) {
+		case "", "default", config.FileName, config.ClaudeProjectFile:
+		default:
+			keep = append(keep, k)
+		}
+	}
+	// Found here, a missing program is a clear error rather than a
+	// handshake that ends in EOF when bwrap cannot exec it; and it must be
+	// visible: bubblewrap's /tmp is private.
+	prog := argv[0]
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
+		prog = filepath.Join(dir, prog)
+	}
+	var visible []string
+	path, err := exec.LookPath(prog)
+	if err == nil {
+		if abs, err := filepath.Abs(path); err == nil {
+			visible = append(visible, abs)
+			if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+				visible = append(visible, real)
+			}
+		}
+	} else if _, own := decl["PATH"]; !own {
+		return nil, nil, err
+	}
+	l := a.sandbox()
+	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
+		Network: sandbox.NetworkFull, Visible: visible})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Cmd, p.Release, nil
 }
 
 // startMCP starts a session's MCP servers in the background and waits, at
@@ -485,7 +560,7 @@ func (a *app) startMCP(ctx context.Context) {
 	if len(a.cfg.MCP.Servers) == 0 {
 		return
 	}
-	m := a.mcpManager(nil)
+	m := a.mcpManager()
 	m.Start()
 	m.WaitReady(ctx, a.cfg.MCP.ConnectTimeout)
 }

@@ -36,7 +36,7 @@ func connectAll(a *app) (*mcp.Manager, *actors.Deps, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	m := a.mcpManager(nil)
+	m := a.mcpManager()
 	m.StartAll()
 	m.WaitSettled(context.Background(), a.cfg.MCP.ConnectTimeout)
 	return m, deps, nil

@@ -134,7 +134,7 @@ func (r *repl) start(ctx context.Context, o sessionOptions) (*replSession, error
 	if err != nil {
 		return nil, err
 	}
-	s := &replSession{live: live}
+	s := &replSession{live: live, listening: r.a.mcpListening}
 	r.mu.Lock()
 	r.cur = s
 	r.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 )
@@ -11,6 +12,9 @@ import (
 // replSession adapts a liveSession to term.Session.
 type replSession struct {
 	live *liveSession
+	// listening is told when the UI subscribes (MCP failures reported
+	// while the session started are published then); may be nil.
+	listening func(*events.Bus)
 }
 
 // errNoApprover answers an approval in a session that cannot ask (line
@@ -36,7 +40,11 @@ func (s *replSession) Remove(ctx context.Context, id string) (*messages.QueueSta
 // Subscribe is lossless: the REPL drains it into its own batches at once,
 // and a lost TurnFinished or ApprovalRequested would leave it waiting.
 func (s *replSession) Subscribe(ctx context.Context) <-chan messages.Envelope {
-	return s.live.Bus.Subscribe(ctx, 1024, true)
+	ch := s.live.Bus.Subscribe(ctx, 1024, true)
+	if s.listening != nil {
+		s.listening(s.live.Bus)
+	}
+	return ch
 }
 
 func (s *replSession) Answer(id string, d policy.Decision) error {

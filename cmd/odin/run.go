@@ -101,6 +101,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 		fmt.Fprintln(stderr, "note:", n)
 	}
 	evs := live.Bus.Subscribe(ctx, 256, true)
+	a.mcpListening(live.Bus)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, stopSignals()...)

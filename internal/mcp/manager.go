@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -22,24 +21,6 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/tools/tool"
 )
-
-// Launcher builds the command of a stdio server. argv is the server's
-// command and args, env its complete environment, dir its working
-// directory. The returned command must not be started: the SDK starts it
-// with its stdin and stdout as the MCP connection. This is where the
-// session's sandbox launcher plugs in.
-type Launcher func(ctx context.Context, argv []string, env []string, dir string) (*exec.Cmd, error)
-
-// PlainLaunch is the Launcher without a sandbox: exec.Command, no shell.
-func PlainLaunch(_ context.Context, argv []string, env []string, dir string) (*exec.Cmd, error) {
-	if len(argv) == 0 || argv[0] == "" {
-		return nil, errors.New("mcp: empty command")
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	return cmd, nil
-}
 
 // Options configure a Manager.
 type Options struct {
@@ -555,11 +536,11 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
 		for _, a := range c.Args {
 			argv = append(argv, Expand(a, look))
 		}
-		cmd, err := s.m.opts.Launch(ctx, argv, ServerEnv(c, look), s.m.opts.Dir)
+		cmd, release, err := s.m.opts.Launch(ctx, s.name, argv, ServerEnv(c, look), s.m.opts.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("launch %s: %w", argv[0], err)
 		}
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+		return newCommandTransport(cmd, release), nil
 	case "http", "sse":
 		hdr := http.Header{}
 		for k, v := range c.Headers {

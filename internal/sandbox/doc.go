@@ -21,7 +21,10 @@
 // Main), listens on 127.0.0.1 in the sandbox's network namespace and relays
 // to that socket, and HTTP_PROXY/HTTPS_PROXY/ALL_PROXY point at it. The
 // proxy admits only the allowed domains and answers others with a 403 whose
-// body names the domain and the setting that would allow it.
+// body names the domain and the setting that would allow it. A process
+// Odin itself configures for the network (Spec.Network = NetworkFull: the
+// user's MCP servers, never a model's command) shares the host's network
+// instead, with the file system confined as usual.
 //
 // Where bubblewrap is missing or cannot create namespaces, the fallback is
 // Landlock, applied by the same init helper (Go cannot run code between
@@ -40,7 +43,9 @@
 // locales, TERM, TZ, the toolchains' variables, plus permissions.env),
 // from which anything that looks like a secret (*_KEY, *_TOKEN, *SECRET*,
 // *PASSWORD*..., the providers' api_key_env) and any variable holding a
-// secret's value are removed whatever the lists say.
+// secret's value are removed whatever the lists say. Spec.Env is added
+// unfiltered; ScrubEnv applies the same secret rules to entries a caller
+// takes from configuration.
 //
 // Build caches: each project gets a private cache under Odin's state
 // directory (GOCACHE, npm, pip, XDG_CACHE_HOME), writable in every mode

@@ -137,3 +137,32 @@ func (l *Launcher) cacheEnv(kind Kind) []string {
 	}
 	return env
 }
+
+// ScrubEnv filters entries a caller declared for a process (an MCP
+// server's env) the way Odin's own environment is filtered, but without
+// the allow list: it drops the variables whose names look like secrets or
+// are the providers' keys, and those whose values equal the value of a
+// secret in Odin's environment (a key copied through ${OPENAI_API_KEY}),
+// except the names in keep, which the user declared on purpose.
+func (l *Launcher) ScrubEnv(env, keep []string) []string {
+	l = l.get()
+	secretValues := map[string]bool{}
+	for _, kv := range l.opts.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if len(v) >= 8 && IsSecret(k, l.opts.SecretEnv) {
+			secretValues[v] = true
+		}
+	}
+	var out []string
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if !slices.Contains(keep, k) && (IsSecret(k, l.opts.SecretEnv) || secretValues[v]) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

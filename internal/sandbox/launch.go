@@ -61,6 +61,9 @@ func proxyEnv(url string) []string {
 func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env []string, domains []string) error {
 	args := []string{"--new-session", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
 		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+	if spec.Network == NetworkFull {
+		args = append(args, "--share-net")
+	}
 	writable := l.writableDirs()
 	bind := "--ro-bind"
 	if spec.Write {
@@ -73,6 +76,13 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	}
 	for _, pp := range l.protectedPaths(writable) {
 		args = append(args, "--ro-bind", pp, pp)
+	}
+	// Only what the private /tmp hides: binding onto a path that is
+	// visible already fails when it is a symlink.
+	for _, v := range spec.Visible {
+		if within("/tmp", v) {
+			args = append(args, "--ro-bind", v, v)
+		}
 	}
 	// The private cache stays writable in ask and plan mode: read-only
 	// commands such as go vet need a build cache, and nothing in it is the
@@ -136,7 +146,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 			rules.Write = append(rules.Write, c) // as with bubblewrap
 		}
 		rules.Write = append(rules.Write, devFiles...)
-		rules.NoNet = l.abi >= 4
+		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 		is.Landlock = rules
 	}
 	if len(domains) > 0 {

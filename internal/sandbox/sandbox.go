@@ -138,7 +138,29 @@ type Spec struct {
 	Write bool
 	// Agent selects AgentDomains.
 	Agent string
+	// Visible are further files or directories to keep readable although
+	// they lie under /tmp, which bubblewrap replaces with a private one
+	// (an MCP server's program); paths elsewhere are readable already and
+	// are ignored.
+	Visible []string
+	// Network is NetworkProxy (the default) or NetworkFull. Only Odin's
+	// own code sets it, for processes the user configured (MCP servers);
+	// a model's command line never chooses it.
+	Network Network
 }
+
+// Network is how a launched process reaches the network.
+type Network int
+
+const (
+	// NetworkProxy: no network except the allowed domains through the
+	// per-process proxy (none when no domain is allowed).
+	NetworkProxy Network = iota
+	// NetworkFull: the host's network, unrestricted (bubblewrap shares
+	// the network namespace; Landlock leaves TCP alone). The file system
+	// confinement is unchanged.
+	NetworkFull
+)
 
 // Launcher starts every child process of a session inside the sandbox.
 // It is safe for concurrent use; the probe runs once, on first use.
@@ -337,6 +359,9 @@ func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
 	env := l.childEnv(spec)
 	p := &Process{}
 	domains := l.domains(spec.Agent)
+	if spec.Network == NetworkFull {
+		domains = nil // no proxy: the process reaches the network itself
+	}
 	var err error
 	switch st.Kind {
 	case KindBubblewrap:

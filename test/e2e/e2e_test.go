@@ -28,7 +28,13 @@ func TestMain(m *testing.M) {
 	if f, ok := helperCommands[filepath.Base(os.Args[0])]; ok {
 		os.Exit(f())
 	}
-	dir, err := os.MkdirTemp("", "odin-e2e-bin")
+	// Not under /tmp where possible: the sandbox gives MCP servers a
+	// private /tmp, so the npm servers installed beside odin
+	// (mcp_npm_test.go) must live elsewhere to be seen, as a user's do.
+	dir, err := os.MkdirTemp("/var/tmp", "odin-test-bin")
+	if err != nil {
+		dir, err = os.MkdirTemp("", "odin-test-bin")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -40,9 +46,20 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	code := testscript.RunMain(m, helperCommands)
-	os.RemoveAll(dir)
-	os.Exit(code)
+	// RunMain exits itself: the directory is removed when the tests end,
+	// inside Run, or it would be left behind (95 MB a run).
+	os.Exit(testscript.RunMain(removeAfter{m, dir}, helperCommands))
+}
+
+// removeAfter runs the tests, then removes dir.
+type removeAfter struct {
+	m   *testing.M
+	dir string
+}
+
+func (r removeAfter) Run() int {
+	defer os.RemoveAll(r.dir)
+	return r.m.Run()
 }
 
 func TestScripts(t *testing.T) {

@@ -1,0 +1,118 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestNetworkFull: a process Odin launches with NetworkFull (an MCP
+// server) reaches a host port directly, with no proxy in its environment,
+// while the file system stays confined: the root and a directory outside
+// it are read-only, secrets are absent. The same command without
+// NetworkFull cannot connect.
+func TestNetworkFull(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "hello from outside")
+	}))
+	defer srv.Close()
+	for _, mode := range kinds(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			l := New(Options{Mode: mode, Root: p.root, Environ: baseEnv, Domains: []string{"example.test"},
+				SecretEnv: []string{"MY_PROVIDER"}})
+			script := "curl -sS --max-time 5 --noproxy '*' " + srv.URL + "; echo proxy=${HTTP_PROXY:-none}" +
+				"; echo pwned > " + filepath.Join(p.root, "canary") + "; echo pwned > " + filepath.Join(p.outside, "canary") +
+				"; env"
+			for _, net := range []Network{NetworkProxy, NetworkFull} {
+				pr, err := l.Command(t.Context(), Spec{Args: []string{"bash", "-c", script}, Network: net})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := pr.CombinedOutput()
+				pr.Release()
+				out := string(b)
+				if got := strings.Contains(out, "hello from outside"); got != (net == NetworkFull) {
+					t.Errorf("network %d: connected = %v:\n%s", net, got, out)
+				}
+				if net == NetworkFull && !strings.Contains(out, "proxy=none") {
+					t.Errorf("NetworkFull still sets a proxy:\n%s", out)
+				}
+				for _, secret := range []string{"sk-canary-0123456789", "ghp_canary_abcdefgh", "prov-canary-9876"} {
+					if strings.Contains(out, secret) {
+						t.Errorf("network %d: secret %s reached the process", net, secret)
+					}
+				}
+				for _, c := range []string{filepath.Join(p.root, "canary"), filepath.Join(p.outside, "canary")} {
+					if _, err := os.Stat(c); err == nil {
+						t.Errorf("network %d: read-only process wrote %s", net, c)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestScrubEnv: declared entries lose secret names and secret values,
+// except the names the user kept on purpose.
+func TestScrubEnv(t *testing.T) {
+	l := New(Options{Environ: baseEnv, SecretEnv: []string{"MY_PROVIDER"}})
+	got := l.ScrubEnv([]string{"GITHUB_TOKEN=ghp_user", "API_TOKEN=x", "MY_PROVIDER=p", "COPY=sk-canary-0123456789",
+		"DEBUG=1", "KEPT_KEY=kk", "bad"}, []string{"GITHUB_TOKEN", "KEPT_KEY"})
+	want := []string{"GITHUB_TOKEN=ghp_user", "DEBUG=1", "KEPT_KEY=kk"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ScrubEnv (-want +got):\n%s", diff)
+	}
+	if slices.Contains(got, "COPY=sk-canary-0123456789") {
+		t.Error("a provider key copied into an innocent name passed")
+	}
+}
+
+// TestVisible: a program under /tmp (hidden by bubblewrap's private /tmp)
+// runs when listed in Visible; a listed symlink outside /tmp is left
+// alone (binding onto it would make bwrap fail).
+func TestVisible(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip(why)
+	}
+	p := newProject(t)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true program")
+	}
+	data, err := os.ReadFile(truePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(prog, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(p.outside, "link")
+	if err := os.Symlink(prog, link); err != nil {
+		t.Fatal(err)
+	}
+	l := New(Options{Mode: ModeBubblewrap, Root: p.root, Environ: baseEnv})
+	for _, visible := range [][]string{{prog}, {link, prog}} {
+		pr, err := l.Command(t.Context(), Spec{Args: []string{prog}, Visible: visible, Network: NetworkFull})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pr.CombinedOutput()
+		pr.Release()
+		if err != nil {
+			t.Errorf("Visible %v: %v\n%s", visible, err, out)
+		}
+	}
+}
