@@ -301,6 +301,15 @@ func (s *Server) enter() bool {
 	return s.inFlight > 1
 }
 
+// InFlight is how many requests the server is handling now. A client can
+// read a whole response before the handler has returned, so a test that
+// needs requests not to overlap waits for this to drop to zero.
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
+}
+
 func (s *Server) leave() {
 	s.mu.Lock()
 	s.inFlight--

@@ -190,6 +190,7 @@ func TestMaxInFlight(t *testing.T) {
 	srv := llmtest.NewServer(t, script)
 	c := adapter(t, srv)
 	ask(t, c, "b", user("first, alone"))
+	waitFor(t, "the first request's handler to return", func() bool { return srv.InFlight() == 0 })
 
 	var wg sync.WaitGroup
 	for range n {
