@@ -234,21 +234,13 @@ func (o *Orchestrator) removeQueued(id string) {
 }
 
 // gating is the behaviour while a turn's quality gates (and the final
-// answer after them) run, stacked over busy until the turn ends: the
-// model loop is over, so it handles inputs, queue edits, Cancel and
-// /compact itself and hands the pipeline's messages (reports, checks, the
-// synthesized answer) to busy.
+// answer after them) run, stacked over busy until the turn ends. The model
+// loop is over, so it answers /compact itself and drops the loop's late
+// results; everything else — inputs and queue edits (queued as in busy),
+// Cancel, the pipeline's reports, checks and synthesized answer — is
+// busy's.
 func (o *Orchestrator) gating(c actor.Context) {
-	switch msg := c.Message().(type) {
-	case *messages.UserMessage:
-		o.enqueue(*msg)
-	case *messages.QueueRequest:
-		c.Respond(o.queueState())
-	case *messages.RemoveQueued:
-		o.removeQueued(msg.ID)
-		c.Respond(o.queueState())
-	case *messages.Cancel:
-		o.cancelTurn(c, msg.Reason)
+	switch c.Message().(type) {
 	case *CompactRequest:
 		c.Respond(&CompactResult{Skipped: "the quality gates are running; compact when the turn ends"})
 	case *modelDone, *toolsDone:
