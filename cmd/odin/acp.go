@@ -43,8 +43,10 @@ session modes. Logs go to the log file, never to stdout.`,
 			defer a.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			opener := newSessionOpener(g)
+			defer opener.Close() // acp.Serve has closed every session
 			return acp.Serve(ctx, acp.Options{
-				Opener:  acpOpener{newSessionOpener(g)},
+				Opener:  acpOpener{opener},
 				Mode:    mode,
 				Version: versionString(),
 				Log:     logging.Slog(a.log.With().Str("component", "acp").Logger()),

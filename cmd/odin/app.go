@@ -105,6 +105,7 @@ type app struct {
 
 	st     store.Store     // opened on first use
 	stores *storePool      // set by front ends serving many sessions: st is shared
+	actors *actorPool      // set by front ends serving many sessions: one actor system
 	cat    *models.Catalog // parsed on first use
 
 	mu      sync.Mutex

@@ -5,6 +5,12 @@ import (
 	"io"
 	"sync"
 
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/internal/logging"
+
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
@@ -19,10 +25,44 @@ import (
 type sessionOpener struct {
 	g      *globalFlags
 	stores *storePool
+	actors *actorPool
 }
 
 func newSessionOpener(g *globalFlags) sessionOpener {
-	return sessionOpener{g: g, stores: &storePool{}}
+	return sessionOpener{g: g, stores: &storePool{}, actors: &actorPool{}}
+}
+
+// Close shuts down the actor system the sessions shared; call it after
+// every session is closed.
+func (o sessionOpener) Close() { o.actors.shutdown() }
+
+// actorPool is the one actor system of a front end's sessions: each
+// session's Orchestrator and specialists are actors in it, under their
+// own names, instead of each session starting (and paying for) a system
+// of its own. Safe for concurrent use.
+type actorPool struct {
+	mu  sync.Mutex
+	sys *actor.ActorSystem
+}
+
+// get returns the system, starting it on first use with log as
+// protoactor's log.
+func (p *actorPool) get(log zerolog.Logger) *actor.ActorSystem {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sys == nil {
+		p.sys = actors.NewActorSystem(logging.Slog(log.With().Str("component", "protoactor").Logger()))
+	}
+	return p.sys
+}
+
+func (p *actorPool) shutdown() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sys != nil {
+		p.sys.Shutdown()
+		p.sys = nil
+	}
 }
 
 // open starts a new session of the project at dir, or resumes the stored
@@ -37,6 +77,7 @@ func (o sessionOpener) open(ctx context.Context, dir, resume string) (*frontSess
 		return nil, err
 	}
 	a.stores = o.stores
+	a.actors = o.actors
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, err

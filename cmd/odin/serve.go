@@ -111,8 +111,10 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opener := newSessionOpener(g)
+	defer opener.Close() // after srv.Shutdown has closed every session
 	srv, err := serve.New(serve.Options{
-		Opener: serveOpener{newSessionOpener(g)}, Token: token, Roots: roots, Mode: mode,
+		Opener: serveOpener{opener}, Token: token, Roots: roots, Mode: mode,
 		Idle: f.idle, CORSOrigins: f.corsOrigin,
 		Log: logging.Slog(a.log.With().Str("component", "serve").Logger()),
 	})
