@@ -216,6 +216,30 @@ func (s serveOpener) Load(ctx context.Context, id, project string) (serve.Sessio
 	return s.o.open(ctx, project, id)
 }
 
+// Stored finds a top-level session in the store the server was started
+// with (the default database, or store.path of the directory odin serve
+// ran in); a specialist's transcript is not a session to open.
+func (s serveOpener) Stored(ctx context.Context, id string) (string, error) {
+	a, err := loadApp(s.o.g)
+	if err != nil {
+		return "", err
+	}
+	a.stores = s.o.stores
+	defer a.Close()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	sess, err := st.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.ParentID != "") {
+		return "", fmt.Errorf("%w: %s", serve.ErrNotFound, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return sess.Project, nil
+}
+
 func (s serveOpener) app(project string) (*app, error) {
 	g := *s.o.g
 	g.dir = project

@@ -152,6 +152,7 @@ func acpScript(root string) *llmtest.Script {
 		llmtest.Step{When: "Created", Text: "Wrote notes."},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
+		llmtest.Step{When: "after the restart", Text: "You asked about main.go."},
 	)
 }
 
