@@ -209,11 +209,11 @@ type serveOpener struct {
 }
 
 func (s serveOpener) New(ctx context.Context, project string) (serve.Session, error) {
-	return s.o.open(ctx, project, "")
+	return s.o.open(ctx, project, "", frontOptions{})
 }
 
 func (s serveOpener) Load(ctx context.Context, id, project string) (serve.Session, error) {
-	return s.o.open(ctx, project, id)
+	return s.o.open(ctx, project, id, frontOptions{})
 }
 
 // Stored finds a top-level session in the store the server was started

@@ -156,6 +156,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	}
 	a.startMCP(ctx)
 	deps.Store = st
+	deps.Editor = a.editor
 	deps.Changes = &changeSets{root: a.root, st: st, session: id}
 	sopts := actors.SessionOptions{ID: id, History: store.LLMMessages(history)}
 	if a.actors != nil {
