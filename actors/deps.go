@@ -95,6 +95,10 @@ type ChangeSets interface {
 type Deps struct {
 	// Root is the project root: absolute and symlink-resolved.
 	Root string
+	// Editor, when set, is the editor the session runs in (odin acp with
+	// a client offering fs methods): every agent's file tools read and
+	// write through its buffers.
+	Editor tools.Editor
 	// Config is the loaded configuration.
 	Config *config.Config
 	// Models resolves models for the Orchestrator and specialists.

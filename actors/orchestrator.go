@@ -490,7 +490,7 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 	}
 	env := &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
 		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), BeforeWrite: before, IntendWrite: intend,
-		Locks: o.deps.Locks, Publish: func(ev any) {
+		Editor: o.deps.Editor, Locks: o.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				o.deps.Bus.Publish(e)
 			}

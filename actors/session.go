@@ -24,8 +24,11 @@ type Session struct {
 	ID     string
 	deps   *Deps
 	system *actor.ActorSystem
-	orch   *actor.PID
-	j      *journal
+	// ownSystem is true when the session started its actor system (and
+	// so shuts it down); false when it runs in a shared one.
+	ownSystem bool
+	orch      *actor.PID
+	j         *journal
 	// disk counts the Orchestrator's disk work in flight (checkpoint
 	// commits, plan writes); Close waits for it.
 	disk *sync.WaitGroup
@@ -42,6 +45,24 @@ type SessionOptions struct {
 	ID string
 	// History is the conversation to resume (without a system prompt).
 	History []llm.Message
+	// System, when set, is a shared actor system the Orchestrator is
+	// spawned in (a front end serving many sessions: odin serve, odin
+	// acp); the session then stops only its own actors on Close. When nil
+	// the session starts an actor system of its own. Sharing one matters
+	// because an actor system is not free: protoactor's process registry
+	// alone is some 3 MB of maps.
+	System *actor.ActorSystem
+}
+
+// NewActorSystem is the actor system a session runs in: protoactor's
+// logs go to log, and the dead letters of cancelled work (late results
+// reaching stopped actors, which is expected) are throttled over a short
+// window so that protoactor's throttle timer goroutine is short-lived.
+func NewActorSystem(log *slog.Logger) *actor.ActorSystem {
+	return actor.NewActorSystem(
+		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return log }),
+		actor.WithDeadLetterThrottleInterval(100*time.Millisecond),
+	)
 }
 
 // NewSession starts an actor system and the session's Orchestrator.
@@ -56,14 +77,10 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	if deps.Locks == nil {
 		deps.Locks = &tools.PathLocks{}
 	}
-	logger := logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())
-	// Late results of cancelled work reach stopped actors as dead letters,
-	// which is expected; a short throttle window keeps protoactor's
-	// dead-letter timer goroutine short-lived.
-	system := actor.NewActorSystem(
-		actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }),
-		actor.WithDeadLetterThrottleInterval(100*time.Millisecond),
-	)
+	system, own := opts.System, false
+	if system == nil {
+		system, own = NewActorSystem(logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())), true
+	}
 	j := newJournal(deps.Store, deps.Log)
 	if j != nil {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
@@ -71,11 +88,13 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	disk := &sync.WaitGroup{}
 	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk), "orchestrator-"+id)
 	if err != nil {
-		system.Shutdown()
+		if own {
+			system.Shutdown()
+		}
 		j.close()
 		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
 	}
-	return &Session{ID: id, deps: deps, system: system, orch: pid, j: j, disk: disk}, nil
+	return &Session{ID: id, deps: deps, system: system, ownSystem: own, orch: pid, j: j, disk: disk}, nil
 }
 
 // Submit queues an input. It returns at once with the message as sent.
@@ -172,7 +191,9 @@ func (s *Session) close(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
-	s.system.Shutdown()
+	if s.ownSystem {
+		s.system.Shutdown()
+	}
 	if jerr := s.j.close(); jerr != nil {
 		err = errors.Join(err, jerr)
 	}

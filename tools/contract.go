@@ -18,6 +18,7 @@ type (
 	PathGuard       = tool.PathGuard
 	SmallModel      = tool.SmallModel
 	Env             = tool.Env
+	Editor          = tool.Editor
 	PathLocks       = tool.PathLocks
 	FileStamp       = tool.FileStamp
 	ReadState       = tool.ReadState
@@ -60,3 +61,6 @@ var StampOf = tool.StampOf
 
 // NewReadState returns an empty ReadState.
 func NewReadState() *ReadState { return tool.NewReadState() }
+
+// ErrEditorDeclined is tool.ErrEditorDeclined.
+var ErrEditorDeclined = tool.ErrEditorDeclined

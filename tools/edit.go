@@ -50,7 +50,7 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 		return *bad, nil
 	}
 	defer unlock()
-	cur, bad := loadExisting(env, path, NameEditTool)
+	cur, bad := loadExisting(ctx, env, path, NameEditTool)
 	if bad != nil {
 		return *bad, nil
 	}
@@ -58,7 +58,7 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 		if in.OldString != "" {
 			return Errorf("file does not exist: %s. Check the path with Glob or LS; to create a new file use WriteFile (or EditTool with an empty old_string).", path), nil
 		}
-		return createWithEdit(env, path, in.NewString)
+		return createWithEdit(ctx, env, path, in.NewString)
 	}
 	if !utf8.Valid(cur.content) {
 		return Errorf("%s is not UTF-8 text; EditTool edits text files only.", path), nil
@@ -81,7 +81,7 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 	if after == before {
 		return Errorf("the edit leaves %s unchanged (the trailing newline of a file is kept as it was; use WriteFile to change it).", path), nil
 	}
-	if bad, err := commitWrite(env, path, cur, []byte(after)); err != nil || bad != nil {
+	if bad, err := commitWrite(ctx, env, path, cur, []byte(after)); err != nil || bad != nil {
 		return deref(bad), err
 	}
 	return editResult(path, before, after, fmt.Sprintf("replaced %d occurrence%s", count, plural(count))), nil
@@ -89,8 +89,8 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 
 // createWithEdit creates a missing file from new_string, as an empty
 // old_string asks.
-func createWithEdit(env *Env, path, content string) (Result, error) {
-	if bad, err := commitWrite(env, path, existingFile{}, []byte(content)); err != nil || bad != nil {
+func createWithEdit(ctx context.Context, env *Env, path, content string) (Result, error) {
+	if bad, err := commitWrite(ctx, env, path, existingFile{}, []byte(content)); err != nil || bad != nil {
 		return deref(bad), err
 	}
 	return Result{

@@ -287,6 +287,10 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 		_ = pr.SetReadDeadline(time.Now())
 		<-readDone
 	}
+	proc.Release()
+	if removed := proc.Removed(); len(removed) > 0 {
+		fmt.Fprintf(out, "\n[odin: removed what this command planted where git would run it outside the sandbox: %s. A new repository may hold only what `git init` makes; ask the user to create or configure it]\n", strings.Join(removed, "; "))
+	}
 	return state, waitErr, proc.Blocked(), nil
 }
 

@@ -174,6 +174,8 @@ func TestGitDiff(t *testing.T) {
 
 func TestGitDiffErrors(t *testing.T) {
 	env := newRepoEnv(t)
+	// A path of this test's own: a /tmp/x made by anything else is no evidence.
+	canary := filepath.Join(t.TempDir(), "x")
 	plain := newRootEnv(t) // not a repository
 	tests := []struct {
 		name   string
@@ -183,7 +185,7 @@ func TestGitDiffErrors(t *testing.T) {
 		denied bool
 	}{
 		{"outside a repository", plain, GitDiffInput{}, "is not inside a git repository", false},
-		{"option as base", env, GitDiffInput{Base: "--output=/tmp/x"}, "is not a revision", false},
+		{"option as base", env, GitDiffInput{Base: "--output=" + canary}, "is not a revision", false},
 		{"unknown base", env, GitDiffInput{Base: "nosuchbranch"}, "failed: fatal:", false},
 		{"staged with a range", env, GitDiffInput{Base: "a..b", Staged: true}, "cannot be combined", false},
 		{"relative path", env, GitDiffInput{Path: "a.txt"}, "must be an absolute path", false},
@@ -197,7 +199,7 @@ func TestGitDiffErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := os.Stat("/tmp/x"); err == nil {
+	if _, err := os.Stat(canary); err == nil {
 		t.Error("an option passed as base was executed")
 	}
 }

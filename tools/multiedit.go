@@ -50,7 +50,7 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 		return *bad, nil
 	}
 	defer unlock()
-	cur, bad := loadExisting(env, path, NameMultiEditTool)
+	cur, bad := loadExisting(ctx, env, path, NameMultiEditTool)
 	if bad != nil {
 		return *bad, nil
 	}
@@ -75,7 +75,7 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 	if after == before {
 		return Errorf("the edits leave %s unchanged.", path), nil
 	}
-	if bad, err := commitWrite(env, path, cur, []byte(after)); err != nil || bad != nil {
+	if bad, err := commitWrite(ctx, env, path, cur, []byte(after)); err != nil || bad != nil {
 		return deref(bad), err
 	}
 	what := fmt.Sprintf("applied %d edit%s, %d replacement%s", len(in.Edits), plural(len(in.Edits)), total, plural(total))

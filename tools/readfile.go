@@ -108,7 +108,12 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Result{}, fmt.Errorf("tools: ReadFile: seek %s: %w", path, err)
 	}
-	page, err := readLines(ctx, f, in.Offset, in.Limit)
+	var src io.Reader = f
+	if text, ok := editorText(ctx, env, path); ok {
+		// The editor's buffer, unsaved edits included.
+		src = strings.NewReader(text)
+	}
+	page, err := readLines(ctx, src, in.Offset, in.Limit)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Result{}, ctx.Err()
@@ -349,6 +354,20 @@ func stampReader(r io.Reader, info fs.FileInfo) (FileStamp, error) {
 
 func recordRead(env *Env, path string, content []byte, info fs.FileInfo) {
 	recordStamp(env, path, StampOf(content, info.ModTime()))
+}
+
+// editorText is path's text as the editor holds it, when the session runs
+// in an editor that offers it; ok is false otherwise, or when the editor
+// cannot read it, and the caller reads the disk.
+func editorText(ctx context.Context, env *Env, path string) (string, bool) {
+	if env == nil || env.Editor == nil {
+		return "", false
+	}
+	text, err := env.Editor.ReadTextFile(ctx, path)
+	if err != nil {
+		return "", false
+	}
+	return text, true
 }
 
 // recordStamp notes a stamp in the agent's read state, if it has one.

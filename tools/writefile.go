@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -64,7 +66,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 		return *bad, nil
 	}
 	defer unlock()
-	cur, bad := loadExisting(env, path, "WriteFile")
+	cur, bad := loadExisting(ctx, env, path, "WriteFile")
 	if bad != nil {
 		return *bad, nil
 	}
@@ -72,7 +74,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	if cur.exists && bytes.Equal(cur.content, content) {
 		return Result{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", path)}, nil
 	}
-	if bad, err := commitWrite(env, path, cur, content); err != nil || bad != nil {
+	if bad, err := commitWrite(ctx, env, path, cur, content); err != nil || bad != nil {
 		return deref(bad), err
 	}
 	var out string
@@ -147,7 +149,7 @@ func writeRefusal(path string, err error) Result {
 // because mtimes are coarse and can be preserved by other tools. The file
 // is read without following links (a link at the target now was not there
 // when the guard resolved it).
-func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
+func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFile, *Result) {
 	root := writeRoot(env, path)
 	info, err := fsutil.LstatIn(root, path)
 	switch {
@@ -184,6 +186,11 @@ func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
 		r := Errorf("cannot read %s: %v", path, unwrapPathError(err))
 		return existingFile{}, &r
 	}
+	if text, ok := editorText(ctx, env, path); ok {
+		// The editor's buffer is the file as the user sees it, and as
+		// ReadFile showed it.
+		content = []byte(text)
+	}
 	if StampOf(content, info.ModTime()).Hash != stamp.Hash {
 		r := Errorf("%s changed on disk since you read it; read it again with ReadFile, then redo your change against the new content.", path)
 		return existingFile{}, &r
@@ -200,7 +207,7 @@ func loadExisting(env *Env, path, tool string) (existingFile, *Result) {
 // failed checkpoint is a Go error: writing without a way back is not an
 // option. A failed write is a result naming the cause; the file is then
 // untouched. The caller holds lockForWrite.
-func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Result, error) {
+func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, content []byte) (*Result, error) {
 	if len(content) > maxWriteBytes {
 		r := Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", humanBytes(int64(len(content))), humanBytes(maxWriteBytes))
 		return &r, nil
@@ -213,6 +220,23 @@ func commitWrite(env *Env, path string, cur existingFile, content []byte) (*Resu
 	if env.IntendWrite != nil {
 		if err := env.IntendWrite(path, content); err != nil {
 			return nil, fmt.Errorf("tools: checkpoint %s before writing: %w", path, err)
+		}
+	}
+	if env.Editor != nil {
+		// Through the editor's buffer, so the user sees the change where
+		// they are editing; the path was authorised and resolved above.
+		err := env.Editor.WriteTextFile(ctx, path, string(content))
+		switch {
+		case err == nil:
+			var mtime time.Time
+			if info, err := os.Lstat(path); err == nil {
+				mtime = info.ModTime()
+			}
+			recordStamp(env, path, StampOf(content, mtime))
+			return nil, nil
+		case !errors.Is(err, ErrEditorDeclined):
+			r := Errorf("cannot write %s: the editor refused: %v. The file was not changed.", path, err)
+			return &r, nil
 		}
 	}
 	root := writeRoot(env, path)

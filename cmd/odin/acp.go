@@ -43,8 +43,10 @@ session modes. Logs go to the log file, never to stdout.`,
 			defer a.Close()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			opener := newSessionOpener(g)
+			defer opener.Close() // acp.Serve has closed every session
 			return acp.Serve(ctx, acp.Options{
-				Opener:  acpOpener{newSessionOpener(g)},
+				Opener:  acpOpener{opener},
 				Mode:    mode,
 				Version: versionString(),
 				Log:     logging.Slog(a.log.With().Str("component", "acp").Logger()),
@@ -58,12 +60,12 @@ type acpOpener struct {
 	o sessionOpener
 }
 
-func (a acpOpener) New(ctx context.Context, cwd string) (acp.Session, error) {
-	return a.o.open(ctx, cwd, "")
+func (a acpOpener) New(ctx context.Context, cwd string, o acp.OpenOptions) (acp.Session, error) {
+	return a.o.open(ctx, cwd, "", frontOf(o))
 }
 
-func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, []llm.Message, error) {
-	s, err := a.o.open(ctx, cwd, id)
+func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) (acp.Session, []llm.Message, error) {
+	s, err := a.o.open(ctx, cwd, id, frontOf(o))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,4 +75,14 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string) (acp.Session, []llm
 		return nil, nil, err
 	}
 	return s, h, nil
+}
+
+// frontOf is what the editor brings, as the session opener takes it. A nil
+// *EditorFS must not become a non-nil tools.Editor.
+func frontOf(o acp.OpenOptions) frontOptions {
+	fo := frontOptions{MCPServers: o.MCPServers}
+	if o.Editor != nil {
+		fo.Editor = o.Editor
+	}
+	return fo
 }

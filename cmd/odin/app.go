@@ -103,9 +103,15 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
-	st     store.Store     // opened on first use
-	stores *storePool      // set by front ends serving many sessions: st is shared
-	cat    *models.Catalog // parsed on first use
+	st     store.Store // opened on first use
+	stores *storePool  // set by front ends serving many sessions: st is shared
+	actors *actorPool  // set by front ends serving many sessions: one actor system
+	// editor and editorMCP are what an editor (odin acp) brings: its
+	// buffers for the file tools, and the names of the MCP servers it
+	// declared, which are the user's own.
+	editor    tools.Editor
+	editorMCP map[string]bool
+	cat       *models.Catalog // parsed on first use
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
@@ -519,6 +525,10 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 			continue // PATH, HOME...: the sandbox passes its own
 		}
 		declared = append(declared, kv)
+		if a.editorMCP[server] {
+			keep = append(keep, k)
+			continue
+		}
 		switch a.src.Origin("mcp.servers." + server + ".env." + k) {
 		case "", "default", config.FileName, config.ClaudeProjectFile:
 		default:

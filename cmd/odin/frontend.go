@@ -3,13 +3,22 @@ package main
 import (
 	"context"
 	"io"
+	"maps"
 	"sync"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/rs/zerolog"
+
+	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/logging"
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
 )
 
 // sessionOpener starts sessions for the protocol front ends (odin acp,
@@ -19,15 +28,61 @@ import (
 type sessionOpener struct {
 	g      *globalFlags
 	stores *storePool
+	actors *actorPool
 }
 
 func newSessionOpener(g *globalFlags) sessionOpener {
-	return sessionOpener{g: g, stores: &storePool{}}
+	return sessionOpener{g: g, stores: &storePool{}, actors: &actorPool{}}
+}
+
+// Close shuts down the actor system the sessions shared; call it after
+// every session is closed.
+func (o sessionOpener) Close() { o.actors.shutdown() }
+
+// actorPool is the one actor system of a front end's sessions: each
+// session's Orchestrator and specialists are actors in it, under their
+// own names, instead of each session starting (and paying for) a system
+// of its own. Safe for concurrent use.
+type actorPool struct {
+	mu  sync.Mutex
+	sys *actor.ActorSystem
+}
+
+// get returns the system, starting it on first use with log as
+// protoactor's log.
+func (p *actorPool) get(log zerolog.Logger) *actor.ActorSystem {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sys == nil {
+		p.sys = actors.NewActorSystem(logging.Slog(log.With().Str("component", "protoactor").Logger()))
+	}
+	return p.sys
+}
+
+func (p *actorPool) shutdown() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sys != nil {
+		p.sys.Shutdown()
+		p.sys = nil
+	}
+}
+
+// frontOptions are what a front end brings to a session beyond its
+// project: the editor's buffers and MCP servers (odin acp).
+type frontOptions struct {
+	// Editor, when set, is where the file tools read and write.
+	Editor tools.Editor
+	// MCPServers are servers the editor declares for the session, by
+	// name. They are the user's own (the editor is the user's tool), so
+	// they need no trust and their env may carry secrets, like servers in
+	// the user's config; one named like a configured server replaces it.
+	MCPServers map[string]config.MCPServer
 }
 
 // open starts a new session of the project at dir, or resumes the stored
 // session resume.
-func (o sessionOpener) open(ctx context.Context, dir, resume string) (*frontSession, error) {
+func (o sessionOpener) open(ctx context.Context, dir, resume string, fo frontOptions) (*frontSession, error) {
 	g := *o.g
 	if dir != "" {
 		g.dir = dir
@@ -37,6 +92,23 @@ func (o sessionOpener) open(ctx context.Context, dir, resume string) (*frontSess
 		return nil, err
 	}
 	a.stores = o.stores
+	a.actors = o.actors
+	a.editor = fo.Editor
+	if len(fo.MCPServers) > 0 {
+		servers := maps.Clone(a.cfg.MCP.Servers)
+		if servers == nil {
+			servers = map[string]config.MCPServer{}
+		}
+		a.editorMCP = map[string]bool{}
+		for name, srv := range fo.MCPServers {
+			if _, dup := servers[name]; dup {
+				a.log.Info().Str("mcp_server", name).Msg("the editor's MCP server replaces the configured one of the same name")
+			}
+			servers[name] = srv
+			a.editorMCP[name] = true
+		}
+		a.cfg.MCP.Servers = servers
+	}
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, err

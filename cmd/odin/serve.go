@@ -111,8 +111,10 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	opener := newSessionOpener(g)
+	defer opener.Close() // after srv.Shutdown has closed every session
 	srv, err := serve.New(serve.Options{
-		Opener: serveOpener{newSessionOpener(g)}, Token: token, Roots: roots, Mode: mode,
+		Opener: serveOpener{opener}, Token: token, Roots: roots, Mode: mode,
 		Idle: f.idle, CORSOrigins: f.corsOrigin,
 		Log: logging.Slog(a.log.With().Str("component", "serve").Logger()),
 	})
@@ -207,11 +209,35 @@ type serveOpener struct {
 }
 
 func (s serveOpener) New(ctx context.Context, project string) (serve.Session, error) {
-	return s.o.open(ctx, project, "")
+	return s.o.open(ctx, project, "", frontOptions{})
 }
 
 func (s serveOpener) Load(ctx context.Context, id, project string) (serve.Session, error) {
-	return s.o.open(ctx, project, id)
+	return s.o.open(ctx, project, id, frontOptions{})
+}
+
+// Stored finds a top-level session in the store the server was started
+// with (the default database, or store.path of the directory odin serve
+// ran in); a specialist's transcript is not a session to open.
+func (s serveOpener) Stored(ctx context.Context, id string) (string, error) {
+	a, err := loadApp(s.o.g)
+	if err != nil {
+		return "", err
+	}
+	a.stores = s.o.stores
+	defer a.Close()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	sess, err := st.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.ParentID != "") {
+		return "", fmt.Errorf("%w: %s", serve.ErrNotFound, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return sess.Project, nil
 }
 
 func (s serveOpener) app(project string) (*app, error) {

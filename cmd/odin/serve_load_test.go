@@ -37,11 +37,12 @@ func TestMain(m *testing.M) {
 // in-process serve tests. Sessions come from the same opener odin serve
 // uses, so they are real Orchestrators with a real store.
 type loadEnv struct {
-	root  string
-	model *llmtest.Server
-	srv   *serve.Server
-	http  *httptest.Server
-	token string
+	root   string
+	model  *llmtest.Server
+	srv    *serve.Server
+	opener sessionOpener
+	http   *httptest.Server
+	token  string
 }
 
 // newLoadEnv starts the server; with external the scripted model runs in
@@ -75,15 +76,17 @@ func newLoadEnv(t testing.TB, sessions int, idle time.Duration, external bool) *
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
 	t.Setenv("OPENAI_BASE_URL", modelURL)
 	g := &globalFlags{logLevel: "error"}
-	srv, err := serve.New(serve.Options{Opener: serveOpener{newSessionOpener(g)}, Token: "t0k", Roots: []string{root}, Idle: idle})
+	opener := newSessionOpener(g)
+	srv, err := serve.New(serve.Options{Opener: serveOpener{opener}, Token: "t0k", Roots: []string{root}, Idle: idle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &loadEnv{root: root, model: model, srv: srv, http: httptest.NewServer(srv.Handler()), token: "t0k"}
+	return &loadEnv{root: root, model: model, srv: srv, opener: opener, http: httptest.NewServer(srv.Handler()), token: "t0k"}
 }
 
 func (e *loadEnv) close() {
 	e.srv.Shutdown()
+	e.opener.Close()
 	e.http.CloseClientConnections()
 	e.http.Close()
 	if e.model != nil {

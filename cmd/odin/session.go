@@ -156,8 +156,13 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	}
 	a.startMCP(ctx)
 	deps.Store = st
+	deps.Editor = a.editor
 	deps.Changes = &changeSets{root: a.root, st: st, session: id}
-	sess, err := actors.NewSession(deps, actors.SessionOptions{ID: id, History: store.LLMMessages(history)})
+	sopts := actors.SessionOptions{ID: id, History: store.LLMMessages(history)}
+	if a.actors != nil {
+		sopts.System = a.actors.get(a.log)
+	}
+	sess, err := actors.NewSession(deps, sopts)
 	if err != nil {
 		return nil, err
 	}

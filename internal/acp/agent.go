@@ -37,9 +37,9 @@ type Session interface {
 // Opener starts sessions for the agent.
 type Opener interface {
 	// New starts a new session for the project at cwd.
-	New(ctx context.Context, cwd string) (Session, error)
+	New(ctx context.Context, cwd string, o OpenOptions) (Session, error)
 	// Load resumes a stored session and returns its history to replay.
-	Load(ctx context.Context, id, cwd string) (Session, []llm.Message, error)
+	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, []llm.Message, error)
 }
 
 // Options configure an Agent.
@@ -58,6 +58,8 @@ type Agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
+	// fs is what the client offered of its file system in initialize.
+	fs sdk.FileSystemCapabilities
 }
 
 var (
@@ -98,10 +100,16 @@ func (a *Agent) closeAll() error {
 
 // Initialize implements sdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.fs = p.ClientCapabilities.Fs
+	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession: true,
+			// The client's MCP servers are run by Odin's MCP client, which
+			// speaks stdio, Streamable HTTP and SSE.
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			// Embedded resources (files the editor attaches) are passed to
 			// the model as fenced text; images and audio are not supported.
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
@@ -119,12 +127,16 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if len(p.McpServers) > 0 {
-		a.opts.Log.Warn("acp: the client's MCP servers are ignored: Odin has no MCP client yet", "servers", len(p.McpServers))
-	}
-	s, err := a.opts.Opener.New(ctx, p.Cwd)
+	o, err := a.openOptions(p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	s, err := a.opts.Opener.New(ctx, p.Cwd, o)
+	if err != nil {
+		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	if o.Editor != nil {
+		o.Editor.setSession(s.ID())
 	}
 	ls := a.add(s)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
@@ -139,7 +151,14 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if running {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", p.SessionId))
 	}
-	s, history, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd)
+	o, err := a.openOptions(p.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	if o.Editor != nil {
+		o.Editor.setSession(string(p.SessionId))
+	}
+	s, history, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd, o)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
@@ -151,6 +170,24 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	}
 	ls := a.add(s)
 	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+}
+
+// openOptions is what a session of this connection gets from the client:
+// its fs methods, if it offered any, and its MCP servers.
+func (a *Agent) openOptions(servers []sdk.McpServer) (OpenOptions, error) {
+	var o OpenOptions
+	m, err := mcpServers(servers)
+	if err != nil {
+		return o, err
+	}
+	o.MCPServers = m
+	a.mu.Lock()
+	fs := a.fs
+	a.mu.Unlock()
+	if fs.ReadTextFile || fs.WriteTextFile {
+		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile}
+	}
+	return o, nil
 }
 
 // CloseSession implements sdk.Agent.

@@ -288,6 +288,8 @@ type Process struct {
 	proxy        *proxy
 	infoR, infoW *os.File // bwrap's --info-fd
 	released     bool
+	git          *gitGuard // write-mode commands: .git dirs they may create
+	removed      []string
 }
 
 // Release waits (briefly) until everything the process started is gone
@@ -313,6 +315,18 @@ func (p *Process) Release() {
 			waitGone(info.ChildPID, 2*time.Second)
 		}
 	}
+	// Everything the command started is gone: nothing can recreate what
+	// the sweep removes.
+	p.removed = p.git.sweep()
+}
+
+// Removed lists the .git directories the command planted and Release
+// removed, each with the reason (see gitGuard). Call it after Release.
+func (p *Process) Removed() []string {
+	if p == nil {
+		return nil
+	}
+	return p.removed
 }
 
 // waitGone polls until pid has exited (or is a zombie), at most d.
@@ -358,6 +372,9 @@ func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	env := l.childEnv(spec)
 	p := &Process{}
+	if spec.Write {
+		p.git = newGitGuard(l.writableDirs())
+	}
 	domains := l.domains(spec.Agent)
 	if spec.Network == NetworkFull {
 		domains = nil // no proxy: the process reaches the network itself

@@ -35,6 +35,11 @@ type Opener interface {
 	New(ctx context.Context, project string) (Session, error)
 	// Load restores a stored session of the project.
 	Load(ctx context.Context, id, project string) (Session, error)
+	// Stored returns the project of a session in the store, for a session
+	// this server did not start (one from before a restart, or from the
+	// CLI); an error wrapping ErrNotFound when there is no such top-level
+	// session.
+	Stored(ctx context.Context, id string) (project string, err error)
 	// Export writes a stored session of the project as JSONL or Markdown.
 	Export(ctx context.Context, id, project, format string, w io.Writer) error
 	// Undo restores the files of the project's newest change set and says
@@ -116,6 +121,44 @@ func (m *manager) get(id string) (*entry, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
+	return e, nil
+}
+
+// adopt registers a stored session this server does not know yet as
+// passivated: its next message restores it from the store like any
+// passivated session. allowed vets its project (the configured roots). A
+// concurrent adopt of the same ID gets the same entry.
+func (m *manager) adopt(ctx context.Context, id string, allowed func(string) (string, error)) (*entry, error) {
+	if e, err := m.get(id); err == nil {
+		return e, nil
+	}
+	m.mu.Lock()
+	closing := m.closing
+	m.mu.Unlock()
+	if closing {
+		return nil, errShuttingDown
+	}
+	if m.open == nil {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	project, err := m.open.Stored(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := allowed(project)
+	if err != nil {
+		// Not ours to serve: the same answer as for no session at all, so
+		// the API does not tell which IDs exist outside the roots.
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	e := &entry{id: id, project: dir, hub: newHub(m.bufSize)}
+	e.lastActive.Store(m.now().UnixNano())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.sessions[id]; ok {
+		return old, nil
+	}
+	m.sessions[id] = e
 	return e, nil
 }
 

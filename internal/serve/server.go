@@ -204,10 +204,13 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, e.info())
 }
 
+// entry is the session the request names: one this server runs or has
+// passivated, or one in the store from before a restart (or from the
+// CLI), whose project lies under a root, adopted as passivated.
 func (s *Server) entry(w http.ResponseWriter, r *http.Request) *entry {
-	e, err := s.m.get(r.PathValue("id"))
+	e, err := s.m.adopt(r.Context(), r.PathValue("id"), s.underRoot)
 	if err != nil {
-		writeError(w, http.StatusNotFound, err)
+		writeError(w, statusOf(err), err)
 		return nil
 	}
 	return e

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,14 @@ type acpProcess struct {
 
 func startACP(t *testing.T, env []string, dir string) *acpProcess {
 	t.Helper()
+	c := &acpClient{answer: "once"}
+	return startACPWith(t, env, dir, c, c)
+}
+
+// startACPWith starts `odin acp` with client as the editor; c is its
+// recording part.
+func startACPWith(t *testing.T, env []string, dir string, client sdk.Client, c *acpClient) *acpProcess {
+	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "odin"), "acp")
 	cmd.Env, cmd.Dir = env, dir
 	in, err := cmd.StdinPipe()
@@ -94,8 +103,7 @@ func startACP(t *testing.T, env []string, dir string) *acpProcess {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	c := &acpClient{answer: "once"}
-	p := &acpProcess{cmd: cmd, conn: sdk.NewClientSideConnection(c, in, out), client: c, stdin: in}
+	p := &acpProcess{cmd: cmd, conn: sdk.NewClientSideConnection(client, in, out), client: c, stdin: in}
 	t.Cleanup(func() {
 		p.stop(t)
 		if t.Failed() {
@@ -152,6 +160,7 @@ func acpScript(root string) *llmtest.Script {
 		llmtest.Step{When: "Created", Text: "Wrote notes."},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
 		llmtest.Step{When: "take your time", Latency: llmtest.Duration(time.Minute), Text: "too late"},
+		llmtest.Step{When: "after the restart", Text: "You asked about main.go."},
 	)
 }
 
@@ -307,4 +316,136 @@ func waitRequests(t *testing.T, srv *llmtest.Server, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("the model server got %d requests, want %d", len(srv.RequestsFor("orchestrator")), n)
+}
+
+// bufferClient is an editor with open buffers: it offers fs/read_text_file
+// (unsaved edits included) and fs/write_text_file (to the buffer and the
+// disk), and records the paths it was asked about.
+type bufferClient struct {
+	*acpClient
+	fmu     sync.Mutex
+	buffers map[string]string
+	reads   []string
+	writes  []string
+}
+
+func (c *bufferClient) ReadTextFile(_ context.Context, r sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	c.reads = append(c.reads, r.Path)
+	b, ok := c.buffers[r.Path]
+	if !ok {
+		raw, err := os.ReadFile(r.Path)
+		if err != nil {
+			return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams(err.Error())
+		}
+		b = string(raw)
+	}
+	return sdk.ReadTextFileResponse{Content: b}, nil
+}
+
+func (c *bufferClient) WriteTextFile(_ context.Context, r sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.fmu.Lock()
+	defer c.fmu.Unlock()
+	c.writes = append(c.writes, r.Path)
+	c.buffers[r.Path] = r.Content
+	return sdk.WriteTextFileResponse{}, os.WriteFile(r.Path, []byte(r.Content), 0o644)
+}
+
+// TestACPEditorBuffersAndMCPServers: with a client that offers fs methods,
+// the model reads the editor's unsaved buffer and Odin's writes go through
+// the editor; an MCP server the client declares in session/new is started
+// by Odin's MCP client, and its tool is used, with the secret the editor
+// gave it and no other.
+func TestACPEditorBuffersAndMCPServers(t *testing.T) {
+	env, root := acpEnv(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixture := filepath.Join(filepath.Dir(root), "mcp-fixture")
+	if err := os.Symlink(exe, fixture); err != nil {
+		t.Fatal(err)
+	}
+	script := llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "what is in main.go", ToolCalls: []llmtest.ToolCall{llmtest.Call("ReadFile", map[string]any{"file_path": root + "/main.go"})}},
+		llmtest.Step{When: "unsaved edit", Text: "It prints from the buffer."},
+		llmtest.Step{When: "ask the fixture", ToolCalls: []llmtest.ToolCall{llmtest.Call("mcp__fix__probe", map[string]any{"env": []string{"FIXTURE_TOKEN", "OPENAI_API_KEY"}})}},
+		llmtest.Step{When: "FIXTURE_TOKEN", Text: "Probed."},
+		llmtest.Step{When: "write notes", ToolCalls: []llmtest.ToolCall{llmtest.Call("WriteFile", map[string]any{"file_path": root + "/notes.txt", "content": "notes\n"})}},
+		llmtest.Step{When: "Created", Text: "Wrote notes."},
+	)
+	srv, err := llmtest.Serve("127.0.0.1:0", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env = append(env, "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=sk-odin-provider-key")
+	writeFile(t, root, "main.go", "package main\n\nfunc main() {}\n")
+
+	c := &bufferClient{acpClient: &acpClient{answer: "once"}, buffers: map[string]string{
+		filepath.Join(root, "main.go"): "package main\n\n// an unsaved edit\nfunc main() { println(1) }\n",
+	}}
+	p := startACPWith(t, env, root, c, c.acpClient)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !init.AgentCapabilities.McpCapabilities.Http {
+		t.Errorf("mcpCapabilities = %+v, want http", init.AgentCapabilities.McpCapabilities)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{
+		Name: "fix", Command: fixture, Args: []string{}, Env: []sdk.EnvVariable{{Name: "FIXTURE_TOKEN", Value: "editor-given-token"}},
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := func(text string) string {
+		t.Helper()
+		if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatal(err)
+		}
+		agent, _, _, _ := updatesText(p.client.take())
+		return agent
+	}
+
+	// The model sees the buffer, not the disk.
+	if got := prompt("what is in main.go?"); got != "It prints from the buffer." {
+		t.Errorf("answer %q", got)
+	}
+	reqs := srv.RequestsFor("orchestrator")
+	if body := string(reqs[len(reqs)-1].Raw); !strings.Contains(body, "an unsaved edit") {
+		t.Errorf("the ReadFile result lacks the editor's unsaved edit:\n%.3000s", body)
+	}
+
+	// The editor's MCP server runs and gets the editor's secret; Odin's
+	// provider key never reaches it.
+	if got := prompt("ask the fixture"); got != "Probed." {
+		t.Errorf("answer %q", got)
+	}
+	reqs = srv.RequestsFor("orchestrator")
+	body := string(reqs[len(reqs)-1].Raw)
+	if !strings.Contains(body, "editor-given-token") {
+		t.Errorf("the editor's MCP server did not get its declared env:\n%.3000s", body)
+	}
+	if strings.Contains(body, "sk-odin-provider-key") {
+		t.Errorf("the provider key reached the editor's MCP server")
+	}
+
+	// A write goes through the editor.
+	if got := prompt("write notes"); got != "Wrote notes." {
+		t.Errorf("answer %q", got)
+	}
+	c.fmu.Lock()
+	writes := slices.Clone(c.writes)
+	c.fmu.Unlock()
+	if !slices.Contains(writes, filepath.Join(root, "notes.txt")) {
+		t.Errorf("fs/write_text_file calls %v, want notes.txt", writes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "notes.txt")); string(b) != "notes\n" {
+		t.Errorf("notes.txt = %q", b)
+	}
 }

@@ -4,9 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,6 +40,14 @@ type apiClient struct {
 	t     *testing.T
 	base  string
 	token string
+	hc    *http.Client // nil: http.DefaultClient
+}
+
+func (c *apiClient) client() *http.Client {
+	if c.hc != nil {
+		return c.hc
+	}
+	return http.DefaultClient
 }
 
 func (c *apiClient) do(method, path string, body any, wantCode int) map[string]any {
@@ -42,7 +59,7 @@ func (c *apiClient) do(method, path string, body any, wantCode int) map[string]a
 	}
 	req, _ := http.NewRequest(method, c.base+path, rd)
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.client().Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -65,7 +82,7 @@ func (c *apiClient) stream(ctx context.Context, id, lastEventID string) <-chan s
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.client().Do(req)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -155,7 +172,7 @@ func startServe(t *testing.T, env []string, root string, args ...string) (*exec.
 	if err != nil {
 		t.Fatalf("odin serve printed no address: %v\n%s", err, stderr.String())
 	}
-	m := regexp.MustCompile(`listening on (http://\S+) \(token in (\S+);`).FindStringSubmatch(line)
+	m := regexp.MustCompile(`listening on (https?://\S+) \(token in (\S+);`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("odin serve said %q", line)
 	}
@@ -312,6 +329,79 @@ func TestServeAPI(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("odin serve exited with %v", err)
 	}
+
+	// After a restart — this time over TLS — the stored session is served
+	// again: it is adopted as passivated, and its next message restores
+	// it with its history.
+	certFile, keyFile, pool := selfSignedCert(t)
+	_, c = startServe(t, env, root, "--tls-cert", certFile, "--tls-key", keyFile)
+	if !strings.HasPrefix(c.base, "https://") {
+		t.Fatalf("serve with --tls-cert listens on %s", c.base)
+	}
+	c.hc = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	plain := &apiClient{t: t, base: "http://" + strings.TrimPrefix(c.base, "https://"), token: c.token}
+	if resp, err := plain.client().Get(plain.base + "/v1/sessions"); err == nil {
+		if resp.StatusCode < 400 {
+			t.Errorf("plain HTTP to the TLS listener answered %s", resp.Status)
+		}
+		resp.Body.Close()
+	}
+	c.do("GET", "/v1/sessions/not-a-session", nil, http.StatusNotFound)
+	info := c.do("GET", "/v1/sessions/"+id, nil, http.StatusOK)
+	if info["active"] != false {
+		t.Errorf("a stored session adopted after a restart is %v, want passivated", info)
+	}
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	defer cancel3()
+	evs = c.stream(ctx3, id, "")
+	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "after the restart, what did I ask first?", "mode": "ask"}, http.StatusAccepted)
+	seen = until(t, evs, "turn_finished")
+	if res := seen[len(seen)-1].Data["result"].(map[string]any); res["answer"] != "You asked about main.go." {
+		t.Errorf("turn after restart: %v", res)
+	}
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Raw); !strings.Contains(body, "what is in main.go?") {
+		t.Errorf("the restored session's request lacks its history:\n%.2000s", body)
+	}
+}
+
+// selfSignedCert writes a certificate for 127.0.0.1 and its key, and
+// returns their files and a pool trusting the certificate.
+func selfSignedCert(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "odin test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
 }
 
 func mustAtoi(t *testing.T, s string) int {

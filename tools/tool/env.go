@@ -75,7 +75,28 @@ type Env struct {
 	// agents of a session (parallel specialists): a write tool holds the
 	// path's lock from its freshness check to its write.
 	Locks *PathLocks
+	// Editor, when set, is the editor Odin runs in (ACP's fs methods):
+	// the file tools read text files and write files through its buffers,
+	// after the Guard has authorised the path.
+	Editor Editor
 }
+
+// Editor reads and writes text files through an editor's buffers (the
+// Agent Client Protocol's fs/read_text_file and fs/write_text_file), so
+// that the model sees the user's unsaved edits and the editor shows Odin's
+// changes in the buffers the user has open. Paths are absolute and
+// already authorised. A read error makes the caller fall back to the disk
+// (a file the editor cannot open is still on disk); a write error fails
+// the write, except ErrEditorDeclined, which sends it to the disk.
+type Editor interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// ErrEditorDeclined is an Editor's answer for a write it does not handle
+// (the client offers no write method, or cannot write empty content): the
+// tool writes the disk itself.
+var ErrEditorDeclined = errors.New("tools: the editor does not handle this write")
 
 // PathLocks hands out one mutex per path. Share one per session; the zero
 // value is ready to use.

@@ -1,0 +1,98 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestPlantedGitDirRemoved: a write-mode command in a directory with no
+// .git plants one whose config makes git run a program (core.fsmonitor
+// runs on every `git status`, as shell prompts do); when the command ends
+// it is gone, and the user's own git, outside the sandbox, runs nothing.
+// A plain `git init` stays.
+func TestPlantedGitDirRemoved(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	for _, mode := range append(kinds(t), ModeOff) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			if err := os.RemoveAll(filepath.Join(p.root, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			canary := filepath.Join(p.outside, "fsmonitor-ran")
+			l := p.launcher(mode, baseEnv())
+			attacks := map[string]string{
+				"fsmonitor": `mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD && printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch ` + canary + `; false"\n' > .git/config`,
+				"hook":      `git init -q . && printf '#!/bin/sh\ntouch ` + canary + `\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`,
+				"gitdir":    `mkdir -p evil && git init -q evil && git -C evil config core.fsmonitor "touch ` + canary + `; false" && mv evil/.git repo.git && echo "gitdir: repo.git" > .git`,
+			}
+			for name, script := range attacks {
+				out, err := run(t, l, true, script)
+				// Landlock grants writes beneath the root's entries, not
+				// new entries at its top: the plant fails at once there.
+				if err != nil && mode != ModeLandlock {
+					t.Fatalf("%s: the command failed: %v\n%s", name, err, out)
+				}
+				if _, err := os.Lstat(filepath.Join(p.root, ".git")); !os.IsNotExist(err) {
+					t.Errorf("%s: the planted .git is still there (%v)", name, err)
+				}
+				// The user's git, unsandboxed, in the project.
+				user := exec.Command(git, "status")
+				user.Dir = p.root
+				_ = user.Run()
+				commit := exec.Command(git, "-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x")
+				commit.Dir = p.root
+				_ = commit.Run()
+				if _, err := os.Stat(canary); err == nil {
+					t.Fatalf("%s: the user's git ran the planted program", name)
+				}
+				_ = os.RemoveAll(filepath.Join(p.root, ".git"))
+				_ = os.RemoveAll(filepath.Join(p.root, "repo.git"))
+			}
+
+			if mode == ModeLandlock {
+				return // no new top-level entry at all, git init included
+			}
+			// git init is fine.
+			if out, err := run(t, l, true, "git init -q . && git config core.autocrlf false || true"); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			// core.autocrlf is no program, but not what git init writes:
+			// the rule is the allow list, so it goes too.
+			if _, err := os.Lstat(filepath.Join(p.root, ".git")); !os.IsNotExist(err) {
+				t.Errorf("a .git with a config key git init does not write was kept")
+			}
+			if out, err := run(t, l, true, "git init -q ."); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			if fi, err := os.Stat(filepath.Join(p.root, ".git", "HEAD")); err != nil || fi.Size() == 0 {
+				t.Errorf("a plain git init was removed: %v", err)
+			}
+		})
+	}
+}
+
+func TestUnsafeConfig(t *testing.T) {
+	dir := t.TempDir()
+	for cfg, want := range map[string]bool{
+		"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n": false,
+		"# comment\n[core]\n\tbare = false\n":                      false,
+		"[core]\n\tfsmonitor = evil\n":                             true,
+		"[core]\n\thooksPath = /tmp\n":                             true,
+		"[core]\n\tbare = false\n[filter \"x\"]\n\tclean = evil\n": true,
+		"[include]\n\tpath = /tmp/x\n":                             true,
+		"[core]\n\tbare = false\n[alias]\n\tst = !evil\n":          true,
+	} {
+		p := filepath.Join(dir, "config")
+		if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := unsafeConfig(p) != ""; got != want {
+			t.Errorf("unsafeConfig(%q) = %v, want %v", cfg, got, want)
+		}
+	}
+}
