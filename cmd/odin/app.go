@@ -51,6 +51,11 @@ type globalFlags struct {
 	// trusting is set by `odin trust`, which must load a project whose
 	// config is valid only with the settings that wait for trust.
 	trusting bool
+
+	// rates are the process's rate-limit buckets. They ride with the flags
+	// because every app of the process (each session of `odin serve` loads
+	// its own) is built from a copy of them: all draw from one quota.
+	rates *llm.RateLimits
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -301,12 +306,35 @@ func (a *app) model(name string) (actors.Model, error) {
 		p := ref.Provider
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
 			IdleTimeout: p.IdleTimeout, Budget: p.Budget, Provider: ref.ProviderName,
-			MaxRetries: p.MaxRetries, Headers: p.Headers})
+			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref)})
 		a.clients[ref.ProviderName] = c
 	}
 	m := actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}
 	a.applyCatalog(&m, ref)
 	return m, nil
+}
+
+// limiter is the shared quota of ref's provider: one bucket per provider
+// name and endpoint in the process, and one per model of model_info with
+// a rate_limit of its own.
+func (a *app) limiter(ref config.ModelRef) *llm.Limiter {
+	rates := a.flags.rates
+	if rates == nil {
+		rates = llm.NewRateLimits()
+		a.flags.rates = rates
+	}
+	key := ref.ProviderName + " " + ref.Provider.BaseURL
+	models := map[string]*llm.Bucket{}
+	for id, info := range a.cfg.ModelInfo {
+		prov := info.Provider
+		if prov == "" {
+			prov = a.cfg.Provider
+		}
+		if prov == ref.ProviderName && !info.RateLimit.IsZero() {
+			models[id] = rates.Bucket(key+" "+strings.ToLower(id), llm.RateLimit(info.RateLimit))
+		}
+	}
+	return llm.NewLimiter(rates.Bucket(key, llm.RateLimit(ref.Provider.RateLimit)), models)
 }
 
 // checkProvider fails early, with the message that says what to set, when

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/sandbox"
 )
 
@@ -67,7 +68,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	g := &globalFlags{}
+	g := &globalFlags{rates: llm.NewRateLimits()}
 	var cont bool
 	var resume string
 	root := &cobra.Command{
