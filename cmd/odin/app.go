@@ -25,6 +25,7 @@ import (
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/models"
+	"github.com/odin-code/odin/internal/plugin"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/sandbox"
@@ -105,6 +106,7 @@ type app struct {
 	env      config.EnvFunc
 	stateDir string
 	userDir  string
+	dataDir  string // installed plugins (config.DataDir)
 	log      zerolog.Logger
 	closers  []io.Closer
 
@@ -124,6 +126,10 @@ type app struct {
 
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
+
+	// plugins are the enabled plugins whose parts this app uses
+	// (plugin.go); disabled ones are not here.
+	plugins []*plugin.Plugin
 
 	mcp *mcp.Manager // built on first use; closed with the app
 	// mcpBus is the bus of the session a frontend listens to (nil before
@@ -148,7 +154,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			secrets = append(secrets, a.cfg.Web.Search.APIKeyEnv)
 		}
 		var protected []string
-		for _, d := range []string{a.userDir, a.stateDir} {
+		for _, d := range []string{a.userDir, a.stateDir, a.dataDir} {
 			if d != "" {
 				protected = append(protected, d)
 			}
@@ -203,7 +209,9 @@ func loadApp(g *globalFlags) (*app, error) {
 	// One rule for everything the project supplies: what can run code,
 	// send data, change the endpoint or a mode, or replace a built-in
 	// agent waits for trust, fingerprinted together.
-	pt := collectTrust(root, src, instr)
+	dataDir := config.DataDir(env)
+	plugins, pluginProblems := plugin.Discover(dataDir, plugin.ProjectDirs(root))
+	pt := collectTrust(root, src, instr, plugins)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
 	if prev, ok := store.Previous(root); ok && !pt.trusted {
 		pt.previous = append([]string{}, prev...)
@@ -224,7 +232,7 @@ func loadApp(g *globalFlags) (*app, error) {
 		}
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
-		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}
+		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
 	if a.stateDir != "" {
 		// Transcripts, log and history live here: owner-only. Failing is
 		// not fatal (the store reports a real problem when it opens).
@@ -236,6 +244,10 @@ func loadApp(g *globalFlags) (*app, error) {
 	for _, sk := range instr.Skipped {
 		a.warn(sk.String())
 	}
+	for _, p := range pluginProblems {
+		a.warn(p)
+	}
+	a.usePlugins(plugins)
 	logPath := cfg.Log.File
 	if logPath == "" && a.stateDir != "" {
 		logPath = filepath.Join(a.stateDir, "odin.log")
@@ -385,6 +397,9 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if a.stateDir != "" {
 		protected = append(protected, a.stateDir)
 	}
+	if a.dataDir != "" {
+		protected = append(protected, a.dataDir)
+	}
 	perms := a.cfg.Permissions
 	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
 	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
@@ -413,7 +428,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: agentDirs(a.root), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
+		AgentDirs: a.agentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -129,6 +129,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newACPCmd(g, stdin, stdout),
 		newServeCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),
+		newPluginCmd(g, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())
