@@ -129,7 +129,8 @@ type app struct {
 
 	// plugins are the enabled plugins whose parts this app uses
 	// (plugin.go); disabled ones are not here.
-	plugins []*plugin.Plugin
+	plugins     []*plugin.Plugin
+	pluginNotes []pluginNote // shown once by untrustedNotice
 
 	mcp *mcp.Manager // built on first use; closed with the app
 	// mcpBus is the bus of the session a frontend listens to (nil before
@@ -289,7 +290,7 @@ func (a *app) untrustedNotice() string {
 		}
 		b.WriteString("\nRun `odin trust` to honour them.")
 	}
-	for _, w := range a.warnings {
+	for _, w := range append(slices.Clone(a.warnings), a.takePluginNotes()...) {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
@@ -413,7 +414,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		// once per session.
 		bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
 	}
-	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher})
+	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher, Visible: a.pluginDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -587,6 +588,7 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	} else if _, own := decl["PATH"]; !own {
 		return nil, nil, err
 	}
+	visible = append(visible, a.pluginDirs()...)
 	l := a.sandbox()
 	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
 		Network: sandbox.NetworkFull, Visible: visible})

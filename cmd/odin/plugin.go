@@ -68,10 +68,27 @@ func (a *app) unsupportedNotice(p *plugin.Plugin) {
 	if old, err := os.ReadFile(mark); err == nil && string(old) == text {
 		return
 	}
-	a.warn(text)
-	if err := os.MkdirAll(filepath.Dir(mark), 0o700); err == nil {
-		_ = fsutil.WriteFileAtomic(mark, []byte(text), 0o600)
+	a.pluginNotes = append(a.pluginNotes, pluginNote{mark: mark, text: text})
+}
+
+// pluginNote is a notice of what a plugin brings that Odin cannot use,
+// remembered as given (in mark) only once it is shown.
+type pluginNote struct {
+	mark, text string
+}
+
+// takePluginNotes returns the pending plugin notices and remembers them as
+// given, so the next session does not repeat them.
+func (a *app) takePluginNotes() []string {
+	var out []string
+	for _, n := range a.pluginNotes {
+		out = append(out, n.text)
+		if err := os.MkdirAll(filepath.Dir(n.mark), 0o700); err == nil {
+			_ = fsutil.WriteFileAtomic(n.mark, []byte(n.text), 0o600)
+		}
 	}
+	a.pluginNotes = nil
+	return out
 }
 
 // agentDirs are the agent directories of the session: the project's, then
@@ -294,4 +311,14 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// pluginDirs are the enabled plugins' roots: their hooks and MCP servers
+// run scripts from there, which the sandbox must keep readable.
+func (a *app) pluginDirs() []string {
+	var dirs []string
+	for _, p := range a.plugins {
+		dirs = append(dirs, p.Dir)
+	}
+	return dirs
 }

@@ -106,6 +106,9 @@ type HooksOptions struct {
 	// Launcher runs the hooks in the session's sandbox, with edit-mode
 	// rights; nil runs them unconfined with a filtered environment.
 	Launcher *sandbox.Launcher
+	// Visible are directories the hooks' scripts live in (plugins'), kept
+	// readable in the sandbox even under /tmp (sandbox.Spec.Visible).
+	Visible []string
 }
 
 // Hooks runs the user's hook commands (config.Hooks) on session events.
@@ -300,7 +303,7 @@ func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session strin
 	defer cancel()
 	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
 	proc, err := h.opts.Launcher.Command(cctx, sandbox.Spec{Args: []string{h.opts.Shell, "-c", hk.Command}, Dir: h.opts.Root,
-		Env: env, Write: true, Agent: "hooks"})
+		Env: env, Write: true, Agent: "hooks", Visible: h.opts.Visible})
 	if err != nil {
 		out.err = err
 		return out
