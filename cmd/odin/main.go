@@ -67,8 +67,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// newRootFlags returns the flags of one process, holding its shared
+// rate-limit buckets.
+func newRootFlags() *globalFlags { return &globalFlags{rates: llm.NewRateLimits()} }
+
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	g := &globalFlags{rates: llm.NewRateLimits()}
+	g := newRootFlags()
 	var cont bool
 	var resume string
 	root := &cobra.Command{
