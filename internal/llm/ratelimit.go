@@ -111,28 +111,40 @@ func (b *Bucket) Pause(d time.Duration) {
 // returns ctx's error if ctx ends first; the quota it reserved is then
 // given back.
 func (b *Bucket) Wait(ctx context.Context, tokens int, onWait func(time.Duration)) error {
-	if err := b.waitPause(ctx, onWait); err != nil {
-		return err
-	}
-	now := time.Now()
-	b.mu.Lock()
-	rr := b.req.ReserveN(now, 1)
-	tr := b.tok.ReserveN(now, min(max(tokens, 1), b.tok.Burst()))
-	b.mu.Unlock()
-	d := max(rr.DelayFrom(now), tr.DelayFrom(now))
-	if d > 0 {
-		if onWait != nil {
-			onWait(d)
-		}
-		if err := sleep(ctx, d); err != nil {
-			rr.Cancel()
-			tr.Cancel()
+	for {
+		if err := b.waitPause(ctx, onWait); err != nil {
 			return err
 		}
+		now := time.Now()
+		b.mu.Lock()
+		rr := b.req.ReserveN(now, 1)
+		tr := b.tok.ReserveN(now, min(max(tokens, 1), b.tok.Burst()))
+		b.mu.Unlock()
+		d := max(rr.DelayFrom(now), tr.DelayFrom(now))
+		if d > 0 {
+			if onWait != nil {
+				onWait(d)
+			}
+			if err := sleep(ctx, d); err != nil {
+				rr.Cancel()
+				tr.Cancel()
+				return err
+			}
+		}
+		// A 429 that arrived while this request waited for its turn holds
+		// it as well, and it queues again after the pause: the requests
+		// whose turns fell within the pause must not all start when it
+		// ends.
+		if !b.isPaused() {
+			return nil
+		}
 	}
-	// A 429 that arrived while this request waited for its turn holds it
-	// as well.
-	return b.waitPause(ctx, onWait)
+}
+
+func (b *Bucket) isPaused() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return time.Now().Before(b.paused)
 }
 
 func (b *Bucket) waitPause(ctx context.Context, onWait func(time.Duration)) error {

@@ -94,6 +94,17 @@ func TestSharedQuotaSixtyFourAgents(t *testing.T) {
 	if without < agents-10 {
 		t.Errorf("without a limiter only %d requests were refused: the server's quota is not enforced", without)
 	}
+
+	// A quota set above the provider's (15 a second against 10): the 429s
+	// pause every agent at once, so far fewer are refused than with none.
+	over := quotaServer(t, agents)
+	overLim := llm.NewLimiter(llm.NewRateLimits().Bucket("over", llm.RateLimit{RequestsPerMinute: 900}), nil)
+	failed = fanOut(t, agents, quotaClient(t, over.URL(), overLim, 10))
+	above := over.RateLimited()
+	t.Logf("with a limit above the server's: %d requests answered 429, %d calls failed", above, failed)
+	if failed != 0 || above >= without {
+		t.Errorf("limit above the server's: %d refused, %d failed; want fewer refusals than %d and no failure", above, failed, without)
+	}
 }
 
 // TestRateLimitPausesEveryAgent: one agent's 429 with Retry-After holds
