@@ -264,6 +264,10 @@ type Hook struct {
 	Command string `mapstructure:"command" yaml:"command"`
 	// Timeout of the command. Default (and when 0) 30s.
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+
+	// PluginRoot is set on a plugin's hooks (not a key of odin.yaml): the
+	// hook gets it as $CLAUDE_PLUGIN_ROOT, as under Claude Code.
+	PluginRoot string `mapstructure:"-" yaml:"-"`
 }
 
 // Context configures history compaction.

@@ -363,8 +363,9 @@ func (l loader) addHooks(events claudeHooks) {
 					continue
 				}
 				l.p.Hooks[event] = append(l.p.Hooks[event], config.Hook{Matcher: matcher,
-					Command: strings.ReplaceAll(h.Command, RootVar, l.p.Dir),
-					Timeout: time.Duration(h.Timeout * float64(time.Second))})
+					Command:    strings.ReplaceAll(h.Command, RootVar, l.p.Dir),
+					Timeout:    time.Duration(h.Timeout * float64(time.Second)),
+					PluginRoot: l.p.Dir})
 			}
 		}
 	}
@@ -479,11 +480,15 @@ func (l loader) server(src, name string, raw json.RawMessage) (config.MCPServer,
 	for _, a := range e.Args {
 		s.Args = append(s.Args, sub(a))
 	}
-	if len(e.Env) > 0 {
+	if len(e.Env) > 0 || s.Command != "" {
 		s.Env = map[string]string{}
 		for k, v := range e.Env {
 			s.Env[k] = sub(v)
 		}
+	}
+	if s.Command != "" {
+		// A stdio server's scripts may read it, as under Claude Code.
+		s.Env["CLAUDE_PLUGIN_ROOT"] = l.p.Dir
 	}
 	if len(e.Headers) > 0 {
 		s.Headers = map[string]string{}

@@ -41,13 +41,13 @@ func TestLoadClaudeCodePlugin(t *testing.T) {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	wantHooks := map[string][]config.Hook{
-		"PreToolUse": {{Matcher: "ExecuteCommand", Command: `"` + dir + `/scripts/guard.sh"`, Timeout: 10 * time.Second}},
+		"PreToolUse": {{Matcher: "ExecuteCommand", Command: `"` + dir + `/scripts/guard.sh"`, Timeout: 10 * time.Second, PluginRoot: dir}},
 	}
 	if diff := cmp.Diff(wantHooks, p.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}
 	wantMCP := map[string]config.MCPServer{"release-db": {Command: dir + "/bin/release-db",
-		Args: []string{"--data", dir + "/data"}, Env: map[string]string{"RELEASE_DB_MODE": "read-only"}}}
+		Args: []string{"--data", dir + "/data"}, Env: map[string]string{"RELEASE_DB_MODE": "read-only", "CLAUDE_PLUGIN_ROOT": dir}}}
 	if diff := cmp.Diff(wantMCP, p.MCPServers); diff != "" {
 		t.Errorf("mcp servers (-want +got):\n%s", diff)
 	}
@@ -117,7 +117,7 @@ func TestManifestPathsAndInlineComponents(t *testing.T) {
 	if diff := cmp.Diff([]string{filepath.Join(dir, "more-agents")}, p.AgentDirs); diff != "" {
 		t.Errorf("agent dirs (-want +got):\n%s", diff)
 	}
-	want := map[string][]config.Hook{"PostToolUse": {{Matcher: "WriteFile|EditTool|mcp__db__query", Command: "echo " + dir}}}
+	want := map[string][]config.Hook{"PostToolUse": {{Matcher: "WriteFile|EditTool|mcp__db__query", Command: "echo " + dir, PluginRoot: dir}}}
 	if diff := cmp.Diff(want, p.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}

@@ -301,7 +301,13 @@ func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session strin
 	out := hookOutcome{timeout: timeout}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
+	// CLAUDE_PROJECT_DIR too, so hooks written for Claude Code (plugins')
+	// find the project as they expect.
+	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "CLAUDE_PROJECT_DIR=" + h.opts.Root,
+		"ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
+	if hk.PluginRoot != "" {
+		env = append(env, "CLAUDE_PLUGIN_ROOT="+hk.PluginRoot)
+	}
 	proc, err := h.opts.Launcher.Command(cctx, sandbox.Spec{Args: []string{h.opts.Shell, "-c", hk.Command}, Dir: h.opts.Root,
 		Env: env, Write: true, Agent: "hooks", Visible: h.opts.Visible})
 	if err != nil {

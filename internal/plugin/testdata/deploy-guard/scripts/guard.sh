@@ -1,11 +1,11 @@
 #!/bin/sh
 # PreToolUse guard: the event arrives as JSON on stdin; exit 2 blocks the
-# call and stderr tells the model why.
+# call and stderr tells the model why. The refusal text lives beside the
+# script, found through $CLAUDE_PLUGIN_ROOT as Claude Code sets it.
 event=$(cat)
-if [ -n "$GUARD_LOG" ]; then printf '%s\n' "$event" >> "$GUARD_LOG"; fi
 case "$event" in
 *deploy*)
-	echo "deploy-guard: deploys go through the release pipeline, not an agent" >&2
+	cat "$CLAUDE_PLUGIN_ROOT/scripts/refusal.txt" >&2
 	exit 2
 	;;
 esac
