@@ -268,6 +268,10 @@ type Hook struct {
 	// PluginRoot is set on a plugin's hooks (not a key of odin.yaml): the
 	// hook gets it as $CLAUDE_PLUGIN_ROOT, as under Claude Code.
 	PluginRoot string `mapstructure:"-" yaml:"-"`
+	// ToolNames renames tool_name in the event this hook receives (Odin's
+	// name to the one the hook was written for: ExecuteCommand to Bash
+	// for a Claude Code plugin's hook). Not a key of odin.yaml.
+	ToolNames map[string]string `mapstructure:"-" yaml:"-"`
 }
 
 // Context configures history compaction.

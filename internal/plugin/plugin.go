@@ -286,6 +286,18 @@ var claudeTools = map[string]string{
 	"WebFetch": "WebFetch", "WebSearch": "WebSearch", "TodoWrite": "TodoWrite",
 }
 
+// odinToClaude is claudeTools reversed: a plugin's hook reads tool_name
+// as Claude Code names it.
+var odinToClaude = func() map[string]string {
+	m := map[string]string{}
+	for c, o := range claudeTools {
+		if c != o {
+			m[o] = c
+		}
+	}
+	return m
+}()
+
 func (l loader) hooks(raw json.RawMessage) error {
 	sources := map[string]json.RawMessage{}
 	def := filepath.Join(l.p.Dir, "hooks", "hooks.json")
@@ -365,7 +377,8 @@ func (l loader) addHooks(events claudeHooks) {
 				l.p.Hooks[event] = append(l.p.Hooks[event], config.Hook{Matcher: matcher,
 					Command:    strings.ReplaceAll(h.Command, RootVar, l.p.Dir),
 					Timeout:    time.Duration(h.Timeout * float64(time.Second)),
-					PluginRoot: l.p.Dir})
+					PluginRoot: l.p.Dir,
+					ToolNames:  odinToClaude})
 			}
 		}
 	}

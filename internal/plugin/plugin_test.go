@@ -41,7 +41,8 @@ func TestLoadClaudeCodePlugin(t *testing.T) {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	wantHooks := map[string][]config.Hook{
-		"PreToolUse": {{Matcher: "ExecuteCommand", Command: `"` + dir + `/scripts/guard.sh"`, Timeout: 10 * time.Second, PluginRoot: dir}},
+		"PreToolUse": {{Matcher: "ExecuteCommand", Command: `"` + dir + `/scripts/guard.sh"`, Timeout: 10 * time.Second, PluginRoot: dir,
+			ToolNames: map[string]string{"ExecuteCommand": "Bash", "ReadFile": "Read", "WriteFile": "Write", "EditTool": "Edit", "MultiEditTool": "MultiEdit"}}},
 	}
 	if diff := cmp.Diff(wantHooks, p.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
@@ -117,7 +118,7 @@ func TestManifestPathsAndInlineComponents(t *testing.T) {
 	if diff := cmp.Diff([]string{filepath.Join(dir, "more-agents")}, p.AgentDirs); diff != "" {
 		t.Errorf("agent dirs (-want +got):\n%s", diff)
 	}
-	want := map[string][]config.Hook{"PostToolUse": {{Matcher: "WriteFile|EditTool|mcp__db__query", Command: "echo " + dir, PluginRoot: dir}}}
+	want := map[string][]config.Hook{"PostToolUse": {{Matcher: "WriteFile|EditTool|mcp__db__query", Command: "echo " + dir, PluginRoot: dir, ToolNames: odinToClaude}}}
 	if diff := cmp.Diff(want, p.Hooks); diff != "" {
 		t.Errorf("hooks (-want +got):\n%s", diff)
 	}

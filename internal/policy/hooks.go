@@ -196,7 +196,15 @@ func (h *Hooks) Run(ctx context.Context, in HookInput) HookResult {
 		if ctx.Err() != nil {
 			return res
 		}
-		out := h.runOne(ctx, hk, in.Event, in.SessionID, stdin)
+		event := stdin
+		if name, ok := hk.ToolNames[in.ToolName]; ok && in.ToolName != "" {
+			renamed := in
+			renamed.ToolName = name
+			if b, err := json.Marshal(renamed); err == nil {
+				event = b
+			}
+		}
+		out := h.runOne(ctx, hk, in.Event, in.SessionID, event)
 		switch {
 		case out.err != nil:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s hook %q could not run: %v", in.Event, hk.Command, out.err))
