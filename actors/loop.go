@@ -55,6 +55,8 @@ func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus,
 				msg = r.Err.Error()
 			}
 			bus.Publish(messages.Retrying{Origin: origin, Attempt: r.Attempt, WaitMS: r.Wait, Error: msg})
+		case llm.EventRateLimit:
+			bus.Publish(messages.RateLimited{Origin: origin, Provider: ev.RateWait.Provider, WaitMS: ev.RateWait.Wait})
 		}
 	})
 }

@@ -82,7 +82,25 @@ type Provider struct {
 	MaxRetries int `mapstructure:"max_retries" yaml:"max_retries"`
 	// Headers are extra HTTP headers sent with every request.
 	Headers map[string]string `mapstructure:"headers" yaml:"headers"`
+	// RateLimit is the provider's quota, shared by every agent of every
+	// session in the process: calls queue for it instead of drawing 429s.
+	// Unset (the default) means no limit of Odin's own; a 429 with
+	// Retry-After still pauses every call to the provider.
+	RateLimit RateLimit `mapstructure:"rate_limit" yaml:"rate_limit"`
 }
+
+// RateLimit is a request and token quota per minute; 0 means no limit.
+type RateLimit struct {
+	// RequestsPerMinute spaces requests evenly: 600 lets one go every
+	// 100ms.
+	RequestsPerMinute int `mapstructure:"requests_per_minute" yaml:"requests_per_minute"`
+	// TokensPerMinute bounds the prompt tokens (estimated) plus the
+	// completion cap of the requests sent in any minute.
+	TokensPerMinute int `mapstructure:"tokens_per_minute" yaml:"tokens_per_minute"`
+}
+
+// IsZero reports whether no limit is set.
+func (r RateLimit) IsZero() bool { return r.RequestsPerMinute == 0 && r.TokensPerMinute == 0 }
 
 // Models names the models by role.
 type Models struct {
@@ -104,6 +122,10 @@ type ModelInfo struct {
 	MaxOutput int `mapstructure:"max_output" yaml:"max_output"`
 	// Price per million tokens, in US dollars.
 	Price Price `mapstructure:"price" yaml:"price"`
+	// RateLimit is this model's own quota when it differs from its
+	// provider's (providers.NAME.rate_limit): its calls draw from a bucket
+	// of their own, shared by every agent, instead of the provider's.
+	RateLimit RateLimit `mapstructure:"rate_limit" yaml:"rate_limit"`
 }
 
 // Price is a model's price per million tokens.
@@ -242,6 +264,14 @@ type Hook struct {
 	Command string `mapstructure:"command" yaml:"command"`
 	// Timeout of the command. Default (and when 0) 30s.
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
+
+	// PluginRoot is set on a plugin's hooks (not a key of odin.yaml): the
+	// hook gets it as $CLAUDE_PLUGIN_ROOT, as under Claude Code.
+	PluginRoot string `mapstructure:"-" yaml:"-"`
+	// ToolNames renames tool_name in the event this hook receives (Odin's
+	// name to the one the hook was written for: ExecuteCommand to Bash
+	// for a Claude Code plugin's hook). Not a key of odin.yaml.
+	ToolNames map[string]string `mapstructure:"-" yaml:"-"`
 }
 
 // Context configures history compaction.

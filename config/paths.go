@@ -34,6 +34,13 @@ func StateDir(env EnvFunc) string {
 	return xdgDir(env, "XDG_STATE_HOME", filepath.Join(".local", "state"))
 }
 
+// DataDir is where Odin keeps what the user installs (plugins):
+// $XDG_DATA_HOME/odin, else ~/.local/share/odin, or "" when neither
+// variable gives an absolute path. A nil env means os.LookupEnv.
+func DataDir(env EnvFunc) string {
+	return xdgDir(env, "XDG_DATA_HOME", filepath.Join(".local", "share"))
+}
+
 // xdgDir follows the XDG base directory rule: a relative $XDG_* value is
 // invalid and ignored.
 func xdgDir(env EnvFunc, xdgVar, homeRel string) string {

@@ -25,6 +25,8 @@ type ResolvedProvider struct {
 	MaxRetries  int
 	// Headers is a copy; the caller may keep it.
 	Headers map[string]string
+	// RateLimit is providers.<Name>.rate_limit.
+	RateLimit RateLimit
 }
 
 // ModelRef is a model resolved to the provider that serves it and what
@@ -43,6 +45,9 @@ type ModelRef struct {
 	Price Price
 	// Known reports whether model_info describes the model.
 	Known bool
+	// RateLimit is model_info.<ID>.rate_limit: zero when the model shares
+	// its provider's quota.
+	RateLimit RateLimit
 }
 
 // ResolveModel resolves "main", "small" or an explicit model id. The model's
@@ -86,7 +91,9 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 			Budget:      p.Budget,
 			MaxRetries:  p.MaxRetries,
 			Headers:     maps.Clone(p.Headers),
+			RateLimit:   p.RateLimit,
 		},
+		RateLimit:     info.RateLimit,
 		ContextWindow: info.ContextWindow,
 		MaxOutput:     info.MaxOutput,
 		Price:         info.Price,

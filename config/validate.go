@@ -179,6 +179,7 @@ func (v *validator) providers(c *Config) {
 		v.notNegativeDuration(key+".idle_timeout", p.IdleTimeout)
 		v.notNegativeDuration(key+".budget", p.Budget)
 		notNegative(v, key+".max_retries", p.MaxRetries)
+		v.rateLimit(key+".rate_limit", p.RateLimit)
 		for _, h := range sortedKeys(p.Headers) {
 			if !headerName.MatchString(h) {
 				v.add(key+".headers."+h, "not a valid HTTP header name")
@@ -198,6 +199,7 @@ func (v *validator) modelInfo(c *Config, key string, m ModelInfo) {
 	}
 	v.positive(key+".context_window", m.ContextWindow)
 	notNegative(v, key+".max_output", m.MaxOutput)
+	v.rateLimit(key+".rate_limit", m.RateLimit)
 	if m.ContextWindow > 0 && m.MaxOutput > m.ContextWindow {
 		v.add(key+".max_output", "must not exceed context_window (%d > %d)", m.MaxOutput, m.ContextWindow)
 	}
@@ -374,4 +376,9 @@ func (v *validator) mcp(m MCP) {
 		}
 		v.notNegativeDuration(key+".timeout", s.Timeout)
 	}
+}
+
+func (v *validator) rateLimit(key string, r RateLimit) {
+	notNegative(v, key+".requests_per_minute", r.RequestsPerMinute)
+	notNegative(v, key+".tokens_per_minute", r.TokensPerMinute)
 }

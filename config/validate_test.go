@@ -48,6 +48,15 @@ func TestValidate(t *testing.T) {
 			`model_info.m.max_output: must not exceed context_window (200 > 100)`,
 			`model_info.m.price.input: must not be negative (got -1)`,
 		}},
+		{"rate limits", func(c *Config) {
+			p := c.Providers["openai"]
+			p.RateLimit = RateLimit{RequestsPerMinute: -1}
+			c.Providers["openai"] = p
+			c.ModelInfo["m"] = ModelInfo{ContextWindow: 100, RateLimit: RateLimit{TokensPerMinute: -5}}
+		}, []string{
+			`providers.openai.rate_limit.requests_per_minute: must not be negative (got -1)`,
+			`model_info.m.rate_limit.tokens_per_minute: must not be negative (got -5)`,
+		}},
 		{"model_info window", func(c *Config) { c.ModelInfo["m"] = ModelInfo{} }, []string{`model_info.m.context_window: must be positive (got 0)`}},
 		{"agent name", func(c *Config) { c.Agents = map[string]Agent{"Bad Name": {Description: "d", Prompt: "p"}} },
 			[]string{`agents.Bad Name: invalid agent name: use lower-case letters, digits, '-' and '_', starting with a letter, at most 41 characters`}},

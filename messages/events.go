@@ -89,6 +89,14 @@ type Retrying struct {
 	Error   string `json:"error"`
 }
 
+// RateLimited: a model call waits for its provider's quota, shared by
+// every agent (providers.NAME.rate_limit), or for the pause a 429 set.
+type RateLimited struct {
+	Origin
+	Provider string `json:"provider"`
+	WaitMS   int64  `json:"wait_ms"`
+}
+
 // ToolStarted: a tool call began.
 type ToolStarted struct {
 	Origin
@@ -236,6 +244,7 @@ func (TurnStarted) EventType() string       { return "turn_started" }
 func (TextDelta) EventType() string         { return "text_delta" }
 func (ReasoningDelta) EventType() string    { return "reasoning_delta" }
 func (Retrying) EventType() string          { return "retrying" }
+func (RateLimited) EventType() string       { return "rate_limited" }
 func (ToolStarted) EventType() string       { return "tool_started" }
 func (ToolFinished) EventType() string      { return "tool_finished" }
 func (AgentStarted) EventType() string      { return "agent_started" }

@@ -25,6 +25,7 @@ import (
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/models"
+	"github.com/odin-code/odin/internal/plugin"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/sandbox"
@@ -51,6 +52,11 @@ type globalFlags struct {
 	// trusting is set by `odin trust`, which must load a project whose
 	// config is valid only with the settings that wait for trust.
 	trusting bool
+
+	// rates are the process's rate-limit buckets. They ride with the flags
+	// because every app of the process (each session of `odin serve` loads
+	// its own) is built from a copy of them: all draw from one quota.
+	rates *llm.RateLimits
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -100,6 +106,7 @@ type app struct {
 	env      config.EnvFunc
 	stateDir string
 	userDir  string
+	dataDir  string // installed plugins (config.DataDir)
 	log      zerolog.Logger
 	closers  []io.Closer
 
@@ -126,6 +133,11 @@ type app struct {
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
 
+	// plugins are the enabled plugins whose parts this app uses
+	// (plugin.go); disabled ones are not here.
+	plugins     []*plugin.Plugin
+	pluginNotes []pluginNote // shown once by untrustedNotice
+
 	mcp *mcp.Manager // built on first use; closed with the app
 	// mcpBus is the bus of the session a frontend listens to (nil before
 	// one subscribes); mcpPending are the server failures reported before
@@ -149,7 +161,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			secrets = append(secrets, a.cfg.Web.Search.APIKeyEnv)
 		}
 		var protected []string
-		for _, d := range []string{a.userDir, a.stateDir} {
+		for _, d := range []string{a.userDir, a.stateDir, a.dataDir} {
 			if d != "" {
 				protected = append(protected, d)
 			}
@@ -204,7 +216,9 @@ func loadApp(g *globalFlags) (*app, error) {
 	// One rule for everything the project supplies: what can run code,
 	// send data, change the endpoint or a mode, or replace a built-in
 	// agent waits for trust, fingerprinted together.
-	pt := collectTrust(root, src, instr)
+	dataDir := config.DataDir(env)
+	plugins, pluginProblems := plugin.Discover(dataDir, plugin.ProjectDirs(root))
+	pt := collectTrust(root, src, instr, plugins)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
 	if prev, ok := store.Previous(root); ok && !pt.trusted {
 		pt.previous = append([]string{}, prev...)
@@ -225,7 +239,7 @@ func loadApp(g *globalFlags) (*app, error) {
 		}
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
-		stateDir: config.StateDir(env), clients: map[string]llm.Client{}, trust: pt, instr: instr}
+		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
 	if a.stateDir != "" {
 		// Transcripts, log and history live here: owner-only. Failing is
 		// not fatal (the store reports a real problem when it opens).
@@ -237,6 +251,10 @@ func loadApp(g *globalFlags) (*app, error) {
 	for _, sk := range instr.Skipped {
 		a.warn(sk.String())
 	}
+	for _, p := range pluginProblems {
+		a.warn(p)
+	}
+	a.usePlugins(plugins)
 	logPath := cfg.Log.File
 	if logPath == "" && a.stateDir != "" {
 		logPath = filepath.Join(a.stateDir, "odin.log")
@@ -278,7 +296,7 @@ func (a *app) untrustedNotice() string {
 		}
 		b.WriteString("\nRun `odin trust` to honour them.")
 	}
-	for _, w := range a.warnings {
+	for _, w := range append(slices.Clone(a.warnings), a.takePluginNotes()...) {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
@@ -307,12 +325,35 @@ func (a *app) model(name string) (actors.Model, error) {
 		p := ref.Provider
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
 			IdleTimeout: p.IdleTimeout, Budget: p.Budget, Provider: ref.ProviderName,
-			MaxRetries: p.MaxRetries, Headers: p.Headers})
+			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref)})
 		a.clients[ref.ProviderName] = c
 	}
 	m := actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}
 	a.applyCatalog(&m, ref)
 	return m, nil
+}
+
+// limiter is the shared quota of ref's provider: one bucket per provider
+// name and endpoint in the process, and one per model of model_info with
+// a rate_limit of its own.
+func (a *app) limiter(ref config.ModelRef) *llm.Limiter {
+	rates := a.flags.rates
+	if rates == nil {
+		rates = llm.NewRateLimits()
+		a.flags.rates = rates
+	}
+	key := ref.ProviderName + " " + ref.Provider.BaseURL
+	models := map[string]*llm.Bucket{}
+	for id, info := range a.cfg.ModelInfo {
+		prov := info.Provider
+		if prov == "" {
+			prov = a.cfg.Provider
+		}
+		if prov == ref.ProviderName && !info.RateLimit.IsZero() {
+			models[id] = rates.Bucket(key+" "+strings.ToLower(id), llm.RateLimit(info.RateLimit))
+		}
+	}
+	return llm.NewLimiter(rates.Bucket(key, llm.RateLimit(ref.Provider.RateLimit)), models)
 }
 
 // checkProvider fails early, with the message that says what to set, when
@@ -363,6 +404,9 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if a.stateDir != "" {
 		protected = append(protected, a.stateDir)
 	}
+	if a.dataDir != "" {
+		protected = append(protected, a.dataDir)
+	}
 	perms := a.cfg.Permissions
 	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
 	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
@@ -376,7 +420,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		// once per session.
 		bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
 	}
-	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher})
+	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher, Visible: a.pluginDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -391,7 +435,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: agentDirs(a.root), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
+		AgentDirs: a.agentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -554,6 +598,7 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	} else if _, own := decl["PATH"]; !own {
 		return nil, nil, err
 	}
+	visible = append(visible, a.pluginDirs()...)
 	l := a.sandbox()
 	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
 		Network: sandbox.NetworkFull, Visible: visible})

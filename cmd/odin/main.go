@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/sandbox"
 )
 
@@ -66,8 +67,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// newRootFlags returns the flags of one process, holding its shared
+// rate-limit buckets.
+func newRootFlags() *globalFlags { return &globalFlags{rates: llm.NewRateLimits()} }
+
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	g := &globalFlags{}
+	g := newRootFlags()
 	var cont bool
 	var resume string
 	root := &cobra.Command{
@@ -128,6 +133,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newACPCmd(g, stdin, stdout),
 		newServeCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),
+		newPluginCmd(g, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())

@@ -193,6 +193,8 @@ func (r *renderer) event(env messages.Envelope) {
 			r.said.Reset()
 		}
 		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
+	case messages.RateLimited:
+		r.progress("  %s %s: waiting for rate limit (%s), %s", r.paint("33", "…"), termsafe.Line(ev.Agent), termsafe.Line(ev.Provider), time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
 		r.progress("  %s %s", r.paint("33", "!"), termsafe.Text(ev.Text))
 	case messages.Resync:

@@ -64,11 +64,12 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 		opts.Banner = append(opts.Banner, a.replayTurns(ctx, first.ID(), replayedTurns)...)
 	}
 	if !a.trust.trusted {
-		opts.UntrustedCommandDirs = commandDirs(a.root)
+		opts.UntrustedCommandDirs = append(commandDirs(a.root), projectPluginDirs(a.plugins, true)...)
 	}
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
 	}
+	opts.CommandDirs = append(opts.CommandDirs, a.pluginCommandDirs()...)
 	if a.stateDir != "" {
 		opts.HistoryPath = filepath.Join(a.stateDir, "history")
 	}

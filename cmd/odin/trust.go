@@ -6,6 +6,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/instructions"
+	"github.com/odin-code/odin/internal/plugin"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/term"
 )
@@ -38,10 +39,11 @@ func commandDirs(root string) []string {
 // collectTrust gathers the trust items of the project at root: the keys of
 // its odin.yaml (config's rule), its agent files, its command files and the
 // check commands its instruction files, package.json or Makefile write.
-func collectTrust(root string, src *config.Sources, instr instructions.Result) projectTrust {
+func collectTrust(root string, src *config.Sources, instr instructions.Result, plugins []*plugin.Plugin) projectTrust {
 	pt := projectTrust{items: src.TrustItems()}
-	pt.items = append(pt.items, actors.AgentTrustItems(root, agentDirs(root))...)
-	pt.items = append(pt.items, term.CommandTrustItems(root, commandDirs(root)...)...)
+	pt.items = append(pt.items, actors.AgentTrustItems(root, append(agentDirs(root), projectPluginDirs(plugins, false)...))...)
+	pt.items = append(pt.items, term.CommandTrustItems(root, append(commandDirs(root), projectPluginDirs(plugins, true)...)...)...)
+	pt.items = append(pt.items, pluginTrustItems(root, plugins)...)
 	file := ""
 	for _, s := range instructions.Project(instr.Sources) {
 		if len(qa.FromInstructions(s.Content)) > 0 {

@@ -3,5 +3,7 @@
 // adapter that speaks the OpenAI Chat Completions wire protocol through
 // openai-go (the only package that imports it).
 //
-// A Client is safe for concurrent use; each Stream call is independent.
+// A Client is safe for concurrent use; each Stream call is independent,
+// except that the calls of one provider may share a rate limit (RateLimits,
+// Limiter): they queue for its quota and a 429 pauses all of them.
 package llm

@@ -133,6 +133,9 @@ const (
 	EventToolCall
 	// EventRetry reports that the call failed and will be retried (Retry).
 	EventRetry
+	// EventRateLimit reports that the call waits for the provider's shared
+	// quota (RateWait) before its next attempt.
+	EventRateLimit
 )
 
 // RetryInfo describes a retry about to happen.
@@ -149,6 +152,7 @@ type Event struct {
 	Text     string
 	ToolCall *ToolCall
 	Retry    *RetryInfo
+	RateWait *RateWaitInfo
 }
 
 // Client streams chat completions.

@@ -87,6 +87,10 @@ type OpenAIOptions struct {
 	Now func() time.Time
 	// Jitter returns a random duration in [0, d); nil uses math/rand.
 	Jitter func(d time.Duration) time.Duration
+	// Limiter is the provider's shared quota (see RateLimits): every
+	// attempt waits for its turn, and a 429 pauses it for every caller.
+	// Nil means no quota of Odin's own.
+	Limiter *Limiter
 }
 
 // OpenAI is a Client for any OpenAI-compatible Chat Completions endpoint.
@@ -213,6 +217,12 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		if bctx.Err() != nil {
 			return nil, c.budgetError(attempt-1, nil)
 		}
+		if err := c.rateWait(bctx, &req, onEvent); err != nil {
+			if ctx.Err() == nil {
+				return nil, c.budgetError(attempt-1, nil)
+			}
+			return nil, canceled(ctx.Err(), attempt-1)
+		}
 		resp, err := c.attempt(bctx, &req, params, onEvent)
 		if err == nil {
 			return resp, nil
@@ -225,15 +235,15 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		if ctx.Err() == nil && bctx.Err() != nil {
 			return nil, c.budgetError(attempt, e)
 		}
-		if e.Kind == KindCanceled || !e.Retryable() || attempt > c.opts.MaxRetries {
-			return nil, e
-		}
 		wait := c.backoff(attempt)
 		if e.RetryAfter > 0 {
-			if e.RetryAfter > c.opts.MaxRetryAfter {
-				return nil, e
-			}
-			wait = e.RetryAfter
+			wait = min(e.RetryAfter, c.opts.MaxRetryAfter)
+		}
+		// Even a call that gives up holds the others off: the quota is
+		// spent for every agent of the provider.
+		c.ratePause(&req, e, wait)
+		if e.Kind == KindCanceled || !e.Retryable() || attempt > c.opts.MaxRetries || e.RetryAfter > c.opts.MaxRetryAfter {
+			return nil, e
 		}
 		onEvent(Event{Kind: EventRetry, Retry: &RetryInfo{Attempt: attempt, Wait: wait.Milliseconds(), Err: e}})
 		if err := c.opts.Sleep(bctx, wait); err != nil {

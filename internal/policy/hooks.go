@@ -106,6 +106,9 @@ type HooksOptions struct {
 	// Launcher runs the hooks in the session's sandbox, with edit-mode
 	// rights; nil runs them unconfined with a filtered environment.
 	Launcher *sandbox.Launcher
+	// Visible are directories the hooks' scripts live in (plugins'), kept
+	// readable in the sandbox even under /tmp (sandbox.Spec.Visible).
+	Visible []string
 }
 
 // Hooks runs the user's hook commands (config.Hooks) on session events.
@@ -193,7 +196,15 @@ func (h *Hooks) Run(ctx context.Context, in HookInput) HookResult {
 		if ctx.Err() != nil {
 			return res
 		}
-		out := h.runOne(ctx, hk, in.Event, in.SessionID, stdin)
+		event := stdin
+		if name, ok := hk.ToolNames[in.ToolName]; ok && in.ToolName != "" {
+			renamed := in
+			renamed.ToolName = name
+			if b, err := json.Marshal(renamed); err == nil {
+				event = b
+			}
+		}
+		out := h.runOne(ctx, hk, in.Event, in.SessionID, event)
 		switch {
 		case out.err != nil:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s hook %q could not run: %v", in.Event, hk.Command, out.err))
@@ -298,9 +309,15 @@ func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session strin
 	out := hookOutcome{timeout: timeout}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
+	// CLAUDE_PROJECT_DIR too, so hooks written for Claude Code (plugins')
+	// find the project as they expect.
+	env := append([]string{"ODIN_PROJECT_DIR=" + h.opts.Root, "CLAUDE_PROJECT_DIR=" + h.opts.Root,
+		"ODIN_SESSION_ID=" + session, "ODIN_HOOK_EVENT=" + event}, h.opts.Env...)
+	if hk.PluginRoot != "" {
+		env = append(env, "CLAUDE_PLUGIN_ROOT="+hk.PluginRoot)
+	}
 	proc, err := h.opts.Launcher.Command(cctx, sandbox.Spec{Args: []string{h.opts.Shell, "-c", hk.Command}, Dir: h.opts.Root,
-		Env: env, Write: true, Agent: "hooks"})
+		Env: env, Write: true, Agent: "hooks", Visible: h.opts.Visible})
 	if err != nil {
 		out.err = err
 		return out

@@ -27,6 +27,7 @@ type Activity struct {
 	gateTask  string
 	todos     []messages.Todo
 	approvals int
+	rateUntil time.Time // the Orchestrator waits for the provider's quota
 }
 
 type agentRow struct {
@@ -36,6 +37,7 @@ type agentRow struct {
 	tools               int
 	last                string
 	restarts            int
+	rateUntil           time.Time
 }
 
 // Busy reports whether a turn is running.
@@ -120,6 +122,13 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, StageRound(ev.GateStageResult))
 			a.gateTask = ev.TaskID
 		}
+	case messages.RateLimited:
+		until := now.Add(time.Duration(ev.WaitMS) * time.Millisecond)
+		if ev.TaskID == "" {
+			a.rateUntil = until
+		} else if r := a.agent(ev.TaskID); r != nil {
+			r.rateUntil = until
+		}
 	case messages.TodosUpdated:
 		a.todos = append([]messages.Todo(nil), ev.Todos...)
 	case messages.ApprovalRequested:
@@ -153,6 +162,8 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 	phase := a.phase
 	if a.approvals > 0 {
 		phase = "waiting for your approval"
+	} else if w := rateWait(a.rateUntil, now); w != "" {
+		phase = w
 	}
 	head := fmt.Sprintf("%s %s %s", spin, th.Paint(th.Bold, "odin"), phase)
 	meta := []string{Elapsed(now.Sub(a.started))}
@@ -172,7 +183,9 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
 		}
 		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, termsafe.Line(r.agent)), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
-		if r.last != "" {
+		if w := rateWait(r.rateUntil, now); w != "" {
+			line += th.Paint(th.Dim, " · "+w)
+		} else if r.last != "" {
 			line += th.Paint(th.Dim, " · "+firstLine(r.last))
 		}
 		if a.gateTask != "" && a.gateTask == r.taskID {
@@ -205,6 +218,15 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 		lines[i] = Truncate(termsafe.Styled(lines[i]), width)
 	}
 	return lines
+}
+
+// rateWait is "waiting for rate limit, 3 s" while now is before until,
+// counting down in whole seconds; "" after.
+func rateWait(until, now time.Time) string {
+	if !now.Before(until) {
+		return ""
+	}
+	return fmt.Sprintf("waiting for rate limit, %d s", int((until.Sub(now)+time.Second-1)/time.Second))
 }
 
 // Truncate cuts a styled line to width columns with an ellipsis (width

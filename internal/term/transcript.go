@@ -117,6 +117,8 @@ func (t *transcript) event(ev messages.Event) []string {
 		return []string{fmt.Sprintf("  %s %s (round %d): %s — %s", th.Paint(th.Gate, "⚖"), ev.Stage, StageRound(ev.GateStageResult), mark, firstLine(ev.Summary))}
 	case messages.Retrying:
 		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: model call failed (%s); retry %d in %s", termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))}
+	case messages.RateLimited:
+		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: waiting for rate limit (%s), %s", termsafe.Line(ev.Agent), termsafe.Line(ev.Provider), time.Duration(ev.WaitMS)*time.Millisecond))}
 	case messages.Notice:
 		st := th.Warn
 		if ev.Level == "info" {

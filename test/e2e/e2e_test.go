@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
@@ -91,29 +92,38 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"model":    cmdModel,
-			"exitcode": cmdExitCode,
-			"requests": cmdRequests,
-			"sent":     cmdSent,
-			"serve":    cmdServe,
-			"attacker": cmdAttacker,
-			"attacked": cmdAttacked,
+			"model":       cmdModel,
+			"exitcode":    cmdExitCode,
+			"requests":    cmdRequests,
+			"sent":        cmdSent,
+			"serve":       cmdServe,
+			"attacker":    cmdAttacker,
+			"attacked":    cmdAttacked,
+			"ratelimited": cmdRateLimited,
 		},
 		RequireExplicitExec: true,
 	})
 }
 
-// model SCRIPT starts the scripted model server with SCRIPT (a YAML file
-// in the work dir; {{root}} is the work dir, {{serve_url}} the URL of a
-// `serve` run before) and points odin at it.
+// model [-quota N] SCRIPT starts the scripted model server with SCRIPT (a
+// YAML file in the work dir; {{root}} is the work dir, {{serve_url}} the
+// URL of a `serve` run before) and points odin at it. -quota N answers 429
+// (Retry-After: 1) above N requests a second.
 func cmdModel(ts *testscript.TestScript, neg bool, args []string) {
+	opts := []llmtest.ServerOption{}
+	if len(args) == 3 && args[0] == "-quota" {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		opts = append(opts, llmtest.WithRateLimit(n, time.Second))
+		args = args[2:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: model SCRIPT")
+		ts.Fatalf("usage: model [-quota N] SCRIPT")
 	}
 	script, err := llmtest.LoadScript(ts.MkAbs(args[0]))
 	ts.Check(err)
 	vars := map[string]string{"root": ts.Getenv("WORK"), "serve_url": ts.Getenv("SERVE_URL")}
-	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(vars))
+	srv, err := llmtest.Serve("127.0.0.1:0", script, append(opts, llmtest.WithVars(vars))...)
 	ts.Check(err)
 	ts.Defer(func() { srv.Close() })
 	servers.Store(ts, srv)
@@ -126,6 +136,21 @@ func server(ts *testscript.TestScript) *llmtest.Server {
 		ts.Fatalf("no model server: run `model SCRIPT` first")
 	}
 	return v.(*llmtest.Server)
+}
+
+// ratelimited MAX logs how many requests the model server answered 429
+// (model -quota) and requires at most MAX (with !, more than MAX).
+func cmdRateLimited(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: ratelimited MAX")
+	}
+	limit, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	got := server(ts).RateLimited()
+	ts.Logf("the model server answered %d requests with 429", got)
+	if (got <= limit) == neg {
+		ts.Fatalf("%d requests answered 429, want at most %d (or more with !)", got, limit)
+	}
 }
 
 // exitcode N PROG ARGS... runs PROG and requires exit status N; its

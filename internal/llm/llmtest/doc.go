@@ -1,7 +1,8 @@
 // Package llmtest provides Odin's scripted model: a Script of canned turns
 // per agent, served either by an OpenAI-compatible HTTP server (real HTTP
 // and SSE, with latency, faults — errors, cut or stalled streams, error
-// objects mid-stream — and provider quirks) or by an in-process
+// objects mid-stream, a provider's per-second quota answered with 429 —
+// and provider quirks) or by an in-process
 // Client implementing llm.Client.
 //
 // Every Odin test and the offline demo use it as "the model". A Script

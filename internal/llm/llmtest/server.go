@@ -132,8 +132,9 @@ func (r ChatRequest) LLMMessages() []llm.Message {
 type ServerOption func(*serverConfig)
 
 type serverConfig struct {
-	vars map[string]string
-	log  io.Writer
+	vars  map[string]string
+	log   io.Writer
+	quota *quota
 }
 
 // WithVars substitutes {{name}} in the script's strings (see Script.WithVars).
@@ -146,6 +147,45 @@ func WithVars(vars map[string]string) ServerOption {
 // it (see cmd/scripted-model).
 func WithLog(w io.Writer) ServerOption {
 	return func(c *serverConfig) { c.log = w }
+}
+
+// WithRateLimit makes the server enforce a provider's quota: a request
+// arriving when perSecond requests were already served in the last second
+// is answered 429 with Retry-After (in whole seconds, at least 1) instead
+// of taking a step. Rejected requests do not count against the quota, as
+// with real providers; RateLimited counts them.
+func WithRateLimit(perSecond int, retryAfter time.Duration) ServerOption {
+	return func(c *serverConfig) {
+		c.quota = &quota{perSecond: perSecond, retryAfter: max(retryAfter, time.Second)}
+	}
+}
+
+// quota is WithRateLimit's sliding one-second window.
+type quota struct {
+	perSecond  int
+	retryAfter time.Duration
+
+	mu       sync.Mutex
+	served   []time.Time // within the last second
+	rejected int
+}
+
+// admit reports whether a request arriving now is within the quota, and
+// counts it as served if it is.
+func (q *quota) admit(now time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cut := 0
+	for cut < len(q.served) && now.Sub(q.served[cut]) >= time.Second {
+		cut++
+	}
+	q.served = q.served[cut:]
+	if len(q.served) >= q.perSecond {
+		q.rejected++
+		return false
+	}
+	q.served = append(q.served, now)
+	return true
 }
 
 // Server is a scripted OpenAI-compatible HTTP server on a loopback port.
@@ -161,6 +201,8 @@ type Server struct {
 
 	logMu sync.Mutex
 	log   io.Writer
+
+	quota *quota // nil: no rate limit
 
 	mu        sync.Mutex
 	requests  []Request
@@ -197,6 +239,7 @@ func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 		log:   cfg.log,
+		quota: cfg.quota,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
@@ -278,6 +321,16 @@ func (s *Server) MaxInFlight() int {
 // Unused describes the steps no request has consumed.
 func (s *Server) Unused() []string { return s.book.unused() }
 
+// RateLimited is how many requests WithRateLimit answered with 429.
+func (s *Server) RateLimited() int {
+	if s.quota == nil {
+		return 0
+	}
+	s.quota.mu.Lock()
+	defer s.quota.mu.Unlock()
+	return s.quota.rejected
+}
+
 func (s *Server) logf(format string, args ...any) {
 	if s.log == nil {
 		return
@@ -345,6 +398,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		record()
 		s.logf("%s: %s", agent, msg)
 		writeError(w, http.StatusBadRequest, ErrorBody{Message: msg, Type: "invalid_request_error", Code: "INVALID_ARGUMENT"})
+		return
+	}
+	if s.quota != nil && !s.quota.admit(time.Now()) {
+		record()
+		s.logf("%s: 429, over %d requests per second", agent, s.quota.perSecond)
+		w.Header().Set("Retry-After", fmt.Sprint(int(s.quota.retryAfter.Round(time.Second)/time.Second)))
+		writeError(w, http.StatusTooManyRequests, ErrorBody{Message: fmt.Sprintf("llmtest: rate limit of %d requests per second reached", s.quota.perSecond),
+			Type: "requests", Code: "rate_limit_exceeded"})
 		return
 	}
 	msgs := body.LLMMessages()
