@@ -285,6 +285,10 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		return
 	}
 	t.model = m
+	if len(in.Images) > 0 && m.NoImages {
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %d attached image(s) were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, len(in.Images), m.ID))
+		return
+	}
 	if in.Mode == messages.ModeEdit && o.deps.Changes != nil {
 		t.tracker = o.deps.Changes.Begin(t.ctx, o.session, shorten(in.Body, 80))
 	}
@@ -312,7 +316,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				o.finishTurn(c, messages.TurnFailed, "blocked by a UserPromptSubmit hook: "+strings.TrimSpace(hr.Feedback))
 				return
 			}
-			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context)}
+			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context), Images: llmImages(in.Images)}
 			o.history = append(o.history, user)
 			o.j.appendMessage(o.session, user, "", "", t.started)
 			if !o.titled {
@@ -359,7 +363,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	t.compacted = false
 	t.modelTurns++
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
-	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
 	reply := o.j.startReply(o.session, m.ID, o.deps.now())
@@ -525,7 +529,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 		o.j.tool(o.session, "orchestrator", out, res.Files, o.deps.now())
 		t.files = addUnique(t.files, res.Files...)
 		o.markRecord(out.call.ID, res)
-		t.results[out.call.ID] = toolMessage(out.call, res.Output, res.IsError)
+		t.results[out.call.ID] = withImages(toolMessage(out.call, res.Output, res.IsError), res.Images)
 	}
 	o.maybeContinue(c)
 }

@@ -104,6 +104,12 @@ type ModelInfo struct {
 	MaxOutput int `mapstructure:"max_output" yaml:"max_output"`
 	// Price per million tokens, in US dollars.
 	Price Price `mapstructure:"price" yaml:"price"`
+	// Images says whether the model takes images (attached with odin run
+	// --image or an image path in the REPL; MCP tools' images). Unset: the
+	// model catalogue decides, and a model it does not know is assumed to
+	// take them. A model that does not gets an image's label instead, and
+	// an attachment is refused before anything is sent.
+	Images *bool `mapstructure:"images" yaml:"images"`
 }
 
 // Price is a model's price per million tokens.

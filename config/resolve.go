@@ -43,6 +43,8 @@ type ModelRef struct {
 	Price Price
 	// Known reports whether model_info describes the model.
 	Known bool
+	// Images is model_info's images: nil when it does not say.
+	Images *bool
 }
 
 // ResolveModel resolves "main", "small" or an explicit model id. The model's
@@ -91,6 +93,7 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		MaxOutput:     info.MaxOutput,
 		Price:         info.Price,
 		Known:         known,
+		Images:        info.Images,
 	}
 	if ref.ContextWindow <= 0 {
 		ref.ContextWindow = DefaultContextWindow

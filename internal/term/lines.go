@@ -129,6 +129,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		prompt := text
 		promptMode := mode
 		fromCommand := false // a Go command's Result.Prompt
+		var images []messages.Image
 		if name, args, ok := splitCommand(text); ok {
 			switch name {
 			case "help", "?":
@@ -213,10 +214,10 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		if !fromCommand {
 			// Typed text or a custom command's prompt: attach its @files.
 			var notes []string
-			prompt, notes = attachMentions(o.Root, prompt)
+			prompt, images, notes = attachMentions(o.Root, prompt)
 			println(notes...)
 		}
-		msg := sess.Submit(prompt, promptMode)
+		msg := sess.SubmitImages(prompt, promptMode, images)
 		if err := wait(msg.ID); err != nil {
 			if err == errStop {
 				return sess, nil

@@ -682,11 +682,11 @@ func (m *ui) submit() tea.Cmd {
 // submitWithMentions sends what the user typed (or a custom command's
 // prompt) with the files it mentions attached, saying which.
 func (m *ui) submitWithMentions(text string, mode messages.Mode) {
-	body, notes := attachMentions(m.o.Root, text)
+	body, images, notes := attachMentions(m.o.Root, text)
 	for _, n := range notes {
 		m.info(n, strings.HasPrefix(n, "!"))
 	}
-	m.sess.Submit(body, mode)
+	m.sess.SubmitImages(body, mode, images)
 }
 
 // command runs a slash command.
