@@ -138,6 +138,22 @@ func withImages(r toolResult, images []messages.Image) toolResult {
 	return r
 }
 
+// withoutImageData is in as published in events: its images' names and
+// sizes without their bytes, which front ends only label and the JSON
+// stream would otherwise carry whole.
+func withoutImageData(in messages.UserMessage) messages.UserMessage {
+	if len(in.Images) == 0 {
+		return in
+	}
+	images := make([]messages.Image, len(in.Images))
+	for i, im := range in.Images {
+		im.Data = nil
+		images[i] = im
+	}
+	in.Images = images
+	return in
+}
+
 // llmImages converts images to the model's form.
 func llmImages(images []messages.Image) []llm.Image {
 	if len(images) == 0 {

@@ -277,7 +277,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}, tasks: map[string]*taskRun{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
-	o.deps.Bus.Publish(messages.TurnStarted{Input: in})
+	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
 
 	m, err := o.deps.Models.Model("main")
 	if err != nil {

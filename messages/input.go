@@ -57,7 +57,8 @@ type Image struct {
 	// Name is the file name or the tool the image came from.
 	Name string `json:"name,omitempty"`
 	MIME string `json:"mime"`
-	Data []byte `json:"data"`
+	// Data are the image's bytes; events (TurnStarted) leave them out.
+	Data []byte `json:"data,omitempty"`
 	// Width and Height are in pixels, 0 when unknown.
 	Width  int `json:"width,omitempty"`
 	Height int `json:"height,omitempty"`
