@@ -109,7 +109,7 @@ func readImageMention(realRoot, rel string) (messages.Image, error) {
 	}
 	im, err := llm.ReadImage(real)
 	if err != nil {
-		return messages.Image{}, errors.Unwrap(err)
+		return messages.Image{}, err
 	}
 	return messages.Image{Name: filepath.ToSlash(filepath.Clean(rel)), MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height}, nil
 }

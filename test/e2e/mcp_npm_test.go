@@ -112,6 +112,7 @@ func TestMCPReferenceServers(t *testing.T) {
         - {name: mcp__fs__read_text_file, arguments: {path: %q}}
         - {name: mcp__web__get-sum, arguments: {a: 2, b: 3}}
         - {name: mcp__legacy__echo, arguments: {message: "over sse"}}
+        - {name: mcp__everything__get-tiny-image, arguments: {}}
     - when: "The sum of 2 and 3 is 5"
       text: "All three answered."
 `, filepath.Join(proj, "notes.txt"))))
@@ -145,6 +146,20 @@ func TestMCPReferenceServers(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the model did not get %q from the servers; it saw:\n%s", want, got)
 		}
+	}
+	// get-tiny-image's PNG follows the tool results as an image part (tool
+	// messages carry text only), and the tool's text says so.
+	var images []string
+	for _, m := range reqs[1].Body.Messages {
+		if m.Role == "user" {
+			images = append(images, m.ImageURLs()...)
+		}
+	}
+	if len(images) != 1 || !strings.HasPrefix(images[0], "data:image/png;base64,iVBORw0KGgo") {
+		t.Errorf("the tiny image did not reach the model as a PNG data URL: %.80q", images)
+	}
+	if !strings.Contains(got, "[image: mcp__everything__get-tiny-image image 1 20x20]") {
+		t.Errorf("the tool result does not announce its image; the model saw:\n%s", got)
 	}
 	if strings.Contains(got, secret) {
 		t.Errorf("the provider key reached an MCP server's environment:\n%s", got)
