@@ -62,6 +62,9 @@ type turnState struct {
 	started time.Time
 	model   Model
 	tools   tools.Set
+	// extra are the turn's own tools (delegations, RequestReview), kept
+	// to rebuild tools when the MCP tools change mid-turn.
+	extra   []tools.Tool
 	agents  map[string]*AgentDefinition // delegation tool name → agent
 	tracker ChangeTracker
 
@@ -298,11 +301,11 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		t.agents[a.ToolName()] = a
 		agentTools = append(agentTools, a.DelegationTool())
 	}
-	set := FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
 	if in.Mode == messages.ModeEdit {
-		set = set.With(requestReviewTool())
+		agentTools = append(agentTools, requestReviewTool())
 	}
-	t.tools = set
+	t.extra = agentTools
+	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
 	if in.Agent != "" {
 		o.directTask(c, t)
 		return
@@ -349,6 +352,11 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	if err != nil {
 		o.finishTurn(c, messages.TurnFailed, err.Error())
 		return
+	}
+	if o.deps.MCP != nil {
+		// An MCP server's tools/list_changed reaches the next request,
+		// not only the next turn.
+		t.tools = FilterTools(o.deps.allTools(), nil, t.input.Mode, false).With(t.extra...)
 	}
 	defs := t.tools.Defs()
 	if !t.compacted && o.overThreshold(t, system, defs) {

@@ -179,6 +179,10 @@ func (s *specialist) systemPrompt() (string, error) {
 }
 
 func (s *specialist) callModel(c actor.Context) {
+	if s.deps.MCP != nil {
+		// MCP tools that changed (tools/list_changed) reach the next request.
+		s.tools = agentTools(s.deps.allTools(), s.t.def, s.t.delegate.Mode)
+	}
 	s.turn++
 	turn := s.turn
 	req := llm.Request{Model: s.model.ID, Messages: s.history, Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages}
