@@ -302,6 +302,10 @@ type server struct {
 	restarts int
 	changed  chan struct{} // closed and replaced on every change
 	stderr   *stderrLog    // the stdio process's stderr, across restarts
+	// resources and prompts are the live session's, listed in the
+	// background once it is ready and when the server says they changed.
+	resources []Resource
+	prompts   []Prompt
 }
 
 // notify must be called with s.mu held.
@@ -444,10 +448,24 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 	s.cs = cs
 	s.state = StateReady
 	s.lastErr = nil
+	s.resources, s.prompts = nil, nil
 	s.setToolsLocked(list)
 	s.notify()
 	s.mu.Unlock()
 	s.saveCache(list)
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		s.refreshCatalog(cs)
+	}()
+}
+
+// refreshCatalog re-lists cs's resources and prompts within the connect
+// budget.
+func (s *server) refreshCatalog(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	s.listCatalog(ctx, cs)
 }
 
 // setToolsLocked must be called with s.mu held.
@@ -499,6 +517,12 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, req *sdk.ResourceListChangedRequest) {
+			go s.refreshCatalog(req.Session)
+		},
+		PromptListChangedHandler: func(_ context.Context, req *sdk.PromptListChangedRequest) {
+			go s.refreshCatalog(req.Session)
 		},
 	})
 	cs, err := client.Connect(cctx, t, nil)
