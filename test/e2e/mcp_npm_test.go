@@ -194,3 +194,54 @@ func startEverything(t *testing.T, bin, mode string) int {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestMCPReferenceResourcesAndPrompts drives the REPL (line mode) against
+// server-everything: @everything:URI attaches a static document resource,
+// and /mcp__everything__args-prompt renders the server's prompt with its
+// arguments as the user's input.
+func TestMCPReferenceResourcesAndPrompts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node servers")
+	}
+	bin := npmServers(t)
+	work := t.TempDir()
+	proj := filepath.Join(work, "proj")
+	for _, d := range []string{filepath.Join(work, ".config", "odin"), proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fmt.Sprintf("mcp:\n  connect_timeout: 60s\n  servers:\n    everything:\n      command: %s\n", filepath.Join(bin, "mcp-server-everything"))
+	if err := os.WriteFile(filepath.Join(work, ".config", "odin", "odin.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := llmtest.ParseScript([]byte(`agents:
+  orchestrator:
+    - when: "Everything Server - Features"
+      text: "Got the features document."
+    - when: "What's weather in Paris, Texas?"
+      text: "Sunny."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t, script)
+	cmd := exec.Command(filepath.Join(binDir, "odin"))
+	cmd.Dir = proj
+	cmd.Stdin = strings.NewReader("summarise @everything:demo://resource/static/document/features.md\n/mcp__everything__args-prompt Paris Texas\n")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=sk-test",
+		"HOME="+filepath.Join(work, ".home"), "XDG_STATE_HOME="+filepath.Join(work, ".state"),
+		"XDG_CONFIG_HOME="+filepath.Join(work, ".config"), "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("odin: %v\n%s", err, out)
+	}
+	for _, want := range []string{"attached @everything:demo://resource/static/document/features.md", "Got the features document.", "Sunny."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if reqs := srv.RequestsFor("orchestrator"); len(reqs) != 2 {
+		t.Errorf("orchestrator sent %d requests, want 2", len(reqs))
+	}
+}
