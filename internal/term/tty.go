@@ -119,6 +119,9 @@ func (p *printer) run(ctx context.Context) {
 type ui struct {
 	ctx  context.Context
 	o    Options
+	// pasted are the images pasted (as file paths) since the last submit;
+	// each is sent if its label is still in the input.
+	pasted []messages.Image
 	th   *Theme
 	send func(tea.Msg)
 	out  *printer
@@ -487,9 +490,21 @@ func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if k.Paste {
-		m.ta.InsertString(normalizeNewlines(string(k.Runes)))
+		text := normalizeNewlines(string(k.Runes))
+		var cmd tea.Cmd
+		if im, ok, err := pastedImage(m.o.Root, text); ok {
+			if err != nil {
+				cmd = m.flash(err.Error())
+			} else {
+				// The picture waits beside the input, marked by its label;
+				// deleting the label drops it.
+				m.pasted = append(m.pasted, im)
+				text = pastedLabel(len(m.pasted), im) + " "
+			}
+		}
+		m.ta.InsertString(text)
 		m.resize()
-		return nil
+		return cmd
 	}
 	switch k.Type {
 	case tea.KeyCtrlC:
@@ -684,6 +699,7 @@ func (m *ui) submit() tea.Cmd {
 // prompt) with the files it mentions attached, saying which.
 func (m *ui) submitWithMentions(text string, mode messages.Mode) tea.Cmd {
 	body, images, notes := attachMentions(m.o.Root, text)
+	images = append(m.takePasted(text), images...)
 	for _, n := range notes {
 		m.info(n, strings.HasPrefix(n, "!"))
 	}
