@@ -117,14 +117,14 @@ func (p *printer) run(ctx context.Context) {
 
 // ui is the Bubble Tea model of the REPL.
 type ui struct {
-	ctx  context.Context
-	o    Options
+	ctx context.Context
+	o   Options
 	// pasted are the images pasted (as file paths) since the last submit;
 	// each is sent if its label is still in the input.
 	pasted []messages.Image
-	th   *Theme
-	send func(tea.Msg)
-	out  *printer
+	th     *Theme
+	send   func(tea.Msg)
+	out    *printer
 
 	sess     Session
 	gen      int
