@@ -117,14 +117,11 @@ func (p *printer) run(ctx context.Context) {
 
 // ui is the Bubble Tea model of the REPL.
 type ui struct {
-	ctx context.Context
-	o   Options
-	// pasted are the images pasted (as file paths) since the last submit;
-	// each is sent if its label is still in the input.
-	pasted []messages.Image
-	th     *Theme
-	send   func(tea.Msg)
-	out    *printer
+	ctx  context.Context
+	o    Options
+	th   *Theme
+	send func(tea.Msg)
+	out  *printer
 
 	sess     Session
 	gen      int
@@ -169,6 +166,9 @@ type ui struct {
 	status        []string // status lines, refreshed at most every tick
 	partial       string
 	quitting      bool
+	// pasted are the images pasted (as file paths) since the last submit;
+	// each is sent if its label is still in the input.
+	pasted []messages.Image
 }
 
 func runTTY(ctx context.Context, o Options) (Session, error) {
