@@ -4,4 +4,10 @@
 // openai-go (the only package that imports it).
 //
 // A Client is safe for concurrent use; each Stream call is independent.
+//
+// Images (Message.Images) travel as base64 data URLs in content parts; the
+// images of tool results, which Chat Completions tool messages cannot hold,
+// follow the tool messages in one user message, and a TextOnly request
+// replaces every image by its label. NewImage and ReadImage sniff and cap
+// what may be sent.
 package llm
