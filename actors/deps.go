@@ -27,6 +27,9 @@ type Model struct {
 	// PriceUnknown marks a model neither odin.yaml nor the catalogue
 	// prices: its usage is reported as of unknown cost, never as $0.
 	PriceUnknown bool
+	// NoImages marks a model that takes no images (the catalogue or
+	// model_info.<id>.images says so): images reach it as labels.
+	NoImages bool
 }
 
 // Cost prices usage u with the model's price list.

@@ -222,8 +222,8 @@ func (j *journal) appendMessage(sessionID string, m llm.Message, model string, f
 func (j *journal) appendResult(sessionID string, r toolResult, at time.Time) {
 	j.do(func(ctx context.Context, st store.Store) error {
 		_, err := st.AppendMessage(ctx, store.Message{SessionID: sessionID, Role: llm.RoleTool, CreatedAt: at,
-			Parts: []store.Part{store.ToolResultPart{ToolCallID: r.msg.ToolCallID, Name: r.msg.Name, Content: r.msg.Content,
-				IsError: r.isError, Cancelled: r.cancelled}}})
+			Parts: append([]store.Part{store.ToolResultPart{ToolCallID: r.msg.ToolCallID, Name: r.msg.Name, Content: r.msg.Content,
+				IsError: r.isError, Cancelled: r.cancelled}}, imageParts(r.msg.Images)...)})
 		return err
 	})
 }
@@ -281,6 +281,7 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 	switch m.Role {
 	case llm.RoleTool:
 		sm.Parts = append(sm.Parts, store.ToolResultPart{ToolCallID: m.ToolCallID, Name: m.Name, Content: m.Content})
+		sm.Parts = append(sm.Parts, imageParts(m.Images)...)
 	case llm.RoleAssistant:
 		if m.Reasoning != "" {
 			sm.Parts = append(sm.Parts, store.ReasoningPart{Text: m.Reasoning})
@@ -296,8 +297,18 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 		}
 	default:
 		sm.Parts = append(sm.Parts, store.TextPart{Text: m.Content})
+		sm.Parts = append(sm.Parts, imageParts(m.Images)...)
 	}
 	return sm
+}
+
+// imageParts are the stored form of a message's images.
+func imageParts(images []llm.Image) []store.Part {
+	out := make([]store.Part, len(images))
+	for i, im := range images {
+		out[i] = store.ImagePartOf(im)
+	}
+	return out
 }
 
 // Finish reasons of a reply cut short: by Cancel (seed 002's "Canceled"),

@@ -134,6 +134,40 @@ func toolMessage(call llm.ToolCall, content string, isError bool) toolResult {
 	return toolResult{msg: llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Name: call.Name, Content: content}, isError: isError}
 }
 
+// withImages attaches a tool result's images to its message.
+func withImages(r toolResult, images []messages.Image) toolResult {
+	r.msg.Images = llmImages(images)
+	return r
+}
+
+// withoutImageData is in as published in events: its images' names and
+// sizes without their bytes, which front ends only label and the JSON
+// stream would otherwise carry whole.
+func withoutImageData(in messages.UserMessage) messages.UserMessage {
+	if len(in.Images) == 0 {
+		return in
+	}
+	images := make([]messages.Image, len(in.Images))
+	for i, im := range in.Images {
+		im.Data = nil
+		images[i] = im
+	}
+	in.Images = images
+	return in
+}
+
+// llmImages converts images to the model's form.
+func llmImages(images []messages.Image) []llm.Image {
+	if len(images) == 0 {
+		return nil
+	}
+	out := make([]llm.Image, len(images))
+	for i, im := range images {
+		out[i] = llm.Image{Name: im.Name, MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height}
+	}
+	return out
+}
+
 // cancelledMessage answers a call that never finished.
 func cancelledMessage(call llm.ToolCall) toolResult {
 	r := toolMessage(call, cancelledResult().Output, true)

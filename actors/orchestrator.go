@@ -62,6 +62,9 @@ type turnState struct {
 	started time.Time
 	model   Model
 	tools   tools.Set
+	// extra are the turn's own tools (delegations, RequestReview), kept
+	// to rebuild tools when the MCP tools change mid-turn.
+	extra   []tools.Tool
 	agents  map[string]*AgentDefinition // delegation tool name → agent
 	tracker ChangeTracker
 
@@ -277,7 +280,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}, tasks: map[string]*taskRun{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
-	o.deps.Bus.Publish(messages.TurnStarted{Input: in})
+	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
 
 	m, err := o.deps.Models.Model("main")
 	if err != nil {
@@ -285,6 +288,10 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		return
 	}
 	t.model = m
+	if len(in.Images) > 0 && m.NoImages {
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %d attached image(s) were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, len(in.Images), m.ID))
+		return
+	}
 	if in.Mode == messages.ModeEdit && o.deps.Changes != nil {
 		t.tracker = o.deps.Changes.Begin(t.ctx, o.session, shorten(in.Body, 80))
 	}
@@ -294,11 +301,11 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		t.agents[a.ToolName()] = a
 		agentTools = append(agentTools, a.DelegationTool())
 	}
-	set := FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
 	if in.Mode == messages.ModeEdit {
-		set = set.With(requestReviewTool())
+		agentTools = append(agentTools, requestReviewTool())
 	}
-	t.tools = set
+	t.extra = agentTools
+	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
 	if in.Agent != "" {
 		o.directTask(c, t)
 		return
@@ -312,7 +319,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				o.finishTurn(c, messages.TurnFailed, "blocked by a UserPromptSubmit hook: "+strings.TrimSpace(hr.Feedback))
 				return
 			}
-			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context)}
+			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context), Images: llmImages(in.Images)}
 			o.history = append(o.history, user)
 			o.j.appendMessage(o.session, user, "", "", t.started)
 			if !o.titled {
@@ -346,6 +353,11 @@ func (o *Orchestrator) callModel(c actor.Context) {
 		o.finishTurn(c, messages.TurnFailed, err.Error())
 		return
 	}
+	if o.deps.MCP != nil {
+		// An MCP server's tools/list_changed reaches the next request,
+		// not only the next turn.
+		t.tools = FilterTools(o.deps.allTools(), nil, t.input.Mode, false).With(t.extra...)
+	}
 	defs := t.tools.Defs()
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
@@ -359,7 +371,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	t.compacted = false
 	t.modelTurns++
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
-	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator"}
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
 	reply := o.j.startReply(o.session, m.ID, o.deps.now())
@@ -525,7 +537,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 		o.j.tool(o.session, "orchestrator", out, res.Files, o.deps.now())
 		t.files = addUnique(t.files, res.Files...)
 		o.markRecord(out.call.ID, res)
-		t.results[out.call.ID] = toolMessage(out.call, res.Output, res.IsError)
+		t.results[out.call.ID] = withImages(toolMessage(out.call, res.Output, res.IsError), res.Images)
 	}
 	o.maybeContinue(c)
 }

@@ -99,7 +99,13 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 
 // Submit queues an input. It returns at once with the message as sent.
 func (s *Session) Submit(body string, mode messages.Mode) messages.UserMessage {
-	m := messages.UserMessage{ID: s.deps.NewID(), Body: body, Mode: mode, At: s.deps.now()}
+	return s.SubmitImages(body, mode, nil)
+}
+
+// SubmitImages queues an input with images attached; a main model that
+// takes no images fails the turn saying so, before anything is sent.
+func (s *Session) SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
+	m := messages.UserMessage{ID: s.deps.NewID(), Body: body, Mode: mode, At: s.deps.now(), Images: images}
 	s.system.Root.Send(s.orch, &m)
 	return m
 }

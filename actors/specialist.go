@@ -179,9 +179,13 @@ func (s *specialist) systemPrompt() (string, error) {
 }
 
 func (s *specialist) callModel(c actor.Context) {
+	if s.deps.MCP != nil {
+		// MCP tools that changed (tools/list_changed) reach the next request.
+		s.tools = agentTools(s.deps.allTools(), s.t.def, s.t.delegate.Mode)
+	}
 	s.turn++
 	turn := s.turn
-	req := llm.Request{Model: s.model.ID, Messages: s.history, Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name}
+	req := llm.Request{Model: s.model.ID, Messages: s.history, Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages}
 	m, bus, origin := s.model, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {
 		resp, err := streamModel(ctx, m, req, bus, origin, nil)
@@ -264,7 +268,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 		if o.call.Name == "Report" && !o.result.IsError && o.result.Meta != nil && report == nil {
 			report = o
 		}
-		tr := toolMessage(o.call, o.result.Output, o.result.IsError)
+		tr := withImages(toolMessage(o.call, o.result.Output, o.result.IsError), o.result.Images)
 		s.history = append(s.history, tr.msg)
 		s.t.j.appendResult(s.t.delegate.TaskID, tr, s.deps.now())
 		s.t.j.tool(s.t.delegate.TaskID, s.t.def.Name, *o, o.result.Files, s.deps.now())

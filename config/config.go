@@ -126,6 +126,12 @@ type ModelInfo struct {
 	// provider's (providers.NAME.rate_limit): its calls draw from a bucket
 	// of their own, shared by every agent, instead of the provider's.
 	RateLimit RateLimit `mapstructure:"rate_limit" yaml:"rate_limit"`
+	// Images says whether the model takes images (attached with odin run
+	// --image or an image path in the REPL; MCP tools' images). Unset: the
+	// model catalogue decides, and a model it does not know is assumed to
+	// take them. A model that does not gets an image's label instead, and
+	// an attachment is refused before anything is sent.
+	Images *bool `mapstructure:"images" yaml:"images"`
 }
 
 // Price is a model's price per million tokens.

@@ -48,6 +48,8 @@ type ModelRef struct {
 	// RateLimit is model_info.<ID>.rate_limit: zero when the model shares
 	// its provider's quota.
 	RateLimit RateLimit
+	// Images is model_info's images: nil when it does not say.
+	Images *bool
 }
 
 // ResolveModel resolves "main", "small" or an explicit model id. The model's
@@ -98,6 +100,7 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		MaxOutput:     info.MaxOutput,
 		Price:         info.Price,
 		Known:         known,
+		Images:        info.Images,
 	}
 	if ref.ContextWindow <= 0 {
 		ref.ContextWindow = DefaultContextWindow

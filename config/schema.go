@@ -79,6 +79,9 @@ func (n *normalizer) node(key, tmpl string, v any, t reflect.Type) (any, bool) {
 		return n.sandboxMode(key, v)
 	}
 	switch t.Kind() {
+	case reflect.Pointer:
+		// An optional setting (*bool): unset stays nil.
+		return n.node(key, tmpl, v, t.Elem())
 	case reflect.Struct:
 		m, ok := n.mapping(key, v)
 		if !ok {
@@ -465,6 +468,11 @@ func toTree(v reflect.Value) any {
 		return time.Duration(v.Int())
 	}
 	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return toTree(v.Elem())
 	case reflect.Struct:
 		names, fields := fieldsOf(v.Type())
 		out := map[string]any{}

@@ -46,6 +46,22 @@ type UserMessage struct {
 	// with Body as its brief, without the Orchestrator's model (commands
 	// such as /init). The turn's result carries its Report.
 	Agent string `json:"agent,omitempty"`
+	// Images are pictures attached to the message (odin run --image, an
+	// image path mentioned in the REPL), already checked by the front end.
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is a picture sent to the model: a PNG, JPEG, GIF or WebP file's
+// bytes, or an image an MCP tool returned.
+type Image struct {
+	// Name is the file name or the tool the image came from.
+	Name string `json:"name,omitempty"`
+	MIME string `json:"mime"`
+	// Data are the image's bytes; events (TurnStarted) leave them out.
+	Data []byte `json:"data,omitempty"`
+	// Width and Height are in pixels, 0 when unknown.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
 }
 
 // Cancel ends the running turn. The history stays valid: unfinished tool

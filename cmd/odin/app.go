@@ -514,12 +514,13 @@ func (a *app) mcpManager() *mcp.Manager {
 	if a.mcp != nil {
 		return a.mcp
 	}
-	cache := ""
+	cache, logs := "", ""
 	if a.stateDir != "" {
 		cache = filepath.Join(a.stateDir, "mcp-tools")
+		logs = filepath.Join(a.stateDir, "mcp-logs")
 	}
 	a.mcp = mcp.New(mcp.Options{
-		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache,
+		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
 		Launch:  a.mcpLaunch,
 		Version: versionString(), Log: a.log,
 		Report: func(server string, err error) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // maxStdin caps what is read from a pipe: a task or its context, not a
@@ -216,6 +217,11 @@ func (a *app) replayTurns(ctx context.Context, id string, turns int) []string {
 		}
 		switch m.Role {
 		case llm.RoleUser:
+			for _, p := range m.Parts {
+				if im, ok := p.(store.ImagePart); ok {
+					text += " " + termsafe.Line(im.Image().Label())
+				}
+			}
 			list = append(list, turn{user: text})
 		case llm.RoleAssistant:
 			if len(list) > 0 {

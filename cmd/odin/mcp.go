@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/mcp"
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -73,7 +74,25 @@ func newMCPListCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 						fmt.Fprintf(tw, "%s\t-\tnot started: declared by the project, waiting for `odin trust`\t0\t-\n", name)
 					}
 				}
-				return tw.Flush()
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+				// What the servers said on stderr (their own words: never
+				// a control sequence to the terminal).
+				for _, st := range m.Status() {
+					if len(st.Stderr) == 0 {
+						continue
+					}
+					where := ""
+					if st.Log != "" {
+						where = ", all of it in " + st.Log
+					}
+					fmt.Fprintf(stdout, "\n%s stderr (last %d lines%s):\n", st.Name, len(st.Stderr), termsafe.Line(where))
+					for _, l := range st.Stderr {
+						fmt.Fprintln(stdout, "  "+termsafe.Line(l))
+					}
+				}
+				return nil
 			})
 		},
 	}

@@ -54,9 +54,23 @@ func withCachedPrice(p config.Price) config.Price {
 func (a *app) applyCatalog(m *actors.Model, ref config.ModelRef) {
 	price, known, entry, inCatalog := a.priceFor(ref)
 	m.Price, m.PriceUnknown = price, !known
+	m.NoImages = !takesImages(ref, entry, inCatalog)
 	if !ref.Known && inCatalog && entry.Context > 0 {
 		m.ContextWindow = entry.Context
 	}
+}
+
+// takesImages decides whether a model takes images: model_info's images
+// when set, else the catalogue's entry; a model neither knows is assumed
+// to (a provider that refuses says so in its own error).
+func takesImages(ref config.ModelRef, entry models.Model, inCatalog bool) bool {
+	switch {
+	case ref.Images != nil:
+		return *ref.Images
+	case inCatalog:
+		return entry.Images
+	}
+	return true
 }
 
 // modelPriced reports whether a model id (as recorded in the store) has a

@@ -14,6 +14,7 @@ import (
 	xterm "github.com/charmbracelet/x/term"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -134,6 +135,9 @@ func (r *renderer) event(env messages.Envelope) {
 		}
 	case messages.TurnStarted:
 		r.progress("%s %s", r.paint("1", "odin ▸"), firstLine(ev.Input.Body))
+		for _, im := range ev.Input.Images {
+			r.progress("  %s", termsafe.Line(llm.Image{Name: im.Name, MIME: im.MIME, Width: im.Width, Height: im.Height}.Label()))
+		}
 	case messages.AgentStarted:
 		r.narrate()
 		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", termsafe.Line(ev.Agent)), firstLine(ev.Description),

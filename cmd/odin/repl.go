@@ -60,6 +60,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 		Banner:  r.banner(first),
 		Initial: initial,
 	}
+	if len(a.cfg.MCP.Servers) > 0 {
+		opts.MCP = mcpCatalog{a.mcpManager()}
+	}
 	if first.live.Resumed {
 		opts.Banner = append(opts.Banner, a.replayTurns(ctx, first.ID(), replayedTurns)...)
 	}

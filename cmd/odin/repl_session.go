@@ -27,6 +27,10 @@ func (s *replSession) Submit(body string, mode messages.Mode) messages.UserMessa
 	return s.live.Session.Submit(body, mode)
 }
 
+func (s *replSession) SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
+	return s.live.Session.SubmitImages(body, mode, images)
+}
+
 func (s *replSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
 
 func (s *replSession) Queue(ctx context.Context) (*messages.QueueState, error) {

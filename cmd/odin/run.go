@@ -22,6 +22,7 @@ type runFlags struct {
 	quiet  bool
 	cont   bool
 	resume string
+	images []string
 }
 
 func newRunCmd(g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -64,6 +65,7 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID or unique prefix (odin sessions lists them)")
+	cmd.Flags().StringArrayVar(&f.images, "image", nil, "attach an image file (PNG, JPEG, GIF or WebP, at most 5 MB) to the task; repeatable")
 	return cmd
 }
 
@@ -84,6 +86,10 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	}
 	if f.cont && f.resume != "" {
 		return usageError("use either --continue or --resume, not both")
+	}
+	images, err := a.readImages(f.images)
+	if err != nil {
+		return err
 	}
 	ctx, stopEvents := context.WithCancel(context.Background())
 	defer stopEvents()
@@ -111,7 +117,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	if f.output == "stream-json" {
 		writeJSON(stdout, a.initEvent(live, mode))
 	}
-	sess.Submit(task, mode)
+	sess.SubmitImages(task, mode, images)
 	var interrupts int
 	var ended os.Signal // SIGHUP or SIGTERM: exit with its code once the turn is saved
 	for {

@@ -10,6 +10,10 @@ package llm
 // message's role markers and separators.
 const messageOverhead = 4
 
+// imageTokens approximates what one image costs: providers charge by
+// tiles of the picture, around a thousand tokens for a screenshot.
+const imageTokens = 1000
+
 // EstimateTokens returns a rough token count for s: its length in bytes
 // divided by four, rounded up.
 func EstimateTokens(s string) int64 {
@@ -22,7 +26,7 @@ func EstimateTokens(s string) int64 {
 func EstimateMessages(msgs []Message) int64 {
 	var n int64
 	for _, m := range msgs {
-		n += messageOverhead + EstimateTokens(m.Content)
+		n += messageOverhead + EstimateTokens(m.Content) + imageTokens*int64(len(m.Images))
 		for _, tc := range m.ToolCalls {
 			n += EstimateTokens(tc.Name) + EstimateTokens(tc.Arguments)
 		}

@@ -2,7 +2,9 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"strconv"
 )
 
 // Role is the author of a message in a conversation.
@@ -44,6 +46,43 @@ type Message struct {
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	// Name is the tool's name on a tool message (informational).
 	Name string `json:"name,omitempty"`
+	// Images are pictures attached to a user message (the user's input)
+	// or to a tool message (an MCP tool's result). Chat Completions tool
+	// messages carry only text, so the images of a run of tool messages
+	// are sent in one user message right after it (see buildParams).
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one picture sent to the model as a base64 data URL.
+type Image struct {
+	// Name says where the image came from (a file name, an MCP tool); it
+	// is shown to the user and in the text that replaces the image for
+	// models that take no images.
+	Name string `json:"name,omitempty"`
+	// MIME is image/png, image/jpeg, image/gif or image/webp.
+	MIME string `json:"mime"`
+	// Data are the image's bytes.
+	Data []byte `json:"data"`
+	// Width and Height are the image's size in pixels, 0 when unknown.
+	Width  int `json:"width,omitempty"`
+	Height int `json:"height,omitempty"`
+}
+
+// DataURL is the image as the data URL Chat Completions takes.
+func (im Image) DataURL() string {
+	return "data:" + im.MIME + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
+}
+
+// Label is how the image is shown in place of itself: "[image: NAME WxH]".
+func (im Image) Label() string {
+	s := "[image: " + im.Name
+	if im.Name == "" {
+		s += im.MIME
+	}
+	if im.Width > 0 && im.Height > 0 {
+		s += " " + strconv.Itoa(im.Width) + "x" + strconv.Itoa(im.Height)
+	}
+	return s + "]"
 }
 
 // ToolDef describes a tool the model may call.
@@ -62,6 +101,9 @@ type Request struct {
 	MaxTokens int
 	// Temperature is sent only when set.
 	Temperature *float64
+	// TextOnly is set for models that take no images: every image is
+	// sent as its Label and a note instead.
+	TextOnly bool
 	// Agent names the Odin agent making the call ("orchestrator", "code",
 	// ...). Adapters send it as the X-Odin-Agent header so that scripted
 	// servers and proxies can route by agent; providers ignore it.

@@ -33,12 +33,23 @@ func buildParams(req Request, maxTokensParam string) (openai.ChatCompletionNewPa
 			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
 		}
 	}
+	var toolImages []Image // images of the current run of tool messages
 	for i, m := range req.Messages {
+		if req.TextOnly && len(m.Images) > 0 {
+			m = withImageLabels(m)
+		}
 		wm, err := wireMessage(m)
 		if err != nil {
 			return p, fmt.Errorf("message %d: %w", i, err)
 		}
 		p.Messages = append(p.Messages, wm)
+		if m.Role == RoleTool {
+			toolImages = append(toolImages, m.Images...)
+		}
+		if next := i + 1; len(toolImages) > 0 && (next == len(req.Messages) || req.Messages[next].Role != RoleTool) {
+			p.Messages = append(p.Messages, toolImagesMessage(toolImages))
+			toolImages = nil
+		}
 	}
 	for _, t := range req.Tools {
 		wt, err := wireTool(t)
@@ -55,6 +66,16 @@ func wireMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	case RoleSystem:
 		return openai.SystemMessage(m.Content), nil
 	case RoleUser:
+		if len(m.Images) > 0 {
+			var parts []openai.ChatCompletionContentPartUnionParam
+			if m.Content != "" {
+				parts = append(parts, openai.TextContentPart(m.Content))
+			}
+			for _, im := range m.Images {
+				parts = append(parts, imagePart(im))
+			}
+			return openai.UserMessage(parts), nil
+		}
 		return openai.UserMessage(m.Content), nil
 	case RoleTool:
 		if m.ToolCallID == "" {
@@ -86,6 +107,43 @@ func wireMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	default:
 		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 	}
+}
+
+// imagePart is an image as a Chat Completions content part (a base64 data
+// URL).
+func imagePart(im Image) openai.ChatCompletionContentPartUnionParam {
+	return openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: im.DataURL()})
+}
+
+// toolImagesMessage carries the images of tool results. Chat Completions
+// tool messages take only text, so the pictures an MCP tool returned follow
+// the run of tool messages as one user message, each image introduced by
+// its label (which names the tool) so the model knows whose it is. The
+// tool message's own text already says an image follows.
+func toolImagesMessage(images []Image) openai.ChatCompletionMessageParamUnion {
+	parts := []openai.ChatCompletionContentPartUnionParam{
+		openai.TextContentPart("The images returned by the tool calls above:"),
+	}
+	for _, im := range images {
+		parts = append(parts, openai.TextContentPart(im.Label()), imagePart(im))
+	}
+	return openai.UserMessage(parts)
+}
+
+// withImageLabels replaces m's images by their labels in its text, for a
+// model that takes no images.
+func withImageLabels(m Message) Message {
+	var b strings.Builder
+	b.WriteString(m.Content)
+	for _, im := range m.Images {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(im.Label())
+		b.WriteString(" (not shown: this model does not take images)")
+	}
+	m.Content, m.Images = b.String(), nil
+	return m
 }
 
 // callExtra decodes a call's opaque provider fields for sending back. The

@@ -1,6 +1,6 @@
 // Package mcp connects a session to Model Context Protocol servers through
 // the official Go SDK and presents their tools as Odin tools named
-// mcp__SERVER__TOOL.
+// mcp__SERVER__TOOL, their resources and their prompts.
 //
 // A Manager owns one supervisor goroutine per server: it connects (stdio
 // through an injectable launcher, Streamable HTTP or legacy SSE), lists the
@@ -10,4 +10,10 @@
 // Tools returns a snapshot without waiting, so no model request waits on a
 // server; lazy servers advertise the tool list remembered from an earlier
 // session and start on their first call.
+//
+// Tool results become text plus images (image content and image resource
+// blobs, checked by llm.NewImage). Resources and Prompts list what ready
+// servers offer, for the REPL's @server:uri and /mcp__server__prompt;
+// ReadResource and GetPrompt fetch them. A stdio server's stderr is kept
+// in a bounded tail (Status) and a rotated log file under Options.LogDir.
 package mcp

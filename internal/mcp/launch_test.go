@@ -3,8 +3,12 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,8 +21,18 @@ import (
 // TestMain lets the test binary be a stdio MCP server (a real child
 // process for the launch tests).
 func TestMain(m *testing.M) {
-	if os.Getenv("ODIN_MCP_TEST_SERVER") == "1" {
+	switch os.Getenv("ODIN_MCP_TEST_SERVER") {
+	case "fail":
+		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
+		os.Exit(1)
+	case "1":
+		fmt.Fprintln(os.Stderr, "child: listening on stdio \x1b[31mred\x1b[0m")
 		s := sdk.NewServer(&sdk.Implementation{Name: "child", Version: "1"}, nil)
+		sdk.AddTool(s, &sdk.Tool{Name: "shout", Description: "Write to stderr."},
+			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+				fmt.Fprintln(os.Stderr, "child: shouted")
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil, nil
+			})
 		sdk.AddTool(s, &sdk.Tool{Name: "die", Description: "Exit."},
 			func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 				os.Exit(3)
@@ -94,5 +108,70 @@ func TestReleaseAfterEveryExit(t *testing.T) {
 	}
 	if n := missing.n.Load(); n != 2 {
 		t.Errorf("releases for a command that never started = %d, want 2", n)
+	}
+}
+
+// TestStderrIsKept: a stdio server's stderr is kept, raw, in a bounded
+// tail (Status) and in NAME.log under LogDir; a server that fails to start
+// has its last stderr line in the failure report.
+func TestStderrIsKept(t *testing.T) {
+	logs := t.TempDir()
+	r := &releases{ch: make(chan struct{}, 16)}
+	m := New(Options{Servers: map[string]config.MCPServer{"fx": {Command: os.Args[0]}}, Launch: r.launch,
+		BackoffMin: time.Millisecond, Dir: t.TempDir(), LogDir: logs})
+	defer m.Close()
+	m.Start()
+	m.WaitReady(t.Context(), 30*time.Second)
+	if _, err := find(t, m.Tools(), "mcp__fx__shout").Run(t.Context(), nil, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"child: listening on stdio \x1b[31mred\x1b[0m", "child: shouted"}
+	for !slices.Equal(m.Status()[0].Stderr, want) {
+		// The copy from the pipe may trail the call's answer.
+		time.Sleep(time.Millisecond)
+	}
+	st := m.Status()[0]
+	if st.Log != filepath.Join(logs, "fx.log") {
+		t.Errorf("log = %q", st.Log)
+	}
+	data, err := os.ReadFile(st.Log)
+	if err != nil || string(data) != strings.Join(want, "\n")+"\n" {
+		t.Errorf("log file = %q, %v", data, err)
+	}
+
+	var reported []string
+	failing := func(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
+		return PlainLaunch(ctx, server, argv, append(env, "ODIN_MCP_TEST_SERVER=fail"), dir)
+	}
+	f := New(Options{Servers: map[string]config.MCPServer{"gh": {Command: os.Args[0]}}, Launch: failing,
+		MaxRestarts: 1, BackoffMin: time.Millisecond, Report: func(_ string, err error) { reported = append(reported, err.Error()) }})
+	defer f.Close()
+	f.Start()
+	for f.Status()[0].State != StateFailed {
+		time.Sleep(time.Millisecond)
+	}
+	if len(reported) != 1 || !strings.Contains(reported[0], "fatal: GITHUB_TOKEN is not set") {
+		t.Errorf("reported = %q, want the server's stderr in it", reported)
+	}
+}
+
+func TestStderrLogBounds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.log")
+	l := &stderrLog{path: path}
+	line := strings.Repeat("y", 999) + "\n"
+	for range 1100 { // 1.1 MB
+		_, _ = l.Write([]byte(line))
+	}
+	l.close()
+	if len(l.tail) > stderrTail {
+		t.Errorf("tail = %d bytes, over %d", len(l.tail), stderrTail)
+	}
+	if got := l.lines(3); len(got) != 3 || got[2] != line[:999] {
+		t.Errorf("lines = %d", len(got))
+	}
+	cur, err1 := os.Stat(path)
+	old, err2 := os.Stat(path + ".1")
+	if err1 != nil || err2 != nil || cur.Size() > stderrFileMax || old.Size() > stderrFileMax || cur.Size()+old.Size() != int64(1100*len(line)) {
+		t.Errorf("rotation: %v %v %v %v", cur, old, err1, err2)
 	}
 }

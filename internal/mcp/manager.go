@@ -37,6 +37,9 @@ type Options struct {
 	// Transport, when set, replaces the transport built from a server's
 	// config (tests connect in-memory servers with it).
 	Transport func(name string, cfg config.MCPServer) (sdk.Transport, error)
+	// LogDir holds each stdio server's stderr as NAME.log (rotated at 1
+	// MiB to NAME.log.1); "" keeps only the in-memory tail.
+	LogDir string
 	// CacheDir holds each server's last tool list, so that a lazy server
 	// advertises its tools without starting; "" disables the cache (every
 	// server then starts with the session).
@@ -86,6 +89,11 @@ type Status struct {
 	Cached bool
 	// Restarts counts restarts after a crash.
 	Restarts int
+	// Stderr are the last lines a stdio server wrote to stderr, raw:
+	// sanitise them (termsafe) before showing them. Log is the file
+	// holding all of it ("" when Options.LogDir is unset).
+	Stderr []string
+	Log    string
 }
 
 // Manager supervises a session's MCP servers. Its methods are safe for
@@ -129,7 +137,10 @@ func New(opts Options) *Manager {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		s := &server{m: m, name: n, cfg: opts.Servers[n], state: StateIdle, changed: make(chan struct{})}
+		s := &server{m: m, name: n, cfg: opts.Servers[n], state: StateIdle, changed: make(chan struct{}), stderr: &stderrLog{}}
+		if opts.LogDir != "" {
+			s.stderr.path = filepath.Join(opts.LogDir, n+".log")
+		}
 		if s.cfg.Disabled {
 			s.state = StateDisabled
 		} else {
@@ -225,6 +236,7 @@ func (m *Manager) Status() []Status {
 		if s.lastErr != nil {
 			st.Err = s.lastErr.Error()
 		}
+		st.Stderr, st.Log = s.stderr.lines(statusStderrLines), s.stderr.path
 		list := s.tools
 		if list == nil {
 			list, st.Cached = s.cached, s.cached != nil
@@ -250,8 +262,14 @@ func (m *Manager) Close() error {
 		}
 	}
 	m.wg.Wait()
+	for _, s := range m.servers {
+		s.stderr.close()
+	}
 	return nil
 }
+
+// statusStderrLines is how many stderr lines Status keeps per server.
+const statusStderrLines = 10
 
 // transportName is the effective transport of a server config.
 func transportName(c config.MCPServer) string {
@@ -283,6 +301,11 @@ type server struct {
 	reported bool
 	restarts int
 	changed  chan struct{} // closed and replaced on every change
+	stderr   *stderrLog    // the stdio process's stderr, across restarts
+	// resources and prompts are the live session's, listed in the
+	// background once it is ready and when the server says they changed.
+	resources []Resource
+	prompts   []Prompt
 }
 
 // notify must be called with s.mu held.
@@ -322,6 +345,9 @@ func (s *server) supervise() {
 			return
 		}
 		if err != nil {
+			if last := s.stderr.lines(1); len(last) == 1 {
+				err = fmt.Errorf("%w (its stderr: %s)", err, last[0])
+			}
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
 			s.fail(err)
@@ -422,10 +448,24 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 	s.cs = cs
 	s.state = StateReady
 	s.lastErr = nil
+	s.resources, s.prompts = nil, nil
 	s.setToolsLocked(list)
 	s.notify()
 	s.mu.Unlock()
 	s.saveCache(list)
+	s.m.wg.Add(1)
+	go func() {
+		defer s.m.wg.Done()
+		s.refreshCatalog(cs)
+	}()
+}
+
+// refreshCatalog re-lists cs's resources and prompts within the connect
+// budget.
+func (s *server) refreshCatalog(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	s.listCatalog(ctx, cs)
 }
 
 // setToolsLocked must be called with s.mu held.
@@ -477,6 +517,12 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, req *sdk.ResourceListChangedRequest) {
+			go s.refreshCatalog(req.Session)
+		},
+		PromptListChangedHandler: func(_ context.Context, req *sdk.PromptListChangedRequest) {
+			go s.refreshCatalog(req.Session)
 		},
 	})
 	cs, err := client.Connect(cctx, t, nil)
@@ -539,6 +585,14 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
 		cmd, release, err := s.m.opts.Launch(ctx, s.name, argv, ServerEnv(c, look), s.m.opts.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("launch %s: %w", argv[0], err)
+		}
+		if cmd.Stderr == nil {
+			cmd.Stderr = s.stderr
+			// A grandchild holding stderr open must not keep the wait
+			// for a stopped server going forever.
+			if cmd.WaitDelay == 0 {
+				cmd.WaitDelay = 2 * time.Second
+			}
 		}
 		return newCommandTransport(cmd, release), nil
 	case "http", "sse":

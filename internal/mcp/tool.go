@@ -12,6 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -137,7 +139,7 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 		}
 		return tool.Errorf("%s failed: %v", t.info.Name, err), nil
 	}
-	return convert(res, t.s.m.opts.OutputCap), nil
+	return convert(t.info.Name, res, t.s.m.opts.OutputCap), nil
 }
 
 // lost reports whether cs is no longer the server's live session (it died
@@ -177,27 +179,45 @@ func closedSoon(cs *sdk.ClientSession) bool {
 	}
 }
 
-// convert turns a call's result into the text the model sees: text as is,
-// resources inline when they are text, binary content (images, audio,
-// blobs) as a line describing it, structured content as JSON when no text
-// says it already. Output beyond limit bytes is cut with a note.
-func convert(res *sdk.CallToolResult, limit int) tool.Result {
+// convert turns a call's result into what the model sees: text as is,
+// resources inline when they are text, images (image content, and
+// resources whose blob is an image) as image parts the model sees after
+// the tool results, each with a line in the text saying so; other binary
+// content (audio, blobs, images that fail llm.NewImage's checks) as a line
+// describing it; structured content as JSON when no text says it already.
+// Output beyond limit bytes is cut with a note. A model that takes no
+// images gets each image's label instead (llm.Request.TextOnly).
+func convert(name string, res *sdk.CallToolResult, limit int) tool.Result {
 	var parts []string
+	var images []messages.Image
+	addImage := func(label string, data []byte) bool {
+		im, err := llm.NewImage(label, data)
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("[not shown: %v]", err))
+			return false
+		}
+		images = append(images, messages.Image{Name: im.Name, MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height})
+		parts = append(parts, im.Label()+" (the picture follows the tool results)")
+		return true
+	}
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
 		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes: not shown]", c.MIMEType, len(c.Data)))
+			addImage(fmt.Sprintf("%s image %d", name, len(images)+1), c.Data)
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes: not shown]", c.MIMEType, len(c.Data)))
 		case *sdk.ResourceLink:
 			parts = append(parts, fmt.Sprintf("[resource %s: %s %s]", c.URI, c.Name, c.MIMEType))
 		case *sdk.EmbeddedResource:
 			if r := c.Resource; r != nil {
-				if r.Text != "" || len(r.Blob) == 0 {
+				switch {
+				case r.Text != "" || len(r.Blob) == 0:
 					parts = append(parts, fmt.Sprintf("[resource %s]\n%s", r.URI, r.Text))
-				} else {
+				case strings.HasPrefix(r.MIMEType, "image/"):
+					addImage(r.URI, r.Blob)
+				default:
 					parts = append(parts, fmt.Sprintf("[resource %s: %s, %d bytes: not shown]", r.URI, r.MIMEType, len(r.Blob)))
 				}
 			}
@@ -219,7 +239,7 @@ func convert(res *sdk.CallToolResult, limit int) tool.Result {
 		}
 		out = fmt.Sprintf("%s\n[output truncated: %d of %d bytes shown]", out[:cut], cut, len(out))
 	}
-	return tool.Result{Output: out, IsError: res.IsError}
+	return tool.Result{Output: out, IsError: res.IsError, Images: images}
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

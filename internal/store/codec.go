@@ -19,10 +19,10 @@ import (
 //
 //	message Parts { repeated Part part = 1; }
 //	message Part {
-//	  Kind   kind         = 1;  // 1 text, 2 reasoning, 3 tool_call, 4 tool_result, 5 finish
+//	  Kind   kind         = 1;  // 1 text, 2 reasoning, 3 tool_call, 4 tool_result, 5 finish, 6 image
 //	  string text         = 2;  // text, reasoning
 //	  string id           = 3;  // tool_call
-//	  string name         = 4;  // tool_call, tool_result
+//	  string name         = 4;  // tool_call, tool_result, image
 //	  string input        = 5;  // tool_call
 //	  bool   finished     = 6;  // tool_call
 //	  string tool_call_id = 7;  // tool_result
@@ -32,6 +32,10 @@ import (
 //	  string reason       = 11; // finish
 //	  sint64 time         = 12; // finish, Unix nanoseconds; absent when zero
 //	  string extra        = 13; // tool_call: provider's opaque JSON object
+//	  string mime         = 14; // image
+//	  bytes  data         = 15; // image
+//	  int64  width        = 16; // image
+//	  int64  height       = 17; // image
 //	}
 const (
 	fieldPart protowire.Number = 1
@@ -49,6 +53,10 @@ const (
 	fieldReason     protowire.Number = 11
 	fieldTime       protowire.Number = 12
 	fieldExtra      protowire.Number = 13
+	fieldMIME       protowire.Number = 14
+	fieldData       protowire.Number = 15
+	fieldWidth      protowire.Number = 16
+	fieldHeight     protowire.Number = 17
 )
 
 const (
@@ -57,6 +65,7 @@ const (
 	kindToolCall
 	kindToolResult
 	kindFinish
+	kindImage
 )
 
 var errCorrupt = errors.New("corrupt parts encoding")
@@ -93,6 +102,14 @@ func appendBool(b []byte, n protowire.Number, v bool) []byte {
 	return protowire.AppendVarint(b, 1)
 }
 
+func appendInt(b []byte, n protowire.Number, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, n, protowire.VarintType)
+	return protowire.AppendVarint(b, uint64(v))
+}
+
 func appendKind(b []byte, k uint64) []byte {
 	b = protowire.AppendTag(b, fieldKind, protowire.VarintType)
 	return protowire.AppendVarint(b, k)
@@ -127,6 +144,16 @@ func appendPart(b []byte, p Part) ([]byte, error) {
 			b = protowire.AppendTag(b, fieldTime, protowire.VarintType)
 			b = protowire.AppendVarint(b, protowire.EncodeZigZag(v.Time.UnixNano()))
 		}
+	case ImagePart:
+		b = appendKind(b, kindImage)
+		b = appendString(b, fieldName, v.Name)
+		b = appendString(b, fieldMIME, v.MIME)
+		if len(v.Data) > 0 {
+			b = protowire.AppendTag(b, fieldData, protowire.BytesType)
+			b = protowire.AppendBytes(b, v.Data)
+		}
+		b = appendInt(b, fieldWidth, v.Width)
+		b = appendInt(b, fieldHeight, v.Height)
 	case nil:
 		return nil, fmt.Errorf("nil part: %w", ErrInvalid)
 	default:
@@ -171,7 +198,9 @@ func decodePart(b []byte) (Part, error) {
 	var (
 		kind                                           uint64
 		text, id, name, input, callID, content, reason string
-		extra                                          string
+		extra, mime                                    string
+		data                                           []byte
+		width, height                                  int
 		finished, isError, cancelled                   bool
 		at                                             time.Time
 	)
@@ -182,12 +211,16 @@ func decodePart(b []byte) (Part, error) {
 		}
 		b = b[n:]
 		switch {
-		case typ == protowire.BytesType && (num >= fieldText && num <= fieldReason || num == fieldExtra):
+		case typ == protowire.BytesType && (num >= fieldText && num <= fieldReason || num >= fieldExtra && num <= fieldData):
 			v, n := protowire.ConsumeBytes(b)
 			if n < 0 {
 				return nil, fmt.Errorf("%w: %v", errCorrupt, protowire.ParseError(n))
 			}
 			b = b[n:]
+			if num == fieldData {
+				data = append([]byte(nil), v...)
+				continue
+			}
 			s := string(v)
 			switch num {
 			case fieldText:
@@ -206,6 +239,8 @@ func decodePart(b []byte) (Part, error) {
 				reason = s
 			case fieldExtra:
 				extra = s
+			case fieldMIME:
+				mime = s
 			}
 		case typ == protowire.VarintType:
 			v, n := protowire.ConsumeVarint(b)
@@ -224,6 +259,10 @@ func decodePart(b []byte) (Part, error) {
 				cancelled = v != 0
 			case fieldTime:
 				at = time.Unix(0, protowire.DecodeZigZag(v)).UTC()
+			case fieldWidth:
+				width = int(v)
+			case fieldHeight:
+				height = int(v)
 			}
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)
@@ -244,6 +283,8 @@ func decodePart(b []byte) (Part, error) {
 		return ToolResultPart{ToolCallID: callID, Name: name, Content: content, IsError: isError, Cancelled: cancelled}, nil
 	case kindFinish:
 		return FinishPart{Reason: llm.FinishReason(reason), Time: at}, nil
+	case kindImage:
+		return ImagePart{Name: name, MIME: mime, Data: data, Width: width, Height: height}, nil
 	}
 	return nil, fmt.Errorf("%w: unknown part kind %d", errCorrupt, kind)
 }

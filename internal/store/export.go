@@ -349,6 +349,8 @@ func writeMessageMarkdown(w *bufio.Writer, m Message, summary bool) {
 			}
 			fmt.Fprintf(w, "\n**Result of** `%s` (`%s`)%s\n\n", v.Name, v.ToolCallID, status)
 			writeFenced(w, "", v.Content)
+		case ImagePart:
+			fmt.Fprintf(w, "\n%s\n", v.Image().Label())
 		case FinishPart:
 			if v.Reason != "" {
 				fmt.Fprintf(w, "\n_finished: %s_\n", v.Reason)

@@ -10,7 +10,7 @@ import (
 )
 
 // Part is one typed piece of a message: TextPart, ReasoningPart,
-// ToolCallPart, ToolResultPart or FinishPart. The set is closed; use a type
+// ToolCallPart, ToolResultPart, ImagePart or FinishPart. The set is closed; use a type
 // switch on the value types.
 type Part interface {
 	partType() string
@@ -52,6 +52,29 @@ type ToolResultPart struct {
 	Cancelled bool
 }
 
+// ImagePart is a picture: one the user attached to a user message, or one
+// an MCP tool returned, in a tool message right after the ToolResultPart it
+// belongs to.
+type ImagePart struct {
+	// Name is the file name or the tool that produced it.
+	Name string
+	// MIME is image/png, image/jpeg, image/gif or image/webp.
+	MIME string
+	Data []byte
+	// Width and Height are in pixels, 0 when unknown.
+	Width, Height int
+}
+
+// Image is the part as the model's image.
+func (p ImagePart) Image() llm.Image {
+	return llm.Image{Name: p.Name, MIME: p.MIME, Data: p.Data, Width: p.Width, Height: p.Height}
+}
+
+// ImagePartOf is the part holding im.
+func ImagePartOf(im llm.Image) ImagePart {
+	return ImagePart{Name: im.Name, MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height}
+}
+
 // FinishPart records why the model stopped and when.
 type FinishPart struct {
 	Reason llm.FinishReason
@@ -63,6 +86,7 @@ func (ReasoningPart) partType() string  { return "reasoning" }
 func (ToolCallPart) partType() string   { return "tool_call" }
 func (ToolResultPart) partType() string { return "tool_result" }
 func (FinishPart) partType() string     { return "finish" }
+func (ImagePart) partType() string      { return "image" }
 
 // CancelledContent is the result Messages gives a tool call that has none.
 const CancelledContent = "cancelled: the session ended before this tool call finished"
@@ -137,6 +161,10 @@ type wirePart struct {
 	Cancelled  bool      `json:"cancelled,omitempty"`
 	Reason     string    `json:"reason,omitempty"`
 	Time       time.Time `json:"time,omitzero"`
+	MIME       string    `json:"mime,omitempty"`
+	Data       []byte    `json:"data,omitempty"`
+	Width      int       `json:"width,omitempty"`
+	Height     int       `json:"height,omitempty"`
 }
 
 func toWire(p Part) (wirePart, error) {
@@ -155,6 +183,8 @@ func toWire(p Part) (wirePart, error) {
 			w.Time = v.Time.UTC()
 		}
 		return w, nil
+	case ImagePart:
+		return wirePart{Type: "image", Name: v.Name, MIME: v.MIME, Data: v.Data, Width: v.Width, Height: v.Height}, nil
 	case nil:
 		return wirePart{}, fmt.Errorf("nil part: %w", ErrInvalid)
 	}
@@ -173,6 +203,8 @@ func fromWire(w wirePart) (Part, error) {
 		return ToolResultPart{ToolCallID: w.ToolCallID, Name: w.Name, Content: w.Content, IsError: w.IsError, Cancelled: w.Cancelled}, nil
 	case "finish":
 		return FinishPart{Reason: llm.FinishReason(w.Reason), Time: w.Time}, nil
+	case "image":
+		return ImagePart{Name: w.Name, MIME: w.MIME, Data: w.Data, Width: w.Width, Height: w.Height}, nil
 	}
 	return nil, fmt.Errorf("unknown part type %q: %w", w.Type, ErrInvalid)
 }

@@ -26,6 +26,8 @@ var everyPart = []Part{
 	FinishPart{Reason: "canceled"},
 	FinishPart{Time: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}, // before 1970: zigzag
 	TextPart{},
+	ImagePart{Name: "shot.png", MIME: "image/png", Data: []byte("\x89PNG\r\n\x1a\n\x00binary"), Width: 640, Height: 480},
+	ImagePart{},
 }
 
 func TestCodecRoundTrip(t *testing.T) {
@@ -162,7 +164,7 @@ func TestCapOutput(t *testing.T) {
 
 func TestLLMMessages(t *testing.T) {
 	msgs := []Message{
-		{Role: llm.RoleUser, Parts: []Part{TextPart{Text: "summary "}, TextPart{Text: "and more"}}},
+		{Role: llm.RoleUser, Parts: []Part{TextPart{Text: "summary "}, ImagePart{Name: "a.png", MIME: "image/png", Data: []byte{1}}, TextPart{Text: "and more"}}},
 		{Role: llm.RoleAssistant, Parts: []Part{
 			ReasoningPart{Text: "hmm"}, TextPart{Text: "reading"},
 			ToolCallPart{ID: "a", Name: "ReadFile", Input: `{"path":"x"}`, Finished: true},
@@ -171,18 +173,19 @@ func TestLLMMessages(t *testing.T) {
 		}},
 		{Role: llm.RoleTool, Parts: []Part{
 			ToolResultPart{ToolCallID: "a", Name: "ReadFile", Content: "data"},
+			ImagePart{Name: "ReadFile", MIME: "image/gif", Data: []byte{2}, Width: 1, Height: 1},
 			ToolResultPart{ToolCallID: "b", Name: "LS", Content: CancelledContent, IsError: true, Cancelled: true},
 		}},
 		{Role: llm.RoleAssistant, Parts: []Part{ReasoningPart{Text: "cut off before any output"}}},
 		{Role: llm.RoleAssistant, Parts: []Part{TextPart{Text: "done"}, FinishPart{Reason: llm.FinishStop}}},
 	}
 	want := []llm.Message{
-		{Role: llm.RoleUser, Content: "summary and more"},
+		{Role: llm.RoleUser, Content: "summary and more", Images: []llm.Image{{Name: "a.png", MIME: "image/png", Data: []byte{1}}}},
 		{Role: llm.RoleAssistant, Content: "reading", Reasoning: "hmm", ToolCalls: []llm.ToolCall{
 			{ID: "a", Name: "ReadFile", Arguments: `{"path":"x"}`},
 			{ID: "b", Name: "LS", Arguments: `{}`, Extra: json.RawMessage(`{"extra_content":{"google":{"thought_signature":"c2ln"}}}`)},
 		}},
-		{Role: llm.RoleTool, Content: "data", ToolCallID: "a", Name: "ReadFile"},
+		{Role: llm.RoleTool, Content: "data", ToolCallID: "a", Name: "ReadFile", Images: []llm.Image{{Name: "ReadFile", MIME: "image/gif", Data: []byte{2}, Width: 1, Height: 1}}},
 		{Role: llm.RoleTool, Content: CancelledContent, ToolCallID: "b", Name: "LS"},
 		{Role: llm.RoleAssistant, Content: "done"},
 	}

@@ -3,6 +3,7 @@ package term
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -275,7 +276,7 @@ func (m *ui) updateMenu() {
 	tok := currentToken(m.ta.Value())
 	switch tok.kind {
 	case '/':
-		m.menu = commandCompletions(strings.TrimPrefix(tok.text, "/"), m.o.Commands, m.customs)
+		m.menu = commandCompletions(strings.TrimPrefix(tok.text, "/"), slices.Concat(m.o.Commands, mcpCommands(m.o.MCP)), m.customs)
 	case '@':
 		send := m.send
 		files := m.files.list(m.ctx, m.now(), func() {
@@ -283,6 +284,9 @@ func (m *ui) updateMenu() {
 				send(filesMsg{})
 			}
 		})
+		if res := resourceMentions(m.o.MCP); len(res) > 0 {
+			files = slices.Concat(res, files)
+		}
 		if len(files) <= syncMentionFiles || send == nil {
 			m.menu = mentionCompletions(strings.TrimPrefix(tok.text, "@"), files)
 			break

@@ -35,9 +35,13 @@ func newFake(id string, onSubmit func(*fakeSession, messages.UserMessage)) *fake
 func (f *fakeSession) ID() string { return f.id }
 
 func (f *fakeSession) Submit(body string, mode messages.Mode) messages.UserMessage {
+	return f.SubmitImages(body, mode, nil)
+}
+
+func (f *fakeSession) SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
 	f.mu.Lock()
 	f.n++
-	m := messages.UserMessage{ID: fmt.Sprintf("in-%d", f.n), Body: body, Mode: mode, At: time.Unix(0, 0)}
+	m := messages.UserMessage{ID: fmt.Sprintf("in-%d", f.n), Body: body, Mode: mode, At: time.Unix(0, 0), Images: images}
 	f.submitted = append(f.submitted, m)
 	f.mu.Unlock()
 	if f.onSubmit != nil {

@@ -129,6 +129,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		prompt := text
 		promptMode := mode
 		fromCommand := false // a Go command's Result.Prompt
+		var images []messages.Image
 		if name, args, ok := splitCommand(text); ok {
 			switch name {
 			case "help", "?":
@@ -200,6 +201,13 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 					continue
 				}
 				prompt, fromCommand = res.Prompt, true
+			} else if c, ok := mcpCommand(o.MCP, name); ok {
+				res, err := c.Run(ctx, args)
+				if err != nil {
+					println(fmt.Sprintf("! /%s: %v", name, err))
+					continue
+				}
+				prompt, fromCommand = res.Prompt, true
 			} else if c, ok := custom[name]; ok {
 				prompt = c.Expand(args)
 				if c.Mode != "" {
@@ -213,10 +221,16 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		if !fromCommand {
 			// Typed text or a custom command's prompt: attach its @files.
 			var notes []string
-			prompt, notes = attachMentions(o.Root, prompt)
+			typed := prompt
+			prompt, images, notes = attachMentions(o.Root, typed)
 			println(notes...)
+			if hasResourceMention(o.MCP, typed) {
+				block, more, notes := attachResources(ctx, o.MCP, typed)
+				println(notes...)
+				prompt, images = prompt+block, append(images, more...)
+			}
 		}
-		msg := sess.Submit(prompt, promptMode)
+		msg := sess.SubmitImages(prompt, promptMode, images)
 		if err := wait(msg.ID); err != nil {
 			if err == errStop {
 				return sess, nil

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/messages"
 )
 
 // Bounds on what @ mentions attach: one file is cut at maxMentionBytes,
@@ -29,26 +31,29 @@ const attachedFilesTag = "\n\n<attached_files>"
 var reMention = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
 
 // attachMentions returns body with the files it mentions (@path, relative
-// to root) appended in an <attached_files> block, and one note per
+// to root) appended in an <attached_files> block, the images it mentions
+// (a path ending .png, .jpg, .jpeg, .gif or .webp: sent as image parts,
+// sniffed and capped by llm.ReadImage), and one note per
 // mention that names a file: what was attached, cut or refused. The guard
 // is ReadFile's: the path is resolved through every symlink and must stay
 // inside root, so neither "@../x" nor a link leading out of the project
 // reads anything outside it. A mention that names nothing (an e-mail
 // handle, a typo) is left as text without a note. A root of "" attaches
 // nothing.
-func attachMentions(root, body string) (string, []string) {
+func attachMentions(root, body string) (string, []messages.Image, []string) {
 	if root == "" || !strings.Contains(body, "@") {
-		return body, nil
+		return body, nil, nil
 	}
 	realRoot, err := workspace.Resolve("/", root)
 	if err != nil {
-		return body, []string{"! @ mentions: " + err.Error()}
+		return body, nil, []string{"! @ mentions: " + err.Error()}
 	}
 	var (
-		notes []string
-		block strings.Builder
-		total int
-		seen  = map[string]bool{}
+		images []messages.Image
+		notes  []string
+		block  strings.Builder
+		total  int
+		seen   = map[string]bool{}
 	)
 	for _, m := range reMention.FindAllStringSubmatch(body, -1) {
 		name := m[1]
@@ -61,6 +66,18 @@ func attachMentions(root, body string) (string, []string) {
 			continue
 		}
 		seen[name] = true
+		if llm.IsImagePath(name) {
+			im, err := readImageMention(realRoot, name)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+			case err != nil:
+				notes = append(notes, fmt.Sprintf("! @%s not attached: %v", name, err))
+			default:
+				images = append(images, im)
+				notes = append(notes, fmt.Sprintf("attached @%s as an image (%s %dx%d, %s)", name, im.MIME, im.Width, im.Height, byteSize(int64(len(im.Data)))))
+			}
+			continue
+		}
 		data, size, err := readMention(realRoot, name, maxMentionTotal-total)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -78,14 +95,28 @@ func attachMentions(root, body string) (string, []string) {
 		fmt.Fprintf(&block, "<file path=%q>\n%s\n</file>\n", filepath.ToSlash(filepath.Clean(name)), strings.TrimRight(string(data), "\n"))
 	}
 	if block.Len() == 0 {
-		return body, notes
+		return body, images, notes
 	}
-	return body + attachedFilesTag + "\n" + block.String() + "</attached_files>", notes
+	return body + attachedFilesTag + "\n" + block.String() + "</attached_files>", images, notes
 }
 
-// readMention reads up to min(budget, maxMentionBytes) bytes of the
-// regular text file rel under realRoot (resolved), and its full size.
-func readMention(realRoot, rel string, budget int) ([]byte, int64, error) {
+// readImageMention reads the image file rel under realRoot, guarded as
+// readMention is.
+func readImageMention(realRoot, rel string) (messages.Image, error) {
+	real, err := resolveMention(realRoot, rel)
+	if err != nil {
+		return messages.Image{}, err
+	}
+	im, err := llm.ReadImage(real)
+	if err != nil {
+		return messages.Image{}, err
+	}
+	return messages.Image{Name: filepath.ToSlash(filepath.Clean(rel)), MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height}, nil
+}
+
+// resolveMention resolves rel under realRoot through every symlink; it
+// must stay inside realRoot. A name that does not exist is fs.ErrNotExist.
+func resolveMention(realRoot, rel string) (string, error) {
 	if filepath.IsAbs(rel) {
 		// An absolute path is outside the project unless it says so.
 		if r, err := filepath.Rel(realRoot, rel); err == nil {
@@ -93,14 +124,24 @@ func readMention(realRoot, rel string, budget int) ([]byte, int64, error) {
 		}
 	}
 	if _, err := os.Lstat(filepath.Join(realRoot, rel)); err != nil {
-		return nil, 0, fs.ErrNotExist
+		return "", fs.ErrNotExist
 	}
 	real, err := workspace.ResolveFrom(realRoot, rel)
 	if err != nil {
-		return nil, 0, err
+		return "", err
 	}
 	if !workspace.Within(realRoot, real) {
-		return nil, 0, errors.New("it is outside the project")
+		return "", errors.New("it is outside the project")
+	}
+	return real, nil
+}
+
+// readMention reads up to min(budget, maxMentionBytes) bytes of the
+// regular text file rel under realRoot (resolved), and its full size.
+func readMention(realRoot, rel string, budget int) ([]byte, int64, error) {
+	real, err := resolveMention(realRoot, rel)
+	if err != nil {
+		return nil, 0, err
 	}
 	f, err := os.Open(real)
 	if err != nil {

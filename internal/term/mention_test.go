@@ -1,6 +1,9 @@
 package term
 
 import (
+	"bytes"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +13,7 @@ import (
 func TestAttachMentions(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
-	body, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
+	body, _, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
 	if !strings.Contains(body, "<file path=\"src/a.go\">\npackage a // INSIDE\n</file>") {
 		t.Errorf("the mentioned file is not attached:\n%s", body)
 	}
@@ -20,7 +23,7 @@ func TestAttachMentions(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "attached @src/a.go") {
 		t.Errorf("notes = %q, want one naming src/a.go", notes)
 	}
-	if body, notes := attachMentions(root, "no mentions here"); body != "no mentions here" || notes != nil {
+	if body, _, notes := attachMentions(root, "no mentions here"); body != "no mentions here" || notes != nil {
 		t.Errorf("a message without mentions changed: %q %q", body, notes)
 	}
 }
@@ -40,7 +43,7 @@ func TestAttachMentionsStaysInsideRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range []string{"@../secret.txt", "@" + secret, "@link.txt", "@up/secret.txt"} {
-		body, notes := attachMentions(root, "read "+in)
+		body, _, notes := attachMentions(root, "read "+in)
 		if strings.Contains(body, "CANARY-SECRET-7731") {
 			t.Errorf("%s attached a file outside the project:\n%s", in, body)
 		}
@@ -57,7 +60,7 @@ func TestAttachMentionsBounds(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	body, notes := attachMentions(root, "@big.txt @bin.dat @dir")
+	body, _, notes := attachMentions(root, "@big.txt @bin.dat @dir")
 	if !strings.Contains(body, strings.Repeat("x", maxMentionBytes)) || strings.Contains(body, strings.Repeat("x", maxMentionBytes+1)) {
 		t.Errorf("big.txt was not cut at %d bytes", maxMentionBytes)
 	}
@@ -101,5 +104,40 @@ func TestLineModeAttachesMentions(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "attached @notes.txt") {
 		t.Errorf("line mode did not say what it attached:\n%s", out.String())
+	}
+}
+
+// TestAttachImageMentions: an image path becomes an image part, sniffed
+// from its bytes; a text file named .png and an image outside the project
+// are refused with a note, and no image leaves the project.
+func TestAttachImageMentions(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "proj")
+	img := image.NewRGBA(image.Rect(0, 0, 5, 3))
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "shots/s.png"), b.String())
+	writeFile(t, filepath.Join(root, "fake.png"), "just text")
+	writeFile(t, filepath.Join(dir, "outside.png"), b.String())
+	body, images, notes := attachMentions(root, "what is @shots/s.png and @fake.png and @../outside.png")
+	if strings.Contains(body, "<attached_files>") {
+		t.Errorf("images went into the text block:\n%s", body)
+	}
+	if len(images) != 1 {
+		t.Fatalf("images = %d, want 1", len(images))
+	}
+	if im := images[0]; im.Name != "shots/s.png" || im.MIME != "image/png" || im.Width != 5 || im.Height != 3 || !bytes.Equal(im.Data, b.Bytes()) {
+		t.Errorf("image = %s %s %dx%d", im.Name, im.MIME, im.Width, im.Height)
+	}
+	want := []string{"attached @shots/s.png as an image (image/png 5x3", "! @fake.png not attached", "! @../outside.png not attached: it is outside the project"}
+	if len(notes) != len(want) {
+		t.Fatalf("notes = %q", notes)
+	}
+	for i, w := range want {
+		if !strings.Contains(notes[i], w) {
+			t.Errorf("note %d = %q, want it to contain %q", i, notes[i], w)
+		}
 	}
 }

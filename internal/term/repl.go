@@ -54,6 +54,9 @@ type Options struct {
 	Interactive *bool
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// MCP offers the session's MCP resources (@server:uri attachments)
+	// and prompts (/mcp__server__prompt); nil offers none.
+	MCP MCPCatalog
 }
 
 // ErrNoSession is returned by Run without a session.

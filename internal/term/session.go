@@ -15,6 +15,8 @@ type Session interface {
 	ID() string
 	// Submit queues an input; it never blocks.
 	Submit(body string, mode messages.Mode) messages.UserMessage
+	// SubmitImages queues an input with images attached.
+	SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage
 	// Cancel cancels the running turn; queued inputs stay queued.
 	Cancel(reason string)
 	// Queue returns the running input and the queue.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -170,6 +171,10 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 			continue
 		}
 		out = append(out, "  "+th.Paint(th.User, l))
+	}
+	for _, im := range in.Images {
+		label := llm.Image{Name: im.Name, MIME: im.MIME, Width: im.Width, Height: im.Height}.Label()
+		out = append(out, "  "+th.Paint(th.Dim, termsafe.Line(label)))
 	}
 	return out
 }

@@ -166,6 +166,9 @@ type ui struct {
 	status        []string // status lines, refreshed at most every tick
 	partial       string
 	quitting      bool
+	// pasted are the images pasted (as file paths) since the last submit;
+	// each is sent if its label is still in the input.
+	pasted []messages.Image
 }
 
 func runTTY(ctx context.Context, o Options) (Session, error) {
@@ -347,6 +350,8 @@ func (m *ui) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case mentionMsg:
 		m.mentionRanked(msg)
+	case resourcesMsg:
+		m.resourcesRead(msg)
 		return m, nil
 	case eventsMsg:
 		if msg.gen != m.gen {
@@ -485,9 +490,21 @@ func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	if k.Paste {
-		m.ta.InsertString(normalizeNewlines(string(k.Runes)))
+		text := normalizeNewlines(string(k.Runes))
+		var cmd tea.Cmd
+		if im, ok, err := pastedImage(m.o.Root, text); ok {
+			if err != nil {
+				cmd = m.flash(err.Error())
+			} else {
+				// The picture waits beside the input, marked by its label;
+				// deleting the label drops it.
+				m.pasted = append(m.pasted, im)
+				text = pastedLabel(len(m.pasted), im) + " "
+			}
+		}
+		m.ta.InsertString(text)
 		m.resize()
-		return nil
+		return cmd
 	}
 	switch k.Type {
 	case tea.KeyCtrlC:
@@ -675,18 +692,44 @@ func (m *ui) submit() tea.Cmd {
 	if name, args, ok := splitCommand(text); ok {
 		return tea.Batch(cmd, m.command(name, args))
 	}
-	m.submitWithMentions(text, m.mode)
-	return cmd
+	return tea.Batch(cmd, m.submitWithMentions(text, m.mode))
 }
 
 // submitWithMentions sends what the user typed (or a custom command's
 // prompt) with the files it mentions attached, saying which.
-func (m *ui) submitWithMentions(text string, mode messages.Mode) {
-	body, notes := attachMentions(m.o.Root, text)
+func (m *ui) submitWithMentions(text string, mode messages.Mode) tea.Cmd {
+	body, images, notes := attachMentions(m.o.Root, text)
+	images = append(m.takePasted(text), images...)
 	for _, n := range notes {
 		m.info(n, strings.HasPrefix(n, "!"))
 	}
-	m.sess.Submit(body, mode)
+	if hasResourceMention(m.o.MCP, text) {
+		// Reading a resource may start its server: off the UI loop.
+		cat, ctx := m.o.MCP, m.ctx
+		return func() tea.Msg {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+			defer cancel()
+			block, more, notes := attachResources(rctx, cat, text)
+			return resourcesMsg{body: body + block, images: append(images, more...), notes: notes, mode: mode}
+		}
+	}
+	m.sess.SubmitImages(body, mode, images)
+	return nil
+}
+
+// resourcesMsg is an input whose MCP resources have been read.
+type resourcesMsg struct {
+	body   string
+	images []messages.Image
+	notes  []string
+	mode   messages.Mode
+}
+
+func (m *ui) resourcesRead(msg resourcesMsg) {
+	for _, n := range msg.notes {
+		m.info(n, strings.HasPrefix(n, "!"))
+	}
+	m.sess.SubmitImages(msg.body, msg.mode, msg.images)
 }
 
 // command runs a slash command.
@@ -694,7 +737,7 @@ func (m *ui) command(name, args string) tea.Cmd {
 	m.print("", m.th.Paint(m.th.Accent, "❯ ")+m.th.Paint(m.th.User, "/"+name+" "+args))
 	switch name {
 	case "help", "?":
-		m.printText(helpText(m.o.Commands, m.customs, true))
+		m.printText(helpText(slices.Concat(m.o.Commands, mcpCommands(m.o.MCP)), m.customs, true))
 		return nil
 	case "mode":
 		if args == "" {
@@ -745,8 +788,14 @@ func (m *ui) command(name, args string) tea.Cmd {
 		if c.Mode != "" {
 			mode = c.Mode
 		}
-		m.submitWithMentions(c.Expand(args), mode)
-		return nil
+		return m.submitWithMentions(c.Expand(args), mode)
+	}
+	if c, ok := mcpCommand(m.o.MCP, name); ok {
+		if m.running != "" {
+			m.info(fmt.Sprintf("/%s is still running", m.running), true)
+			return nil
+		}
+		return m.runAsync(name, func(ctx context.Context) (Result, error) { return c.Run(ctx, args) })
 	}
 	m.info(fmt.Sprintf("unknown command /%s (see /help)", name), true)
 	return nil

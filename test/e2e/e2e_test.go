@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -100,6 +104,7 @@ func TestScripts(t *testing.T) {
 			"attacker":    cmdAttacker,
 			"attacked":    cmdAttacked,
 			"ratelimited": cmdRateLimited,
+			"mkimage":     cmdMkImage,
 		},
 		RequireExplicitExec: true,
 	})
@@ -217,8 +222,23 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 			b.WriteString("\n")
 		}
 		have = b.String()
+	case "images":
+		// One line per image part: the data URL's prefix and the size the
+		// decoded bytes have ("user data:image/png;base64 4x3").
+		var b strings.Builder
+		for _, m := range req.Body.Messages {
+			for _, u := range m.ImageURLs() {
+				prefix, b64, _ := strings.Cut(u, ",")
+				data, err := base64.StdEncoding.DecodeString(b64)
+				ts.Check(err)
+				cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+				ts.Check(err)
+				fmt.Fprintf(&b, "%s %s %dx%d\n", m.Role, prefix, cfg.Width, cfg.Height)
+			}
+		}
+		have = b.String()
 	default:
-		ts.Fatalf("sent: want tools or text, got %q", args[2])
+		ts.Fatalf("sent: want tools, text or images, got %q", args[2])
 	}
 	for _, w := range args[3:] {
 		needle := w
@@ -229,6 +249,19 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s request %d: %s %q: have %s", args[0], i, map[bool]string{true: "unexpected", false: "missing"}[neg], w, strings.TrimSpace(have))
 		}
 	}
+}
+
+// mkimage FILE WxH writes a W×H PNG to FILE (txtar holds text only).
+func cmdMkImage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: mkimage FILE WxH")
+	}
+	var w, h int
+	_, err := fmt.Sscanf(args[1], "%dx%d", &w, &h)
+	ts.Check(err)
+	var b bytes.Buffer
+	ts.Check(png.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h))))
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
 }
 
 // serve DIR serves the files under DIR over HTTP on a loopback port for

@@ -33,7 +33,11 @@ type probeIn struct {
 // sandbox leaves it only its private cache, $XDG_CACHE_HOME, writable).
 func mcpFixture() int {
 	canary := flag.String("canary", "", "file to append a line to on every start")
+	say := flag.String("stderr", "", "a line to write to stderr on start, followed by a terminal title escape")
 	flag.Parse()
+	if *say != "" {
+		fmt.Fprintf(os.Stderr, "%s \x1b]0;pwned\x07\n", *say)
+	}
 	if *canary != "" {
 		f, err := os.OpenFile(os.ExpandEnv(*canary), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {

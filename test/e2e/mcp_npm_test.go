@@ -112,6 +112,7 @@ func TestMCPReferenceServers(t *testing.T) {
         - {name: mcp__fs__read_text_file, arguments: {path: %q}}
         - {name: mcp__web__get-sum, arguments: {a: 2, b: 3}}
         - {name: mcp__legacy__echo, arguments: {message: "over sse"}}
+        - {name: mcp__everything__get-tiny-image, arguments: {}}
     - when: "The sum of 2 and 3 is 5"
       text: "All three answered."
 `, filepath.Join(proj, "notes.txt"))))
@@ -146,6 +147,20 @@ func TestMCPReferenceServers(t *testing.T) {
 			t.Errorf("the model did not get %q from the servers; it saw:\n%s", want, got)
 		}
 	}
+	// get-tiny-image's PNG follows the tool results as an image part (tool
+	// messages carry text only), and the tool's text says so.
+	var images []string
+	for _, m := range reqs[1].Body.Messages {
+		if m.Role == "user" {
+			images = append(images, m.ImageURLs()...)
+		}
+	}
+	if len(images) != 1 || !strings.HasPrefix(images[0], "data:image/png;base64,iVBORw0KGgo") {
+		t.Errorf("the tiny image did not reach the model as a PNG data URL: %.80q", images)
+	}
+	if !strings.Contains(got, "[image: mcp__everything__get-tiny-image image 1 20x20]") {
+		t.Errorf("the tool result does not announce its image; the model saw:\n%s", got)
+	}
 	if strings.Contains(got, secret) {
 		t.Errorf("the provider key reached an MCP server's environment:\n%s", got)
 	}
@@ -177,5 +192,56 @@ func startEverything(t *testing.T, bin, mode string) int {
 			t.Fatalf("server-everything %s did not listen on %d", mode, port)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestMCPReferenceResourcesAndPrompts drives the REPL (line mode) against
+// server-everything: @everything:URI attaches a static document resource,
+// and /mcp__everything__args-prompt renders the server's prompt with its
+// arguments as the user's input.
+func TestMCPReferenceResourcesAndPrompts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node servers")
+	}
+	bin := npmServers(t)
+	work := t.TempDir()
+	proj := filepath.Join(work, "proj")
+	for _, d := range []string{filepath.Join(work, ".config", "odin"), proj} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := fmt.Sprintf("mcp:\n  connect_timeout: 60s\n  servers:\n    everything:\n      command: %s\n", filepath.Join(bin, "mcp-server-everything"))
+	if err := os.WriteFile(filepath.Join(work, ".config", "odin", "odin.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script, err := llmtest.ParseScript([]byte(`agents:
+  orchestrator:
+    - when: "Everything Server - Features"
+      text: "Got the features document."
+    - when: "What's weather in Paris, Texas?"
+      text: "Sunny."
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t, script)
+	cmd := exec.Command(filepath.Join(binDir, "odin"))
+	cmd.Dir = proj
+	cmd.Stdin = strings.NewReader("summarise @everything:demo://resource/static/document/features.md\n/mcp__everything__args-prompt Paris Texas\n")
+	cmd.Env = append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=sk-test",
+		"HOME="+filepath.Join(work, ".home"), "XDG_STATE_HOME="+filepath.Join(work, ".state"),
+		"XDG_CONFIG_HOME="+filepath.Join(work, ".config"), "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("odin: %v\n%s", err, out)
+	}
+	for _, want := range []string{"attached @everything:demo://resource/static/document/features.md", "Got the features document.", "Sunny."} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if reqs := srv.RequestsFor("orchestrator"); len(reqs) != 2 {
+		t.Errorf("orchestrator sent %d requests, want 2", len(reqs))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/odin-code/odin/messages"
 )
 
 // Class groups tools by what they can do; modes and permissions are
@@ -47,6 +49,9 @@ type Result struct {
 	Denied bool
 	// Files are the absolute paths the call created or changed.
 	Files []string
+	// Images are pictures the model sees with Output (an MCP tool's image
+	// content); a model that takes no images sees their labels.
+	Images []messages.Image
 	// Meta carries structured data for Odin itself (never shown to the
 	// model): a todo list, a specialist's report, a command's exit code.
 	Meta any

@@ -3,6 +3,7 @@ package llmtest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,6 +107,45 @@ func (m ChatMessage) Text() string {
 	return b.String()
 }
 
+// ImageURLs returns the URLs of the message's image parts (data URLs for
+// the images Odin sends), in order.
+func (m ChatMessage) ImageURLs() []string {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(m.Content, &parts) != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range parts {
+		if p.Type == "image_url" {
+			out = append(out, p.ImageURL.URL)
+		}
+	}
+	return out
+}
+
+// dataImage decodes a base64 data URL into an image; ok is false for any
+// other URL.
+func dataImage(u string) (llm.Image, bool) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return llm.Image{}, false
+	}
+	mime, b64, ok := strings.Cut(rest, ";base64,")
+	if !ok {
+		return llm.Image{}, false
+	}
+	data, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return llm.Image{}, false
+	}
+	return llm.Image{MIME: mime, Data: data}, true
+}
+
 // ToolNames lists the names of the tools offered.
 func (r ChatRequest) ToolNames() []string {
 	names := make([]string, len(r.Tools))
@@ -122,6 +162,11 @@ func (r ChatRequest) LLMMessages() []llm.Message {
 		lm := llm.Message{Role: llm.Role(m.Role), Content: m.Text(), ToolCallID: m.ToolCallID, Name: m.Name}
 		for _, tc := range m.ToolCalls {
 			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+		}
+		for _, u := range m.ImageURLs() {
+			if im, ok := dataImage(u); ok {
+				lm.Images = append(lm.Images, im)
+			}
 		}
 		out[i] = lm
 	}
