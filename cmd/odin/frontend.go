@@ -133,6 +133,10 @@ func (s *frontSession) Submit(body string, mode messages.Mode) messages.UserMess
 	return s.live.Session.Submit(body, mode)
 }
 
+func (s *frontSession) SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
+	return s.live.Session.SubmitImages(body, mode, images)
+}
+
 func (s *frontSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
 
 func (s *frontSession) Bus() *events.Bus { return s.live.Bus }

@@ -2,10 +2,12 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"strings"
 	"sync"
 
@@ -22,8 +24,9 @@ import (
 type Session interface {
 	// ID is the store's session ID, used as the ACP session ID.
 	ID() string
-	// Submit queues an input in the Orchestrator's mailbox.
-	Submit(body string, mode messages.Mode) messages.UserMessage
+	// SubmitImages queues an input, with the images attached to it, in
+	// the Orchestrator's mailbox.
+	SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage
 	// Cancel cancels the running turn; queued inputs stay queued.
 	Cancel(reason string)
 	// Bus carries the session's events.
@@ -111,8 +114,9 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			// speaks stdio, Streamable HTTP and SSE.
 			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			// Embedded resources (files the editor attaches) are passed to
-			// the model as fenced text; images and audio are not supported.
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			// the model as fenced text, images as images (refused, turn by
+			// turn, for a model that takes none); audio is not supported.
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "odin", Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -251,13 +255,13 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	body, err := promptText(p.Prompt)
+	body, images, err := promptText(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	ch := make(chan messages.TurnResult, 1)
 	s.mu.Lock()
-	m := s.s.Submit(body, s.mode)
+	m := s.s.SubmitImages(body, s.mode, images)
 	s.waiting[m.ID] = ch
 	s.mu.Unlock()
 	defer func() {
@@ -293,9 +297,11 @@ func (a *Agent) session(id sdk.SessionId) (*liveSession, error) {
 }
 
 // promptText joins the prompt's blocks into one message: text as is,
-// embedded files fenced with their URI, links named.
-func promptText(blocks []sdk.ContentBlock) (string, error) {
+// embedded files fenced with their URI, links named, images attached
+// (sniffed and capped like any image Odin sends).
+func promptText(blocks []sdk.ContentBlock) (string, []messages.Image, error) {
 	var b strings.Builder
+	var images []messages.Image
 	for _, c := range blocks {
 		switch {
 		case c.Text != nil:
@@ -305,14 +311,28 @@ func promptText(blocks []sdk.ContentBlock) (string, error) {
 			fmt.Fprintf(&b, "\n<file uri=%q>\n%s\n</file>\n", r.Uri, r.Text)
 		case c.ResourceLink != nil:
 			fmt.Fprintf(&b, " [%s](%s) ", c.ResourceLink.Name, c.ResourceLink.Uri)
-		case c.Image != nil, c.Audio != nil:
-			return "", errors.New("images and audio are not supported (promptCapabilities says so)")
+		case c.Image != nil:
+			name := fmt.Sprintf("image %d", len(images)+1)
+			if c.Image.Uri != nil && *c.Image.Uri != "" {
+				name = path.Base(*c.Image.Uri)
+			}
+			data, err := base64.StdEncoding.DecodeString(c.Image.Data)
+			if err != nil {
+				return "", nil, fmt.Errorf("image %s: its data is not base64: %v", name, err)
+			}
+			im, err := llm.NewImage(name, data)
+			if err != nil {
+				return "", nil, err
+			}
+			images = append(images, messages.Image{Name: im.Name, MIME: im.MIME, Data: im.Data, Width: im.Width, Height: im.Height})
+		case c.Audio != nil:
+			return "", nil, errors.New("audio is not supported (promptCapabilities says so)")
 		case c.Resource != nil:
-			return "", errors.New("binary embedded resources are not supported")
+			return "", nil, errors.New("binary embedded resources are not supported")
 		}
 	}
-	if strings.TrimSpace(b.String()) == "" {
-		return "", errors.New("empty prompt")
+	if strings.TrimSpace(b.String()) == "" && len(images) == 0 {
+		return "", nil, errors.New("empty prompt")
 	}
-	return b.String(), nil
+	return b.String(), images, nil
 }
