@@ -300,7 +300,7 @@ async function refreshLive() {
     const [approvals, queue] = await Promise.all([api(`/v1/sessions/${id}/approvals`), api(`/v1/sessions/${id}/queue`)]);
     $("approvals").replaceChildren(...(approvals.length ? approvals.map((a) => h("div", { class: "gate approval" },
       h("p", {}, h("strong", {}, a.tool), ` (${a.agent || "orchestrator"}): `, h("code", {}, a.subject)), h("p", {}, a.reason),
-      ["once", "session", "deny"].map((d) => h("button", { class: "act", onclick: () => answer(a.id, d) }, d === "once" ? "Allow once" : d === "session" ? "Allow for the session" : "Deny")))) : [h("p", {}, "None pending.")]));
+      ["once", "session", "deny"].map((d) => h("button", { class: "act", "data-decision": d, onclick: () => answer(a.id, d) }, d === "once" ? "Allow once" : d === "session" ? "Allow for the session" : "Deny")))) : [h("p", {}, "None pending.")]));
     $("queue").replaceChildren(...[...(queue.running ? [queue.running] : []), ...(queue.queued || [])].map((m, i) => h("li", {}, (i === 0 && queue.running ? "running: " : "queued: ") + (m.body || m.Body || ""))));
   } catch (e) { status("Live: " + e.message); }
 }
