@@ -95,7 +95,7 @@ func TestViewerInChromium(t *testing.T) {
 	defer cancel()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancel = context.WithTimeout(ctx, 12*time.Minute)
 	defer cancel()
 
 	// Open the page on the new session before anything ran.
@@ -134,8 +134,9 @@ func TestViewerInChromium(t *testing.T) {
 
 	// Wait for the run to end, then for the page to show the verdict.
 	// Writes ask for approval in a served session: answer them from the
-	// page, as a user would.
-	deadline := time.Now().Add(3 * time.Minute)
+	// page, as a user would. The QA checks compile the project with the
+	// sandbox's own (cold) Go cache, which takes minutes on a busy machine.
+	deadline := time.Now().Add(10 * time.Minute)
 	answered := 0
 	for c.inFlight(t, sess.ID) > 0 {
 		if time.Now().After(deadline) {
@@ -165,7 +166,7 @@ func TestViewerInChromium(t *testing.T) {
 			Lanes: [...document.querySelectorAll('.lane-name')].map(e => e.textContent),
 			Outcomes: [...document.querySelectorAll('[data-run]')].map(e => e.dataset.gate + ':' + e.dataset.outcome),
 			Fixes: [...document.querySelectorAll('.fixmark')].filter(e => e.closest('#timeline')).map(e => e.textContent),
-			QA: [...document.querySelectorAll('[data-lane=qa] .mark')].map(e => e.textContent),
+			QA: [...document.querySelectorAll('[data-lane=qa] [data-qa]')].map(e => e.textContent),
 			Verdict: document.querySelector('.gate .verdict-passed').textContent,
 			Stages: [...document.querySelectorAll('.stage')].map(e => e.dataset.stage + ':' + e.dataset.mark),
 			Findings: [...document.querySelectorAll('.finding')].map(e => e.dataset.severity + ' ' + e.textContent),
@@ -188,7 +189,7 @@ func TestViewerInChromium(t *testing.T) {
 	if !contains(got.Stages, "review:failed") || !contains(got.Stages, "fix:applied") || !contains(got.Stages, "qa:failed") || !contains(got.Stages, "qa:passed") {
 		t.Errorf("gate stages: %q", got.Stages)
 	}
-	if !containsPrefix(got.QA, "QA r") {
+	if !containsSub(got.QA, "failed") || !containsSub(got.QA, "passed") {
 		t.Errorf("QA checks lane: %q", got.QA)
 	}
 	if !containsPrefix(got.Findings, "major api/ratelimit.go:46") {

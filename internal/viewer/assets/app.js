@@ -24,6 +24,8 @@ function h(tag, attrs, ...kids) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
     else if (k === "class") el.className = v;
+    // Through the CSSOM: the Content Security Policy refuses style attributes.
+    else if (k === "style") for (const d of v.split(";")) { const i = d.indexOf(":"); if (i > 0) el.style.setProperty(d.slice(0, i).trim(), d.slice(i + 1).trim()); }
     else el.setAttribute(k, v === true ? "" : String(v));
   }
   for (const kid of kids.flat()) if (kid !== undefined && kid !== null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
@@ -129,6 +131,8 @@ function renderTimeline(tl) {
   const cut = t0 + ((t1 - t0) * state.scrub) / 1000;
   $("scrub-time").textContent = state.scrub >= 1000 ? "end" : "+" + ((cut - t0) / 1000).toFixed(1) + "s";
   const future = (t) => Date.parse(t) > cut;
+  // A label near the right edge hangs to the left of its time.
+  const anchor = (t) => (pos(t) > 60 ? `right:${Math.max(100 - pos(t), 0)}%` : `left:${pos(t)}%`);
   const bar = (cls, start, end, label, title, onclick, extra = {}) => h("button", {
     class: `bar ${cls}${future(start) ? " future" : ""}`, style: `left:${pos(start)}%;width:${Math.max(pos(end) - pos(start), 0.6)}%`,
     title, "aria-label": title, onclick, ...extra }, label);
@@ -143,24 +147,39 @@ function renderTimeline(tl) {
     const label = `${r.agent}: ${r.title}`;
     const items = [bar(r.outcome, r.start, r.end, label, `${name}: ${r.title} (${r.outcome})${r.summary ? " — " + r.summary : ""}`,
       () => openTranscript(r.id, `${r.agent} #${i + 1}: ${r.title}`), { "data-run": r.id, "data-outcome": r.outcome, "data-gate": r.gate || "" })];
-    if (r.gate === "fix") items.push(h("span", { class: `mark fixmark${future(r.start) ? " future" : ""}`, style: `left:${Math.min(pos(r.end), 92)}%` }, `fix round ${r.round}`));
+    if (r.gate === "fix") {
+      const where = pos(r.start) > 12 ? `right:${100 - pos(r.start) + 0.5}%` : `left:${Math.min(pos(r.end) + 0.5, 90)}%`;
+      items.push(h("span", { class: `mark fixmark${future(r.start) ? " future" : ""}`, style: where }, `fix round ${r.round}`));
+    }
     lanes.push(lane(name, "run", ...items));
   });
-  // The QA checks Odin ran itself (exit codes are the verdict): a failed
-  // round is diagnosed by a qa run, a passed one ends the gates.
+  // The QA checks Odin runs itself (their exit codes are the verdict). The
+  // event stream times them exactly; a stored session places a round
+  // between the run before it and what followed: the diagnosis of a
+  // failure, or the gates' outcome.
   const qaMarks = [];
+  const liveQA = new Map();
+  for (const e of state.gateEvents.filter((e) => e.stage === "qa")) {
+    const k = e.round + 1, cur = liveQA.get(k) || {};
+    if (!e.done) cur.start = e.time; else if (!cur.end) { cur.end = e.time; cur.mark = e.passed ? "passed" : "failed"; cur.summary = e.summary; }
+    liveQA.set(k, cur);
+  }
   for (const g of tl.gates) {
     for (const s of g.stages.filter((s) => s.stage === "qa")) {
       const diag = runs.find((r) => r.gate === "qa" && r.round === s.round - 1);
-      const at = s.mark === "failed" && diag ? diag.start : g.at;
-      qaMarks.push(h("span", { class: `mark ${s.mark}${future(at) ? " future" : ""}`, style: `left:${Math.min(pos(at), 90)}%`, title: s.summary || "" }, `QA r${s.round} ${s.mark}`));
+      const end = s.mark === "failed" && diag ? diag.start : g.at;
+      const before = runs.filter((r) => r.turn === g.turn && Date.parse(r.end) <= Date.parse(end)).map((r) => r.end).sort().pop() || end;
+      liveQA.set(s.round, { ...(liveQA.get(s.round) || {}), start: (liveQA.get(s.round) || {}).start || before, end, mark: s.mark, summary: s.summary });
     }
   }
-  for (const e of state.gateEvents.filter((e) => e.stage === "qa" && e.done && !tl.gates.length)) {
-    qaMarks.push(h("span", { class: `mark ${e.passed ? "passed" : "failed"}`, style: `left:${Math.min(pos(e.time), 90)}%`, title: e.summary || "" }, `QA r${e.round + 1} ${e.passed ? "passed" : "failed"}`));
+  for (const [round, q] of [...liveQA].sort((a, b) => a[0] - b[0])) {
+    if (!q.start) continue;
+    const cls = q.mark === "passed" ? "ok" : q.mark === "failed" ? "failed" : "running";
+    qaMarks.push(bar(cls, q.start, q.end || new Date().toISOString(), `QA r${round} ${q.mark || "running"}`, `QA checks round ${round}: ${q.mark || "running"}${q.summary ? " — " + q.summary : ""}`,
+      () => { const d = runs.find((r) => r.gate === "qa" && r.round === round - 1); if (d) openTranscript(d.id, `qa: ${d.title}`); }, { "data-qa": q.mark || "running" }));
   }
   lanes.push(lane("QA checks", "qa", ...qaMarks));
-  lanes.push(lane("Gates", "gates", ...tl.gates.map((g) => h("span", { class: `mark ${g.passed ? "passed" : "failed"}${future(g.at) ? " future" : ""}`, style: `left:${Math.min(pos(g.at), 80)}%` },
+  lanes.push(lane("Gates", "gates", ...tl.gates.map((g) => h("span", { class: `mark ${g.passed ? "passed" : "failed"}${future(g.at) ? " future" : ""}`, style: anchor(g.at) },
     `turn ${g.turn}: gates ${g.passed ? "passed" : "failed"} after ${g.fix_rounds} fix round(s)`))));
   $("timeline").replaceChildren(...lanes);
 }
@@ -200,8 +219,9 @@ function gateRound(r) {
   return h("div", { class: "round", "data-gate": r.gate }, ...kids);
 }
 
-function chart(title, rows) {
+function chart(title, rows, fmt) {
   const max = Math.max(...rows.map((r) => r[1]), 1e-9), w = 300, rh = 18;
+  const money = fmt;
   return h("figure", {}, h("figcaption", {}, title), (() => {
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("class", "chart"); svg.setAttribute("width", w + 150); svg.setAttribute("height", rows.length * rh + 4);
@@ -216,15 +236,19 @@ function chart(title, rows) {
 }
 
 function renderCost(tl) {
+  const priced = tl.usage.some((u) => u.cost > 0);
+  const val = (u) => (priced ? u.cost : u.prompt_tokens + u.completion_tokens);
+  const fmt = priced ? money : (v) => `${v} tok`;
   const sum = (key) => {
     const m = new Map();
-    for (const u of tl.usage) m.set(key(u), (m.get(key(u)) || 0) + u.cost);
+    for (const u of tl.usage) m.set(key(u), (m.get(key(u)) || 0) + val(u));
     return [...m].sort((a, b) => b[1] - a[1]);
   };
   const turnOf = (u) => "turn " + (tl.turns.filter((t) => Date.parse(t.start) <= Date.parse(u.at)).length || 1);
   const tokens = tl.usage.reduce((a, u) => [a[0] + u.prompt_tokens, a[1] + u.completion_tokens, a[2] + u.cached_tokens], [0, 0, 0]);
   $("cost").replaceChildren(h("p", {}, `${tl.usage.length} model call(s): ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0))}`),
-    chart("per agent", sum((u) => u.agent || "?")), chart("per model", sum((u) => u.model || "?")), chart("per turn", sum(turnOf)));
+    priced ? "" : h("p", { class: "legend" }, "No price is known for these models: the charts show tokens."),
+    chart("per agent", sum((u) => u.agent || "?"), fmt), chart("per model", sum((u) => u.model || "?"), fmt), chart("per turn", sum(turnOf), fmt));
 }
 
 // ---- transcript ----
