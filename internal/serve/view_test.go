@@ -24,7 +24,9 @@ type historyOpener struct {
 	st store.Store
 }
 
-func (h historyOpener) History(ctx context.Context, fn func(store.Store) error) error { return fn(h.st) }
+func (h historyOpener) History(ctx context.Context, fn func(store.Store) error) error {
+	return fn(h.st)
+}
 
 // gatedSession stores a root session whose turn ran a review that sent the
 // change back, a fix round, and a QA diagnosis, as the actors record them.
