@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -239,6 +240,26 @@ func TestViewerInChromium(t *testing.T) {
 		t.Error("the diff has no syntax colour")
 	}
 	shot(t, ctx, artifacts, "transcript.png", "#transcript")
+
+	// The token is in no log, no stored file but its own, and nothing odin
+	// view wrote to stderr.
+	state := filepath.Join(work, "state")
+	err = filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path == filepath.Join(state, "odin", "serve", "token") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(b, []byte(token)) {
+			t.Errorf("the token is in %s", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(view.out.String(), token) {
+		t.Errorf("odin view wrote the token to stderr")
+	}
 }
 
 func findChromium() string {
@@ -252,15 +273,33 @@ func findChromium() string {
 
 type proc struct {
 	lines chan string
-	out   *bytes.Buffer
+	out   *syncBuffer
+}
+
+// syncBuffer is a process's stderr, read while the process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // start runs cmd until the test ends and streams its stdout lines.
 func start(t *testing.T, cmd *exec.Cmd, env []string) *proc {
 	t.Helper()
 	cmd.Env = env
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -268,7 +307,7 @@ func start(t *testing.T, cmd *exec.Cmd, env []string) *proc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{lines: make(chan string, 100), out: &errb}
+	p := &proc{lines: make(chan string, 100), out: errb}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
