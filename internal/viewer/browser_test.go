@@ -198,6 +198,21 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	shot(t, ctx, artifacts, "timeline.png", "#session")
 
+	// Scrubbing back to the start hides every run; forward again shows them.
+	var shown []int
+	count := `[...document.querySelectorAll('#timeline [data-run]')].filter(e => getComputedStyle(e).display !== 'none').length`
+	for _, v := range []string{"0", "1000"} {
+		var n int
+		must(t, "scrub to "+v, chromedp.Run(ctx,
+			chromedp.SetValue(`#scrub`, v, chromedp.ByQuery),
+			chromedp.Evaluate(`document.getElementById('scrub').dispatchEvent(new Event('input'))`, nil),
+			chromedp.Evaluate(count, &n)))
+		shown = append(shown, n)
+	}
+	if shown[0] != 0 || shown[1] != len(got.Outcomes) {
+		t.Errorf("runs shown at the start and the end: %v, want [0 %d]", shown, len(got.Outcomes))
+	}
+
 	// A bar opens its transcript: the first fix round's edit, as a diff.
 	var tr struct {
 		Heading string
