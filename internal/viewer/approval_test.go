@@ -125,4 +125,15 @@ func TestApprovalAnsweredFromThePage(t *testing.T) {
 		t.Fatal("the answer never reached the session")
 	}
 	must(t, "the approval is gone", chromedp.Run(ctx, chromedp.WaitNotPresent(`#approvals .approval`, chromedp.ByQuery)))
+
+	// An input that waits in the queue is marked on the Orchestrator's lane
+	// as its event arrives.
+	sess.bus.Publish(messages.InputQueued{Input: messages.UserMessage{ID: "q1", Body: "then update the docs"}, Position: 1})
+	var mark string
+	must(t, "see the queued input", chromedp.Run(ctx,
+		chromedp.WaitVisible(`[data-lane=orchestrator] .queued`, chromedp.ByQuery),
+		chromedp.Text(`[data-lane=orchestrator] .queued`, &mark, chromedp.ByQuery)))
+	if mark != "queued: then update the docs" {
+		t.Errorf("queue mark %q", mark)
+	}
 }

@@ -3,7 +3,7 @@
 // the page builds DOM nodes and never assigns HTML.
 import { diffLines, highlight } from "./diff.js";
 
-const state = { token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], abort: null, refreshTimer: 0, scrub: 1000 };
+const state = { token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null, refreshTimer: 0, scrub: 1000 };
 
 // The token arrives in the fragment (never sent to a server); keep it for
 // this tab only and drop it from the address bar and history.
@@ -68,7 +68,7 @@ async function loadSessions() {
 // ---- one session ----
 async function openSession(id) {
   if (state.abort) state.abort.abort();
-  Object.assign(state, { session: id, timeline: null, live: false, liveRuns: new Map(), gateEvents: [], abort: null });
+  Object.assign(state, { session: id, timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null });
   $("event-log").replaceChildren();
   $("transcript").hidden = true;
   $("empty").hidden = true;
@@ -89,8 +89,9 @@ async function refresh() {
     if (id !== state.session) return;
     state.timeline = tl;
   } catch (e) {
-    if (e.status !== 404 || !state.live) { status("Timeline: " + e.message); return; }
-    // A live session not yet written to the store: draw what events said.
+    if (!state.live) { status("Timeline: " + e.message); return; }
+    // A live session not yet written to the store (or a server that keeps
+    // no history): draw what its events said.
     state.timeline = { session: { id, title: "(starting)", project: "" }, turns: [], runs: [], tools: [], gates: [], usage: [], start: new Date().toISOString(), end: new Date().toISOString() };
   }
   render();
@@ -139,8 +140,11 @@ function renderTimeline(tl) {
   const lane = (name, kind, ...items) => h("div", { class: "lane", role: "listitem", "data-lane": kind },
     h("div", { class: "lane-name", title: name }, name), h("div", { class: "track" }, ...items, h("div", { class: "cursor", style: `left:${state.scrub / 10}%` })));
 
+  // Inputs that waited in the queue (seen live) are marked where they
+  // arrived.
+  const queued = state.queued.map((q) => h("span", { class: `mark queued${future(q.time) ? " future" : ""}`, style: anchor(q.time), title: q.body }, `queued: ${q.body.slice(0, 30)}`));
   const lanes = [lane("Orchestrator", "orchestrator", ...tl.turns.map((t) => bar("ok", t.start, t.end, `turn ${t.index}`,
-    `Orchestrator turn ${t.index}: ${t.input.slice(0, 120)}`, () => openTranscript(tl.session.id, "Orchestrator")))) ];
+    `Orchestrator turn ${t.index}: ${t.input.slice(0, 120)}`, () => openTranscript(tl.session.id, "Orchestrator"))), ...queued) ];
   runs.forEach((r, i) => {
     const gate = r.gate ? (r.gate === "fix" ? `fix round ${r.round}` : `${r.gate} gate${r.round ? ` after fix ${r.round}` : ""}`) : "";
     const name = `${r.agent} #${i + 1}${gate ? " · " + gate : ""}`;
@@ -387,6 +391,7 @@ function onEvent(ev) {
     state.liveRuns.set(ev.report.task_id, lr);
   }
   if (ev.type === "gate_decided" || ev.type === "gate_stage") state.gateEvents.push(ev);
+  if (ev.type === "input_queued") state.queued.push({ id: ev.input.id, body: ev.input.body, time: ev.time });
   if (ev.type === "shutdown" || ev.type === "closed") { state.live = false; $("live-badge").hidden = true; }
   if (refreshOn.has(ev.type)) scheduleRefresh();
 }
