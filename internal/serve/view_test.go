@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -279,5 +280,34 @@ func TestHistoryWithoutAStore(t *testing.T) {
 	defer s.Shutdown()
 	if code, body, _ := get(t, s.Handler(), "/v1/history", "tok"); code != http.StatusNotImplemented || !strings.Contains(body, "history") {
 		t.Errorf("%d %s", code, body)
+	}
+}
+
+// TestGateTitlesMatchTheActors: the timeline recognises gate runs by the
+// descriptions actors/gates.go gives them; a renamed one must fail here,
+// not silently drop the gate marks.
+func TestGateTitlesMatchTheActors(t *testing.T) {
+	src, err := os.ReadFile("../../actors/gates.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lit := range []string{`"review the change"`, `"rerun the tests"`, `"diagnose failing checks"`, `"fix "+stage+" findings"`} {
+		if !strings.Contains(string(src), lit) {
+			t.Errorf("actors/gates.go no longer spawns %s", lit)
+		}
+	}
+	for title, want := range map[string]string{"review the change": "review", "rerun the tests": "test", "diagnose failing checks": "qa", "fix QA findings": "fix", "fix review findings": "fix", "add rate limiting": ""} {
+		if got := gateOf(title); got != want {
+			t.Errorf("gateOf(%q) = %q, want %q", title, got, want)
+		}
+	}
+	synth, err := os.ReadFile("../../actors/synthesis.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lit := range []string{strings.TrimSpace(gateNotePrefix), `"Quality gates %s after %d fix round(s)."`, `"\n- %s (round %d): %s"`} {
+		if !strings.Contains(string(synth), lit) {
+			t.Errorf("actors/synthesis.go no longer writes %s", lit)
+		}
 	}
 }
