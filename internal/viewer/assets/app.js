@@ -257,6 +257,7 @@ function renderCost(tl) {
 
 // ---- transcript ----
 async function openTranscript(id, label) {
+  state.opener = document.activeElement;
   let tr;
   try { tr = await api("/v1/history/" + encodeURIComponent(id) + "/transcript"); } catch (e) { status("Transcript: " + e.message); return; }
   const body = [];
@@ -410,6 +411,12 @@ function main() {
   $("search").addEventListener("input", () => { clearTimeout(t); t = setTimeout(loadSessions, 200); });
   $("scrub").addEventListener("input", (e) => { state.scrub = Number(e.target.value); if (state.timeline) renderTimeline(state.timeline); });
   window.addEventListener("hashchange", route);
+  // Escape closes a transcript and returns to the bar that opened it.
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || $("transcript").hidden) return;
+    $("transcript").hidden = true;
+    if (state.opener && state.opener.isConnected) state.opener.focus();
+  });
   loadSessions();
   route();
 }
