@@ -148,11 +148,14 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 }
 
 // openBrowser starts the desktop's URL opener, if there is one, and
-// reports whether it started. The URL is an argument, never a shell line.
+// reports whether it started. The URL is an argument, never a shell line;
+// it carries the token, so it goes to no log.
 func openBrowser(u string) bool {
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
+	} else if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return false // no desktop (ssh, a container): xdg-open would start and show nothing
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
