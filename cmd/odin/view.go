@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -121,7 +122,9 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 	full := base + "#" + frag.Encode()
 	opened := false
 	if !f.noBrowser {
-		opened = openBrowser(full)
+		var cleanup func()
+		opened, cleanup = openBrowser(full)
+		defer cleanup()
 	}
 	if opened {
 		fmt.Fprintf(stdout, "odin view: opened %s in your browser (Ctrl-C to stop)\n", base)
@@ -148,25 +151,40 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 }
 
 // openBrowser starts the desktop's URL opener, if there is one, and
-// reports whether it started. The URL is an argument, never a shell line;
-// it carries the token, so it goes to no log.
-func openBrowser(u string) bool {
+// reports whether it started. The URL carries the token, and a command
+// line is visible to every local user (ps), so the opener is handed a
+// private file (0600, in a 0700 directory, removed by cleanup) that
+// forwards the browser to the URL; the URL goes to no log.
+func openBrowser(u string) (opened bool, cleanup func()) {
+	cleanup = func() {}
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	} else if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
-		return false // no desktop (ssh, a container): xdg-open would start and show nothing
+		return false, cleanup // no desktop (ssh, a container): xdg-open would start and show nothing
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return false
+		return false, cleanup
 	}
-	cmd := exec.Command(path, u)
+	dir, err := os.MkdirTemp("", "odin-view-")
+	if err != nil {
+		return false, cleanup
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	page := filepath.Join(dir, "open.html")
+	body := `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+		`<meta http-equiv="refresh" content="0;url=` + html.EscapeString(u) + `"><title>Odin viewer</title>` +
+		`<p>Opening the <a href="` + html.EscapeString(u) + `">Odin viewer</a>…</p>`
+	if err := os.WriteFile(page, []byte(body), 0o600); err != nil {
+		return false, cleanup
+	}
+	cmd := exec.Command(path, page)
 	if err := cmd.Start(); err != nil {
-		return false
+		return false, cleanup
 	}
 	go func() { _ = cmd.Wait() }()
-	return true
+	return true, cleanup
 }
 
 // History runs fn with the store the server's sessions are written to, for
