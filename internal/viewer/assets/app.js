@@ -3,7 +3,7 @@
 // the page builds DOM nodes and never assigns HTML.
 import { diffLines, highlight } from "./diff.js";
 
-const state = { token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null, refreshTimer: 0, scrub: 1000 };
+const state = { scale: "steps", token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null, refreshTimer: 0, scrub: 1000 };
 
 // The token arrives in the fragment (never sent to a server); keep it for
 // this tab only and drop it from the address bar and history.
@@ -126,12 +126,24 @@ function runsWithLive(tl) {
 
 function renderTimeline(tl) {
   const runs = runsWithLive(tl);
-  const times = [tl.start, tl.end, ...runs.flatMap((r) => [r.start, r.end]), ...tl.turns.flatMap((t) => [t.start, t.end])].map((t) => Date.parse(t)).filter((t) => !isNaN(t) && t > 0);
+  const times = [tl.start, tl.end, ...runs.flatMap((r) => [r.start, r.end]), ...tl.turns.flatMap((t) => [t.start, t.end]), ...tl.gates.map((g) => g.at)]
+    .map((t) => Date.parse(t)).filter((t) => !isNaN(t) && t > 0);
   const t0 = Math.min(...times), t1 = Math.max(...times, t0 + 1);
-  const pos = (t) => ((Date.parse(t) - t0) / (t1 - t0)) * 100;
-  const cut = t0 + ((t1 - t0) * state.scrub) / 1000;
+  // Two scales: wall-clock time, or steps, where every start and end gets
+  // an equal share of the width so that a long wait (QA compiling) does
+  // not squeeze the runs around it to slivers.
+  const steps = [...new Set(times)].sort((a, b) => a - b);
+  const frac = state.scale === "time" || steps.length < 2 ? (ms) => (ms - t0) / (t1 - t0) : (ms) => {
+    let i = 0;
+    while (i < steps.length - 2 && steps[i + 1] <= ms) i++;
+    const a = steps[i], b = steps[i + 1];
+    return (i + Math.min(Math.max((ms - a) / (b - a || 1), 0), 1)) / (steps.length - 1);
+  };
+  const pos = (t) => frac(Date.parse(t)) * 100;
+  const cutPos = state.scrub / 10;
+  const cut = state.scrub >= 1000 ? t1 : steps.find((ms) => frac(ms) * 100 > cutPos) ?? t1;
   $("scrub-time").textContent = state.scrub >= 1000 ? "end" : "+" + ((cut - t0) / 1000).toFixed(1) + "s";
-  const future = (t) => Date.parse(t) > cut;
+  const future = (t) => pos(t) > cutPos + 1e-9;
   // A label near the right edge hangs to the left of its time.
   const anchor = (t) => (pos(t) > 60 ? `right:${Math.max(100 - pos(t), 0)}%` : `left:${pos(t)}%`);
   const bar = (cls, start, end, label, title, onclick, extra = {}) => h("button", {
@@ -409,6 +421,7 @@ function main() {
   if (!state.token) status("No token: open the URL odin view printed (it carries the token after #).");
   let t = 0;
   $("search").addEventListener("input", () => { clearTimeout(t); t = setTimeout(loadSessions, 200); });
+  $("scale").addEventListener("change", (e) => { state.scale = e.target.value; if (state.timeline) renderTimeline(state.timeline); });
   $("scrub").addEventListener("input", (e) => { state.scrub = Number(e.target.value); if (state.timeline) renderTimeline(state.timeline); });
   window.addEventListener("hashchange", route);
   // Escape closes a transcript and returns to the bar that opened it.
