@@ -8,9 +8,10 @@ bin=${BIN:-$repo/bin}
 [ -x "$bin/odin" ] && [ -x "$bin/scripted-model" ] || { echo "Building odin first (a few minutes on a fresh machine: it compiles SQLite and the other dependencies)..."; make -C "$repo" build BIN="$bin" >/dev/null; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/odin-demo.XXXXXX")
 server=""
+keep=""
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null || true
-	rm -rf "$work"
+	[ -n "$keep" ] || rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
 
@@ -54,4 +55,13 @@ echo "${bold}\$ go test ./...${reset}   ${dim}# in the changed project${reset}"
 echo
 echo "${dim}odin run exited with $status (0: done and the quality gates passed). This was a scripted model;"
 echo "for real use: OPENAI_API_KEY=... odin run \"...\"  or  OPENAI_BASE_URL=http://localhost:11434/v1 odin${reset}"
+# The run's session stays in the demo's own state dir, for the web viewer.
+session=$("$bin/odin" -C "$project" sessions 2>/dev/null | awk 'NR==2 {print $1}')
+if [ -n "$session" ]; then
+	keep=1
+	echo
+	echo "${bold}See this run in the web viewer${reset} ${dim}(lanes per agent, gates and fix rounds, transcripts, diffs, cost):${reset}"
+	echo "  XDG_STATE_HOME=$work/state XDG_CONFIG_HOME=$work/config $bin/odin -C $project view $session"
+	echo "${dim}(the demo's files stay in $work; rm -rf it when done)${reset}"
+fi
 exit "$status"

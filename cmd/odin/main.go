@@ -132,6 +132,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newDoctorCmd(g, stdout),
 		newACPCmd(g, stdin, stdout),
 		newServeCmd(g, stdout, stderr),
+		newViewCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),
 		newPluginCmd(g, stdout),
 	)

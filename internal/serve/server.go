@@ -92,6 +92,9 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/sessions/{id}/undo", s.undo)
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.approvals)
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{approval}", s.answer)
+	mux.HandleFunc("GET /v1/history", s.listHistory)
+	mux.HandleFunc("GET /v1/history/{id}", s.timeline)
+	mux.HandleFunc("GET /v1/history/{id}/transcript", s.transcript)
 	s.mux = mux
 	go s.sweeper()
 	return s, nil
@@ -109,6 +112,9 @@ func (s *Server) Handler() http.Handler {
 				w.WriteHeader(http.StatusNoContent)
 				return
 			}
+		}
+		if s.viewAsset(w, r) {
+			return
 		}
 		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) != 1 {
