@@ -23,8 +23,8 @@ const lsLimit = 1000
 
 // LSInput is LS's input (seed 000 schema).
 type LSInput struct {
-	Path   string   `json:"path" jsonschema:"The absolute path to the directory to list (must be absolute, not relative)"`
-	Ignore []string `json:"ignore,omitempty" jsonschema:"List of glob patterns to ignore"`
+	Path   string   `json:"path" jsonschema:"Absolute directory path"`
+	Ignore []string `json:"ignore,omitempty" jsonschema:"Glob patterns to ignore"`
 }
 
 // LSEntry is one listed entry, for Odin itself.

@@ -27,8 +27,8 @@ const (
 
 // TreeInput is Tree's input.
 type TreeInput struct {
-	Path  string `json:"path,omitempty" jsonschema:"Directory to show: absolute, or relative to the project root. Defaults to the project root."`
-	Depth int    `json:"depth,omitempty" jsonschema:"How many levels below path to show (default 3, at most 20)."`
+	Path  string `json:"path,omitempty" jsonschema:"Directory (default: project root)"`
+	Depth int    `json:"depth,omitempty" jsonschema:"Levels to show (default 3, max 20)"`
 }
 
 // TreeMeta is Tree's structured result.

@@ -24,8 +24,8 @@ const webSearchDefaultCount = 8
 
 // WebSearchInput is WebSearch's input.
 type WebSearchInput struct {
-	Query string `json:"query" jsonschema:"What to search for, as you would type it into a search engine"`
-	Count int    `json:"count,omitempty" jsonschema:"How many results to return, 1 to 20 (default 8)"`
+	Query string `json:"query" jsonschema:"The search query"`
+	Count int    `json:"count,omitempty" jsonschema:"Results, 1-20 (default 8)"`
 }
 
 // WebSearchHit is one result with the Research agent's classification of

@@ -37,8 +37,8 @@ const diffStatMax = 1 << 20
 
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"The absolute path to the file to write (must be absolute, not relative)"`
-	Content  string `json:"content" jsonschema:"The content to write to the file"`
+	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	Content  string `json:"content" jsonschema:"The whole content"`
 }
 
 // NewWriteFile returns the WriteFile tool: it creates a file or replaces
