@@ -132,8 +132,9 @@ func (r ChatRequest) LLMMessages() []llm.Message {
 type ServerOption func(*serverConfig)
 
 type serverConfig struct {
-	vars map[string]string
-	log  io.Writer
+	vars  map[string]string
+	log   io.Writer
+	cache *promptCache
 }
 
 // WithVars substitutes {{name}} in the script's strings (see Script.WithVars).
@@ -161,6 +162,8 @@ type Server struct {
 
 	logMu sync.Mutex
 	log   io.Writer
+
+	cache *promptCache // nil: no cached tokens are reported
 
 	mu        sync.Mutex
 	requests  []Request
@@ -197,6 +200,7 @@ func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 		log:   cfg.log,
+		cache: cfg.cache,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
@@ -382,6 +386,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
 	}
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
+	if s.cache != nil && st.Usage == nil {
+		t.usage.CachedTokens = s.cache.cached(agent, PromptText(body), prompt)
+	}
 	s.rememberExtras(t)
 	if !body.Stream {
 		switch {
