@@ -30,7 +30,7 @@ type EditToolInput struct {
 // agent has read and that has not changed since. An empty old_string
 // creates a file that does not exist yet (or fills an empty one).
 func NewEditTool() Tool {
-	return requireUTF8Input(New[EditToolInput](NameEditTool, ClassWrite, editDescription, editFile,
+	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, ClassWrite, editDescription, editFile,
 		WithSchema(func(s *jsonschema.Schema) { setDefault(s, "replace_all", false) })))
 }
 

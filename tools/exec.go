@@ -110,6 +110,8 @@ type CommandOutcome struct {
 func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	opts = opts.withDefaults()
 	x := &executor{opts: opts}
+	// Derived here rather than shipped: the schema states the configured
+	// limits.
 	return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "timeout", 0)

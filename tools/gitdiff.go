@@ -60,7 +60,7 @@ func NewGitDiff() Tool { return NewGitDiffWith(nil) }
 
 // NewGitDiffWith is NewGitDiff whose git runs through l, read-only.
 func NewGitDiffWith(l *sandbox.Launcher) Tool {
-	return New[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
+	return newBuiltin[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
 		func(ctx context.Context, env *Env, in GitDiffInput) (Result, error) { return gitDiff(ctx, l, env, in) })
 }
 

@@ -34,7 +34,7 @@ type GlobMeta struct {
 // `*.go` matches at any depth and `src/**/*.ts` under src), honouring
 // ignore files and skipping hidden files and .git, newest first.
 func NewGlob() Tool {
-	return New[GlobInput]("Glob", ClassRead, globDescription, runGlob)
+	return newBuiltin[GlobInput]("Glob", ClassRead, globDescription, runGlob)
 }
 
 func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {

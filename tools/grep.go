@@ -76,7 +76,7 @@ type GrepMeta struct {
 // skips hidden and binary files, searches in parallel and prints
 // deterministic, path-sorted output identical to `rg --sort path`.
 func NewGrep() Tool {
-	return New[GrepInput]("Grep", ClassRead, grepDescription, runGrep,
+	return newBuiltin[GrepInput]("Grep", ClassRead, grepDescription, runGrep,
 		WithSchema(func(s *jsonschema.Schema) {
 			s.Properties["output_mode"].Enum = []any{GrepContent, GrepFilesWithMatches, GrepCount}
 			fixNullable(s, "-n", "boolean")

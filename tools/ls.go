@@ -46,7 +46,7 @@ type LSMeta struct {
 // NewLS returns LS: one directory's entries, directories first, files with
 // their sizes, symlinks with their targets.
 func NewLS() Tool {
-	return New[LSInput]("LS", ClassRead, lsDescription, runLS,
+	return newBuiltin[LSInput]("LS", ClassRead, lsDescription, runLS,
 		WithSchema(func(s *jsonschema.Schema) {
 			p := s.Properties["ignore"]
 			p.Type, p.Types = "array", nil

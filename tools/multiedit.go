@@ -29,7 +29,7 @@ type MultiEditItem struct {
 // existing file, applied in order in memory and written once, all or
 // nothing.
 func NewMultiEdit() Tool {
-	return requireUTF8Input(New[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
+	return requireUTF8Input(newBuiltin[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
 		WithSchema(func(s *jsonschema.Schema) {
 			edits := s.Properties["edits"]
 			setArray(s, "edits", 1)

@@ -52,7 +52,7 @@ type ReadFileInput struct {
 // pages, recording what the agent saw so that write tools can insist on a
 // fresh read.
 func NewReadFile() Tool {
-	return New[ReadFileInput](NameReadFile, ClassRead, readFileDescription, readFile,
+	return newBuiltin[ReadFileInput](NameReadFile, ClassRead, readFileDescription, readFile,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "offset", 0)
 			setMinimum(s, "limit", 0)

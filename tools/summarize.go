@@ -34,7 +34,7 @@ type ContextSummarizerInput struct {
 // files with the small model (env.Small), so that large material costs the
 // calling agent a summary instead of its full text.
 func NewContextSummarizer() Tool {
-	return New[ContextSummarizerInput](NameContextSummarizer, ClassRead, contextSummarizerDescription, summarize,
+	return newBuiltin[ContextSummarizerInput](NameContextSummarizer, ClassRead, contextSummarizerDescription, summarize,
 		WithSchema(func(s *jsonschema.Schema) { setArray(s, "file_paths", 0) }))
 }
 

@@ -45,7 +45,7 @@ type TreeMeta struct {
 // When there are too many entries, shallower ones are kept first so the
 // overall shape survives the cut.
 func NewTree() Tool {
-	return New[TreeInput]("Tree", ClassRead, treeDescription, runTree,
+	return newBuiltin[TreeInput]("Tree", ClassRead, treeDescription, runTree,
 		WithSchema(func(s *jsonschema.Schema) {
 			one, max := 1.0, float64(treeMaxDepth)
 			s.Properties["depth"].Minimum = &one

@@ -46,7 +46,7 @@ type WebSearchMeta struct {
 // configured) every call returns an error result saying so, so a roster
 // that lists the tool still works.
 func NewWebSearch(s web.Searcher) Tool {
-	return New[WebSearchInput](NameWebSearch, ClassWeb, webSearchDescription,
+	return newBuiltin[WebSearchInput](NameWebSearch, ClassWeb, webSearchDescription,
 		func(ctx context.Context, _ *Env, in WebSearchInput) (Result, error) {
 			return webSearch(ctx, s, in)
 		},

@@ -44,7 +44,7 @@ type WriteFileInput struct {
 // NewWriteFile returns the WriteFile tool: it creates a file or replaces
 // one the agent has read and that has not changed since, atomically.
 func NewWriteFile() Tool {
-	return requireUTF8Input(New[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
+	return requireUTF8Input(newBuiltin[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
 }
 
 func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error) {
