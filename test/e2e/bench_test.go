@@ -20,8 +20,8 @@ import (
 // runs them on a stripped build and prints them beside the baseline.
 
 // BenchmarkRunOverhead measures one two-turn `odin run` (a ReadFile call,
-// then the answer): wall time, peak RSS, time until the first request
-// reached the server, and the first request's size.
+// then the answer): wall and CPU time, peak RSS, time until the first
+// request reached the server, and the first request's size.
 func BenchmarkRunOverhead(b *testing.B) {
 	work := b.TempDir()
 	if err := os.WriteFile(filepath.Join(work, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
@@ -36,7 +36,7 @@ func BenchmarkRunOverhead(b *testing.B) {
 	srv := llmtest.NewServer(b, script)
 	env := append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=",
 		"XDG_STATE_HOME="+filepath.Join(work, ".state"), "XDG_CONFIG_HOME="+filepath.Join(work, ".config"), "NO_COLOR=1")
-	run := func() (wall, first time.Duration, rssKiB int64) {
+	run := func() (wall, first, cpu time.Duration, rssKiB int64) {
 		cmd := exec.Command(filepath.Join(binDir, "odin"), "run", "-q", "what is in main.go?")
 		cmd.Dir, cmd.Env = work, env
 		seen := len(srv.Requests())
@@ -48,20 +48,26 @@ func BenchmarkRunOverhead(b *testing.B) {
 		if reqs := srv.Requests(); len(reqs) > seen {
 			first = reqs[seen].Time.Sub(start)
 		}
-		return wall, first, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		return wall, first, cpu, ru.Maxrss // KiB on Linux
 	}
 	run() // warm the page cache and create the state database
 	b.ResetTimer()
-	walls, firsts, rss := make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N)
+	walls, firsts, cpus, rss := make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N), make([]float64, 0, b.N)
 	for range b.N {
-		w, f, r := run()
+		w, f, c, r := run()
 		walls = append(walls, ms(w))
 		firsts = append(firsts, ms(f))
+		cpus = append(cpus, ms(c))
 		rss = append(rss, float64(r)/1024)
 	}
 	b.StopTimer()
 	b.ReportMetric(median(walls), "ms/run")
 	b.ReportMetric(median(firsts), "ms-to-1st-request")
+	// CPU time (user + system) varies far less than wall time when
+	// other work shares the cores.
+	b.ReportMetric(median(cpus), "ms-cpu")
 	b.ReportMetric(median(rss), "MB-rss")
 	b.ReportMetric(slices.Max(rss), "MB-rss-max")
 	b.ReportMetric(float64(len(srv.Requests()[0].Raw))/1000, "KB-1st-request")

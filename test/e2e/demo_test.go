@@ -74,5 +74,11 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 	for _, r := range srv.Requests() {
 		bytes += len(r.Raw)
 	}
-	t.Logf("%d requests, %d bytes sent; consecutive pairs checked: %v", len(srv.Requests()), bytes, pairs)
+	stats := exec.Command(filepath.Join(binDir, "odin"), "-C", project, "stats", "--by", "agent", "--days", "0")
+	stats.Env = cmd.Env
+	out2, err := stats.CombinedOutput()
+	if err != nil {
+		t.Errorf("odin stats: %v\n%s", err, out2)
+	}
+	t.Logf("%d requests, %d bytes sent; consecutive pairs checked: %v\n%s", len(srv.Requests()), bytes, pairs, out2)
 }
