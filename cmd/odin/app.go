@@ -103,9 +103,10 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
-	st     store.Store     // opened on first use
-	stores *storePool      // set by front ends serving many sessions: st is shared
-	cat    *models.Catalog // parsed on first use
+	st      store.Store     // opened on first use
+	stores  *storePool      // set by front ends serving many sessions: st is shared
+	cat     *models.Catalog // parsed on first use (catalog)
+	catOnce sync.Once
 
 	mu      sync.Mutex
 	clients map[string]llm.Client
