@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +94,33 @@ func TestPrefixViolations(t *testing.T) {
 	clock := []llmtest.Request{req("Time: 10:00:01. You are Odin.", 1), req("Time: 10:00:02. You are Odin.", 2)}
 	if bad, _ := prefixViolations(clock); len(bad) != 1 {
 		t.Errorf("a clock in the system prompt: violations %q, want one", bad)
+	}
+}
+
+// A session continued in a new process (odin run -c) sends the stored
+// history back as it was sent before, so the provider's cache still holds
+// the prefix: store round trips must not re-encode messages or tool calls.
+func TestPromptPrefixAcrossContinue(t *testing.T) {
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := llmtest.NewScript().Add("orchestrator",
+		llmtest.Calls(llmtest.Call("ReadFile", map[string]any{"file_path": filepath.Join(work, "main.go")})),
+		llmtest.Reply("main.go has an empty main."),
+		llmtest.Calls(llmtest.Call("Grep", map[string]any{"pattern": "func", "path": work, "output_mode": "content"})),
+		llmtest.Reply("One function: main."))
+	srv := llmtest.NewServer(t, script)
+	env := append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "NO_COLOR=1",
+		"XDG_STATE_HOME="+filepath.Join(work, ".state"), "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
+	for _, args := range [][]string{{"run", "-q", "what is in main.go?"}, {"run", "-q", "-c", "and how many functions?"}} {
+		cmd := exec.Command(filepath.Join(binDir, "odin"), args...)
+		cmd.Dir, cmd.Env = work, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("odin %v: %v\n%s", args, err, out)
+		}
+	}
+	if pairs := checkPromptPrefix(t, srv.Requests(), "orchestrator"); pairs["orchestrator"] != 3 {
+		t.Errorf("orchestrator pairs = %d, want 3 (4 requests in one conversation)", pairs["orchestrator"])
 	}
 }
