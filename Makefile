@@ -1,12 +1,16 @@
 GO ?= go
 BIN ?= bin
 PKGS = ./...
+# -s -w leave out the symbol table and DWARF: the binary is 30% smaller
+# (96 -> 67 MB) and stack traces keep their function names and lines
+# (those come from pclntab, which stays).
+LDFLAGS ?= -s -w
 
-.PHONY: build build-hint test vet fmt-check lint bench demo clean models
+.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox demo clean models
 
 build:
-	$(GO) build -o $(BIN)/odin ./cmd/odin
-	$(GO) build -o $(BIN)/scripted-model ./cmd/scripted-model
+	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
+	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -20,9 +24,15 @@ test: fmt-check vet
 
 lint: fmt-check vet
 
-# BenchmarkLaunch (internal/sandbox) reports the sandbox's cost per command:
-# ms-added over a plain `bash -c true` and x-plain, the ratio.
-bench:
+# bench measures the release build against issue #18's targets and prints
+# each beside today's baseline and Codex's (scripts/bench.sh).
+bench: build
+	BIN=$(BIN) ./scripts/bench.sh
+
+# bench-all runs every Go benchmark. BenchmarkLaunch (internal/sandbox)
+# reports the sandbox's cost per command: ms-added over a plain
+# `bash -c true` and x-plain, the ratio.
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 bench-sandbox:

@@ -27,7 +27,7 @@ func fanOut(n, rounds int, step llmtest.Step) *llmtest.Script {
 	return s
 }
 
-// BenchmarkFanOut delegates 1, 8 and 64 searches in one turn against the
+// BenchmarkFanOut delegates 1, 8, 64 and 256 searches in one turn against the
 // scripted server over real HTTP, each specialist's model answering after
 // 200 ms, and reports the turn's wall time and its ratio to the
 // single-specialist turn (target: within 1.2x). Responses stream in
@@ -37,7 +37,7 @@ func fanOut(n, rounds int, step llmtest.Step) *llmtest.Script {
 func BenchmarkFanOut(b *testing.B) {
 	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
 	var single time.Duration
-	for _, n := range []int{1, 8, 64} {
+	for _, n := range []int{1, 8, 64, 256} {
 		b.Run(fmt.Sprintf("specialists=%d", n), func(b *testing.B) {
 			s := fanOut(n, b.N, step)
 			h := newHarness(b, s, overHTTP(b, s))

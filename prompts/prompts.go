@@ -5,15 +5,20 @@ import (
 	"embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 )
 
 //go:embed templates/*.tmpl
 var files embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"trim": strings.TrimSpace,
-}).ParseFS(files, "templates/*.tmpl"))
+// templates are parsed on first use: most commands (odin --version,
+// sessions, stats) render no prompt.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"trim": strings.TrimSpace,
+	}).ParseFS(files, "templates/*.tmpl"))
+})
 
 // Agent describes a delegation target to the Orchestrator's prompt.
 type Agent struct {
@@ -66,7 +71,7 @@ const (
 
 // Render renders the named template with d.
 func Render(name string, d Data) (string, error) {
-	t := templates.Lookup(name + ".tmpl")
+	t := templates().Lookup(name + ".tmpl")
 	if t == nil {
 		return "", fmt.Errorf("prompts: no template %q", name)
 	}
@@ -80,7 +85,7 @@ func Render(name string, d Data) (string, error) {
 // Names lists the available templates.
 func Names() []string {
 	var out []string
-	for _, t := range templates.Templates() {
+	for _, t := range templates().Templates() {
 		if n, ok := strings.CutSuffix(t.Name(), ".tmpl"); ok && !strings.HasPrefix(n, "_") {
 			out = append(out, n)
 		}

@@ -20,17 +20,17 @@ const editDiffMax = 4000
 
 // EditToolInput is EditTool's input.
 type EditToolInput struct {
-	FilePath   string `json:"file_path" jsonschema:"The absolute path to the file to modify"`
-	OldString  string `json:"old_string" jsonschema:"The text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The text to replace it with (must be different from old_string)"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace all occurrences of old_string (default false)"`
+	FilePath   string `json:"file_path" jsonschema:"Absolute path"`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"The replacement"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
 }
 
 // NewEditTool returns EditTool: an exact string replacement in a file the
 // agent has read and that has not changed since. An empty old_string
 // creates a file that does not exist yet (or fills an empty one).
 func NewEditTool() Tool {
-	return requireUTF8Input(New[EditToolInput](NameEditTool, ClassWrite, editDescription, editFile,
+	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, ClassWrite, editDescription, editFile,
 		WithSchema(func(s *jsonschema.Schema) { setDefault(s, "replace_all", false) })))
 }
 

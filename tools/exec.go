@@ -38,9 +38,9 @@ const (
 // ExecuteCommandInput is ExecuteCommand's input. It is exported so the
 // command policy can decode a call and check Command before it runs.
 type ExecuteCommandInput struct {
-	Command     string `json:"command" jsonschema:"The command to run with bash -c in the project root"`
-	Timeout     int    `json:"timeout,omitempty" jsonschema:"Optional timeout in milliseconds"`
-	Description string `json:"description,omitempty" jsonschema:"Clear, concise description of what this command does in 5-10 words"`
+	Command     string `json:"command" jsonschema:"The bash command"`
+	Timeout     int    `json:"timeout,omitempty" jsonschema:"Timeout in ms"`
+	Description string `json:"description,omitempty" jsonschema:"What it does, in 5-10 words"`
 }
 
 // ExecuteCommandOptions configure ExecuteCommand. Zero fields take the
@@ -110,6 +110,8 @@ type CommandOutcome struct {
 func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	opts = opts.withDefaults()
 	x := &executor{opts: opts}
+	// Derived here rather than shipped: the schema states the configured
+	// limits.
 	return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "timeout", 0)

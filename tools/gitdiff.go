@@ -45,11 +45,11 @@ func gitSafeArgs() []string {
 
 // GitDiffInput is GitDiff's input.
 type GitDiffInput struct {
-	Path             string `json:"path,omitempty" jsonschema:"Absolute file or directory to limit the diff to. Defaults to the project root"`
-	Staged           bool   `json:"staged,omitempty" jsonschema:"Show staged changes (index vs HEAD, or vs base) instead of working-tree changes"`
-	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare against (e.g. HEAD, main, HEAD~3); a range A..B or A...B compares two commits"`
-	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Show only which files changed and by how many lines (git diff --stat)"`
-	IncludeUntracked bool   `json:"include_untracked,omitempty" jsonschema:"Also show new files git does not track yet (.gitignore respected)"`
+	Path             string `json:"path,omitempty" jsonschema:"Absolute file or directory to limit the diff to"`
+	Staged           bool   `json:"staged,omitempty" jsonschema:"Staged changes instead of working-tree ones"`
+	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with, or a range A..B"`
+	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Only files and line counts (--stat)"`
+	IncludeUntracked bool   `json:"include_untracked,omitempty" jsonschema:"Also show untracked files"`
 }
 
 // NewGitDiff returns GitDiff, a read-only view of a git repository's
@@ -60,7 +60,7 @@ func NewGitDiff() Tool { return NewGitDiffWith(nil) }
 
 // NewGitDiffWith is NewGitDiff whose git runs through l, read-only.
 func NewGitDiffWith(l *sandbox.Launcher) Tool {
-	return New[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
+	return newBuiltin[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
 		func(ctx context.Context, env *Env, in GitDiffInput) (Result, error) { return gitDiff(ctx, l, env, in) })
 }
 

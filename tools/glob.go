@@ -19,8 +19,8 @@ const globLimit = 100
 
 // GlobInput is Glob's input (seed 000 schema).
 type GlobInput struct {
-	Pattern string `json:"pattern" jsonschema:"The glob pattern to match files against"`
-	Path    string `json:"path,omitempty" jsonschema:"The directory to search in. If not specified, the current working directory will be used. IMPORTANT: Omit this field to use the default directory. DO NOT enter \"undefined\" or \"null\" - simply omit it for the default behavior. Must be a valid directory path if provided."`
+	Pattern string `json:"pattern" jsonschema:"Glob pattern"`
+	Path    string `json:"path,omitempty" jsonschema:"Directory to search; omit it for the project root"`
 }
 
 // GlobMeta is Glob's structured result, for Odin itself.
@@ -34,7 +34,7 @@ type GlobMeta struct {
 // `*.go` matches at any depth and `src/**/*.ts` under src), honouring
 // ignore files and skipping hidden files and .git, newest first.
 func NewGlob() Tool {
-	return New[GlobInput]("Glob", ClassRead, globDescription, runGlob)
+	return newBuiltin[GlobInput]("Glob", ClassRead, globDescription, runGlob)
 }
 
 func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {

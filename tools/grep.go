@@ -47,18 +47,18 @@ const (
 
 // GrepInput is Grep's input (seed 000 schema; names follow rg's flags).
 type GrepInput struct {
-	Pattern    string   `json:"pattern" jsonschema:"The regular expression pattern to search for in file contents"`
-	Path       string   `json:"path,omitempty" jsonschema:"File or directory to search in (rg PATH). Defaults to current working directory."`
-	Glob       string   `json:"glob,omitempty" jsonschema:"Glob pattern to filter files (e.g. \"*.js\", \"*.{ts,tsx}\") - maps to rg --glob"`
-	Type       string   `json:"type,omitempty" jsonschema:"File type to search (rg --type). Common types: js, py, rust, go, java, etc."`
-	OutputMode string   `json:"output_mode,omitempty" jsonschema:"Output mode: \"content\" (lines), \"files_with_matches\" (paths), or \"count\" (totals). Default: files_with_matches."`
-	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Show line numbers (rg -n). Requires output_mode: \"content\". Default: true."`
-	IgnoreCase bool     `json:"-i,omitempty" jsonschema:"Case insensitive search (rg -i)"`
-	After      *float64 `json:"-A,omitempty" jsonschema:"Lines after match (rg -A). Requires output_mode: \"content\"."`
-	Before     *float64 `json:"-B,omitempty" jsonschema:"Lines before match (rg -B). Requires output_mode: \"content\"."`
-	Context    *float64 `json:"-C,omitempty" jsonschema:"Lines before/after match (rg -C). Requires output_mode: \"content\"."`
-	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"Limit output to first N lines/entries."`
-	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Enable multiline mode (rg -U). Default: false."`
+	Pattern    string   `json:"pattern" jsonschema:"RE2 regular expression"`
+	Path       string   `json:"path,omitempty" jsonschema:"File or directory to search (default: project root)"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"Glob filter on files (rg --glob)"`
+	Type       string   `json:"type,omitempty" jsonschema:"File type (rg --type): go, js, py..."`
+	OutputMode string   `json:"output_mode,omitempty" jsonschema:"content, files_with_matches (default) or count"`
+	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Line numbers in content mode (default true)"`
+	IgnoreCase bool     `json:"-i,omitempty" jsonschema:"Ignore case"`
+	After      *float64 `json:"-A,omitempty" jsonschema:"Lines after a match (content mode)"`
+	Before     *float64 `json:"-B,omitempty" jsonschema:"Lines before a match (content mode)"`
+	Context    *float64 `json:"-C,omitempty" jsonschema:"Context lines around a match (content mode)"`
+	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"Keep the first N output lines"`
+	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Let matches span lines (rg -U)"`
 }
 
 // GrepMeta is Grep's structured result, for Odin itself.
@@ -76,7 +76,7 @@ type GrepMeta struct {
 // skips hidden and binary files, searches in parallel and prints
 // deterministic, path-sorted output identical to `rg --sort path`.
 func NewGrep() Tool {
-	return New[GrepInput]("Grep", ClassRead, grepDescription, runGrep,
+	return newBuiltin[GrepInput]("Grep", ClassRead, grepDescription, runGrep,
 		WithSchema(func(s *jsonschema.Schema) {
 			s.Properties["output_mode"].Enum = []any{GrepContent, GrepFilesWithMatches, GrepCount}
 			fixNullable(s, "-n", "boolean")

@@ -23,8 +23,8 @@ const lsLimit = 1000
 
 // LSInput is LS's input (seed 000 schema).
 type LSInput struct {
-	Path   string   `json:"path" jsonschema:"The absolute path to the directory to list (must be absolute, not relative)"`
-	Ignore []string `json:"ignore,omitempty" jsonschema:"List of glob patterns to ignore"`
+	Path   string   `json:"path" jsonschema:"Absolute directory path"`
+	Ignore []string `json:"ignore,omitempty" jsonschema:"Glob patterns to ignore"`
 }
 
 // LSEntry is one listed entry, for Odin itself.
@@ -46,7 +46,7 @@ type LSMeta struct {
 // NewLS returns LS: one directory's entries, directories first, files with
 // their sizes, symlinks with their targets.
 func NewLS() Tool {
-	return New[LSInput]("LS", ClassRead, lsDescription, runLS,
+	return newBuiltin[LSInput]("LS", ClassRead, lsDescription, runLS,
 		WithSchema(func(s *jsonschema.Schema) {
 			p := s.Properties["ignore"]
 			p.Type, p.Types = "array", nil

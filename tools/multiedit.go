@@ -14,22 +14,22 @@ var multiEditDescription string
 
 // MultiEditInput is MultiEditTool's input.
 type MultiEditInput struct {
-	FilePath string          `json:"file_path" jsonschema:"The absolute path to the file to modify"`
-	Edits    []MultiEditItem `json:"edits" jsonschema:"Array of edit operations to perform sequentially on the file"`
+	FilePath string          `json:"file_path" jsonschema:"Absolute path"`
+	Edits    []MultiEditItem `json:"edits" jsonschema:"Edits, applied in order"`
 }
 
 // MultiEditItem is one edit of a MultiEditTool call.
 type MultiEditItem struct {
-	OldString  string `json:"old_string" jsonschema:"The text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The text to replace it with"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace all occurrences of old_string (default false)."`
+	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	NewString  string `json:"new_string" jsonschema:"The replacement"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
 }
 
 // NewMultiEdit returns MultiEditTool: several exact replacements in one
 // existing file, applied in order in memory and written once, all or
 // nothing.
 func NewMultiEdit() Tool {
-	return requireUTF8Input(New[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
+	return requireUTF8Input(newBuiltin[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
 		WithSchema(func(s *jsonschema.Schema) {
 			edits := s.Properties["edits"]
 			setArray(s, "edits", 1)

@@ -43,16 +43,16 @@ const (
 
 // ReadFileInput is ReadFile's input.
 type ReadFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"The absolute path to the file to read"`
-	Offset   int    `json:"offset,omitempty" jsonschema:"The 1-based line number to start reading from. Only provide if the file is too large to read at once"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"The number of lines to read (default 2000). Only provide if the file is too large to read at once"`
+	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"1-based first line, for large files"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"Lines to read (default 2000)"`
 }
 
 // NewReadFile returns the ReadFile tool: numbered lines of a text file, in
 // pages, recording what the agent saw so that write tools can insist on a
 // fresh read.
 func NewReadFile() Tool {
-	return New[ReadFileInput](NameReadFile, ClassRead, readFileDescription, readFile,
+	return newBuiltin[ReadFileInput](NameReadFile, ClassRead, readFileDescription, readFile,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "offset", 0)
 			setMinimum(s, "limit", 0)

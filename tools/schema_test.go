@@ -14,11 +14,14 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/web"
+	"github.com/odin-code/odin/tools/tool"
 )
 
-var updateGolden = flag.Bool("update", false, "rewrite testdata/schemas.golden.json from the built-in tools")
+var updateGolden = flag.Bool("update", false, "rewrite schemas.json from the built-in tools' input types")
 
-const schemasGolden = "testdata/schemas.golden.json"
+// schemasGolden is both the golden file and the schemas the built-in tools
+// ship (schemas.go embeds it).
+const schemasGolden = "schemas.json"
 
 // builtinForTest is every built-in tool, WebFetch included.
 func builtinForTest(t *testing.T) Set {
@@ -31,9 +34,11 @@ func builtinForTest(t *testing.T) Set {
 	return Builtin(BuiltinOptions{Fetcher: f})
 }
 
-// TestSchemasGolden pins every built-in tool's name, class and JSON schema:
-// a schema is a prompt, so any change to it must be a reviewed diff of the
-// golden file (go test ./tools -run Schema -update rewrites it).
+// TestSchemasGolden pins every built-in tool's name, class and JSON schema
+// as derived from its input type: a schema is a prompt, so any change to
+// it must be a reviewed diff of the golden file (go test ./tools -run
+// Schema -update rewrites it). The tools send that file's schemas, so it
+// also checks that what a model sees is what validates its calls.
 func TestSchemasGolden(t *testing.T) {
 	type entry struct {
 		Name   string          `json:"name"`
@@ -43,7 +48,22 @@ func TestSchemasGolden(t *testing.T) {
 	var entries []entry
 	for _, tl := range builtinForTest(t).All() {
 		info := tl.Info()
-		entries = append(entries, entry{info.Name, info.Class, info.Schema})
+		inner := tl
+		for {
+			w, ok := inner.(wrapped)
+			if !ok {
+				break
+			}
+			inner = w.Tool
+		}
+		derived, ok, err := tool.DerivedSchema(inner)
+		if !ok || err != nil {
+			t.Fatalf("%s: schema not derivable (built with New: %v): %v", info.Name, ok, err)
+		}
+		if !*updateGolden && !bytes.Equal(derived, info.Schema) {
+			t.Errorf("%s sends a schema that differs from its input type's:\nsent:    %s\nderived: %s", info.Name, info.Schema, derived)
+		}
+		entries = append(entries, entry{info.Name, info.Class, derived})
 	}
 	got, err := json.MarshalIndent(entries, "", "  ")
 	if err != nil {

@@ -25,16 +25,16 @@ const summarizeMaxInput = 256 << 10
 
 // ContextSummarizerInput is ContextSummarizer's input.
 type ContextSummarizerInput struct {
-	Content   string   `json:"content,omitempty" jsonschema:"The text to summarise (a log, a document, command output). Give this or file_paths"`
-	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths of text files to summarise. Give this or content"`
-	Focus     string   `json:"focus,omitempty" jsonschema:"What the summary should concentrate on (e.g. the public API, the cause of the failure)"`
+	Content   string   `json:"content,omitempty" jsonschema:"Text to summarise (or file_paths)"`
+	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths of files to summarise (or content)"`
+	Focus     string   `json:"focus,omitempty" jsonschema:"What the summary should concentrate on"`
 }
 
 // NewContextSummarizer returns ContextSummarizer: it condenses content or
 // files with the small model (env.Small), so that large material costs the
 // calling agent a summary instead of its full text.
 func NewContextSummarizer() Tool {
-	return New[ContextSummarizerInput](NameContextSummarizer, ClassRead, contextSummarizerDescription, summarize,
+	return newBuiltin[ContextSummarizerInput](NameContextSummarizer, ClassRead, contextSummarizerDescription, summarize,
 		WithSchema(func(s *jsonschema.Schema) { setArray(s, "file_paths", 0) }))
 }
 

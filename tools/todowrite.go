@@ -38,7 +38,7 @@ type TodoItem struct {
 // session and publishes as messages.TodosUpdated. It changes nothing in the
 // workspace, hence ClassRead (ask and plan modes may keep a list too).
 func NewTodoWrite() Tool {
-	return New[TodoWriteInput](NameTodoWrite, ClassRead, todoWriteDescription, todoWrite,
+	return newBuiltin[TodoWriteInput](NameTodoWrite, ClassRead, todoWriteDescription, todoWrite,
 		WithSchema(func(s *jsonschema.Schema) {
 			setArray(s, "todos", 0)
 			item := s.Properties["todos"].Items

@@ -27,8 +27,8 @@ const (
 
 // TreeInput is Tree's input.
 type TreeInput struct {
-	Path  string `json:"path,omitempty" jsonschema:"Directory to show: absolute, or relative to the project root. Defaults to the project root."`
-	Depth int    `json:"depth,omitempty" jsonschema:"How many levels below path to show (default 3, at most 20)."`
+	Path  string `json:"path,omitempty" jsonschema:"Directory (default: project root)"`
+	Depth int    `json:"depth,omitempty" jsonschema:"Levels to show (default 3, max 20)"`
 }
 
 // TreeMeta is Tree's structured result.
@@ -45,7 +45,7 @@ type TreeMeta struct {
 // When there are too many entries, shallower ones are kept first so the
 // overall shape survives the cut.
 func NewTree() Tool {
-	return New[TreeInput]("Tree", ClassRead, treeDescription, runTree,
+	return newBuiltin[TreeInput]("Tree", ClassRead, treeDescription, runTree,
 		WithSchema(func(s *jsonschema.Schema) {
 			one, max := 1.0, float64(treeMaxDepth)
 			s.Properties["depth"].Minimum = &one

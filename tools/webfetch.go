@@ -57,7 +57,7 @@ type WebFetchMeta struct {
 // model the page itself is returned, fenced and capped. Fetches made by
 // the Research agent use its longer cache lifetimes.
 func NewWebFetch(f *web.Fetcher) Tool {
-	return New[WebFetchInput](NameWebFetch, ClassWeb, webFetchDescription,
+	return newBuiltin[WebFetchInput](NameWebFetch, ClassWeb, webFetchDescription,
 		func(ctx context.Context, env *Env, in WebFetchInput) (Result, error) {
 			return webFetch(ctx, f, env, in)
 		},

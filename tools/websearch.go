@@ -24,8 +24,8 @@ const webSearchDefaultCount = 8
 
 // WebSearchInput is WebSearch's input.
 type WebSearchInput struct {
-	Query string `json:"query" jsonschema:"What to search for, as you would type it into a search engine"`
-	Count int    `json:"count,omitempty" jsonschema:"How many results to return, 1 to 20 (default 8)"`
+	Query string `json:"query" jsonschema:"The search query"`
+	Count int    `json:"count,omitempty" jsonschema:"Results, 1-20 (default 8)"`
 }
 
 // WebSearchHit is one result with the Research agent's classification of
@@ -46,7 +46,7 @@ type WebSearchMeta struct {
 // configured) every call returns an error result saying so, so a roster
 // that lists the tool still works.
 func NewWebSearch(s web.Searcher) Tool {
-	return New[WebSearchInput](NameWebSearch, ClassWeb, webSearchDescription,
+	return newBuiltin[WebSearchInput](NameWebSearch, ClassWeb, webSearchDescription,
 		func(ctx context.Context, _ *Env, in WebSearchInput) (Result, error) {
 			return webSearch(ctx, s, in)
 		},

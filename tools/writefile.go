@@ -39,14 +39,14 @@ const diffStatMax = 1 << 20
 
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"The absolute path to the file to write (must be absolute, not relative)"`
-	Content  string `json:"content" jsonschema:"The content to write to the file"`
+	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	Content  string `json:"content" jsonschema:"The whole content"`
 }
 
 // NewWriteFile returns the WriteFile tool: it creates a file or replaces
 // one the agent has read and that has not changed since, atomically.
 func NewWriteFile() Tool {
-	return requireUTF8Input(New[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
+	return requireUTF8Input(newBuiltin[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
 }
 
 func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error) {

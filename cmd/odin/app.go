@@ -118,7 +118,8 @@ type app struct {
 	// declared, which are the user's own.
 	editor    tools.Editor
 	editorMCP map[string]bool
-	cat       *models.Catalog // parsed on first use
+	cat       *models.Catalog // parsed on first use (catalog)
+	catOnce   sync.Once
 
 	mu      sync.Mutex
 	clients map[string]llm.Client

@@ -10,16 +10,17 @@ import (
 
 // catalog is the model catalogue shipped in the binary, parsed once per
 // app. A catalogue that does not parse (a broken build) leaves every model
-// to odin.yaml alone.
+// to odin.yaml alone. Safe for concurrent use: startSession parses it in
+// the background while the store opens.
 func (a *app) catalog() *models.Catalog {
-	if a.cat == nil {
+	a.catOnce.Do(func() {
 		c, err := models.New()
 		if err != nil {
 			a.log.Warn().Err(err).Msg("model catalogue")
 			c, _ = models.Parse([]byte(`{"models":[]}`))
 		}
 		a.cat = c
-	}
+	})
 	return a.cat
 }
 

@@ -327,9 +327,9 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s%s\n", termsafe.Line(u.Agent), termsafe.Line(u.Model), term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
+		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s%s\n", termsafe.Line(u.Agent), termsafe.Line(u.Model), term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CachedTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
 	}
-	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s out  %s   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CompletionTokens), usageCost(res.Usage), res.Elapsed.Round(time.Millisecond))
+	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CachedTokens), term.HumanTokens(res.Usage.CompletionTokens), usageCost(res.Usage), res.Elapsed.Round(time.Millisecond))
 }
 
 // toolLabel is a short description of a tool call for progress lines,

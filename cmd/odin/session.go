@@ -85,6 +85,9 @@ func (l *liveSession) Close(ctx context.Context) error {
 // startSession opens the store, creates or resumes the session and starts
 // its Orchestrator.
 func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession, error) {
+	// The first model call needs the catalogue (context window, price):
+	// parsing its 100 KB (~1.5 ms) overlaps opening the store.
+	go a.catalog()
 	st, err := a.openStore(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)

@@ -36,6 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	script := fs.String("script", "", "script file (YAML or JSON) to serve (required)")
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on; port 0 picks a free port")
 	verbose := fs.Bool("v", false, "log each request to stderr")
+	cache := fs.Bool("prompt-cache", true, "report cached prompt tokens as a provider's automatic prefix cache would")
 	var vars varsFlag
 	fs.Var(&vars, "var", "name=value substituted for {{name}} in the script (repeatable)")
 	fs.Usage = func() {
@@ -67,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// progress, and an io.Writer need not be safe for concurrent use.
 	stderr = &lockedWriter{w: stderr}
 	opts := []llmtest.ServerOption{llmtest.WithVars(vm)}
+	if *cache {
+		opts = append(opts, llmtest.WithPromptCache())
+	}
 	if *verbose {
 		opts = append(opts, llmtest.WithLog(stderr))
 	}

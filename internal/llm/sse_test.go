@@ -99,6 +99,25 @@ func TestSSEFixtures(t *testing.T) {
 			}, FinishReason: llm.FinishToolCalls, Usage: llm.Usage{PromptTokens: 9000, CompletionTokens: 30, TotalTokens: 9030, CachedTokens: 8000}, UsageReported: true},
 		},
 		{
+			// prompt_tokens counted only the uncached input: the cached
+			// tokens are added back, so Usage.PromptTokens is the input.
+			file: "router-prompt-excludes-cached.sse",
+			want: &llm.Response{Model: "glm-router", Text: "Cached.", FinishReason: llm.FinishStop,
+				Usage: llm.Usage{PromptTokens: 8667, CompletionTokens: 76, TotalTokens: 8743, CachedTokens: 8576}, UsageReported: true},
+		},
+		{
+			// Anthropic's names through its OpenAI-compatible endpoint:
+			// input excludes cache reads and writes.
+			file: "anthropic-compat-cache-read.sse",
+			want: &llm.Response{Model: "claude-compat", Text: "From cache.", FinishReason: llm.FinishStop,
+				Usage: llm.Usage{PromptTokens: 12340, CompletionTokens: 5, TotalTokens: 12345, CachedTokens: 12000}, UsageReported: true},
+		},
+		{
+			file: "deepseek-cache-hit.sse",
+			want: &llm.Response{Model: "deepseek-chat", Text: "Hit.", FinishReason: llm.FinishStop,
+				Usage: llm.Usage{PromptTokens: 2000, CompletionTokens: 3, TotalTokens: 2003, CachedTokens: 1920}, UsageReported: true},
+		},
+		{
 			file: "deepseek-reasoning-only-length.sse",
 			want: &llm.Response{Model: "deepseek-test", Reasoning: "Thinking about a title",
 				FinishReason: llm.FinishLength, Usage: llm.Usage{PromptTokens: 150, CompletionTokens: 40, TotalTokens: 190, ReasoningTokens: 40}, UsageReported: true},

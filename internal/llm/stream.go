@@ -124,10 +124,14 @@ func (t *tokenCount) UnmarshalJSON(b []byte) error {
 }
 
 type wireUsage struct {
-	PromptTokens        tokenCount `json:"prompt_tokens"`
-	CompletionTokens    tokenCount `json:"completion_tokens"`
-	TotalTokens         tokenCount `json:"total_tokens"`
-	PromptCacheHit      tokenCount `json:"prompt_cache_hit_tokens"` // DeepSeek
+	PromptTokens     tokenCount `json:"prompt_tokens"`
+	CompletionTokens tokenCount `json:"completion_tokens"`
+	TotalTokens      tokenCount `json:"total_tokens"`
+	PromptCacheHit   tokenCount `json:"prompt_cache_hit_tokens"` // DeepSeek
+	// CacheRead and CacheWrite are Anthropic's names, which its
+	// OpenAI-compatible endpoint and proxies (LiteLLM) pass through.
+	CacheRead           tokenCount `json:"cache_read_input_tokens"`
+	CacheWrite          tokenCount `json:"cache_creation_input_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens tokenCount `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
@@ -136,15 +140,30 @@ type wireUsage struct {
 	} `json:"completion_tokens_details"`
 }
 
+// usage normalises the provider's figures to Usage's meaning: PromptTokens
+// counts every input token, CachedTokens the part served from the
+// provider's prompt cache.
 func (w *wireUsage) usage() Usage {
 	u := Usage{
 		PromptTokens:     w.PromptTokens.n,
 		CompletionTokens: w.CompletionTokens.n,
 		TotalTokens:      w.TotalTokens.n,
-		CachedTokens:     w.PromptCacheHit.n,
 	}
-	if w.PromptTokensDetails != nil && w.PromptTokensDetails.CachedTokens.set {
+	switch {
+	case w.PromptTokensDetails != nil && w.PromptTokensDetails.CachedTokens.set:
 		u.CachedTokens = w.PromptTokensDetails.CachedTokens.n
+	case w.PromptCacheHit.set:
+		u.CachedTokens = w.PromptCacheHit.n
+	case w.CacheRead.set:
+		u.CachedTokens = w.CacheRead.n
+	}
+	// Some providers count only the uncached input as prompt tokens
+	// (GLM through routers: prompt 91, cached 8576, total 8743). Cached
+	// tokens cannot exceed the input, so more cached than prompt tokens
+	// means the prompt figure excluded them; a cache write is input too,
+	// in Anthropic's accounting.
+	if u.CachedTokens > u.PromptTokens {
+		u.PromptTokens += u.CachedTokens + w.CacheWrite.n
 	}
 	if w.CompletionTokensDetails != nil {
 		u.ReasoningTokens = w.CompletionTokensDetails.ReasoningTokens.n

@@ -299,8 +299,8 @@ func (t *transcript) costLines() []string {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  %s%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown), est))
+		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CachedTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown), est))
 	}
-	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s out  %s", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CompletionTokens), CostText(t.usage.Cost, t.usage.CostUnknown)))
+	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CachedTokens), HumanTokens(t.usage.CompletionTokens), CostText(t.usage.Cost, t.usage.CostUnknown)))
 	return out
 }

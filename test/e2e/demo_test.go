@@ -36,7 +36,7 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(map[string]string{"root": project}))
+	srv, err := llmtest.Serve("127.0.0.1:0", script, llmtest.WithVars(map[string]string{"root": project}), llmtest.WithPromptCache())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,4 +66,19 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 	if n := len(srv.RequestsFor("synthesis")); n != 1 {
 		t.Errorf("synthesis requests = %d, want 1", n)
 	}
+	// Issue #18: the Orchestrator's and each specialist's consecutive
+	// requests keep a stable prefix, so a provider's prompt cache serves
+	// most of every request after the first.
+	pairs := checkPromptPrefix(t, srv.Requests(), "orchestrator", "search", "code")
+	var bytes int
+	for _, r := range srv.Requests() {
+		bytes += len(r.Raw)
+	}
+	stats := exec.Command(filepath.Join(binDir, "odin"), "-C", project, "stats", "--by", "agent", "--days", "0")
+	stats.Env = cmd.Env
+	out2, err := stats.CombinedOutput()
+	if err != nil {
+		t.Errorf("odin stats: %v\n%s", err, out2)
+	}
+	t.Logf("%d requests, %d bytes sent; consecutive pairs checked: %v\n%s", len(srv.Requests()), bytes, pairs, out2)
 }

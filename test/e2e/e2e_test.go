@@ -33,6 +33,12 @@ func TestMain(m *testing.M) {
 	if f, ok := helperCommands[filepath.Base(os.Args[0])]; ok {
 		os.Exit(f())
 	}
+	// ODIN_TEST_BIN_DIR names a directory holding an already built odin
+	// (`make bench` measures its stripped release build this way).
+	if dir := os.Getenv("ODIN_TEST_BIN_DIR"); dir != "" {
+		binDir = dir
+		os.Exit(testscript.RunMain(m, helperCommands))
+	}
 	// Not under /tmp where possible: the sandbox gives MCP servers a
 	// private /tmp, so the npm servers installed beside odin
 	// (mcp_npm_test.go) must live elsewhere to be seen, as a user's do.

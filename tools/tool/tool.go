@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -81,9 +82,16 @@ type Option func(*jsonschema.Schema)
 func WithSchema(fn func(s *jsonschema.Schema)) Option { return Option(fn) }
 
 type typed[In any] struct {
-	info     Info
+	info    Info
+	opts    []Option
+	handler Handler[In]
+
+	// The resolved schema validates every call's input. Resolving costs
+	// more than deriving, and a session builds every tool while a run
+	// calls few, so it happens on a tool's first call.
+	once     sync.Once
 	resolved *jsonschema.Resolved
-	handler  Handler[In]
+	err      error
 }
 
 // New builds a Tool whose input is In. The JSON schema is derived from In
@@ -92,26 +100,73 @@ type typed[In any] struct {
 // handler runs. It panics if In cannot be described, which is a programming
 // error caught by the schema golden test.
 func New[In any](name string, class Class, description string, h Handler[In], opts ...Option) Tool {
-	s, err := jsonschema.For[In](nil)
+	t := &typed[In]{info: Info{Name: name, Description: strings.TrimSpace(description), Class: class}, opts: opts, handler: h}
+	raw, err := t.derive()
 	if err != nil {
 		panic(fmt.Sprintf("tool: schema for %s: %v", name, err))
 	}
-	for _, o := range opts {
+	t.info.Schema = raw
+	return t
+}
+
+// NewPrecomputed is New with In's schema given as New would derive it
+// (schema, compact JSON), so that building a tool derives nothing: the
+// built-in tools ship their schemas this way, and a golden test holds each
+// equal to DerivedSchema. The schema that validates calls is still derived
+// from In, on the first call.
+func NewPrecomputed[In any](name string, class Class, description string, schema json.RawMessage, h Handler[In], opts ...Option) Tool {
+	return &typed[In]{info: Info{Name: name, Description: strings.TrimSpace(description), Class: class, Schema: schema}, opts: opts, handler: h}
+}
+
+// DerivedSchema derives, resolves and returns the schema of a tool built
+// with New or NewPrecomputed, as New sends it to models; ok is false for
+// any other tool.
+func DerivedSchema(t Tool) (raw json.RawMessage, ok bool, err error) {
+	d, ok := t.(interface {
+		derive() (json.RawMessage, error)
+		resolve() (*jsonschema.Resolved, error)
+	})
+	if !ok {
+		return nil, false, nil
+	}
+	if _, err := d.resolve(); err != nil {
+		return nil, true, err
+	}
+	raw, err = d.derive()
+	return raw, true, err
+}
+
+// schema derives In's schema with the tool's options applied.
+func (t *typed[In]) schema() (*jsonschema.Schema, error) {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range t.opts {
 		o(s)
 	}
-	rs, err := s.Resolve(nil)
+	return s, nil
+}
+
+func (t *typed[In]) derive() (json.RawMessage, error) {
+	s, err := t.schema()
 	if err != nil {
-		panic(fmt.Sprintf("tool: resolve schema for %s: %v", name, err))
+		return nil, err
 	}
-	raw, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("tool: marshal schema for %s: %v", name, err))
-	}
-	return &typed[In]{
-		info:     Info{Name: name, Description: strings.TrimSpace(description), Class: class, Schema: raw},
-		resolved: rs,
-		handler:  h,
-	}
+	return json.Marshal(s)
+}
+
+func (t *typed[In]) resolve() (*jsonschema.Resolved, error) {
+	t.once.Do(func() {
+		s, err := t.schema()
+		if err == nil {
+			t.resolved, err = s.Resolve(nil)
+		}
+		if err != nil {
+			t.err = fmt.Errorf("tool: schema for %s: %w", t.info.Name, err)
+		}
+	})
+	return t.resolved, t.err
 }
 
 func (t *typed[In]) Info() Info { return t.info }
@@ -145,7 +200,11 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 	if _, ok := generic.(map[string]any); !ok {
 		return Errorf("invalid input for %s: expected a JSON object, got %s", t.info.Name, jsonKind(generic)), nil
 	}
-	if err := t.resolved.Validate(generic); err != nil {
+	rs, err := t.resolve()
+	if err != nil {
+		return Result{}, err
+	}
+	if err := rs.Validate(generic); err != nil {
 		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
 	}
 	var in In

@@ -180,6 +180,7 @@ type serverConfig struct {
 	vars  map[string]string
 	log   io.Writer
 	quota *quota
+	cache *promptCache
 }
 
 // WithVars substitutes {{name}} in the script's strings (see Script.WithVars).
@@ -247,7 +248,8 @@ type Server struct {
 	logMu sync.Mutex
 	log   io.Writer
 
-	quota *quota // nil: no rate limit
+	quota *quota       // nil: no rate limit
+	cache *promptCache // nil: no cached tokens are reported
 
 	mu        sync.Mutex
 	requests  []Request
@@ -285,6 +287,7 @@ func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
 		done:  make(chan struct{}),
 		log:   cfg.log,
 		quota: cfg.quota,
+		cache: cfg.cache,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
@@ -488,6 +491,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
 	}
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
+	if s.cache != nil && st.Usage == nil {
+		t.usage.CachedTokens = s.cache.cached(agent, PromptText(body), prompt)
+	}
 	s.rememberExtras(t)
 	if !body.Stream {
 		switch {
