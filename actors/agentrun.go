@@ -23,21 +23,32 @@ import (
 // Orchestrator touches it; it is shared across the Orchestrator's restarts
 // and written through to the store.
 type agentRuns struct {
-	byID  map[string]*messages.AgentRun
-	order []string
+	byID     map[string]*messages.AgentRun
+	byHandle map[string]string // handle → ID
+	order    []string
 }
 
 func newAgentRuns(prior []messages.AgentRun) *agentRuns {
-	r := &agentRuns{byID: map[string]*messages.AgentRun{}}
+	r := &agentRuns{byID: map[string]*messages.AgentRun{}, byHandle: map[string]string{}}
 	for _, run := range prior {
-		run := run
-		r.byID[run.ID] = &run
-		r.order = append(r.order, run.ID)
+		r.add(run)
 	}
 	return r
 }
 
-func (r *agentRuns) get(id string) *messages.AgentRun { return r.byID[id] }
+// get finds a run by ID or handle.
+func (r *agentRuns) get(id string) *messages.AgentRun {
+	if run := r.byID[id]; run != nil {
+		return run
+	}
+	return r.byID[r.byHandle[id]]
+}
+
+// nextHandle names a new run of agent: its name and the run's number in
+// the session (search-3), short and stable for the model to quote.
+func (r *agentRuns) nextHandle(agent string) string {
+	return fmt.Sprintf("%s-%d", agent, len(r.order)+1)
+}
 
 func (r *agentRuns) add(run messages.AgentRun) *messages.AgentRun {
 	if prev := r.byID[run.ID]; prev != nil {
@@ -45,8 +56,19 @@ func (r *agentRuns) add(run messages.AgentRun) *messages.AgentRun {
 		return prev
 	}
 	r.byID[run.ID] = &run
+	if run.Handle != "" {
+		r.byHandle[run.Handle] = run.ID
+	}
 	r.order = append(r.order, run.ID)
 	return &run
+}
+
+// handle returns a run's handle, or its ID when it has none.
+func (o *Orchestrator) handle(id string) string {
+	if run := o.runs.get(id); run != nil && run.Handle != "" {
+		return run.Handle
+	}
+	return id
 }
 
 // list returns copies of the runs, oldest first.
@@ -203,7 +225,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 		d.ContextText = scopedSummary(o.history)
 	}
 	if in.Resume != "" {
-		d.TaskID, d.Resume = in.Resume, true
+		d.TaskID, d.Resume = o.runs.get(in.Resume).ID, true
 	}
 	var run *taskRun
 	run = o.spawnRun(c, def, d, in.Background, func(c actor.Context, r *messages.Report) {
@@ -218,14 +240,15 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 			}
 			o.noteReport(t, r)
 			o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
-			t.results[call.ID] = toolMessage(call, reportForModel(r), r.Status != messages.ReportOK)
+			t.results[call.ID] = toolMessage(call, reportForModel(r, o.handle(r.TaskID)), r.Status != messages.ReportOK)
 			o.maybeContinue(c)
 		}
 	})
 	if in.Background {
 		t.background = append(t.background, run)
+		h := o.handle(d.TaskID)
 		t.results[call.ID] = toolMessage(call, fmt.Sprintf("Started %s run %s in the background (%q). Keep working; collect its report with agent_output {\"id\": %q}, or stop it with agent_stop. This turn does not end while it runs unless you detach it.",
-			def.Name, d.TaskID, in.Description, d.TaskID), false)
+			def.Name, h, in.Description, h), false)
 		o.maybeContinue(c)
 	}
 }
@@ -260,9 +283,10 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 	}
 	now := o.deps.now()
 	o.deps.Bus.Publish(messages.AgentStarted{TaskID: d.TaskID, Agent: def.Name, Description: d.Description, Model: model, Timeout: d.Timeout})
-	entry := messages.AgentRun{ID: d.TaskID, Agent: def.Name, Description: d.Description, Status: messages.RunRunning,
-		Background: background, Started: now}
+	entry := messages.AgentRun{ID: d.TaskID, Handle: o.runs.nextHandle(def.Name), Agent: def.Name, Description: d.Description,
+		Status: messages.RunRunning, Background: background, Started: now}
 	if prev := o.runs.get(d.TaskID); d.Resume && prev != nil {
+		entry.Handle = prev.Handle
 		entry.Resumes = prev.Resumes + 1
 		entry.Tokens, entry.ToolCalls = prev.Tokens, prev.ToolCalls
 		run.baseTokens, run.baseCalls = prev.Tokens, prev.ToolCalls
@@ -334,7 +358,7 @@ func (o *Orchestrator) backgroundDone(c actor.Context, t *turnState, run *taskRu
 		w.timer.Stop()
 		delete(t.waiters, callID)
 		run.collected = true
-		t.results[callID] = toolMessage(w.call, reportForModel(r), r.Status != messages.ReportOK)
+		t.results[callID] = toolMessage(w.call, reportForModel(r, o.handle(r.TaskID)), r.Status != messages.ReportOK)
 	}
 	if t.holding {
 		o.releaseHold(c, t)
@@ -382,7 +406,7 @@ func (o *Orchestrator) releaseHold(c actor.Context, t *turnState) {
 			return // still running
 		}
 		run.collected = true
-		fmt.Fprintf(&b, "\n## Run %s (%s)\n%s", run.delegate.TaskID, run.def.Name, reportForModel(run.report))
+		fmt.Fprintf(&b, "\n## Run %s (%s)\n%s", o.handle(run.delegate.TaskID), run.def.Name, reportForModel(run.report, o.handle(run.delegate.TaskID)))
 	}
 	t.holding = false
 	if b.Len() == 0 {
@@ -408,21 +432,21 @@ func (o *Orchestrator) agentOutput(c actor.Context, call llm.ToolCall) {
 		t.results[call.ID] = toolMessage(call, fmt.Sprintf("no agent run %q in this session", in.ID), true)
 		return
 	}
-	if run := o.tasks[in.ID]; run != nil && in.Timeout > 0 && run.turn == t.id && run.background {
+	if run := o.tasks[entry.ID]; run != nil && in.Timeout > 0 && run.turn == t.id && run.background {
 		wait := min(time.Duration(in.Timeout)*time.Second, maxOutputWait)
 		system, self, id := c.ActorSystem(), c.Self(), t.id
 		if t.waiters == nil {
 			t.waiters = map[string]*outputWait{}
 		}
-		t.waiters[call.ID] = &outputWait{runID: in.ID, call: call, timer: time.AfterFunc(wait, func() {
+		t.waiters[call.ID] = &outputWait{runID: entry.ID, call: call, timer: time.AfterFunc(wait, func() {
 			system.Root.Send(self, &outputWaitExpired{turn: id, callID: call.ID})
 		})}
 		return
 	}
 	for _, run := range t.background {
-		if run.delegate.TaskID == in.ID && run.report != nil {
+		if run.delegate.TaskID == entry.ID && run.report != nil {
 			run.collected = true
-			t.results[call.ID] = toolMessage(call, reportForModel(run.report), run.report.Status != messages.ReportOK)
+			t.results[call.ID] = toolMessage(call, reportForModel(run.report, o.handle(run.delegate.TaskID)), run.report.Status != messages.ReportOK)
 			return
 		}
 	}
@@ -450,7 +474,11 @@ func (o *Orchestrator) onOutputWaitExpired(c actor.Context, msg *outputWaitExpir
 // describeRun is a run's status for the model.
 func describeRun(r messages.AgentRun, now time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Run %s (%s, %q): %s, %s elapsed, %d tokens, %d tool calls.", r.ID, r.Agent, r.Description, r.Status,
+	id := r.Handle
+	if id == "" {
+		id = r.ID
+	}
+	fmt.Fprintf(&b, "Run %s (%s, %q): %s, %s elapsed, %d tokens, %d tool calls.", id, r.Agent, r.Description, r.Status,
 		r.Elapsed(now).Round(time.Second), r.Tokens, r.ToolCalls)
 	if r.Detached {
 		b.WriteString(" Detached.")
@@ -472,7 +500,10 @@ func (o *Orchestrator) agentStop(c actor.Context, call llm.ToolCall) {
 		t.results[call.ID] = toolMessage(call, p, true)
 		return
 	}
-	run := o.tasks[in.ID]
+	var run *taskRun
+	if e := o.runs.get(in.ID); e != nil {
+		run = o.tasks[e.ID]
+	}
 	if run == nil || !run.background || run.detached {
 		if e := o.runs.get(in.ID); e != nil {
 			t.results[call.ID] = toolMessage(call, "nothing to stop: "+describeRun(*e, o.deps.now()), false)
@@ -483,16 +514,15 @@ func (o *Orchestrator) agentStop(c actor.Context, call llm.ToolCall) {
 	}
 	if in.Detach {
 		run.detached = true
-		if e := o.runs.get(in.ID); e != nil {
-			e.Detached = true
-			o.saveRun(e)
-		}
-		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("agent run %s (%s) detached: it keeps working after this turn", in.ID, run.def.Name)})
+		e := o.runs.get(in.ID)
+		e.Detached = true
+		o.saveRun(e)
+		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("agent run %s (%s) detached: it keeps working after this turn", e.Handle, run.def.Name)})
 		t.results[call.ID] = toolMessage(call, fmt.Sprintf("Run %s detached: it keeps working after this turn; its report will be added to the session when it finishes.", in.ID), false)
 		return
 	}
 	run.collected = true
-	r := &messages.Report{TaskID: in.ID, Agent: run.def.Name, Status: messages.ReportCancelled,
+	r := &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportCancelled,
 		Summary: fmt.Sprintf("the %s run was stopped by the Orchestrator", run.def.Name), Error: "stopped by the Orchestrator"}
 	o.complete(c, run, r)
 	t.results[call.ID] = toolMessage(call, fmt.Sprintf("Run %s stopped.", in.ID), false)
@@ -501,8 +531,8 @@ func (o *Orchestrator) agentStop(c actor.Context, call llm.ToolCall) {
 // landDetached takes the report of a run its turn left working: it goes
 // into the registry and into the session's next input.
 func (o *Orchestrator) landDetached(c actor.Context, run *taskRun, r *messages.Report) {
-	o.inbox = append(o.inbox, fmt.Sprintf("## Run %s (%s, detached)\n%s", run.delegate.TaskID, run.def.Name, reportForModel(r)))
-	o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("detached agent run %s (%s) finished: %s", run.delegate.TaskID, run.def.Name, r.Status)})
+	o.inbox = append(o.inbox, fmt.Sprintf("## Run %s (%s, detached)\n%s", o.handle(run.delegate.TaskID), run.def.Name, reportForModel(r, o.handle(r.TaskID))))
+	o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("detached agent run %s (%s) finished: %s", o.handle(run.delegate.TaskID), run.def.Name, r.Status)})
 }
 
 // takeInbox prefixes an input with the reports of detached runs that

@@ -602,7 +602,10 @@ func (o *Orchestrator) markRecord(callID string, res tools.Result) {
 // has its result.
 func (o *Orchestrator) maybeContinue(c actor.Context) {
 	t := o.turn
-	if t == nil || t.finished || t.gates != nil {
+	// No calls pending: the model was called already (a result that came
+	// in synchronously, such as a background start, must not call it
+	// twice).
+	if t == nil || t.finished || t.gates != nil || len(t.calls) == 0 {
 		return
 	}
 	for _, call := range t.calls {
@@ -762,10 +765,15 @@ func (o *Orchestrator) abandonTurnRuns(c actor.Context, t *turnState, why string
 
 // reportForModel is the agent tool's result text: the report through the
 // output filter (the structured result whole, the notes capped).
-func reportForModel(r *messages.Report) string {
+// handle is the run's short name in the registry (search-1), which the
+// model passes to agent_output, agent_stop and resume.
+func reportForModel(r *messages.Report, handle string) string {
 	r = outputFilter(r)
+	if handle == "" {
+		handle = r.TaskID
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s specialist finished: status %s (run %s, %d model calls, %d tokens).\n", r.Agent, r.Status, r.TaskID, r.Turns, r.Usage.TotalTokens)
+	fmt.Fprintf(&b, "%s specialist finished: status %s (run %s, %d model calls, %d tokens).\n", r.Agent, r.Status, handle, r.Turns, r.Usage.TotalTokens)
 	if r.Error != "" && r.Error != r.Summary {
 		fmt.Fprintf(&b, "Problem: %s\n", r.Error)
 	}

@@ -16,7 +16,10 @@ const (
 // AgentMonitor): every delegation, gate task and resumed run, across
 // turns. ID is also the run's child session (its transcript).
 type AgentRun struct {
-	ID          string         `json:"id"`
+	ID string `json:"id"`
+	// Handle is the run's short name in its session (search-2), which the
+	// Orchestrator's model quotes to agent_output, agent_stop and resume.
+	Handle      string         `json:"handle,omitempty"`
 	Agent       string         `json:"agent"`
 	Description string         `json:"description"`
 	Status      AgentRunStatus `json:"status"`
