@@ -528,22 +528,32 @@ func (o *Orchestrator) agentStop(c actor.Context, call llm.ToolCall) {
 	t.results[call.ID] = toolMessage(call, fmt.Sprintf("Run %s stopped.", in.ID), false)
 }
 
-// landDetached takes the report of a run its turn left working: it goes
-// into the registry and into the session's next input.
+// landDetached takes the report of a run its turn left working: it is
+// kept in the run's registry entry (and so in the store) until the
+// session's next input carries it to the model.
 func (o *Orchestrator) landDetached(c actor.Context, run *taskRun, r *messages.Report) {
-	o.inbox = append(o.inbox, fmt.Sprintf("## Run %s (%s, detached)\n%s", o.handle(run.delegate.TaskID), run.def.Name, reportForModel(r, o.handle(r.TaskID))))
+	if e := o.runs.get(run.delegate.TaskID); e != nil {
+		e.Pending = fmt.Sprintf("## Run %s (%s, detached)\n%s", o.handle(run.delegate.TaskID), run.def.Name, reportForModel(r, o.handle(r.TaskID)))
+		o.saveRun(e)
+	}
 	o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("detached agent run %s (%s) finished: %s", o.handle(run.delegate.TaskID), run.def.Name, r.Status)})
 }
 
 // takeInbox prefixes an input with the reports of detached runs that
-// finished since the last turn.
+// finished since the last turn (in this process or an earlier one).
 func (o *Orchestrator) takeInbox(body string) string {
-	if len(o.inbox) == 0 {
+	var pending []string
+	for _, id := range o.runs.order {
+		if e := o.runs.byID[id]; e.Pending != "" {
+			pending = append(pending, e.Pending)
+			e.Pending = ""
+			o.saveRun(e)
+		}
+	}
+	if len(pending) == 0 {
 		return body
 	}
-	text := "[Odin] Detached agent runs finished since your last turn; their reports:\n" + strings.Join(o.inbox, "\n") + "\n\n" + body
-	o.inbox = nil
-	return text
+	return "[Odin] Detached agent runs finished since your last turn; their reports:\n" + strings.Join(pending, "\n") + "\n\n" + body
 }
 
 // abandon ends a run that will not report to anyone: its turn was

@@ -153,7 +153,8 @@ func TestDetachedRunReportsIntoTheNextTurn(t *testing.T) {
 			llmtest.Step{When: "next question", Text: "saw it"},
 		).
 		Add("search", llmtest.Step{Hold: "s", ToolCalls: searchReport("slow result").ToolCalls})
-	h := newHarness(t, s)
+	st := openStore(t)
+	h := newHarness(t, s, withStore(st))
 	h.sess.Submit("start something slow", messages.ModeAsk)
 	if r := h.turn(); r.Status != messages.TurnDone || r.Answer != "left it working" {
 		t.Fatalf("turn = %+v", r)
@@ -169,9 +170,14 @@ func TestDetachedRunReportsIntoTheNextTurn(t *testing.T) {
 			break
 		}
 	}
-	if run := runsByHandle(t, h)["search-1"]; run.Status != messages.AgentRunStatus(messages.ReportOK) || run.Summary != "slow result" {
+	if run := runsByHandle(t, h)["search-1"]; run.Status != messages.AgentRunStatus(messages.ReportOK) || run.Summary != "slow result" || run.Pending == "" {
 		t.Fatalf("finished detached run = %+v", run)
 	}
+	// The report waits in the store too, for a session resumed later.
+	waitFor(t, func() bool {
+		runs := loadAgentRuns(st, "s1")
+		return len(runs) == 1 && strings.Contains(runs[0].Pending, "slow result")
+	})
 	h.sess.Submit("next question", messages.ModeAsk)
 	if r := h.turn(); r.Answer != "saw it" {
 		t.Fatalf("turn = %+v", r)
@@ -180,6 +186,9 @@ func TestDetachedRunReportsIntoTheNextTurn(t *testing.T) {
 	got := reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Content
 	if !strings.Contains(got, "Detached agent runs finished") || !strings.Contains(got, "slow result") || !strings.HasSuffix(got, "next question") {
 		t.Errorf("next input = %q", got)
+	}
+	if run := runsByHandle(t, h)["search-1"]; run.Pending != "" {
+		t.Errorf("the report was delivered but is still pending: %+v", run)
 	}
 }
 

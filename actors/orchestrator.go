@@ -143,8 +143,6 @@ type Orchestrator struct {
 	runs  *agentRuns
 	// host is what specialists resolve their Delegate against.
 	host *specialistHost
-	// inbox holds the reports of detached runs for the next input.
-	inbox []string
 	// agentTool is the turn's agent tool, cached by its agents.
 	agentTool    tools.Tool
 	agentToolKey string

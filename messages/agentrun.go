@@ -37,6 +37,9 @@ type AgentRun struct {
 	Summary string `json:"summary,omitempty"`
 	// Resumes counts how often the run was resumed.
 	Resumes int `json:"resumes,omitempty"`
+	// Pending is the report of a detached run that finished after its
+	// turn, kept until the session's next input carries it to the model.
+	Pending string `json:"pending,omitempty"`
 }
 
 // Finished reports whether the run has ended.
