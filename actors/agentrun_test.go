@@ -156,8 +156,18 @@ func TestDetachedRunReportsIntoTheNextTurn(t *testing.T) {
 	st := openStore(t)
 	h := newHarness(t, s, withStore(st))
 	h.sess.Submit("start something slow", messages.ModeAsk)
-	if r := h.turn(); r.Status != messages.TurnDone || r.Answer != "left it working" {
+	tf, seen := next[messages.TurnFinished](h)
+	if r := tf.Result; r.Status != messages.TurnDone || r.Answer != "left it working" {
 		t.Fatalf("turn = %+v", r)
+	}
+	reported := false
+	for _, ev := range seen {
+		if n, ok := ev.(messages.Notice); ok && strings.Contains(n.Text, "search-1 (search) is detached") {
+			reported = true
+		}
+	}
+	if !reported {
+		t.Errorf("the turn did not report its detached run: %s", eventTypes(seen))
 	}
 	run := runsByHandle(t, h)["search-1"]
 	if run.Status != messages.RunRunning || !run.Detached {

@@ -901,6 +901,11 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	t.finished = true
 	t.cancel()
 	o.abandonTurnRuns(c, t, "stopped: its turn ended")
+	for _, run := range o.tasks {
+		if run.turn == t.id && run.detached {
+			o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("agent run %s (%s) is detached: it keeps working after this turn, and its report comes with your next message", o.handle(run.delegate.TaskID), run.def.Name)})
+		}
+	}
 	for _, w := range t.waiters {
 		w.timer.Stop()
 	}
