@@ -7,50 +7,130 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
 
-// DelegateInput is what the Orchestrator's model passes to a delegation
-// tool.
-type DelegateInput struct {
+// Names of the Orchestrator's agent tools (seed 001's AgentTool and its
+// get_output / kill).
+const (
+	AgentToolName       = "agent"
+	AgentOutputToolName = "agent_output"
+	AgentStopToolName   = "agent_stop"
+)
+
+// AgentInput is what the Orchestrator's model passes to the agent tool.
+type AgentInput struct {
+	Agent       string `json:"agent" jsonschema:"which specialist runs the task"`
 	Description string `json:"description" jsonschema:"a short (3-5 words) label of the task, shown to the user"`
-	Brief       string `json:"brief" jsonschema:"the complete, self-contained task: goal, relevant files (absolute paths), constraints, and what done means. The specialist sees nothing else of the conversation."`
-	Timeout     int    `json:"timeout_seconds,omitempty" jsonschema:"optional deadline in seconds; capped at the agent's maximum"`
+	Prompt      string `json:"prompt" jsonschema:"the task: goal, relevant files (absolute paths), constraints, and what done means. With context brief (the default) the specialist sees nothing else of the conversation."`
+	Background  bool   `json:"run_in_background,omitempty" jsonschema:"start the run and return its ID at once; collect its report with agent_output. The turn does not end while it runs unless you detach it with agent_stop."`
+	Resume      string `json:"resume,omitempty" jsonschema:"the ID of a finished run of the same agent to continue: it keeps its whole earlier transcript and takes prompt as its next instruction"`
+	Model       string `json:"model,omitempty" jsonschema:"run on the main or the small model instead of the agent's own"`
+	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"cap on the specialist's model calls"`
+	// Thoroughness and Context are enums set on the schema.
+	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"how deep to go: quick (first good answer), medium (default), very thorough (comprehensive; larger turn budget)"`
+	Context      string   `json:"context,omitempty" jsonschema:"what the specialist sees besides the prompt: brief (nothing, the default), scoped (the files you list + a compact summary of this conversation), fork (this conversation, tool outputs trimmed)"`
+	Files        []string `json:"files,omitempty" jsonschema:"with context scoped: files (absolute paths) the specialist receives with the prompt"`
+	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"optional deadline in seconds; capped at the agent's maximum"`
 }
 
-// delegationTool is the model-facing definition of a specialist. The
-// Orchestrator intercepts calls to it (a delegation spawns an actor); Run is
-// never used for real and reports that.
-func delegationTool(def *AgentDefinition) tools.Tool {
-	desc := fmt.Sprintf("Delegate a task to the %s specialist. %s Default deadline %s, maximum %s.",
-		def.Name, strings.TrimSpace(def.Description), def.Timeout, def.MaxTimeout)
-	return tools.New[DelegateInput](def.ToolName(), tools.ClassSpawn, desc,
-		func(context.Context, *tools.Env, DelegateInput) (tools.Result, error) {
-			return tools.Errorf("delegation tools are handled by the Orchestrator"), nil
+// agentTool is the one delegation tool of the Orchestrator's model: its
+// agent parameter is an enum of agents, each described on one line in the
+// tool description. The Orchestrator intercepts its calls (a delegation
+// spawns an actor); Run only validates.
+func agentTool(agents []*AgentDefinition) tools.Tool {
+	var b strings.Builder
+	b.WriteString("Delegate a task to a specialist agent. It works with its own tools and ends with a structured report, which is this tool's result. Independent delegations in one turn run in parallel.\nAgents:\n")
+	names := make([]any, 0, len(agents))
+	for _, a := range agents {
+		names = append(names, a.Name)
+		fmt.Fprintf(&b, "- %s: %s (deadline %s, max %s)\n", a.Name, firstLine(strings.TrimSpace(a.Description)), a.Timeout, a.MaxTimeout)
+	}
+	enum := func(s *jsonschema.Schema) {
+		s.Properties["agent"].Enum = names
+		s.Properties["thoroughness"].Enum = []any{string(messages.ThoroughQuick), string(messages.ThoroughMedium), string(messages.ThoroughVery)}
+		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
+		s.Properties["model"].Enum = []any{"main", "small"}
+	}
+	return tools.New[AgentInput](AgentToolName, tools.ClassSpawn, strings.TrimSpace(b.String()),
+		func(context.Context, *tools.Env, AgentInput) (tools.Result, error) {
+			return tools.Result{Output: handledByOrchestrator}, nil
+		}, tools.WithSchema(enum))
+}
+
+const handledByOrchestrator = "handled by the Orchestrator"
+
+// AgentOutputInput asks for a run's report.
+type AgentOutputInput struct {
+	ID      string `json:"id" jsonschema:"the agent run ID"`
+	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"wait up to this many seconds for the run to finish (0: answer at once with its status)"`
+}
+
+// AgentStopInput stops or detaches a run.
+type AgentStopInput struct {
+	ID     string `json:"id" jsonschema:"the agent run ID"`
+	Detach bool   `json:"detach,omitempty" jsonschema:"leave the run working past the end of this turn instead of stopping it; its report is added to the session when it finishes"`
+}
+
+func agentOutputTool() tools.Tool {
+	return tools.New[AgentOutputInput](AgentOutputToolName, tools.ClassRead,
+		"Get the report of an agent run started with run_in_background: its report once finished, else its status, tokens and last activities. Set timeout_seconds to wait for it.",
+		func(context.Context, *tools.Env, AgentOutputInput) (tools.Result, error) {
+			return tools.Result{Output: handledByOrchestrator}, nil
 		})
 }
 
-// parseDelegation validates a delegation call's arguments with the tool's
-// own schema, returning an error text for the model when they are bad.
-func parseDelegation(def *AgentDefinition, args string) (DelegateInput, string) {
-	var in DelegateInput
-	t := def.DelegationTool()
+func agentStopTool() tools.Tool {
+	return tools.New[AgentStopInput](AgentStopToolName, tools.ClassSpawn,
+		"Stop a background agent run, or with detach leave it working after this turn (its report then lands in the session).",
+		func(context.Context, *tools.Env, AgentStopInput) (tools.Result, error) {
+			return tools.Result{Output: handledByOrchestrator}, nil
+		})
+}
+
+// parseCall validates a call's arguments with the tool's own schema and
+// decodes them into in, returning an error text for the model when they
+// are bad.
+func parseCall(t tools.Tool, args string, in any) string {
 	res, err := t.Run(context.Background(), nil, json.RawMessage(args))
 	if err != nil {
-		return in, err.Error()
+		return err.Error()
 	}
-	// Run's handler always answers with an error Result; a validation
-	// failure has a different message.
-	if !strings.Contains(res.Output, "handled by the Orchestrator") {
-		return in, res.Output
+	// The handler answers handledByOrchestrator; a validation failure has
+	// a different message.
+	if res.Output != handledByOrchestrator {
+		return res.Output
 	}
-	if err := json.Unmarshal([]byte(args), &in); err != nil {
-		return in, err.Error()
+	if err := json.Unmarshal([]byte(args), in); err != nil {
+		return err.Error()
 	}
-	if strings.TrimSpace(in.Brief) == "" {
-		return in, "brief must not be empty: describe the task completely"
+	return ""
+}
+
+// parseDelegation validates an agent tool call against the agents of the
+// turn.
+func parseDelegation(t tools.Tool, agents map[string]*AgentDefinition, args string) (AgentInput, *AgentDefinition, string) {
+	var in AgentInput
+	if p := parseCall(t, args, &in); p != "" {
+		return in, nil, p
 	}
-	return in, ""
+	def := agents[in.Agent]
+	if def == nil {
+		return in, nil, fmt.Sprintf("no agent %q is available in this mode", in.Agent)
+	}
+	if strings.TrimSpace(in.Prompt) == "" {
+		return in, nil, "prompt must not be empty: describe the task completely"
+	}
+	if in.MaxTurns < 0 || in.Timeout < 0 {
+		return in, nil, "max_turns and timeout_seconds must not be negative"
+	}
+	if len(in.Files) > 0 && messages.ContextMode(in.Context) != messages.ContextScoped {
+		return in, nil, "files are given to the specialist only with context scoped"
+	}
+	return in, def, ""
 }
 
 // timeoutFor caps a requested deadline at the agent's maximum.
@@ -63,4 +143,35 @@ func timeoutFor(def *AgentDefinition, seconds int) time.Duration {
 		d = def.MaxTimeout
 	}
 	return d
+}
+
+// turnBudget is a task's model-call budget: the roster's, halved for a
+// quick look and doubled for a very thorough one, and capped by what the
+// Orchestrator asked for.
+func turnBudget(def *AgentDefinition, th messages.Thoroughness, asked int) int {
+	n := def.MaxTurns
+	switch th {
+	case messages.ThoroughQuick:
+		n = max(n/2, 3)
+	case messages.ThoroughVery:
+		n *= 2
+	}
+	if asked > 0 && asked < n {
+		n = asked
+	}
+	return n
+}
+
+// thoroughnessNote is the instruction a thoroughness level adds to a
+// specialist's task.
+func thoroughnessNote(th messages.Thoroughness) string {
+	switch th {
+	case messages.ThoroughQuick:
+		return "Thoroughness: quick. Do a basic, single-pass search and report the first good answer; do not explore alternatives."
+	case messages.ThoroughVery:
+		return "Thoroughness: very thorough. Search comprehensively across multiple locations and naming conventions, follow references, and verify before reporting."
+	case messages.ThoroughMedium:
+		return "Thoroughness: medium. Explore moderately, with some follow-up where the first results are unclear."
+	}
+	return ""
 }

@@ -12,4 +12,9 @@
 // When quality gates ran, the turn's answer is written after the last of
 // them (synthesis.go). Only the Orchestrator touches its conversation
 // state.
+//
+// A specialist is spawned from its kind and started by a
+// messages.Delegate; every run — foreground, background, detached,
+// resumed — is in the session's agent-run registry (agentrun.go), kept
+// across turns and in the store.
 package actors

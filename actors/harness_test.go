@@ -234,6 +234,28 @@ func toolNames(req llm.Request) []string {
 	return out
 }
 
+// agentEnum returns the agents the request's agent tool offers.
+func agentEnum(t testing.TB, req llm.Request) []string {
+	t.Helper()
+	for _, d := range req.Tools {
+		if d.Name != AgentToolName {
+			continue
+		}
+		var schema struct {
+			Properties struct {
+				Agent struct {
+					Enum []string `json:"enum"`
+				} `json:"agent"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(d.Parameters, &schema); err != nil {
+			t.Fatal(err)
+		}
+		return schema.Properties.Agent.Enum
+	}
+	return nil
+}
+
 func args(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)

@@ -39,7 +39,8 @@ type (
 // before the Orchestrator stops it and reports the timeout itself.
 const taskGrace = 3 * time.Second
 
-// taskRun is one specialist task of the current turn.
+// taskRun is one running specialist task: of the current turn, or of an
+// earlier one that left it working (detached).
 type taskRun struct {
 	delegate *messages.Delegate
 	def      *AgentDefinition
@@ -50,6 +51,17 @@ type taskRun struct {
 	crash    string
 	crashes  int
 	reported bool
+	// turn is the turn that started it.
+	turn int
+	// background runs answer their call at once; their report is kept
+	// until agent_output or the end of the turn collects it. A detached
+	// run outlives its turn.
+	background, detached, collected bool
+	report                          *messages.Report
+	// baseTokens and baseCalls are a resumed run's totals before this
+	// resumption.
+	baseTokens int64
+	baseCalls  int
 }
 
 // turnState is everything about the input being processed. It exists only
@@ -65,14 +77,19 @@ type turnState struct {
 	// extra are the turn's own tools (delegations, RequestReview), kept
 	// to rebuild tools when the MCP tools change mid-turn.
 	extra   []tools.Tool
-	agents  map[string]*AgentDefinition // delegation tool name → agent
+	agents  map[string]*AgentDefinition // the agent tool's enum: name → agent
 	tracker ChangeTracker
 
 	modelTurns int
 	calls      []llm.ToolCall        // calls of the current model response
 	reply      *streamingReply       // the model response streaming now, persisted as it arrives
 	results    map[string]toolResult // call ID → tool message
-	tasks      map[string]*taskRun
+	// background are the turn's background runs; waiters the agent_output
+	// calls waiting for one; holding is set while the model has answered
+	// and the turn waits for its background runs.
+	background []*taskRun
+	waiters    map[string]*outputWait
+	holding    bool
 	files      []string
 	records    []messages.ToolCallRecord
 	usage      messages.Usage
@@ -123,11 +140,20 @@ type Orchestrator struct {
 	// disk counts disk work in flight off the mailbox (checkpoint commits,
 	// plan writes), which Session.Close waits for.
 	disk *sync.WaitGroup
+	// tasks are the running specialist tasks by ID, of this turn and
+	// detached ones of earlier turns; runs is the registry of every run.
+	tasks map[string]*taskRun
+	runs  *agentRuns
+	// host is what specialists resolve their Delegate against.
+	host *specialistHost
+	// agentTool is the turn's agent tool, cached by its agents.
+	agentTool    tools.Tool
+	agentToolKey string
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
 // its supervision of specialists configured from deps.
-func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message, disk *sync.WaitGroup) *actor.Props {
+func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []llm.Message, disk *sync.WaitGroup, runs *agentRuns) *actor.Props {
 	sup := deps.Config.Supervision
 	maxRestarts, window := sup.MaxRestarts, sup.Window
 	if window <= 0 {
@@ -137,7 +163,8 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
 			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
-			small: newMeteredSmall(deps.Small), disk: disk}
+			small: newMeteredSmall(deps.Small), disk: disk, tasks: map[string]*taskRun{}, runs: runs,
+			host: &specialistHost{deps: deps, j: j, changeSets: &changeSets{}}}
 		o.behavior.Become(o.idle)
 		return o
 	}, actor.WithSupervisor(strategy))
@@ -159,9 +186,23 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.RemoveQueued:
 		c.Respond(o.queueState())
 	case *messages.Cancel:
-		// Nothing runs.
-	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
-	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved:
+		// Nothing runs but detached agent runs, which the user asked for.
+	case *messages.AgentRunsRequest:
+		c.Respond(&messages.AgentRunsResponse{Runs: o.runs.list()})
+	case *messages.AgentProgress:
+		o.onProgress(msg)
+	// Detached runs report between turns; anything else is a late result
+	// of a cancelled turn, which the handlers drop.
+	case *messages.Report:
+		o.onReport(c, msg)
+	case *specialistCrashed:
+		o.onCrash(msg)
+	case *actor.Terminated:
+		o.onTerminated(c, msg)
+	case *taskExpired:
+		o.onTaskExpired(c, msg)
+	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *modelDone, *toolsDone, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved, *outputWaitExpired:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -191,6 +232,12 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onTerminated(c, msg)
 	case *taskExpired:
 		o.onTaskExpired(c, msg)
+	case *messages.AgentRunsRequest:
+		c.Respond(&messages.AgentRunsResponse{Runs: o.runs.list()})
+	case *messages.AgentProgress:
+		o.onProgress(msg)
+	case *outputWaitExpired:
+		o.onOutputWaitExpired(c, msg)
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *compactDone:
@@ -277,7 +324,7 @@ func (o *Orchestrator) live(id int) *turnState {
 func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	o.behavior.Become(o.busy)
 	o.turnSeq++
-	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}, tasks: map[string]*taskRun{}}
+	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
 	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
@@ -297,9 +344,11 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	}
 	t.agents = map[string]*AgentDefinition{}
 	var agentTools []tools.Tool
-	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, in.Mode) {
-		t.agents[a.ToolName()] = a
-		agentTools = append(agentTools, a.DelegationTool())
+	if avail := AvailableAgents(o.deps.Tools, o.deps.Roster, in.Mode); len(avail) > 0 {
+		for _, a := range avail {
+			t.agents[a.Name] = a
+		}
+		agentTools = append(agentTools, o.agentToolFor(avail), agentOutputTool(), agentStopTool())
 	}
 	if in.Mode == messages.ModeEdit {
 		agentTools = append(agentTools, requestReviewTool())
@@ -319,7 +368,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				o.finishTurn(c, messages.TurnFailed, "blocked by a UserPromptSubmit hook: "+strings.TrimSpace(hr.Feedback))
 				return
 			}
-			user := llm.Message{Role: llm.RoleUser, Content: withContext(in.Body, hr.Context), Images: llmImages(in.Images)}
+			user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withContext(in.Body, hr.Context)), Images: llmImages(in.Images)}
 			o.history = append(o.history, user)
 			o.j.appendMessage(o.session, user, "", "", t.started)
 			if !o.titled {
@@ -335,7 +384,7 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, t.input.Mode) {
 		// Say "read-only" unless the description already does.
 		ro := ReadOnlyAgent(o.deps.Tools, a) && !strings.Contains(strings.ToLower(a.Description), "read-only")
-		agents = append(agents, prompts.Agent{Name: a.Name, Tool: a.ToolName(), Description: a.Description, ReadOnly: ro})
+		agents = append(agents, prompts.Agent{Name: a.Name, Tool: AgentToolName, Description: a.Description, ReadOnly: ro})
 	}
 	return prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: o.deps.now().Format("2006-01-02"),
 		OS: o.deps.osName(), Mode: string(t.input.Mode), Instructions: o.deps.Instructions, Agents: agents})
@@ -440,6 +489,9 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			o.finishTurn(c, messages.TurnFailed, p)
 			return
 		}
+		if o.holdForBackground(c, t) {
+			return
+		}
 		if t.stopBlocks >= maxHookBlocks {
 			o.afterAnswer(c, r.Text)
 			return
@@ -475,8 +527,12 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				t.review = "no reason given"
 			}
 			t.results[call.ID] = toolMessage(call, "Review and QA will run on this turn's changes when you finish.", false)
-		case t.agents[call.Name] != nil:
+		case call.Name == AgentToolName && len(t.agents) > 0:
 			o.delegate(c, call)
+		case call.Name == AgentOutputToolName && len(t.agents) > 0:
+			o.agentOutput(c, call)
+		case call.Name == AgentStopToolName && len(t.agents) > 0:
+			o.agentStop(c, call)
 		default:
 			plain = append(plain, call)
 		}
@@ -556,7 +612,10 @@ func (o *Orchestrator) markRecord(callID string, res tools.Result) {
 // has its result.
 func (o *Orchestrator) maybeContinue(c actor.Context) {
 	t := o.turn
-	if t == nil || t.finished || t.gates != nil {
+	// No calls pending: the model was called already (a result that came
+	// in synchronously, such as a background start, must not call it
+	// twice).
+	if t == nil || t.finished || t.gates != nil || len(t.calls) == 0 {
 		return
 	}
 	for _, call := range t.calls {
@@ -569,28 +628,6 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 	}
 	t.calls = nil
 	o.callModel(c)
-}
-
-// delegate starts a specialist for a delegation call of the model.
-func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
-	t := o.turn
-	def := t.agents[call.Name]
-	in, problem := parseDelegation(def, call.Arguments)
-	if problem != "" {
-		t.results[call.ID] = toolMessage(call, problem, true)
-		return
-	}
-	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.SubagentStart, Agent: def.Name, Prompt: in.Brief}, func(c actor.Context, hr policy.HookResult) {
-		if o.live(t.id) != t {
-			return
-		}
-		if hr.Blocked {
-			t.results[call.ID] = toolMessage(call, "a SubagentStart hook refused this delegation: "+strings.TrimSpace(hr.Feedback), true)
-			o.maybeContinue(c)
-			return
-		}
-		o.startDelegation(c, t, call, def, in, withContext(in.Brief, hr.Context))
-	})
 }
 
 // directTask runs one specialist for a command (/init) without the
@@ -612,48 +649,16 @@ func (o *Orchestrator) directTask(c actor.Context, t *turnState) {
 	})
 }
 
-// startDelegation spawns the specialist of a delegation call.
-func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in DelegateInput, brief string) {
-	o.spawnTask(c, def, in.Description, brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
-		if r.Agent == "test" {
-			var tr messages.TestResult
-			if json.Unmarshal(r.Result, &tr) == nil {
-				t.testFailed = tr.Failed > 0
-			}
-		}
-		o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
-		t.results[call.ID] = toolMessage(call, reportForModel(r), r.Status != messages.ReportOK)
-		o.maybeContinue(c)
-	})
-}
-
-// spawnTask starts a specialist as a supervised child with a deadline.
+// spawnTask starts a specialist for a task of the Orchestrator itself (a
+// gate, a direct command), in the foreground of the turn.
 func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report)) *taskRun {
-	t := o.turn
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: desc, Brief: brief,
-		Mode: t.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
-	tk := &task{delegate: d, def: def, deadline: o.deps.now().Add(timeout), tracker: t.tracker, j: o.j}
-	run := &taskRun{delegate: d, def: def, callID: callID, onReport: onReport}
-	t.tasks[d.TaskID] = run
-	model := def.Model
-	if m, err := o.deps.Models.Model(def.Model); err == nil {
-		model = m.ID
-	}
-	o.deps.Bus.Publish(messages.AgentStarted{TaskID: d.TaskID, Agent: def.Name, Description: desc, Model: model, Timeout: timeout})
-	o.j.createChild(o.session, d.TaskID, def.Name, desc, string(d.Mode), model, o.deps.Root, o.deps.now())
-	run.pid = c.SpawnPrefix(newSpecialistProps(o.deps, tk), "specialist-"+def.Name)
-	system, self, id := c.ActorSystem(), c.Self(), t.id
-	run.timer = time.AfterFunc(timeout+taskGrace, func() {
-		system.Root.Send(self, &taskExpired{turn: id, taskID: d.TaskID})
-	})
-	return run
+		Mode: o.turn.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
+	return o.spawnRun(c, def, d, false, onReport)
 }
 
 func (o *Orchestrator) taskByPID(pid *actor.PID) *taskRun {
-	if o.turn == nil {
-		return nil
-	}
-	for _, r := range o.turn.tasks {
+	for _, r := range o.tasks {
 		if r.pid != nil && r.pid.Equal(pid) {
 			return r
 		}
@@ -661,13 +666,11 @@ func (o *Orchestrator) taskByPID(pid *actor.PID) *taskRun {
 	return nil
 }
 
+// onReport takes a specialist's report; a run no longer in tasks (its
+// turn was cancelled, or it was stopped) is not heard.
 func (o *Orchestrator) onReport(c actor.Context, r *messages.Report) {
-	t := o.turn
-	if t == nil || t.finished {
-		return
-	}
-	run := t.tasks[r.TaskID]
-	if run == nil || run.reported {
+	run := o.tasks[r.TaskID]
+	if run == nil || run.reported || c.Sender() != nil && !c.Sender().Equal(run.pid) {
 		return
 	}
 	o.complete(c, run, r)
@@ -675,7 +678,6 @@ func (o *Orchestrator) onReport(c actor.Context, r *messages.Report) {
 
 // complete records a task's report (real or synthesized) and hands it on.
 func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Report) {
-	t := o.turn
 	run.reported = true
 	if run.timer != nil {
 		run.timer.Stop()
@@ -684,17 +686,27 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 	if r.Restarts == 0 {
 		r.Restarts = run.crashes
 	}
-	t.files = addUnique(t.files, r.Files...)
-	o.addUsage(r.Agent, r.Model, r.Usage)
+	if r.SessionID == "" {
+		r.SessionID = run.delegate.TaskID
+	}
+	status := messages.AgentRunStatus(r.Status)
+	if r.Error == "stopped by the Orchestrator" {
+		status = messages.RunStopped
+	}
+	o.finishRun(run.delegate.TaskID, status, r)
+	delete(o.tasks, run.delegate.TaskID)
+	// A detached run's turn is over: its files and spend are not this
+	// turn's (its spend is in the store all the same).
+	if t := o.live(run.turn); t != nil && !run.detached {
+		t.files = addUnique(t.files, r.Files...)
+		o.addUsage(r.Agent, r.Model, r.Usage)
+	}
 	o.deps.Bus.Publish(messages.AgentFinished{Report: *r})
 	run.onReport(c, r)
 }
 
 func (o *Orchestrator) onCrash(msg *specialistCrashed) {
-	if o.turn == nil {
-		return
-	}
-	run := o.turn.tasks[msg.taskID]
+	run := o.tasks[msg.taskID]
 	if run == nil {
 		return
 	}
@@ -706,7 +718,7 @@ func (o *Orchestrator) onCrash(msg *specialistCrashed) {
 
 func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 	run := o.taskByPID(msg.Who)
-	if run == nil || run.reported || o.turn.finished {
+	if run == nil || run.reported {
 		return
 	}
 	reason := run.crash
@@ -720,11 +732,7 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 }
 
 func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
-	t := o.live(msg.turn)
-	if t == nil {
-		return
-	}
-	run := t.tasks[msg.taskID]
+	run := o.tasks[msg.taskID]
 	if run == nil || run.reported {
 		return
 	}
@@ -755,10 +763,27 @@ func (o *Orchestrator) addResult(r toolResult) {
 	o.j.appendResult(o.session, r, o.deps.now())
 }
 
-// reportForModel is the delegation tool's result text.
-func reportForModel(r *messages.Report) string {
+// abandonTurnRuns stops the runs turn t started that are still running,
+// except detached ones, which outlive it.
+func (o *Orchestrator) abandonTurnRuns(c actor.Context, t *turnState, why string) {
+	for _, run := range o.tasks {
+		if run.turn == t.id && !run.detached && !run.reported {
+			o.abandon(c, run, why)
+		}
+	}
+}
+
+// reportForModel is the agent tool's result text: the report through the
+// output filter (the structured result whole, the notes capped).
+// handle is the run's short name in the registry (search-1), which the
+// model passes to agent_output, agent_stop and resume.
+func reportForModel(r *messages.Report, handle string) string {
+	r = outputFilter(r)
+	if handle == "" {
+		handle = r.TaskID
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s specialist finished: status %s (%d model calls, %d tokens).\n", r.Agent, r.Status, r.Turns, r.Usage.TotalTokens)
+	fmt.Fprintf(&b, "%s specialist finished: status %s (run %s, %d model calls, %d tokens).\n", r.Agent, r.Status, handle, r.Turns, r.Usage.TotalTokens)
 	if r.Error != "" && r.Error != r.Summary {
 		fmt.Fprintf(&b, "Problem: %s\n", r.Error)
 	}
@@ -847,15 +872,7 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	if t == nil || t.finished {
 		return
 	}
-	for _, run := range t.tasks {
-		if !run.reported {
-			run.reported = true
-			if run.timer != nil {
-				run.timer.Stop()
-			}
-			c.Stop(run.pid)
-		}
-	}
+	o.abandonTurnRuns(c, t, "cancelled with its turn")
 	// A reply cut off mid-stream is kept as far as it came, with a
 	// cancelled finish and cancelled results for the calls it announced.
 	o.cutReply(t, finishCancelled)
@@ -895,6 +912,18 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	}
 	t.finished = true
 	t.cancel()
+	o.abandonTurnRuns(c, t, "stopped: its turn ended")
+	for _, run := range o.tasks {
+		if run.turn == t.id && run.detached {
+			o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("agent run %s (%s) is detached: it keeps working after this turn, and its report comes with your next message", o.handle(run.delegate.TaskID), run.def.Name)})
+		}
+	}
+	for _, w := range t.waiters {
+		w.timer.Stop()
+	}
+	if o.host != nil && t.tracker != nil {
+		o.host.changeSets.drop(fmt.Sprintf("%s/%d", o.session, t.id))
+	}
 	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Interim: t.interim, Error: problem,
 		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile, Report: t.direct,
 		Elapsed: o.deps.now().Sub(t.started)}

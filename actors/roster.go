@@ -62,7 +62,7 @@ type AgentDefinition struct {
 	NoInstructions bool
 	// report builds the agent's Report tool.
 	report func() tools.Tool
-	// tools caches the Report and delegation tools, built once per roster
+	// tools caches the Report tool, built once per roster
 	// entry: deriving and resolving a schema costs milliseconds, and 64
 	// specialists must not pay it 64 times.
 	tools *defTools
@@ -72,15 +72,11 @@ type AgentDefinition struct {
 	userAllow, userDeny bool
 }
 
-// ToolName is the name of the delegation tool the Orchestrator's model
-// calls to use this agent.
-func (a *AgentDefinition) ToolName() string { return "agent_" + a.Name }
-
 // defTools holds an entry's tools once built. Tools are immutable and safe
 // for concurrent use, so every task of the agent shares them.
 type defTools struct {
-	reportOnce, delegOnce sync.Once
-	report, deleg         tools.Tool
+	reportOnce sync.Once
+	report     tools.Tool
 }
 
 // ReportTool returns the agent's Report tool, whose schema is its
@@ -97,16 +93,6 @@ func (a *AgentDefinition) ReportTool() tools.Tool {
 	}
 	a.tools.reportOnce.Do(func() { a.tools.report = build() })
 	return a.tools.report
-}
-
-// DelegationTool returns the tool the Orchestrator's model calls to use
-// this agent.
-func (a *AgentDefinition) DelegationTool() tools.Tool {
-	if a.tools == nil {
-		return delegationTool(a)
-	}
-	a.tools.delegOnce.Do(func() { a.tools.deleg = delegationTool(a) })
-	return a.tools.deleg
 }
 
 // Roster is the set of specialists of a session. It is immutable after

@@ -97,7 +97,7 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
 	}
 	disk := &sync.WaitGroup{}
-	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk), "orchestrator-"+id)
+	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, newAgentRuns(loadAgentRuns(deps.Store, id))), "orchestrator-"+id)
 	if err != nil {
 		if own {
 			system.Shutdown()

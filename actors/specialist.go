@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
@@ -28,24 +30,51 @@ type specialistCrashed struct {
 	restart int
 }
 
-// task is what a specialist works on: the delegation plus the state that
-// outlives a restart of the actor (the absolute deadline and the restart
-// count).
+// task is what a specialist works on: the delegation, resolved where the
+// specialist runs, plus the state that outlives a restart of the actor
+// (the absolute deadline).
 type task struct {
 	delegate *messages.Delegate
 	def      *AgentDefinition
 	deadline time.Time
-	restarts atomic.Int32
+	maxTurns int
 	tracker  ChangeTracker
 	j        *journal
 }
 
-// specialist is the one generic specialist actor. A roster entry makes it
-// Search, Code, Review... It runs the planner→tool loop off the mailbox
-// and ends by sending exactly one *messages.Report to its parent, which
-// then stops it.
+// specialistHost is what a specialist resolves its Delegate against where
+// it runs: the node's dependencies (roster, models, tools, guard), the
+// session's journal and the change sets open on this node.
+type specialistHost struct {
+	deps       *Deps
+	j          *journal
+	changeSets *changeSets
+}
+
+// specialistCell is the state one spawned specialist keeps across
+// restarts of its actor: its restart count and, once its Delegate has
+// arrived, its resolved task (a restarted actor starts the task again).
+type specialistCell struct {
+	restarts atomic.Int32
+	mu       sync.Mutex
+	t        *task
+}
+
+func (cell *specialistCell) task() *task {
+	cell.mu.Lock()
+	defer cell.mu.Unlock()
+	return cell.t
+}
+
+// specialist is the one generic specialist actor. It is spawned from its
+// kind alone and becomes Search, Code, Review... when its first message,
+// a *messages.Delegate, names a roster entry. It runs the planner→tool
+// loop off the mailbox, tells its parent its progress, and ends by
+// sending exactly one *messages.Report to its parent, which then stops it.
 type specialist struct {
 	deps *Deps
+	host *specialistHost
+	cell *specialistCell
 	t    *task
 
 	restart int
@@ -71,10 +100,13 @@ type specialist struct {
 	done       bool
 }
 
-func newSpecialistProps(deps *Deps, t *task) *actor.Props {
+// newSpecialistProps returns the props of one specialist: the kind, with
+// no task; the task arrives as its first message.
+func newSpecialistProps(host *specialistHost) *actor.Props {
+	cell := &specialistCell{}
 	return actor.PropsFromProducer(func() actor.Actor {
-		n := int(t.restarts.Add(1)) - 1
-		return &specialist{deps: deps, t: t, restart: n, hooks: hookRunner{deps: deps, session: t.delegate.SessionID}}
+		n := int(cell.restarts.Add(1)) - 1
+		return &specialist{deps: host.deps, host: host, cell: cell, restart: n}
 	})
 }
 
@@ -82,7 +114,15 @@ func newSpecialistProps(deps *Deps, t *task) *actor.Props {
 func (s *specialist) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *actor.Started:
-		s.onStarted(c)
+		// A restarted actor takes its task up again; a new one waits for
+		// its Delegate.
+		if t := s.cell.task(); t != nil {
+			s.begin(c, t)
+		}
+	case *messages.Delegate:
+		s.onDelegate(c, msg)
+	case *prepared:
+		s.onPrepared(c, msg)
 	case *modelDone:
 		s.onModelDone(c, msg)
 	case *toolsDone:
@@ -97,7 +137,7 @@ func (s *specialist) Receive(c actor.Context) {
 		}
 	case *actor.Stopped, *actor.Terminated:
 	default:
-		s.deps.Log.Warn().Str("agent", s.t.def.Name).Str("type", fmt.Sprintf("%T", msg)).Msg("specialist: unknown message")
+		s.deps.Log.Warn().Str("agent", s.name()).Str("type", fmt.Sprintf("%T", msg)).Msg("specialist: unknown message")
 	}
 }
 
@@ -112,11 +152,59 @@ func (s *specialist) crash(c actor.Context, reason, stack string) {
 	panic(fmt.Sprintf("specialist %s crashed: %s", s.t.def.Name, reason))
 }
 
-func (s *specialist) onStarted(c actor.Context) {
-	d, def := s.t.delegate, s.t.def
+func (s *specialist) name() string {
+	if s.t == nil {
+		return "(no task)"
+	}
+	return s.t.def.Name
+}
+
+// onDelegate resolves a Delegate where the specialist runs — its roster
+// entry, model, tools, guard and change set — and starts the task.
+func (s *specialist) onDelegate(c actor.Context, d *messages.Delegate) {
+	if s.cell.task() != nil {
+		s.deps.Log.Warn().Str("task", d.TaskID).Msg("specialist: a second Delegate ignored")
+		return
+	}
+	def, ok := s.deps.Roster.Get(d.Agent)
+	if !ok {
+		c.Send(c.Parent(), &messages.Report{TaskID: d.TaskID, Agent: d.Agent, Status: messages.ReportFailed,
+			Summary: fmt.Sprintf("no agent %q in the roster", d.Agent), Error: fmt.Sprintf("no agent %q in the roster", d.Agent)})
+		return
+	}
+	if d.Model != "" {
+		cp := *def
+		cp.Model = d.Model
+		def = &cp
+	}
+	t := &task{delegate: d, def: def, deadline: s.deps.now().Add(d.Timeout), maxTurns: def.MaxTurns, j: s.host.j}
+	if d.MaxTurns > 0 {
+		t.maxTurns = d.MaxTurns
+	}
+	if d.ChangeSet != "" {
+		t.tracker = s.host.changeSets.get(d.ChangeSet)
+	}
+	s.cell.mu.Lock()
+	s.cell.t = t
+	s.cell.mu.Unlock()
+	s.begin(c, t)
+}
+
+// prepared carries what a specialist read before its first model call:
+// the earlier transcript of a resumed run and the files of a scoped task.
+type prepared struct {
+	prior []llm.Message
+	files string
+	err   error
+}
+
+func (s *specialist) begin(c actor.Context, t *task) {
+	s.t = t
+	d, def := t.delegate, t.def
+	s.hooks = hookRunner{deps: s.deps, session: d.SessionID}
 	s.started = s.deps.now()
 	s.origin = messages.Origin{Agent: def.Name, TaskID: d.TaskID}
-	s.ctx, s.cancel = context.WithDeadline(context.Background(), s.t.deadline)
+	s.ctx, s.cancel = context.WithDeadline(context.Background(), t.deadline)
 	m, err := s.deps.Models.Model(def.Model)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", fmt.Sprintf("model %q: %v", def.Model, err), nil)
@@ -143,15 +231,62 @@ func (s *specialist) onStarted(c actor.Context) {
 	if s.small != nil {
 		s.env.Small = s.small
 	}
+	if !d.Resume && len(d.Files) == 0 {
+		s.onPrepared(c, &prepared{})
+		return
+	}
+	s.prepare(c)
+}
+
+// prepare reads, off the mailbox, the stored transcript of a resumed run
+// (through the journal, so after every write still queued) and the files
+// of a scoped task (through the specialist's own path guard).
+func (s *specialist) prepare(c actor.Context) {
+	d, env, self, system := s.t.delegate, s.env, c.Self(), c.ActorSystem()
+	readFiles := func(ctx context.Context) string { return scopedFiles(ctx, env, d.Files) }
+	if !d.Resume {
+		runAsync(c, s.ctx, func(ctx context.Context) any { return &prepared{files: readFiles(ctx)} })
+		return
+	}
+	if s.t.j == nil {
+		s.onPrepared(c, &prepared{err: errors.New("resuming a run needs the session store, and this session has none")})
+		return
+	}
+	ctx := s.ctx
+	s.t.j.do(func(sctx context.Context, st store.Store) error {
+		msgs, err := st.Messages(sctx, d.TaskID)
+		p := &prepared{prior: store.LLMMessages(msgs), err: err}
+		if err == nil {
+			p.files = readFiles(ctx)
+		}
+		system.Root.Send(self, p)
+		return nil
+	})
+}
+
+func (s *specialist) onPrepared(c actor.Context, p *prepared) {
+	if s.done {
+		return
+	}
+	d := s.t.delegate
+	if p.err != nil {
+		s.finish(c, messages.ReportFailed, "", "could not load the run to resume: "+p.err.Error(), nil)
+		return
+	}
 	system, err := s.systemPrompt()
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", err.Error(), nil)
 		return
 	}
-	s.history = []llm.Message{{Role: llm.RoleSystem, Content: system}, {Role: llm.RoleUser, Content: d.Brief}}
+	first := llm.Message{Role: llm.RoleUser, Content: taskText(d, p.files)}
+	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, p.prior...)
 	if s.restart == 0 {
-		s.t.j.appendMessage(d.TaskID, s.history[1], "", "", s.started)
+		s.history = append(s.history, first)
+		s.t.j.appendMessage(d.TaskID, first, "", "", s.started)
 	} else {
+		if !d.Resume {
+			s.history = append(s.history, first)
+		}
 		s.t.j.appendMessage(d.TaskID, llm.Message{Role: llm.RoleUser, Content: fmt.Sprintf("[restart %d after a crash: starting the task again]", s.restart)}, "", "", s.started)
 	}
 	s.callModel(c)
@@ -212,7 +347,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	if r.Text != "" {
 		s.lastText = r.Text
 	}
-	s.progress()
+	s.progress(c)
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
 			s.finish(c, messages.ReportFailed, s.lastText, p, nil)
@@ -273,7 +408,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 		s.t.j.appendResult(s.t.delegate.TaskID, tr, s.deps.now())
 		s.t.j.tool(s.t.delegate.TaskID, s.t.def.Name, *o, o.result.Files, s.deps.now())
 	}
-	s.progress()
+	s.progress(c)
 	if report != nil {
 		s.beforeStop(c, report.result.Meta)
 		return
@@ -287,8 +422,8 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 // checkLimits ends the task when a turn or token limit is reached.
 func (s *specialist) checkLimits(c actor.Context) bool {
 	def := s.t.def
-	if def.MaxTurns > 0 && s.turn >= def.MaxTurns {
-		s.finish(c, messages.ReportMaxTurns, s.lastText, fmt.Sprintf("reached the turn limit (%d model calls) before reporting", def.MaxTurns), nil)
+	if s.t.maxTurns > 0 && s.turn >= s.t.maxTurns {
+		s.finish(c, messages.ReportMaxTurns, s.lastText, fmt.Sprintf("reached the turn limit (%d model calls) before reporting", s.t.maxTurns), nil)
 		return true
 	}
 	if def.MaxTokens > 0 && s.usage.TotalTokens >= def.MaxTokens {
@@ -393,10 +528,14 @@ func (s *specialist) finish(c actor.Context, status messages.ReportStatus, summa
 	c.Send(c.Parent(), rep)
 }
 
-func (s *specialist) progress() {
-	s.deps.Bus.Publish(messages.AgentProgress{TaskID: s.t.delegate.TaskID, Agent: s.t.def.Name,
+// progress tells the UI and the parent (its agent-run registry) how the
+// task stands.
+func (s *specialist) progress(c actor.Context) {
+	p := messages.AgentProgress{TaskID: s.t.delegate.TaskID, Agent: s.t.def.Name,
 		Tokens: s.usage.TotalTokens, ToolCalls: s.toolCalls,
-		Activities: append([]string(nil), s.activities...), Elapsed: s.deps.now().Sub(s.started)})
+		Activities: append([]string(nil), s.activities...), Elapsed: s.deps.now().Sub(s.started)}
+	s.deps.Bus.Publish(p)
+	c.Send(c.Parent(), &p)
 }
 
 // summaryOf extracts the "summary" field of a structured result.

@@ -34,7 +34,7 @@ func overHTTP(t testing.TB, script *llmtest.Script) harnessOpt {
 var httpServers = map[*Deps]*llmtest.Server{}
 
 func delegation(agent, desc, brief string) llmtest.ToolCall {
-	return llmtest.Call("agent_"+agent, map[string]any{"description": desc, "brief": brief})
+	return llmtest.Call(AgentToolName, map[string]any{"agent": agent, "description": desc, "prompt": brief})
 }
 
 func report(v any) llmtest.Step { return llmtest.Calls(llmtest.Call("Report", v)) }
@@ -184,13 +184,14 @@ func TestAskModeOffersNothingThatWrites(t *testing.T) {
 	h := newHarness(t, s)
 	h.sess.Submit("what is here?", messages.ModeAsk)
 	h.turn()
-	orch := toolNames(h.client.RequestsFor("orchestrator")[0])
-	for _, forbidden := range []string{"Write", "agent_code", "agent_test", "agent_docs", "agent_qa", "RequestReview"} {
+	req := h.client.RequestsFor("orchestrator")[0]
+	orch := append(toolNames(req), agentEnum(t, req)...)
+	for _, forbidden := range []string{"Write", "code", "test", "docs", "qa", "RequestReview"} {
 		if slices.Contains(orch, forbidden) {
 			t.Errorf("ask mode offered %s to the Orchestrator: %v", forbidden, orch)
 		}
 	}
-	for _, want := range []string{"Echo", "agent_search", "agent_review", "agent_research", "agent_init"} {
+	for _, want := range []string{"Echo", "agent", "search", "review", "research", "init"} {
 		if !slices.Contains(orch, want) {
 			t.Errorf("ask mode lacks %s: %v", want, orch)
 		}

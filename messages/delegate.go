@@ -5,17 +5,20 @@ import (
 	"time"
 )
 
-// Delegate asks a specialist to perform a task. It is the first message a
-// specialist actor handles; the specialist answers its parent with exactly
-// one *Report.
+// Delegate asks a specialist to perform a task. A specialist actor is
+// spawned from its kind alone and receives the Delegate as its first
+// message: it resolves its model, tools and path guard from Agent where it
+// runs, so everything it needs to know is in this plain struct. It answers
+// its parent with *AgentProgress messages while it works and exactly one
+// *Report at the end.
 type Delegate struct {
 	TaskID string `json:"task_id"`
 	// Agent is the roster name of the specialist ("search", "code", ...).
 	Agent string `json:"agent"`
 	// Description is a 3-5 word label for the UI.
 	Description string `json:"description"`
-	// Brief is the task, self-contained: the specialist sees nothing else
-	// of the conversation.
+	// Brief is the task. With ContextBrief the specialist sees nothing
+	// else of the conversation.
 	Brief string `json:"brief"`
 	// Mode of the message that caused the delegation.
 	Mode Mode `json:"mode"`
@@ -24,7 +27,55 @@ type Delegate struct {
 	SessionID string        `json:"session_id"`
 	// ParentCallID is the Orchestrator's tool call this task answers.
 	ParentCallID string `json:"parent_call_id,omitempty"`
+
+	// Model overrides the roster entry's model ("main" or "small").
+	Model string `json:"model,omitempty"`
+	// MaxTurns is the model-call budget of this task (0: the roster's).
+	MaxTurns int `json:"max_turns,omitempty"`
+	// Thoroughness is quick, medium or very thorough (seed 001).
+	Thoroughness Thoroughness `json:"thoroughness,omitempty"`
+	// Context says what of the parent's conversation the specialist sees;
+	// ContextText is that context, rendered by the parent (empty for
+	// ContextBrief), and Files the files the parent points it to, read by
+	// the specialist through its own path guard.
+	Context     ContextMode `json:"context,omitempty"`
+	ContextText string      `json:"context_text,omitempty"`
+	Files       []string    `json:"files,omitempty"`
+	// Resume continues the finished run TaskID: the specialist reloads
+	// its stored transcript and takes Brief as the next instruction.
+	Resume bool `json:"resume,omitempty"`
+	// ChangeSet names the turn's change set, which the specialist's
+	// writes are checkpointed in (resolved where it runs).
+	ChangeSet string `json:"change_set,omitempty"`
 }
+
+// Thoroughness is how deep a specialist should go (seed 001's Explore
+// levels). It changes the specialist's instructions and turn budget.
+type Thoroughness string
+
+// Thoroughness levels.
+const (
+	ThoroughQuick  Thoroughness = "quick"
+	ThoroughMedium Thoroughness = "medium"
+	ThoroughVery   Thoroughness = "very thorough"
+)
+
+// ContextMode is what a specialist sees of its parent's conversation
+// (seed 001's fork_context, seed 003's input filters).
+type ContextMode string
+
+// Context modes.
+const (
+	// ContextBrief: the brief only.
+	ContextBrief ContextMode = "brief"
+	// ContextScoped: the brief, the files the parent names, and a compact
+	// summary of the conversation (user requests and answers, no tool
+	// output).
+	ContextScoped ContextMode = "scoped"
+	// ContextFork: the parent's conversation with tool outputs trimmed to
+	// a budget.
+	ContextFork ContextMode = "fork"
+)
 
 // ReportStatus is how a specialist's task ended.
 type ReportStatus string

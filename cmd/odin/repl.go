@@ -180,8 +180,16 @@ func (r *repl) commands() []term.Command {
 	a := r.a
 	return []term.Command{
 		r.modelCommand(),
-		{Name: "agents", Description: "list the specialists and their tools", Run: func(ctx context.Context, _ string) (term.Result, error) {
-			return term.Result{Text: r.agents()}, nil
+		{Name: "agents", Description: "the session's agent runs (running and finished: status, elapsed, tokens, last activities) and the specialists", Run: func(ctx context.Context, _ string) (term.Result, error) {
+			runs, err := r.current().live.Session.AgentRuns(ctx)
+			if err != nil {
+				return term.Result{}, err
+			}
+			text := "No agent runs in this session yet."
+			if len(runs) > 0 {
+				text = "Agent runs:\n" + agentRunsText(runs, time.Now())
+			}
+			return term.Result{Text: text + "\n\nSpecialists:\n" + r.agents()}, nil
 		}},
 		{Name: "undo", Usage: "/undo [--force]", Description: "restore the files of the last change set", Idle: true,
 			Run: func(ctx context.Context, args string) (term.Result, error) {

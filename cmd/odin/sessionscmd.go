@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,6 +17,8 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/term"
+	"github.com/odin-code/odin/internal/termsafe"
+	"github.com/odin-code/odin/messages"
 )
 
 func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -69,10 +73,78 @@ func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
+				if err := store.ExportMarkdown(ctx, st, stdout, id); err != nil {
+					return notFound(err, args[0])
+				}
+				runs, err := storedAgentRuns(ctx, st, id)
+				if err != nil {
+					return err
+				}
+				if len(runs) > 0 {
+					fmt.Fprintf(stdout, "\n## Agent runs\n\n%s\n", agentRunsText(runs, time.Now()))
+				}
+				return nil
 			})
 		},
 	}
+}
+
+// storedAgentRuns reads a session's agent-run registry from the store.
+func storedAgentRuns(ctx context.Context, st store.Store, sessionID string) ([]messages.AgentRun, error) {
+	recs, err := st.AgentRuns(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	var runs []messages.AgentRun
+	for _, rec := range recs {
+		var run messages.AgentRun
+		if err := json.Unmarshal(rec.Data, &run); err != nil {
+			return nil, fmt.Errorf("agent run %s of session %s: %w", rec.ID, sessionID, err)
+		}
+		runs = append(runs, run)
+	}
+	return runs, nil
+}
+
+// agentRunsText renders agent runs (the AgentMonitor) as a fenced table:
+// running ones first, then finished ones newest first, each with its last
+// activities.
+func agentRunsText(runs []messages.AgentRun, now time.Time) string {
+	sorted := slices.Clone(runs)
+	slices.SortStableFunc(sorted, func(a, b messages.AgentRun) int {
+		if a.Finished() != b.Finished() {
+			if !a.Finished() {
+				return -1
+			}
+			return 1
+		}
+		return b.Started.Compare(a.Started)
+	})
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RUN\tSTATUS\tELAPSED\tTOKENS\tDESCRIPTION")
+	for _, r := range sorted {
+		status := string(r.Status)
+		if r.Background {
+			status += " (background)"
+		}
+		if r.Detached {
+			status += " (detached)"
+		}
+		if r.Resumes > 0 {
+			status += fmt.Sprintf(" (resumed %d×)", r.Resumes)
+		}
+		handle := r.Handle
+		if handle == "" {
+			handle = r.Agent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", handle, status, r.Elapsed(now).Round(100*time.Millisecond), r.Tokens, oneLineTitle(r.Description))
+		if len(r.Activities) > 0 {
+			fmt.Fprintf(tw, "  last: %s\t\t\t\t\n", oneLineTitle(strings.Join(r.Activities, "; ")))
+		}
+	}
+	_ = tw.Flush()
+	return "```\n" + termsafe.Text(strings.TrimRight(b.String(), "\n")) + "\n```"
 }
 
 func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {

@@ -132,6 +132,14 @@ type Store interface {
 	// many it deleted.
 	CachePrune(ctx context.Context, olderThan time.Time) (int64, error)
 
+	// PutAgentRun stores or replaces one entry of a session's agent-run
+	// registry (zero UpdatedAt is now). ErrNotFound for no session,
+	// ErrInvalid for an empty ID or data that is not JSON.
+	PutAgentRun(ctx context.Context, r AgentRunRecord) error
+	// AgentRuns returns a session's agent-run entries in the order they
+	// were first stored.
+	AgentRuns(ctx context.Context, sessionID string) ([]AgentRunRecord, error)
+
 	// Import stores whole sessions as Export produced them, keeping their
 	// IDs, sequence numbers, times and totals, all in one transaction.
 	// Parents must come before their children. A session or message ID

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -111,6 +112,7 @@ func TestScripts(t *testing.T) {
 			"attacked":    cmdAttacked,
 			"ratelimited": cmdRateLimited,
 			"mkimage":     cmdMkImage,
+			"reqsize":     cmdReqSize,
 		},
 		RequireExplicitExec: true,
 	})
@@ -200,9 +202,9 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// sent AGENT I tools|text WORD... checks request I of AGENT: the tools it
-// offered include (or with !, exclude) every WORD, or its messages
-// contain every WORD.
+// sent AGENT I tools|tooldefs|text WORD... checks request I of AGENT: the
+// tools it offered include (or with !, exclude) every WORD, or the JSON
+// of its tool definitions, or its messages contain every WORD.
 func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) < 4 {
 		ts.Fatalf("usage: sent AGENT I tools|text WORD...")
@@ -221,6 +223,10 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 	switch args[2] {
 	case "tools":
 		have = " " + strings.Join(req.Body.ToolNames(), " ") + " "
+	case "tooldefs":
+		b, err := json.Marshal(req.Body.Tools)
+		ts.Check(err)
+		have = string(b)
 	case "text":
 		var b strings.Builder
 		for _, m := range req.Body.LLMMessages() {
@@ -244,7 +250,7 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		have = b.String()
 	default:
-		ts.Fatalf("sent: want tools, text or images, got %q", args[2])
+		ts.Fatalf("sent: want tools, tooldefs, text or images, got %q", args[2])
 	}
 	for _, w := range args[3:] {
 		needle := w
@@ -268,6 +274,35 @@ func cmdMkImage(ts *testscript.TestScript, neg bool, args []string) {
 	var b bytes.Buffer
 	ts.Check(png.Encode(&b, image.NewRGBA(image.Rect(0, 0, w, h))))
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
+}
+
+// reqsize AGENT I prints the size of request I of AGENT to stdout, for
+// stdout checks and for the log: "bytes N tools N tooldefs N messages N"
+// (the whole body, the number of tools, the bytes of their definitions,
+// the bytes of the messages' text).
+func cmdReqSize(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: reqsize AGENT I")
+	}
+	reqs := server(ts).RequestsFor(args[0])
+	i, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if i < 0 {
+		i += len(reqs)
+	}
+	if i < 0 || i >= len(reqs) {
+		ts.Fatalf("%s sent %d requests; no request %s", args[0], len(reqs), args[1])
+	}
+	req := reqs[i]
+	defs, err := json.Marshal(req.Body.Tools)
+	ts.Check(err)
+	text := 0
+	for _, m := range req.Body.LLMMessages() {
+		text += len(m.Content)
+	}
+	line := fmt.Sprintf("bytes %d tools %d tooldefs %d messages %d\n", len(req.Raw), len(req.Body.Tools), len(defs), text)
+	ts.Logf("%s request %d: %s", args[0], i, line)
+	fmt.Fprint(ts.Stdout(), line)
 }
 
 // serve DIR serves the files under DIR over HTTP on a loopback port for

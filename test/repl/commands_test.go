@@ -121,7 +121,7 @@ func TestClearAndResume(t *testing.T) {
 func TestSpecialistApproval(t *testing.T) {
 	script := &llmtest.Script{Agents: map[string][]llmtest.Step{
 		"orchestrator": {
-			{ToolCalls: []llmtest.ToolCall{{Name: "agent_code", Arguments: llmtest.Args(map[string]any{"description": "remove the build", "brief": "Run rm -rf build in the project."})}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "agent", Arguments: llmtest.Args(map[string]any{"agent": "code", "description": "remove the build", "prompt": "Run rm -rf build in the project."})}}},
 			{Text: "the code agent is done"},
 		},
 		// Writing outside the project needs approval.

@@ -48,7 +48,7 @@ func streamingScript() *llmtest.Script {
 	}
 	return &llmtest.Script{Agents: map[string][]llmtest.Step{
 		"orchestrator": {
-			{ToolCalls: []llmtest.ToolCall{{Name: "agent_search", Arguments: llmtest.Args(map[string]any{"description": "scan the parser", "brief": "Find where flags are parsed."})}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "agent", Arguments: llmtest.Args(map[string]any{"agent": "search", "description": "scan the parser", "prompt": "Find where flags are parsed."})}}},
 			{Text: answer.String(), ChunkSize: 6, ChunkDelay: llmtest.Duration(2 * time.Millisecond)},
 		},
 		"search": {

@@ -72,7 +72,7 @@ func TestDenialIsShownWhole(t *testing.T) {
 		{"orchestrator", steps(rm, llmtest.Step{Text: "could not clean"}), "⎿ denied: Permission denied"},
 		{"specialist", &llmtest.Script{Agents: map[string][]llmtest.Step{
 			"orchestrator": {
-				{ToolCalls: []llmtest.ToolCall{{Name: "agent_test", Arguments: llmtest.Args(map[string]any{"description": "clean", "brief": "remove the build directory"})}}},
+				{ToolCalls: []llmtest.ToolCall{{Name: "agent", Arguments: llmtest.Args(map[string]any{"agent": "test", "description": "clean", "prompt": "remove the build directory"})}}},
 				{When: "test specialist", Text: "could not clean"},
 			},
 			"test": {rm, {When: "Permission denied", ToolCalls: []llmtest.ToolCall{{Name: "Report", Arguments: llmtest.Args(map[string]any{"command": "rm -rf build", "passed": 0, "failed": 0, "summary": "denied"})}}}},
