@@ -603,11 +603,8 @@ func (o *Orchestrator) directTask(c actor.Context, t *turnState) {
 // startDelegation spawns the specialist of a delegation call.
 func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in DelegateInput, brief string) {
 	o.spawnTask(c, def, in.Description, brief, timeoutFor(def, in.Timeout), call.ID, func(c actor.Context, r *messages.Report) {
-		if r.Agent == "test" {
-			var tr messages.TestResult
-			if json.Unmarshal(r.Result, &tr) == nil {
-				t.testFailed = tr.Failed > 0
-			}
+		if failing, ok := def.testsFailing(r); ok {
+			t.testFailed = failing
 		}
 		o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
 		t.results[call.ID] = toolMessage(call, reportForModel(r), r.Status != messages.ReportOK)
