@@ -199,7 +199,7 @@ func Builtins() []*AgentDefinition {
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff"}),
-			Report: "review", Role: RoleReviewer},
+			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
 			Tools:       list(readTools, writeTools, []string{"ExecuteCommand"}), WriteScope: WriteTests,
