@@ -170,6 +170,9 @@ func severityEnum(s *jsonschema.Schema) {
 var (
 	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
 	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
+	// thinking is given to the agents whose work is judgment (seed 003's
+	// think tool): research, code, review and QA.
+	thinking = []string{"Think"}
 )
 
 func list(groups ...[]string) []string {
@@ -190,15 +193,15 @@ func Builtins() []*AgentDefinition {
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}),
+			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
 			Report:      "research"},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, writeTools),
+			Tools:       list(readTools, writeTools, thinking),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}),
+			Tools:       list(readTools, []string{"GitDiff"}, thinking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
@@ -210,7 +213,7 @@ func Builtins() []*AgentDefinition {
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}),
+			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
