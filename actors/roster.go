@@ -171,8 +171,9 @@ var (
 	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
 	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
 	// thinking is given to the agents whose work is judgment (seed 003's
-	// think tool): research, code, review and QA.
-	thinking = []string{"Think"}
+	// think tool): research, code, review and QA; with it each keeps its
+	// own todo list, shown under it in the REPL.
+	thinking = []string{"Think", "TodoWrite"}
 )
 
 func list(groups ...[]string) []string {
@@ -205,7 +206,7 @@ func Builtins() []*AgentDefinition {
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
-			Tools:       list(readTools, writeTools, []string{"ExecuteCommand"}), WriteScope: WriteTests,
+			Tools:       list(readTools, writeTools, []string{"ExecuteCommand", "TodoWrite"}), WriteScope: WriteTests,
 			Report: "test", Role: RoleTester},
 		{Name: "docs", Template: prompts.Docs, Model: "small", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Writes and updates documentation files (README, guides, changelogs).",

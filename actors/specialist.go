@@ -260,6 +260,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 			return
 		}
 		s.files = addUnique(s.files, o.result.Files...)
+		s.publishTodos(o.result)
 		if o.call.Name == "Report" && !o.result.IsError && o.result.Meta != nil && report == nil {
 			report = o
 		}
@@ -342,6 +343,14 @@ func (s *specialist) finishWithReport(c actor.Context, result any) {
 		return
 	}
 	s.finish(c, messages.ReportOK, summaryOf(raw), "", raw)
+}
+
+// publishTodos shows a specialist's own todo list (a TodoWrite result)
+// under it in the front ends; the Orchestrator's list is the session's.
+func (s *specialist) publishTodos(res tools.Result) {
+	if todos, ok := res.Meta.([]messages.Todo); ok && !res.IsError {
+		s.deps.Bus.Publish(messages.TodosUpdated{Agent: s.t.def.Name, TaskID: s.t.delegate.TaskID, Todos: todos})
+	}
 }
 
 // mode is the mode the task works in: the delegation's, capped by the

@@ -89,3 +89,28 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+// A specialist's own todo list is shown under its line; the session's list
+// stays at the bottom, and a list of an agent not running is not shown.
+func TestSpecialistTodosUnderTheirAgent(t *testing.T) {
+	th := NewTheme(io.Discard, ColorNone)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var a Activity
+	a.Apply(messages.TurnStarted{Input: messages.UserMessage{ID: "1", Body: "go", Mode: messages.ModeEdit}}, t0)
+	a.Apply(messages.AgentStarted{TaskID: "t1", Agent: "code", Description: "apply"}, t0)
+	a.Apply(messages.AgentStarted{TaskID: "t2", Agent: "review", Description: "check"}, t0)
+	a.Apply(messages.TodosUpdated{Agent: "code", TaskID: "t1", Todos: []messages.Todo{{ID: "1", Content: "read main.go", Status: "completed"}, {ID: "2", Content: "edit Run", Status: "in_progress"}}}, t0)
+	a.Apply(messages.TodosUpdated{Agent: "gone", TaskID: "t9", Todos: []messages.Todo{{ID: "1", Content: "LOST", Status: "pending"}}}, t0)
+	a.Apply(messages.TodosUpdated{Todos: []messages.Todo{{ID: "a", Content: "plan", Status: "in_progress"}}}, t0)
+	got := a.Lines(th, t0, 200, 0)
+	want := []string{
+		"⠋ odin waiting for agents · 0ms",
+		"  ⠋ code apply · 0ms",
+		"    ☐ todos 1/2 · edit Run",
+		"  ⠋ review check · 0ms",
+		"  ☐ todos 0/1 · plan",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
