@@ -179,7 +179,7 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
 		}
-		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, termsafe.Line(r.agent)), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
+		line := fmt.Sprintf("  %s %s %s%s", spin, th.Agent(r.agent), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
 		if r.last != "" {
 			line += th.Paint(th.Dim, " · "+firstLine(r.last))
 		}

@@ -114,3 +114,30 @@ func TestSpecialistTodosUnderTheirAgent(t *testing.T) {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 }
+
+// An agent's declared colour paints its name in the status area and the
+// transcript; others stay bold, and nothing is painted without colour.
+func TestAgentColors(t *testing.T) {
+	th := NewTheme(io.Discard, ColorFull)
+	th.SetAgentColors(map[string]string{"scout": "cyan", "auditor": "#ff8800"})
+	if got := th.Agent("scout"); !strings.Contains(got, "38;5;51") || !strings.Contains(got, "scout") {
+		t.Errorf("scout = %q, want colour 51", got)
+	}
+	// The theme's profile is 256 colours: #ff8800 becomes its nearest, 208.
+	if got := th.Agent("auditor"); !strings.Contains(got, "38;5;208") {
+		t.Errorf("auditor = %q, want #ff8800 as 208", got)
+	}
+	if got, bold := th.Agent("code"), th.Paint(th.Bold, "code"); got != bold {
+		t.Errorf("code = %q, want plain bold %q", got, bold)
+	}
+	plain := NewTheme(io.Discard, ColorNone)
+	plain.SetAgentColors(map[string]string{"scout": "cyan"})
+	if got := plain.Agent("scout"); got != "scout" {
+		t.Errorf("without colour: %q", got)
+	}
+	tr := newTranscript(th, 80)
+	lines := tr.event(messages.AgentStarted{TaskID: "t1", Agent: "scout", Description: "look"})
+	if !strings.Contains(strings.Join(lines, "\n"), "38;5;51") {
+		t.Errorf("transcript line lacks scout's colour: %q", lines)
+	}
+}
