@@ -148,6 +148,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 				protected = append(protected, d)
 			}
 		}
+		agentDomains, noNetwork := a.agentNetworks()
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
 			Root:         a.root,
@@ -157,12 +158,38 @@ func (a *app) sandbox() *sandbox.Launcher {
 			PassEnv:      perms.Env,
 			SecretEnv:    secrets,
 			Domains:      perms.Network.AllowedDomains,
-			AgentDomains: perms.Network.AgentDomains(),
+			AgentDomains: agentDomains,
+			NoNetwork:    noNetwork,
 		})
 		st := a.launcher.Status()
 		a.log.Info().Str("sandbox", st.String()).Msg("sandbox")
 	})
 	return a.launcher
+}
+
+// agentNetworks resolves each agent's network: permissions.network.agents
+// plus the sandbox profile of its definition (odin.yaml agents or an agent
+// file, read as the roster reads them, trust included). A roster that does
+// not load is reported by buildDeps; its profiles are left out here.
+func (a *app) agentNetworks() (map[string][]string, map[string]bool) {
+	domains := a.cfg.Permissions.Network.AgentDomains()
+	off := map[string]bool{}
+	cfgFile := "odin.yaml"
+	if a.src != nil && a.src.ProjectFile != "" {
+		cfgFile = a.src.ProjectFile
+	}
+	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
+		AgentDirs: agentDirs(a.root), Untrusted: !a.trust.trusted})
+	if err != nil {
+		return domains, off
+	}
+	for _, def := range roster.Agents() {
+		domains[def.Name] = append(domains[def.Name], def.Sandbox.AllowedDomains...)
+		if def.Sandbox.Network == "off" {
+			off[def.Name] = true
+		}
+	}
+	return domains, off
 }
 
 // loadApp finds the project root and loads the configuration. Errors are
