@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -120,6 +121,8 @@ type Orchestrator struct {
 	// disk counts disk work in flight off the mailbox (checkpoint commits,
 	// plan writes), which Session.Close waits for.
 	disk *sync.WaitGroup
+	// research caches research answers (see researchCache).
+	research web.Cache
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
@@ -157,6 +160,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		// Nothing runs.
+	case *messages.ResearchRequest:
+		o.onResearchRequest(c, msg)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting, *actor.Terminated:
 	case *modelDone, *toolsDone, *messages.Report, *specialistCrashed, *taskExpired, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved:
 		// Late results of a cancelled turn.
@@ -182,6 +187,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onToolsDone(c, msg)
 	case *messages.Report:
 		o.onReport(c, msg)
+	case *messages.ResearchRequest:
+		o.onResearchRequest(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
 	case *actor.Terminated:

@@ -29,6 +29,8 @@ const (
 	RoleFixer Role = "fixer"
 	// RoleDiagnostician explains failing QA checks.
 	RoleDiagnostician Role = "diagnostician"
+	// RoleResearcher answers the research requests of the other agents.
+	RoleResearcher Role = "researcher"
 )
 
 // roleReport is the Report schema each role requires.
@@ -37,10 +39,13 @@ var roleReport = map[Role]string{
 	RoleTester:        "test",
 	RoleFixer:         "code",
 	RoleDiagnostician: "qa",
+	RoleResearcher:    "research",
 }
 
 // Roles lists the gate roles in pipeline order.
-func Roles() []Role { return []Role{RoleReviewer, RoleTester, RoleFixer, RoleDiagnostician} }
+func Roles() []Role {
+	return []Role{RoleReviewer, RoleTester, RoleFixer, RoleDiagnostician, RoleResearcher}
+}
 
 // reportContext is what a schema's finalizer may use to complete a result
 // from facts instead of the model's word: the change tracker and the files
@@ -164,7 +169,7 @@ func parseRole(s string) (role Role, explicit bool, err error) {
 			return r, true, nil
 		}
 	}
-	return RoleNone, false, fmt.Errorf("unknown role %q (want reviewer, tester, fixer, diagnostician or none)", s)
+	return RoleNone, false, fmt.Errorf("unknown role %q (want reviewer, tester, fixer, diagnostician, researcher or none)", s)
 }
 
 // applyRoleReport sets an entry's role and Report schema from its keys,

@@ -174,6 +174,9 @@ var (
 	// think tool): research, code, review and QA; with it each keeps its
 	// own todo list, shown under it in the REPL.
 	thinking = []string{"Think", "TodoWrite"}
+	// asking lets Code, Review and QA ask the researcher (seed 004's
+	// ResearchRequest).
+	asking = []string{NameResearchRequest}
 )
 
 func list(groups ...[]string) []string {
@@ -195,14 +198,14 @@ func Builtins() []*AgentDefinition {
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
-			Report:      "research"},
+			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, writeTools, thinking),
+			Tools:       list(readTools, writeTools, thinking, asking),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}, thinking),
+			Tools:       list(readTools, []string{"GitDiff"}, thinking, asking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
@@ -214,7 +217,7 @@ func Builtins() []*AgentDefinition {
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking),
+			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
@@ -275,6 +278,10 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	known := map[string]bool{}
 	for _, n := range opts.ToolNames {
 		known[n] = true
+	}
+	if len(known) > 0 {
+		// Provided by the specialist itself, not by the session's set.
+		known[NameResearchRequest] = true
 	}
 	file := opts.ConfigFile
 	if file == "" {

@@ -144,8 +144,8 @@ type Agent struct {
 	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
 	// Role is the agent's part in the quality-gate pipeline: reviewer
 	// (reviews a change set), tester (reruns the tests), fixer (fixes
-	// what a gate found), diagnostician (diagnoses failing QA checks), or
-	// none. The built-ins review, test, code and qa hold these roles; an
+	// what a gate found), diagnostician (diagnoses failing QA checks),
+	// researcher (answers the other agents' ResearchRequest), or none. The built-ins review, test, code and qa hold these roles; an
 	// agent that declares one takes it over from the built-in (with a
 	// warning), and two user agents declaring one role is an error. "none"
 	// takes a built-in's role away. A role fixes the Report schema.

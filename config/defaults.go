@@ -32,9 +32,12 @@ func BuiltinAgents() []string {
 	return []string{"search", "research", "code", "review", "test", "docs", "qa", "init"}
 }
 
-// AgentRoles are the quality-gate roles an agent may take ("none" drops
-// a built-in's role).
-func AgentRoles() []string { return []string{"reviewer", "tester", "fixer", "diagnostician", "none"} }
+// AgentRoles are the roles an agent may take: the quality-gate roles and
+// researcher (who answers the other specialists' research requests);
+// "none" drops a built-in's role.
+func AgentRoles() []string {
+	return []string{"reviewer", "tester", "fixer", "diagnostician", "researcher", "none"}
+}
 
 // ReportKinds are the Report schemas an agent may declare.
 func ReportKinds() []string {
