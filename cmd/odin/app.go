@@ -444,8 +444,10 @@ func (a *app) baseTools() tools.Set {
 		Launcher: a.sandbox(),
 	}}
 	webOpts := []web.Option{web.WithVersion(versionString())}
+	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
-		webOpts = append(webOpts, web.WithCache(web.StoreCache{S: st}))
+		cache = web.StoreCache{S: st}
+		webOpts = append(webOpts, web.WithCache(cache))
 	}
 	if f, err := web.NewFetcher(a.cfg.Web, webOpts...); err != nil {
 		a.log.Warn().Err(err).Msg("web fetch disabled")
@@ -462,7 +464,8 @@ func (a *app) baseTools() tools.Set {
 		if err != nil {
 			a.log.Warn().Err(err).Msg("web search disabled")
 		} else {
-			opts.Searcher = searcher
+			// Search results are cached like pages, per the research TTLs.
+			opts.Searcher = &web.CachedSearcher{Searcher: searcher, Cache: cache, TTL: a.cfg.Web.ResearchTTL}
 		}
 	}
 	set := tools.Builtin(opts)
