@@ -127,6 +127,7 @@ type Roster struct {
 	agents   []*AgentDefinition
 	byName   map[string]*AgentDefinition
 	byRole   map[Role]*AgentDefinition
+	skills   []Skill
 	warnings []string
 }
 
@@ -138,6 +139,9 @@ func (r *Roster) Warnings() []string { return slices.Clone(r.warnings) }
 
 // Agents returns the definitions sorted by name.
 func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
+
+// Skills are the skills found in RosterOptions.SkillDirs, by name.
+func (r *Roster) Skills() []Skill { return slices.Clone(r.skills) }
 
 // Get returns the named agent.
 func (r *Roster) Get(name string) (*AgentDefinition, bool) {
@@ -264,6 +268,9 @@ type RosterOptions struct {
 	// Untrusted leaves out the agent files that need trust (see
 	// AgentTrustItems) because the user has not trusted the project.
 	Untrusted bool
+	// SkillDirs are directories of skills (a folder with a SKILL.md per
+	// skill), earlier ones first: .odin/skills, then the user's.
+	SkillDirs []string
 }
 
 // LoadRoster builds the roster: the built-ins, overridden or extended by the
@@ -365,6 +372,16 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	}
 	r.byRole = byRole
 	r.warnings = append(r.warnings, roleWarnings...)
+	skills, skillWarnings := loadSkills(opts.SkillDirs)
+	r.skills = skills
+	r.warnings = append(r.warnings, skillWarnings...)
+	for _, a := range r.agents {
+		for _, name := range a.Skills {
+			if name != "*" && !slices.ContainsFunc(skills, func(sk Skill) bool { return sk.Name == name }) {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", sourceFile(a), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
+			}
+		}
+	}
 	return r, nil
 }
 

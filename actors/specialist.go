@@ -122,7 +122,7 @@ func (s *specialist) onStarted(c actor.Context) {
 		return
 	}
 	s.model = m
-	s.tools = s.withResearch(c, agentTools(s.deps.allTools(), def, s.mode()))
+	s.tools = s.withSkills(s.withResearch(c, agentTools(s.deps.allTools(), def, s.mode())))
 	var before func(string) error
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite

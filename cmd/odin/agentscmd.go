@@ -45,6 +45,12 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				}
 				fmt.Fprintf(stdout, "\n%d agents, roster valid.\n", len(deps.Roster.Agents()))
 				details(stdout, deps.Roster.Agents())
+				if sk := deps.Roster.Skills(); len(sk) > 0 {
+					fmt.Fprintf(stdout, "\nskills:\n")
+					for _, s := range sk {
+						fmt.Fprintf(stdout, "  %s: %s (%s)\n", s.Name, config.Printable(s.Description), config.Printable(s.Path))
+					}
+				}
 				for _, w := range deps.Roster.Warnings() {
 					fmt.Fprintln(stdout, "warning:", config.Printable(w))
 				}

@@ -167,6 +167,16 @@ func (a *app) sandbox() *sandbox.Launcher {
 	return a.launcher
 }
 
+// skillDirs are where skills are found: the project's .odin/skills, then
+// the user's config dir's skills.
+func (a *app) skillDirs() []string {
+	dirs := []string{filepath.Join(a.root, ".odin", "skills")}
+	if a.userDir != "" {
+		dirs = append(dirs, filepath.Join(a.userDir, "skills"))
+	}
+	return dirs
+}
+
 // agentNetworks resolves each agent's network: permissions.network.agents
 // plus the sandbox profile of its definition (odin.yaml agents or an agent
 // file, read as the roster reads them, trust included). A roster that does
@@ -412,7 +422,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: agentDirs(a.root), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
+		AgentDirs: agentDirs(a.root), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
