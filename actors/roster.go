@@ -734,7 +734,7 @@ func agentTrustNote(a *AgentDefinition) string {
 	case slices.Contains(config.BuiltinAgents(), a.Name):
 		return "replaces the built-in " + a.Name + " agent"
 	case a.Role != RoleNone:
-		return "takes the " + string(a.Role) + " role in the quality gates"
+		return "takes the " + string(a.Role) + " role from the built-in agent"
 	case len(a.Sandbox.AllowedDomains) > 0:
 		return "lets its commands reach " + strings.Join(a.Sandbox.AllowedDomains, ", ")
 	case a.Model != "main" && a.Model != "small":

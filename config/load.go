@@ -783,7 +783,7 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		// reviewer that approves everything), and a sandbox profile widens
 		// what the agent's commands reach.
 		if r, ok := at(project, "agents", name, "role").(string); ok && r != "" {
-			addNote("takes the "+r+" role in the quality gates", "agents", name, "role")
+			addNote("takes the "+r+" role from the built-in agent", "agents", name, "role")
 		}
 		if nonEmpty(at(project, "agents", name, "sandbox", "allowed_domains")) {
 			add("agents", name, "sandbox", "allowed_domains")
