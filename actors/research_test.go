@@ -2,6 +2,7 @@ package actors
 
 import (
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -83,5 +84,43 @@ func TestResearchTTLBySource(t *testing.T) {
 	}
 	if researchCacheKey("A  b") != researchCacheKey("a b") || researchCacheKey("a b") == researchCacheKey("a c") {
 		t.Error("cache keys must ignore case and spacing only")
+	}
+}
+
+// A cached answer whose sources are a security advisory is stale after its
+// TTL (1h): asked again two hours later, the researcher runs again.
+func TestResearchCacheExpires(t *testing.T) {
+	var mu sync.Mutex
+	// An offset on the real clock: task deadlines are taken from it.
+	var offset time.Duration
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(offset) }
+	ask := llmtest.Calls(llmtest.Call(NameResearchRequest, map[string]any{"question": "Is libfoo 1.2 affected by CVE-2026-1?"}))
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(delegation("code", "check", "check libfoo")), llmtest.Reply("done"),
+			llmtest.Calls(delegation("code", "check", "check libfoo again")), llmtest.Reply("done again"),
+		).
+		Add("code",
+			ask, report(map[string]any{"task": "t", "summary": "checked"}),
+			ask, report(map[string]any{"task": "t", "summary": "checked again"}),
+		).
+		Add("research",
+			researchReport("affected", "https://nvd.nist.gov/vuln/detail/CVE-2026-1"),
+			researchReport("still affected", "https://nvd.nist.gov/vuln/detail/CVE-2026-1"),
+		)
+	h := newHarness(t, s, func(d *Deps) { d.Now = clock })
+	h.sess.Submit("check libfoo", messages.ModeEdit)
+	if r := h.turn(); r.Status != messages.TurnDone {
+		t.Fatalf("turn 1 = %+v", r)
+	}
+	mu.Lock()
+	offset = 2 * time.Hour
+	mu.Unlock()
+	h.sess.Submit("check libfoo again", messages.ModeEdit)
+	if r := h.turn(); r.Status != messages.TurnDone {
+		t.Fatalf("turn 2 = %+v", r)
+	}
+	if n := len(h.client.RequestsFor("research")); n != 2 {
+		t.Errorf("research ran %d times, want 2 (the security answer expired after 1h)", n)
 	}
 }
