@@ -92,7 +92,7 @@ func agentTools(all tools.Set, def *AgentDefinition, mode messages.Mode) tools.S
 // change nothing: every tool it would get is read or web class. Only such
 // agents may be started in ask and plan modes.
 func ReadOnlyAgent(all tools.Set, def *AgentDefinition) bool {
-	for _, t := range FilterTools(all, def, messages.ModeEdit, true).All() {
+	for _, t := range FilterTools(all, def, EffectiveMode(def, messages.ModeEdit), true).All() {
 		switch t.Info().Class {
 		case tools.ClassRead, tools.ClassWeb:
 		default:

@@ -322,9 +322,9 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 }
 
 func (g *gateRun) review(c actor.Context) {
-	def, ok := g.o.deps.Roster.Get("review")
+	def, ok := g.o.deps.Roster.ByRole(RoleReviewer)
 	if !ok {
-		g.fail(c, "review is mandatory but the review agent is disabled in the roster")
+		g.fail(c, "review is mandatory but no agent has the reviewer role (the review agent is disabled)")
 		return
 	}
 	round := g.report.FixRounds
@@ -360,7 +360,7 @@ func (g *gateRun) test(c actor.Context) {
 		g.qa(c)
 		return
 	}
-	def, ok := g.o.deps.Roster.Get("test")
+	def, ok := g.o.deps.Roster.ByRole(RoleTester)
 	if !ok {
 		g.qa(c)
 		return
@@ -435,7 +435,7 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 	}
 	// A failing check is diagnosed by the QA specialist; the verdict
 	// itself stays the exit codes'.
-	def, ok := o.deps.Roster.Get("qa")
+	def, ok := o.deps.Roster.ByRole(RoleDiagnostician)
 	if !ok {
 		qa.Summary = strings.Join(qa.Blockers, "; ")
 		g.report.QA = qa
@@ -476,9 +476,9 @@ func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.C
 		g.fail(c, fmt.Sprintf("%s still failing after %d fix round(s)", stage, max))
 		return
 	}
-	def, ok := g.o.deps.Roster.Get("code")
+	def, ok := g.o.deps.Roster.ByRole(RoleFixer)
 	if !ok {
-		g.fail(c, stage+" failed and the code agent is disabled, so it cannot be fixed")
+		g.fail(c, stage+" failed and no agent has the fixer role (the code agent is disabled), so it cannot be fixed")
 		return
 	}
 	g.report.FixRounds++

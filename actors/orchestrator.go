@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -149,6 +150,8 @@ type Orchestrator struct {
 	// agentTool is the turn's agent tool, cached by its agents.
 	agentTool    tools.Tool
 	agentToolKey string
+	// research caches research answers (see researchCache).
+	research web.Cache
 }
 
 // newOrchestratorProps returns the props of a session's Orchestrator, with
@@ -201,6 +204,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		o.onTerminated(c, msg)
 	case *taskExpired:
 		o.onTaskExpired(c, msg)
+	case *messages.ResearchRequest:
+		o.onResearchRequest(c, msg)
 	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
 	case *modelDone, *toolsDone, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved, *outputWaitExpired:
 		// Late results of a cancelled turn.
@@ -226,6 +231,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onToolsDone(c, msg)
 	case *messages.Report:
 		o.onReport(c, msg)
+	case *messages.ResearchRequest:
+		o.onResearchRequest(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
 	case *actor.Terminated:

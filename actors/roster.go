@@ -60,9 +60,26 @@ type AgentDefinition struct {
 	WriteScope WriteScope
 	// NoInstructions keeps ODIN.md out of the prompt (Init, seed 004).
 	NoInstructions bool
-	// report builds the agent's Report tool.
-	report func() tools.Tool
-	// tools caches the Report tool, built once per roster
+	// Role is the agent's part in the quality gates (see Role); Report
+	// names its Report schema (config.ReportKinds; empty is generic).
+	Role   Role
+	Report string
+	// PermissionMode caps the mode the agent works in ("" leaves the
+	// turn's mode): an agent capped at plan cannot write in an edit turn.
+	PermissionMode messages.Mode
+	// CriticalReminder is appended as the last message of every model
+	// request of the agent.
+	CriticalReminder string
+	// Color is the REPL colour of the agent's lines ("" for the default).
+	Color string
+	// Skills are the skills offered to the agent ("*" for all).
+	Skills []string
+	// Sandbox is the agent's sandbox profile for its commands.
+	Sandbox config.AgentSandbox
+	// roleExplicit is set when the user declared Role, which then wins
+	// over a built-in's default role.
+	roleExplicit bool
+	// tools caches the Report and delegation tools, built once per roster
 	// entry: deriving and resolving a schema costs milliseconds, and 64
 	// specialists must not pay it 64 times.
 	tools *defTools
@@ -82,12 +99,7 @@ type defTools struct {
 // ReportTool returns the agent's Report tool, whose schema is its
 // structured result.
 func (a *AgentDefinition) ReportTool() tools.Tool {
-	build := func() tools.Tool {
-		if a.report == nil {
-			return reportTool[messages.GenericResult]("a short structured result")
-		}
-		return a.report()
-	}
+	build := func() tools.Tool { return a.schema().tool() }
 	if a.tools == nil {
 		return build()
 	}
@@ -100,6 +112,8 @@ func (a *AgentDefinition) ReportTool() tools.Tool {
 type Roster struct {
 	agents   []*AgentDefinition
 	byName   map[string]*AgentDefinition
+	byRole   map[Role]*AgentDefinition
+	skills   []Skill
 	warnings []string
 }
 
@@ -111,6 +125,9 @@ func (r *Roster) Warnings() []string { return slices.Clone(r.warnings) }
 
 // Agents returns the definitions sorted by name.
 func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
+
+// Skills are the skills found in RosterOptions.SkillDirs, by name.
+func (r *Roster) Skills() []Skill { return slices.Clone(r.skills) }
 
 // Get returns the named agent.
 func (r *Roster) Get(name string) (*AgentDefinition, bool) {
@@ -143,6 +160,13 @@ func severityEnum(s *jsonschema.Schema) {
 var (
 	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
 	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
+	// thinking is given to the agents whose work is judgment (seed 003's
+	// think tool): research, code, review and QA; with it each keeps its
+	// own todo list, shown under it in the REPL.
+	thinking = []string{"Think", "TodoWrite"}
+	// asking lets Code, Review and QA ask the researcher (seed 004's
+	// ResearchRequest).
+	asking = []string{NameResearchRequest}
 )
 
 func list(groups ...[]string) []string {
@@ -160,37 +184,35 @@ func Builtins() []*AgentDefinition {
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
 			Description: "Explores the codebase: finds files, symbols and usages and reports them with paths and line numbers. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff"}),
-			report:      func() tools.Tool { return reportTool[messages.SearchResult]("your findings") }},
+			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}),
-			report:      func() tools.Tool { return reportTool[messages.ResearchResult]("your research") }},
+			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
+			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, writeTools),
-			report:      func() tools.Tool { return reportTool[messages.CodeResult]("the change you made") }},
+			Tools:       list(readTools, writeTools, thinking, asking),
+			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}),
-			report: func() tools.Tool {
-				return reportTool[messages.ReviewResult]("your review", tools.WithSchema(severityEnum))
-			}},
+			Tools:       list(readTools, []string{"GitDiff"}, thinking, asking),
+			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
-			Tools:       list(readTools, writeTools, []string{"ExecuteCommand"}), WriteScope: WriteTests,
-			report: func() tools.Tool { return reportTool[messages.TestResult]("the test results") }},
+			Tools:       list(readTools, writeTools, []string{"ExecuteCommand", "TodoWrite"}), WriteScope: WriteTests,
+			Report: "test", Role: RoleTester},
 		{Name: "docs", Template: prompts.Docs, Model: "small", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Writes and updates documentation files (README, guides, changelogs).",
 			Tools:       list(readTools, writeTools), WriteScope: WriteDocs,
-			report: func() tools.Tool { return reportTool[messages.DocsResult]("the documentation change") }},
+			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}),
-			report:      func() tools.Tool { return reportTool[messages.QAResult]("the QA verdict") }},
+			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
+			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
 			Tools:       readTools, NoInstructions: true,
-			report: func() tools.Tool { return reportTool[messages.InitResult]("the ODIN.md sections") }},
+			Report: "init"},
 	}
 }
 
@@ -232,6 +254,9 @@ type RosterOptions struct {
 	// Untrusted leaves out the agent files that need trust (see
 	// AgentTrustItems) because the user has not trusted the project.
 	Untrusted bool
+	// SkillDirs are directories of skills (a folder with a SKILL.md per
+	// skill), earlier ones first: .odin/skills, then the user's.
+	SkillDirs []string
 }
 
 // LoadRoster builds the roster: the built-ins, overridden or extended by the
@@ -246,6 +271,10 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	known := map[string]bool{}
 	for _, n := range opts.ToolNames {
 		known[n] = true
+	}
+	if len(known) > 0 {
+		// Provided by the specialist itself, not by the session's set.
+		known[NameResearchRequest] = true
 	}
 	file := opts.ConfigFile
 	if file == "" {
@@ -294,11 +323,22 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 				continue
 			}
 		}
-		if prev, ok := byName[a.Name]; ok && a.report == nil {
+		if prev, ok := byName[a.Name]; ok {
 			// A file that replaces a built-in agent takes over its role in
-			// the gates, so it reports in the built-in's result schema
-			// (a replaced reviewer still says approved and severities).
-			a.report = prev.report
+			// the gates unless it declares another, so it reports in the
+			// built-in's result schema (a replaced reviewer still says
+			// approved and severities).
+			if !a.roleExplicit {
+				a.Role = prev.Role
+			}
+			if a.Report == "" {
+				a.Report = prev.Report
+			}
+			if err := applyRoleReport(a, "", a.Report, func(key, problem string) error {
+				return &RosterError{File: a.Source, Agent: a.Name, Key: key, Problem: problem}
+			}); err != nil {
+				return nil, err
+			}
 		}
 		byName[a.Name] = a
 	}
@@ -312,6 +352,22 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 		r.agents = append(r.agents, a)
 	}
 	sort.Slice(r.agents, func(i, j int) bool { return r.agents[i].Name < r.agents[j].Name })
+	byRole, roleWarnings, err := resolveRoles(r.agents)
+	if err != nil {
+		return nil, err
+	}
+	r.byRole = byRole
+	r.warnings = append(r.warnings, roleWarnings...)
+	skills, skillWarnings := loadSkills(opts.SkillDirs)
+	r.skills = skills
+	r.warnings = append(r.warnings, skillWarnings...)
+	for _, a := range r.agents {
+		for _, name := range a.Skills {
+			if name != "*" && !slices.ContainsFunc(skills, func(sk Skill) bool { return sk.Name == name }) {
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", sourceFile(a), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -391,6 +447,10 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 	}
 	if c.MaxTokens != 0 {
 		a.MaxTokens = c.MaxTokens
+	}
+	if err := applyDefinitionFields(a, definitionFields{role: c.Role, report: c.Report, permissionMode: c.PermissionMode,
+		criticalReminder: c.CriticalReminder, color: c.Color, skills: c.Skills, sandbox: c.Sandbox}, rerr); err != nil {
+		return err
 	}
 	byName[name] = a
 	return nil
@@ -475,10 +535,20 @@ type agentFrontMatter struct {
 	Timeout         string     `yaml:"timeout"`
 	MaxTurns        int        `yaml:"max_turns"`
 	MaxTokens       int64      `yaml:"max_tokens"`
+	// Seed 001's agent definition fields (see config.Agent).
+	Role             string              `yaml:"role"`
+	Report           string              `yaml:"report"`
+	PermissionMode   string              `yaml:"permission_mode"`
+	CriticalReminder string              `yaml:"critical_reminder"`
+	Color            string              `yaml:"color"`
+	Skills           stringList          `yaml:"skills"`
+	Sandbox          config.AgentSandbox `yaml:"sandbox"`
 	// Accepted for compatibility with other formats; Odin ignores them.
-	Color       string `yaml:"color"`
 	Mode        string `yaml:"mode"`
 	Temperature any    `yaml:"temperature"`
+	// Claude Code's permissionMode (default, acceptEdits, plan,
+	// bypassPermissions) maps onto permission_mode.
+	ClaudePermissionMode string `yaml:"permissionMode"`
 }
 
 // stringList accepts a YAML list or a comma-separated string ("Read, Grep")
@@ -585,6 +655,14 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	if fm.MaxTurns != 0 {
 		a.MaxTurns = fm.MaxTurns
 	}
+	pm := fm.PermissionMode
+	if pm == "" && fm.ClaudePermissionMode == "plan" {
+		pm = "plan"
+	}
+	if err := applyDefinitionFields(a, definitionFields{role: fm.Role, report: fm.Report, permissionMode: pm,
+		criticalReminder: fm.CriticalReminder, color: fm.Color, skills: fm.Skills, sandbox: fm.Sandbox}, rerr); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 
@@ -641,6 +719,10 @@ func agentTrustNote(a *AgentDefinition) string {
 	switch {
 	case slices.Contains(config.BuiltinAgents(), a.Name):
 		return "replaces the built-in " + a.Name + " agent"
+	case a.Role != RoleNone:
+		return "takes the " + string(a.Role) + " role from the built-in agent"
+	case len(a.Sandbox.AllowedDomains) > 0:
+		return "lets its commands reach " + strings.Join(a.Sandbox.AllowedDomains, ", ")
 	case a.Model != "main" && a.Model != "small":
 		return "runs on model " + strconv.Quote(a.Model)
 	}
@@ -656,7 +738,7 @@ func AgentTrustItems(root string, dirs []string) []config.TrustItem {
 	var items []config.TrustItem
 	for _, a := range files {
 		if note := agentTrustNote(a); note != "" {
-			sum := sha256.Sum256([]byte(fmt.Sprintf("%q %q %q %q %q", a.Description, a.Custom, a.Tools, a.DisallowedTools, a.Model)))
+			sum := sha256.Sum256([]byte(fmt.Sprintf("%q %q %q %q %q %q %q %q", a.Description, a.Custom, a.Tools, a.DisallowedTools, a.Model, a.Role, a.CriticalReminder, a.Sandbox.AllowedDomains)))
 			items = append(items, config.TrustItem{Key: a.Source, Note: note, Digest: hex.EncodeToString(sum[:])})
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
-	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -211,7 +210,7 @@ func (s *specialist) begin(c actor.Context, t *task) {
 		return
 	}
 	s.model = m
-	s.tools = agentTools(s.deps.allTools(), def, d.Mode)
+	s.tools = s.withSkills(s.withResearch(c, agentTools(s.deps.allTools(), def, s.mode())))
 	var before func(string) error
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite
@@ -222,7 +221,7 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	}
 	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
-		Mode: string(d.Mode), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
+		Mode: string(s.mode()), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
 		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
@@ -296,7 +295,7 @@ func (s *specialist) systemPrompt() (string, error) {
 	def := s.t.def
 	_, search := s.tools.Get("WebSearch")
 	data := prompts.Data{Root: s.deps.Root, Date: s.deps.now().Format("2006-01-02"), OS: s.deps.osName(),
-		Mode: string(s.t.delegate.Mode), AgentName: def.Name, Custom: def.Custom, WebSearch: search}
+		Mode: string(s.mode()), AgentName: def.Name, Custom: def.Custom, WebSearch: search}
 	if !def.NoInstructions {
 		data.Instructions = s.deps.Instructions
 	}
@@ -320,7 +319,7 @@ func (s *specialist) callModel(c actor.Context) {
 	}
 	s.turn++
 	turn := s.turn
-	req := llm.Request{Model: s.model.ID, Messages: s.history, Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages}
+	req := llm.Request{Model: s.model.ID, Messages: s.requestMessages(), Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages}
 	m, bus, origin := s.model, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {
 		resp, err := streamModel(ctx, m, req, bus, origin, nil)
@@ -400,6 +399,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 			return
 		}
 		s.files = addUnique(s.files, o.result.Files...)
+		s.publishTodos(o.result)
 		if o.call.Name == "Report" && !o.result.IsError && o.result.Meta != nil && report == nil {
 			report = o
 		}
@@ -475,22 +475,7 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 }
 
 func (s *specialist) finishWithReport(c actor.Context, result any) {
-	if cr, ok := result.(messages.CodeResult); ok && s.t.tracker != nil {
-		cr.FilesModified, cr.FilesCreated = s.t.tracker.FileChanges(s.files)
-		result = cr
-	}
-	if rr, ok := result.(messages.ResearchResult); ok {
-		// A source's kind and reliability follow the seed's source
-		// priority, decided from its URL, not from the model's opinion.
-		for i := range rr.Sources {
-			rr.Sources[i].Type, rr.Sources[i].Reliability = web.ClassifySource(rr.Sources[i].URL)
-		}
-		result = rr
-	}
-	if dr, ok := result.(messages.DocsResult); ok && len(dr.FilesUpdated) == 0 {
-		dr.FilesUpdated = s.relFiles()
-		result = dr
-	}
+	result = s.t.def.finalizeReport(reportContext{root: s.deps.Root, tracker: s.t.tracker, files: s.files}, result)
 	raw, err := json.Marshal(result)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", "encode report: "+err.Error(), nil)
@@ -499,12 +484,31 @@ func (s *specialist) finishWithReport(c actor.Context, result any) {
 	s.finish(c, messages.ReportOK, summaryOf(raw), "", raw)
 }
 
-func (s *specialist) relFiles() []string {
-	out := make([]string, len(s.files))
-	for i, f := range s.files {
-		out[i] = relPath(s.deps.Root, f)
+// publishTodos shows a specialist's own todo list (a TodoWrite result)
+// under it in the front ends; the Orchestrator's list is the session's.
+func (s *specialist) publishTodos(res tools.Result) {
+	if todos, ok := res.Meta.([]messages.Todo); ok && !res.IsError {
+		s.deps.Bus.Publish(messages.TodosUpdated{Agent: s.t.def.Name, TaskID: s.t.delegate.TaskID, Todos: todos})
 	}
-	return out
+}
+
+// mode is the mode the task works in: the delegation's, capped by the
+// agent's permission_mode.
+func (s *specialist) mode() messages.Mode { return EffectiveMode(s.t.def, s.t.delegate.Mode) }
+
+// requestMessages is the history a model request carries, with the
+// agent's critical reminder as the last message: it is re-read on every
+// turn however long the task, and placed after the history so that the
+// cached prefix of the request (system prompt and history) stays the same
+// from one turn to the next.
+func (s *specialist) requestMessages() []llm.Message {
+	r := s.t.def.CriticalReminder
+	if r == "" {
+		return s.history
+	}
+	msgs := make([]llm.Message, len(s.history), len(s.history)+1)
+	copy(msgs, s.history)
+	return append(msgs, llm.Message{Role: llm.RoleUser, Content: "<critical_reminder>\n" + r + "\n</critical_reminder>"})
 }
 
 // finish sends the one Report and stops the actor.

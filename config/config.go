@@ -170,6 +170,47 @@ type Agent struct {
 	MaxTokens int64 `mapstructure:"max_tokens" yaml:"max_tokens"`
 	// Disabled removes a built-in agent from the roster.
 	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
+	// Role is the agent's part in the quality-gate pipeline: reviewer
+	// (reviews a change set), tester (reruns the tests), fixer (fixes
+	// what a gate found), diagnostician (diagnoses failing QA checks),
+	// researcher (answers the other agents' ResearchRequest), or none. The built-ins review, test, code and qa hold these roles; an
+	// agent that declares one takes it over from the built-in (with a
+	// warning), and two user agents declaring one role is an error. "none"
+	// takes a built-in's role away. A role fixes the Report schema.
+	Role string `mapstructure:"role" yaml:"role"`
+	// Report names the agent's Report schema: search, research, code,
+	// review, test, docs, qa, init or generic (summary + details). Empty
+	// keeps the built-in's, follows the role, or is generic.
+	Report string `mapstructure:"report" yaml:"report"`
+	// PermissionMode caps the mode the agent works in: ask or plan make
+	// it read-only even when the turn is in edit mode; edit (or empty)
+	// leaves the turn's mode.
+	PermissionMode string `mapstructure:"permission_mode" yaml:"permission_mode"`
+	// CriticalReminder is appended to every model request of the agent,
+	// as the last message, so the model sees it however long the task.
+	CriticalReminder string `mapstructure:"critical_reminder" yaml:"critical_reminder"`
+	// Color is how the REPL shows the agent's lines: a colour name
+	// (black, red, green, yellow, blue, magenta, cyan, white, orange,
+	// purple, pink, gray) or #rrggbb.
+	Color string `mapstructure:"color" yaml:"color"`
+	// Skills are the names of the skills (folders holding a SKILL.md in
+	// .odin/skills or the user's config dir's skills) the agent is offered;
+	// "*" offers all. The agent sees each skill's name and description
+	// and loads one with the Skill tool.
+	Skills []string `mapstructure:"skills" yaml:"skills"`
+	// Sandbox adjusts the sandbox of the agent's commands.
+	Sandbox AgentSandbox `mapstructure:"sandbox" yaml:"sandbox"`
+}
+
+// AgentSandbox is one agent's sandbox profile.
+type AgentSandbox struct {
+	// Network is "on" (the default: the allowed domains are reachable
+	// through Odin's proxy) or "off" (nothing, not even
+	// permissions.network.allowed_domains).
+	Network string `mapstructure:"network" yaml:"network"`
+	// AllowedDomains are added to permissions.network.allowed_domains for
+	// this agent's commands.
+	AllowedDomains []string `mapstructure:"allowed_domains" yaml:"allowed_domains"`
 }
 
 // Supervision bounds restarts of crashing specialists.

@@ -32,6 +32,24 @@ func BuiltinAgents() []string {
 	return []string{"search", "research", "code", "review", "test", "docs", "qa", "init"}
 }
 
+// AgentRoles are the roles an agent may take: the quality-gate roles and
+// researcher (who answers the other specialists' research requests);
+// "none" drops a built-in's role.
+func AgentRoles() []string {
+	return []string{"reviewer", "tester", "fixer", "diagnostician", "researcher", "none"}
+}
+
+// ReportKinds are the Report schemas an agent may declare.
+func ReportKinds() []string {
+	return []string{"search", "research", "code", "review", "test", "docs", "qa", "init", "generic"}
+}
+
+// AgentColors are the colour names an agent's color may take (besides
+// #rrggbb).
+func AgentColors() []string {
+	return []string{"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white", "orange", "purple", "pink", "gray"}
+}
+
 // SearchKinds are the web search backends web.search.kind may name.
 func SearchKinds() []string { return []string{"searxng", "brave", "tavily"} }
 

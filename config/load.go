@@ -767,7 +767,7 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 	for _, name := range sortedKeys(agents) {
 		builtin := slices.Contains(BuiltinAgents(), name)
 		if builtin {
-			for _, k := range []string{"prompt", "prompt_file", "tools", "disallowed_tools", "disabled"} {
+			for _, k := range []string{"prompt", "prompt_file", "tools", "disallowed_tools", "disabled", "critical_reminder", "skills", "report"} {
 				v := at(project, "agents", name, k)
 				if b, isBool := v.(bool); (isBool && b) || (!isBool && nonEmpty(v)) {
 					addNote("changes the built-in "+name+" agent", "agents", name, k)
@@ -778,6 +778,15 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		}
 		if m, ok := at(project, "agents", name, "model").(string); ok && m != "" && m != "main" && m != "small" {
 			addNote("a model other than models.main and models.small", "agents", name, "model")
+		}
+		// Taking a gate role replaces a built-in in the mandatory gate (a
+		// reviewer that approves everything), and a sandbox profile widens
+		// what the agent's commands reach.
+		if r, ok := at(project, "agents", name, "role").(string); ok && r != "" {
+			addNote("takes the "+r+" role from the built-in agent", "agents", name, "role")
+		}
+		if nonEmpty(at(project, "agents", name, "sandbox", "allowed_domains")) {
+			add("agents", name, "sandbox", "allowed_domains")
 		}
 	}
 	// An MCP server runs a command or sends data to a URL: the whole entry

@@ -247,6 +247,31 @@ func (v *validator) agent(key, name string, a Agent) {
 			v.add(key+".prompt_file", "%s is a directory", a.PromptFile)
 		}
 	}
+	if a.Role != "" {
+		v.oneOf(key+".role", a.Role, AgentRoles())
+	}
+	if a.Report != "" {
+		v.oneOf(key+".report", a.Report, ReportKinds())
+	}
+	if a.PermissionMode != "" {
+		v.oneOf(key+".permission_mode", a.PermissionMode, Modes())
+	}
+	if a.Color != "" && !ValidColor(a.Color) {
+		v.add(key+".color", "must be one of %s or #rrggbb (got %q)", strings.Join(AgentColors(), ", "), a.Color)
+	}
+	for i, sk := range a.Skills {
+		if sk != "*" && !agentName.MatchString(sk) {
+			v.add(fmt.Sprintf("%s.skills[%d]", key, i), "invalid skill name %q: use lower-case letters, digits, '-' and '_'", sk)
+		}
+	}
+	if a.Sandbox.Network != "" {
+		v.oneOf(key+".sandbox.network", a.Sandbox.Network, []string{"on", "off"})
+	}
+	for i, d := range a.Sandbox.AllowedDomains {
+		if strings.TrimSpace(d) == "" || strings.ContainsAny(d, " /\t") {
+			v.add(fmt.Sprintf("%s.sandbox.allowed_domains[%d]", key, i), "must be a host name such as example.com or *.example.com (got %q)", d)
+		}
+	}
 	if slices.Contains(BuiltinAgents(), name) || a.Disabled {
 		return
 	}
@@ -381,4 +406,11 @@ func (v *validator) mcp(m MCP) {
 func (v *validator) rateLimit(key string, r RateLimit) {
 	notNegative(v, key+".requests_per_minute", r.RequestsPerMinute)
 	notNegative(v, key+".tokens_per_minute", r.TokensPerMinute)
+}
+
+var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+
+// ValidColor reports whether c is one of AgentColors or #rrggbb.
+func ValidColor(c string) bool {
+	return slices.Contains(AgentColors(), strings.ToLower(c)) || hexColor.MatchString(c)
 }

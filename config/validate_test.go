@@ -16,6 +16,18 @@ func TestValidate(t *testing.T) {
 		want   []string
 	}{
 		{"mode", func(c *Config) { c.Mode = "write" }, []string{`mode: must be one of ask, plan, edit (got "write")`}},
+		{"agent definition fields", func(c *Config) {
+			c.Agents = map[string]Agent{"x": {Description: "d", Prompt: "p", Role: "boss", Report: "essay", PermissionMode: "yolo",
+				Color: "ultraviolet", Skills: []string{"Bad Skill"}, Sandbox: AgentSandbox{Network: "maybe", AllowedDomains: []string{"http://x/y"}}}}
+		}, []string{
+			`agents.x.role: must be one of reviewer, tester, fixer, diagnostician, researcher, none (got "boss")`,
+			`agents.x.report: must be one of search, research, code, review, test, docs, qa, init, generic (got "essay")`,
+			`agents.x.permission_mode: must be one of ask, plan, edit (got "yolo")`,
+			`agents.x.color: must be one of black, red, green, yellow, blue, magenta, cyan, white, orange, purple, pink, gray or #rrggbb (got "ultraviolet")`,
+			`agents.x.skills[0]: invalid skill name "Bad Skill": use lower-case letters, digits, '-' and '_'`,
+			`agents.x.sandbox.network: must be one of on, off (got "maybe")`,
+			`agents.x.sandbox.allowed_domains[0]: must be a host name such as example.com or *.example.com (got "http://x/y")`,
+		}},
 		{"max_turns", func(c *Config) { c.MaxTurns = 0 }, []string{`max_turns: must be positive (got 0)`}},
 		{"no provider", func(c *Config) { c.Provider = "" }, []string{`provider: must name a provider (one of providers: openai)`}},
 		{"unknown provider", func(c *Config) { c.Provider = "opnai" }, []string{`provider: unknown provider "opnai" (did you mean "openai"?)`}},

@@ -157,16 +157,25 @@ type UsageUpdated struct {
 	Usage Usage  `json:"usage"`
 }
 
-// TodosUpdated: the session's todo list changed.
+// TodosUpdated: a todo list changed: the session's, or a specialist's own.
 type TodosUpdated struct {
-	Todos []Todo `json:"todos"`
+	// Agent and TaskID name the specialist whose list it is; empty for
+	// the session's.
+	Agent  string `json:"agent,omitempty"`
+	TaskID string `json:"task_id,omitempty"`
+	Todos  []Todo `json:"todos"`
 }
 
-// Todo is one item of the session's todo list (seed 000 schema).
+// Todo is one item of a todo list (seed 000 schema, with seed 004's
+// priorities and dependencies).
 type Todo struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
 	Status  string `json:"status"` // pending, in_progress, completed
+	// Priority is high, medium or low; empty is medium.
+	Priority string `json:"priority,omitempty"`
+	// BlockedBy are the IDs of the items that must be completed first.
+	BlockedBy []string `json:"blocked_by,omitempty"`
 }
 
 // GateDecided: the quality gates decided what a change set needs.

@@ -56,6 +56,7 @@ func Builtin(opts BuiltinOptions) Set {
 		NewMultiEdit(),
 		NewExecuteCommand(opts.ExecuteCommand),
 		NewTodoWrite(),
+		NewThink(),
 		NewContextSummarizer(),
 	}
 	if opts.Fetcher != nil {

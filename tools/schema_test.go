@@ -90,8 +90,10 @@ func TestSchemasGolden(t *testing.T) {
 
 // seedSchemas are the input schemas seed 000 gives, without descriptions
 // and defaults (those are prose; the structure is the contract).
+// TodoWrite carries seed 004's TaskCreate/TaskUpdate fields (priority,
+// blocked_by) as well.
 var seedSchemas = map[string]string{
-	"TodoWrite":     `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]}},"required":["content","status","id"],"additionalProperties":false}}},"required":["todos"],"additionalProperties":false}`,
+	"TodoWrite":     `{"type":"object","properties":{"todos":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"content":{"type":"string","minLength":1},"status":{"type":"string","enum":["pending","in_progress","completed"]},"priority":{"type":"string","enum":["high","medium","low"]},"blocked_by":{"type":"array","items":{"type":"string"}}},"required":["content","status","id"],"additionalProperties":false}}},"required":["todos"],"additionalProperties":false}`,
 	"LS":            `{"type":"object","properties":{"path":{"type":"string"},"ignore":{"type":"array","items":{"type":"string"}}},"required":["path"],"additionalProperties":false}`,
 	"Grep":          `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"},"glob":{"type":"string"},"type":{"type":"string"},"output_mode":{"type":"string","enum":["content","files_with_matches","count"]},"-n":{"type":"boolean"},"-i":{"type":"boolean"},"-A":{"type":"number"},"-B":{"type":"number"},"-C":{"type":"number"},"head_limit":{"type":"number"},"multiline":{"type":"boolean"}},"required":["pattern"],"additionalProperties":false}`,
 	"Glob":          `{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string"}},"required":["pattern"],"additionalProperties":false}`,
@@ -188,7 +190,7 @@ func TestBuiltin(t *testing.T) {
 	set := builtinForTest(t)
 	wantClass := map[string]Class{
 		NameLS: ClassRead, NameGlob: ClassRead, NameGrep: ClassRead, NameTree: ClassRead,
-		NameReadFile: ClassRead, NameGitDiff: ClassRead, NameTodoWrite: ClassRead, NameContextSummarizer: ClassRead,
+		NameReadFile: ClassRead, NameGitDiff: ClassRead, NameTodoWrite: ClassRead, NameThink: ClassRead, NameContextSummarizer: ClassRead,
 		NameWriteFile: ClassWrite, NameEditTool: ClassWrite, NameMultiEditTool: ClassWrite,
 		NameExecuteCommand: ClassExecute, NameWebFetch: ClassWeb, NameWebSearch: ClassWeb,
 	}

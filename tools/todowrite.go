@@ -31,7 +31,17 @@ type TodoItem struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
 	Status  string `json:"status"`
+	// Priority and BlockedBy are seed 004's TaskCreate/TaskUpdate fields.
+	Priority  string   `json:"priority,omitempty" jsonschema:"high, medium (the default) or low"`
+	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids of the items that must be completed before this one can start"`
 }
+
+// Todo priorities.
+const (
+	PriorityHigh   = "high"
+	PriorityMedium = "medium"
+	PriorityLow    = "low"
+)
 
 // NewTodoWrite returns TodoWrite. It does not store the list: the result's
 // Meta is the new []messages.Todo, which the calling actor keeps in the
@@ -45,6 +55,8 @@ func NewTodoWrite() Tool {
 			min := 1
 			item.Properties["content"].MinLength = &min
 			item.Properties["status"].Enum = []any{TodoPending, TodoInProgress, TodoCompleted}
+			item.Properties["priority"].Enum = []any{PriorityHigh, PriorityMedium, PriorityLow}
+			setArray(item, "blocked_by", 0)
 		}))
 }
 
@@ -61,9 +73,66 @@ func todoWrite(_ context.Context, _ *Env, in TodoWriteInput) (Result, error) {
 			return Errorf("todos[%d] (id %q) has blank content; describe the task. The list was not changed.", i, t.ID), nil
 		}
 		counts[t.Status]++
-		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status})
+		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status, Priority: t.Priority,
+			BlockedBy: append([]string(nil), t.BlockedBy...)})
+	}
+	if msg := checkDependencies(todos, seen); msg != "" {
+		return Errorf("%s The list was not changed.", msg), nil
 	}
 	return Result{Output: renderTodos(todos, counts), Meta: todos}, nil
+}
+
+// checkDependencies rejects a blocked_by naming no item of the list, an
+// item blocking itself, and a cycle (a list that could never be
+// finished); it returns "" when the dependencies are sound.
+func checkDependencies(todos []messages.Todo, index map[string]int) string {
+	for i, t := range todos {
+		for _, b := range t.BlockedBy {
+			if _, ok := index[b]; !ok {
+				return fmt.Sprintf("todos[%d] (id %q) is blocked_by %q, which is not an id in the list.", i, t.ID, b)
+			}
+			if b == t.ID {
+				return fmt.Sprintf("todos[%d] (id %q) is blocked by itself.", i, t.ID)
+			}
+		}
+	}
+	// Depth-first search; state 1 is on the current path, 2 is done.
+	state := make([]int, len(todos))
+	var path []string
+	var visit func(i int) string
+	visit = func(i int) string {
+		state[i] = 1
+		path = append(path, todos[i].ID)
+		for _, b := range todos[i].BlockedBy {
+			j := index[b]
+			switch state[j] {
+			case 1:
+				start := 0
+				for k, id := range path {
+					if id == b {
+						start = k
+					}
+				}
+				cycle := append(append([]string(nil), path[start:]...), b)
+				return fmt.Sprintf("blocked_by forms a cycle (%s): none of these items could ever start.", strings.Join(cycle, " -> "))
+			case 0:
+				if msg := visit(j); msg != "" {
+					return msg
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = 2
+		return ""
+	}
+	for i := range todos {
+		if state[i] == 0 {
+			if msg := visit(i); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
 }
 
 // renderTodos shows the list back to the model so it can check what it
@@ -83,10 +152,35 @@ func renderTodos(todos []messages.Todo, counts map[string]int) string {
 		case TodoInProgress:
 			mark = "[~]"
 		}
-		fmt.Fprintf(&b, "%s %s (id %s)\n", mark, t.Content, t.ID)
+		fmt.Fprintf(&b, "%s %s (id %s", mark, t.Content, t.ID)
+		if t.Priority != "" && t.Priority != PriorityMedium {
+			fmt.Fprintf(&b, ", %s priority", t.Priority)
+		}
+		if open := openBlockers(todos, t); len(open) > 0 && t.Status != TodoCompleted {
+			fmt.Fprintf(&b, ", blocked by %s", strings.Join(open, ", "))
+		}
+		b.WriteString(")\n")
+	}
+	for _, t := range todos {
+		if t.Status != TodoPending && len(openBlockers(todos, t)) > 0 {
+			fmt.Fprintf(&b, "Note: %q is %s while items it is blocked by are not completed.\n", t.ID, t.Status)
+		}
 	}
 	if n := counts[TodoInProgress]; n > 1 {
 		fmt.Fprintf(&b, "Note: %d items are in_progress; keep only the one you are working on in_progress and finish it before starting the next.\n", n)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// openBlockers are the items blocking t that are not completed yet.
+func openBlockers(todos []messages.Todo, t messages.Todo) []string {
+	var open []string
+	for _, b := range t.BlockedBy {
+		for _, o := range todos {
+			if o.ID == b && o.Status != TodoCompleted {
+				open = append(open, b)
+			}
+		}
+	}
+	return open
 }

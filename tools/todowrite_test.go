@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -85,5 +86,40 @@ func TestTodoWrite(t *testing.T) {
 				t.Errorf("Meta (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+func TestTodoWriteDependencies(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"unknown id", `{"todos":[{"id":"a","content":"A","status":"pending","blocked_by":["zz"]}]}`,
+			`todos[0] (id "a") is blocked_by "zz", which is not an id in the list`},
+		{"itself", `{"todos":[{"id":"a","content":"A","status":"pending","blocked_by":["a"]}]}`,
+			`todos[0] (id "a") is blocked by itself`},
+		{"cycle", `{"todos":[{"id":"a","content":"A","status":"pending","blocked_by":["c"]},{"id":"b","content":"B","status":"pending","blocked_by":["a"]},{"id":"c","content":"C","status":"pending","blocked_by":["b"]}]}`,
+			`blocked_by forms a cycle (a -> c -> b -> a)`},
+		{"bad priority", `{"todos":[{"id":"a","content":"A","status":"pending","priority":"urgent"}]}`, `priority`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := NewTodoWrite().Run(context.Background(), &Env{}, json.RawMessage(tc.in))
+			if err != nil || !res.IsError || !strings.Contains(res.Output, tc.want) || res.Meta != nil {
+				t.Fatalf("TodoWrite = %+v, %v; want a tool error containing %q", res, err, tc.want)
+			}
+		})
+	}
+	res, err := NewTodoWrite().Run(context.Background(), &Env{}, json.RawMessage(
+		`{"todos":[{"id":"a","content":"design","status":"completed","priority":"high"},{"id":"b","content":"build","status":"in_progress","blocked_by":["a"]},{"id":"c","content":"ship","status":"pending","priority":"low","blocked_by":["a","b"]}]}`))
+	if err != nil || res.IsError {
+		t.Fatalf("TodoWrite = %+v, %v", res, err)
+	}
+	got := res.Meta.([]messages.Todo)
+	if got[2].Priority != "low" || len(got[2].BlockedBy) != 2 || got[1].BlockedBy[0] != "a" {
+		t.Errorf("todos = %+v", got)
+	}
+	for _, want := range []string{"[x] design (id a, high priority)", "[~] build (id b)", "[ ] ship (id c, low priority, blocked by b)"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("output lacks %q:\n%s", want, res.Output)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTIMEOUT\tASK/PLAN\tTOOLS")
+				fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTIMEOUT\tASK/PLAN\tROLE\tREPORT\tMODE CAP\tCOLOR\tTOOLS")
 				for _, def := range deps.Roster.Agents() {
 					model := def.Model
 					if m, err := a.cfg.ResolveModel(def.Model); err == nil && m.ID != def.Model {
@@ -36,13 +36,21 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					if actors.ReadOnlyAgent(deps.Tools, def) {
 						ro = "yes"
 					}
-					names := actors.FilterTools(deps.Tools, def, messages.ModeEdit, true).Names()
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\n", def.Name, def.Source, model, def.Timeout, def.MaxTimeout, ro, strings.Join(names, ","))
+					names := actors.FilterTools(deps.Tools, def, actors.EffectiveMode(def, messages.ModeEdit), true).Names()
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, def.Source, model, def.Timeout, def.MaxTimeout, ro,
+						orDash(string(def.Role)), orDash(def.Report), orDash(string(def.PermissionMode)), orDash(def.Color), strings.Join(names, ","))
 				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "\n%d agents, roster valid.\n", len(deps.Roster.Agents()))
+				details(stdout, deps.Roster.Agents())
+				if sk := deps.Roster.Skills(); len(sk) > 0 {
+					fmt.Fprintf(stdout, "\nskills:\n")
+					for _, s := range sk {
+						fmt.Fprintf(stdout, "  %s: %s (%s)\n", s.Name, config.Printable(s.Description), config.Printable(s.Path))
+					}
+				}
 				for _, w := range deps.Roster.Warnings() {
 					fmt.Fprintln(stdout, "warning:", config.Printable(w))
 				}
@@ -50,4 +58,51 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			})
 		},
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// details lists the definition fields that do not fit the table: the
+// critical reminder, the skills and the sandbox profile.
+func details(w io.Writer, defs []*actors.AgentDefinition) {
+	for _, def := range defs {
+		var lines []string
+		if def.CriticalReminder != "" {
+			lines = append(lines, "critical_reminder: "+config.Printable(firstLineOf(def.CriticalReminder)))
+		}
+		if len(def.Skills) > 0 {
+			lines = append(lines, "skills: "+strings.Join(def.Skills, ", "))
+		}
+		if def.Sandbox.Network != "" || len(def.Sandbox.AllowedDomains) > 0 {
+			net := def.Sandbox.Network
+			if net == "" {
+				net = "on"
+			}
+			sb := "sandbox: network " + net
+			if len(def.Sandbox.AllowedDomains) > 0 {
+				sb += ", also " + strings.Join(def.Sandbox.AllowedDomains, ", ")
+			}
+			lines = append(lines, sb)
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%s:\n", def.Name)
+		for _, l := range lines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+	}
+}
+
+func firstLineOf(s string) string {
+	line, rest, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	if rest != "" {
+		line += " ..."
+	}
+	return line
 }

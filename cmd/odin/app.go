@@ -167,6 +167,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 				protected = append(protected, d)
 			}
 		}
+		agentDomains, noNetwork := a.agentNetworks()
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
 			Root:         a.root,
@@ -176,12 +177,48 @@ func (a *app) sandbox() *sandbox.Launcher {
 			PassEnv:      perms.Env,
 			SecretEnv:    secrets,
 			Domains:      perms.Network.AllowedDomains,
-			AgentDomains: perms.Network.AgentDomains(),
+			AgentDomains: agentDomains,
+			NoNetwork:    noNetwork,
 		})
 		st := a.launcher.Status()
 		a.log.Info().Str("sandbox", st.String()).Msg("sandbox")
 	})
 	return a.launcher
+}
+
+// skillDirs are where skills are found: the project's .odin/skills, then
+// the user's config dir's skills.
+func (a *app) skillDirs() []string {
+	dirs := []string{filepath.Join(a.root, ".odin", "skills")}
+	if a.userDir != "" {
+		dirs = append(dirs, filepath.Join(a.userDir, "skills"))
+	}
+	return dirs
+}
+
+// agentNetworks resolves each agent's network: permissions.network.agents
+// plus the sandbox profile of its definition (odin.yaml agents or an agent
+// file, read as the roster reads them, trust included). A roster that does
+// not load is reported by buildDeps; its profiles are left out here.
+func (a *app) agentNetworks() (map[string][]string, map[string]bool) {
+	domains := a.cfg.Permissions.Network.AgentDomains()
+	off := map[string]bool{}
+	cfgFile := "odin.yaml"
+	if a.src != nil && a.src.ProjectFile != "" {
+		cfgFile = a.src.ProjectFile
+	}
+	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
+		AgentDirs: a.agentDirs(), Untrusted: !a.trust.trusted})
+	if err != nil {
+		return domains, off
+	}
+	for _, def := range roster.Agents() {
+		domains[def.Name] = append(domains[def.Name], def.Sandbox.AllowedDomains...)
+		if def.Sandbox.Network == "off" {
+			off[def.Name] = true
+		}
+	}
+	return domains, off
 }
 
 // loadApp finds the project root and loads the configuration. Errors are
@@ -436,7 +473,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted})
+		AgentDirs: a.agentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -468,8 +505,10 @@ func (a *app) baseTools() tools.Set {
 		Launcher: a.sandbox(),
 	}}
 	webOpts := []web.Option{web.WithVersion(versionString())}
+	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
-		webOpts = append(webOpts, web.WithCache(web.StoreCache{S: st}))
+		cache = web.StoreCache{S: st}
+		webOpts = append(webOpts, web.WithCache(cache))
 	}
 	if f, err := web.NewFetcher(a.cfg.Web, webOpts...); err != nil {
 		a.log.Warn().Err(err).Msg("web fetch disabled")
@@ -486,7 +525,8 @@ func (a *app) baseTools() tools.Set {
 		if err != nil {
 			a.log.Warn().Err(err).Msg("web search disabled")
 		} else {
-			opts.Searcher = searcher
+			// Search results are cached like pages, per the research TTLs.
+			opts.Searcher = &web.CachedSearcher{Searcher: searcher, Cache: cache, TTL: a.cfg.Web.ResearchTTL}
 		}
 	}
 	set := tools.Builtin(opts)

@@ -306,13 +306,6 @@ func describePlugin(w io.Writer, p *plugin.Plugin) {
 	}
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // pluginDirs are the enabled plugins' roots: their hooks and MCP servers
 // run scripts from there, which the sandbox must keep readable.
 func (a *app) pluginDirs() []string {

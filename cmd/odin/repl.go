@@ -57,8 +57,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})
 		},
-		Banner:  r.banner(first),
-		Initial: initial,
+		Banner:      r.banner(first),
+		Initial:     initial,
+		AgentColors: agentColors(first.live.Deps.Roster),
 	}
 	if len(a.cfg.MCP.Servers) > 0 {
 		opts.MCP = mcpCatalog{a.mcpManager()}
@@ -311,4 +312,15 @@ func (r *repl) resume(ctx context.Context, id string) (term.Result, error) {
 		return term.Result{}, err
 	}
 	return term.Result{Session: s, Text: fmt.Sprintf("Resumed session %s.", s.ID())}, nil
+}
+
+// agentColors are the colours the roster's agents declare, for the REPL.
+func agentColors(r *actors.Roster) map[string]string {
+	out := map[string]string{}
+	for _, def := range r.Agents() {
+		if def.Color != "" {
+			out[def.Name] = def.Color
+		}
+	}
+	return out
 }

@@ -83,6 +83,9 @@ type Options struct {
 	// subdomains of example.com.
 	Domains      []string
 	AgentDomains map[string][]string
+	// NoNetwork names agents whose commands reach no host at all, not
+	// even Domains (an agent definition's sandbox.network: off).
+	NoNetwork map[string]bool
 	// Environ returns the environment to filter; default os.Environ.
 	Environ func() []string
 	// Executable is the path of the odin binary used as the in-sandbox
@@ -394,6 +397,9 @@ func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
 }
 
 func (l *Launcher) domains(agent string) []string {
+	if agent != "" && l.opts.NoNetwork[agent] {
+		return nil
+	}
 	d := slices.Clone(l.opts.Domains)
 	d = append(d, l.opts.AgentDomains[agent]...)
 	slices.Sort(d)

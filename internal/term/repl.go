@@ -38,6 +38,9 @@ type Options struct {
 	// the user has not trusted: their commands run in the session's mode,
 	// whatever mode their front matter names (see CommandTrustItems).
 	UntrustedCommandDirs []string
+	// AgentColors are the agents' declared colours by agent name (a
+	// colour name or #rrggbb), used for their lines.
+	AgentColors map[string]string
 	// Commands are the caller's slash commands (/undo, /resume...).
 	Commands []Command
 	// NewSession starts a fresh session for /clear; nil makes /clear only

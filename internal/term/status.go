@@ -38,6 +38,8 @@ type agentRow struct {
 	last                string
 	restarts            int
 	rateUntil           time.Time
+	// todos is the specialist's own TodoWrite list.
+	todos []messages.Todo
 }
 
 // Busy reports whether a turn is running.
@@ -130,6 +132,12 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 			r.rateUntil = until
 		}
 	case messages.TodosUpdated:
+		if ev.TaskID != "" {
+			if r := a.agent(ev.TaskID); r != nil {
+				r.todos = append([]messages.Todo(nil), ev.Todos...)
+			}
+			break
+		}
 		a.todos = append([]messages.Todo(nil), ev.Todos...)
 	case messages.ApprovalRequested:
 		a.approvals++
@@ -182,7 +190,7 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
 		}
-		line := fmt.Sprintf("  %s %s %s%s", spin, th.Paint(th.Bold, termsafe.Line(r.agent)), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
+		line := fmt.Sprintf("  %s %s %s%s", spin, th.Agent(r.agent), firstLine(r.desc), th.Paint(th.Dim, " · "+strings.Join(parts, " · ")))
 		if w := rateWait(r.rateUntil, now); w != "" {
 			line += th.Paint(th.Dim, " · "+w)
 		} else if r.last != "" {
@@ -192,27 +200,15 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 			line += " " + th.Paint(th.Gate, "["+a.gate+"]")
 		}
 		lines = append(lines, line)
+		if len(r.todos) > 0 {
+			lines = append(lines, th.Paint(th.Dim, "    "+todoLine(r.todos)))
+		}
 	}
 	if a.gate != "" {
 		lines = append(lines, "  "+th.Paint(th.Gate, "⚖ quality gates: "+a.gate))
 	}
-	if n := len(a.todos); n > 0 {
-		done, current := 0, ""
-		for _, t := range a.todos {
-			switch t.Status {
-			case "completed":
-				done++
-			case "in_progress":
-				if current == "" {
-					current = t.Content
-				}
-			}
-		}
-		line := fmt.Sprintf("  ☐ todos %d/%d", done, n)
-		if current != "" {
-			line += " · " + firstLine(current)
-		}
-		lines = append(lines, th.Paint(th.Dim, line))
+	if len(a.todos) > 0 {
+		lines = append(lines, th.Paint(th.Dim, "  "+todoLine(a.todos)))
 	}
 	for i := range lines {
 		lines[i] = Truncate(termsafe.Styled(lines[i]), width)
@@ -285,4 +281,25 @@ func ToolLabel(name, input string) string {
 		}
 	}
 	return name
+}
+
+// todoLine summarises a todo list: how many are done and the one in
+// progress.
+func todoLine(todos []messages.Todo) string {
+	done, current := 0, ""
+	for _, t := range todos {
+		switch t.Status {
+		case "completed":
+			done++
+		case "in_progress":
+			if current == "" {
+				current = t.Content
+			}
+		}
+	}
+	line := fmt.Sprintf("☐ todos %d/%d", done, len(todos))
+	if current != "" {
+		line += " · " + firstLine(current)
+	}
+	return line
 }

@@ -89,3 +89,55 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+// A specialist's own todo list is shown under its line; the session's list
+// stays at the bottom, and a list of an agent not running is not shown.
+func TestSpecialistTodosUnderTheirAgent(t *testing.T) {
+	th := NewTheme(io.Discard, ColorNone)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var a Activity
+	a.Apply(messages.TurnStarted{Input: messages.UserMessage{ID: "1", Body: "go", Mode: messages.ModeEdit}}, t0)
+	a.Apply(messages.AgentStarted{TaskID: "t1", Agent: "code", Description: "apply"}, t0)
+	a.Apply(messages.AgentStarted{TaskID: "t2", Agent: "review", Description: "check"}, t0)
+	a.Apply(messages.TodosUpdated{Agent: "code", TaskID: "t1", Todos: []messages.Todo{{ID: "1", Content: "read main.go", Status: "completed"}, {ID: "2", Content: "edit Run", Status: "in_progress"}}}, t0)
+	a.Apply(messages.TodosUpdated{Agent: "gone", TaskID: "t9", Todos: []messages.Todo{{ID: "1", Content: "LOST", Status: "pending"}}}, t0)
+	a.Apply(messages.TodosUpdated{Todos: []messages.Todo{{ID: "a", Content: "plan", Status: "in_progress"}}}, t0)
+	got := a.Lines(th, t0, 200, 0)
+	want := []string{
+		"⠋ odin waiting for agents · 0ms",
+		"  ⠋ code apply · 0ms",
+		"    ☐ todos 1/2 · edit Run",
+		"  ⠋ review check · 0ms",
+		"  ☐ todos 0/1 · plan",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
+
+// An agent's declared colour paints its name in the status area and the
+// transcript; others stay bold, and nothing is painted without colour.
+func TestAgentColors(t *testing.T) {
+	th := NewTheme(io.Discard, ColorFull)
+	th.SetAgentColors(map[string]string{"scout": "cyan", "auditor": "#ff8800"})
+	if got := th.Agent("scout"); !strings.Contains(got, "38;5;51") || !strings.Contains(got, "scout") {
+		t.Errorf("scout = %q, want colour 51", got)
+	}
+	// The theme's profile is 256 colours: #ff8800 becomes its nearest, 208.
+	if got := th.Agent("auditor"); !strings.Contains(got, "38;5;208") {
+		t.Errorf("auditor = %q, want #ff8800 as 208", got)
+	}
+	if got, bold := th.Agent("code"), th.Paint(th.Bold, "code"); got != bold {
+		t.Errorf("code = %q, want plain bold %q", got, bold)
+	}
+	plain := NewTheme(io.Discard, ColorNone)
+	plain.SetAgentColors(map[string]string{"scout": "cyan"})
+	if got := plain.Agent("scout"); got != "scout" {
+		t.Errorf("without colour: %q", got)
+	}
+	tr := newTranscript(th, 80)
+	lines := tr.event(messages.AgentStarted{TaskID: "t1", Agent: "scout", Description: "look"})
+	if !strings.Contains(strings.Join(lines, "\n"), "38;5;51") {
+		t.Errorf("transcript line lacks scout's colour: %q", lines)
+	}
+}

@@ -3,10 +3,12 @@ package term
 import (
 	"io"
 	"os"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -52,6 +54,8 @@ type Theme struct {
 	DiffAdd, DiffDel, DiffHunk, DiffFile lipgloss.Style
 	User, Prompt, Cursor                 lipgloss.Style
 	modes                                map[messages.Mode]lipgloss.Style
+	// agents are the styles of agents that declare a color.
+	agents map[string]lipgloss.Style
 }
 
 // NewTheme returns the theme for output w at the given level.
@@ -97,6 +101,38 @@ func (t *Theme) Paint(st lipgloss.Style, s string) string {
 		return s
 	}
 	return st.Render(s)
+}
+
+// agentColors maps the colour names an agent definition may use
+// (config.AgentColors) to the terminal's 256-colour palette.
+var agentColors = map[string]string{
+	"black": "240", "red": "203", "green": "42", "yellow": "220", "blue": "75", "magenta": "170",
+	"cyan": "51", "white": "255", "orange": "208", "purple": "135", "pink": "211", "gray": "245",
+}
+
+// SetAgentColors gives agents their declared colours (a name of
+// config.AgentColors or #rrggbb); unknown names are left in bold.
+func (t *Theme) SetAgentColors(colors map[string]string) {
+	t.agents = map[string]lipgloss.Style{}
+	for name, c := range colors {
+		code, ok := agentColors[strings.ToLower(c)]
+		if !ok && len(c) == 7 && c[0] == '#' {
+			code, ok = c, true
+		}
+		if !ok || t.level != ColorFull {
+			continue
+		}
+		t.agents[name] = t.r.NewStyle().Bold(true).Foreground(lipgloss.Color(code))
+	}
+}
+
+// Agent renders an agent's name, sanitised, in bold and its colour.
+func (t *Theme) Agent(name string) string {
+	st, ok := t.agents[name]
+	if !ok {
+		st = t.Bold
+	}
+	return t.Paint(st, termsafe.Line(name))
 }
 
 // Mode renders a mode name in its colour.

@@ -77,7 +77,7 @@ func (t *transcript) event(ev messages.Event) []string {
 			return []string{"    " + th.Paint(th.Warn, "⎿ error: ") + firstLine(ev.Output)}
 		}
 	case messages.AgentStarted:
-		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Paint(th.Bold, termsafe.Line(ev.Agent)), firstLine(ev.Description))+
+		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Agent(ev.Agent), firstLine(ev.Description))+
 			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
 	case messages.AgentRestarted:
 		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)}
@@ -92,7 +92,7 @@ func (t *transcript) event(ev messages.Event) []string {
 		if r.Status != messages.ReportOK && r.Error != "" {
 			summary = firstLine(r.Error)
 		}
-		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Paint(th.Bold, termsafe.Line(r.Agent)), verdict, summary) +
+		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Agent(r.Agent), verdict, summary) +
 			th.Paint(th.Dim, fmt.Sprintf(" (%s, %s tokens, %s)", Plural(r.Turns, "call"), HumanTokens(r.Usage.TotalTokens), Elapsed(r.Elapsed)))}
 	case messages.GateDecided:
 		d := ev.Decision

@@ -208,6 +208,7 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 		o.Mode = messages.ModeEdit
 	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
+	th.SetAgentColors(o.AgentColors)
 	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
 		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24,
 		files: &fileIndex{root: o.Root}}

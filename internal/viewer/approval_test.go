@@ -3,6 +3,7 @@ package viewer_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"net/url"
@@ -71,6 +72,9 @@ func (askingOpener) Export(context.Context, string, string, string, io.Writer) e
 	return errors.New("no export")
 }
 func (askingOpener) Undo(context.Context, string) (string, error) { return "", errors.New("no undo") }
+func (askingOpener) Stored(_ context.Context, id string) (string, error) {
+	return "", fmt.Errorf("%w: %s", serve.ErrNotFound, id)
+}
 
 // TestApprovalAnsweredFromThePage: a pending approval of a live session
 // appears on the page, and clicking "Deny" reaches the session as a deny
