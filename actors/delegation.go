@@ -16,6 +16,9 @@ type DelegateInput struct {
 	Description string `json:"description" jsonschema:"a short (3-5 words) label of the task, shown to the user"`
 	Brief       string `json:"brief" jsonschema:"the complete, self-contained task: goal, relevant files (absolute paths), constraints, and what done means. The specialist sees nothing else of the conversation."`
 	Timeout     int    `json:"timeout_seconds,omitempty" jsonschema:"optional deadline in seconds; capped at the agent's maximum"`
+	// Files, when given, are enforced: the specialist's writes anywhere
+	// else are refused by its path guard.
+	Files []string `json:"files,omitempty" jsonschema:"optional: the only files the specialist may create or change (absolute paths or globs under the project); writes to any other file are refused"`
 }
 
 // delegationTool is the model-facing definition of a specialist. The

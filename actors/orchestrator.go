@@ -612,14 +612,17 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 		o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
 		t.results[call.ID] = toolMessage(call, reportForModel(r), r.Status != messages.ReportOK)
 		o.maybeContinue(c)
-	})
+	}, namedFiles(in.Files))
 }
 
 // spawnTask starts a specialist as a supervised child with a deadline.
-func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report)) *taskRun {
+func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report), opts ...func(*messages.Delegate)) *taskRun {
 	t := o.turn
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: desc, Brief: brief,
 		Mode: t.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
+	for _, opt := range opts {
+		opt(d)
+	}
 	tk := &task{delegate: d, def: def, deadline: o.deps.now().Add(timeout), tracker: t.tracker, j: o.j}
 	run := &taskRun{delegate: d, def: def, callID: callID, onReport: onReport}
 	t.tasks[d.TaskID] = run

@@ -134,8 +134,8 @@ func (s *specialist) onStarted(c actor.Context) {
 	}
 	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
-		Mode: string(d.Mode), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
-		BeforeWrite: before, IntendWrite: intend, Locks: s.deps.Locks, Publish: func(ev any) {
+		Mode: string(d.Mode), Reads: tools.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)),
+		BeforeWrite: before, IntendWrite: intend, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}

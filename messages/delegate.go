@@ -24,6 +24,10 @@ type Delegate struct {
 	SessionID string        `json:"session_id"`
 	// ParentCallID is the Orchestrator's tool call this task answers.
 	ParentCallID string `json:"parent_call_id,omitempty"`
+	// Files, when set, are the only files (absolute paths or globs) the
+	// specialist may write: the brief named them, and its guard refuses
+	// the rest.
+	Files []string `json:"files,omitempty"`
 }
 
 // ReportStatus is how a specialist's task ended.

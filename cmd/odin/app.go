@@ -360,7 +360,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	perms := a.cfg.Permissions
 	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
 	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
-	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver})
+	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver, TestFiles: a.cfg.Quality.TestFiles})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

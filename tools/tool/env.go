@@ -75,6 +75,11 @@ type Env struct {
 	// agents of a session (parallel specialists): a write tool holds the
 	// path's lock from its freshness check to its write.
 	Locks *PathLocks
+	// ReadOnlyCommands runs the agent's commands with the project
+	// read-only, whatever the mode: an agent confined to some files (Test
+	// writes test files only) writes them through the write tools, whose
+	// guard enforces the confinement, never through a command.
+	ReadOnlyCommands bool
 }
 
 // PathLocks hands out one mutex per path. Share one per session; the zero
