@@ -32,6 +32,9 @@ type ChangeFacts struct {
 	APIChanges map[string][]string
 	// Requested is the Orchestrator model's reason for asking review, if any.
 	Requested string
+	// Refactors are the significant refactors found (internal/refactor):
+	// renames and moves of exported identifiers or files, a large change.
+	Refactors []string
 }
 
 // Decide is the quality-gate rule (seed 004, enforced in code): two or more
@@ -62,6 +65,9 @@ func Decide(f ChangeFacts) messages.GateDecision {
 		if g, ok := f.Quality.MatchPublicAPI(filepath.ToSlash(file)); ok {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("public API file: %s matches %s", file, g))
 		}
+	}
+	for _, r := range f.Refactors {
+		d.Reasons = append(d.Reasons, "significant refactor: "+r)
 	}
 	if f.Requested != "" {
 		d.Reasons = append(d.Reasons, "requested by the Orchestrator: "+f.Requested)
@@ -265,6 +271,7 @@ func facts(root string, q config.Quality, files []string, requested string, trac
 				f.APIChanges[relPath(root, abs)] = ch
 			}
 		}
+		f.Refactors = refactors(root, q, files, tracker)
 	}
 	return f
 }
