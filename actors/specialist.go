@@ -69,6 +69,8 @@ type specialist struct {
 	hooks      hookRunner
 	started    time.Time
 	done       bool
+	// lint is what the lint step ran before the report (Code only).
+	lint *messages.LintReport
 }
 
 func newSpecialistProps(deps *Deps, t *task) *actor.Props {
@@ -91,6 +93,8 @@ func (s *specialist) Receive(c actor.Context) {
 		s.crash(c, msg.String(), msg.stack)
 	case *hookDone:
 		s.hooks.done(c, msg)
+	case *lintDone:
+		s.onLintDone(c, msg)
 	case *actor.Stopping, *actor.Restarting:
 		if s.cancel != nil {
 			s.cancel()
@@ -271,7 +275,9 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	}
 	s.progress()
 	if report != nil {
-		s.beforeStop(c, report.result.Meta)
+		if !s.lintBeforeReport(c, report.result.Meta) {
+			s.beforeStop(c, report.result.Meta)
+		}
 		return
 	}
 	if s.checkLimits(c) {
@@ -338,6 +344,13 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 func (s *specialist) finishWithReport(c actor.Context, result any) {
 	if cr, ok := result.(messages.CodeResult); ok && s.t.tracker != nil {
 		cr.FilesModified, cr.FilesCreated = s.t.tracker.FileChanges(s.files)
+		result = cr
+	}
+	if cr, ok := result.(messages.CodeResult); ok {
+		cr.Lint = s.lint
+		if s.lint != nil {
+			cr.LintPassed = s.lint.Clean
+		}
 		result = cr
 	}
 	if rr, ok := result.(messages.ResearchResult); ok {

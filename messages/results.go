@@ -60,6 +60,9 @@ type CodeResult struct {
 	Warnings      []string     `json:"warnings,omitempty"`
 	FilesModified []FileChange `json:"files_modified,omitempty" jsonschema:"filled in by Odin; leave empty"`
 	FilesCreated  []FileChange `json:"files_created,omitempty" jsonschema:"filled in by Odin; leave empty"`
+	// Lint is what Odin's formatter and linter pass ran on the changed
+	// files before the report (quality.code_lint).
+	Lint *LintReport `json:"lint,omitempty" jsonschema:"filled in by Odin; leave empty"`
 }
 
 // FileChange is one file a change set touched.

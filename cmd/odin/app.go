@@ -400,8 +400,8 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
 		MCP:   mcpTools,
 		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
-		Checks: checks,
-		Log:    a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
+		Checks: checks, Lint: checks,
+		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	return deps, nil
 }

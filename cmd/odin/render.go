@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -163,6 +164,9 @@ func (r *renderer) event(env messages.Envelope) {
 		}
 		r.progress("  %s %s %s: %s %s", mark, r.paint("1", termsafe.Line(rep.Agent)), verdict, firstLine(rep.Summary),
 			r.paint("2", fmt.Sprintf("(%s, %s tokens, %s)", term.Plural(rep.Turns, "call"), term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
+		for _, l := range lintLines(rep) {
+			r.progress("      %s %s", r.paint("2", "lint:"), l)
+		}
 	case messages.GateDecided:
 		r.narrate() // the answer before the gates is progress, not the answer
 		d := ev.Decision
@@ -371,4 +375,31 @@ func errorText(err error) string {
 		b.WriteString("\n  - " + fix)
 	}
 	return b.String()
+}
+
+// lintLines describes the formatter and linter runs of a Code report, one
+// line each: the command and how it ended.
+func lintLines(rep messages.Report) []string {
+	var cr messages.CodeResult
+	if rep.Result == nil || json.Unmarshal(rep.Result, &cr) != nil || cr.Lint == nil {
+		return nil
+	}
+	var out []string
+	for _, run := range cr.Lint.Runs {
+		status := "ok"
+		switch {
+		case run.Missing:
+			status = "not installed"
+		case run.ExitCode != 0:
+			status = fmt.Sprintf("exit %d: %s", run.ExitCode, firstLine(run.Output))
+		}
+		if len(run.Fixed) > 0 {
+			status += ", fixed " + strings.Join(run.Fixed, ", ")
+		}
+		out = append(out, termsafe.Line(fmt.Sprintf("%s `%s` — %s", run.Kind, run.Command, status)))
+	}
+	if cr.Lint.Note != "" {
+		out = append(out, termsafe.Line(cr.Lint.Note))
+	}
+	return out
 }
