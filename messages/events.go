@@ -159,6 +159,8 @@ type Todo struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
 	Status  string `json:"status"` // pending, in_progress, completed
+	// Acceptance are the item's acceptance criteria, which QA checks.
+	Acceptance []AcceptanceCriterion `json:"acceptance,omitempty"`
 }
 
 // GateDecided: the quality gates decided what a change set needs.

@@ -31,6 +31,8 @@ type TodoItem struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
 	Status  string `json:"status"`
+	// Acceptance criteria are checked by QA when the change is gated.
+	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty" jsonschema:"acceptance criteria: what must hold when this item is done; QA checks each (by its command when given)"`
 }
 
 // NewTodoWrite returns TodoWrite. It does not store the list: the result's
@@ -61,7 +63,7 @@ func todoWrite(_ context.Context, _ *Env, in TodoWriteInput) (Result, error) {
 			return Errorf("todos[%d] (id %q) has blank content; describe the task. The list was not changed.", i, t.ID), nil
 		}
 		counts[t.Status]++
-		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status})
+		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status, Acceptance: acceptance(t.Acceptance)})
 	}
 	return Result{Output: renderTodos(todos, counts), Meta: todos}, nil
 }
@@ -89,4 +91,19 @@ func renderTodos(todos []messages.Todo, counts map[string]int) string {
 		fmt.Fprintf(&b, "Note: %d items are in_progress; keep only the one you are working on in_progress and finish it before starting the next.\n", n)
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// acceptance keeps the criteria that say something.
+func acceptance(in []messages.AcceptanceCriterion) []messages.AcceptanceCriterion {
+	var out []messages.AcceptanceCriterion
+	for _, a := range in {
+		a.Criterion, a.Command = strings.TrimSpace(a.Criterion), strings.TrimSpace(a.Command)
+		if a.Criterion != "" || a.Command != "" {
+			if a.Criterion == "" {
+				a.Criterion = "`" + a.Command + "` passes"
+			}
+			out = append(out, a)
+		}
+	}
+	return out
 }
