@@ -80,6 +80,8 @@ type ReviewResult struct {
 	OverallScore  int           `json:"overall_score" jsonschema:"1 to 10"`
 	Summary       string        `json:"summary"`
 	Approved      bool          `json:"approved"`
+	// Criteria judge the acceptance criteria the brief lists, if any.
+	Criteria []CriterionVerdict `json:"criteria,omitempty" jsonschema:"one verdict per acceptance criterion listed in your brief, in its words; omit when it lists none"`
 }
 
 // Review issue severities (seed 004); critical and major send a change
@@ -151,6 +153,10 @@ type QAResult struct {
 	Blockers []string  `json:"blockers"`
 	Warnings []string  `json:"warnings"`
 	Summary  string    `json:"summary"`
+	// Criteria are the plan's acceptance criteria, met or not.
+	Criteria []CriterionResult `json:"criteria,omitempty" jsonschema:"filled in by Odin; leave empty"`
+	// Coverage is the changed packages' coverage before and after.
+	Coverage *CoverageReport `json:"coverage,omitempty" jsonschema:"filled in by Odin; leave empty"`
 }
 
 // QACheck is one QA command and its outcome.
