@@ -40,7 +40,7 @@ func TestLintGo(t *testing.T) {
 		"notes.txt": "not go\n",
 	})
 	// In the sandbox, as Odin runs it.
-	r := &Runner{Root: root, Launcher: sandbox.New(sandbox.Options{Mode: sandbox.ModeAuto, Root: root})}
+	r := &Runner{Root: root, Launcher: sandbox.New(sandbox.Options{Mode: sandbox.ModeAuto, Root: root, CacheDir: sharedCache(t)})}
 	files := []string{filepath.Join(root, "main.go"), filepath.Join(root, "pkg/ok.go"), filepath.Join(root, "notes.txt"), filepath.Join(root, "gone.go")}
 	rep := r.Lint(t.Context(), files)
 	var cmds []string
@@ -87,4 +87,15 @@ func TestLintConfigured(t *testing.T) {
 	if rep := r.Lint(t.Context(), nil); rep.Note == "" || len(rep.Runs) != 0 {
 		t.Errorf("no files: %+v", rep)
 	}
+}
+
+// sharedCache is a build cache the sandboxed test commands may write, kept
+// between runs: a fresh one would rebuild the standard library (with
+// coverage instrumentation) on every run.
+func sharedCache(t *testing.T) string {
+	dir := filepath.Join(os.TempDir(), "odin-qa-test-cache")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
