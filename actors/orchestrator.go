@@ -32,6 +32,10 @@ type (
 	checksDone struct {
 		turn   int
 		checks []messages.QACheck
+		// criteria are the acceptance criteria's command checks, in
+		// criterionChecks order; coverage the before/after measurement.
+		criteria []messages.QACheck
+		coverage *messages.CoverageReport
 	}
 )
 
@@ -117,6 +121,9 @@ type Orchestrator struct {
 	// small meters the small model the Orchestrator's own tools use.
 	small *meteredSmall
 	reads *tools.ReadState
+	// todos is the plan's todo list as last written; the gates check its
+	// acceptance criteria.
+	todos []messages.Todo
 	// disk counts disk work in flight off the mailbox (checkpoint commits,
 	// plan writes), which Session.Close waits for.
 	disk *sync.WaitGroup
@@ -519,6 +526,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 			res = tools.Result{Output: "internal error while running " + out.call.Name + ": " + firstLine(out.err.Error()), IsError: true}
 		}
 		if todos, ok := res.Meta.([]messages.Todo); ok {
+			o.todos = todos
 			o.deps.Bus.Publish(messages.TodosUpdated{Todos: todos})
 			o.j.todos(o.session, todos)
 		}

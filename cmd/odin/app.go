@@ -400,7 +400,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
 		MCP:   mcpTools,
 		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
-		Checks: checks, Lint: checks,
+		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	return deps, nil

@@ -310,8 +310,36 @@ func printGates(w io.Writer, g *messages.GateReport) {
 			}
 			fmt.Fprintf(w, "    %s %-6s %s\n", mark, termsafe.Line(c.Name), termsafe.Line(c.Command))
 		}
+		printAcceptance(w, q)
 		for _, wn := range q.Warnings {
 			fmt.Fprintf(w, "    warning: %s\n", termsafe.Line(wn))
+		}
+	}
+}
+
+// printAcceptance lists QA's acceptance criteria, met and unmet, and the
+// coverage of the changed packages before and after.
+func printAcceptance(w io.Writer, q *messages.QAResult) {
+	if len(q.Criteria) > 0 {
+		fmt.Fprintln(w, "  acceptance criteria:")
+		for _, c := range q.Criteria {
+			mark := "met  "
+			if !c.Met {
+				mark = "UNMET"
+			}
+			fmt.Fprintf(w, "    %s %s — %s (by %s)\n", mark, termsafe.Line(c.Criterion), termsafe.Line(firstLine(c.Evidence)), c.By)
+		}
+	}
+	if cov := q.Coverage; cov != nil && len(cov.Packages) > 0 {
+		fmt.Fprintf(w, "  coverage (%s):\n", termsafe.Line(cov.Command))
+		pct := func(v *float64) string {
+			if v == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.1f%%", *v)
+		}
+		for _, p := range cov.Packages {
+			fmt.Fprintf(w, "    %s: %s → %s\n", termsafe.Line(p.Package), pct(p.Before), pct(p.After))
 		}
 	}
 }
