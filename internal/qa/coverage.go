@@ -158,7 +158,7 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
-// baselineTree copies the project (without .git, .odin and
+// baselineTree copies the project (without hidden directories and
 // node_modules) to a temporary directory and puts back the changed files
 // as they were, removing those the change created.
 func (r *Runner) baselineTree(changes []Change) (string, func(), error) {
@@ -174,11 +174,10 @@ func (r *Runner) baselineTree(changes []Change) (string, func(), error) {
 		}
 		rel, _ := filepath.Rel(r.Root, p)
 		if d.IsDir() {
-			switch d.Name() {
-			case ".git", ".odin", "node_modules":
-				if rel != "." {
-					return filepath.SkipDir
-				}
+			// Hidden directories (.git, .odin, caches) and dependencies
+			// are no part of what the tests measure.
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules") {
+				return filepath.SkipDir
 			}
 			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
 		}
