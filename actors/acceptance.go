@@ -23,10 +23,15 @@ type todoCriterion struct {
 	messages.AcceptanceCriterion
 }
 
-// criteriaOf lists the acceptance criteria of the plan's todo items.
+// criteriaOf lists the acceptance criteria of the plan's todo items that
+// are under way or done: a pending item's work has not started, so its
+// criteria cannot hold yet.
 func criteriaOf(todos []messages.Todo) []todoCriterion {
 	var out []todoCriterion
 	for _, t := range todos {
+		if t.Status == "pending" {
+			continue
+		}
 		for _, a := range t.Acceptance {
 			out = append(out, todoCriterion{todo: t.Content, AcceptanceCriterion: a})
 		}
