@@ -217,6 +217,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: in.Description, Brief: in.Prompt,
 		Mode: t.input.Mode, Timeout: timeoutFor(def, in.Timeout), SessionID: o.session, ParentCallID: call.ID,
 		Model: in.Model, Thoroughness: messages.Thoroughness(in.Thoroughness), Context: messages.ContextMode(in.Context), Files: in.Files}
+	namedFiles(in.OnlyFiles)(d)
 	d.MaxTurns = turnBudget(def, d.Thoroughness, in.MaxTurns)
 	switch d.Context {
 	case messages.ContextFork:
@@ -238,7 +239,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 			if o.live(t.id) != t {
 				return
 			}
-			o.noteReport(t, r)
+			o.noteReport(t, def, r)
 			o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
 			t.results[call.ID] = toolMessage(call, reportForModel(r, o.handle(r.TaskID)), r.Status != messages.ReportOK)
 			o.maybeContinue(c)
@@ -254,12 +255,9 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 }
 
 // noteReport keeps what the gates need from a delegation's report.
-func (o *Orchestrator) noteReport(t *turnState, r *messages.Report) {
-	if r.Agent == "test" {
-		var tr messages.TestResult
-		if json.Unmarshal(r.Result, &tr) == nil {
-			t.testFailed = tr.Failed > 0
-		}
+func (o *Orchestrator) noteReport(t *turnState, def *AgentDefinition, r *messages.Report) {
+	if failing, ok := def.testsFailing(r); ok {
+		t.testFailed = failing
 	}
 }
 
@@ -350,7 +348,7 @@ func (o *Orchestrator) backgroundDone(c actor.Context, t *turnState, run *taskRu
 	if o.live(t.id) != t {
 		return
 	}
-	o.noteReport(t, r)
+	o.noteReport(t, run.def, r)
 	for callID, w := range t.waiters {
 		if w.runID != run.delegate.TaskID {
 			continue

@@ -35,6 +35,9 @@ type AgentInput struct {
 	Context      string   `json:"context,omitempty" jsonschema:"what the specialist sees besides the prompt: brief (nothing, the default), scoped (the files you list + a compact summary of this conversation), fork (this conversation, tool outputs trimmed)"`
 	Files        []string `json:"files,omitempty" jsonschema:"with context scoped: files (absolute paths) the specialist receives with the prompt"`
 	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"optional deadline in seconds; capped at the agent's maximum"`
+	// OnlyFiles, when given, are enforced: the specialist's writes
+	// anywhere else are refused by its path guard.
+	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"optional: the only files the specialist may create or change (absolute paths or globs under the project); writes to any other file are refused"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its

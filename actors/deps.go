@@ -130,6 +130,12 @@ type Deps struct {
 	// Gates runs the quality-gate checks (QA commands); nil uses the default
 	// runner.
 	Checks CheckRunner
+	// Coverage measures the changed packages' coverage before and after
+	// for QA; nil skips it.
+	Coverage CoverageMeter
+	// Lint formats and lints the files the Code specialist changed before
+	// its report; nil skips the step.
+	Lint Linter
 	// Hooks runs the user's hooks on session events; nil runs none.
 	Hooks SessionHooks
 	// Store persists sessions as they happen; nil keeps them in memory.

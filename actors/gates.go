@@ -32,6 +32,12 @@ type ChangeFacts struct {
 	APIChanges map[string][]string
 	// Requested is the Orchestrator model's reason for asking review, if any.
 	Requested string
+	// Refactors are the significant refactors found (internal/refactor):
+	// renames and moves of exported identifiers or files, a large change.
+	Refactors []string
+	// Acceptance is the number of acceptance criteria the plan's todo
+	// items carry: QA must check them.
+	Acceptance int
 }
 
 // Decide is the quality-gate rule (seed 004, enforced in code): two or more
@@ -62,6 +68,12 @@ func Decide(f ChangeFacts) messages.GateDecision {
 		if g, ok := f.Quality.MatchPublicAPI(filepath.ToSlash(file)); ok {
 			d.Reasons = append(d.Reasons, fmt.Sprintf("public API file: %s matches %s", file, g))
 		}
+	}
+	if f.Acceptance > 0 {
+		d.Reasons = append(d.Reasons, fmt.Sprintf("acceptance criteria to verify: %d", f.Acceptance))
+	}
+	for _, r := range f.Refactors {
+		d.Reasons = append(d.Reasons, "significant refactor: "+r)
 	}
 	if f.Requested != "" {
 		d.Reasons = append(d.Reasons, "requested by the Orchestrator: "+f.Requested)
@@ -265,6 +277,7 @@ func facts(root string, q config.Quality, files []string, requested string, trac
 				f.APIChanges[relPath(root, abs)] = ch
 			}
 		}
+		f.Refactors = refactors(root, q, files, tracker)
 	}
 	return f
 }
@@ -272,8 +285,11 @@ func facts(root string, q config.Quality, files []string, requested string, trac
 // start reads the facts of the change off the mailbox, then decides.
 func (g *gateRun) start(c actor.Context) {
 	root, q, files, requested, tracker := g.o.deps.Root, g.o.deps.Config.Quality, append([]string(nil), g.t.files...), g.t.review, g.t.tracker
+	criteria := len(criteriaOf(g.o.todos))
 	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) ChangeFacts {
-		return facts(root, q, files, requested, tracker)
+		f := facts(root, q, files, requested, tracker)
+		f.Acceptance = criteria
+		return f
 	}, g.decide)
 }
 
@@ -330,7 +346,7 @@ func (g *gateRun) review(c actor.Context) {
 	round := g.report.FixRounds
 	g.stage(messages.GateStageResult{Stage: "review", Round: round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		g.spawnReview(c, def, round, brief+"\nReview this change. Report critical and major issues only when they are real; approve otherwise.")
+		g.spawnReview(c, def, round, brief+acceptanceBrief(g.o.todos)+"\nReview this change. Report critical and major issues only when they are real; approve otherwise.")
 	})
 }
 
@@ -404,12 +420,17 @@ func (g *gateRun) qa(c actor.Context) {
 		return
 	}
 	id := g.t.id
+	crit := criterionChecks(criteriaOf(g.o.todos))
+	meter, root, files, tracker := g.o.deps.Coverage, g.o.deps.Root, append([]string(nil), g.t.files...), g.t.tracker
 	runAsync(c, g.t.ctx, func(ctx context.Context) any {
 		checks := runner.Checks(ctx)
 		for i := range checks {
 			checks[i] = runner.Run(ctx, checks[i])
 		}
-		return &checksDone{turn: id, checks: checks}
+		for i := range crit {
+			crit[i] = runner.Run(ctx, crit[i])
+		}
+		return &checksDone{turn: id, checks: checks, criteria: crit, coverage: measureCoverage(ctx, meter, root, files, tracker)}
 	})
 }
 
@@ -426,6 +447,7 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 	if len(msg.checks) == 0 {
 		qa.Warnings = append(qa.Warnings, "no build, lint or test command is configured (quality.build/lint/test) or detectable")
 	}
+	applyAcceptance(qa, judgeCriteria(criteriaOf(o.todos), msg.criteria, g.report.Review), msg.coverage)
 	if qa.Passed {
 		qa.Summary = fmt.Sprintf("%d check(s) passed", len(msg.checks))
 		g.report.QA = qa

@@ -33,6 +33,10 @@ type (
 	checksDone struct {
 		turn   int
 		checks []messages.QACheck
+		// criteria are the acceptance criteria's command checks, in
+		// criterionChecks order; coverage the before/after measurement.
+		criteria []messages.QACheck
+		coverage *messages.CoverageReport
 	}
 )
 
@@ -138,6 +142,9 @@ type Orchestrator struct {
 	// small meters the small model the Orchestrator's own tools use.
 	small *meteredSmall
 	reads *tools.ReadState
+	// todos is the plan's todo list as last written; the gates check its
+	// acceptance criteria.
+	todos []messages.Todo
 	// disk counts disk work in flight off the mailbox (checkpoint commits,
 	// plan writes), which Session.Close waits for.
 	disk *sync.WaitGroup
@@ -594,6 +601,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 			res = tools.Result{Output: "internal error while running " + out.call.Name + ": " + firstLine(out.err.Error()), IsError: true}
 		}
 		if todos, ok := res.Meta.([]messages.Todo); ok {
+			o.todos = todos
 			o.deps.Bus.Publish(messages.TodosUpdated{Todos: todos})
 			o.j.todos(o.session, todos)
 		}
@@ -658,9 +666,12 @@ func (o *Orchestrator) directTask(c actor.Context, t *turnState) {
 
 // spawnTask starts a specialist for a task of the Orchestrator itself (a
 // gate, a direct command), in the foreground of the turn.
-func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report)) *taskRun {
+func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, brief string, timeout time.Duration, callID string, onReport func(actor.Context, *messages.Report), opts ...func(*messages.Delegate)) *taskRun {
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: desc, Brief: brief,
 		Mode: o.turn.input.Mode, Timeout: timeout, SessionID: o.session, ParentCallID: callID}
+	for _, opt := range opts {
+		opt(d)
+	}
 	return o.spawnRun(c, def, d, false, onReport)
 }
 

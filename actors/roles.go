@@ -54,6 +54,8 @@ type reportContext struct {
 	root    string
 	tracker ChangeTracker
 	files   []string
+	// lint is what the pre-report lint step ran (Code), nil if nothing.
+	lint *messages.LintReport
 }
 
 // reportSchema is one kind of Report: the tool whose input schema is the
@@ -89,10 +91,16 @@ var reportSchemas = map[string]reportSchema{
 	"code": {tool: func() tools.Tool { return reportTool[messages.CodeResult]("the change you made") },
 		finalize: func(rc reportContext, result any) any {
 			cr, ok := result.(messages.CodeResult)
-			if !ok || rc.tracker == nil {
+			if !ok {
 				return result
 			}
-			cr.FilesModified, cr.FilesCreated = rc.tracker.FileChanges(rc.files)
+			if rc.tracker != nil {
+				cr.FilesModified, cr.FilesCreated = rc.tracker.FileChanges(rc.files)
+			}
+			cr.Lint = rc.lint
+			if rc.lint != nil {
+				cr.LintPassed = rc.lint.Clean
+			}
 			return cr
 		}},
 	"review": {tool: func() tools.Tool {

@@ -97,6 +97,8 @@ type specialist struct {
 	hooks      hookRunner
 	started    time.Time
 	done       bool
+	// lint is what the lint step ran before the report (Code only).
+	lint *messages.LintReport
 }
 
 // newSpecialistProps returns the props of one specialist: the kind, with
@@ -130,6 +132,8 @@ func (s *specialist) Receive(c actor.Context) {
 		s.crash(c, msg.String(), msg.stack)
 	case *hookDone:
 		s.hooks.done(c, msg)
+	case *lintDone:
+		s.onLintDone(c, msg)
 	case *actor.Stopping, *actor.Restarting:
 		if s.cancel != nil {
 			s.cancel()
@@ -221,8 +225,8 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	}
 	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
-		Mode: string(s.mode()), Reads: tools.NewReadState(), Guard: s.deps.Guard(def.Name, d.TaskID),
-		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, Publish: func(ev any) {
+		Mode: string(s.mode()), Reads: tools.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)),
+		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}
@@ -410,7 +414,9 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	}
 	s.progress(c)
 	if report != nil {
-		s.beforeStop(c, report.result.Meta)
+		if !s.lintBeforeReport(c, report.result.Meta) {
+			s.beforeStop(c, report.result.Meta)
+		}
 		return
 	}
 	if s.checkLimits(c) {
@@ -475,7 +481,7 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 }
 
 func (s *specialist) finishWithReport(c actor.Context, result any) {
-	result = s.t.def.finalizeReport(reportContext{root: s.deps.Root, tracker: s.t.tracker, files: s.files}, result)
+	result = s.t.def.finalizeReport(reportContext{root: s.deps.Root, tracker: s.t.tracker, files: s.files, lint: s.lint}, result)
 	raw, err := json.Marshal(result)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", "encode report: "+err.Error(), nil)

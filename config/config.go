@@ -240,7 +240,33 @@ type Quality struct {
 	Test  string `mapstructure:"test" yaml:"test"`
 	// CheckTimeout bounds each QA check. Default 5m.
 	CheckTimeout time.Duration `mapstructure:"check_timeout" yaml:"check_timeout"`
+	// CodeLint is whether the Code specialist formats and lints the files
+	// it changed before it reports: "auto" (the default: quality.format and
+	// quality.lint, else the ODIN.md Commands, else detection — gofmt and
+	// go vet for Go, ruff, eslint, cargo clippy) or "off".
+	CodeLint string `mapstructure:"code_lint" yaml:"code_lint"`
+	// Format is the formatter Code runs on the files it changed ("gofmt
+	// -w", "ruff format"); the changed files are appended, or replace
+	// {files} where it appears. Empty detects one.
+	Format string `mapstructure:"format" yaml:"format"`
+	// Coverage is the command that measures test coverage for QA, run
+	// before and after the change; {packages} is replaced by the changed
+	// packages (Go: "go test -cover {packages}"). Empty detects it (Go
+	// only); "off" turns the measurement off.
+	Coverage string `mapstructure:"coverage" yaml:"coverage"`
+	// RefactorLines is the size, in changed lines (added plus removed),
+	// from which a change counts as a significant refactor and makes
+	// review and QA mandatory, like a multi-file change. Default 300; 0
+	// turns the size rule off (renames and moves still count).
+	RefactorLines int `mapstructure:"refactor_lines" yaml:"refactor_lines"`
+	// TestFiles are further doublestar globs of files the Test specialist
+	// may write, beside the built-in ones (*_test.*, test_*.*, *.test.*,
+	// *.spec.*, tests/**, testdata/**...).
+	TestFiles []string `mapstructure:"test_files" yaml:"test_files"`
 }
+
+// CodeLintModes are the valid quality.code_lint values.
+func CodeLintModes() []string { return []string{"auto", "off"} }
 
 // Permissions widen or narrow what tools may do. Project-level permissions
 // that widen access are honoured only once the project is trusted.

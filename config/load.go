@@ -644,6 +644,8 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		{"quality", "build"},
 		{"quality", "lint"},
 		{"quality", "test"},
+		{"quality", "format"},
+		{"quality", "coverage"},
 	} {
 		if nonEmpty(at(project, parts...)) {
 			add(parts...)

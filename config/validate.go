@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	v.globs("quality.public_api", c.Quality.PublicAPI)
 	notNegative(v, "quality.max_fix_rounds", c.Quality.MaxFixRounds)
 	v.positiveDuration("quality.check_timeout", c.Quality.CheckTimeout)
+	v.quality(c.Quality)
 
 	v.strings("permissions.allowed_commands", c.Permissions.AllowedCommands)
 	v.strings("permissions.forbidden_commands", c.Permissions.ForbiddenCommands)
@@ -413,4 +414,20 @@ var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 // ValidColor reports whether c is one of AgentColors or #rrggbb.
 func ValidColor(c string) bool {
 	return slices.Contains(AgentColors(), strings.ToLower(c)) || hexColor.MatchString(c)
+}
+
+// quality checks the keys of the gates' lint, coverage, refactor and test
+// confinement rules.
+func (v *validator) quality(q Quality) {
+	v.oneOf("quality.code_lint", q.CodeLint, CodeLintModes())
+	notNegative(v, "quality.refactor_lines", q.RefactorLines)
+	v.globs("quality.test_files", q.TestFiles)
+	for _, k := range []struct{ key, val string }{{"quality.format", q.Format}, {"quality.coverage", q.Coverage}} {
+		if k.val != "" && strings.TrimSpace(k.val) == "" {
+			v.add(k.key, "must be a command or empty (got only blanks)")
+		}
+		if strings.ContainsAny(k.val, "\n\r") {
+			v.add(k.key, "must be one command line (got a line break)")
+		}
+	}
 }

@@ -115,6 +115,19 @@ func TestValidate(t *testing.T) {
 			`quality.max_fix_rounds: must not be negative (got -1)`,
 			`quality.check_timeout: must be a positive duration (got 0s)`,
 		}},
+		{"quality gates: lint, coverage, refactors, test files", func(c *Config) {
+			c.Quality.CodeLint = "sometimes"
+			c.Quality.RefactorLines = -5
+			c.Quality.TestFiles = []string{"e2e/[x"}
+			c.Quality.Format = "  "
+			c.Quality.Coverage = "go test -cover\nrm -rf /"
+		}, []string{
+			`quality.code_lint: must be one of auto, off (got "sometimes")`,
+			`quality.refactor_lines: must not be negative (got -5)`,
+			`quality.test_files[0]: invalid glob "e2e/[x"`,
+			`quality.format: must be a command or empty (got only blanks)`,
+			`quality.coverage: must be one command line (got a line break)`,
+		}},
 		{"permissions", func(c *Config) {
 			c.Permissions = Permissions{AllowedCommands: []string{" "}, ForbiddenCommands: []string{""}, AdditionalDirs: []string{"rel/dir"}}
 		}, []string{

@@ -47,6 +47,10 @@ type Delegate struct {
 	// ChangeSet names the turn's change set, which the specialist's
 	// writes are checkpointed in (resolved where it runs).
 	ChangeSet string `json:"change_set,omitempty"`
+	// WriteFiles, when set, are the only files (absolute paths or globs)
+	// the specialist may write: the delegation named them, and its guard
+	// refuses the rest.
+	WriteFiles []string `json:"write_files,omitempty"`
 }
 
 // Thoroughness is how deep a specialist should go (seed 001's Explore

@@ -176,6 +176,8 @@ type Todo struct {
 	Priority string `json:"priority,omitempty"`
 	// BlockedBy are the IDs of the items that must be completed first.
 	BlockedBy []string `json:"blocked_by,omitempty"`
+	// Acceptance are the item's acceptance criteria, which QA checks.
+	Acceptance []AcceptanceCriterion `json:"acceptance,omitempty"`
 }
 
 // GateDecided: the quality gates decided what a change set needs.

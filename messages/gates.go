@@ -40,3 +40,49 @@ type GateReport struct {
 	Test      *TestResult       `json:"test,omitempty"`
 	QA        *QAResult         `json:"qa,omitempty"`
 }
+
+// AcceptanceCriterion is one condition a todo item must meet when done,
+// set by the Orchestrator's plan. With a Command, QA checks it by the
+// command's exit code; without, by the reviewer's judgement.
+type AcceptanceCriterion struct {
+	Criterion string `json:"criterion" jsonschema:"what must hold when the item is done"`
+	Command   string `json:"command,omitempty" jsonschema:"optional shell command that proves it (exit 0 = met), e.g. go test -run TestTotal ./shop"`
+}
+
+// CriterionVerdict is the reviewer's judgement of one acceptance
+// criterion.
+type CriterionVerdict struct {
+	Criterion string `json:"criterion" jsonschema:"the criterion, as listed in your brief"`
+	Met       bool   `json:"met"`
+	Evidence  string `json:"evidence,omitempty" jsonschema:"why: file and line, or what is missing"`
+}
+
+// CriterionResult is how QA found one acceptance criterion.
+type CriterionResult struct {
+	// Todo is the todo item the criterion belongs to.
+	Todo      string `json:"todo"`
+	Criterion string `json:"criterion"`
+	Command   string `json:"command,omitempty"`
+	Met       bool   `json:"met"`
+	// By is "command" (its exit code decided) or "review" (the reviewer's
+	// judgement); "none" when nobody could judge it (counted unmet).
+	By       string `json:"by"`
+	Evidence string `json:"evidence,omitempty"`
+}
+
+// PackageCoverage is a package's test coverage before and after a change,
+// in percent of statements; nil when it could not be measured.
+type PackageCoverage struct {
+	Package string   `json:"package"`
+	Before  *float64 `json:"before,omitempty"`
+	After   *float64 `json:"after,omitempty"`
+}
+
+// CoverageReport is QA's coverage measurement of the changed packages.
+type CoverageReport struct {
+	Command  string            `json:"command"`
+	Packages []PackageCoverage `json:"packages"`
+	// Note says why a measurement is missing (no baseline, the command
+	// failed...).
+	Note string `json:"note,omitempty"`
+}

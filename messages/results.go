@@ -60,6 +60,9 @@ type CodeResult struct {
 	Warnings      []string     `json:"warnings,omitempty"`
 	FilesModified []FileChange `json:"files_modified,omitempty" jsonschema:"filled in by Odin; leave empty"`
 	FilesCreated  []FileChange `json:"files_created,omitempty" jsonschema:"filled in by Odin; leave empty"`
+	// Lint is what Odin's formatter and linter pass ran on the changed
+	// files before the report (quality.code_lint).
+	Lint *LintReport `json:"lint,omitempty" jsonschema:"filled in by Odin; leave empty"`
 }
 
 // FileChange is one file a change set touched.
@@ -77,6 +80,8 @@ type ReviewResult struct {
 	OverallScore  int           `json:"overall_score" jsonschema:"1 to 10"`
 	Summary       string        `json:"summary"`
 	Approved      bool          `json:"approved"`
+	// Criteria judge the acceptance criteria the brief lists, if any.
+	Criteria []CriterionVerdict `json:"criteria,omitempty" jsonschema:"one verdict per acceptance criterion listed in your brief, in its words; omit when it lists none"`
 }
 
 // Review issue severities (seed 004); critical and major send a change
@@ -148,6 +153,10 @@ type QAResult struct {
 	Blockers []string  `json:"blockers"`
 	Warnings []string  `json:"warnings"`
 	Summary  string    `json:"summary"`
+	// Criteria are the plan's acceptance criteria, met or not.
+	Criteria []CriterionResult `json:"criteria,omitempty" jsonschema:"filled in by Odin; leave empty"`
+	// Coverage is the changed packages' coverage before and after.
+	Coverage *CoverageReport `json:"coverage,omitempty" jsonschema:"filled in by Odin; leave empty"`
 }
 
 // QACheck is one QA command and its outcome.

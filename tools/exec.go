@@ -159,7 +159,7 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	start := time.Now()
 	out := newHeadTail(x.opts.MaxOutput)
 	spec := sandbox.Spec{Args: []string{"bash", "-c", in.Command}, Dir: env.Root,
-		Env: append(commandEnv(), x.opts.Env...), Write: writeMode(env.Mode), Agent: env.Agent}
+		Env: append(commandEnv(), x.opts.Env...), Write: writeMode(env.Mode) && !env.ReadOnlyCommands, Agent: env.Agent}
 	state, waitErr, blocked, err := x.execute(ctx, spec, timeout, out)
 	if err != nil {
 		return Errorf("cannot start the command: %v", err), nil
@@ -177,6 +177,8 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	oc.ExitCode, notes = exitCode(waitErr, notes)
 	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 {
 		switch {
+		case sandboxRefusal(oc.Output) && env.ReadOnlyCommands && writeMode(env.Mode):
+			notes = append(notes, "the command ran in Odin's sandbox with the project read-only: the "+env.Agent+" agent writes files only with its write tools, which allow only the files it may change")
 		case sandboxRefusal(oc.Output) && !writeMode(env.Mode):
 			notes = append(notes, "the command ran in Odin's sandbox in "+env.Mode+" mode, where nothing may be written")
 		case sandboxRefusal(oc.Output):

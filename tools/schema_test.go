@@ -122,6 +122,7 @@ func TestSchemasMatchSeed(t *testing.T) {
 			if err := json.Unmarshal(tl.Info().Schema, &got); err != nil {
 				t.Fatal(err)
 			}
+			dropSeedExtensions(name, got)
 			if d := cmp.Diff(seedShape(want, want), seedShape(got, want)); d != "" {
 				t.Errorf("%s schema differs from seed 000 (-seed +odin):\n%s", name, d)
 			}
@@ -215,4 +216,16 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("%s is not wrapped with WithRecover (%T)", tl.Info().Name, tl)
 		}
 	}
+}
+
+// dropSeedExtensions removes the optional properties later seeds add to a
+// seed 000 schema: seed 004 gives todo items acceptance criteria.
+func dropSeedExtensions(name string, schema map[string]any) {
+	if name != "TodoWrite" {
+		return
+	}
+	todos, _ := schema["properties"].(map[string]any)["todos"].(map[string]any)
+	items, _ := todos["items"].(map[string]any)
+	props, _ := items["properties"].(map[string]any)
+	delete(props, "acceptance")
 }

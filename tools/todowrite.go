@@ -34,6 +34,8 @@ type TodoItem struct {
 	// Priority and BlockedBy are seed 004's TaskCreate/TaskUpdate fields.
 	Priority  string   `json:"priority,omitempty" jsonschema:"high, medium (the default) or low"`
 	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids of the items that must be completed before this one can start"`
+	// Acceptance criteria are checked by QA when the change is gated.
+	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty" jsonschema:"acceptance criteria: what must hold when this item is done; QA checks each (by its command when given)"`
 }
 
 // Todo priorities.
@@ -74,7 +76,7 @@ func todoWrite(_ context.Context, _ *Env, in TodoWriteInput) (Result, error) {
 		}
 		counts[t.Status]++
 		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status, Priority: t.Priority,
-			BlockedBy: append([]string(nil), t.BlockedBy...)})
+			BlockedBy: append([]string(nil), t.BlockedBy...), Acceptance: acceptance(t.Acceptance)})
 	}
 	if msg := checkDependencies(todos, seen); msg != "" {
 		return Errorf("%s The list was not changed.", msg), nil
@@ -183,4 +185,19 @@ func openBlockers(todos []messages.Todo, t messages.Todo) []string {
 		}
 	}
 	return open
+}
+
+// acceptance keeps the criteria that say something.
+func acceptance(in []messages.AcceptanceCriterion) []messages.AcceptanceCriterion {
+	var out []messages.AcceptanceCriterion
+	for _, a := range in {
+		a.Criterion, a.Command = strings.TrimSpace(a.Criterion), strings.TrimSpace(a.Command)
+		if a.Criterion != "" || a.Command != "" {
+			if a.Criterion == "" {
+				a.Criterion = "`" + a.Command + "` passes"
+			}
+			out = append(out, a)
+		}
+	}
+	return out
 }

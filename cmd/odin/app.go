@@ -448,7 +448,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	perms := a.cfg.Permissions
 	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
 	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
-	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver})
+	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver, TestFiles: a.cfg.Quality.TestFiles})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -488,8 +488,8 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
 		MCP:   mcpTools,
 		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
-		Checks: checks,
-		Log:    a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
+		Checks: checks, Lint: checks, Coverage: checks,
+		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
 	return deps, nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -167,6 +168,9 @@ func (r *renderer) event(env messages.Envelope) {
 		}
 		r.progress("  %s %s %s: %s %s", mark, r.paint("1", termsafe.Line(rep.Agent)), verdict, firstLine(rep.Summary),
 			r.paint("2", fmt.Sprintf("(%s, %s tokens, %s)", term.Plural(rep.Turns, "call"), term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
+		for _, l := range lintLines(rep) {
+			r.progress("      %s %s", r.paint("2", "lint:"), l)
+		}
 	case messages.GateDecided:
 		r.narrate() // the answer before the gates is progress, not the answer
 		d := ev.Decision
@@ -312,8 +316,36 @@ func printGates(w io.Writer, g *messages.GateReport) {
 			}
 			fmt.Fprintf(w, "    %s %-6s %s\n", mark, termsafe.Line(c.Name), termsafe.Line(c.Command))
 		}
+		printAcceptance(w, q)
 		for _, wn := range q.Warnings {
 			fmt.Fprintf(w, "    warning: %s\n", termsafe.Line(wn))
+		}
+	}
+}
+
+// printAcceptance lists QA's acceptance criteria, met and unmet, and the
+// coverage of the changed packages before and after.
+func printAcceptance(w io.Writer, q *messages.QAResult) {
+	if len(q.Criteria) > 0 {
+		fmt.Fprintln(w, "  acceptance criteria:")
+		for _, c := range q.Criteria {
+			mark := "met  "
+			if !c.Met {
+				mark = "UNMET"
+			}
+			fmt.Fprintf(w, "    %s %s — %s (by %s)\n", mark, termsafe.Line(c.Criterion), termsafe.Line(firstLine(c.Evidence)), c.By)
+		}
+	}
+	if cov := q.Coverage; cov != nil && len(cov.Packages) > 0 {
+		fmt.Fprintf(w, "  coverage (%s):\n", termsafe.Line(cov.Command))
+		pct := func(v *float64) string {
+			if v == nil {
+				return "n/a"
+			}
+			return fmt.Sprintf("%.1f%%", *v)
+		}
+		for _, p := range cov.Packages {
+			fmt.Fprintf(w, "    %s: %s → %s\n", termsafe.Line(p.Package), pct(p.Before), pct(p.After))
 		}
 	}
 }
@@ -377,4 +409,31 @@ func errorText(err error) string {
 		b.WriteString("\n  - " + fix)
 	}
 	return b.String()
+}
+
+// lintLines describes the formatter and linter runs of a Code report, one
+// line each: the command and how it ended.
+func lintLines(rep messages.Report) []string {
+	var cr messages.CodeResult
+	if rep.Result == nil || json.Unmarshal(rep.Result, &cr) != nil || cr.Lint == nil {
+		return nil
+	}
+	var out []string
+	for _, run := range cr.Lint.Runs {
+		status := "ok"
+		switch {
+		case run.Missing:
+			status = "not installed"
+		case run.ExitCode != 0:
+			status = fmt.Sprintf("exit %d: %s", run.ExitCode, firstLine(run.Output))
+		}
+		if len(run.Fixed) > 0 {
+			status += ", fixed " + strings.Join(run.Fixed, ", ")
+		}
+		out = append(out, termsafe.Line(fmt.Sprintf("%s `%s` — %s", run.Kind, run.Command, status)))
+	}
+	if cr.Lint.Note != "" {
+		out = append(out, termsafe.Line(cr.Lint.Note))
+	}
+	return out
 }

@@ -20,6 +20,9 @@ type WriteFilter struct {
 	Allow []string
 	// Except are patterns that are refused even when Allow matches.
 	Except []string
+	// TestCommandsOnly limits the agent's commands to test runners and
+	// read-only commands (the Test agent).
+	TestCommandsOnly bool
 }
 
 // TestFilter lets the Test agent write test files only.
@@ -33,6 +36,7 @@ func TestFilter() *WriteFilter {
 			"**/test/**", "**/tests/**", "**/__tests__/**", "**/testdata/**",
 			"**/spec/**", "**/__snapshots__/**", "**/__mocks__/**", "**/fixtures/**",
 		},
+		TestCommandsOnly: true,
 	}
 }
 

@@ -25,6 +25,9 @@ type GuardOptions struct {
 	// Approver answers for paths outside the allowed directories. Nil
 	// refuses them, as a headless run does.
 	Approver Approver
+	// TestFiles are further globs the Test agent may write
+	// (quality.test_files).
+	TestFiles []string
 }
 
 // Guard resolves and authorises the paths tools touch; it implements
@@ -51,6 +54,7 @@ type Guard struct {
 	approver  Approver
 	origin    messages.Origin
 	filter    *WriteFilter
+	testFiles []string
 }
 
 var _ tool.PathGuard = (*Guard)(nil)
@@ -67,7 +71,7 @@ func NewGuard(root string, opts GuardOptions) (*Guard, error) {
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("policy: project root %s is not a directory", root)
 	}
-	g := &Guard{root: real, approver: opts.Approver, origin: messages.Origin{Agent: "orchestrator"}}
+	g := &Guard{root: real, approver: opts.Approver, origin: messages.Origin{Agent: "orchestrator"}, testFiles: opts.TestFiles}
 	for _, d := range opts.AdditionalDirs {
 		if strings.TrimSpace(d) == "" {
 			return nil, errors.New("policy: permissions.additional_dirs: empty directory name")
@@ -109,6 +113,9 @@ func (g *Guard) ForAgent(agent, taskID string) *Guard {
 	c := *g
 	c.origin = messages.Origin{Agent: agent, TaskID: taskID}
 	if f := FilterFor(agent); f != nil {
+		if f.TestCommandsOnly {
+			f.Allow = append(f.Allow, g.testFiles...)
+		}
 		c.filter = f
 	}
 	return &c

@@ -29,6 +29,9 @@ type Options struct {
 	// Headless{} (or Headless{Yolo: true}) in headless runs. Nil means
 	// Headless{}. It is wrapped in the session's Memory.
 	Approver Approver
+	// TestFiles are further globs the Test agent may write
+	// (quality.test_files).
+	TestFiles []string
 }
 
 // Policy is one session's permission policy: the path guard, the command
@@ -53,6 +56,7 @@ func New(opts Options) (*Policy, error) {
 		AdditionalDirs: opts.Permissions.AdditionalDirs,
 		Protected:      opts.Protected,
 		Approver:       mem,
+		TestFiles:      opts.TestFiles,
 	})
 	if err != nil {
 		return nil, err

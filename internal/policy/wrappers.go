@@ -53,6 +53,10 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 	}
 	name := cur[0].text
 	args := cur[1:]
+	if why := w.c.guard.agentCommand(name, texts(args)); why != "" {
+		w.deny(RuleAgentFilter, subject, why)
+		return
+	}
 	allowed := w.allowedMatch(cur)
 	readOnlyCmd := false
 	switch {

@@ -6,4 +6,9 @@
 // recipes) are used only once the user trusts the project; TrustItems
 // lists them. A check passes when its command exits 0; that is the QA
 // gate's verdict.
+//
+// The same Runner formats and lints the files the Code specialist changed
+// before it reports (Lint), and measures the changed packages' test
+// coverage before and after a change (Coverage, on a copy of the project
+// with the old files put back). Every command runs in the sandbox.
 package qa

@@ -79,6 +79,11 @@ type Env struct {
 	// the file tools read text files and write files through its buffers,
 	// after the Guard has authorised the path.
 	Editor Editor
+	// ReadOnlyCommands runs the agent's commands with the project
+	// read-only, whatever the mode: an agent confined to some files (Test
+	// writes test files only) writes them through the write tools, whose
+	// guard enforces the confinement, never through a command.
+	ReadOnlyCommands bool
 }
 
 // Editor reads and writes text files through an editor's buffers (the

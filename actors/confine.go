@@ -1,0 +1,55 @@
+package actors
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// namedFiles records on a delegation the files its brief names, which the
+// specialist alone may write.
+func namedFiles(files []string) func(*messages.Delegate) {
+	return func(d *messages.Delegate) {
+		for _, f := range files {
+			if f = strings.TrimSpace(f); f != "" {
+				d.WriteFiles = append(d.WriteFiles, f)
+			}
+		}
+	}
+}
+
+// confinedGuard narrows a specialist's path guard to the files its brief
+// names: writes to any other file are refused by the guard as tool errors,
+// so no prompt wording can widen them. An agent that already has a write
+// filter (Test, Docs) keeps it; a guard that cannot be narrowed is
+// returned as is only when no file is named.
+func confinedGuard(root string, def *AgentDefinition, d *messages.Delegate, g tools.PathGuard) tools.PathGuard {
+	if len(d.WriteFiles) == 0 || def.WriteScope != WriteAny {
+		return g
+	}
+	pg, ok := g.(*policy.Guard)
+	if !ok {
+		return g
+	}
+	f := &policy.WriteFilter{Agent: def.Name, Kind: "the files its brief names"}
+	for _, name := range d.WriteFiles {
+		f.Allow = append(f.Allow, relGlob(root, name))
+	}
+	return pg.WithFilter(f)
+}
+
+// relGlob turns a named file (absolute or relative to the root) into the
+// root-relative, slash-separated pattern the guard's filter matches.
+func relGlob(root, name string) string {
+	p := filepath.Clean(name)
+	if filepath.IsAbs(p) && workspace.Within(root, p) {
+		if rel, err := filepath.Rel(root, p); err == nil {
+			p = rel
+		}
+	}
+	return filepath.ToSlash(strings.TrimPrefix(p, "./"))
+}
