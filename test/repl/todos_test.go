@@ -16,7 +16,7 @@ func TestSpecialistTodosInTheStatusArea(t *testing.T) {
 	script := &llmtest.Script{Agents: map[string][]llmtest.Step{
 		"orchestrator": {
 			{ToolCalls: []llmtest.ToolCall{{Name: "TodoWrite", Arguments: llmtest.Args(map[string]any{"todos": []any{todo("o1", "delegate the fix", "in_progress")}})}}},
-			{ToolCalls: []llmtest.ToolCall{{Name: "agent_code", Arguments: llmtest.Args(map[string]any{"description": "fix Run", "brief": "Fix Run in main.go."})}}},
+			{ToolCalls: []llmtest.ToolCall{{Name: "agent", Arguments: llmtest.Args(map[string]any{"agent": "code", "description": "fix Run", "prompt": "Fix Run in main.go."})}}},
 			{Text: "the code agent is done"},
 		},
 		"code": {
