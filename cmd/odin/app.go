@@ -27,6 +27,7 @@ import (
 	"github.com/odin-code/odin/internal/models"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
+	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
@@ -416,6 +417,12 @@ func (a *app) baseTools() tools.Set {
 		Env:      append(policy.CommandGitEnv(), "CDPATH="),
 		Launcher: a.sandbox(),
 	}}
+	if a.stateDir != "" {
+		// Parsed trees are cached per project under the state directory,
+		// so a new session maps an unchanged project without reparsing.
+		opts.RepoMaps = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap")})
+		a.closers = append(a.closers, closerFunc(opts.RepoMaps.Close))
+	}
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	if st, err := a.openStore(context.Background()); err == nil {
 		webOpts = append(webOpts, web.WithCache(web.StoreCache{S: st}))

@@ -106,9 +106,13 @@ func New(root string, opts Options) *Mapper {
 // Root is the directory the Mapper maps.
 func (m *Mapper) Root() string { return m.root }
 
-// Close releases the parsers' native resources. The Mapper must not be
-// used afterwards.
-func (m *Mapper) Close() { m.langs.close() }
+// Close releases the parsers' native resources, after any refresh in
+// flight. A later use compiles them again.
+func (m *Mapper) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.langs.close()
+}
 
 // RefreshStats says what a refresh did.
 type RefreshStats struct {
