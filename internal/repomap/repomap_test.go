@@ -95,6 +95,7 @@ func TestNetHTTPScope(t *testing.T) {
 
 // pythonTree is a Python package installed from a Debian package.
 func pythonTree(t *testing.T) string {
+	requireLanguage(t, "python")
 	for _, d := range []string{"/usr/lib/python3/dist-packages/requests", "/usr/lib/python3/dist-packages/urllib3"} {
 		if _, err := os.Stat(filepath.Join(d, "__init__.py")); err == nil {
 			return d
@@ -123,6 +124,15 @@ func TestPythonPackageMostReferenced(t *testing.T) {
 		if !hasDef(res.Text, "class", name) {
 			t.Errorf("class %s is not in the 1024-token map of %s:\n%s", name, dir, res.Text)
 		}
+	}
+}
+
+// requireLanguage skips a test that needs lang when this build cannot
+// parse it (built without cgo or with the no_treesitter tag).
+func requireLanguage(t *testing.T, lang string) {
+	t.Helper()
+	if !newLanguages().supports(lang) {
+		t.Skipf("this build has no %s parser (tree-sitter needs cgo)", lang)
 	}
 }
 
@@ -171,6 +181,7 @@ func TestRankFollowsReferences(t *testing.T) {
 }
 
 func TestIncrementalRefreshParsesOnlyChangedFiles(t *testing.T) {
+	requireLanguage(t, "python")
 	root, cache := t.TempDir(), t.TempDir()
 	writeFiles(t, root, map[string]string{
 		"one.go":            "package p\n\nfunc One() {}\n",
@@ -277,4 +288,26 @@ func defsOf(t *testing.T, lang, src string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Files of a language the build cannot parse are counted and said, not
+// silently dropped.
+func TestUnsupportedLanguagesAreCounted(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n", "b.py": "def b():\n    pass\n"})
+	m := New(root, Options{})
+	defer m.Close()
+	res, err := m.Map(t.Context(), Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.langs.supports("python") {
+		if res.Refresh.Unsupported != 0 || !strings.Contains(res.Text, "def b()") {
+			t.Errorf("python supported but: %+v\n%s", res.Refresh, res.Text)
+		}
+		return
+	}
+	if res.Refresh.Unsupported != 1 || !strings.Contains(res.Text, "1 files of languages this build cannot parse") {
+		t.Errorf("unsupported python not reported: %+v\n%s", res.Refresh, res.Text)
+	}
 }
