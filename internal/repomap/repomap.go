@@ -395,5 +395,15 @@ func (m *Mapper) saveCache() {
 	if fsutil.PrivateDir(m.opts.CacheDir) != nil {
 		return
 	}
-	_ = fsutil.WriteFileAtomic(p, buf.Bytes(), 0o600)
+	// Renamed into place but not synced: a cache torn by a crash fails to
+	// decode and is rebuilt, so it is not worth an fsync on every refresh.
+	f, err := os.CreateTemp(m.opts.CacheDir, ".repomap-*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(buf.Bytes())
+	cerr := f.Close()
+	if werr != nil || cerr != nil || os.Rename(f.Name(), p) != nil {
+		_ = os.Remove(f.Name())
+	}
 }
