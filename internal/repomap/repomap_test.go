@@ -311,3 +311,26 @@ func TestUnsupportedLanguagesAreCounted(t *testing.T) {
 		t.Errorf("unsupported python not reported: %+v\n%s", res.Refresh, res.Text)
 	}
 }
+
+// Attack: a link inside the project to source outside it (or to a
+// directory outside it) must not bring that code into the map.
+func TestAttackLinksOutsideAreNotMapped(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.go": "package s\n\nfunc SecretCanary42() {}\n"})
+	writeFiles(t, root, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
+	if err := os.Symlink(filepath.Join(outside, "secret.go"), filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	m := New(root, Options{})
+	defer m.Close()
+	res, err := m.Map(t.Context(), Request{Budget: 8192})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Text, "SecretCanary42") || !strings.Contains(res.Text, "func A()") {
+		t.Errorf("map:\n%s", res.Text)
+	}
+}
