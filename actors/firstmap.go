@@ -13,10 +13,13 @@ import (
 )
 
 // The first turn of a new session starts with a compact repo map, so the
-// Orchestrator's model knows the shape of the code before it plans.
+// Orchestrator's model knows the shape of the code before it plans. It
+// may delay the first request by at most firstMapTimeout: a tree too big
+// to map that fast goes without (what was parsed is cached, so a later
+// RepoMap call goes on from there).
 const (
 	firstMapBudget  = 512
-	firstMapTimeout = 10 * time.Second
+	firstMapTimeout = 3 * time.Second
 )
 
 // firstTurnMap hands then the repo map for the first turn of a new session

@@ -198,6 +198,11 @@ func (m *Mapper) refreshLocked(ctx context.Context) (RefreshStats, error) {
 		changed = true
 	}
 	if err := ctx.Err(); err != nil {
+		// What was parsed is valid: keep it, so the next refresh goes on
+		// from there instead of starting over.
+		if changed {
+			m.saveCache()
+		}
 		return st, err
 	}
 	for rel := range m.files {

@@ -1,7 +1,9 @@
 package repomap
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -332,5 +334,29 @@ func TestAttackLinksOutsideAreNotMapped(t *testing.T) {
 	}
 	if strings.Contains(res.Text, "SecretCanary42") || !strings.Contains(res.Text, "func A()") {
 		t.Errorf("map:\n%s", res.Text)
+	}
+}
+
+// A cancelled refresh is an error, and leaves the Mapper usable.
+func TestCancelledRefresh(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("p%02d.go", i)] = fmt.Sprintf("package p\n\nfunc F%d() {}\n", i)
+	}
+	writeFiles(t, root, files)
+	m := New(root, Options{Workers: 1})
+	defer m.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := m.Refresh(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	st, err := m.Refresh(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Files != 50 || len(m.files) != 50 {
+		t.Errorf("refresh after a cancelled one: %+v, %d files known; want all 50", st, len(m.files))
 	}
 }
