@@ -382,14 +382,16 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				o.finishTurn(c, messages.TurnFailed, "blocked by a UserPromptSubmit hook: "+strings.TrimSpace(hr.Feedback))
 				return
 			}
-			user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withContext(in.Body, hr.Context)), Images: llmImages(in.Images)}
-			o.history = append(o.history, user)
-			o.j.appendMessage(o.session, user, "", "", t.started)
-			if !o.titled {
-				o.titled = true
-				o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
-			}
-			o.callModel(c)
+			o.firstTurnMap(c, t, func(c actor.Context, repoMap string) {
+				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Images: llmImages(in.Images)}
+				o.history = append(o.history, user)
+				o.j.appendMessage(o.session, user, "", "", t.started)
+				if !o.titled {
+					o.titled = true
+					o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
+				}
+				o.callModel(c)
+			})
 		})
 }
 

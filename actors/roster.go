@@ -183,7 +183,7 @@ func Builtins() []*AgentDefinition {
 	return []*AgentDefinition{
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
 			Description: "Explores the codebase: finds files, symbols and usages and reports them with paths and line numbers. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}),
+			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}),
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
@@ -211,7 +211,7 @@ func Builtins() []*AgentDefinition {
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
-			Tools:       readTools, NoInstructions: true,
+			Tools:       list(readTools, []string{"RepoMap"}), NoInstructions: true,
 			Report: "init"},
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/web"
 )
 
@@ -23,6 +24,8 @@ const (
 	NameExecuteCommand    = "ExecuteCommand"
 	NameGitDiff           = "GitDiff"
 	NameContextSummarizer = "ContextSummarizer"
+	NameRepoMap           = "RepoMap"
+	NameInitTool          = "InitTool"
 )
 
 // BuiltinOptions configure the built-in tools.
@@ -35,25 +38,29 @@ type BuiltinOptions struct {
 	// Searcher is WebSearch's backend. Without one WebSearch is still
 	// listed and answers that no search backend is configured.
 	Searcher web.Searcher
+	// RepoMaps holds RepoMap's parsed trees and their cache; nil keeps
+	// them in memory for the tool's lifetime.
+	RepoMaps *repomap.Pool
 }
 
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
 // the order models see them: reading and searching first, then writing,
 // execution, the web and helpers. The list is explicit on purpose (no init
 // registration): what a model can call is visible here. Tools that need
-// the actor system (AgentTool, InitTool) are added by their owners with
-// Set.With. Modes and permissions choose among these by Info().Class.
+// the actor system (AgentTool) are added by their owners with Set.With. Modes and permissions choose among these by Info().Class.
 func Builtin(opts BuiltinOptions) Set {
 	ts := []Tool{
 		NewLS(),
 		NewGlob(),
 		NewGrep(),
 		NewTree(),
+		NewRepoMap(opts.RepoMaps),
 		NewReadFile(),
 		NewGitDiffWith(opts.ExecuteCommand.Launcher),
 		NewWriteFile(),
 		NewEditTool(),
 		NewMultiEdit(),
+		NewInitTool(),
 		NewExecuteCommand(opts.ExecuteCommand),
 		NewTodoWrite(),
 		NewThink(),

@@ -192,7 +192,7 @@ func TestBuiltin(t *testing.T) {
 	wantClass := map[string]Class{
 		NameLS: ClassRead, NameGlob: ClassRead, NameGrep: ClassRead, NameTree: ClassRead,
 		NameReadFile: ClassRead, NameGitDiff: ClassRead, NameTodoWrite: ClassRead, NameThink: ClassRead, NameContextSummarizer: ClassRead,
-		NameWriteFile: ClassWrite, NameEditTool: ClassWrite, NameMultiEditTool: ClassWrite,
+		NameWriteFile: ClassWrite, NameEditTool: ClassWrite, NameMultiEditTool: ClassWrite, NameInitTool: ClassWrite, NameRepoMap: ClassRead,
 		NameExecuteCommand: ClassExecute, NameWebFetch: ClassWeb, NameWebSearch: ClassWeb,
 	}
 	gotClass := map[string]Class{}

@@ -28,6 +28,7 @@ import (
 	"github.com/odin-code/odin/internal/plugin"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
+	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
@@ -504,6 +505,12 @@ func (a *app) baseTools() tools.Set {
 		Env:      append(policy.CommandGitEnv(), "CDPATH="),
 		Launcher: a.sandbox(),
 	}}
+	if a.stateDir != "" {
+		// Parsed trees are cached per project under the state directory,
+		// so a new session maps an unchanged project without reparsing.
+		opts.RepoMaps = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap")})
+		a.closers = append(a.closers, closerFunc(opts.RepoMaps.Close))
+	}
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
