@@ -10,6 +10,7 @@ LDFLAGS ?= -s -w
 
 build:
 	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
+	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
 	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
 
 fmt-check:

@@ -1,15 +1,29 @@
 package tools
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
+	"github.com/odin-code/odin/internal/repomap/repomaptest"
 	"github.com/odin-code/odin/internal/sandbox"
 )
 
 // TestMain lets the test binary act as the write sandbox's helper, which
 // sandbox.Command re-executes.
+// It also builds odin-sitter, for RepoMap's tests of other languages
+// than Go.
 func TestMain(m *testing.M) {
 	sandbox.Main()
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "odin-sitter")
+	if err == nil {
+		_, err = repomaptest.Setenv(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

@@ -508,7 +508,7 @@ func (a *app) baseTools() tools.Set {
 	if a.stateDir != "" {
 		// Parsed trees are cached per project under the state directory,
 		// so a new session maps an unchanged project without reparsing.
-		opts.RepoMaps = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap")})
+		opts.RepoMaps = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch})
 		a.closers = append(a.closers, closerFunc(opts.RepoMaps.Close))
 	}
 	webOpts := []web.Option{web.WithVersion(versionString())}
@@ -651,6 +651,25 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	l := a.sandbox()
 	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
 		Network: sandbox.NetworkFull, Visible: visible})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.Cmd, p.Release, nil
+}
+
+// sitterLaunch starts odin-sitter, the repo map's tree-sitter parser, in
+// the session's sandbox: read-only, no network, the filtered environment.
+// It reads no file itself (the map sends it each file's text), so the
+// confinement only has to hold a C parser fed untrusted input.
+func (a *app) sitterLaunch(ctx context.Context, argv []string) (*exec.Cmd, func(), error) {
+	var visible []string
+	if abs, err := filepath.Abs(argv[0]); err == nil {
+		visible = append(visible, abs)
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			visible = append(visible, real)
+		}
+	}
+	p, err := a.sandbox().Command(ctx, sandbox.Spec{Args: argv, Dir: a.root, Visible: visible})
 	if err != nil {
 		return nil, nil, err
 	}

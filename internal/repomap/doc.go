@@ -9,18 +9,20 @@
 // needs no cgo and adds nothing to the binary. Python, JavaScript (and
 // JSX), TypeScript (and TSX), Rust and Java are parsed with tree-sitter
 // (github.com/tree-sitter/go-tree-sitter and the grammars' own Go
-// bindings), which compiles the grammars' C parsers with cgo. That route was
-// weighed against the alternatives: a pure-Go tree-sitter runtime was not
-// available from the module proxy, and hand-written extractors per language
-// would be a second-rate parser to maintain. Measured costs: the first cold
-// build compiles the grammars (about a minute of CPU; the build cache keeps
-// them afterwards); the odin binary grows by 4.5 MB (96 to 100 MB); and
-// because the grammars' C objects need the external linker, the binary's
-// resident file-backed pages at startup grow by about 20 MB (the same
-// growth as linking today's odin externally), while its anonymous memory
-// and start time do not change. Built with CGO_ENABLED=0 or the
-// no_treesitter tag, the package maps Go only and says how many other
-// files it could not parse.
+// bindings) — a pure-Go tree-sitter runtime was not available from the
+// module proxy, and hand-written extractors per language would be a
+// second-rate parser to maintain — but not inside odin: in odin-sitter
+// (cmd/odin-sitter, package sitter), a parser process odin starts in its
+// sandbox on first use and feeds each file's text over a pipe. Two reasons,
+// both measured or argued: the grammars' C objects force the external
+// linker, which made odin's resident pages at every start grow from 36 to
+// 63 MB (`odin --version`), whatever the command; and a C parser fed
+// untrusted files belongs in a confined process (no network, nothing
+// writable, no secret), not in the one holding the user's keys. The cost
+// is a process start on the first non-Go file of a session and a pipe
+// round trip per file. Where odin-sitter is not found (beside the odin
+// executable, on PATH, or $ODIN_SITTER), the map covers Go only and says
+// how many other files it could not parse.
 //
 // # Ranking
 //

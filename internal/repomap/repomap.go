@@ -77,6 +77,9 @@ type Options struct {
 	MaxFileSize int64
 	// Workers parse in parallel; default GOMAXPROCS.
 	Workers int
+	// Launch starts odin-sitter, the tree-sitter parser process (see
+	// Launch); nil runs it directly.
+	Launch Launch
 }
 
 // Mapper maps the code under one root. Create it with New.
@@ -100,7 +103,7 @@ func New(root string, opts Options) *Mapper {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	return &Mapper{root: filepath.Clean(root), opts: opts, langs: newLanguages(), files: map[string]*fileData{}}
+	return &Mapper{root: filepath.Clean(root), opts: opts, langs: newLanguages(opts.Launch), files: map[string]*fileData{}}
 }
 
 // Root is the directory the Mapper maps.

@@ -130,11 +130,11 @@ func TestPythonPackageMostReferenced(t *testing.T) {
 }
 
 // requireLanguage skips a test that needs lang when this build cannot
-// parse it (built without cgo or with the no_treesitter tag).
+// parse it (no odin-sitter was found).
 func requireLanguage(t *testing.T, lang string) {
 	t.Helper()
-	if !newLanguages().supports(lang) {
-		t.Skipf("this build has no %s parser (tree-sitter needs cgo)", lang)
+	if !newLanguages(nil).supports(lang) {
+		t.Skipf("no %s parser: odin-sitter not found", lang)
 	}
 }
 
@@ -274,7 +274,7 @@ func TestUnreadableTreeIsAnError(t *testing.T) {
 // defsOf parses src as lang and returns "kind parent.name | sig" lines.
 func defsOf(t *testing.T, lang, src string) []string {
 	t.Helper()
-	l := newLanguages()
+	l := newLanguages(nil)
 	defer l.close()
 	defs, _, err := l.parse(lang, []byte(src))
 	if err != nil {

@@ -1,5 +1,3 @@
-//go:build cgo && !no_treesitter
-
 package repomap
 
 import (
@@ -124,7 +122,7 @@ record Point(int x, int y) {}
 			if diff := cmp.Diff(c.want, defsOf(t, c.lang, c.src)); diff != "" {
 				t.Errorf("definitions (-want +got):\n%s", diff)
 			}
-			l := newLanguages()
+			l := newLanguages(nil)
 			defer l.close()
 			_, refs, err := l.parse(c.lang, []byte(c.src))
 			if err != nil {

@@ -51,7 +51,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "odin"), "github.com/odin-code/odin/cmd/odin")
+	// odin-sitter beside odin, where odin looks for it (the repo map's
+	// tree-sitter parser process).
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin", "github.com/odin-code/odin/cmd/odin-sitter")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building odin:", err)

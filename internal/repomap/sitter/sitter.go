@@ -1,9 +1,14 @@
-//go:build cgo && !no_treesitter
-
-package repomap
+// Package sitter extracts definitions and references from Python,
+// JavaScript, TypeScript, Rust and Java source with tree-sitter. It is
+// linked only into odin-sitter, the repo map's parser process: tree-sitter
+// is C, and linking C into odin would force the external linker, which
+// costs odin some 25 MB of resident pages at every start, and would run a
+// C parser over untrusted files inside Odin's own process.
+package sitter
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"unsafe"
@@ -118,23 +123,41 @@ type compiled struct {
 	nameIdx uint32
 }
 
-// languages holds the compiled grammars of one Mapper.
-type languages struct {
+// Parser holds the compiled grammars. Safe for concurrent use.
+type Parser struct {
 	mu sync.Mutex
 	c  map[string]*compiled
 }
 
-func newLanguages() *languages { return &languages{c: map[string]*compiled{}} }
+// New returns a Parser; grammars compile on first use.
+func New() *Parser { return &Parser{c: map[string]*compiled{}} }
 
-func (l *languages) supports(lang string) bool {
-	if lang == "go" {
-		return true
+// Languages lists the languages with a grammar here, sorted.
+func Languages() []string {
+	out := make([]string, 0, len(grammars))
+	for l := range grammars {
+		out = append(out, l)
 	}
+	sort.Strings(out)
+	return out
+}
+
+// Supports reports whether lang has a grammar here.
+func Supports(lang string) bool {
 	_, ok := grammars[lang]
 	return ok
 }
 
-func (l *languages) get(lang string) (*compiled, error) {
+// Symbol is a definition, as the repo map keeps it.
+type Symbol struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Parent string `json:"parent,omitempty"`
+	Line   int    `json:"line"`
+	Sig    string `json:"sig,omitempty"`
+}
+
+func (l *Parser) get(lang string) (*compiled, error) {
 	l.mu.Lock()
 	c, ok := l.c[lang]
 	if !ok {
@@ -176,7 +199,8 @@ func (c *compiled) build(g grammar) error {
 	return nil
 }
 
-func (l *languages) close() {
+// Close frees the compiled grammars.
+func (l *Parser) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, c := range l.c {
@@ -191,9 +215,11 @@ func (l *languages) close() {
 }
 
 // parse extracts the definitions and name uses of one file.
-func (l *languages) parse(lang string, src []byte) ([]Symbol, map[string]int, error) {
-	if lang == "go" {
-		return parseGo(src)
+// Parse returns the definitions of src, a file in lang, and how often
+// each name is used in it.
+func (l *Parser) Parse(lang string, src []byte) ([]Symbol, map[string]int, error) {
+	if !Supports(lang) {
+		return nil, nil, fmt.Errorf("repomap: no grammar for %s", lang)
 	}
 	c, err := l.get(lang)
 	if err != nil {
@@ -266,7 +292,7 @@ func container(def *sitter.Node, containers map[string]string, src []byte) strin
 		k := n.Kind()
 		if field, ok := containers[k]; ok {
 			if nn := n.ChildByFieldName(field); nn != nil {
-				return oneLine(nn.Utf8Text(src))
+				return collapse(nn.Utf8Text(src))
 			}
 			return ""
 		}
@@ -299,5 +325,8 @@ func sitterSig(def *sitter.Node, src []byte) string {
 		}
 	}
 	text = strings.TrimRight(strings.TrimSpace(text), "{:")
-	return oneLine(text)
+	return collapse(text)
 }
+
+// collapse puts s on one line; the repo map cuts it to its width.
+func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
