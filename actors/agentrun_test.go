@@ -61,7 +61,9 @@ func TestBackgroundRunsCollectedAndStopped(t *testing.T) {
 	s := llmtest.NewScript().
 		Add("orchestrator",
 			llmtest.Calls(bg("search", "find a", "find a"), bg("search", "find b", "find b"), llmtest.Call("Echo", map[string]any{"text": "reading"})),
-			llmtest.Step{When: "echo: reading", ToolCalls: []llmtest.ToolCall{
+			// Held until both specialists are at work: otherwise the stop
+			// may reach search-2 before its first model call.
+			llmtest.Step{When: "echo: reading", Hold: "orch", ToolCalls: []llmtest.ToolCall{
 				llmtest.Call(AgentOutputToolName, map[string]any{"id": "search-1", "timeout_seconds": 60}),
 				llmtest.Call(AgentStopToolName, map[string]any{"id": "search-2"}),
 			}},
@@ -73,7 +75,7 @@ func TestBackgroundRunsCollectedAndStopped(t *testing.T) {
 		)
 	h := newHarness(t, s)
 	h.sess.Submit("find two things", messages.ModeAsk)
-	for _, name := range []string{"a", "b"} {
+	for _, name := range []string{"a", "b", "orch"} {
 		if err := h.client.WaitHeld(t.Context(), name); err != nil {
 			t.Fatal(err)
 		}
@@ -85,6 +87,7 @@ func TestBackgroundRunsCollectedAndStopped(t *testing.T) {
 	if runs["search-1"].Status != messages.RunRunning || !runs["search-1"].Background {
 		t.Errorf("search-1 = %+v", runs["search-1"])
 	}
+	h.client.Release("orch")
 	h.client.Release("a")
 	r := h.turn()
 	if r.Status != messages.TurnDone || r.Answer != "done" {
