@@ -18,7 +18,29 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "agents",
 		Short: "List and validate the specialist roster (built-in, odin.yaml, .odin/agents/*.md)",
-		Args:  cobra.NoArgs,
+		Long: `List and validate the specialist roster: the built-in agents, odin.yaml's
+agents:, .odin/agents/*.md (Claude Code's agent files work as they are) and
+enabled plugins' agents.
+
+Definition fields (odin.yaml or front matter): description, prompt, tools,
+disallowed_tools (MCP patterns such as mcp__github__* included), model, timeout,
+max_turns, max_tokens, role (reviewer, tester, fixer, diagnostician,
+researcher: the gates find agents by role), report (the Report schema),
+permission_mode (ask, plan or edit: a cap on what the agent may do),
+critical_reminder (ends every request of the agent), color (the REPL's), skills
+(SKILL.md folders offered through the Skill tool) and sandbox (network: off,
+allowed_domains). A bad value is an error naming the file and the key.
+
+Lifecycle: the Orchestrator delegates through one tool, agent (an enum of this
+roster), with a prompt and optionally run_in_background (the run's handle comes
+back at once; agent_output waits for or peeks at its report, agent_stop stops or
+detaches it), resume (a finished run continues with its stored transcript),
+thoroughness (quick, medium, very thorough), context (brief, scoped: named files
+and a summary of the conversation, fork: the conversation with tool output
+trimmed), model, max_turns and only_files (the only files it may write). The
+REPL's /agents and odin sessions show list every run of a session with its
+status, tokens and last activities.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return withApp(g, func(a *app) error {
 				deps, err := a.buildDeps(events.New("cli", nil), a.headlessApprover())
