@@ -117,6 +117,16 @@ func gateOutcome(r messages.GateReport) string {
 		verdict = "failed"
 	}
 	fmt.Fprintf(&b, "Quality gates %s after %d fix round(s).", verdict, r.FixRounds)
+	// Why they ran, kept in the conversation: the model knows what the
+	// gates looked at, and the stored session keeps the decision (the
+	// viewer shows it for past turns).
+	if len(r.Decision.Reasons) > 0 {
+		reasons := make([]string, len(r.Decision.Reasons))
+		for i, why := range r.Decision.Reasons {
+			reasons[i] = strings.ReplaceAll(shorten(why, 200), "; ", ", ")
+		}
+		fmt.Fprintf(&b, "\nRequired because: %s.", strings.Join(reasons, "; "))
+	}
 	for _, s := range r.Stages {
 		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.ShownRound(), stageMark(s))
 		if sum := firstLine(strings.TrimSpace(s.Summary)); sum != "" {

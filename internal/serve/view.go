@@ -110,7 +110,9 @@ type GateOutcome struct {
 	Passed    bool        `json:"passed"`
 	FixRounds int         `json:"fix_rounds"`
 	Stages    []GateStage `json:"stages"`
-	Text      string      `json:"text"`
+	// Reasons are why the gates were required (the decision's reasons).
+	Reasons []string `json:"reasons"`
+	Text    string   `json:"text"`
 }
 
 // GateStage is one stage line of a gate outcome.
@@ -392,7 +394,7 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 			continue
 		}
 		body := strings.TrimPrefix(text, gateNotePrefix)
-		g := GateOutcome{At: m.CreatedAt, Text: body, Stages: []GateStage{}}
+		g := GateOutcome{At: m.CreatedAt, Text: body, Stages: []GateStage{}, Reasons: []string{}}
 		for _, u := range idx {
 			if u < i {
 				g.Turn++
@@ -404,6 +406,10 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 			g.Passed = verdict == "passed"
 		}
 		for _, l := range lines[1:] {
+			if why, ok := strings.CutPrefix(l, "Required because: "); ok {
+				g.Reasons = strings.Split(strings.TrimSuffix(why, "."), "; ")
+				continue
+			}
 			if sm := stageLine.FindStringSubmatch(l); sm != nil {
 				round, _ := strconv.Atoi(sm[2])
 				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Mark: sm[3], Summary: sm[4]})

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +72,7 @@ func gatedSession(t *testing.T, st store.Store, project string) string {
 	if err := st.AddUsage(ctx, store.UsageRecord{SessionID: root.ID, Agent: "orchestrator", Model: "m", PromptTokens: 50, Cost: 0.02, At: at(1)}); err != nil {
 		t.Fatal(err)
 	}
-	msg(root.ID, llm.RoleUser, 14, store.TextPart{Text: gateNotePrefix + "Quality gates passed after 2 fix round(s).\n- review (round 1): failed — 1 issue(s), 1 blocking: lacks Retry-After\n- fix (round 1): applied — fixed\n- review (round 2): passed — fine\n- qa (round 2): failed — TestX fails\n- fix (round 2): applied — fixed again\n- qa (round 3): passed — 3 check(s) passed"})
+	msg(root.ID, llm.RoleUser, 14, store.TextPart{Text: gateNotePrefix + "Quality gates passed after 2 fix round(s).\nRequired because: 3 files changed, api/ratelimit.go is new; public API changed.\n- review (round 1): failed — 1 issue(s), 1 blocking: lacks Retry-After\n- fix (round 1): applied — fixed\n- review (round 2): passed — fine\n- qa (round 2): failed — TestX fails\n- fix (round 2): applied — fixed again\n- qa (round 3): passed — 3 check(s) passed"})
 	msg(root.ID, llm.RoleAssistant, 15, store.TextPart{Text: "Rate limiting is in place."})
 	return root.ID
 }
@@ -176,6 +177,9 @@ func TestTimelineRunsGatesAndFixRounds(t *testing.T) {
 		t.Fatalf("gates = %+v", tl.Gates)
 	}
 	g := tl.Gates[0]
+	if want := []string{"3 files changed, api/ratelimit.go is new", "public API changed"}; !slices.Equal(g.Reasons, want) {
+		t.Errorf("gate reasons = %q, want %q", g.Reasons, want)
+	}
 	if !g.Passed || g.FixRounds != 2 || g.Turn != 1 || len(g.Stages) != 6 {
 		t.Errorf("gate outcome = %+v", g)
 	}

@@ -160,6 +160,7 @@ func TestViewerInChromium(t *testing.T) {
 		Verdict  string
 		Stages   []string
 		Findings []string
+		Reasons  []string
 	}
 	must(t, "read the finished timeline", chromedp.Run(ctx,
 		chromedp.WaitVisible(`.gate .verdict-passed`),
@@ -171,6 +172,7 @@ func TestViewerInChromium(t *testing.T) {
 			Verdict: document.querySelector('.gate .verdict-passed').textContent,
 			Stages: [...document.querySelectorAll('.stage')].map(e => e.dataset.stage + ':' + e.dataset.mark),
 			Findings: [...document.querySelectorAll('.finding')].map(e => e.dataset.severity + ' ' + e.textContent),
+			Reasons: [...document.querySelectorAll('.gate-reasons li')].map(e => e.textContent),
 		})`, &got),
 	))
 	t.Logf("page: %+v", got)
@@ -192,6 +194,10 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	if !containsSub(got.QA, "failed") || !containsSub(got.QA, "passed") {
 		t.Errorf("QA checks lane: %q", got.QA)
+	}
+	// Why the gates ran, from the stored session (not only the live event).
+	if !containsSub(got.Reasons, "files changed") {
+		t.Errorf("stored gate reasons: %q", got.Reasons)
 	}
 	if !containsPrefix(got.Findings, "major api/ratelimit.go:46") {
 		t.Errorf("review findings by severity: %q", got.Findings)

@@ -211,10 +211,11 @@ function renderGates(tl) {
     const rounds = tl.runs.filter((r) => r.turn === g.turn && r.gate);
     out.push(h("div", { class: "gate", "data-turn": g.turn },
       h("p", {}, h("span", { class: g.passed ? "verdict-passed" : "verdict-failed" }, `Verdict: ${g.passed ? "passed" : "failed"}`), ` after ${g.fix_rounds} fix round(s) (turn ${g.turn})`),
+      (g.reasons || []).length ? h("div", { class: "gate-reasons" }, h("strong", {}, "Required because: "), h("ul", {}, g.reasons.map((r) => h("li", {}, r)))) : "",
       h("ol", {}, g.stages.map((s) => h("li", { class: "stage", "data-stage": s.stage, "data-mark": s.mark }, h("strong", {}, `${s.stage} round ${s.round}: ${s.mark}`), s.summary ? " — " + s.summary : ""))),
       rounds.map(gateRound)));
   }
-  if (!decided.length && tl.gates.length) out.push(h("p", { class: "legend" }, "Why the gates were required is reported live (gate_decided); this stored session kept only their outcome."));
+  if (!decided.length && tl.gates.length && !tl.gates.some((g) => (g.reasons || []).length)) out.push(h("p", { class: "legend" }, "This session was stored before Odin kept why the gates were required; only their outcome is known."));
   if (!out.length) out.push(h("p", {}, "No gate ran."));
   $("gates").replaceChildren(...out);
 }
