@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -298,34 +299,40 @@ var odinToClaude = func() map[string]string {
 	return m
 }()
 
-func (l loader) hooks(raw json.RawMessage) error {
-	sources := map[string]json.RawMessage{}
-	def := filepath.Join(l.p.Dir, "hooks", "hooks.json")
+// sources reads a component's documents: the default file def when it
+// exists, plus the manifest's key — paths inside the plugin, or the
+// document inline. They come back by name, with the names sorted.
+func (l loader) sources(def, key string, raw json.RawMessage) (map[string][]byte, []string, error) {
+	sources := map[string][]byte{}
 	if data, err := os.ReadFile(def); err == nil {
 		sources[def] = data
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("plugin %s: %w", def, err)
+		return nil, nil, fmt.Errorf("plugin %s: %w", def, err)
 	}
 	if list, ok := paths(raw); ok {
 		for _, rel := range list {
-			path, err := l.inside("hooks", rel)
+			path, err := l.inside(key, rel)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			data, err := os.ReadFile(path)
 			if err != nil {
-				return fmt.Errorf("plugin %s: hooks: %w", l.manifest, err)
+				return nil, nil, fmt.Errorf("plugin %s: %s: %w", l.manifest, key, err)
 			}
 			sources[path] = data
 		}
 	} else {
-		sources[l.manifest+" hooks"] = raw
+		sources[l.manifest+" "+key] = raw
 	}
-	names := make([]string, 0, len(sources))
-	for n := range sources {
-		names = append(names, n)
+	names := slices.Sorted(maps.Keys(sources))
+	return sources, names, nil
+}
+
+func (l loader) hooks(raw json.RawMessage) error {
+	sources, names, err := l.sources(filepath.Join(l.p.Dir, "hooks", "hooks.json"), "hooks", raw)
+	if err != nil {
+		return err
 	}
-	sort.Strings(names)
 	for _, src := range names {
 		var doc struct {
 			Hooks json.RawMessage `json:"hooks"`
@@ -414,33 +421,10 @@ func (l loader) matcher(event, m string) (string, []string) {
 // mcp reads the plugin's MCP servers: .mcp.json at its root, or the
 // manifest's mcpServers (a path, or the servers inline).
 func (l loader) mcp(raw json.RawMessage) error {
-	sources := map[string][]byte{}
-	def := filepath.Join(l.p.Dir, ".mcp.json")
-	if data, err := os.ReadFile(def); err == nil {
-		sources[def] = data
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("plugin %s: %w", def, err)
+	sources, names, err := l.sources(filepath.Join(l.p.Dir, ".mcp.json"), "mcpServers", raw)
+	if err != nil {
+		return err
 	}
-	if list, ok := paths(raw); ok {
-		for _, rel := range list {
-			path, err := l.inside("mcpServers", rel)
-			if err != nil {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("plugin %s: mcpServers: %w", l.manifest, err)
-			}
-			sources[path] = data
-		}
-	} else {
-		sources[l.manifest+" mcpServers"] = raw
-	}
-	names := make([]string, 0, len(sources))
-	for n := range sources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	for _, src := range names {
 		var doc map[string]json.RawMessage
 		if err := json.Unmarshal(sources[src], &doc); err != nil {
