@@ -89,19 +89,9 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if !isLoopback(host) && f.tlsCert == "" && !f.proxyTLS {
 		return usageError("--listen %s is not a loopback address: give --tls-cert and --tls-key, or --tls-proxy if a proxy terminates TLS", f.listen)
 	}
-	roots := f.roots
-	if len(roots) == 0 {
-		roots = []string{a.root}
-	}
-	for i, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		if err != nil {
-			return usageError("--root %s: %v", r, err)
-		}
-		roots[i] = abs
+	roots, err := serveRoots(f.roots, a.root)
+	if err != nil {
+		return err
 	}
 	if a.stateDir == "" {
 		return usageError("no state directory for the token: set XDG_STATE_HOME or HOME")
@@ -139,6 +129,36 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 			errc <- hs.Serve(ln)
 		}
 	}()
+	return runUntilSignal(srv, hs, errc, 30*time.Second, func() {
+		fmt.Fprintln(stderr, "odin serve: shutting down: cancelling and saving in-flight turns")
+	})
+}
+
+// serveRoots resolves the --root directories (absolute, symlinks
+// resolved); none means the project root.
+func serveRoots(given []string, project string) ([]string, error) {
+	roots := append([]string(nil), given...)
+	if len(roots) == 0 {
+		roots = []string{project}
+	}
+	for i, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err == nil {
+			abs, err = filepath.EvalSymlinks(abs)
+		}
+		if err != nil {
+			return nil, usageError("--root %s: %v", r, err)
+		}
+		roots[i] = abs
+	}
+	return roots, nil
+}
+
+// runUntilSignal waits until the HTTP server fails (errc) or the process
+// gets SIGINT or SIGTERM; then it closes srv's sessions (cancelling and
+// saving in-flight turns, ending every event stream) and shuts hs down
+// within grace. onSignal, when set, runs first on a signal.
+func runUntilSignal(srv *serve.Server, hs *http.Server, errc <-chan error, grace time.Duration, onSignal func()) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -148,9 +168,11 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 		return &exitError{code: exitFailed, err: err}
 	case <-sigs:
 	}
-	fmt.Fprintln(stderr, "odin serve: shutting down: cancelling and saving in-flight turns")
+	if onSignal != nil {
+		onSignal()
+	}
 	srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return &exitError{code: exitFailed, err: err}

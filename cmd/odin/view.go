@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -11,10 +10,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -78,19 +75,9 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 	if err != nil {
 		return usageError("--mode: %v", err)
 	}
-	roots := append([]string(nil), f.roots...)
-	if len(roots) == 0 {
-		roots = []string{a.root}
-	}
-	for i, r := range roots {
-		abs, err := filepath.Abs(r)
-		if err == nil {
-			abs, err = filepath.EvalSymlinks(abs)
-		}
-		if err != nil {
-			return usageError("--root %s: %v", r, err)
-		}
-		roots[i] = abs
+	roots, err := serveRoots(f.roots, a.root)
+	if err != nil {
+		return err
 	}
 	if a.stateDir == "" {
 		return usageError("no state directory for the token: set XDG_STATE_HOME or HOME")
@@ -99,8 +86,10 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	opener := newSessionOpener(g)
+	defer opener.Close() // after srv.Shutdown has closed every session
 	srv, err := serve.New(serve.Options{
-		Opener: serveOpener{newSessionOpener(g)}, Token: token, Roots: roots, Mode: mode,
+		Opener: serveOpener{opener}, Token: token, Roots: roots, Mode: mode,
 		Log: logging.Slog(a.log.With().Str("component", "view").Logger()),
 	})
 	if err != nil {
@@ -132,22 +121,7 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 		fmt.Fprintf(stdout, "odin view: open this URL (it carries the token after #; keep it private):\n%s\n", full)
 	}
 
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	select {
-	case err := <-errc:
-		srv.Shutdown()
-		return &exitError{code: exitFailed, err: err}
-	case <-sigs:
-	}
-	srv.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return &exitError{code: exitFailed, err: err}
-	}
-	return nil
+	return runUntilSignal(srv, hs, errc, 10*time.Second, nil)
 }
 
 // openBrowser starts the desktop's URL opener, if there is one, and
