@@ -114,8 +114,6 @@ type harness struct {
 
 type harnessOpt func(*Deps)
 
-func withRoster(r *Roster) harnessOpt { return func(d *Deps) { d.Roster = r } }
-
 func withConfig(f func(*config.Config)) harnessOpt { return func(d *Deps) { f(d.Config) } }
 
 // withWindow gives every model a context window of n tokens.
@@ -254,11 +252,6 @@ func agentEnum(t testing.TB, req llm.Request) []string {
 		return schema.Properties.Agent.Enum
 	}
 	return nil
-}
-
-func args(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
 
 // trackerSets hands out checkpoint trackers, as the CLI does.

@@ -400,7 +400,7 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	for _, a := range AvailableAgents(o.deps.Tools, o.deps.Roster, t.input.Mode) {
 		// Say "read-only" unless the description already does.
 		ro := ReadOnlyAgent(o.deps.Tools, a) && !strings.Contains(strings.ToLower(a.Description), "read-only")
-		agents = append(agents, prompts.Agent{Name: a.Name, Tool: AgentToolName, Description: a.Description, ReadOnly: ro})
+		agents = append(agents, prompts.Agent{Name: a.Name, ReadOnly: ro})
 	}
 	return prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: o.deps.now().Format("2006-01-02"),
 		OS: o.deps.osName(), Mode: string(t.input.Mode), Instructions: o.deps.Instructions, Agents: agents})

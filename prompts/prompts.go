@@ -20,12 +20,11 @@ var templates = sync.OnceValue(func() *template.Template {
 	}).ParseFS(files, "templates/*.tmpl"))
 })
 
-// Agent describes a delegation target to the Orchestrator's prompt.
+// Agent names a delegation target in the Orchestrator's prompt (what each
+// does is in the agent tool's description).
 type Agent struct {
-	Name        string
-	Tool        string // the delegation tool's name
-	Description string
-	ReadOnly    bool
+	Name     string
+	ReadOnly bool
 }
 
 // Data is everything a prompt may mention.

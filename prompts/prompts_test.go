@@ -20,8 +20,8 @@ func sample(mode string) Data {
 		Mode:         mode,
 		Instructions: "Use table tests.\n",
 		Agents: []Agent{
-			{Name: "search", Tool: "agent_search", Description: "Finds code.", ReadOnly: true},
-			{Name: "code", Tool: "agent_code", Description: "Writes code."},
+			{Name: "search", ReadOnly: true},
+			{Name: "code"},
 		},
 		Custom:     "Audit dependencies for licences.",
 		AgentName:  "licence-auditor",

@@ -171,23 +171,6 @@ func rank(p, provider string) int {
 	return len(firstParty) + 1
 }
 
-// lookupUnder finds name (an id without its vendor prefix), preferring
-// the vendor's own listing.
-func (c *Catalog) lookupUnder(name, vendor, provider string) (Model, bool) {
-	idx := c.byID[strings.ToLower(name)]
-	for _, p := range append([]string{strings.ToLower(vendor), strings.ToLower(provider)}, firstParty...) {
-		for _, i := range idx {
-			if c.models[i].Provider == p {
-				return c.models[i], true
-			}
-		}
-	}
-	if len(idx) > 0 {
-		return c.models[idx[0]], true
-	}
-	return Model{}, false
-}
-
 // Filter returns the models whose provider/id contains every word of
 // query (ignoring case), sorted by provider then id.
 func (c *Catalog) Filter(query string) []Model {
