@@ -181,8 +181,11 @@ func (a *app) sandbox() *sandbox.Launcher {
 			AgentDomains: agentDomains,
 			NoNetwork:    noNetwork,
 		})
-		st := a.launcher.Status()
-		a.log.Info().Str("sandbox", st.String()).Msg("sandbox")
+		// The probe (bwrap run once in new namespaces) costs a fork and
+		// an exec, 5–8 ms: it runs beside start-up, and the first
+		// child process waits for it.
+		launcher, log := a.launcher, a.log
+		go func() { log.Info().Str("sandbox", launcher.Status().String()).Msg("sandbox") }()
 	})
 	return a.launcher
 }
@@ -454,11 +457,14 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	launcher := a.sandbox()
-	if st := launcher.Status(); st.Degraded() || st.Refuse || st.Kind == sandbox.KindNone {
+	go func() {
 		// Never a silent downgrade, nor a silent "off": the user hears it
-		// once per session.
-		bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
-	}
+		// once per session, as soon as the probe (running beside the
+		// first request) knows it; subscribers replay it.
+		if st := launcher.Status(); st.Degraded() || st.Refuse || st.Kind == sandbox.KindNone {
+			bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
+		}
+	}()
 	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher, Visible: a.pluginDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
