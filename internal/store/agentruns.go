@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -24,7 +23,7 @@ func (s *SQLite) PutAgentRun(ctx context.Context, r AgentRunRecord) error {
 		return fmt.Errorf("store: put agent run: %w: want an ID and JSON data", ErrInvalid)
 	}
 	at := s.stamp(r.UpdatedAt)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if _, err := getSession(ctx, tx, r.SessionID); err != nil {
 			return err
 		}

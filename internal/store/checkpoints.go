@@ -36,7 +36,7 @@ func (s *SQLite) CreateCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint
 		c.ID = s.newID()
 	}
 	created := s.stamp(c.CreatedAt)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if c.SessionID != "" {
 			if _, err := getSession(ctx, tx, c.SessionID); err != nil {
 				return err
@@ -61,7 +61,7 @@ func (s *SQLite) AddSnapshot(ctx context.Context, checkpointID string, f FileSna
 		return false, fmt.Errorf("store: add snapshot: path %q is not absolute: %w", f.Path, ErrInvalid)
 	}
 	var added bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if err := checkpointExists(ctx, tx, checkpointID); err != nil {
 			return err
 		}
@@ -107,7 +107,7 @@ func (s *SQLite) SetAfterHashes(ctx context.Context, checkpointID string, hashes
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if err := checkpointExists(ctx, tx, checkpointID); err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (s *SQLite) Snapshots(ctx context.Context, checkpointID string) ([]FileSnap
 
 // MarkRestored implements Store.
 func (s *SQLite) MarkRestored(ctx context.Context, id string, at time.Time) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE checkpoints SET restored_at = ? WHERE id = ?`, s.stamp(at), id)
 		if err != nil {
 			return err
@@ -241,7 +241,7 @@ func (s *SQLite) CacheGet(ctx context.Context, key string) ([]byte, time.Time, b
 
 // CachePut implements Store.
 func (s *SQLite) CachePut(ctx context.Context, key string, value []byte, at time.Time) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO cache (key, value, stored_at) VALUES (?, ?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at`,
 			key, nonNil(value), s.stamp(at))
@@ -256,7 +256,7 @@ func (s *SQLite) CachePut(ctx context.Context, key string, value []byte, at time
 // CachePrune implements Store.
 func (s *SQLite) CachePrune(ctx context.Context, olderThan time.Time) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM cache WHERE stored_at < ?`, olderThan.UnixNano())
 		if err != nil {
 			return err

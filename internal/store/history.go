@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -11,14 +10,14 @@ import (
 
 // RecordTool implements Store.
 func (s *SQLite) RecordTool(ctx context.Context, r ToolRecord) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.recordToolTx(ctx, tx, r) })
+	err := s.write(ctx, func(tx *wtx) error { return s.recordToolTx(ctx, tx, r) })
 	if err != nil {
 		return fmt.Errorf("store: record tool: %w", err)
 	}
 	return nil
 }
 
-func (s *SQLite) recordToolTx(ctx context.Context, tx *sql.Tx, r ToolRecord) error {
+func (s *SQLite) recordToolTx(ctx context.Context, tx *wtx, r ToolRecord) error {
 	files := r.Files
 	if files == nil {
 		files = []string{}
@@ -71,14 +70,14 @@ func (s *SQLite) ToolHistory(ctx context.Context, sessionID string) ([]ToolRecor
 
 // SetTodos implements Store.
 func (s *SQLite) SetTodos(ctx context.Context, sessionID string, todos []Todo) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return setTodosTx(ctx, tx, sessionID, todos) })
+	err := s.write(ctx, func(tx *wtx) error { return setTodosTx(ctx, tx, sessionID, todos) })
 	if err != nil {
 		return fmt.Errorf("store: set todos: %w", err)
 	}
 	return nil
 }
 
-func setTodosTx(ctx context.Context, tx *sql.Tx, sessionID string, todos []Todo) error {
+func setTodosTx(ctx context.Context, tx *wtx, sessionID string, todos []Todo) error {
 	if _, err := getSession(ctx, tx, sessionID); err != nil {
 		return err
 	}
@@ -118,7 +117,7 @@ func (s *SQLite) Todos(ctx context.Context, sessionID string) ([]Todo, error) {
 // AddUsage implements Store.
 func (s *SQLite) AddUsage(ctx context.Context, u UsageRecord) error {
 	at := s.stamp(u.At)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		sess, err := getSession(ctx, tx, u.SessionID)
 		if err != nil {
 			return err
@@ -141,7 +140,7 @@ func (s *SQLite) AddUsage(ctx context.Context, u UsageRecord) error {
 	return nil
 }
 
-func insertUsage(ctx context.Context, tx *sql.Tx, u UsageRecord, project string, at int64) error {
+func insertUsage(ctx context.Context, tx *wtx, u UsageRecord, project string, at int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO usage
 		(session_id, project, agent, model, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, at)
 		VALUES (NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

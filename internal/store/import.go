@@ -2,13 +2,12 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
 // Import implements Store.
 func (s *SQLite) Import(ctx context.Context, archives []SessionArchive) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		for _, a := range archives {
 			if err := s.importTx(ctx, tx, a); err != nil {
 				return fmt.Errorf("session %s: %w", a.Session.ID, err)
@@ -22,7 +21,7 @@ func (s *SQLite) Import(ctx context.Context, archives []SessionArchive) error {
 	return nil
 }
 
-func (s *SQLite) importTx(ctx context.Context, tx *sql.Tx, a SessionArchive) error {
+func (s *SQLite) importTx(ctx context.Context, tx *wtx, a SessionArchive) error {
 	ss := a.Session
 	if ss.ID == "" {
 		return fmt.Errorf("empty session id: %w", ErrInvalid)

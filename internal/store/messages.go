@@ -11,7 +11,7 @@ import (
 // AppendMessage implements Store.
 func (s *SQLite) AppendMessage(ctx context.Context, m Message) (Message, error) {
 	var out Message
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var err error
 		out, err = s.appendTx(ctx, tx, m)
 		return err
@@ -25,7 +25,7 @@ func (s *SQLite) AppendMessage(ctx context.Context, m Message) (Message, error) 
 // AppendSummary implements Store.
 func (s *SQLite) AppendSummary(ctx context.Context, m Message) (Message, error) {
 	var out Message
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		var err error
 		if out, err = s.appendTx(ctx, tx, m); err != nil {
 			return err
@@ -39,7 +39,7 @@ func (s *SQLite) AppendSummary(ctx context.Context, m Message) (Message, error) 
 	return out, nil
 }
 
-func (s *SQLite) appendTx(ctx context.Context, tx *sql.Tx, m Message) (Message, error) {
+func (s *SQLite) appendTx(ctx context.Context, tx *wtx, m Message) (Message, error) {
 	if !validRole(m.Role) {
 		return Message{}, fmt.Errorf("role %q: %w", m.Role, ErrInvalid)
 	}
@@ -83,7 +83,7 @@ func (s *SQLite) UpdateMessage(ctx context.Context, m Message) error {
 	if err != nil {
 		return fmt.Errorf("store: update message %s: %w", m.ID, err)
 	}
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE messages SET model = ?, parts = ?, updated_at = ? WHERE id = ?`,
 			m.Model, parts, s.now().UnixNano(), m.ID)
 		if err != nil {
@@ -117,7 +117,7 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 	}
 	// Repair under the write lock, re-reading first: another process may
 	// have repaired or appended since the read above.
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *wtx) error {
 		msgs, err = loadMessages(ctx, tx, sessionID, true)
 		if err != nil {
 			return err
@@ -228,7 +228,7 @@ func danglingCalls(msgs []Message) []dangling {
 // answers that assistant message's other calls, or into a new tool message
 // directly after it. Working from the last dangling message back keeps the
 // earlier indices and sequence numbers valid while later ones shift.
-func (s *SQLite) repairTx(ctx context.Context, tx *sql.Tx, sessionID string, msgs []Message) (bool, error) {
+func (s *SQLite) repairTx(ctx context.Context, tx *wtx, sessionID string, msgs []Message) (bool, error) {
 	ds := danglingCalls(msgs)
 	now := s.now().UnixNano()
 	for _, d := range ds {

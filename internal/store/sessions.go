@@ -58,7 +58,7 @@ func (s *SQLite) CreateSession(ctx context.Context, in Session) (Session, error)
 	if !in.UpdatedAt.IsZero() {
 		updated = in.UpdatedAt.UnixNano()
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		if in.ParentID != "" {
 			var parentProject string
 			err := tx.QueryRowContext(ctx, `SELECT project FROM sessions WHERE id = ?`, in.ParentID).Scan(&parentProject)
@@ -170,7 +170,7 @@ func (s *SQLite) Children(ctx context.Context, id string) ([]Session, error) {
 
 // UpdateSession implements Store.
 func (s *SQLite) UpdateSession(ctx context.Context, id string, u SessionUpdate) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET
 			title = COALESCE(?, title), mode = COALESCE(?, mode), model = COALESCE(?, model), updated_at = ?
 			WHERE id = ?`, nullable(u.Title), nullable(u.Mode), nullable(u.Model), s.now().UnixNano(), id)
@@ -206,7 +206,7 @@ func mustAffect(res sql.Result, what string) error {
 
 // DeleteSession implements Store.
 func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(tx *wtx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {
 			return err

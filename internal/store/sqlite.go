@@ -58,6 +58,7 @@ func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyT
 type SQLite struct {
 	w     *sql.DB // the single writer connection
 	r     *sql.DB // read-only connections
+	stmts *stmtCache
 	now   func() time.Time
 	newID func() string
 }
@@ -133,7 +134,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &SQLite{w: w, r: r, now: o.now, newID: o.newID}, nil
+	return &SQLite{w: w, r: r, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
 }
 
 // privateFiles creates the first path if missing and makes every existing
@@ -163,6 +164,7 @@ func dsn(path string, q url.Values) string {
 
 // Close closes both connection pools.
 func (s *SQLite) Close() error {
+	s.stmts.close()
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 
@@ -189,16 +191,22 @@ func (s *SQLite) IntegrityCheck(ctx context.Context) (string, error) {
 }
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
-func (s *SQLite) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
+	sqltx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(tx); err != nil {
+	tx := &wtx{Tx: sqltx, stmts: s.stmts}
+	err = fn(tx)
+	if err != nil {
 		tx.Rollback()
-		return err
+	} else {
+		err = tx.Commit()
 	}
-	return tx.Commit()
+	if len(tx.seen) > 0 && ctx.Err() == nil {
+		s.stmts.prepare(ctx, tx.seen)
+	}
+	return err
 }
 
 // stamp returns t, or now when t is zero, as Unix nanoseconds.
