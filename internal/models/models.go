@@ -1,15 +1,11 @@
 package models
 
 import (
-	_ "embed"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 )
-
-//go:embed catalog.json
-var catalogJSON []byte
 
 // Model is one catalogue entry. Prices are US dollars per million tokens.
 type Model struct {
@@ -42,8 +38,9 @@ type Catalog struct {
 	byID map[string][]int
 }
 
-// New parses the catalogue embedded in the binary.
-func New() (*Catalog, error) { return Parse(catalogJSON) }
+// New returns the catalogue built into the binary (catalog.json, compiled
+// in as catalog_gen.go by `make models`).
+func New() (*Catalog, error) { return index(embedded), nil }
 
 // Parse reads a catalogue in catalog.json's format.
 func Parse(data []byte) (*Catalog, error) {
@@ -51,12 +48,17 @@ func Parse(data []byte) (*Catalog, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("models: catalogue: %w", err)
 	}
-	c := &Catalog{source: f.Source, models: f.Models, byID: map[string][]int{}}
+	return index(f), nil
+}
+
+// index builds the Catalog of f.
+func index(f File) *Catalog {
+	c := &Catalog{source: f.Source, models: f.Models, byID: make(map[string][]int, len(f.Models))}
 	for i, m := range f.Models {
 		k := strings.ToLower(m.ID)
 		c.byID[k] = append(c.byID[k], i)
 	}
-	return c, nil
+	return c
 }
 
 // Source names the package and version the catalogue was built from.

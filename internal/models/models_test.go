@@ -1,7 +1,10 @@
 package models
 
 import (
+	"os"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestLookup(t *testing.T) {
@@ -71,5 +74,29 @@ func TestFilter(t *testing.T) {
 	}
 	if _, err := Parse([]byte(`{`)); err == nil {
 		t.Error("Parse accepted broken JSON")
+	}
+}
+
+// The catalogue compiled into the binary is catalog.json, entry for entry:
+// catalog_gen.go is regenerated with it (`make models`, or
+// `go run ./internal/models/gen -from internal/models/catalog.json`).
+func TestEmbeddedIsCatalogJSON(t *testing.T) {
+	raw, err := os.ReadFile("catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Source() != want.Source() {
+		t.Errorf("Source() = %q, catalog.json says %q", got.Source(), want.Source())
+	}
+	if diff := cmp.Diff(want.All(), got.All()); diff != "" {
+		t.Errorf("catalog_gen.go differs from catalog.json; regenerate it (-json +go):\n%s", diff)
 	}
 }
