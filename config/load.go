@@ -38,6 +38,10 @@ type LoadOptions struct {
 	// LookupEnv reads ODIN_*, OPENAI_BASE_URL, HOME and XDG_* now, and the
 	// providers' API keys later (it becomes Config.Env). Nil: os.LookupEnv.
 	LookupEnv EnvFunc
+	// Environ lists the environment (os.Environ), when it can be listed:
+	// without an ODIN_ variable in it, no key is looked up one by one.
+	// Nil: every key's variable is looked up.
+	Environ func() []string
 	// Flags override everything, by dotted key ("models.main", "mode",
 	// "permissions.allowed_commands", "providers.local.base_url"). Values
 	// are Go values (string, int, float64, bool, time.Duration, []string)
@@ -282,7 +286,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	for _, l := range layers {
 		trees = append(trees, l.tree)
 	}
-	envL, envVars, p := envLayer(env, trees, opts.Root, home)
+	envL, envVars, p := envLayer(env, opts.Environ, trees, opts.Root, home)
 	problems = append(problems, p...)
 	layers = append(layers, envL)
 	src.Env = append(src.Env, envVars...)
@@ -491,10 +495,15 @@ func envName(parts []string) string {
 	return string(b)
 }
 
-func envLayer(env EnvFunc, trees []map[string]any, root, home string) (layer, []string, []Problem) {
+func envLayer(env EnvFunc, environ func() []string, trees []map[string]any, root, home string) (layer, []string, []Problem) {
 	l := layer{label: "env", labels: map[string]string{}, tree: map[string]any{}}
 	var vars []string
 	var problems []Problem
+	if environ != nil && !slices.ContainsFunc(environ(), func(kv string) bool { return strings.HasPrefix(kv, "ODIN_") }) {
+		// Listing every key's variable walks the whole schema (hundreds
+		// of names); with no ODIN_ variable set there is nothing to find.
+		return l, nil, nil
+	}
 	for _, k := range envKeys(trees) {
 		val := env.lookup(k.name)
 		if val == "" {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,18 +262,35 @@ agents:
 		{"unknown ODIN_ variables are not keys", map[string]string{"ODIN_MODELS_MIAN": "x"}, func(c *Config) any { return c.Models.Main }, "gpt-4o"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, "", project)
-			cfg, src := f.load(t, tt.env, nil)
-			if diff := cmp.Diff(tt.want, tt.get(cfg)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-			for name, v := range tt.env {
-				if v != "" && name != "ODIN_MODELS_MIAN" && !contains(src.Env, name) {
-					t.Errorf("Sources.Env = %v, want %s in it", src.Env, name)
+		// Each variable is found both by looking every key up and, when
+		// the environment can be listed, through the listing.
+		for _, listed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/listed=%v", tt.name, listed), func(t *testing.T) {
+				f := newFixture(t, "", project)
+				opts := f.options(tt.env, nil)
+				if listed {
+					opts.Environ = func() []string {
+						out := []string{"PATH=/usr/bin"}
+						for k, v := range tt.env {
+							out = append(out, k+"="+v)
+						}
+						return out
+					}
 				}
-			}
-		})
+				cfg, src, err := Load(opts)
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				if diff := cmp.Diff(tt.want, tt.get(cfg)); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+				for name, v := range tt.env {
+					if v != "" && name != "ODIN_MODELS_MIAN" && !contains(src.Env, name) {
+						t.Errorf("Sources.Env = %v, want %s in it", src.Env, name)
+					}
+				}
+			})
+		}
 	}
 }
 

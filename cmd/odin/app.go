@@ -245,7 +245,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	env := config.EnvFunc(os.LookupEnv)
 	userDir := config.UserDir(env)
-	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Flags: g.flagOverrides()}
+	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Environ: os.Environ, Flags: g.flagOverrides()}
 	store := policy.NewTrustStore(config.StateDir(env), nil)
 	cfg, src, err := config.Load(opts)
 	if err != nil {
