@@ -97,7 +97,13 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
 	}
 	disk := &sync.WaitGroup{}
-	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, newAgentRuns(loadAgentRuns(deps.Store, id))), "orchestrator-"+id)
+	var runs []messages.AgentRun
+	if len(opts.History) > 0 {
+		// Only a resumed session has runs: a new one is not made to open
+		// a read connection (1 ms) to find none.
+		runs = loadAgentRuns(deps.Store, id)
+	}
+	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, newAgentRuns(runs)), "orchestrator-"+id)
 	if err != nil {
 		if own {
 			system.Shutdown()
