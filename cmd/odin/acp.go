@@ -27,6 +27,7 @@ Approvals are asked through the editor; modes ask, plan and edit are ACP
 session modes. Logs go to the log file, never to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			gcFor(longLived)
 			mode := messages.ModeEdit
 			if g.mode != "" {
 				m, err := messages.ParseMode(g.mode)

@@ -67,6 +67,7 @@ in-flight turns and ends every event stream with a "shutdown" event.`,
 }
 
 func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
+	gcFor(longLived)
 	a, err := loadApp(g)
 	if err != nil {
 		return err
