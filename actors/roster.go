@@ -182,11 +182,11 @@ func list(groups ...[]string) []string {
 func Builtins() []*AgentDefinition {
 	return []*AgentDefinition{
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
-			Description: "Explores the codebase: finds files, symbols and usages and reports them with paths and line numbers. Read-only.",
+			Description: "Explores the codebase: finds files, symbols and usages, with paths and line numbers. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}),
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
-			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
+			Description: "Researches the web: library docs, error solutions, security advisories, best practices. Read-only.",
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
@@ -210,7 +210,7 @@ func Builtins() []*AgentDefinition {
 			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
-			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
+			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",
 			Tools:       list(readTools, []string{"RepoMap"}), NoInstructions: true,
 			Report: "init"},
 	}
