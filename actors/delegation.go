@@ -23,21 +23,21 @@ const (
 
 // AgentInput is what the Orchestrator's model passes to the agent tool.
 type AgentInput struct {
-	Agent       string `json:"agent" jsonschema:"which specialist runs the task"`
-	Description string `json:"description" jsonschema:"a short (3-5 words) label of the task, shown to the user"`
-	Prompt      string `json:"prompt" jsonschema:"the task: goal, relevant files (absolute paths), constraints, and what done means. With context brief (the default) the specialist sees nothing else of the conversation."`
-	Background  bool   `json:"run_in_background,omitempty" jsonschema:"start the run and return its ID at once; collect its report with agent_output. The turn does not end while it runs unless you detach it with agent_stop."`
-	Resume      string `json:"resume,omitempty" jsonschema:"the ID of a finished run of the same agent to continue: it keeps its whole earlier transcript and takes prompt as its next instruction"`
-	Model       string `json:"model,omitempty" jsonschema:"run on the main or the small model instead of the agent's own"`
-	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"cap on the specialist's model calls"`
+	Agent       string `json:"agent" jsonschema:"Specialist to run the task"`
+	Description string `json:"description" jsonschema:"Label shown to the user (3-5 words)"`
+	Prompt      string `json:"prompt" jsonschema:"The task, self-contained: goal, files (absolute paths), constraints, what done means"`
+	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return the run's ID at once; the turn still waits for it unless detached with agent_stop"`
+	Resume      string `json:"resume,omitempty" jsonschema:"ID of a finished run of this agent to continue; prompt is its next instruction"`
+	Model       string `json:"model,omitempty" jsonschema:"Model instead of the agent's own"`
+	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on its model calls"`
 	// Thoroughness and Context are enums set on the schema.
-	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"how deep to go: quick (first good answer), medium (default), very thorough (comprehensive; larger turn budget)"`
-	Context      string   `json:"context,omitempty" jsonschema:"what the specialist sees besides the prompt: brief (nothing, the default), scoped (the files you list + a compact summary of this conversation), fork (this conversation, tool outputs trimmed)"`
-	Files        []string `json:"files,omitempty" jsonschema:"with context scoped: files (absolute paths) the specialist receives with the prompt"`
-	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"optional deadline in seconds; capped at the agent's maximum"`
+	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium; quick: first good answer; very thorough: comprehensive, larger turn budget"`
+	Context      string   `json:"context,omitempty" jsonschema:"What it sees besides the prompt: brief (default): nothing; scoped: files plus a summary of this conversation; fork: this conversation"`
+	Files        []string `json:"files,omitempty" jsonschema:"Absolute paths of files sent with context scoped"`
+	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"Deadline, capped at the agent's max"`
 	// OnlyFiles, when given, are enforced: the specialist's writes
 	// anywhere else are refused by its path guard.
-	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"optional: the only files the specialist may create or change (absolute paths or globs under the project); writes to any other file are refused"`
+	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
@@ -46,11 +46,11 @@ type AgentInput struct {
 // spawns an actor); Run only validates.
 func agentTool(agents []*AgentDefinition) tools.Tool {
 	var b strings.Builder
-	b.WriteString("Delegate a task to a specialist agent. It works with its own tools and ends with a structured report, which is this tool's result. Independent delegations in one turn run in parallel.\nAgents:\n")
+	b.WriteString("Delegate a task to a specialist agent; its structured report is the result.\nAgents (deadline, max):\n")
 	names := make([]any, 0, len(agents))
 	for _, a := range agents {
 		names = append(names, a.Name)
-		fmt.Fprintf(&b, "- %s: %s (deadline %s, max %s)\n", a.Name, firstLine(strings.TrimSpace(a.Description)), a.Timeout, a.MaxTimeout)
+		fmt.Fprintf(&b, "- %s: %s (%s, %s)\n", a.Name, firstLine(strings.TrimSpace(a.Description)), shortDuration(a.Timeout), shortDuration(a.MaxTimeout))
 	}
 	enum := func(s *jsonschema.Schema) {
 		s.Properties["agent"].Enum = names
@@ -66,21 +66,34 @@ func agentTool(agents []*AgentDefinition) tools.Tool {
 
 const handledByOrchestrator = "handled by the Orchestrator"
 
+// shortDuration formats d for a tool description without Duration's zero
+// units: 2m, 1m30s, 45s rather than 2m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // AgentOutputInput asks for a run's report.
 type AgentOutputInput struct {
-	ID      string `json:"id" jsonschema:"the agent run ID"`
-	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"wait up to this many seconds for the run to finish (0: answer at once with its status)"`
+	ID      string `json:"id" jsonschema:"Run ID"`
+	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"Wait up to this long for it to finish (0: status at once)"`
 }
 
 // AgentStopInput stops or detaches a run.
 type AgentStopInput struct {
-	ID     string `json:"id" jsonschema:"the agent run ID"`
-	Detach bool   `json:"detach,omitempty" jsonschema:"leave the run working past the end of this turn instead of stopping it; its report is added to the session when it finishes"`
+	ID     string `json:"id" jsonschema:"Run ID"`
+	Detach bool   `json:"detach,omitempty" jsonschema:"Keep it running past this turn; its report lands in the session"`
 }
 
 func agentOutputTool() tools.Tool {
 	return tools.New[AgentOutputInput](AgentOutputToolName, tools.ClassRead,
-		"Get the report of an agent run started with run_in_background: its report once finished, else its status, tokens and last activities. Set timeout_seconds to wait for it.",
+		"Get the report of an agent run started with run_in_background once it finishes; until then its status, tokens and last activities.",
 		func(context.Context, *tools.Env, AgentOutputInput) (tools.Result, error) {
 			return tools.Result{Output: handledByOrchestrator}, nil
 		})
@@ -88,7 +101,7 @@ func agentOutputTool() tools.Tool {
 
 func agentStopTool() tools.Tool {
 	return tools.New[AgentStopInput](AgentStopToolName, tools.ClassSpawn,
-		"Stop a background agent run, or with detach leave it working after this turn (its report then lands in the session).",
+		"Stop a background agent run, or detach it to let it work on after this turn.",
 		func(context.Context, *tools.Env, AgentStopInput) (tools.Result, error) {
 			return tools.Result{Output: handledByOrchestrator}, nil
 		})

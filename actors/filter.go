@@ -11,7 +11,8 @@ import (
 
 // FilterTools applies seed 001's layered filtering to the tools an agent
 // may see: system exclusions (specialists never delegate: no spawn-class
-// tool) → the agent's deny list → its allow list ("*" = all) → the mode of
+// tool; the Orchestrator, def nil, goes without orchestratorOmits) → the
+// agent's deny list → its allow list ("*" = all) → the mode of
 // the message (ask and plan drop write-class tools). A model never sees a
 // tool it may not use.
 func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specialist bool) tools.Set {
@@ -21,6 +22,9 @@ func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 		}
 		if info.Class == tools.ClassMCP {
 			return mcpAllowed(info, def, mode)
+		}
+		if def == nil && !specialist && slices.Contains(orchestratorOmits, info.Name) {
+			return false
 		}
 		if def != nil {
 			if slices.Contains(def.DisallowedTools, info.Name) {
@@ -33,6 +37,14 @@ func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 		return modeAllows(mode, info.Class)
 	})
 }
+
+// orchestratorOmits are the built-in tools the Orchestrator's model is not
+// offered: every request of a session pays for their definitions, and the
+// Orchestrator has another way to the same answer. Tree overlaps LS and
+// Glob; RepoMap's map comes with the first message of a session (built
+// with the session's own RepoMap, see firstTurnMap), and the search agent
+// maps further. The specialists that explore keep both (see Builtins).
+var orchestratorOmits = []string{tools.NameTree, tools.NameRepoMap}
 
 // mcpAll is the allow-list entry giving an agent every MCP tool.
 const mcpAll = "mcp__*"

@@ -57,6 +57,6 @@ func withRepoMap(text, repoMap string) string {
 		return text
 	}
 	f := untrusted.NewFence(untrusted.Data, "from the project's source files (a map of their definitions)")
-	return text + "\n\n<repo_map>\nA map of the project's code, most referenced definitions first (RepoMap tool; call it for more or for a subdirectory). " +
+	return text + "\n\n<repo_map>\nA map of the project's code, most referenced definitions first (the search agent can map more, or a subdirectory). " +
 		f.Rule() + "\n" + f.Wrap(strings.TrimSpace(repoMap)) + "\n</repo_map>"
 }

@@ -32,6 +32,13 @@ func TestFirstTurnCarriesRepoMapOnce(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
+	// The map comes although the Orchestrator is not offered RepoMap
+	// (orchestratorOmits): it is built with the session's own tool.
+	for _, def := range reqs[0].Tools {
+		if def.Name == tools.NameRepoMap {
+			t.Errorf("the Orchestrator was offered %s", def.Name)
+		}
+	}
 	first := reqs[0].Messages[1]
 	if first.Role != "user" || !strings.HasPrefix(first.Content, "what is here?\n\n<repo_map>") {
 		t.Fatalf("first user message = %q", first.Content)

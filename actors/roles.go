@@ -88,7 +88,9 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return rr
 		}},
-	"code": {tool: func() tools.Tool { return reportTool[messages.CodeResult]("the change you made") },
+	"code": {tool: func() tools.Tool {
+		return reportTool[messages.CodeResult]("the change you made", odinFills("files_modified", "files_created", "lint"))
+	},
 		finalize: func(rc reportContext, result any) any {
 			cr, ok := result.(messages.CodeResult)
 			if !ok {
@@ -126,8 +128,12 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return dr
 		}},
-	"qa":   {tool: func() tools.Tool { return reportTool[messages.QAResult]("the QA verdict") }},
-	"init": {tool: func() tools.Tool { return reportTool[messages.InitResult]("the ODIN.md sections") }},
+	"qa": {tool: func() tools.Tool {
+		return reportTool[messages.QAResult]("the QA verdict", odinFills("criteria", "coverage"))
+	}},
+	"init": {tool: func() tools.Tool {
+		return reportTool[messages.InitResult]("the ODIN.md sections", odinFills("mode", "path", "token_count", "token_budget", "changes_from_previous", "sections[].token_count"))
+	}},
 }
 
 // schema returns the agent's Report schema (generic when it names none).

@@ -137,10 +137,37 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 
 // reportTool builds a Report tool whose input is the result type T.
 func reportTool[T any](what string, opts ...tools.Option) tools.Tool {
-	desc := "Finish your task by reporting " + what + ". Call it exactly once, at the end; its input is validated against the schema and is the only thing the Orchestrator receives."
+	desc := "Finish your task by reporting " + what + ": call it exactly once, at the end. Only its input reaches the Orchestrator."
 	return tools.New[T]("Report", tools.ClassRead, desc, func(_ context.Context, _ *tools.Env, in T) (tools.Result, error) {
 		return tools.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)
+}
+
+// odinFills removes from a Report schema the properties Odin fills in
+// itself once the report is in (from what the agent's tools did, the lint
+// pass, the QA criteria): the model would have to be told to leave them
+// empty, every request of the agent would carry their definitions, and
+// what it put there would be overwritten. With them gone from the schema
+// a model that sends one anyway gets a validation error to correct.
+// A property of an array's items is named "array[].property".
+func odinFills(props ...string) tools.Option {
+	return tools.WithSchema(func(s *jsonschema.Schema) {
+		for _, path := range props {
+			obj, p := s, path
+			if array, prop, ok := strings.Cut(path, "[]."); ok {
+				if a := s.Properties[array]; a != nil && a.Items != nil {
+					obj, p = a.Items, prop
+				}
+			}
+			if _, ok := obj.Properties[p]; !ok {
+				panic("actors: the Report schema has no property " + path)
+			}
+			delete(obj.Properties, p)
+			drop := func(name string) bool { return name == p }
+			obj.Required = slices.DeleteFunc(obj.Required, drop)
+			obj.PropertyOrder = slices.DeleteFunc(obj.PropertyOrder, drop)
+		}
+	})
 }
 
 // severityEnum makes issues[].severity of the ReviewResult schema an enum
@@ -182,11 +209,11 @@ func list(groups ...[]string) []string {
 func Builtins() []*AgentDefinition {
 	return []*AgentDefinition{
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
-			Description: "Explores the codebase: finds files, symbols and usages and reports them with paths and line numbers. Read-only.",
+			Description: "Explores the codebase: finds files, symbols and usages, with paths and line numbers. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}),
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
-			Description: "Researches external information on the web: library documentation, error solutions, security advisories, best practices. Read-only.",
+			Description: "Researches the web: library docs, error solutions, security advisories, best practices. Read-only.",
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
@@ -210,7 +237,7 @@ func Builtins() []*AgentDefinition {
 			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
-			Description: "Analyses the project and writes the sections of its ODIN.md context document. Read-only.",
+			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",
 			Tools:       list(readTools, []string{"RepoMap"}), NoInstructions: true,
 			Report: "init"},
 	}

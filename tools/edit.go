@@ -21,7 +21,7 @@ const editDiffMax = 4000
 // EditToolInput is EditTool's input.
 type EditToolInput struct {
 	FilePath   string `json:"file_path" jsonschema:"Absolute path"`
-	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
 	NewString  string `json:"new_string" jsonschema:"The replacement"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
 }

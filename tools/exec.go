@@ -40,7 +40,7 @@ const (
 type ExecuteCommandInput struct {
 	Command     string `json:"command" jsonschema:"The bash command"`
 	Timeout     int    `json:"timeout,omitempty" jsonschema:"Timeout in ms"`
-	Description string `json:"description,omitempty" jsonschema:"What it does, in 5-10 words"`
+	Description string `json:"description,omitempty" jsonschema:"What it does, in 5-10 words, for the user"`
 }
 
 // ExecuteCommandOptions configure ExecuteCommand. Zero fields take the
@@ -115,7 +115,7 @@ func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "timeout", 0)
-			s.Properties["timeout"].Description = fmt.Sprintf("Optional timeout in milliseconds (default %d, max %d)",
+			s.Properties["timeout"].Description = fmt.Sprintf("Milliseconds (default %d, max %d)",
 				opts.DefaultTimeout.Milliseconds(), opts.MaxTimeout.Milliseconds())
 		}))
 }

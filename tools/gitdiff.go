@@ -45,11 +45,11 @@ func gitSafeArgs() []string {
 
 // GitDiffInput is GitDiff's input.
 type GitDiffInput struct {
-	Path             string `json:"path,omitempty" jsonschema:"Absolute file or directory to limit the diff to"`
-	Staged           bool   `json:"staged,omitempty" jsonschema:"Staged changes instead of working-tree ones"`
-	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with, or a range A..B"`
-	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Only files and line counts (--stat)"`
-	IncludeUntracked bool   `json:"include_untracked,omitempty" jsonschema:"Also show untracked files"`
+	Path             string `json:"path,omitempty" jsonschema:"Absolute file or directory to limit it to"`
+	Staged           bool   `json:"staged,omitempty" jsonschema:"Index vs HEAD instead"`
+	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with (HEAD: all changes since the last commit), or A..B, A...B"`
+	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Only files and line counts"`
+	IncludeUntracked bool   `json:"include_untracked,omitempty" jsonschema:"Add new untracked files"`
 }
 
 // NewGitDiff returns GitDiff, a read-only view of a git repository's

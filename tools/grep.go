@@ -48,17 +48,17 @@ const (
 // GrepInput is Grep's input (seed 000 schema; names follow rg's flags).
 type GrepInput struct {
 	Pattern    string   `json:"pattern" jsonschema:"RE2 regular expression"`
-	Path       string   `json:"path,omitempty" jsonschema:"File or directory to search (default: project root)"`
-	Glob       string   `json:"glob,omitempty" jsonschema:"Glob filter on files (rg --glob)"`
-	Type       string   `json:"type,omitempty" jsonschema:"File type (rg --type): go, js, py..."`
-	OutputMode string   `json:"output_mode,omitempty" jsonschema:"content, files_with_matches (default) or count"`
-	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Line numbers in content mode (default true)"`
+	Path       string   `json:"path,omitempty" jsonschema:"File or directory (default: project root)"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"File glob filter; several separated by spaces"`
+	Type       string   `json:"type,omitempty" jsonschema:"File type: go, js, py..."`
+	OutputMode string   `json:"output_mode,omitempty" jsonschema:"files_with_matches (default): paths; content: path:line:text; count: path:count"`
+	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Line numbers (default true)"`
 	IgnoreCase bool     `json:"-i,omitempty" jsonschema:"Ignore case"`
-	After      *float64 `json:"-A,omitempty" jsonschema:"Lines after a match (content mode)"`
-	Before     *float64 `json:"-B,omitempty" jsonschema:"Lines before a match (content mode)"`
-	Context    *float64 `json:"-C,omitempty" jsonschema:"Context lines around a match (content mode)"`
-	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"Keep the first N output lines"`
-	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Let matches span lines (rg -U)"`
+	After      *float64 `json:"-A,omitempty" jsonschema:"Lines after each match"`
+	Before     *float64 `json:"-B,omitempty" jsonschema:"Lines before each match"`
+	Context    *float64 `json:"-C,omitempty" jsonschema:"Lines around each match"`
+	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"Keep the first N lines"`
+	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Let a match span lines"`
 }
 
 // GrepMeta is Grep's structured result, for Odin itself.

@@ -22,13 +22,13 @@ var initToolDescription string
 
 // InitSectionInput is one section of ODIN.md given to InitTool.
 type InitSectionInput struct {
-	Name    string `json:"name" jsonschema:"Section title, e.g. Objective, Stack, Commands, TREE"`
-	Content string `json:"content" jsonschema:"Markdown body of the section, without its heading"`
+	Name    string `json:"name" jsonschema:"Section title"`
+	Content string `json:"content" jsonschema:"Markdown body, without the heading"`
 }
 
 // InitToolInput is InitTool's input.
 type InitToolInput struct {
-	Sections []InitSectionInput `json:"sections" jsonschema:"The sections to write or replace"`
+	Sections []InitSectionInput `json:"sections" jsonschema:"Sections to write or replace"`
 }
 
 // InitToolMeta is InitTool's structured result.

@@ -15,12 +15,12 @@ var multiEditDescription string
 // MultiEditInput is MultiEditTool's input.
 type MultiEditInput struct {
 	FilePath string          `json:"file_path" jsonschema:"Absolute path"`
-	Edits    []MultiEditItem `json:"edits" jsonschema:"Edits, applied in order"`
+	Edits    []MultiEditItem `json:"edits" jsonschema:"Applied in order"`
 }
 
 // MultiEditItem is one edit of a MultiEditTool call.
 type MultiEditItem struct {
-	OldString  string `json:"old_string" jsonschema:"The exact text to replace"`
+	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
 	NewString  string `json:"new_string" jsonschema:"The replacement"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
 }

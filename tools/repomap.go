@@ -25,9 +25,9 @@ const (
 
 // RepoMapInput is RepoMap's input.
 type RepoMapInput struct {
-	Path   string   `json:"path,omitempty" jsonschema:"Directory or file to map: absolute, or relative to the project root. Defaults to the whole project."`
-	Budget int      `json:"budget_tokens,omitempty" jsonschema:"Size of the map in tokens (default 1024, 128 to 8192)."`
-	Focus  []string `json:"focus,omitempty" jsonschema:"Identifiers to rank first, e.g. names from the task."`
+	Path   string   `json:"path,omitempty" jsonschema:"Directory or file to map (default: the whole project)"`
+	Budget int      `json:"budget_tokens,omitempty" jsonschema:"Size of the map in tokens"`
+	Focus  []string `json:"focus,omitempty" jsonschema:"Identifiers to rank first"`
 }
 
 // RepoMapMeta is RepoMap's structured result.

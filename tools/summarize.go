@@ -25,9 +25,9 @@ const summarizeMaxInput = 256 << 10
 
 // ContextSummarizerInput is ContextSummarizer's input.
 type ContextSummarizerInput struct {
-	Content   string   `json:"content,omitempty" jsonschema:"Text to summarise (or file_paths)"`
-	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths of files to summarise (or content)"`
-	Focus     string   `json:"focus,omitempty" jsonschema:"What the summary should concentrate on"`
+	Content   string   `json:"content,omitempty" jsonschema:"Text to summarise"`
+	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths of files to summarise"`
+	Focus     string   `json:"focus,omitempty" jsonschema:"What to concentrate on, e.g. the cause of a test failure"`
 }
 
 // NewContextSummarizer returns ContextSummarizer: it condenses content or

@@ -23,7 +23,7 @@ const (
 
 // TodoWriteInput is TodoWrite's input: the whole updated list.
 type TodoWriteInput struct {
-	Todos []TodoItem `json:"todos" jsonschema:"The updated todo list"`
+	Todos []TodoItem `json:"todos" jsonschema:"The complete list"`
 }
 
 // TodoItem is one entry of TodoWriteInput.
@@ -32,10 +32,10 @@ type TodoItem struct {
 	Content string `json:"content"`
 	Status  string `json:"status"`
 	// Priority and BlockedBy are seed 004's TaskCreate/TaskUpdate fields.
-	Priority  string   `json:"priority,omitempty" jsonschema:"high, medium (the default) or low"`
-	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids of the items that must be completed before this one can start"`
+	Priority  string   `json:"priority,omitempty" jsonschema:"Default medium"`
+	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids of the items to complete first"`
 	// Acceptance criteria are checked by QA when the change is gated.
-	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty" jsonschema:"acceptance criteria: what must hold when this item is done; QA checks each (by its command when given)"`
+	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty" jsonschema:"Acceptance criteria"`
 }
 
 // Todo priorities.

@@ -28,7 +28,7 @@ const (
 // TreeInput is Tree's input.
 type TreeInput struct {
 	Path  string `json:"path,omitempty" jsonschema:"Directory (default: project root)"`
-	Depth int    `json:"depth,omitempty" jsonschema:"Levels to show (default 3, max 20)"`
+	Depth int    `json:"depth,omitempty" jsonschema:"Levels (default 3)"`
 }
 
 // TreeMeta is Tree's structured result.

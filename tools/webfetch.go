@@ -31,8 +31,8 @@ const researchAgent = "research"
 
 // WebFetchInput is WebFetch's input (seed 000 schema).
 type WebFetchInput struct {
-	URL    string `json:"url" jsonschema:"The URL to fetch content from"`
-	Prompt string `json:"prompt" jsonschema:"The prompt to run on the fetched content"`
+	URL    string `json:"url" jsonschema:"Full URL"`
+	Prompt string `json:"prompt" jsonschema:"What to find or extract from the page"`
 }
 
 // WebFetchMeta is WebFetch's structured result, for Odin (the Research

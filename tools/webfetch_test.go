@@ -314,8 +314,8 @@ func TestWebFetchSchema(t *testing.T) {
 		"required":             []any{"url", "prompt"},
 		"additionalProperties": false,
 		"properties": map[string]any{
-			"url":    map[string]any{"type": "string", "format": "uri", "minLength": float64(1), "description": "The URL to fetch content from"},
-			"prompt": map[string]any{"type": "string", "minLength": float64(1), "description": "The prompt to run on the fetched content"},
+			"url":    map[string]any{"type": "string", "format": "uri", "minLength": float64(1), "description": "Full URL"},
+			"prompt": map[string]any{"type": "string", "minLength": float64(1), "description": "What to find or extract from the page"},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

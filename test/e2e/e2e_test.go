@@ -278,13 +278,14 @@ func cmdMkImage(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]), b.Bytes(), 0o644))
 }
 
-// reqsize AGENT I prints the size of request I of AGENT to stdout, for
-// stdout checks and for the log: "bytes N tools N tooldefs N messages N"
-// (the whole body, the number of tools, the bytes of their definitions,
-// the bytes of the messages' text).
+// reqsize AGENT I [MAX] prints the size of request I of AGENT to stdout,
+// for stdout checks and for the log: "bytes N tools N tooldefs N messages
+// N" (the whole body, the number of tools, the bytes of their definitions,
+// the bytes of the messages' text). With MAX it fails when the whole body
+// is larger than MAX bytes.
 func cmdReqSize(ts *testscript.TestScript, neg bool, args []string) {
-	if neg || len(args) != 2 {
-		ts.Fatalf("usage: reqsize AGENT I")
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: reqsize AGENT I [MAX]")
 	}
 	reqs := server(ts).RequestsFor(args[0])
 	i, err := strconv.Atoi(args[1])
@@ -305,6 +306,13 @@ func cmdReqSize(ts *testscript.TestScript, neg bool, args []string) {
 	line := fmt.Sprintf("bytes %d tools %d tooldefs %d messages %d\n", len(req.Raw), len(req.Body.Tools), len(defs), text)
 	ts.Logf("%s request %d: %s", args[0], i, line)
 	fmt.Fprint(ts.Stdout(), line)
+	if len(args) == 3 {
+		limit, err := strconv.Atoi(args[2])
+		ts.Check(err)
+		if len(req.Raw) > limit {
+			ts.Fatalf("%s request %d is %d bytes, over the %d-byte limit: %s", args[0], i, len(req.Raw), limit, line)
+		}
+	}
 }
 
 // serve DIR serves the files under DIR over HTTP on a loopback port for
