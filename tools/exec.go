@@ -112,7 +112,7 @@ func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	x := &executor{opts: opts}
 	// Derived here rather than shipped: the schema states the configured
 	// limits.
-	return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
+	return newBuiltin[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
 		WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "timeout", 0)
 			s.Properties["timeout"].Description = fmt.Sprintf("Milliseconds (default %d, max %d)",

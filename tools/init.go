@@ -47,7 +47,7 @@ type InitToolMeta struct {
 // checkpointed, atomic path as WriteFile. It is a write-class tool, so
 // only edit mode offers it.
 func NewInitTool() Tool {
-	return requireUTF8Input(New[InitToolInput](NameInitTool, ClassWrite, initToolDescription, runInitTool,
+	return requireUTF8Input(newBuiltin[InitToolInput](NameInitTool, ClassWrite, initToolDescription, runInitTool,
 		WithSchema(func(s *jsonschema.Schema) { setArray(s, "sections", 1) })))
 }
 

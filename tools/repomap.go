@@ -48,7 +48,7 @@ func NewRepoMap(pool *repomap.Pool) Tool {
 	if pool == nil {
 		pool = repomap.NewPool(repomap.Options{})
 	}
-	return New[RepoMapInput](NameRepoMap, ClassRead, repoMapDescription,
+	return newBuiltin[RepoMapInput](NameRepoMap, ClassRead, repoMapDescription,
 		func(ctx context.Context, env *Env, in RepoMapInput) (Result, error) {
 			return runRepoMap(ctx, env, pool, in)
 		},

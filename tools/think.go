@@ -24,7 +24,7 @@ type ThinkInput struct {
 // where every tool call is, in the session's transcript, and the model
 // sees it in its own history.
 func NewThink() Tool {
-	return New[ThinkInput](NameThink, ClassRead, thinkDescription, think,
+	return newBuiltin[ThinkInput](NameThink, ClassRead, thinkDescription, think,
 		WithSchema(func(s *jsonschema.Schema) {
 			min := 1
 			s.Properties["thought"].MinLength = &min
