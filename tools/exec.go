@@ -110,14 +110,17 @@ type CommandOutcome struct {
 func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	opts = opts.withDefaults()
 	x := &executor{opts: opts}
-	// Derived here rather than shipped: the schema states the configured
-	// limits.
-	return newBuiltin[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run,
-		WithSchema(func(s *jsonschema.Schema) {
-			setMinimum(s, "timeout", 0)
-			s.Properties["timeout"].Description = fmt.Sprintf("Milliseconds (default %d, max %d)",
-				opts.DefaultTimeout.Milliseconds(), opts.MaxTimeout.Milliseconds())
-		}))
+	schema := WithSchema(func(s *jsonschema.Schema) {
+		setMinimum(s, "timeout", 0)
+		s.Properties["timeout"].Description = fmt.Sprintf("Milliseconds (default %d, max %d)",
+			opts.DefaultTimeout.Milliseconds(), opts.MaxTimeout.Milliseconds())
+	})
+	// The schema states the limits: the shipped one has the default ones,
+	// other limits derive their own.
+	if def := (ExecuteCommandOptions{}).withDefaults(); opts.DefaultTimeout != def.DefaultTimeout || opts.MaxTimeout != def.MaxTimeout {
+		return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run, schema)
+	}
+	return newBuiltin[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run, schema)
 }
 
 type executor struct {
