@@ -135,6 +135,10 @@ type app struct {
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
 
+	repoMapsOnce sync.Once
+	repoMapPool  *repomap.Pool
+	repoMapCtx   context.Context // cancelled when the app closes
+
 	// plugins are the enabled plugins whose parts this app uses
 	// (plugin.go); disabled ones are not here.
 	plugins     []*plugin.Plugin
@@ -501,6 +505,24 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	return deps, nil
 }
 
+// repoMaps is the process's repo map pool, nil without a state directory.
+// Parsed trees are cached per project under the state directory, so a new
+// session maps an unchanged project without reparsing.
+func (a *app) repoMaps() *repomap.Pool {
+	a.repoMapsOnce.Do(func() {
+		if a.stateDir == "" {
+			return
+		}
+		a.repoMapPool = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch})
+		ctx, cancel := context.WithCancel(context.Background())
+		a.repoMapCtx = ctx
+		// Closers run last to first: a prewarm still working is cancelled
+		// before the pool waits for it.
+		a.closers = append(a.closers, closerFunc(a.repoMapPool.Close), closerFunc(cancel))
+	})
+	return a.repoMapPool
+}
+
 // baseTools are the built-in tools before the session's decorators: web
 // fetches are cached in the session store, and web search uses the backend
 // configured in web.search, if any.
@@ -511,12 +533,7 @@ func (a *app) baseTools() tools.Set {
 		Env:      append(policy.CommandGitEnv(), "CDPATH="),
 		Launcher: a.sandbox(),
 	}}
-	if a.stateDir != "" {
-		// Parsed trees are cached per project under the state directory,
-		// so a new session maps an unchanged project without reparsing.
-		opts.RepoMaps = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch})
-		a.closers = append(a.closers, closerFunc(opts.RepoMaps.Close))
-	}
+	opts.RepoMaps = a.repoMaps()
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {

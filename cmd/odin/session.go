@@ -86,8 +86,16 @@ func (l *liveSession) Close(ctx context.Context) error {
 // its Orchestrator.
 func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession, error) {
 	// The first model call needs the catalogue (context window, price):
-	// parsing its 100 KB (~1.5 ms) overlaps opening the store.
+	// indexing it overlaps opening the store.
 	go a.catalog()
+	if o.Resume == "" && !o.Continue {
+		// A new session's first request carries a repo map: it is built
+		// while the session starts (and, in the REPL, while the user
+		// types), not after the first message.
+		if pool := a.repoMaps(); pool != nil {
+			pool.For(a.root).Prewarm(a.repoMapCtx, 3*time.Second)
+		}
+	}
 	st, err := a.openStore(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("session store: %w", err)

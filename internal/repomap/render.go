@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/odin-code/odin/internal/llm"
 )
@@ -56,7 +57,15 @@ func (m *Mapper) Map(ctx context.Context, req Request) (Result, error) {
 		budget = DefaultBudget
 	}
 	m.mu.Lock()
-	st, err := m.refreshLocked(ctx)
+	var st RefreshStats
+	var err error
+	if !m.warm.IsZero() && time.Since(m.warm) < prewarmFresh {
+		st = m.warmStats
+	} else {
+		st, err = m.refreshLocked(ctx)
+	}
+	m.warm = time.Time{}
+	m.maps++
 	if err != nil {
 		m.mu.Unlock()
 		return Result{Refresh: st}, err

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/search"
@@ -90,6 +91,39 @@ type Mapper struct {
 	mu     sync.Mutex // serializes refreshes and guards files
 	loaded bool
 	files  map[string]*fileData
+	// warm is when a Prewarm refresh finished and warmStats what it did;
+	// the next Map within prewarmFresh uses it instead of walking again.
+	warm      time.Time
+	warmStats RefreshStats
+	maps      int // Map calls so far: a Prewarm overtaken by one is moot
+}
+
+// prewarmFresh is how long a Prewarm's refresh stands in for the next
+// Map's: long enough to cover a session's start, short enough that a
+// user's edit before the first message is seen.
+const prewarmFresh = 2 * time.Second
+
+// Prewarm refreshes the map in the background (loading the cache, walking
+// and parsing what changed), so that the first Map of a new session, the
+// map in its first request, does not wait for it. ctx and timeout bound
+// the work (a Map waits for it). The next Map within prewarmFresh reuses
+// the refresh; a later one walks the tree again as usual.
+func (m *Mapper) Prewarm(ctx context.Context, timeout time.Duration) {
+	m.mu.Lock()
+	n := m.maps
+	m.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.maps != n {
+			return // a Map came first and refreshed
+		}
+		if st, err := m.refreshLocked(ctx); err == nil {
+			m.warm, m.warmStats = time.Now(), st
+		}
+	}()
 }
 
 // New returns a Mapper of the tree at root (absolute).

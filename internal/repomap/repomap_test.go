@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -358,5 +359,29 @@ func TestCancelledRefresh(t *testing.T) {
 	}
 	if st.Files != 50 || len(m.files) != 50 {
 		t.Errorf("refresh after a cancelled one: %+v, %d files known; want all 50", st, len(m.files))
+	}
+}
+
+// A prewarmed Mapper's next Map uses the prewarm's refresh (nothing is
+// parsed again); the one after walks the tree again and sees an edit.
+func TestPrewarm(t *testing.T) {
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"one.go": "package p\n\nfunc One() {}\n"})
+	m := New(root, Options{})
+	defer m.Close()
+	m.Prewarm(t.Context(), time.Minute)
+	res, err := m.Map(t.Context(), Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "func One()") || res.Refresh.Parsed != 1 {
+		t.Errorf("map after prewarm: parsed %d, text:\n%s", res.Refresh.Parsed, res.Text)
+	}
+	writeFiles(t, root, map[string]string{"one.go": "package p\n\nfunc One() {}\n\nfunc Two() {}\n"})
+	if res, err = m.Map(t.Context(), Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Text, "func Two()") || res.Refresh.Parsed != 1 {
+		t.Errorf("second map did not refresh: parsed %d, text:\n%s", res.Refresh.Parsed, res.Text)
 	}
 }
