@@ -1002,11 +1002,11 @@ func (o *Orchestrator) takeNext(c actor.Context) {
 	}
 }
 
-var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
+var slugUnsafe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 // writePlan saves a plan-mode answer as .odin/plans/<slug>.md, atomically.
 func writePlan(root, request, plan string, now time.Time) (string, error) {
-	slug := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(request), "-"), "-")
+	slug := strings.Trim(slugUnsafe().ReplaceAllString(strings.ToLower(request), "-"), "-")
 	if len(slug) > 48 {
 		slug = strings.TrimRight(slug[:48], "-")
 	}

@@ -300,7 +300,7 @@ func applyDefinitionFields(a *AgentDefinition, f definitionFields, rerr func(key
 	}
 	if f.skills != nil {
 		for _, sk := range f.skills {
-			if sk != "*" && !agentName.MatchString(sk) {
+			if sk != "*" && !agentName().MatchString(sk) {
 				return rerr("skills", fmt.Sprintf("invalid skill name %q: use lower-case letters, digits, '-' and '_'", sk))
 			}
 		}

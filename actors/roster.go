@@ -243,7 +243,7 @@ func Builtins() []*AgentDefinition {
 	}
 }
 
-var agentName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`)
+var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`) })
 
 // RosterError is an invalid roster entry: where it is, which agent, which
 // key, and what is wrong.
@@ -402,7 +402,7 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 	rerr := func(key, problem string) error {
 		return &RosterError{File: file, Agent: name, Key: key, Problem: problem}
 	}
-	if !agentName.MatchString(name) {
+	if !agentName().MatchString(name) {
 		return rerr("", "invalid agent name: use lowercase letters, digits, '-' and '_', starting with a letter")
 	}
 	a, builtin := byName[name]
@@ -642,7 +642,7 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	if name == "" {
 		name = base
 	}
-	if !agentName.MatchString(name) {
+	if !agentName().MatchString(name) {
 		return nil, rerr("name", fmt.Sprintf("invalid agent name %q: use lowercase letters, digits, '-' and '_'", name))
 	}
 	a := &AgentDefinition{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description),

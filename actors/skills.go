@@ -113,7 +113,7 @@ func parseSkill(path string) (Skill, error) {
 		name = filepath.Base(filepath.Dir(path))
 	}
 	switch {
-	case !agentName.MatchString(name):
+	case !agentName().MatchString(name):
 		return Skill{}, fmt.Errorf("%s: name: invalid skill name %q: use lower-case letters, digits, '-' and '_'", path, name)
 	case strings.TrimSpace(fm.Description) == "":
 		return Skill{}, fmt.Errorf("%s: description: required (say when to use the skill)", path)

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -389,7 +390,7 @@ func decode(layers []layer) (*Config, error) {
 	return &cfg, nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // readFile reads and normalises one config file. found is false when the
 // file does not exist.
@@ -423,7 +424,7 @@ func yamlProblems(label string, err error) []Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	for l := range strings.SplitSeq(msg, "\n") {
 		l = strings.TrimSpace(l)
-		if m := yamlLine.FindStringSubmatch(l); m != nil {
+		if m := yamlLine().FindStringSubmatch(l); m != nil {
 			line, _ := strconv.Atoi(m[1])
 			problems = append(problems, Problem{Source: label, Line: line, Msg: "yaml: " + m[2]})
 		}

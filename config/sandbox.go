@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 var sandboxModeType = reflect.TypeFor[SandboxMode]()
@@ -41,8 +42,10 @@ func sandboxWidens(v any) bool {
 }
 
 var (
-	envNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-	domainRe  = regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+	envNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`) })
+	domainRe  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+	})
 )
 
 // sandbox checks permissions.sandbox, .network and .env.
@@ -52,7 +55,7 @@ func (v *validator) sandbox(p Permissions) {
 	}
 	domains := func(key string, list []string) {
 		for i, d := range list {
-			if !domainRe.MatchString(d) {
+			if !domainRe().MatchString(d) {
 				v.add(fmt.Sprintf("%s[%d]", key, i), "must be a host name such as proxy.golang.org or *.npmjs.org, without scheme, port or path (got %q)", d)
 			}
 		}
@@ -62,7 +65,7 @@ func (v *validator) sandbox(p Permissions) {
 		domains("permissions.network.agents."+agent+".allowed_domains", p.Network.Agents[agent].AllowedDomains)
 	}
 	for i, name := range p.Env {
-		if !envNameRe.MatchString(name) {
+		if !envNameRe().MatchString(name) {
 			v.add(fmt.Sprintf("permissions.env[%d]", i), "must be a variable name, or a prefix ending in * (got %q)", name)
 		}
 	}

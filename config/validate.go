@@ -9,16 +9,17 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
 
 var (
-	agentName  = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`)
-	envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	agentName  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`) })
+	envVarName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 	// headerName is RFC 9110's token.
-	headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	headerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
 )
 
 // Validate checks the whole configuration and returns every problem at
@@ -145,7 +146,7 @@ func (v *validator) envName(key, name string) {
 	case name == "":
 	case strings.HasPrefix(name, "sk-") || len(name) > 40 && !strings.Contains(name, "_"):
 		v.add(key, "looks like a secret: %s names the environment variable that holds the key (e.g. OPENAI_API_KEY); keys never go in config files", key[strings.LastIndex(key, ".")+1:])
-	case !envVarName.MatchString(name):
+	case !envVarName().MatchString(name):
 		v.add(key, "must be an environment variable name (got %q)", name)
 	}
 }
@@ -182,7 +183,7 @@ func (v *validator) providers(c *Config) {
 		notNegative(v, key+".max_retries", p.MaxRetries)
 		v.rateLimit(key+".rate_limit", p.RateLimit)
 		for _, h := range sortedKeys(p.Headers) {
-			if !headerName.MatchString(h) {
+			if !headerName().MatchString(h) {
 				v.add(key+".headers."+h, "not a valid HTTP header name")
 			}
 			if strings.ContainsAny(p.Headers[h], "\r\n") {
@@ -215,7 +216,7 @@ func (v *validator) modelInfo(c *Config, key string, m ModelInfo) {
 }
 
 func (v *validator) agent(key, name string, a Agent) {
-	if !agentName.MatchString(name) {
+	if !agentName().MatchString(name) {
 		v.add(key, "invalid agent name: use lower-case letters, digits, '-' and '_', starting with a letter, at most 41 characters")
 	}
 	for _, list := range []struct {
@@ -261,7 +262,7 @@ func (v *validator) agent(key, name string, a Agent) {
 		v.add(key+".color", "must be one of %s or #rrggbb (got %q)", strings.Join(AgentColors(), ", "), a.Color)
 	}
 	for i, sk := range a.Skills {
-		if sk != "*" && !agentName.MatchString(sk) {
+		if sk != "*" && !agentName().MatchString(sk) {
 			v.add(fmt.Sprintf("%s.skills[%d]", key, i), "invalid skill name %q: use lower-case letters, digits, '-' and '_'", sk)
 		}
 	}
@@ -359,14 +360,14 @@ func unwrapPathError(err error) error {
 
 // mcpServerName is what a server name may hold: it becomes part of tool
 // names, which providers restrict to these characters.
-var mcpServerName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var mcpServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 func (v *validator) mcp(m MCP) {
 	v.notNegativeDuration("mcp.connect_timeout", m.ConnectTimeout)
 	for _, name := range sortedKeys(m.Servers) {
 		key := "mcp.servers." + name
 		s := m.Servers[name]
-		if !mcpServerName.MatchString(name) || strings.Contains(name, "__") {
+		if !mcpServerName().MatchString(name) || strings.Contains(name, "__") {
 			v.add(key, "a server name may hold only letters, digits, \"-\" and \"_\" (no \"__\"), since it becomes part of tool names mcp__NAME__TOOL")
 		}
 		switch s.Type {
@@ -391,7 +392,7 @@ func (v *validator) mcp(m MCP) {
 			v.envName(key+".bearer_token_env", s.BearerTokenEnv)
 		}
 		for _, h := range sortedKeys(s.Headers) {
-			if !headerName.MatchString(h) {
+			if !headerName().MatchString(h) {
 				v.add(key+".headers."+h, "is not a valid HTTP header name")
 			}
 		}
@@ -409,11 +410,11 @@ func (v *validator) rateLimit(key string, r RateLimit) {
 	notNegative(v, key+".tokens_per_minute", r.TokensPerMinute)
 }
 
-var hexColor = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+var hexColor = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#[0-9a-fA-F]{6}$`) })
 
 // ValidColor reports whether c is one of AgentColors or #rrggbb.
 func ValidColor(c string) bool {
-	return slices.Contains(AgentColors(), strings.ToLower(c)) || hexColor.MatchString(c)
+	return slices.Contains(AgentColors(), strings.ToLower(c)) || hexColor().MatchString(c)
 }
 
 // quality checks the keys of the gates' lint, coverage, refactor and test

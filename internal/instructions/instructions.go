@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/odin-code/odin/internal/workspace"
 )
@@ -128,7 +129,9 @@ const MaxImportDepth = 5
 
 // importRe finds "@path" imports (Claude Code's convention): an @ at the
 // start of a line or after a space, followed by a path.
-var importRe = regexp.MustCompile(`(?m)(?:^|[ \t])@((?:~/|\.{1,2}/|/)?[A-Za-z0-9_.][^\s` + "`" + `]*)`)
+var importRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)(?:^|[ \t])@((?:~/|\.{1,2}/|/)?[A-Za-z0-9_.][^\s` + "`" + `]*)`)
+})
 
 // imports returns the @paths of text outside code spans and fenced blocks.
 func imports(text string) []string {
@@ -142,8 +145,8 @@ func imports(text string) []string {
 		if fenced {
 			continue
 		}
-		line = codeSpan.ReplaceAllString(line, "")
-		for _, m := range importRe.FindAllStringSubmatch(line, -1) {
+		line = codeSpan().ReplaceAllString(line, "")
+		for _, m := range importRe().FindAllStringSubmatch(line, -1) {
 			p := strings.TrimRight(m[1], ".,;:)")
 			if p != "" && !strings.Contains(p, "@") {
 				out = append(out, p)
@@ -153,7 +156,7 @@ func imports(text string) []string {
 	return out
 }
 
-var codeSpan = regexp.MustCompile("`[^`]*`")
+var codeSpan = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`[^`]*`") })
 
 // read loads path if it exists; with a non-empty guard the file must
 // resolve inside guard. Its @imports are read after it, guarded alike.

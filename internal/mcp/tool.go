@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -23,12 +24,12 @@ const Prefix = "mcp__"
 // maxNameLen is the longest tool name providers accept (OpenAI: 64).
 const maxNameLen = 64
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // ToolName is the name agents see for a server's tool: characters
 // providers reject become "_", and the name is cut to 64 characters.
 func ToolName(server, remote string) string {
-	n := Prefix + server + "__" + unsafeName.ReplaceAllString(remote, "_")
+	n := Prefix + server + "__" + unsafeName().ReplaceAllString(remote, "_")
 	if len(n) > maxNameLen {
 		n = n[:maxNameLen]
 	}

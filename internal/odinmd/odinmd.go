@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/messages"
@@ -34,7 +35,7 @@ var Required = []string{
 var optional = []string{"Snippets", "Troubleshooting", "External Integrations", "Environment Variables", "Endpoints"}
 
 var (
-	beginRe = regexp.MustCompile(`^<!-- odin:begin section="([^"]+)" -->$`)
+	beginRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<!-- odin:begin section="([^"]+)" -->$`) })
 	endLine = "<!-- odin:end -->"
 )
 
@@ -55,7 +56,7 @@ func parse(doc string) []block {
 	var out []block
 	var hand strings.Builder
 	for i := 0; i < len(lines); i++ {
-		m := beginRe.FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
+		m := beginRe().FindStringSubmatch(strings.TrimRight(lines[i], "\r\n"))
 		if m == nil {
 			hand.WriteString(lines[i])
 			continue

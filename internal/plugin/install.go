@@ -262,7 +262,7 @@ func copyFile(src, dst string, perm fs.FileMode) error {
 
 // Remove deletes the installed plugin name and forgets its state.
 func Remove(dataDir, name string) error {
-	if !reName.MatchString(name) {
+	if !reName().MatchString(name) {
 		return fmt.Errorf("plugin: %q is not a plugin name", name)
 	}
 	dir := filepath.Join(Dir(dataDir), name)

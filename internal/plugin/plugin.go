@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/odin-code/odin/config"
@@ -28,11 +29,11 @@ const RootVar = "${CLAUDE_PLUGIN_ROOT}"
 
 // reName is Claude Code's rule for plugin names (kebab-case); it also
 // keeps a name usable as a directory name.
-var reName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var reName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // reServer is what an MCP server name may hold (config's rule: it becomes
 // part of tool names mcp__NAME__TOOL).
-var reServer = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var reServer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Manifest is .claude-plugin/plugin.json. Component paths may be a string
 // or a list of strings; hooks and mcpServers may also be inline objects.
@@ -109,7 +110,7 @@ func Load(dir string) (*Plugin, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("plugin %s: invalid JSON: %w", mpath, err)
 	}
-	if !reName.MatchString(m.Name) {
+	if !reName().MatchString(m.Name) {
 		return nil, fmt.Errorf("plugin %s: name: must be kebab-case (lower-case letters, digits and '-'), got %q", mpath, m.Name)
 	}
 	p := &Plugin{Name: m.Name, Version: m.Version, Description: m.Description, Dir: dir,
@@ -453,7 +454,7 @@ func (l loader) mcp(raw json.RawMessage) error {
 }
 
 func (l loader) server(src, name string, raw json.RawMessage) (config.MCPServer, error) {
-	if !reServer.MatchString(name) || strings.Contains(name, "__") {
+	if !reServer().MatchString(name) || strings.Contains(name, "__") {
 		return config.MCPServer{}, fmt.Errorf("plugin %s: mcpServers.%s: a server name may hold only letters, digits, \"-\" and \"_\" (no \"__\")", src, name)
 	}
 	// Claude Code's keys that Odin understands; others (oauth settings and

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/odin-code/odin/internal/sandbox"
@@ -39,7 +40,9 @@ const (
 
 // goCoverageRe reads `go test -cover` lines: "ok  	mod/pkg	0.1s	coverage:
 // 75.0% of statements" and "	mod/pkg		coverage: 0.0% of statements".
-var goCoverageRe = regexp.MustCompile(`(?m)^(?:ok\s+|\s*)(\S+)\s.*?coverage: ([0-9.]+)% of statements`)
+var goCoverageRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^(?:ok\s+|\s*)(\S+)\s.*?coverage: ([0-9.]+)% of statements`)
+})
 
 // Coverage measures the test coverage of the packages the change touched,
 // before and after: after in the project itself, before in a copy of the
@@ -139,7 +142,7 @@ func (r *Runner) coverageIn(ctx context.Context, dir, command string) (map[strin
 		return nil, err
 	}
 	res := map[string]float64{}
-	for _, m := range goCoverageRe.FindAllStringSubmatch(out, -1) {
+	for _, m := range goCoverageRe().FindAllStringSubmatch(out, -1) {
 		if v, err := strconv.ParseFloat(m[2], 64); err == nil {
 			res[m[1]] = v
 		}

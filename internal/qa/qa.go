@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/odin-code/odin/config"
@@ -91,8 +92,8 @@ func named(pairs [][2]string) []messages.QACheck {
 }
 
 var (
-	headingRe = regexp.MustCompile(`(?m)^#{1,6}\s+(.*)$`)
-	codeRe    = regexp.MustCompile("`([^`]+)`")
+	headingRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^#{1,6}\s+(.*)$`) })
+	codeRe    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("`([^`]+)`") })
 )
 
 // FromInstructions extracts build, lint and test commands from the
@@ -100,7 +101,7 @@ var (
 // code is a command and whose text names its purpose.
 func FromInstructions(md string) []messages.QACheck {
 	section := ""
-	locs := headingRe.FindAllStringSubmatchIndex(md, -1)
+	locs := headingRe().FindAllStringSubmatchIndex(md, -1)
 	for i, l := range locs {
 		title := strings.ToLower(md[l[2]:l[3]])
 		if strings.Contains(title, "command") {
@@ -117,7 +118,7 @@ func FromInstructions(md string) []messages.QACheck {
 	}
 	found := map[string]string{}
 	for _, line := range strings.Split(section, "\n") {
-		m := codeRe.FindStringSubmatch(line)
+		m := codeRe().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}

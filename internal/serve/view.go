@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/odin-code/odin/internal/llm"
@@ -382,7 +383,9 @@ func turnSpans(msgs []store.Message) []TurnSpan {
 	return out
 }
 
-var stageLine = regexp.MustCompile(`^- (\w+) \(round (\d+)\): (passed|failed|applied)(?: — (.*))?$`)
+var stageLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^- (\w+) \(round (\d+)\): (passed|failed|applied)(?: — (.*))?$`)
+})
 
 // gateOutcomes parses the gate notes of the Orchestrator's history.
 func gateOutcomes(msgs []store.Message) []GateOutcome {
@@ -410,7 +413,7 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 				g.Reasons = strings.Split(strings.TrimSuffix(why, "."), "; ")
 				continue
 			}
-			if sm := stageLine.FindStringSubmatch(l); sm != nil {
+			if sm := stageLine().FindStringSubmatch(l); sm != nil {
 				round, _ := strconv.Atoi(sm[2])
 				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Mark: sm[3], Summary: sm[4]})
 			}

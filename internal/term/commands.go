@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -71,7 +72,7 @@ type frontMatter struct {
 	Mode         string `yaml:"mode"`
 }
 
-var reCommandName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`)
+var reCommandName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`) })
 
 // LoadCustomCommands reads the *.md files under dirs, in priority order:
 // a name found in an earlier directory hides the same name in later ones.
@@ -105,7 +106,7 @@ func LoadCustomCommands(dirs ...string) ([]CustomCommand, []error) {
 			}
 			rel, _ := filepath.Rel(dir, path)
 			name := strings.ReplaceAll(strings.TrimSuffix(filepath.ToSlash(rel), ".md"), "/", ":")
-			if !reCommandName.MatchString(name) {
+			if !reCommandName().MatchString(name) {
 				errs = append(errs, fmt.Errorf("custom command %s: %q is not a valid command name", path, name))
 				return nil
 			}
@@ -230,17 +231,17 @@ func digest(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-var rePositional = regexp.MustCompile(`\$([1-9])`)
+var rePositional = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$([1-9])`) })
 
 // Expand returns the prompt with args substituted. When the template uses
 // neither $ARGUMENTS nor $1..$9, non-empty args are appended after a blank
 // line, so nothing the user typed is lost.
 func (c CustomCommand) Expand(args string) string {
 	args = strings.TrimSpace(args)
-	used := strings.Contains(c.Body, "$ARGUMENTS") || rePositional.MatchString(c.Body)
+	used := strings.Contains(c.Body, "$ARGUMENTS") || rePositional().MatchString(c.Body)
 	out := strings.ReplaceAll(c.Body, "$ARGUMENTS", args)
 	words := strings.Fields(args)
-	out = rePositional.ReplaceAllStringFunc(out, func(m string) string {
+	out = rePositional().ReplaceAllStringFunc(out, func(m string) string {
 		i := int(m[1] - '1')
 		if i < len(words) {
 			return words[i]
@@ -265,7 +266,7 @@ func splitCommand(line string) (name, args string, ok bool) {
 	if nl := strings.IndexByte(name, '\n'); nl >= 0 {
 		name, args = name[:nl], s[nl+1:]
 	}
-	if strings.Contains(name, "/") || !reCommandName.MatchString(name) {
+	if strings.Contains(name, "/") || !reCommandName().MatchString(name) {
 		return "", "", false
 	}
 	return name, strings.TrimSpace(args), true

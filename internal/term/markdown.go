@@ -3,6 +3,7 @@ package term
 import (
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -75,12 +76,12 @@ func (m *Markdown) Reset() {
 }
 
 var (
-	reFence   = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})\\s*([^`\\s]*)[^`]*$")
-	reHeading = regexp.MustCompile(`^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$`)
-	reRule    = regexp.MustCompile(`^ {0,3}([-*_])(?:\s*([-*_])){2,}\s*$`)
-	reQuote   = regexp.MustCompile(`^ {0,3}>\s?(.*)$`)
-	reList    = regexp.MustCompile(`^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$`)
-	reTable   = regexp.MustCompile(`^\s*\|`)
+	reFence   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^ {0,3}(`{3,}|~{3,})\\s*([^`\\s]*)[^`]*$") })
+	reHeading = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$`) })
+	reRule    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}([-*_])(?:\s*([-*_])){2,}\s*$`) })
+	reQuote   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ {0,3}>\s?(.*)$`) })
+	reList    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$`) })
+	reTable   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*\|`) })
 )
 
 // renderLine sanitizes one line of model text, then styles it: the model's
@@ -99,11 +100,11 @@ func (m *Markdown) renderLine(raw string) []string {
 		}
 		return hardwrap(th.Paint(th.CodeBlock, raw), m.width)
 	}
-	if g := reFence.FindStringSubmatch(raw); g != nil {
+	if g := reFence().FindStringSubmatch(raw); g != nil {
 		m.fence = g[1]
 		return []string{th.Paint(th.Dim, strings.TrimSpace(raw))}
 	}
-	if g := reHeading.FindStringSubmatch(raw); g != nil {
+	if g := reHeading().FindStringSubmatch(raw); g != nil {
 		st := th.H3
 		switch len(g[1]) {
 		case 1:
@@ -113,18 +114,18 @@ func (m *Markdown) renderLine(raw string) []string {
 		}
 		return m.wrap(m.inline(g[2], &st), "", "")
 	}
-	if g := reRule.FindStringSubmatch(raw); g != nil && (g[2] == "" || g[2] == g[1]) {
+	if g := reRule().FindStringSubmatch(raw); g != nil && (g[2] == "" || g[2] == g[1]) {
 		n := 40
 		if m.width > 0 && m.width < n {
 			n = m.width
 		}
 		return []string{th.Paint(th.Dim, strings.Repeat("─", n))}
 	}
-	if g := reQuote.FindStringSubmatch(raw); g != nil {
+	if g := reQuote().FindStringSubmatch(raw); g != nil {
 		bar := th.Paint(th.Dim, "│ ")
 		return m.wrap(m.inline(g[1], &th.Quote), bar, bar)
 	}
-	if g := reList.FindStringSubmatch(raw); g != nil {
+	if g := reList().FindStringSubmatch(raw); g != nil {
 		indent, marker, rest := g[1], g[2], g[3]
 		bullet := marker
 		switch marker {
@@ -141,7 +142,7 @@ func (m *Markdown) renderLine(raw string) []string {
 		hang := strings.Repeat(" ", len(indent)+ansi.StringWidth(bullet)+1)
 		return m.wrap(m.inline(rest, nil), head, hang)
 	}
-	if reTable.MatchString(raw) {
+	if reTable().MatchString(raw) {
 		// Tables keep their columns: inline styling would shift them.
 		return hardwrap(raw, m.width)
 	}

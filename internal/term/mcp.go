@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -80,7 +81,7 @@ func mcpCommand(cat MCPCatalog, name string) (Command, bool) {
 
 // reResource finds @server:uri words; the server name is checked against
 // the catalogue, so "@a.go:12" or a mail handle is left alone.
-var reResource = regexp.MustCompile(`(?:^|\s)@([A-Za-z0-9_-]+):(\S+)`)
+var reResource = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@([A-Za-z0-9_-]+):(\S+)`) })
 
 // hasResourceMention reports whether body mentions a resource of one of
 // cat's servers (attaching it may wait for the server).
@@ -88,7 +89,7 @@ func hasResourceMention(cat MCPCatalog, body string) bool {
 	if cat == nil {
 		return false
 	}
-	for _, m := range reResource.FindAllStringSubmatch(body, -1) {
+	for _, m := range reResource().FindAllStringSubmatch(body, -1) {
 		if cat.IsServer(m[1]) {
 			return true
 		}
@@ -109,7 +110,7 @@ func attachResources(ctx context.Context, cat MCPCatalog, text string) (string, 
 		notes  []string
 		seen   = map[string]bool{}
 	)
-	for _, m := range reResource.FindAllStringSubmatch(text, -1) {
+	for _, m := range reResource().FindAllStringSubmatch(text, -1) {
 		server, uri := m[1], strings.TrimRight(m[2], ".,;!?)]}'\"")
 		key := server + ":" + uri
 		if !cat.IsServer(server) || seen[key] {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/workspace"
@@ -28,7 +29,7 @@ const (
 const attachedFilesTag = "\n\n<attached_files>"
 
 // reMention finds @path words: at the start or after a blank.
-var reMention = regexp.MustCompile(`(?:^|\s)@([^\s@]+)`)
+var reMention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|\s)@([^\s@]+)`) })
 
 // attachMentions returns body with the files it mentions (@path, relative
 // to root) appended in an <attached_files> block, the images it mentions
@@ -55,7 +56,7 @@ func attachMentions(root, body string) (string, []messages.Image, []string) {
 		total  int
 		seen   = map[string]bool{}
 	)
-	for _, m := range reMention.FindAllStringSubmatch(body, -1) {
+	for _, m := range reMention().FindAllStringSubmatch(body, -1) {
 		name := m[1]
 		// Trailing punctuation belongs to the sentence ("see @a.go,"),
 		// unless the file's name really ends with it.

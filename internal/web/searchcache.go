@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/odin-code/odin/config"
@@ -28,7 +29,9 @@ type CachedSearcher struct {
 	Now func() time.Time
 }
 
-var securityQuery = regexp.MustCompile(`(?i)\b(cve-\d{4}-\d+|cve|ghsa-[a-z0-9-]+|advisory|advisories|vulnerabilit(y|ies)|exploit|security)\b`)
+var securityQuery = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(cve-\d{4}-\d+|cve|ghsa-[a-z0-9-]+|advisory|advisories|vulnerabilit(y|ies)|exploit|security)\b`)
+})
 
 // Search implements Searcher.
 func (c *CachedSearcher) Search(ctx context.Context, query string, n int) ([]SearchHit, error) {
@@ -40,7 +43,7 @@ func (c *CachedSearcher) Search(ctx context.Context, query string, n int) ([]Sea
 	sum := sha256.Sum256([]byte(norm))
 	key := fmt.Sprintf("search:v1:%d:%s", n, hex.EncodeToString(sum[:]))
 	ttl := ResearchTTL("", c.TTL)
-	if securityQuery.MatchString(query) {
+	if securityQuery().MatchString(query) {
 		ttl = ResearchTTL(SourceSecurity, c.TTL)
 	}
 	if raw, at, ok, err := c.Cache.Get(ctx, key); err == nil && ok && now().Sub(at) < ttl {
