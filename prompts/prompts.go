@@ -1,12 +1,12 @@
 package prompts
 
 import (
-	"bytes"
 	"embed"
 	"fmt"
+	"io/fs"
+	"sort"
 	"strings"
 	"sync"
-	"text/template"
 )
 
 //go:embed templates/*.tmpl
@@ -14,10 +14,20 @@ var files embed.FS
 
 // templates are parsed on first use: most commands (odin --version,
 // sessions, stats) render no prompt.
-var templates = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("").Funcs(template.FuncMap{
-		"trim": strings.TrimSpace,
-	}).ParseFS(files, "templates/*.tmpl"))
+var templates = sync.OnceValues(func() (set, error) {
+	entries, err := fs.ReadDir(files, "templates")
+	if err != nil {
+		return nil, err
+	}
+	texts := map[string]string{}
+	for _, e := range entries {
+		b, err := fs.ReadFile(files, "templates/"+e.Name())
+		if err != nil {
+			return nil, err
+		}
+		texts[e.Name()] = string(b)
+	}
+	return parseSet(texts)
 })
 
 // Agent names a delegation target in the Orchestrator's prompt (what each
@@ -70,24 +80,29 @@ const (
 
 // Render renders the named template with d.
 func Render(name string, d Data) (string, error) {
-	t := templates().Lookup(name + ".tmpl")
-	if t == nil {
+	ts, err := templates()
+	if err != nil {
+		return "", fmt.Errorf("prompts: %w", err)
+	}
+	if _, ok := ts[name+".tmpl"]; !ok {
 		return "", fmt.Errorf("prompts: no template %q", name)
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, d); err != nil {
+	out, err := ts.execute(name+".tmpl", d)
+	if err != nil {
 		return "", fmt.Errorf("prompts: render %s: %w", name, err)
 	}
-	return strings.TrimSpace(b.String()) + "\n", nil
+	return strings.TrimSpace(out) + "\n", nil
 }
 
 // Names lists the available templates.
 func Names() []string {
+	ts, _ := templates()
 	var out []string
-	for _, t := range templates().Templates() {
-		if n, ok := strings.CutSuffix(t.Name(), ".tmpl"); ok && !strings.HasPrefix(n, "_") {
+	for t := range ts {
+		if n, ok := strings.CutSuffix(t, ".tmpl"); ok && !strings.HasPrefix(n, "_") {
 			out = append(out, n)
 		}
 	}
+	sort.Strings(out)
 	return out
 }
