@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -94,18 +93,21 @@ func newRootFlags() *globalFlags { return &globalFlags{rates: llm.NewRateLimits(
 
 func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	g := newRootFlags()
-	var cont bool
+	var cont, showVersion bool
 	var resume string
 	root := &cobra.Command{
 		Use:   "odin [\"first message\"]",
 		Short: "A terminal coding agent built as an actor system",
 		Long: "Odin plans with your model, delegates to specialist agents (search, code, review, test, docs, QA...) and enforces review and QA on multi-file or risky changes.\n\n" +
 			"Run it with no arguments for the interactive REPL, `odin \"task\"` for the REPL with a first message, or `odin run \"task\"` (also `odin -p \"task\"`) for one task headless.",
-		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if showVersion {
+				_, err := fmt.Fprint(stdout, versionLine())
+				return err
+			}
 			// A lone word close to a command's name is a typo, not a prompt;
 			// after "--" it is a prompt.
 			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 && !strings.ContainsAny(args[0], " \t\n") {
@@ -128,7 +130,11 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	root.SuggestionsMinimumDistance = 2
-	root.SetVersionTemplate(fmt.Sprintf("odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH))
+	// --version is Odin's own flag, not cobra's: cobra prints a custom
+	// version line through text/template, and a binary that executes
+	// templates keeps every exported method of every type it links (see
+	// prompts/render.go and test/e2e/deadcode_test.go): 20 MB more.
+	root.Flags().BoolVarP(&showVersion, "version", "v", false, "print Odin's version")
 	root.Flags().BoolVarP(&cont, "continue", "c", false, "open the REPL on the project's most recent session, showing its last turns")
 	root.Flags().StringVar(&resume, "resume", "", "open the REPL on the session with this `ID` or unique prefix; without one, pick from a list")
 	root.Flags().Lookup("resume").NoOptDefVal = pickResume

@@ -23,14 +23,19 @@ func versionString() string {
 	return v
 }
 
+// versionLine is what `odin --version` and `odin version` print.
+func versionLine() string {
+	return fmt.Sprintf("odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print Odin's version",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			fmt.Fprintf(stdout, "odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
+			_, err := fmt.Fprint(stdout, versionLine())
+			return err
 		},
 	}
 }
