@@ -98,6 +98,7 @@ type OpenAIOptions struct {
 type OpenAI struct {
 	opts   OpenAIOptions
 	client openai.Client
+	tools  toolWires
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -146,7 +147,7 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 			// the same host in parallel; keeping their connections (and TLS
 			// sessions) alive spares every fan-out a burst of handshakes.
 			pool := t.Clone()
-			pool.MaxIdleConnsPerHost = 64
+			pool.MaxIdleConnsPerHost = 256
 			opts.HTTPClient.Transport = pool
 		}
 	}
@@ -199,7 +200,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	params, err := buildParams(req, c.opts.MaxTokensParam)
+	body, err := encodeRequest(req, c.opts.MaxTokensParam, &c.tools)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
 	}
@@ -223,7 +224,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			}
 			return nil, canceled(ctx.Err(), attempt-1)
 		}
-		resp, err := c.attempt(bctx, &req, params, onEvent)
+		resp, err := c.attempt(bctx, &req, body, onEvent)
 		if err == nil {
 			return resp, nil
 		}
@@ -292,7 +293,7 @@ func canceled(err error, attempts int) *Error {
 }
 
 // attempt makes one request and reads its whole stream.
-func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCompletionNewParams, onEvent func(Event)) (*Response, error) {
+func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent func(Event)) (*Response, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if c.opts.Timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -305,12 +306,12 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 	idle := newIdleTimer(c.opts.IdleTimeout, func() { cancelIdle(errIdle) })
 	defer idle.stop()
 
-	ro := []option.RequestOption{option.WithJSONSet("stream", true)}
+	var ro []option.RequestOption
 	if req.Agent != "" {
 		ro = append(ro, option.WithHeader(AgentHeader, req.Agent))
 	}
 	var raw *http.Response
-	err := c.client.Post(actx, "chat/completions", params, &raw, ro...)
+	err := c.client.Post(actx, "chat/completions", body, &raw, ro...)
 	if err != nil {
 		if raw != nil && raw.Body != nil {
 			_ = raw.Body.Close()
