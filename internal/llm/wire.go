@@ -97,8 +97,20 @@ func encodeRequest(req Request, maxTokensParam string, tw *toolWires) ([]byte, e
 			toolImages = nil
 		}
 	}
+	// The struct is encoded first, so that the body is allocated once, at
+	// its size, with the cached tools in front.
+	var rest bytes.Buffer
+	enc := json.NewEncoder(&rest)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, err
+	}
+	fields := bytes.TrimRight(rest.Bytes(), "\n")
+	if len(req.Tools) == 0 {
+		return fields, nil
+	}
 	tools := make([][]byte, len(req.Tools))
-	size := 256
+	size := len(fields) + len(`{"tools":[],`)
 	for i, t := range req.Tools {
 		raw, err := tw.encoded(t)
 		if err != nil {
@@ -107,37 +119,17 @@ func encodeRequest(req Request, maxTokensParam string, tw *toolWires) ([]byte, e
 		tools[i] = raw
 		size += len(raw) + 1
 	}
-	for _, m := range req.Messages {
-		// Room for the text with a little escaping, and the keys.
-		size += len(m.Content) + len(m.Content)/16 + 64
-		for _, tc := range m.ToolCalls {
-			size += len(tc.Arguments) + len(tc.Arguments)/8 + len(tc.ID) + len(tc.Name) + 96
+	out := make([]byte, 0, size)
+	out = append(out, `{"tools":[`...)
+	for i, raw := range tools {
+		if i > 0 {
+			out = append(out, ',')
 		}
+		out = append(out, raw...)
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	if len(tools) > 0 {
-		buf.WriteString(`{"tools":[`)
-		for i, raw := range tools {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			buf.Write(raw)
-		}
-		buf.WriteString("],")
-	}
-	rest := len(buf.Bytes())
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(b); err != nil {
-		return nil, err
-	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
-	if rest > 0 {
-		// Drop the struct's opening brace: the tools opened the object.
-		out = append(out[:rest], out[rest+1:]...)
-	}
-	return out, nil
+	out = append(out, "],"...)
+	// The struct's opening brace is dropped: the tools opened the object.
+	return append(out, fields[1:]...), nil
 }
 
 func wireMessage(m Message) (wireMsg, error) {
