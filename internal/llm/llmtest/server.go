@@ -90,8 +90,9 @@ func (m ChatMessage) Text() string {
 	if len(m.Content) == 0 {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(m.Content, &s) == nil {
+	if m.Content[0] == '"' {
+		var s string
+		_ = json.Unmarshal(m.Content, &s)
 		return s
 	}
 	var parts []struct {
@@ -110,6 +111,9 @@ func (m ChatMessage) Text() string {
 // ImageURLs returns the URLs of the message's image parts (data URLs for
 // the images Odin sends), in order.
 func (m ChatMessage) ImageURLs() []string {
+	if len(m.Content) == 0 || m.Content[0] != '[' {
+		return nil // only an array of parts holds images
+	}
 	var parts []struct {
 		Type     string `json:"type"`
 		ImageURL struct {
