@@ -87,6 +87,7 @@ type turnState struct {
 
 	modelTurns int
 	calls      []llm.ToolCall        // calls of the current model response
+	callIDs    int                   // distinct IDs among calls
 	reply      *streamingReply       // the model response streaming now, persisted as it arrives
 	results    map[string]toolResult // call ID → tool message
 	// background are the turn's background runs; waiters the agent_output
@@ -529,6 +530,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	t.calls = r.ToolCalls
+	t.callIDs = distinctIDs(r.ToolCalls)
 	t.results = map[string]toolResult{}
 	var plain []llm.ToolCall
 	for _, call := range r.ToolCalls {
@@ -635,6 +637,11 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 	if t == nil || t.finished || t.gates != nil || len(t.calls) == 0 {
 		return
 	}
+	// Fewer results than calls: one is missing, without looking at each
+	// (a fan-out's reports would otherwise cost n² lookups).
+	if len(t.results) < t.callIDs {
+		return
+	}
 	for _, call := range t.calls {
 		if _, ok := t.results[call.ID]; !ok {
 			return
@@ -645,6 +652,15 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 	}
 	t.calls = nil
 	o.callModel(c)
+}
+
+// distinctIDs counts the different IDs of calls.
+func distinctIDs(calls []llm.ToolCall) int {
+	seen := make(map[string]struct{}, len(calls))
+	for _, c := range calls {
+		seen[c.ID] = struct{}{}
+	}
+	return len(seen)
 }
 
 // directTask runs one specialist for a command (/init) without the
