@@ -29,6 +29,10 @@ const (
 	DefaultMaxRetryAfter = 2 * time.Minute
 )
 
+// idleConnsPerProvider is how many idle connections a provider's pool
+// keeps: the parallel calls of a large fan-out.
+const idleConnsPerProvider = 256
+
 const (
 	maxTokensField      = "max_tokens"
 	maxCompletionTokens = "max_completion_tokens"
@@ -146,8 +150,13 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 			// shared with, or closed by, unrelated code. Specialists call
 			// the same host in parallel; keeping their connections (and TLS
 			// sessions) alive spares every fan-out a burst of handshakes.
+			// Over HTTP/1.1 (local servers) each parallel call holds its
+			// own connection, so the pool keeps as many as a fan-out uses;
+			// the default transport's 100 in total would send most of a
+			// 256-specialist fan-out back to dialling on every turn.
 			pool := t.Clone()
-			pool.MaxIdleConnsPerHost = 256
+			pool.MaxIdleConns = idleConnsPerProvider
+			pool.MaxIdleConnsPerHost = idleConnsPerProvider
 			opts.HTTPClient.Transport = pool
 		}
 	}
