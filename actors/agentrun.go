@@ -111,11 +111,14 @@ func loadAgentRuns(st store.Store, sessionID string) []messages.AgentRun {
 
 // saveRun writes a run's registry entry through the journal.
 func (j *journal) agentRun(sessionID string, run messages.AgentRun, at time.Time) {
-	data, err := json.Marshal(run)
-	if err != nil {
-		return
-	}
+	// Encoded in the journal's goroutine, off the Orchestrator's mailbox
+	// (a fan-out saves each of its runs twice). run is a copy, and the
+	// registry replaces its Activities rather than changing them in place.
 	j.do(func(ctx context.Context, st store.Store) error {
+		data, err := json.Marshal(run)
+		if err != nil {
+			return err
+		}
 		return st.PutAgentRun(ctx, store.AgentRunRecord{ID: run.ID, SessionID: sessionID, Data: data, UpdatedAt: at})
 	})
 }
