@@ -17,6 +17,11 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		[]string{"typed", "slice"}, map[string]int{"n": 1}, json.RawMessage(`{"k": [1, 2]}`),
 		ErrorBody{Message: "m <b>", Type: "t", Code: "c"},
 	}
+	var ascii []byte
+	for c := range 0x80 {
+		ascii = append(ascii, byte(c))
+	}
+	values = append(values, string(ascii), `{"path": "a\\b.go", "n": "\u0007"}`, "bad \xff utf-8")
 	for _, v := range values {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)

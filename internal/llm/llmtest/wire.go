@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/odin-code/odin/internal/llm"
 )
@@ -170,16 +171,43 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), true
 }
 
-// appendString appends s as a JSON string: as it is when it is printable
-// ASCII without quotes or backslashes, else through encoding/json.
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it without HTML escaping. Non-ASCII text goes through
+// encoding/json itself (its rules for invalid UTF-8 and U+2028).
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+		if s[i] >= utf8.RuneSelf {
 			return append(b, mustString(s)...)
 		}
 	}
+	const hex = "0123456789abcdef"
 	b = append(b, '"')
-	b = append(b, s...)
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
 
