@@ -46,19 +46,20 @@ func TestEncodeMatchesForQuirkyTurns(t *testing.T) {
 	for _, st := range steps {
 		tr := newTurn(st, "m", "p", 0, 1, 10, true)
 		for _, ev := range tr.events() {
-			if ev.data == nil || string(ev.data) == "[DONE]" {
+			if ev.chunk == nil {
 				continue
 			}
+			data := ev.payload()
 			var v any
-			if err := json.Unmarshal(ev.data, &v); err != nil {
-				t.Fatalf("chunk %s: %v", ev.data, err)
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatalf("chunk %s: %v", data, err)
 			}
 			var want bytes.Buffer
 			enc := json.NewEncoder(&want)
 			enc.SetEscapeHTML(false)
 			_ = enc.Encode(v)
-			if string(ev.data) != string(bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
-				t.Errorf("chunk %s\nwant  %s", ev.data, want.Bytes())
+			if string(data) != string(bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
+				t.Errorf("chunk %s\nwant  %s", data, want.Bytes())
 			}
 		}
 	}

@@ -570,7 +570,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 	}
 	data := 0
 	for i, ev := range t.events() {
-		if i > 0 && ev.data != nil {
+		if i > 0 && ev.isData() {
 			if err := sleep(ctx, s.stop, t.step.ChunkDelay); err != nil {
 				return
 			}
@@ -580,7 +580,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 			fmt.Fprintf(&b, ": %s\n\n", ev.comment)
 		} else {
 			b.WriteString("data: ")
-			b.Write(ev.data)
+			b.Write(ev.payload())
 			b.WriteString("\n\n")
 		}
 		if _, err := w.Write(b.Bytes()); err != nil {
@@ -589,7 +589,7 @@ func (s *Server) stream(ctx context.Context, w http.ResponseWriter, t *turn) {
 		if flusher != nil {
 			flusher.Flush()
 		}
-		if ev.data != nil {
+		if ev.isData() {
 			data++
 			if stall > 0 && data >= stall {
 				// Silence with the connection open: only the client's

@@ -95,13 +95,27 @@ func pieces(s string, n int) []string {
 
 type obj = map[string]any
 
-// sseEvent is one thing written to the stream: a comment or a data payload.
+// sseEvent is one thing written to the stream: a comment or a data payload,
+// given as bytes or as a chunk encoded when it is written (so that the
+// client reads the first chunks while the server encodes the next).
 type sseEvent struct {
 	comment string
 	data    []byte
+	chunk   any
 }
 
-func dataEvent(v any) sseEvent { return sseEvent{data: encode(v)} }
+func dataEvent(v any) sseEvent { return sseEvent{chunk: v} }
+
+// isData reports whether the event is a data payload.
+func (e sseEvent) isData() bool { return e.data != nil || e.chunk != nil }
+
+// payload is the event's data.
+func (e sseEvent) payload() []byte {
+	if e.data != nil {
+		return e.data
+	}
+	return encode(e.chunk)
+}
 
 // encode writes JSON the way providers do, without escaping <, > and &.
 // The chunks are trees of obj, []any, strings and numbers, written here
@@ -297,7 +311,7 @@ func (t *turn) events() []sseEvent {
 func keepData(evs []sseEvent, n int) []sseEvent {
 	seen := 0
 	for i, e := range evs {
-		if e.data != nil {
+		if e.isData() {
 			seen++
 			if seen == n {
 				return evs[:i+1]
