@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -355,18 +356,19 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 	dec := ssestream.NewDecoder(raw)
 	for dec.Next() {
 		ev := dec.Event()
-		data := strings.TrimSpace(string(ev.Data))
-		if data == "" {
+		// Decoded in place: the chunk's strings are copied by the decoder.
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
 			continue
 		}
-		if data == "[DONE]" {
+		if string(data) == "[DONE]" {
 			acc.done = true
 			break
 		}
 		if ev.Type == "error" {
-			return nil, streamError([]byte(data))
+			return nil, streamError(bytes.Clone(data))
 		}
-		if err := acc.chunk([]byte(data)); err != nil {
+		if err := acc.chunk(data); err != nil {
 			return nil, err
 		}
 	}
