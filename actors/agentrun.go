@@ -296,6 +296,10 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 	}
 	o.saveRun(o.runs.add(entry))
 	run.pid = c.SpawnPrefix(newSpecialistProps(o.host), "specialist-"+def.Name)
+	if o.byPID == nil {
+		o.byPID = map[string]*taskRun{}
+	}
+	o.byPID[run.pid.Id] = run
 	c.Send(run.pid, d)
 	system, self, id := c.ActorSystem(), c.Self(), t.id
 	run.timer = time.AfterFunc(d.Timeout+taskGrace, func() {
@@ -561,7 +565,7 @@ func (o *Orchestrator) takeInbox(body string) string {
 // cancelled or ended.
 func (o *Orchestrator) abandon(c actor.Context, run *taskRun, why string) {
 	run.reported = true
-	delete(o.tasks, run.delegate.TaskID)
+	o.dropTask(run)
 	if run.timer != nil {
 		run.timer.Stop()
 	}

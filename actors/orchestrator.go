@@ -98,6 +98,7 @@ type turnState struct {
 	holding    bool
 	files      []string
 	records    []messages.ToolCallRecord
+	recordAt   map[string][]int // call ID → its positions in records
 	usage      messages.Usage
 	byAgent    []messages.AgentUsage
 	answer     string
@@ -152,6 +153,9 @@ type Orchestrator struct {
 	// tasks are the running specialist tasks by ID, of this turn and
 	// detached ones of earlier turns; runs is the registry of every run.
 	tasks map[string]*taskRun
+	// byPID indexes tasks by their specialist's PID (its Id), for
+	// Terminated: a fan-out's 256 would otherwise each scan the others.
+	byPID map[string]*taskRun
 	runs  *agentRuns
 	// host is what specialists resolve their Delegate against.
 	host *specialistHost
@@ -534,6 +538,10 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	t.results = map[string]toolResult{}
 	var plain []llm.ToolCall
 	for _, call := range r.ToolCalls {
+		if t.recordAt == nil {
+			t.recordAt = map[string][]int{}
+		}
+		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
 		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
@@ -619,11 +627,10 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 
 func (o *Orchestrator) markRecord(callID string, res tools.Result) {
 	t := o.turn
-	for i := range t.records {
-		if t.records[i].ID == callID {
-			t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
-			t.records[i].Files = relPaths(o.deps.Root, res.Files)
-		}
+	// By index: a fan-out's reports would otherwise scan every record each.
+	for _, i := range t.recordAt[callID] {
+		t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
+		t.records[i].Files = relPaths(o.deps.Root, res.Files)
 	}
 }
 
@@ -694,12 +701,18 @@ func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, br
 }
 
 func (o *Orchestrator) taskByPID(pid *actor.PID) *taskRun {
-	for _, r := range o.tasks {
-		if r.pid != nil && r.pid.Equal(pid) {
-			return r
-		}
+	if r := o.byPID[pid.Id]; r != nil && r.pid.Equal(pid) {
+		return r
 	}
 	return nil
+}
+
+// dropTask removes a run from the registry of running tasks.
+func (o *Orchestrator) dropTask(run *taskRun) {
+	delete(o.tasks, run.delegate.TaskID)
+	if run.pid != nil && o.byPID[run.pid.Id] == run {
+		delete(o.byPID, run.pid.Id)
+	}
 }
 
 // onReport takes a specialist's report; a run no longer in tasks (its
@@ -730,7 +743,7 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 		status = messages.RunStopped
 	}
 	o.finishRun(run.delegate.TaskID, status, r)
-	delete(o.tasks, run.delegate.TaskID)
+	o.dropTask(run)
 	// A detached run's turn is over: its files and spend are not this
 	// turn's (its spend is in the store all the same).
 	if t := o.live(run.turn); t != nil && !run.detached {
