@@ -94,7 +94,7 @@ func (m ChatMessage) Text() string {
 	}
 	if m.Content[0] == '"' {
 		var s string
-		_ = json.Unmarshal(m.Content, &s)
+		_ = jsonv1.Unmarshal(m.Content, &s)
 		return s
 	}
 	var parts []struct {
