@@ -111,11 +111,14 @@ func loadAgentRuns(st store.Store, sessionID string) []messages.AgentRun {
 
 // saveRun writes a run's registry entry through the journal.
 func (j *journal) agentRun(sessionID string, run messages.AgentRun, at time.Time) {
-	data, err := json.Marshal(run)
-	if err != nil {
-		return
-	}
+	// Encoded in the journal's goroutine, off the Orchestrator's mailbox
+	// (a fan-out saves each of its runs twice). run is a copy, and the
+	// registry replaces its Activities rather than changing them in place.
 	j.do(func(ctx context.Context, st store.Store) error {
+		data, err := json.Marshal(run)
+		if err != nil {
+			return err
+		}
 		return st.PutAgentRun(ctx, store.AgentRunRecord{ID: run.ID, SessionID: sessionID, Data: data, UpdatedAt: at})
 	})
 }
@@ -293,6 +296,10 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 	}
 	o.saveRun(o.runs.add(entry))
 	run.pid = c.SpawnPrefix(newSpecialistProps(o.host), "specialist-"+def.Name)
+	if o.byPID == nil {
+		o.byPID = map[string]*taskRun{}
+	}
+	o.byPID[run.pid.Id] = run
 	c.Send(run.pid, d)
 	system, self, id := c.ActorSystem(), c.Self(), t.id
 	run.timer = time.AfterFunc(d.Timeout+taskGrace, func() {
@@ -558,7 +565,7 @@ func (o *Orchestrator) takeInbox(body string) string {
 // cancelled or ended.
 func (o *Orchestrator) abandon(c actor.Context, run *taskRun, why string) {
 	run.reported = true
-	delete(o.tasks, run.delegate.TaskID)
+	o.dropTask(run)
 	if run.timer != nil {
 		run.timer.Stop()
 	}

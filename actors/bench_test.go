@@ -33,7 +33,9 @@ func fanOut(n, rounds int, step llmtest.Step) *llmtest.Script {
 // single-specialist turn (target: within 1.2x). Responses stream in
 // 64-character chunks: the scripted server encodes each chunk through
 // generic maps, and at 4 characters a chunk its own CPU (on the same two
-// cores) would dominate what is measured.
+// cores) would dominate what is measured. ms-cpu/turn is the process's CPU
+// time per turn — Odin and the scripted server, which runs in the same
+// process — steadier than wall time on a loaded machine.
 func BenchmarkFanOut(b *testing.B) {
 	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
 	var single time.Duration
@@ -41,20 +43,22 @@ func BenchmarkFanOut(b *testing.B) {
 		b.Run(fmt.Sprintf("specialists=%d", n), func(b *testing.B) {
 			s := fanOut(n, b.N, step)
 			h := newHarness(b, s, overHTTP(b, s))
-			var total time.Duration
+			var total, cpu time.Duration
 			for range b.N {
-				start := time.Now()
+				start, cpu0 := time.Now(), processCPU()
 				h.sess.Submit("fan out", messages.ModeAsk)
 				if r := h.turn(); r.Status != messages.TurnDone {
 					b.Fatalf("turn = %+v", r)
 				}
 				total += time.Since(start)
+				cpu += processCPU() - cpu0
 			}
 			d := total / time.Duration(b.N)
 			if n == 1 {
 				single = d
 			}
 			b.ReportMetric(float64(d.Microseconds())/1000, "ms/turn")
+			b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu/turn")
 			if single > 0 {
 				b.ReportMetric(float64(d)/float64(single), "x-single")
 			}

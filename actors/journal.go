@@ -323,6 +323,7 @@ const (
 const (
 	streamFlushEvery = 250 * time.Millisecond
 	streamFlushBytes = 2048
+	streamFlushCall  = streamFlushBytes / 16
 )
 
 // streamingReply persists an assistant reply while it streams: the first
@@ -382,7 +383,10 @@ func (r *streamingReply) event(ev llm.Event) {
 	case llm.EventToolCall:
 		if ev.ToolCall != nil {
 			r.calls = append(r.calls, llm.ToolCall{ID: ev.ToolCall.ID, Name: ev.ToolCall.Name})
-			r.unflushed += streamFlushBytes // a new call is worth a write
+			// A call counts as streamFlushCall bytes: a write for each of
+			// them would store the growing list again per call, quadratic
+			// in a fan-out's 256 delegations.
+			r.unflushed += streamFlushCall
 		}
 	default:
 		return

@@ -87,6 +87,7 @@ type turnState struct {
 
 	modelTurns int
 	calls      []llm.ToolCall        // calls of the current model response
+	callIDs    int                   // distinct IDs among calls
 	reply      *streamingReply       // the model response streaming now, persisted as it arrives
 	results    map[string]toolResult // call ID → tool message
 	// background are the turn's background runs; waiters the agent_output
@@ -97,6 +98,7 @@ type turnState struct {
 	holding    bool
 	files      []string
 	records    []messages.ToolCallRecord
+	recordAt   map[string][]int // call ID → its positions in records
 	usage      messages.Usage
 	byAgent    []messages.AgentUsage
 	answer     string
@@ -151,6 +153,9 @@ type Orchestrator struct {
 	// tasks are the running specialist tasks by ID, of this turn and
 	// detached ones of earlier turns; runs is the registry of every run.
 	tasks map[string]*taskRun
+	// byPID indexes tasks by their specialist's PID (its Id), for
+	// Terminated: a fan-out's 256 would otherwise each scan the others.
+	byPID map[string]*taskRun
 	runs  *agentRuns
 	// host is what specialists resolve their Delegate against.
 	host *specialistHost
@@ -529,9 +534,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	t.calls = r.ToolCalls
+	t.callIDs = distinctIDs(r.ToolCalls)
 	t.results = map[string]toolResult{}
 	var plain []llm.ToolCall
 	for _, call := range r.ToolCalls {
+		if t.recordAt == nil {
+			t.recordAt = map[string][]int{}
+		}
+		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
 		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
@@ -617,11 +627,10 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 
 func (o *Orchestrator) markRecord(callID string, res tools.Result) {
 	t := o.turn
-	for i := range t.records {
-		if t.records[i].ID == callID {
-			t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
-			t.records[i].Files = relPaths(o.deps.Root, res.Files)
-		}
+	// By index: a fan-out's reports would otherwise scan every record each.
+	for _, i := range t.recordAt[callID] {
+		t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
+		t.records[i].Files = relPaths(o.deps.Root, res.Files)
 	}
 }
 
@@ -635,6 +644,11 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 	if t == nil || t.finished || t.gates != nil || len(t.calls) == 0 {
 		return
 	}
+	// Fewer results than calls: one is missing, without looking at each
+	// (a fan-out's reports would otherwise cost n² lookups).
+	if len(t.results) < t.callIDs {
+		return
+	}
 	for _, call := range t.calls {
 		if _, ok := t.results[call.ID]; !ok {
 			return
@@ -645,6 +659,15 @@ func (o *Orchestrator) maybeContinue(c actor.Context) {
 	}
 	t.calls = nil
 	o.callModel(c)
+}
+
+// distinctIDs counts the different IDs of calls.
+func distinctIDs(calls []llm.ToolCall) int {
+	seen := make(map[string]struct{}, len(calls))
+	for _, c := range calls {
+		seen[c.ID] = struct{}{}
+	}
+	return len(seen)
 }
 
 // directTask runs one specialist for a command (/init) without the
@@ -678,12 +701,18 @@ func (o *Orchestrator) spawnTask(c actor.Context, def *AgentDefinition, desc, br
 }
 
 func (o *Orchestrator) taskByPID(pid *actor.PID) *taskRun {
-	for _, r := range o.tasks {
-		if r.pid != nil && r.pid.Equal(pid) {
-			return r
-		}
+	if r := o.byPID[pid.Id]; r != nil && r.pid.Equal(pid) {
+		return r
 	}
 	return nil
+}
+
+// dropTask removes a run from the registry of running tasks.
+func (o *Orchestrator) dropTask(run *taskRun) {
+	delete(o.tasks, run.delegate.TaskID)
+	if run.pid != nil && o.byPID[run.pid.Id] == run {
+		delete(o.byPID, run.pid.Id)
+	}
 }
 
 // onReport takes a specialist's report; a run no longer in tasks (its
@@ -714,7 +743,7 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 		status = messages.RunStopped
 	}
 	o.finishRun(run.delegate.TaskID, status, r)
-	delete(o.tasks, run.delegate.TaskID)
+	o.dropTask(run)
 	// A detached run's turn is over: its files and spend are not this
 	// turn's (its spend is in the store all the same).
 	if t := o.live(run.turn); t != nil && !run.detached {

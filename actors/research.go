@@ -193,17 +193,22 @@ func (o *Orchestrator) onResearchRequest(c actor.Context, msg *messages.Research
 				reply(c, &messages.ResearchAnswer{Error: answer})
 				return
 			}
-			reply(c, &messages.ResearchAnswer{Answer: answer})
 			value, err := json.Marshal(cachedResearch{Answer: answer, TTL: o.researchTTL(r.Result)})
 			if err != nil {
+				reply(c, &messages.ResearchAnswer{Answer: answer})
 				return
 			}
 			at := o.deps.now()
+			// The answer goes out once it is cached: the asking run may
+			// ask the same question at once, and must get the cached
+			// answer, not a second research run.
 			offMailbox(c, context.WithoutCancel(t.ctx), t.id, nil, func(ctx context.Context) error {
 				ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 				defer cancel()
 				return cache.Put(ctx, key, value, at)
-			}, func(actor.Context, error) {})
+			}, func(c actor.Context, _ error) {
+				reply(c, &messages.ResearchAnswer{Answer: answer})
+			})
 		})
 	})
 }

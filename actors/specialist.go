@@ -48,6 +48,7 @@ type specialistHost struct {
 	deps       *Deps
 	j          *journal
 	changeSets *changeSets
+	prompts    promptCache
 }
 
 // specialistCell is the state one spawned specialist keeps across
@@ -313,7 +314,7 @@ func (s *specialist) systemPrompt() (string, error) {
 	if def.Custom != "" {
 		name = prompts.CustomAgent
 	}
-	return prompts.Render(name, data)
+	return s.host.prompts.render(name, data)
 }
 
 func (s *specialist) callModel(c actor.Context) {

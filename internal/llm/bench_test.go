@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -63,6 +64,38 @@ func BenchmarkStreamFixture(b *testing.B) {
 	for range b.N {
 		if _, err := c.Stream(b.Context(), req, nil); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStreamFanOutCalls measures the Orchestrator's side of a fan-out:
+// one response streaming 256 agent calls in 64-character chunks, as
+// actors' BenchmarkFanOut scripts it (server and client share the CPU).
+func BenchmarkStreamFanOutCalls(b *testing.B) {
+	var calls []llmtest.ToolCall
+	for i := range 256 {
+		calls = append(calls, llmtest.Call("agent", map[string]any{"agent": "search", "description": fmt.Sprintf("task %d", i), "prompt": fmt.Sprintf("find thing %d", i)}))
+	}
+	script := llmtest.NewScript()
+	for range b.N {
+		script.Add("default", llmtest.Step{ToolCalls: calls, ChunkSize: 64})
+	}
+	srv, err := llmtest.Serve("127.0.0.1:0", script)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	c := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL(), MaxRetries: -1})
+	req := userRequest("fan out")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		resp, err := c.Stream(b.Context(), req, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(resp.ToolCalls) != 256 {
+			b.Fatalf("%d calls", len(resp.ToolCalls))
 		}
 	}
 }

@@ -49,7 +49,7 @@ type Message struct {
 	// Images are pictures attached to a user message (the user's input)
 	// or to a tool message (an MCP tool's result). Chat Completions tool
 	// messages carry only text, so the images of a run of tool messages
-	// are sent in one user message right after it (see buildParams).
+	// are sent in one user message right after it (see encodeRequest).
 	Images []Image `json:"images,omitempty"`
 }
 

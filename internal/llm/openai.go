@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,6 +29,10 @@ const (
 	DefaultBackoffMax    = 30 * time.Second
 	DefaultMaxRetryAfter = 2 * time.Minute
 )
+
+// idleConnsPerProvider is how many idle connections a provider's pool
+// keeps: the parallel calls of a large fan-out.
+const idleConnsPerProvider = 256
 
 const (
 	maxTokensField      = "max_tokens"
@@ -98,6 +103,7 @@ type OpenAIOptions struct {
 type OpenAI struct {
 	opts   OpenAIOptions
 	client openai.Client
+	tools  toolWires
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -145,8 +151,13 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 			// shared with, or closed by, unrelated code. Specialists call
 			// the same host in parallel; keeping their connections (and TLS
 			// sessions) alive spares every fan-out a burst of handshakes.
+			// Over HTTP/1.1 (local servers) each parallel call holds its
+			// own connection, so the pool keeps as many as a fan-out uses;
+			// the default transport's 100 in total would send most of a
+			// 256-specialist fan-out back to dialling on every turn.
 			pool := t.Clone()
-			pool.MaxIdleConnsPerHost = 64
+			pool.MaxIdleConns = idleConnsPerProvider
+			pool.MaxIdleConnsPerHost = idleConnsPerProvider
 			opts.HTTPClient.Transport = pool
 		}
 	}
@@ -199,7 +210,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	params, err := buildParams(req, c.opts.MaxTokensParam)
+	body, err := encodeRequest(req, c.opts.MaxTokensParam, &c.tools)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
 	}
@@ -223,7 +234,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			}
 			return nil, canceled(ctx.Err(), attempt-1)
 		}
-		resp, err := c.attempt(bctx, &req, params, onEvent)
+		resp, err := c.attempt(bctx, &req, body, onEvent)
 		if err == nil {
 			return resp, nil
 		}
@@ -292,7 +303,7 @@ func canceled(err error, attempts int) *Error {
 }
 
 // attempt makes one request and reads its whole stream.
-func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCompletionNewParams, onEvent func(Event)) (*Response, error) {
+func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent func(Event)) (*Response, error) {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	if c.opts.Timeout > 0 {
 		actx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
@@ -305,12 +316,12 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 	idle := newIdleTimer(c.opts.IdleTimeout, func() { cancelIdle(errIdle) })
 	defer idle.stop()
 
-	ro := []option.RequestOption{option.WithJSONSet("stream", true)}
+	var ro []option.RequestOption
 	if req.Agent != "" {
 		ro = append(ro, option.WithHeader(AgentHeader, req.Agent))
 	}
 	var raw *http.Response
-	err := c.client.Post(actx, "chat/completions", params, &raw, ro...)
+	err := c.client.Post(actx, "chat/completions", body, &raw, ro...)
 	if err != nil {
 		if raw != nil && raw.Body != nil {
 			_ = raw.Body.Close()
@@ -345,18 +356,19 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, params openai.ChatCo
 	dec := ssestream.NewDecoder(raw)
 	for dec.Next() {
 		ev := dec.Event()
-		data := strings.TrimSpace(string(ev.Data))
-		if data == "" {
+		// Decoded in place: the chunk's strings are copied by the decoder.
+		data := bytes.TrimSpace(ev.Data)
+		if len(data) == 0 {
 			continue
 		}
-		if data == "[DONE]" {
+		if string(data) == "[DONE]" {
 			acc.done = true
 			break
 		}
 		if ev.Type == "error" {
-			return nil, streamError([]byte(data))
+			return nil, streamError(bytes.Clone(data))
 		}
-		if err := acc.chunk([]byte(data)); err != nil {
+		if err := acc.chunk(data); err != nil {
 			return nil, err
 		}
 	}

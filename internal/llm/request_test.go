@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -200,5 +201,44 @@ func TestEstimates(t *testing.T) {
 	}
 	if got := llm.EstimateMessages(msgs); got != 13 {
 		t.Errorf("EstimateMessages = %d, want 13", got)
+	}
+}
+
+// Tool definitions are encoded once and reused; a tool whose description
+// or schema changes between requests (an MCP server's tools/list_changed,
+// the agent tool of another mode) must go out as it is now, never as the
+// cached encoding of its earlier self.
+func TestChangedToolDefinitionIsSentAsItIsNow(t *testing.T) {
+	script := llmtest.NewScript()
+	const n = 3 // variants of one name, all kept by the cache
+	for range 2 * n {
+		script.Add("default", llmtest.Reply("ok"))
+	}
+	srv := llmtest.NewServer(t, script)
+	c, _ := newAdapter(t, srv.URL())
+	var want []string
+	for round := range 2 {
+		for i := range n {
+			desc := fmt.Sprintf("version %d", i)
+			schema := fmt.Sprintf(`{"type":"object","properties":{"v%d":{"type":"string"}}}`, i)
+			if round == 1 {
+				// Same description, other schema: only the schema tells them apart.
+				schema = fmt.Sprintf(`{"type":"object","properties":{"w%d":{"type":"string"}}}`, i)
+			}
+			req := userRequest("hi")
+			req.Tools = []llm.ToolDef{{Name: "T", Description: desc, Parameters: json.RawMessage(schema)}}
+			if _, err := c.Stream(t.Context(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, desc+" "+schema)
+		}
+	}
+	var got []string
+	for _, r := range srv.Requests() {
+		tool := r.Body.Tools[0].Function
+		got = append(got, tool.Description+" "+string(tool.Parameters))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools sent (-want +got):\n%s", diff)
 	}
 }

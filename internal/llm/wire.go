@@ -4,35 +4,81 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
+	"sync"
 )
 
-// buildParams turns a Request into the Chat Completions body. It fails,
-// before anything is sent, on input no provider would accept.
-func buildParams(req Request, maxTokensParam string) (openai.ChatCompletionNewParams, error) {
-	var p openai.ChatCompletionNewParams
+// body is the Chat Completions request of a call: the top-level fields,
+// encoded with encoding/json; the tools are spliced in from their cached
+// encodings (see toolWires).
+type body struct {
+	Model               string        `json:"model"`
+	Messages            []wireMsg     `json:"messages"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       streamOptions `json:"stream_options"`
+	Temperature         *float64      `json:"temperature,omitempty"`
+	MaxTokens           int64         `json:"max_tokens,omitempty"`
+	MaxCompletionTokens int64         `json:"max_completion_tokens,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// wireMsg is one message as sent. Content is a string, a []wirePart, or
+// nil (the key is left out).
+type wireMsg struct {
+	Role       Role   `json:"role"`
+	Content    any    `json:"content,omitempty"`
+	ToolCalls  []any  `json:"tool_calls,omitempty"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// wirePart is a content part: text or an image URL.
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// wireCall is a past tool call of an assistant message.
+type wireCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function wireCallFunction `json:"function"`
+}
+
+type wireCallFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// encodeRequest returns the Chat Completions body of req. It fails, before
+// anything is sent, on input no provider would accept. The body is built
+// by hand from plain structs rather than through openai-go's params, whose
+// reflective encoder cost a specialist's request more than everything
+// else Odin does for it; tools come encoded from tw.
+func encodeRequest(req Request, maxTokensParam string, tw *toolWires) ([]byte, error) {
 	if strings.TrimSpace(req.Model) == "" {
-		return p, fmt.Errorf("request names no model")
+		return nil, fmt.Errorf("request names no model")
 	}
 	if len(req.Messages) == 0 {
-		return p, fmt.Errorf("request has no messages")
+		return nil, fmt.Errorf("request has no messages")
 	}
-	p.Model = shared.ChatModel(req.Model)
-	p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
-	if req.Temperature != nil {
-		p.Temperature = param.NewOpt(*req.Temperature)
-	}
+	b := body{Model: req.Model, Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, Temperature: req.Temperature}
 	if req.MaxTokens > 0 {
 		if maxTokensParam == maxCompletionTokens {
-			p.MaxCompletionTokens = param.NewOpt(int64(req.MaxTokens))
+			b.MaxCompletionTokens = int64(req.MaxTokens)
 		} else {
-			p.MaxTokens = param.NewOpt(int64(req.MaxTokens))
+			b.MaxTokens = int64(req.MaxTokens)
 		}
 	}
+	b.Messages = make([]wireMsg, 0, len(req.Messages))
 	var toolImages []Image // images of the current run of tool messages
 	for i, m := range req.Messages {
 		if req.TextOnly && len(m.Images) > 0 {
@@ -40,79 +86,103 @@ func buildParams(req Request, maxTokensParam string) (openai.ChatCompletionNewPa
 		}
 		wm, err := wireMessage(m)
 		if err != nil {
-			return p, fmt.Errorf("message %d: %w", i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		p.Messages = append(p.Messages, wm)
+		b.Messages = append(b.Messages, wm)
 		if m.Role == RoleTool {
 			toolImages = append(toolImages, m.Images...)
 		}
 		if next := i + 1; len(toolImages) > 0 && (next == len(req.Messages) || req.Messages[next].Role != RoleTool) {
-			p.Messages = append(p.Messages, toolImagesMessage(toolImages))
+			b.Messages = append(b.Messages, toolImagesMessage(toolImages))
 			toolImages = nil
 		}
 	}
-	for _, t := range req.Tools {
-		wt, err := wireTool(t)
-		if err != nil {
-			return p, err
-		}
-		p.Tools = append(p.Tools, wt)
+	// The struct is encoded first, so that the body is allocated once, at
+	// its size, with the cached tools in front.
+	var rest bytes.Buffer
+	enc := json.NewEncoder(&rest)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(b); err != nil {
+		return nil, err
 	}
-	return p, nil
+	fields := bytes.TrimRight(rest.Bytes(), "\n")
+	if len(req.Tools) == 0 {
+		return fields, nil
+	}
+	tools := make([][]byte, len(req.Tools))
+	size := len(fields) + len(`{"tools":[],`)
+	for i, t := range req.Tools {
+		raw, err := tw.encoded(t)
+		if err != nil {
+			return nil, err
+		}
+		tools[i] = raw
+		size += len(raw) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"tools":[`...)
+	for i, raw := range tools {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, raw...)
+	}
+	out = append(out, "],"...)
+	// The struct's opening brace is dropped: the tools opened the object.
+	return append(out, fields[1:]...), nil
 }
 
-func wireMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
+func wireMessage(m Message) (wireMsg, error) {
 	switch m.Role {
 	case RoleSystem:
-		return openai.SystemMessage(m.Content), nil
+		return wireMsg{Role: RoleSystem, Content: m.Content}, nil
 	case RoleUser:
 		if len(m.Images) > 0 {
-			var parts []openai.ChatCompletionContentPartUnionParam
+			var parts []wirePart
 			if m.Content != "" {
-				parts = append(parts, openai.TextContentPart(m.Content))
+				parts = append(parts, textPart(m.Content))
 			}
 			for _, im := range m.Images {
 				parts = append(parts, imagePart(im))
 			}
-			return openai.UserMessage(parts), nil
+			return wireMsg{Role: RoleUser, Content: parts}, nil
 		}
-		return openai.UserMessage(m.Content), nil
+		return wireMsg{Role: RoleUser, Content: m.Content}, nil
 	case RoleTool:
 		if m.ToolCallID == "" {
-			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message has no tool_call_id")
+			return wireMsg{}, fmt.Errorf("tool message has no tool_call_id")
 		}
-		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+		return wireMsg{Role: RoleTool, Content: m.Content, ToolCallID: m.ToolCallID}, nil
 	case RoleAssistant:
-		var a openai.ChatCompletionAssistantMessageParam
+		a := wireMsg{Role: RoleAssistant}
 		// Strict providers reject an assistant message whose content is
 		// an empty string next to tool calls ("text content blocks must
 		// be non-empty"), so the content key is left out in that case.
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = param.NewOpt(m.Content)
+			a.Content = m.Content
 		}
 		for _, tc := range m.ToolCalls {
-			fn := &openai.ChatCompletionMessageFunctionToolCallParam{
-				ID: tc.ID,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
-					Name:      tc.Name,
-					Arguments: wireArguments(tc.Arguments),
-				},
+			call := wireCall{ID: tc.ID, Type: "function", Function: wireCallFunction{Name: tc.Name, Arguments: wireArguments(tc.Arguments)}}
+			extra := callExtra(tc.Extra)
+			if extra == nil {
+				a.ToolCalls = append(a.ToolCalls, call)
+				continue
 			}
-			if extra := callExtra(tc.Extra); extra != nil {
-				fn.SetExtraFields(extra)
-			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: fn})
+			extra["id"], extra["type"], extra["function"] = call.ID, call.Type, call.Function
+			a.ToolCalls = append(a.ToolCalls, extra)
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	default:
-		return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+		return wireMsg{}, fmt.Errorf("unknown role %q", m.Role)
 	}
 }
 
+func textPart(s string) wirePart { return wirePart{Type: "text", Text: s} }
+
 // imagePart is an image as a Chat Completions content part (a base64 data
 // URL).
-func imagePart(im Image) openai.ChatCompletionContentPartUnionParam {
-	return openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: im.DataURL()})
+func imagePart(im Image) wirePart {
+	return wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: im.DataURL()}}
 }
 
 // toolImagesMessage carries the images of tool results. Chat Completions
@@ -120,14 +190,12 @@ func imagePart(im Image) openai.ChatCompletionContentPartUnionParam {
 // the run of tool messages as one user message, each image introduced by
 // its label (which names the tool) so the model knows whose it is. The
 // tool message's own text already says an image follows.
-func toolImagesMessage(images []Image) openai.ChatCompletionMessageParamUnion {
-	parts := []openai.ChatCompletionContentPartUnionParam{
-		openai.TextContentPart("The images returned by the tool calls above:"),
-	}
+func toolImagesMessage(images []Image) wireMsg {
+	parts := []wirePart{textPart("The images returned by the tool calls above:")}
 	for _, im := range images {
-		parts = append(parts, openai.TextContentPart(im.Label()), imagePart(im))
+		parts = append(parts, textPart(im.Label()), imagePart(im))
 	}
-	return openai.UserMessage(parts)
+	return wireMsg{Role: RoleUser, Content: parts}
 }
 
 // withImageLabels replaces m's images by their labels in its text, for a
@@ -183,26 +251,77 @@ func wireArguments(args string) string {
 	return args
 }
 
-func wireTool(t ToolDef) (openai.ChatCompletionToolUnionParam, error) {
+// toolWires caches the wire encoding of tool definitions. Every
+// specialist of a fan-out offers the same few tools, whose schemas and
+// descriptions are most of its request: each is validated and encoded once
+// and then copied into the bodies. A definition is looked up by name and
+// matched on its whole content, so a changed description or schema is
+// encoded anew, never served stale. Safe for concurrent use.
+type toolWires struct {
+	mu     sync.RWMutex
+	byName map[string][]*toolWire
+}
+
+type toolWire struct {
+	desc, params string
+	raw          []byte
+}
+
+// maxToolVariants bounds the encodings kept per tool name (the agent tool
+// differs by mode, an MCP tool may change); the oldest goes first.
+const maxToolVariants = 4
+
+// encoded returns t as a Chat Completions tool object.
+func (tw *toolWires) encoded(t ToolDef) ([]byte, error) {
+	tw.mu.RLock()
+	for _, w := range tw.byName[t.Name] {
+		if w.desc == t.Description && w.params == string(t.Parameters) {
+			tw.mu.RUnlock()
+			return w.raw, nil
+		}
+	}
+	tw.mu.RUnlock()
+	raw, err := wireTool(t)
+	if err != nil {
+		return nil, err
+	}
+	w := &toolWire{desc: t.Description, params: string(t.Parameters), raw: raw}
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.byName == nil {
+		tw.byName = map[string][]*toolWire{}
+	}
+	list := tw.byName[t.Name]
+	if len(list) >= maxToolVariants {
+		list = slices.Delete(list, 0, 1)
+	}
+	tw.byName[t.Name] = append(list, w)
+	return raw, nil
+}
+
+// wireTool encodes one tool definition, its schema compacted.
+func wireTool(t ToolDef) ([]byte, error) {
 	if t.Name == "" {
-		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool definition has no name")
+		return nil, fmt.Errorf("tool definition has no name")
 	}
 	params := t.Parameters
 	if len(bytes.TrimSpace(params)) == 0 {
 		// Several servers reject a function without a parameters schema.
 		params = json.RawMessage(`{"type":"object","properties":{}}`)
 	} else if trimmed := bytes.TrimSpace(params); trimmed[0] != '{' || !json.Valid(trimmed) {
-		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: parameters are not a JSON object", t.Name)
+		return nil, fmt.Errorf("tool %q: parameters are not a JSON object", t.Name)
 	}
-	// The schema is sent as the bytes it already is: decoding it into a map
-	// for openai-go to encode again cost more than the rest of a request.
-	raw, err := json.Marshal(struct {
+	type function struct {
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		Parameters  json.RawMessage `json:"parameters"`
-	}{t.Name, t.Description, params})
-	if err != nil {
-		return openai.ChatCompletionToolUnionParam{}, fmt.Errorf("tool %q: %w", t.Name, err)
 	}
-	return openai.ChatCompletionFunctionTool(param.Override[shared.FunctionDefinitionParam](json.RawMessage(raw))), nil
+	raw, err := json.Marshal(struct {
+		Type     string   `json:"type"`
+		Function function `json:"function"`
+	}{"function", function{t.Name, t.Description, params}})
+	if err != nil {
+		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	}
+	return raw, nil
 }

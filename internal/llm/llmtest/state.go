@@ -14,10 +14,14 @@ type book struct {
 	mu     sync.Mutex
 	script *Script
 	used   map[string][]bool
+	// first is, per agent, the index of its first unused step: the search
+	// starts there, not at the top of a list a long benchmark script has
+	// mostly used up (the lock is held while it searches).
+	first map[string]int
 }
 
 func newBook(s *Script) *book {
-	b := &book{script: s, used: map[string][]bool{}}
+	b := &book{script: s, used: map[string][]bool{}, first: map[string]int{}}
 	for agent, steps := range s.Agents {
 		b.used[agent] = make([]bool, len(steps))
 	}
@@ -39,12 +43,16 @@ func (b *book) take(agent string, texts []string) (pool string, idx int, st Step
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pool = b.pool(agent)
-	for i, s := range b.script.Agents[pool] {
-		if b.used[pool][i] || !matches(s.When, texts) {
+	steps, used := b.script.Agents[pool], b.used[pool]
+	for i := b.first[pool]; i < len(steps); i++ {
+		if used[i] || !matches(steps[i].When, texts) {
 			continue
 		}
-		b.used[pool][i] = true
-		return pool, i, s, true
+		used[i] = true
+		for b.first[pool] < len(used) && used[b.first[pool]] {
+			b.first[pool]++
+		}
+		return pool, i, steps[i], true
 	}
 	return pool, -1, Step{}, false
 }
