@@ -57,3 +57,7 @@ func (c mcpCatalog) ReadResource(ctx context.Context, server, uri string) (strin
 func (c mcpCatalog) GetPrompt(ctx context.Context, server, name string, args []string) (string, error) {
 	return c.m.GetPrompt(ctx, server, name, args)
 }
+
+func (c mcpCatalog) WaitPrompts(ctx context.Context, server string) error {
+	return c.m.WaitCatalog(ctx, server)
+}

@@ -202,7 +202,34 @@ func (s *server) listCatalog(ctx context.Context, cs *sdk.ClientSession) {
 	sort.Slice(prompts, func(i, j int) bool { return prompts[i].Name < prompts[j].Name })
 	s.mu.Lock()
 	if s.cs == cs {
-		s.resources, s.prompts = resources, prompts
+		s.resources, s.prompts, s.listed = resources, prompts, true
+		s.notify()
 	}
 	s.mu.Unlock()
+}
+
+// WaitCatalog starts server if need be and waits until its resources and
+// prompts are listed (they are listed just after it is ready), or until
+// ctx ends: what a /mcp__server__prompt typed at once needs.
+func (m *Manager) WaitCatalog(ctx context.Context, server string) error {
+	s, err := m.server(server)
+	if err != nil {
+		return err
+	}
+	if _, err := s.session(ctx); err != nil {
+		return fmt.Errorf("MCP server %s: %w", server, err)
+	}
+	for {
+		s.mu.Lock()
+		done, ch := s.listed || s.state != StateReady, s.changed
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

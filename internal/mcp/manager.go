@@ -306,6 +306,7 @@ type server struct {
 	// background once it is ready and when the server says they changed.
 	resources []Resource
 	prompts   []Prompt
+	listed    bool // the live session's lists are in (or failed)
 }
 
 // notify must be called with s.mu held.
@@ -448,7 +449,7 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 	s.cs = cs
 	s.state = StateReady
 	s.lastErr = nil
-	s.resources, s.prompts = nil, nil
+	s.resources, s.prompts, s.listed = nil, nil, false
 	s.setToolsLocked(list)
 	s.notify()
 	s.mu.Unlock()

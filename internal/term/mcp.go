@@ -26,6 +26,9 @@ type MCPCatalog interface {
 	ReadResource(ctx context.Context, server, uri string) (string, []messages.Image, error)
 	// GetPrompt renders a prompt with its arguments (words, in order).
 	GetPrompt(ctx context.Context, server, name string, args []string) (string, error)
+	// WaitPrompts starts server if need be and waits until its prompts
+	// are listed (just after it is ready).
+	WaitPrompts(ctx context.Context, server string) error
 }
 
 // MCPResource is a resource offered for @server:uri.
@@ -66,15 +69,46 @@ func mcpCommands(cat MCPCatalog) []Command {
 	return out
 }
 
-// mcpCommand finds the MCP prompt command named name.
+// mcpCommand finds the MCP prompt command named name. A name of a
+// configured server whose prompts are not listed yet (it is starting, or
+// ready a moment ago) is a command that waits for the list, then runs the
+// prompt or says the server has none of that name: a prompt typed right
+// after start-up is not "unknown".
 func mcpCommand(cat MCPCatalog, name string) (Command, bool) {
-	if !strings.HasPrefix(name, "mcp__") {
+	rest, ok := strings.CutPrefix(name, "mcp__")
+	if !ok || cat == nil {
 		return Command{}, false
 	}
-	for _, c := range mcpCommands(cat) {
-		if c.Name == name {
-			return c, true
+	find := func() (Command, bool) {
+		for _, c := range mcpCommands(cat) {
+			if c.Name == name {
+				return c, true
+			}
 		}
+		return Command{}, false
+	}
+	if c, ok := find(); ok {
+		return c, true
+	}
+	for i := strings.Index(rest, "__"); i > 0; {
+		server := rest[:i]
+		if cat.IsServer(server) {
+			return Command{Name: name, Run: func(ctx context.Context, args string) (Result, error) {
+				if err := cat.WaitPrompts(ctx, server); err != nil {
+					return Result{}, err
+				}
+				c, ok := find()
+				if !ok {
+					return Result{}, fmt.Errorf("MCP server %s has no prompt %s", server, rest[i+2:])
+				}
+				return c.Run(ctx, args)
+			}}, true
+		}
+		next := strings.Index(rest[i+2:], "__")
+		if next < 0 {
+			break
+		}
+		i += 2 + next
 	}
 	return Command{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/odin-code/odin/messages"
@@ -28,6 +29,43 @@ func (fakeCatalog) ReadResource(_ context.Context, server, uri string) (string, 
 }
 func (fakeCatalog) GetPrompt(_ context.Context, server, name string, args []string) (string, error) {
 	return "Explain " + strings.Join(args, " ") + " simply.", nil
+}
+func (fakeCatalog) WaitPrompts(context.Context, string) error { return nil }
+
+// lateCatalog is fakeCatalog whose prompts are listed only once
+// WaitPrompts was called: a server that became ready a moment ago.
+type lateCatalog struct {
+	fakeCatalog
+	listed *atomic.Bool
+}
+
+func (c lateCatalog) Prompts() []MCPPrompt {
+	if !c.listed.Load() {
+		return nil
+	}
+	return c.fakeCatalog.Prompts()
+}
+func (c lateCatalog) WaitPrompts(context.Context, string) error { c.listed.Store(true); return nil }
+
+// A prompt typed before its server's prompts are listed waits for them
+// instead of being an unknown command; a prompt the server does not have
+// is an error naming it.
+func TestMCPPromptBeforeItsListArrives(t *testing.T) {
+	f := newFake("s1", answerAt("answer to"))
+	in := strings.NewReader("/mcp__docs__explain actor systems\n/mcp__docs__nope x\n")
+	var out syncBuffer
+	no := false
+	cat := lateCatalog{listed: new(atomic.Bool)}
+	if _, err := Run(t.Context(), Options{In: in, Out: &out, Session: f, Root: t.TempDir(), Interactive: &no, MCP: cat}); err != nil {
+		t.Fatal(err)
+	}
+	sub, _, _, _ := f.snapshot()
+	if len(sub) != 1 || sub[0].Body != "Explain actor systems simply." {
+		t.Fatalf("inputs = %+v, want the rendered prompt only", sub)
+	}
+	if !strings.Contains(out.String(), "MCP server docs has no prompt nope") || strings.Contains(out.String(), "unknown command") {
+		t.Errorf("output:\n%s", out.String())
+	}
 }
 
 // TestLineModeMCPResourcesAndPrompts: @server:uri attaches the resource's
