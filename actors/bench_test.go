@@ -1,7 +1,10 @@
 package actors
 
 import (
+	"context"
 	"fmt"
+	"github.com/odin-code/odin/internal/store"
+	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
@@ -64,6 +67,32 @@ func BenchmarkFanOut(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFanOutStored is FanOut's 256 specialists with the session
+// written to a SQLite store, as odin runs: each specialist's transcript,
+// usage and tool history go through the session journal.
+func BenchmarkFanOutStored(b *testing.B) {
+	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
+	st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "odin.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	s := fanOut(256, b.N, step)
+	h := newHarness(b, s, overHTTP(b, s), withStore(st))
+	var total, cpu time.Duration
+	for range b.N {
+		start, cpu0 := time.Now(), processCPU()
+		h.sess.Submit("fan out", messages.ModeAsk)
+		if r := h.turn(); r.Status != messages.TurnDone {
+			b.Fatalf("turn = %+v", r)
+		}
+		total += time.Since(start)
+		cpu += processCPU() - cpu0
+	}
+	b.ReportMetric(float64((total/time.Duration(b.N)).Microseconds())/1000, "ms/turn")
+	b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu/turn")
 }
 
 // BenchmarkIdleSpecialistMemory holds 64 specialists in their model call

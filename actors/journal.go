@@ -17,8 +17,10 @@ import (
 
 // journal writes a session's history to the store in order, off the
 // actors' mailboxes: actors enqueue writes and never wait for the disk.
-// Each write is its own committed transaction, so a kill -9 loses at most
-// what was still queued (milliseconds of work), and the store repairs
+// What is queued is written in one transaction when the store can batch
+// (each write in its own savepoint), else write by write; either way a
+// kill -9 loses at most what was still queued (milliseconds of work), and
+// the store repairs
 // tool calls left without a result. A nil *journal does nothing.
 //
 // A failed write (a full disk, a read-only database) is never skipped: it
@@ -35,7 +37,7 @@ type journal struct {
 	report func(error)
 
 	mu      sync.Mutex
-	queue   []func(context.Context, store.Store) error
+	queue   []journalEntry
 	wake    chan struct{}
 	closed  bool
 	stopped chan struct{}
@@ -64,8 +66,26 @@ func newJournal(st store.Store, log zerolog.Logger) *journal {
 	return j
 }
 
+// journalEntry is one queued write. A reading entry runs on its own, once
+// everything queued before it is committed: it may read through the
+// store's read connections, which do not see a batch before its commit.
+type journalEntry struct {
+	fn      func(context.Context, store.Store) error
+	reading bool
+}
+
 // do enqueues a write. Writes run in the order they were enqueued.
 func (j *journal) do(fn func(context.Context, store.Store) error) {
+	j.enqueue(journalEntry{fn: fn})
+}
+
+// afterWrites enqueues fn to run once every write queued before it is
+// committed, never batched with others: fn may read what they wrote.
+func (j *journal) afterWrites(fn func(context.Context, store.Store) error) {
+	j.enqueue(journalEntry{fn: fn, reading: true})
+}
+
+func (j *journal) enqueue(e journalEntry) {
 	if j == nil {
 		return
 	}
@@ -74,7 +94,7 @@ func (j *journal) do(fn func(context.Context, store.Store) error) {
 		j.mu.Unlock()
 		return
 	}
-	j.queue = append(j.queue, fn)
+	j.queue = append(j.queue, e)
 	j.mu.Unlock()
 	select {
 	case j.wake <- struct{}{}:
@@ -92,30 +112,21 @@ func (j *journal) run() {
 		closed := j.closed
 		j.mu.Unlock()
 		failed := false
-		for i, fn := range batch {
-			err := j.write(fn)
-			if err == nil {
-				continue
-			}
-			if !retryableWrite(err) {
-				j.giveUp(1, err)
-				continue
-			}
+		if pending, err := j.writeAll(batch); err != nil {
 			// Keep the order: the failed write and all after it go back
 			// to the head of the queue.
 			j.mu.Lock()
-			j.queue = append(append([]func(context.Context, store.Store) error(nil), batch[i:]...), j.queue...)
+			j.queue = append(pending, j.queue...)
 			first := j.failing == nil
 			if first {
 				j.failing = err
 			}
 			j.mu.Unlock()
-			j.log.Error().Err(err).Int("pending", len(batch)-i).Msg("journal: write failed; kept for retry")
+			j.log.Error().Err(err).Int("pending", len(pending)).Msg("journal: write failed; kept for retry")
 			if first && j.report != nil {
 				j.report(err)
 			}
 			failed = true
-			break
 		}
 		if !failed {
 			j.mu.Lock()
@@ -158,6 +169,82 @@ func (j *journal) run() {
 		}
 		t.Stop()
 	}
+}
+
+// batcher is a store that can run several writes in one transaction
+// (store.SQLite): a commit is most of a small write's cost, and a fan-out
+// of specialists queues dozens of writes at once.
+type batcher interface {
+	Batch(ctx context.Context, fn func(context.Context) error) error
+}
+
+// writeAll writes entries in order: runs of writes in one transaction when
+// the store can batch (each write in its own savepoint), reading entries
+// alone. A write the store rejects as such is given up; at the first that
+// failed for a reason that may clear (or a batch whose commit failed), it
+// returns what is left to retry, in order: the failed writes and those
+// after them, never a given-up one.
+func (j *journal) writeAll(entries []journalEntry) ([]journalEntry, error) {
+	b, canBatch := j.st.(batcher)
+	for i := 0; i < len(entries); {
+		n := 1
+		if canBatch && !entries[i].reading {
+			for i+n < len(entries) && !entries[i+n].reading {
+				n++
+			}
+		}
+		var pending []journalEntry
+		var err error
+		if n == 1 {
+			if err = j.write(entries[i].fn); err != nil && !retryableWrite(err) {
+				j.giveUp(1, err)
+				err = nil
+			} else if err != nil {
+				pending = entries[i : i+1]
+			}
+		} else {
+			pending, err = j.writeBatch(b, entries[i:i+n])
+		}
+		if err != nil {
+			return append(append([]journalEntry(nil), pending...), entries[i+n:]...), err
+		}
+		i += n
+	}
+	return nil, nil
+}
+
+// writeBatch writes entries in one transaction; see writeAll.
+func (j *journal) writeBatch(b batcher, entries []journalEntry) ([]journalEntry, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var done, pending []journalEntry
+	var rejected []error
+	var failure error
+	err := b.Batch(ctx, func(ctx context.Context) error {
+		for k, e := range entries {
+			// Each entry is all or nothing (a savepoint), so a retry
+			// never repeats half of one.
+			err := b.Batch(ctx, func(ctx context.Context) error { return e.fn(ctx, j.st) })
+			switch {
+			case err == nil:
+				done = append(done, e)
+			case !retryableWrite(err):
+				rejected = append(rejected, err)
+			default:
+				pending, failure = entries[k:], err
+				return nil // commit what went before
+			}
+		}
+		return nil
+	})
+	for _, e := range rejected {
+		j.giveUp(1, e)
+	}
+	if err != nil {
+		// Nothing of the batch is stored.
+		return append(done, pending...), err
+	}
+	return pending, failure
 }
 
 // write runs one queued write with a deadline.
@@ -424,7 +511,12 @@ func (r *streamingReply) flushLocked(m store.Message, finish llm.FinishReason, n
 	r.j.do(func(ctx context.Context, st store.Store) error {
 		if r.id != "" {
 			m.ID = r.id
-			return st.UpdateMessage(ctx, m)
+			err := st.UpdateMessage(ctx, m)
+			if !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			// The append was in a batch whose commit failed: append
+			// again, with the same ID.
 		}
 		stored, err := st.AppendMessage(ctx, m)
 		if err != nil {

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,14 +44,26 @@ func (r *reports) list() []error {
 	return append([]error(nil), r.got...)
 }
 
-func newFullJournal(t *testing.T) (*journal, *fullStore, *reports) {
+// batchingFullStore is fullStore that also batches, as SQLite does: the
+// journal then writes what is queued in one transaction.
+type batchingFullStore struct{ *fullStore }
+
+func (b batchingFullStore) Batch(ctx context.Context, fn func(context.Context) error) error {
+	return b.Store.(batcher).Batch(ctx, fn)
+}
+
+func newFullJournal(t *testing.T, batching bool) (*journal, *fullStore, *reports) {
 	st := openStore(t)
 	if _, err := st.CreateSession(t.Context(), store.Session{ID: "s1", Project: "/p", Agent: "orchestrator"}); err != nil {
 		t.Fatal(err)
 	}
 	fs := &fullStore{Store: st}
 	rep := &reports{}
-	j := newJournal(fs, zerolog.Nop())
+	var js store.Store = fs
+	if batching {
+		js = batchingFullStore{fs}
+	}
+	j := newJournal(js, zerolog.Nop())
 	j.report = rep.add
 	return j, fs, rep
 }
@@ -70,7 +83,13 @@ func waitFor(t *testing.T, cond func() bool) {
 // those after it wait, in order, and land once space returns; the failure
 // and the recovery are both reported.
 func TestJournalKeepsWritesWhileDiskFull(t *testing.T) {
-	j, fs, rep := newFullJournal(t)
+	for _, batching := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batching=%v", batching), func(t *testing.T) { testJournalKeepsWritesWhileDiskFull(t, batching) })
+	}
+}
+
+func testJournalKeepsWritesWhileDiskFull(t *testing.T, batching bool) {
+	j, fs, rep := newFullJournal(t, batching)
 	now := time.Now()
 	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "before"}, "", "", now)
 	waitFor(t, func() bool { m, _ := fs.Messages(t.Context(), "s1"); return len(m) == 1 })
@@ -123,7 +142,7 @@ func TestJournalKeepsWritesWhileDiskFull(t *testing.T) {
 
 // When the disk is still full at close, close says so with ErrNotSaved.
 func TestJournalCloseReportsLostWrites(t *testing.T) {
-	j, fs, _ := newFullJournal(t)
+	j, fs, _ := newFullJournal(t, true)
 	fs.full.Store(true)
 	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "lost"}, "", "", time.Now())
 	err := j.close()

@@ -257,7 +257,7 @@ func (s *specialist) prepare(c actor.Context) {
 		return
 	}
 	ctx := s.ctx
-	s.t.j.do(func(sctx context.Context, st store.Store) error {
+	s.t.j.afterWrites(func(sctx context.Context, st store.Store) error {
 		msgs, err := st.Messages(sctx, d.TaskID)
 		p := &prepared{prior: store.LLMMessages(msgs), err: err}
 		if err == nil {

@@ -190,8 +190,65 @@ func (s *SQLite) IntegrityCheck(ctx context.Context) (string, error) {
 	return out, rows.Err()
 }
 
-// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it.
+// batchKey carries a Batch's transaction in its context.
+type batchKey struct{}
+
+// Batch runs fn with a context in which every write of this store joins
+// one transaction, committed when fn returns nil (rolled back otherwise).
+// Each write runs in its own savepoint, so one that fails is undone alone
+// and reports its error as it would outside a batch. Reads made with the
+// context see the batch's writes only if they go through the writer, so
+// a caller must not read what the batch wrote before it commits. A commit
+// is most of a small write's cost: a writer with many writes queued (the
+// session journal during a fan-out of specialists) pays it once. A Batch
+// inside a Batch is a savepoint of the outer one: all or nothing.
+func (s *SQLite) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if tx, nested := ctx.Value(batchKey{}).(*wtx); nested {
+		// A batch within a batch is a savepoint: its writes stand or
+		// fall together.
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
+			return err
+		}
+		if err := fn(ctx); err != nil {
+			_, _ = tx.ExecContext(ctx, `ROLLBACK TO batch`)
+			_, _ = tx.ExecContext(ctx, `RELEASE batch`)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `RELEASE batch`)
+		return err
+	}
+	sqltx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: batch: %w", err)
+	}
+	tx := &wtx{Tx: sqltx, stmts: s.stmts}
+	err = fn(context.WithValue(ctx, batchKey{}, tx))
+	if err != nil {
+		tx.Rollback()
+	} else if err = tx.Commit(); err != nil {
+		err = fmt.Errorf("store: batch: commit: %w", err)
+	}
+	if len(tx.seen) > 0 && ctx.Err() == nil {
+		s.stmts.prepare(ctx, tx.seen)
+	}
+	return err
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it;
+// inside a Batch, in a savepoint of the batch's transaction.
 func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
+	if tx, ok := ctx.Value(batchKey{}).(*wtx); ok {
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_, _ = tx.ExecContext(ctx, `ROLLBACK TO write`)
+			_, _ = tx.ExecContext(ctx, `RELEASE write`)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `RELEASE write`)
+		return err
+	}
 	sqltx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

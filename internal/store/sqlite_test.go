@@ -383,3 +383,95 @@ func TestKill9MidWrite(t *testing.T) {
 	}
 	t.Logf("child reported %d commits; %d stored; history after repair %d", last, len(all), len(hist))
 }
+
+// A batch commits its writes together; a write that fails inside it is
+// undone alone (its savepoint) and reports its own error; a batch whose
+// function fails stores nothing.
+func TestBatch(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(text string) store.Message {
+		return store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: text}}}
+	}
+	err = s.Batch(ctx, func(ctx context.Context) error {
+		one := msg("one")
+		one.ID = "m1"
+		if _, err := s.AppendMessage(ctx, one); err != nil {
+			return err
+		}
+		// Counted in the session, then refused by the insert: the
+		// savepoint undoes both.
+		dup := msg("lost")
+		dup.ID = "m1"
+		if _, err := s.AppendMessage(ctx, dup); !errors.Is(err, store.ErrExists) {
+			t.Errorf("duplicate append in a batch: %v, want ErrExists", err)
+		}
+		_, err := s.AppendMessage(ctx, msg("two"))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := s.Batch(ctx, func(ctx context.Context) error {
+		if _, err := s.AppendMessage(ctx, msg("rolled back")); err != nil {
+			return err
+		}
+		return boom
+	}); !errors.Is(err, boom) {
+		t.Fatalf("failed batch: %v", err)
+	}
+	msgs, err := s.Messages(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range msgs {
+		texts = append(texts, m.Parts[0].(store.TextPart).Text)
+	}
+	if diff := cmp.Diff([]string{"one", "two"}, texts); diff != "" {
+		t.Errorf("stored messages (-want +got):\n%s", diff)
+	}
+	if got, _ := s.Session(ctx, sess.ID); got.MessageCount != 2 {
+		t.Errorf("message_count = %d, want 2 (the failed write's update undone)", got.MessageCount)
+	}
+}
+
+// A batch within a batch is all or nothing inside the outer one.
+func TestNestedBatchIsASavepoint(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(text string) store.Message {
+		return store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: text}}}
+	}
+	boom := errors.New("boom")
+	err = s.Batch(ctx, func(ctx context.Context) error {
+		if _, err := s.AppendMessage(ctx, msg("kept")); err != nil {
+			return err
+		}
+		if err := s.Batch(ctx, func(ctx context.Context) error {
+			if _, err := s.AppendMessage(ctx, msg("half")); err != nil {
+				return err
+			}
+			return boom
+		}); !errors.Is(err, boom) {
+			t.Errorf("inner batch: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _ := s.Messages(ctx, sess.ID)
+	if len(msgs) != 1 || msgs[0].Parts[0].(store.TextPart).Text != "kept" {
+		t.Errorf("stored %+v, want only the outer batch's message", msgs)
+	}
+}
