@@ -3,8 +3,8 @@
 # builds it) against the scripted model server, each printed beside today's
 # baseline (main before the issue's changes, measured on the same machine)
 # and Codex's figures from the issue. Wall times are medians of RUNS runs
-# of the whole process; on a shared machine compare them within one run of
-# this script, never across machines.
+# of the whole process, over ROUNDS rounds; on a shared machine compare
+# them within one run of this script, never across machines.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=$(cd "${BIN:-$repo/bin}" && pwd)
@@ -24,23 +24,33 @@ codex_run_ms=353 codex_run_mb=154 codex_req_kb=38.8
 bench() { dd if="$1/odin" iflag=nocache count=0 status=none 2>/dev/null || true; ODIN_TEST_BIN_DIR="$1" go test ./test/e2e -run '^$' -bench 'RunOverhead|Version' -benchtime "${runs}x" -count 1; }
 # metric OUTPUT BENCH UNIT: the value reported before UNIT on BENCH's line.
 metric() { awk -v b="$2" -v u="$3" '$1 ~ "^"b"(-[0-9]+)?$" { for (i = 2; i <= NF; i++) if ($i == u) print $(i-1) }' <<<"$1"; }
+# The machine's speed drifts (a shared VM): with BASE_BIN, the two builds
+# are measured in alternating rounds and each figure is the median of the
+# rounds' medians, so a slow minute hits both alike.
+rounds=${ROUNDS:-3}
+med() { sort -g | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+base_outs=() outs=()
+for ((r = 0; r < rounds; r++)); do
+	if [ -n "${BASE_BIN:-}" ]; then base_outs+=("$(bench "$(cd "$BASE_BIN" && pwd)")"); fi
+	outs+=("$(bench "$bin")")
+done
+# over ARRAY BENCH UNIT: the median over the rounds of BENCH's UNIT.
+over() { local -n arr=$1; for o in "${arr[@]}"; do metric "$o" "$2" "$3"; done | med; }
 if [ -n "${BASE_BIN:-}" ]; then
-	base=$(bench "$(cd "$BASE_BIN" && pwd)")
-	base_run_ms=$(metric "$base" BenchmarkRunOverhead ms/run)
-	base_run_cpu=$(metric "$base" BenchmarkRunOverhead ms-cpu)
-	base_run_mb=$(metric "$base" BenchmarkRunOverhead MB-rss)
-	base_version_ms=$(metric "$base" BenchmarkVersion ms/run)
-	base_req_kb=$(metric "$base" BenchmarkRunOverhead KB-1st-request)
+	base_run_ms=$(over base_outs BenchmarkRunOverhead ms/run)
+	base_run_cpu=$(over base_outs BenchmarkRunOverhead ms-cpu)
+	base_run_mb=$(over base_outs BenchmarkRunOverhead MB-rss)
+	base_version_ms=$(over base_outs BenchmarkVersion ms/run)
+	base_req_kb=$(over base_outs BenchmarkRunOverhead KB-1st-request)
 fi
-out=$(bench "$bin")
-fan=$(go test ./actors -run '^$' -bench 'FanOut' -benchtime 3x -count 1)
+fan=$(go test ./actors -run '^$' -bench '^BenchmarkFanOut$' -benchtime 3x -count 1)
 
-run_ms=$(metric "$out" BenchmarkRunOverhead ms/run)
-run_cpu=$(metric "$out" BenchmarkRunOverhead ms-cpu)
-run_mb=$(metric "$out" BenchmarkRunOverhead MB-rss)
-first_ms=$(metric "$out" BenchmarkRunOverhead ms-to-1st-request)
-req_kb=$(metric "$out" BenchmarkRunOverhead KB-1st-request)
-version_ms=$(metric "$out" BenchmarkVersion ms/run)
+run_ms=$(over outs BenchmarkRunOverhead ms/run)
+run_cpu=$(over outs BenchmarkRunOverhead ms-cpu)
+run_mb=$(over outs BenchmarkRunOverhead MB-rss)
+first_ms=$(over outs BenchmarkRunOverhead ms-to-1st-request)
+req_kb=$(over outs BenchmarkRunOverhead KB-1st-request)
+version_ms=$(over outs BenchmarkVersion ms/run)
 fan_x=$(metric "$fan" 'BenchmarkFanOut/specialists=256' x-single)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
