@@ -204,58 +204,32 @@ type batchKey struct{}
 // inside a Batch is a savepoint of the outer one: all or nothing.
 func (s *SQLite) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
 	if tx, nested := ctx.Value(batchKey{}).(*wtx); nested {
-		// A batch within a batch is a savepoint: its writes stand or
-		// fall together.
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT batch`); err != nil {
-			return err
-		}
-		if err := fn(ctx); err != nil {
-			_, _ = tx.ExecContext(ctx, `ROLLBACK TO batch`)
-			_, _ = tx.ExecContext(ctx, `RELEASE batch`)
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `RELEASE batch`)
-		return err
+		return savepoint(ctx, tx, "batch", func() error { return fn(ctx) })
 	}
-	sqltx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
+	if err := s.inTx(ctx, func(tx *wtx) error { return fn(context.WithValue(ctx, batchKey{}, tx)) }); err != nil {
 		return fmt.Errorf("store: batch: %w", err)
 	}
-	tx := &wtx{Tx: sqltx, stmts: s.stmts}
-	err = fn(context.WithValue(ctx, batchKey{}, tx))
-	if err != nil {
-		tx.Rollback()
-	} else if err = tx.Commit(); err != nil {
-		err = fmt.Errorf("store: batch: commit: %w", err)
-	}
-	if len(tx.seen) > 0 && ctx.Err() == nil {
-		s.stmts.prepare(ctx, tx.seen)
-	}
-	return err
+	return nil
 }
 
 // write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it;
 // inside a Batch, in a savepoint of the batch's transaction.
 func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
 	if tx, ok := ctx.Value(batchKey{}).(*wtx); ok {
-		if _, err := tx.ExecContext(ctx, `SAVEPOINT write`); err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			_, _ = tx.ExecContext(ctx, `ROLLBACK TO write`)
-			_, _ = tx.ExecContext(ctx, `RELEASE write`)
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `RELEASE write`)
-		return err
+		return savepoint(ctx, tx, "write", func() error { return fn(tx) })
 	}
+	return s.inTx(ctx, fn)
+}
+
+// inTx runs fn in a write transaction and commits it (rolls it back when
+// fn fails), then prepares the queries it ran without a cached statement.
+func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
 	sqltx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	tx := &wtx{Tx: sqltx, stmts: s.stmts}
-	err = fn(tx)
-	if err != nil {
+	if err = fn(tx); err != nil {
 		tx.Rollback()
 	} else {
 		err = tx.Commit()
@@ -263,6 +237,21 @@ func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
 	if len(tx.seen) > 0 && ctx.Err() == nil {
 		s.stmts.prepare(ctx, tx.seen)
 	}
+	return err
+}
+
+// savepoint runs fn in the savepoint name of tx: what fn wrote is undone
+// when it fails.
+func savepoint(ctx context.Context, tx *wtx, name string, fn func() error) error {
+	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return err
+	}
+	if err := fn(); err != nil {
+		_, _ = tx.ExecContext(ctx, "ROLLBACK TO "+name)
+		_, _ = tx.ExecContext(ctx, "RELEASE "+name)
+		return err
+	}
+	_, err := tx.ExecContext(ctx, "RELEASE "+name)
 	return err
 }
 
