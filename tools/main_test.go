@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"fmt"
 	"os"
 	"testing"
 
@@ -15,15 +14,5 @@ import (
 // than Go.
 func TestMain(m *testing.M) {
 	sandbox.Main()
-	dir, err := os.MkdirTemp("", "odin-sitter")
-	if err == nil {
-		_, err = repomaptest.Setenv(dir)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(repomaptest.Run(m))
 }

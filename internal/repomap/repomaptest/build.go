@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // Setenv builds odin-sitter into dir and points $ODIN_SITTER at it, so
@@ -20,4 +21,20 @@ func Setenv(dir string) (string, error) {
 		return "", fmt.Errorf("building odin-sitter: %w", err)
 	}
 	return bin, os.Setenv("ODIN_SITTER", bin)
+}
+
+// Run is a TestMain's body for a package whose tests map code: it builds
+// odin-sitter into a temporary directory (Setenv), runs the tests, removes
+// the directory and returns the exit code.
+func Run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "odin-sitter")
+	if err == nil {
+		_, err = Setenv(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	return m.Run()
 }
