@@ -72,14 +72,11 @@ func AcquireLease(dir, session string) (*Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lease: %w", err)
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		_ = f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &BusyError{Session: session, Holder: readHolder(path)}
-		}
-		return nil, fmt.Errorf("lease %s: %w", path, err)
-	}
 	host, _ := os.Hostname()
+	if err := lock(f, path, host); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
 	h := Holder{PID: os.Getpid(), Host: host, Since: time.Now().UTC(), Command: commandLine()}
 	b, _ := json.Marshal(h)
 	// The record is informative only (the lock is the flock), so a failed
@@ -88,6 +85,33 @@ func AcquireLease(dir, session string) (*Lease, error) {
 		_, _ = f.WriteAt(append(b, '\n'), 0)
 	}
 	return &Lease{f: f, path: path}, nil
+}
+
+// leaseSettle is how long a lease whose recorded holder has died is waited
+// for: its lock outlives the process only while a child it was starting
+// has not executed yet (the child holds a copy of the descriptor until
+// then), or while the kernel tears the process down.
+const leaseSettle = 2 * time.Second
+
+// lock takes the flock on f without waiting, unless the process recorded
+// as its holder on this host is gone: then the lock is being released, and
+// it is tried again for up to leaseSettle.
+func lock(f *os.File, path, host string) error {
+	deadline := time.Now().Add(leaseSettle)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return fmt.Errorf("lease %s: %w", path, err)
+		}
+		h := readHolder(path)
+		if h.PID <= 0 || h.Host != host || unix.Kill(h.PID, 0) != unix.ESRCH || time.Now().After(deadline) {
+			return &BusyError{Session: strings.TrimSuffix(filepath.Base(path), ".lock"), Holder: h}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Release gives the lease up. The file stays: removing it would let a
