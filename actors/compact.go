@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -12,7 +13,6 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
 )
 
 // CompactRequest asks the Orchestrator to compact its history now (the
@@ -30,12 +30,13 @@ type CompactResult struct {
 
 // compactDone carries the summary back to the Orchestrator.
 type compactDone struct {
-	id      int // the compaction it answers
-	cut     int
-	summary string
-	usage   messages.Usage
-	model   string
-	err     error
+	id       int // the compaction it answers
+	cut      int
+	summary  string
+	usage    messages.Usage // of every request made, also when one failed
+	requests int
+	model    string
+	err      error
 }
 
 // compactionFocus steers the summary of compacted history towards what
@@ -54,7 +55,7 @@ type compaction struct {
 	trigger string
 	before  int64
 	reply   *actor.PID // manual requester
-	then    func(actor.Context)
+	then    func(actor.Context, *CompactResult)
 	cancel  context.CancelFunc
 }
 
@@ -102,8 +103,9 @@ func transcript(msgs []llm.Message) string {
 }
 
 // startCompaction summarises the older part of the history with the small
-// model, unless a PreCompact hook blocks it. then runs afterwards either way.
-func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, trigger string, reply *actor.PID, then func(actor.Context)) {
+// model, unless a PreCompact hook blocks it. then runs afterwards either
+// way, with the outcome.
+func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, trigger string, reply *actor.PID, then func(actor.Context, *CompactResult)) {
 	keep := o.deps.Config.Context.KeepRecent
 	if keep <= 0 {
 		keep = 6
@@ -118,6 +120,7 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 	cp := &compaction{id: o.compactSeq, trigger: trigger, before: o.estimate(0), reply: reply, then: then, cancel: cancel}
 	o.compacting = cp
 	o.behavior.BecomeStacked(o.compactingState)
+	bus := o.deps.Bus
 	o.hooks.run(c, ctx, policy.HookInput{Event: policy.PreCompact, Agent: "orchestrator", Trigger: trigger}, func(c actor.Context, hr policy.HookResult) {
 		if o.compacting != cp {
 			return // aborted meanwhile
@@ -131,19 +134,14 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 			o.onCompactDone(c, &compactDone{id: cp.id, err: err})
 			return
 		}
-		// The same prompt and untrusted-data framing as the
-		// ContextSummarizer tool, focused on what a continuation needs.
-		req := llm.Request{Model: m.ID, Agent: "compaction", MaxTokens: m.MaxOutput, Messages: []llm.Message{
-			{Role: llm.RoleSystem, Content: tools.SummarizePrompt(compactionFocus)},
-			{Role: llm.RoleUser, Content: tools.SummarizeMaterial([]tools.SummaryDoc{{Label: "conversation so far", Text: transcript(o.history[:cut])}})},
-		}}
+		// The summariser reads a copy: the live history may grow while it
+		// works (a report arriving mid-turn), and only [:cut] is replaced.
+		sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: slices.Clone(o.history[:cut]),
+			notice: func(text string) { bus.Publish(messages.Notice{Level: "info", Text: text}) }}
 		id := cp.id
 		runAsync(c, ctx, func(ctx context.Context) any {
-			resp, err := m.Client.Stream(ctx, req, nil)
-			if err != nil {
-				return &compactDone{id: id, err: err}
-			}
-			return &compactDone{id: id, cut: cut, summary: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
+			res, err := sm.run(ctx)
+			return &compactDone{id: id, cut: cut, summary: res.summary, usage: res.usage, requests: res.requests, model: m.ID, err: err}
 		})
 	})
 }
@@ -199,8 +197,12 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 	if cp == nil || cp.id != msg.id {
 		return // a late result of an aborted compaction
 	}
-	if o.turn != nil {
-		o.addUsage("compaction", msg.model, msg.usage)
+	if msg.requests > 0 {
+		// Spent whether or not the compaction succeeded.
+		if o.turn != nil {
+			o.addUsage("compaction", msg.model, msg.usage)
+		}
+		o.j.usage(o.session, "compaction", msg.model, msg.usage, o.deps.now())
 	}
 	if msg.err != nil || strings.TrimSpace(msg.summary) == "" {
 		why := "the summary was empty"
@@ -208,7 +210,7 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 			why = msg.err.Error()
 		}
 		if !errors.Is(msg.err, context.Canceled) {
-			o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "compaction failed: " + why})
+			o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "compaction failed (the history is kept as it was): " + why})
 		}
 		o.endCompaction(c, &CompactResult{Err: why}, cp.reply, cp.then)
 		return
@@ -218,28 +220,37 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 	o.history = append([]llm.Message{summary}, kept...)
 	o.lastPrompt, o.lastLen = 0, 0
 	now := o.deps.now()
-	o.j.usage(o.session, "compaction", msg.model, msg.usage, now)
 	o.j.do(func(ctx context.Context, st store.Store) error {
-		if _, err := st.AppendSummary(ctx, ToStoreMessage(o.session, summary, msg.model, "", now)); err != nil {
-			return err
-		}
-		// The kept messages follow the summary again, so that the stored
-		// history (which starts at the summary) matches the live one.
-		for _, m := range kept {
-			if _, err := st.AppendMessage(ctx, ToStoreMessage(o.session, m, "", "", now)); err != nil {
+		write := func(ctx context.Context) error {
+			if _, err := st.AppendSummary(ctx, ToStoreMessage(o.session, summary, msg.model, "", now)); err != nil {
 				return err
 			}
+			// The kept messages follow the summary again, so that the
+			// stored history (which starts at the summary) matches the
+			// live one.
+			for _, m := range kept {
+				if _, err := st.AppendMessage(ctx, ToStoreMessage(o.session, m, "", "", now)); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		return nil
+		// All or nothing: a summary stored without the kept messages
+		// would lose them from the resumable history. The messages it
+		// replaces stay in the store either way (AllMessages).
+		if b, ok := st.(batcher); ok {
+			return b.Batch(ctx, write)
+		}
+		return write(ctx)
 	})
-	ev := messages.Compacted{Messages: msg.cut, TokensBefore: cp.before, TokensAfter: o.estimate(0)}
+	ev := messages.Compacted{Messages: msg.cut, TokensBefore: cp.before, TokensAfter: o.estimate(0), Requests: msg.requests}
 	o.deps.Bus.Publish(ev)
 	o.endCompaction(c, &CompactResult{Compacted: ev, SummaryChars: len(msg.summary)}, cp.reply, cp.then)
 }
 
 // endCompaction leaves the compacting behaviour (when one was entered),
 // answers a manual requester and continues with then.
-func (o *Orchestrator) endCompaction(c actor.Context, res *CompactResult, reply *actor.PID, then func(actor.Context)) {
+func (o *Orchestrator) endCompaction(c actor.Context, res *CompactResult, reply *actor.PID, then func(actor.Context, *CompactResult)) {
 	if cp := o.compacting; cp != nil {
 		cp.cancel()
 		o.compacting = nil
@@ -249,6 +260,27 @@ func (o *Orchestrator) endCompaction(c actor.Context, res *CompactResult, reply 
 		c.Send(reply, res)
 	}
 	if then != nil {
-		then(c)
+		then(c, res)
 	}
+}
+
+// callAfterCompaction continues turn t after the compaction its next
+// request needed. When the compaction changed nothing (it failed, was
+// blocked or found too little to summarise) and the request would still
+// be over the model's whole window, the turn fails with the reason rather
+// than send a request the provider can only refuse.
+func (o *Orchestrator) callAfterCompaction(c actor.Context, t *turnState, res *CompactResult, system string, defs []llm.ToolDef) {
+	window := int64(t.model.ContextWindow)
+	if res.Compacted.Messages == 0 && window > 0 {
+		size := llm.EstimateMessages(o.history) + llm.EstimateTokens(system) + llm.EstimateTools(defs)
+		if size > window {
+			why := res.Err
+			if why == "" {
+				why = res.Skipped
+			}
+			o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the conversation (about %d tokens) does not fit the model's context window of %d tokens, and compacting it failed: %s (try /compact again, or start a new session)", size, window, why))
+			return
+		}
+	}
+	o.callModel(c)
 }

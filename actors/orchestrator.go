@@ -193,7 +193,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *messages.UserMessage:
 		o.startTurn(c, *msg)
 	case *CompactRequest:
-		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context) { o.takeNext(c) })
+		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context, _ *CompactResult) { o.takeNext(c) })
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *messages.QueueRequest:
@@ -431,9 +431,9 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	defs := t.tools.Defs()
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
-		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
+		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, res *CompactResult) {
 			if o.live(t.id) == t {
-				o.callModel(c)
+				o.callAfterCompaction(c, t, res, system, defs)
 			}
 		})
 		return
@@ -470,7 +470,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				t.overflowed = true
 				t.modelTurns--
 				before := len(o.history)
-				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context) {
+				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, _ *CompactResult) {
 					if o.live(t.id) != t {
 						return
 					}

@@ -218,6 +218,9 @@ type Compacted struct {
 	Messages     int   `json:"messages"`
 	TokensBefore int64 `json:"tokens_before"`
 	TokensAfter  int64 `json:"tokens_after"`
+	// Requests is how many summarisation requests it took: more than one
+	// when the history was larger than the summariser's context window.
+	Requests int `json:"requests,omitempty"`
 }
 
 // Init is the first event of a headless stream-json run: what the run
