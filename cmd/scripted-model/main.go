@@ -37,6 +37,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on; port 0 picks a free port")
 	verbose := fs.Bool("v", false, "log each request to stderr")
 	cache := fs.Bool("prompt-cache", true, "report cached prompt tokens as a provider's automatic prefix cache would")
+	window := fs.Int("context-window", 0, "refuse as OpenAI does (400, context_length_exceeded) a request whose estimated prompt is over this many tokens; 0: no limit")
 	var vars varsFlag
 	fs.Var(&vars, "var", "name=value substituted for {{name}} in the script (repeatable)")
 	fs.Usage = func() {
@@ -73,6 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if *verbose {
 		opts = append(opts, llmtest.WithLog(stderr))
+	}
+	if *window > 0 {
+		opts = append(opts, llmtest.WithContextWindow(*window))
 	}
 	srv, err := llmtest.Serve(*addr, s, opts...)
 	if err != nil {

@@ -37,6 +37,13 @@ type Request struct {
 	Raw  []byte
 	// Concurrent is true when another request was in flight as it arrived.
 	Concurrent bool
+	// Tokens is the server's estimate of the request's prompt (messages
+	// and tools, by llm.EstimateMessages and llm.EstimateTools' rules),
+	// the figure WithContextWindow compares with the window; 0 for a body
+	// that is not a chat request.
+	Tokens int64
+	// OverWindow is true when WithContextWindow refused the request.
+	OverWindow bool
 }
 
 // ChatRequest is the part of a Chat Completions body tests assert on.
@@ -183,10 +190,11 @@ func (r ChatRequest) LLMMessages() []llm.Message {
 type ServerOption func(*serverConfig)
 
 type serverConfig struct {
-	vars  map[string]string
-	log   io.Writer
-	quota *quota
-	cache *promptCache
+	vars    map[string]string
+	log     io.Writer
+	quota   *quota
+	cache   *promptCache
+	windows map[string]int64
 }
 
 // WithVars substitutes {{name}} in the script's strings (see Script.WithVars).
@@ -209,6 +217,29 @@ func WithLog(w io.Writer) ServerOption {
 func WithRateLimit(perSecond int, retryAfter time.Duration) ServerOption {
 	return func(c *serverConfig) {
 		c.quota = &quota{perSecond: perSecond, retryAfter: max(retryAfter, time.Second)}
+	}
+}
+
+// WithContextWindow makes the server enforce a context window of tokens
+// on the requests for the named models (on every request when none is
+// named; a named model's window wins over that default): a request whose
+// estimated prompt is larger is answered as OpenAI does, 400 with an
+// error of code context_length_exceeded, instead of taking a step. It is
+// recorded with OverWindow set. The estimate is Request.Tokens, the same
+// crude count Odin's own estimator makes, so a test can make Odin's
+// figures and the provider's agree or, with a smaller window than Odin is
+// told, disagree.
+func WithContextWindow(tokens int, models ...string) ServerOption {
+	return func(c *serverConfig) {
+		if c.windows == nil {
+			c.windows = map[string]int64{}
+		}
+		if len(models) == 0 {
+			c.windows[""] = int64(tokens)
+		}
+		for _, m := range models {
+			c.windows[m] = int64(tokens)
+		}
 	}
 }
 
@@ -254,8 +285,9 @@ type Server struct {
 	logMu sync.Mutex
 	log   io.Writer
 
-	quota *quota       // nil: no rate limit
-	cache *promptCache // nil: no cached tokens are reported
+	quota   *quota           // nil: no rate limit
+	cache   *promptCache     // nil: no cached tokens are reported
+	windows map[string]int64 // model → context window; "" for any model
 
 	mu        sync.Mutex
 	requests  []Request
@@ -285,15 +317,16 @@ func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
 		return nil, fmt.Errorf("llmtest: listen: %w", err)
 	}
 	srv := &Server{
-		book:  newBook(s),
-		model: s.Model,
-		url:   "http://" + ln.Addr().String() + "/v1",
-		ln:    ln,
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
-		log:   cfg.log,
-		quota: cfg.quota,
-		cache: cfg.cache,
+		book:    newBook(s),
+		model:   s.Model,
+		url:     "http://" + ln.Addr().String() + "/v1",
+		ln:      ln,
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		log:     cfg.log,
+		quota:   cfg.quota,
+		cache:   cfg.cache,
+		windows: cfg.windows,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", srv.chat)
@@ -375,6 +408,27 @@ func (s *Server) MaxInFlight() int {
 // Unused describes the steps no request has consumed.
 func (s *Server) Unused() []string { return s.book.unused() }
 
+// OverWindow is how many requests WithContextWindow refused.
+func (s *Server) OverWindow() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, r := range s.requests {
+		if r.OverWindow {
+			n++
+		}
+	}
+	return n
+}
+
+// window is the context window enforced on model, 0 for none.
+func (s *Server) window(model string) int64 {
+	if w, ok := s.windows[model]; ok {
+		return w
+	}
+	return s.windows[""]
+}
+
 // RateLimited is how many requests WithRateLimit answered with 429.
 func (s *Server) RateLimited() int {
 	if s.quota == nil {
@@ -450,6 +504,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body := rec.Body
+	msgs := body.LLMMessages()
+	prompt := llm.EstimateMessages(msgs)
+	for _, t := range body.Tools {
+		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
+	}
+	rec.Tokens = prompt
+	if win := s.window(body.Model); win > 0 && prompt > win {
+		// Refused before anything else, as a provider does: the request
+		// is never served, whatever the script holds.
+		rec.OverWindow = true
+		record()
+		s.logf("%s: 400, about %d tokens over a window of %d", agent, prompt, win)
+		writeError(w, http.StatusBadRequest, contextError(win, prompt))
+		return
+	}
 	if msg := s.missingExtras(raw); msg != "" {
 		record()
 		s.logf("%s: %s", agent, msg)
@@ -464,7 +533,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			Type: "requests", Code: "rate_limit_exceeded"})
 		return
 	}
-	msgs := body.LLMMessages()
 	pool, idx, st, ok := s.book.take(agent, lastTurnTexts(msgs))
 	rec.Pool, rec.Step = pool, idx
 	record()
@@ -494,10 +562,6 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		model = s.model
 	}
 	includeUsage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
-	prompt := llm.EstimateMessages(msgs)
-	for _, t := range body.Tools {
-		prompt += llm.EstimateTokens(t.Function.Name) + llm.EstimateTokens(t.Function.Description) + llm.EstimateTokens(string(t.Function.Parameters))
-	}
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
 	if s.cache != nil && st.Usage == nil {
 		t.usage.CachedTokens = s.cache.cached(agent, PromptText(body), prompt)
@@ -680,6 +744,17 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// contextError is OpenAI's error for a prompt over the model's window,
+// sent with status 400: an invalid_request_error of code
+// context_length_exceeded about the messages parameter (the wording is
+// the server's own).
+func contextError(window, prompt int64) ErrorBody {
+	return ErrorBody{
+		Message: fmt.Sprintf("llmtest: the messages come to about %d tokens, over this model's context window of %d tokens; reduce the length of the messages", prompt, window),
+		Type:    "invalid_request_error", Param: "messages", Code: "context_length_exceeded",
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, e ErrorBody) {
