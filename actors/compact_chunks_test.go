@@ -1,0 +1,356 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/messages"
+)
+
+// markedHistory is n messages in rounds of four (a question, a tool call,
+// its result, an answer), each holding its own marker <mNNNNN> and about
+// size bytes.
+func markedHistory(n, size int) []llm.Message {
+	out := make([]llm.Message, 0, n)
+	for i := range n {
+		mark := fmt.Sprintf("<m%05d>", i)
+		fill := strings.Repeat("lorem ipsum ", max(size-len(mark), 0)/12)
+		switch i % 4 {
+		case 0:
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: mark + " question " + fill})
+		case 1:
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: mark + " reading",
+				ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call%d", i), Name: "ReadFile", Arguments: `{"path":"/p/f` + strconv.Itoa(i) + `.go"}`}}})
+		case 2:
+			out = append(out, llm.Message{Role: llm.RoleTool, ToolCallID: fmt.Sprintf("call%d", i-1), Name: "ReadFile", Content: mark + " package p " + fill})
+		default:
+			out = append(out, llm.Message{Role: llm.RoleAssistant, Content: mark + " answer " + fill})
+		}
+	}
+	return out
+}
+
+var markerRE = regexp.MustCompile(`<m(\d{5})>`)
+
+// markers lists the message markers in s, in order of appearance.
+func markers(s string) []int {
+	var out []int
+	for _, m := range markerRE.FindAllStringSubmatch(s, -1) {
+		n, _ := strconv.Atoi(m[1])
+		out = append(out, n)
+	}
+	return out
+}
+
+// A unit is a message with the tool results that follow it, so a part
+// never holds a call without its result; a message too large for one
+// request is cut in the middle with a marker, its start and end kept.
+func TestCompactUnits(t *testing.T) {
+	huge := "HEAD " + strings.Repeat("é data ", 6000) + " TAIL" // ~48 KB
+	hist := []llm.Message{
+		{Role: llm.RoleUser, Content: "q1"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "a", Name: "LS"}, {ID: "b", Name: "Grep"}}},
+		{Role: llm.RoleTool, ToolCallID: "a", Name: "LS", Content: "ls out"},
+		{Role: llm.RoleTool, ToolCallID: "b", Name: "Grep", Content: "grep out"},
+		{Role: llm.RoleAssistant, Content: "a1"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "ReadFile"}}},
+		{Role: llm.RoleTool, ToolCallID: "c", Name: "ReadFile", Content: "file"},
+		{Role: llm.RoleUser, Content: huge},
+		{Role: llm.RoleAssistant, Content: "a2"},
+	}
+	const room = 1000
+	units := compactUnits(hist, room)
+	var got [][2]int
+	for _, u := range units {
+		got = append(got, [2]int{u.from, u.to})
+		if u.tokens != llm.EstimateTokens(u.text) || u.tokens > room {
+			t.Errorf("unit %d..%d: %d tokens (text %d), room %d", u.from, u.to, u.tokens, llm.EstimateTokens(u.text), room)
+		}
+	}
+	want := [][2]int{{0, 1}, {1, 4}, {4, 5}, {5, 7}, {7, 8}, {8, 9}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("unit bounds (-want +got):\n%s", diff)
+	}
+	if u := units[1]; !strings.Contains(u.text, "ls out") || !strings.Contains(u.text, "grep out") || !strings.Contains(u.text, "calls Grep") {
+		t.Errorf("call and results not in one unit: %q", u.text)
+	}
+	big := units[4]
+	if !big.cut || !strings.Contains(big.text, "HEAD ") || !strings.HasSuffix(strings.TrimSpace(big.text), "TAIL") ||
+		!strings.Contains(big.text, "bytes of this message were cut here") || !utf8.ValidString(big.text) {
+		t.Errorf("oversize message: cut=%v, text %q…%q", big.cut, shorten(big.text, 80), big.text[max(len(big.text)-80, 0):])
+	}
+	for i, u := range units {
+		if i != 4 && u.cut {
+			t.Errorf("unit %d was cut though it fits", i)
+		}
+	}
+
+	// takeChunk fills a part up to its room, and takes an oversize first
+	// unit alone rather than none.
+	toks := func(ns ...int64) []compactUnit {
+		var us []compactUnit
+		for _, n := range ns {
+			us = append(us, compactUnit{tokens: n})
+		}
+		return us
+	}
+	for _, c := range []struct {
+		units []compactUnit
+		room  int64
+		want  int
+	}{
+		{toks(10, 10, 10), 30, 3},
+		{toks(10, 10, 10), 29, 2},
+		{toks(10, 10, 10), 10, 1},
+		{toks(50, 1), 10, 1},
+		{toks(5), 100, 1},
+	} {
+		if got := takeChunk(c.units, c.room); got != c.want {
+			t.Errorf("takeChunk(%v, %d) = %d, want %d", c.units, c.room, got, c.want)
+		}
+	}
+}
+
+// cutToTokens keeps within its room for any room, and never splits a rune.
+func TestCutToTokens(t *testing.T) {
+	s := strings.Repeat("日本語のテキスト", 500)
+	for _, room := range []int64{0, 1, 10, 30, 31, 100, 1000, 1e6} {
+		got, cut := cutToTokens(s, room)
+		if llm.EstimateTokens(got) > room || !utf8.ValidString(got) || cut != (llm.EstimateTokens(s) > room) {
+			t.Errorf("room %d: %d tokens, valid %v, cut %v", room, llm.EstimateTokens(got), utf8.ValidString(got), cut)
+		}
+	}
+}
+
+// scriptedSummaries is a compaction script answering SUMMARY-1, SUMMARY-2…
+func scriptedSummaries(n int) *llmtest.Script {
+	s := llmtest.NewScript()
+	for i := 1; i <= n; i++ {
+		s.Add("compaction", llmtest.Reply(fmt.Sprintf("SUMMARY-%d", i)))
+	}
+	return s
+}
+
+// checkParts asserts that the summarisation requests fit budget, cover
+// every message of hist once and in order, keep each tool call with its
+// result, and roll the summary forward.
+func checkParts(t *testing.T, reqs []llm.Request, hist []llm.Message, budget summaryBudget) {
+	t.Helper()
+	seen := map[int]int{} // marker → request
+	last := -1
+	for k, r := range reqs {
+		if size := llm.EstimateMessages(r.Messages); size > budget.input {
+			t.Errorf("request %d: %d tokens, over the budget of %d", k+1, size, budget.input)
+		}
+		if int64(r.MaxTokens) != budget.output {
+			t.Errorf("request %d: max_tokens %d, want %d", k+1, r.MaxTokens, budget.output)
+		}
+		material := r.Messages[1].Content
+		if k > 0 && !strings.Contains(material, fmt.Sprintf("SUMMARY-%d", k)) {
+			t.Errorf("request %d does not carry the summary so far (SUMMARY-%d)", k+1, k)
+		}
+		for _, m := range markers(material) {
+			if m <= last {
+				t.Fatalf("request %d: message %d after message %d: parts out of order or overlapping", k+1, m, last)
+			}
+			last = m
+			seen[m] = k
+		}
+	}
+	for i, m := range hist {
+		k, ok := seen[i]
+		if !ok {
+			t.Fatalf("message %d was in no summarisation request", i)
+		}
+		if m.Role == llm.RoleTool && seen[i-1] != k {
+			t.Errorf("tool result %d (request %d) apart from its call %d (request %d)", i, k+1, i-1, seen[i-1]+1)
+		}
+	}
+}
+
+// A history many times the summariser's window is summarised in parts
+// that each fit, rolled up in order: the result is the last part's
+// summary, which saw every message through the summaries before it.
+func TestSummariserRollsPartsThatFit(t *testing.T) {
+	hist := markedHistory(2000, 240) // ~120k tokens
+	client, err := llmtest.NewClient(scriptedSummaries(200), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	m := Model{Client: client, ID: "small-model", ContextWindow: 16000, MaxOutput: 1000}
+	var notices []string
+	sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: hist, notice: func(s string) { notices = append(notices, s) }}
+	res, err := sm.run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := client.RequestsFor("compaction")
+	if len(reqs) < 8 || res.requests != len(reqs) || res.summary != fmt.Sprintf("SUMMARY-%d", len(reqs)) {
+		t.Fatalf("%d requests (reported %d), summary %q", len(reqs), res.requests, res.summary)
+	}
+	checkParts(t, reqs, hist, sm.budget)
+	var sent int64
+	for _, r := range reqs {
+		sent += llm.EstimateMessages(r.Messages)
+	}
+	if res.sent != sent || res.usage.PromptTokens == 0 {
+		t.Errorf("reported %d tokens sent and usage %+v; the requests hold %d", res.sent, res.usage, sent)
+	}
+	if len(notices) != 1 || !strings.Contains(notices[0], "2000 messages") {
+		t.Errorf("notices = %q", notices)
+	}
+	t.Logf("2000 messages, ~%d tokens: %d requests, %d tokens sent", llm.EstimateMessages(hist), len(reqs), sent)
+}
+
+// A history that fits is summarised in one request, as before.
+func TestSummariserOneRequestWhenItFits(t *testing.T) {
+	hist := markedHistory(40, 200)
+	client, err := llmtest.NewClient(scriptedSummaries(5), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sm := &summariser{model: Model{Client: client, ID: "s", ContextWindow: 100000}, budget: newSummaryBudget(100000, 0), hist: hist}
+	res, err := sm.run(t.Context())
+	if err != nil || res.requests != 1 || res.summary != "SUMMARY-1" {
+		t.Fatalf("res = %+v, err %v", res, err)
+	}
+	if got := client.Requests()[0].Messages[1].Content; !strings.Contains(got, "conversation so far") || len(markers(got)) != 40 {
+		t.Errorf("single request lacks the plain label or some messages (%d markers)", len(markers(got)))
+	}
+}
+
+// A part the provider refuses as too long (its tokenizer counts more than
+// Odin's estimate) is retried in smaller parts; nothing is skipped.
+func TestSummariserShrinksWhenRefused(t *testing.T) {
+	hist := markedHistory(400, 240)
+	s := llmtest.NewScript().Add("compaction", llmtest.Step{Status: 400, Error: &llmtest.ErrorBody{
+		Message: "too many tokens", Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages"}})
+	for i := 1; i <= 50; i++ {
+		s.Add("compaction", llmtest.Reply(fmt.Sprintf("SUMMARY-%d", i)))
+	}
+	client, err := llmtest.NewClient(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sm := &summariser{model: Model{Client: client, ID: "s", ContextWindow: 16000, MaxOutput: 1000}, budget: newSummaryBudget(16000, 1000), hist: hist}
+	first := sm.budget
+	res, err := sm.run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := client.RequestsFor("compaction")
+	refused := llm.EstimateMessages(reqs[0].Messages)
+	for k, r := range reqs[1:] {
+		if size := llm.EstimateMessages(r.Messages); size > refused/2 {
+			t.Errorf("request %d after the refusal: %d tokens, not within half the refused %d", k+2, size, refused)
+		}
+	}
+	if res.requests != len(reqs) || res.summary != fmt.Sprintf("SUMMARY-%d", len(reqs)-1) {
+		t.Fatalf("res = %+v after %d requests", res, len(reqs))
+	}
+	checkParts(t, reqs[1:], hist, first)
+}
+
+// A provider failure ends the compaction with an error naming the part;
+// the requests already made are counted.
+func TestSummariserFailure(t *testing.T) {
+	hist := markedHistory(400, 240)
+	s := llmtest.NewScript().Add("compaction", llmtest.Reply("SUMMARY-1"),
+		llmtest.Step{Status: 400, Error: &llmtest.ErrorBody{Message: "bad request", Type: "invalid_request_error"}})
+	client, err := llmtest.NewClient(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	sm := &summariser{model: Model{Client: client, ID: "s", ContextWindow: 16000, MaxOutput: 1000}, budget: newSummaryBudget(16000, 1000), hist: hist}
+	res, err := sm.run(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "summarising messages") || res.requests != 2 || res.summary != "" {
+		t.Fatalf("res = %+v, err = %v", res, err)
+	}
+}
+
+// withHistory replaces the harness's session with one resuming hist.
+func withHistory(t *testing.T, h *harness, hist []llm.Message) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := NewSession(h.deps, SessionOptions{ID: "s2", History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.sess = sess
+}
+
+// Cancel during a compaction by parts stops it between or inside parts:
+// no further part is requested, and the history stays whole.
+func TestCancelMidCompactionByParts(t *testing.T) {
+	hist := markedHistory(400, 240) // ~24k tokens: several parts in a 6000-token window
+	s := llmtest.NewScript().
+		Add("compaction", llmtest.Reply("SUMMARY-1"), llmtest.Step{Hold: "part2", Text: "SUMMARY-2"}, llmtest.Reply("SUMMARY-3")).
+		Add("orchestrator", llmtest.Step{When: "after", Text: "done"})
+	h := newHarness(t, s, withWindow(6000), withConfig(func(c *config.Config) { c.Context.CompactAt = 0 }))
+	withHistory(t, h, hist)
+	compacted := make(chan *CompactResult, 1)
+	go func() {
+		res, err := h.sess.Compact(context.Background())
+		if err != nil {
+			res = &CompactResult{Err: err.Error()}
+		}
+		compacted <- res
+	}()
+	if err := h.client.WaitHeld(t.Context(), "part2"); err != nil {
+		t.Fatal(err)
+	}
+	h.sess.Cancel("stop")
+	if res := <-compacted; res.Err != "compaction cancelled" {
+		t.Fatalf("compact = %+v", res)
+	}
+	h.client.Release("part2")
+	h.sess.Submit("after", messages.ModeAsk)
+	if r := h.turn(); r.Answer != "done" {
+		t.Fatalf("turn = %+v", r)
+	}
+	if n := len(h.client.RequestsFor("compaction")); n != 2 {
+		t.Errorf("%d summarisation requests, want 2 (none after the cancel)", n)
+	}
+	req := h.client.RequestsFor("orchestrator")[0]
+	if got := len(markers(fmt.Sprint(req.Messages))); got != len(hist) {
+		t.Errorf("the request after a cancelled compaction holds %d of %d messages", got, len(hist))
+	}
+}
+
+// A compaction that fails before a request that cannot fit ends the turn
+// with the reason instead of sending the request; the history is kept.
+func TestFailedCompactionDoesNotSendOverWindow(t *testing.T) {
+	hist := markedHistory(400, 240) // ~24k tokens, over a 6000-token window
+	s := llmtest.NewScript().
+		Add("compaction", llmtest.Reply("SUMMARY-1"), llmtest.Step{Status: 400, Error: &llmtest.ErrorBody{Message: "nope", Type: "invalid_request_error"}}).
+		Add("orchestrator", llmtest.Step{When: "next", Text: "never sent"})
+	h := newHarness(t, s, withWindow(6000), withConfig(func(c *config.Config) { c.Context.CompactAt = 0.8 }))
+	withHistory(t, h, hist)
+	h.sess.Submit("next", messages.ModeAsk)
+	r := h.turn()
+	if r.Status != messages.TurnFailed || !strings.Contains(r.Error, "does not fit") || !strings.Contains(r.Error, "nope") {
+		t.Fatalf("turn = %+v", r)
+	}
+	if n := len(h.client.RequestsFor("orchestrator")); n != 0 {
+		t.Errorf("%d requests over the window were sent", n)
+	}
+}
