@@ -354,3 +354,27 @@ func TestFailedCompactionDoesNotSendOverWindow(t *testing.T) {
 		t.Errorf("%d requests over the window were sent", n)
 	}
 }
+
+// BenchmarkCompaction10k is what compacting a 10,000-message history
+// (about 530k tokens) costs with a gpt-4o-mini-sized summariser (128k
+// window, 16k output): the requests it takes and the tokens they carry.
+func BenchmarkCompaction10k(b *testing.B) {
+	hist := markedHistory(10_000, 240)
+	m := Model{ID: "small-model", ContextWindow: 128000, MaxOutput: 16384}
+	var res summaryResult
+	for b.Loop() {
+		client, err := llmtest.NewClient(scriptedSummaries(100), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Client = client
+		sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: hist}
+		if res, err = sm.run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		client.Close()
+	}
+	b.ReportMetric(float64(res.requests), "requests/op")
+	b.ReportMetric(float64(res.sent), "tokens-sent/op")
+	b.ReportMetric(float64(llm.EstimateMessages(hist)), "history-tokens")
+}
