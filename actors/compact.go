@@ -136,8 +136,10 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 		}
 		// The summariser reads a copy: the live history may grow while it
 		// works (a report arriving mid-turn), and only [:cut] is replaced.
+		j, session, now := o.j, o.session, o.deps.now
 		sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: slices.Clone(o.history[:cut]),
-			notice: func(text string) { bus.Publish(messages.Notice{Level: "info", Text: text}) }}
+			notice: func(text string) { bus.Publish(messages.Notice{Level: "info", Text: text}) },
+			spent:  func(u messages.Usage) { j.usage(session, "compaction", m.ID, u, now()) }}
 		id := cp.id
 		runAsync(c, ctx, func(ctx context.Context) any {
 			res, err := sm.run(ctx)
@@ -197,12 +199,10 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 	if cp == nil || cp.id != msg.id {
 		return // a late result of an aborted compaction
 	}
-	if msg.requests > 0 {
-		// Spent whether or not the compaction succeeded.
-		if o.turn != nil {
-			o.addUsage("compaction", msg.model, msg.usage)
-		}
-		o.j.usage(o.session, "compaction", msg.model, msg.usage, o.deps.now())
+	// Spent whether or not the compaction succeeded (the summariser has
+	// recorded it in the store request by request).
+	if msg.requests > 0 && o.turn != nil {
+		o.addUsage("compaction", msg.model, msg.usage)
 	}
 	if msg.err != nil || strings.TrimSpace(msg.summary) == "" {
 		why := "the summary was empty"

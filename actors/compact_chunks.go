@@ -158,8 +158,11 @@ type summariser struct {
 	budget summaryBudget
 	hist   []llm.Message // what is summarised: a copy the actor no longer touches
 	// notice, if set, is told once when the history needs several
-	// requests. It must not block.
+	// requests; spent, if set, of each response's usage as it arrives, so
+	// that what a cancelled or failed compaction cost is recorded too.
+	// Neither may block.
 	notice func(string)
+	spent  func(messages.Usage)
 }
 
 // summaryResult is what a compaction's requests produced.
@@ -218,6 +221,9 @@ const minUnitRoom = 256
 // of it exists.
 func (s *summariser) run(ctx context.Context) (summaryResult, error) {
 	var res summaryResult
+	if room := s.unitRoom(); room < minUnitRoom {
+		return res, fmt.Errorf("compaction: the summariser's context window leaves only %d tokens for history after its prompt", room)
+	}
 	units := compactUnits(s.hist, s.unitRoom())
 	shrinks := 0
 	summary := ""
@@ -244,6 +250,9 @@ func (s *summariser) run(ctx context.Context) (summaryResult, error) {
 		for size := llm.EstimateMessages(req.Messages); size > s.budget.input; size = llm.EstimateMessages(req.Messages) {
 			if n == 1 {
 				t, _ := cutToTokens(text, max(llm.EstimateTokens(text)-(size-s.budget.input)-16, 1))
+				if len(t) == len(text) {
+					return res, fmt.Errorf("compaction: messages %d to %d do not fit the summariser's context window", from+1, to)
+				}
 				text = t
 			} else {
 				n--
@@ -256,7 +265,11 @@ func (s *summariser) run(ctx context.Context) (summaryResult, error) {
 		res.requests++
 		res.sent += size
 		if resp != nil {
-			res.usage = res.usage.Add(s.model.Usage(resp.Usage, resp.UsageReported))
+			u := s.model.Usage(resp.Usage, resp.UsageReported)
+			res.usage = res.usage.Add(u)
+			if s.spent != nil {
+				s.spent(u)
+			}
 		}
 		if err != nil {
 			var le *llm.Error

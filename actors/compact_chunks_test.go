@@ -191,7 +191,9 @@ func TestSummariserRollsPartsThatFit(t *testing.T) {
 	defer client.Close()
 	m := Model{Client: client, ID: "small-model", ContextWindow: 16000, MaxOutput: 1000}
 	var notices []string
-	sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: hist, notice: func(s string) { notices = append(notices, s) }}
+	var spent messages.Usage
+	sm := &summariser{model: m, budget: newSummaryBudget(m.ContextWindow, m.MaxOutput), hist: hist,
+		notice: func(s string) { notices = append(notices, s) }, spent: func(u messages.Usage) { spent = spent.Add(u) }}
 	res, err := sm.run(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ func TestSummariserRollsPartsThatFit(t *testing.T) {
 	for _, r := range reqs {
 		sent += llm.EstimateMessages(r.Messages)
 	}
-	if res.sent != sent || res.usage.PromptTokens == 0 {
+	if res.sent != sent || res.usage.PromptTokens == 0 || spent != res.usage {
 		t.Errorf("reported %d tokens sent and usage %+v; the requests hold %d", res.sent, res.usage, sent)
 	}
 	if len(notices) != 1 || !strings.Contains(notices[0], "2000 messages") {
@@ -280,6 +282,12 @@ func TestSummariserFailure(t *testing.T) {
 	res, err := sm.run(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "summarising messages") || res.requests != 2 || res.summary != "" {
 		t.Fatalf("res = %+v, err = %v", res, err)
+	}
+	// A window too small for the prompt itself fails at once, sending
+	// nothing.
+	sm = &summariser{model: Model{Client: client, ID: "s", ContextWindow: 600}, budget: newSummaryBudget(600, 0), hist: hist}
+	if res, err := sm.run(t.Context()); err == nil || res.requests != 0 || len(client.Requests()) != 2 {
+		t.Fatalf("tiny window: res = %+v, err = %v", res, err)
 	}
 }
 
