@@ -81,6 +81,30 @@ func compactCut(history []llm.Message, keep int) int {
 	return cut
 }
 
+// fitCut moves cut later while the messages kept verbatim, history[cut:],
+// are over limit tokens (a huge tool result among the last few), so that
+// the request after compaction fits: never past the last user message,
+// the input being answered, and never onto a tool result.
+func fitCut(history []llm.Message, cut int, limit int64) int {
+	last := -1
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == llm.RoleUser {
+			last = i
+			break
+		}
+	}
+	size := llm.EstimateMessages(history[cut:])
+	for cut < last && size > limit {
+		size -= llm.EstimateMessages(history[cut : cut+1])
+		cut++
+		for cut < last && history[cut].Role == llm.RoleTool {
+			size -= llm.EstimateMessages(history[cut : cut+1])
+			cut++
+		}
+	}
+	return cut
+}
+
 // transcript renders messages as text for the summariser.
 func transcript(msgs []llm.Message) string {
 	var b strings.Builder
@@ -111,6 +135,9 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 		keep = 6
 	}
 	cut := compactCut(o.history, keep)
+	if t := o.turn; t != nil && t.model.ContextWindow > 0 && o.deps.Config.Context.CompactAt > 0 {
+		cut = fitCut(o.history, cut, int64(float64(t.model.ContextWindow)*o.deps.Config.Context.CompactAt/2))
+	}
 	if cut < 2 {
 		o.endCompaction(c, &CompactResult{Skipped: "the history is too short to compact"}, reply, then)
 		return

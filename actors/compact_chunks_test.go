@@ -386,3 +386,62 @@ func BenchmarkCompaction10k(b *testing.B) {
 	b.ReportMetric(float64(res.sent), "tokens-sent/op")
 	b.ReportMetric(float64(llm.EstimateMessages(hist)), "history-tokens")
 }
+
+// A huge tool result among the last messages, which compaction would keep
+// verbatim, is summarised too, so that the request after compaction fits
+// the window; the input being answered is always kept.
+func TestCompactionKeepsWhatFits(t *testing.T) {
+	hist := markedHistory(40, 240)
+	hist = append(hist,
+		llm.Message{Role: llm.RoleUser, Content: "<m00040> read the log"},
+		llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "big", Name: "ReadFile", Arguments: `{"path":"/p/log"}`}}},
+		llm.Message{Role: llm.RoleTool, ToolCallID: "big", Name: "ReadFile", Content: "<m00042> " + strings.Repeat("log line\n", 6000)},
+		llm.Message{Role: llm.RoleAssistant, Content: "<m00043> the log is long"},
+	)
+	s := llmtest.NewScript().Add("orchestrator", llmtest.Step{When: "next", Text: "fits"})
+	for i := 1; i <= 20; i++ {
+		s.Add("compaction", llmtest.Reply(fmt.Sprintf("SUMMARY-%d", i)))
+	}
+	const window = 8000
+	h := newHarness(t, s, withWindow(window), withConfig(func(c *config.Config) { c.Context.CompactAt = 0.8 }))
+	withHistory(t, h, hist)
+	h.sess.Submit("next", messages.ModeAsk)
+	if r := h.turn(); r.Answer != "fits" {
+		t.Fatalf("turn = %+v", r)
+	}
+	req := h.client.RequestsFor("orchestrator")[0]
+	if size := llm.EstimateMessages(req.Messages) + llm.EstimateTools(req.Tools); size > window {
+		t.Errorf("the request after compaction has %d tokens, over the window of %d", size, window)
+	}
+	if last := req.Messages[len(req.Messages)-1]; last.Role != llm.RoleUser || !strings.Contains(last.Content, "next") {
+		t.Errorf("the input was not kept: last message %+v", last)
+	}
+	if comp := h.client.RequestsFor("compaction"); !strings.Contains(fmt.Sprint(comp[len(comp)-1].Messages), "<m00042>") {
+		t.Errorf("the huge tool result was kept verbatim instead of summarised")
+	}
+}
+
+func TestFitCut(t *testing.T) {
+	big := strings.Repeat("x", 4000) // 1000 tokens
+	hist := []llm.Message{
+		{Role: llm.RoleUser, Content: "q"},
+		{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "1"}}},
+		{Role: llm.RoleTool, Content: big},
+		{Role: llm.RoleAssistant, Content: "a"},
+		{Role: llm.RoleUser, Content: big},
+	}
+	for _, c := range []struct {
+		cut   int
+		limit int64
+		want  int
+	}{
+		{1, 5000, 1}, // fits: unchanged
+		{1, 1100, 3}, // past the call and its result, not onto the result
+		{1, 10, 4},   // never past the last user message
+		{4, 10, 4},
+	} {
+		if got := fitCut(hist, c.cut, c.limit); got != c.want {
+			t.Errorf("fitCut(cut %d, limit %d) = %d, want %d", c.cut, c.limit, got, c.want)
+		}
+	}
+}
