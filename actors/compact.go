@@ -311,3 +311,13 @@ func (o *Orchestrator) callAfterCompaction(c actor.Context, t *turnState, res *C
 	}
 	o.callModel(c)
 }
+
+// overflowProblem is why a turn whose request the provider refused as too
+// long ends when compacting did not shrink the history: a compaction that
+// failed says so (trying again may help), else nothing was left to compact.
+func overflowProblem(le *llm.Error, res *CompactResult) string {
+	if res != nil && res.Err != "" {
+		return "the request does not fit the model's context window (" + le.Message + ") and compacting the history failed: " + res.Err + " (try /compact, or start a new session)"
+	}
+	return "the request does not fit the model's context window and there is nothing left to compact: " + le.Message + " (shorten the message, or start a new session)"
+}

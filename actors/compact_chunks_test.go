@@ -445,3 +445,22 @@ func TestFitCut(t *testing.T) {
 		}
 	}
 }
+
+// A request the provider refuses as too long, whose compaction then fails,
+// ends the turn saying so rather than "nothing left to compact"; the
+// refused request is not retried as it was.
+func TestOverflowWithFailedCompaction(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator", llmtest.Step{Status: 400, Error: &llmtest.ErrorBody{Message: "too long", Type: "invalid_request_error", Code: "context_length_exceeded", Param: "messages"}}).
+		Add("compaction", llmtest.Step{Status: 400, Error: &llmtest.ErrorBody{Message: "summariser down", Type: "invalid_request_error"}})
+	h := newHarness(t, s)
+	withHistory(t, h, markedHistory(40, 240))
+	h.sess.Submit("next", messages.ModeAsk)
+	r := h.turn()
+	if r.Status != messages.TurnFailed || !strings.Contains(r.Error, "compacting the history failed") || !strings.Contains(r.Error, "summariser down") {
+		t.Fatalf("turn = %+v", r)
+	}
+	if n := len(h.client.RequestsFor("orchestrator")); n != 1 {
+		t.Errorf("%d orchestrator requests, want only the refused one", n)
+	}
+}

@@ -470,14 +470,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 				t.overflowed = true
 				t.modelTurns--
 				before := len(o.history)
-				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, _ *CompactResult) {
+				o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, res *CompactResult) {
 					if o.live(t.id) != t {
 						return
 					}
 					if len(o.history) >= before {
 						// Nothing was compacted (too short, blocked or
 						// failed): the same request would fail the same way.
-						o.finishTurn(c, messages.TurnFailed, "the request does not fit the model's context window and there is nothing left to compact: "+le.Message+" (shorten the message, or start a new session)")
+						o.finishTurn(c, messages.TurnFailed, overflowProblem(le, res))
 						return
 					}
 					t.compacted = true

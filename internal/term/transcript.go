@@ -127,7 +127,11 @@ func (t *transcript) event(ev messages.Event) []string {
 		}
 		return []string{"  " + th.Paint(st, "! "+termsafe.Line(ev.Text))}
 	case messages.Compacted:
-		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter)))}
+		parts := ""
+		if ev.Requests > 1 {
+			parts = fmt.Sprintf(" (summarised in %d parts)", ev.Requests)
+		}
+		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens%s", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter), parts))}
 	case messages.ApprovalResolved:
 		return nil
 	case messages.Resync:
