@@ -275,10 +275,12 @@ func TestResumeHugeSessionCompactsInParts(t *testing.T) {
 
 // A provider that counts more than Odin was told refuses a normal turn's
 // request with 400 context_length_exceeded: Odin compacts (in parts) and
-// retries once, and the turn completes.
+// retries once, and the turn completes. A part that meets a passing
+// server error is retried by the client, not lost.
 func TestContextExceededCompactsAndRetries(t *testing.T) {
 	script := llmtest.NewScript().Add("orchestrator", llmtest.Step{When: "MARK-FINAL", Text: "retried fine"})
-	for i := 1; i <= 50; i++ {
+	script.Add("compaction", llmtest.Reply("SUMMARY-1"), llmtest.Step{Status: 503})
+	for i := 2; i <= 50; i++ {
 		script.Add("compaction", llmtest.Reply(fmt.Sprintf("SUMMARY-%d", i)))
 	}
 	const enforced = 6000
@@ -299,7 +301,11 @@ func TestContextExceededCompactsAndRetries(t *testing.T) {
 		t.Errorf("%d requests refused, want only the first", n)
 	}
 	comp := e.model.RequestsFor("compaction")
-	if len(comp) < 2 || !strings.Contains(orch[1].Body.Messages[1].Text(), fmt.Sprintf("SUMMARY-%d", len(comp))) {
-		t.Errorf("%d summarisation requests; the retry does not start with the last summary", len(comp))
+	if len(comp) < 3 || !strings.Contains(orch[1].Body.Messages[1].Text(), fmt.Sprintf("SUMMARY-%d", len(comp)-1)) {
+		t.Fatalf("%d summarisation requests; the retry does not start with the last summary", len(comp))
+	}
+	// The part that met the 503 was sent again, whole.
+	if a, b := marks(requestText(comp[1])), marks(requestText(comp[2])); len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Errorf("the part after the server error was not the same part again")
 	}
 }
