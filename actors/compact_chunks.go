@@ -33,8 +33,9 @@ const compactionMargin = 0.15
 // long is retried with a smaller budget before the compaction fails.
 const compactionShrinks = 3
 
-// defaultSummaryTokens caps a summary when the model sets no max_output.
-const defaultSummaryTokens = 4096
+// defaultSummaryTokens is the room kept for a summary when the model sets
+// no max_output.
+const defaultSummaryTokens = 8192
 
 // rollingNote tells the summariser how to treat the summary carried from
 // the previous part.
@@ -47,11 +48,15 @@ const cutMarker = "\n[… %d bytes of this message were cut here so that it fits
 
 // summaryBudget is what one summarisation request may hold, in estimated
 // tokens: input for the whole prompt (system prompt, summary so far,
-// messages), output for the answer (sent as max_tokens, and so also the
-// bound of the summary carried into the next request).
+// messages), output the room kept for the answer, which also bounds the
+// summary carried into the next request (cut to it if longer). maxTokens
+// is sent as max_tokens: the model's max_output within output, or 0 (the
+// provider decides) when it sets none, as before compaction had parts,
+// since a reasoning model spends max_tokens on thinking too.
 type summaryBudget struct {
-	input  int64
-	output int64
+	input     int64
+	output    int64
+	maxTokens int64
 }
 
 // newSummaryBudget divides a summariser's window: the margin off the top,
@@ -59,7 +64,7 @@ type summaryBudget struct {
 // known window (0) gets an unbounded input and its own output cap.
 func newSummaryBudget(window, maxOutput int) summaryBudget {
 	if window <= 0 {
-		return summaryBudget{input: math.MaxInt64, output: int64(maxOutput)}
+		return summaryBudget{input: math.MaxInt64, output: int64(maxOutput), maxTokens: int64(max(maxOutput, 0))}
 	}
 	out := int64(maxOutput)
 	if out <= 0 {
@@ -69,7 +74,11 @@ func newSummaryBudget(window, maxOutput int) summaryBudget {
 	// not starve the material: a summary needs far less.
 	out = min(out, int64(window)/4)
 	usable := int64(float64(window) * (1 - compactionMargin))
-	return summaryBudget{input: max(usable-out, 1), output: out}
+	b := summaryBudget{input: max(usable-out, 1), output: out}
+	if maxOutput > 0 {
+		b.maxTokens = out
+	}
+	return b
 }
 
 // compactUnit is the smallest piece of history a part may hold: one
@@ -188,7 +197,7 @@ func (s *summariser) request(summary, text string, from, to int) llm.Request {
 		label = fmt.Sprintf("conversation, messages %d to %d of %d", from+1, to, len(s.hist))
 	}
 	docs = append(docs, tools.SummaryDoc{Label: label, Text: text})
-	return llm.Request{Model: s.model.ID, Agent: "compaction", MaxTokens: int(min(s.budget.output, math.MaxInt32)), Messages: []llm.Message{
+	return llm.Request{Model: s.model.ID, Agent: "compaction", MaxTokens: int(min(s.budget.maxTokens, math.MaxInt32)), Messages: []llm.Message{
 		{Role: llm.RoleSystem, Content: system},
 		{Role: llm.RoleUser, Content: tools.SummarizeMaterial(docs)},
 	}}

@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -153,8 +154,8 @@ func checkParts(t *testing.T, reqs []llm.Request, hist []llm.Message, budget sum
 		if size := llm.EstimateMessages(r.Messages); size > budget.input {
 			t.Errorf("request %d: %d tokens, over the budget of %d", k+1, size, budget.input)
 		}
-		if int64(r.MaxTokens) != budget.output {
-			t.Errorf("request %d: max_tokens %d, want %d", k+1, r.MaxTokens, budget.output)
+		if int64(r.MaxTokens) != budget.maxTokens {
+			t.Errorf("request %d: max_tokens %d, want %d", k+1, r.MaxTokens, budget.maxTokens)
 		}
 		material := r.Messages[1].Content
 		if k > 0 && !strings.Contains(material, fmt.Sprintf("SUMMARY-%d", k)) {
@@ -214,6 +215,23 @@ func TestSummariserRollsPartsThatFit(t *testing.T) {
 		t.Errorf("notices = %q", notices)
 	}
 	t.Logf("2000 messages, ~%d tokens: %d requests, %d tokens sent", llm.EstimateMessages(hist), len(reqs), sent)
+}
+
+func TestSummaryBudget(t *testing.T) {
+	for _, c := range []struct {
+		window, maxOutput int
+		want              summaryBudget
+	}{
+		{128000, 16384, summaryBudget{input: 108800 - 16384, output: 16384, maxTokens: 16384}},
+		{128000, 0, summaryBudget{input: 108800 - 8192, output: 8192}}, // no cap sent, room kept
+		{200000, 100000, summaryBudget{input: 170000 - 50000, output: 50000, maxTokens: 50000}},
+		{8000, 0, summaryBudget{input: 6800 - 1000, output: 1000}},
+		{0, 500, summaryBudget{input: math.MaxInt64, output: 500, maxTokens: 500}},
+	} {
+		if got := newSummaryBudget(c.window, c.maxOutput); got != c.want {
+			t.Errorf("newSummaryBudget(%d, %d) = %+v, want %+v", c.window, c.maxOutput, got, c.want)
+		}
+	}
 }
 
 // A history that fits is summarised in one request, as before.
