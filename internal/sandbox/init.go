@@ -68,11 +68,19 @@ func runInit(specJSON string, rest []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Landlock confines one thread and what it starts: the command is
-	// forked from this locked thread, after the restriction.
+	// Landlock and the socket filter confine one thread and what it
+	// starts: the command is forked from this locked thread, after them.
 	runtime.LockOSThread()
 	if is.Landlock != nil {
 		if err := restrict(is.Landlock); err != nil {
+			return fail(err)
+		}
+	}
+	if is.Seccomp != nil {
+		if err := undumpable(); err != nil {
+			return fail(err)
+		}
+		if err := installSocketFilter(is.Seccomp.AllowUnix); err != nil {
 			return fail(err)
 		}
 	}
