@@ -160,6 +160,10 @@ type Sockets struct {
 	// Hidden are the runtime directories an empty tmpfs covers
 	// (bubblewrap).
 	Hidden []string
+	// Scoped is true when Landlock keeps abstract unix sockets and
+	// signals within the sandbox (the fallback, ABI 6 and later;
+	// bubblewrap's network and PID namespaces do that by themselves).
+	Scoped bool
 	// Allowed are the sockets every agent's commands may reach;
 	// AgentAllowed the per-agent additions.
 	Allowed      []string
@@ -188,10 +192,12 @@ func (l *Launcher) describeSockets(st Status) Sockets {
 		s.Hidden = runtimeDirs(l.opts.Environ())
 		if anyAllowed {
 			s.Gaps = append(s.Gaps, "a command that may reach an allowed socket may open any unix socket: outside "+
-				strings.Join(s.Hidden, ", ")+" and the private /tmp, the pathname sockets it can see stay reachable")
+				strings.Join(s.Hidden, ", ")+" and the private /tmp, the pathname sockets it can see stay reachable, "+
+				"and so do the host's abstract sockets from processes that share its network (MCP servers)")
 		}
 	case KindLandlock:
-		if l.abi < landlockScopeABI {
+		s.Scoped = l.abi >= landlockScopeABI
+		if !s.Scoped {
 			s.Gaps = append(s.Gaps, "Landlock ABI below 6: abstract unix sockets are refused by the seccomp filter only, and signals to processes outside the sandbox are not confined")
 		}
 		if anyAllowed {
