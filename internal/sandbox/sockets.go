@@ -72,8 +72,13 @@ func runtimeDirs(environ []string) []string {
 	return out
 }
 
+// etcLinks are the files of /etc that distributions make links into /run:
+// systemd-resolved's and NetworkManager's resolv.conf, systemd-machined's
+// and container managers' hosts and timezone files.
+var etcLinks = []string{"resolv.conf", "hosts", "localtime", "timezone", "machine-id", "mtab"}
+
 // keptPaths are what commands need from the hidden directories, as
-// bubblewrap binds (source, destination): the targets of /etc's links
+// bubblewrap binds (source, destination): the targets of etcLinks
 // into them (/etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf on
 // systemd-resolved hosts) and PATH entries under them (NixOS's
 // /run/current-system/sw/bin, /run/wrappers/bin). A plain go build, git or
@@ -83,17 +88,31 @@ func keptPaths(hidden, environ []string) [][2]string {
 	under := func(p string) bool {
 		return slices.ContainsFunc(hidden, func(h string) bool { return within(h, p) })
 	}
+	// Resolving every PATH entry costs dozens of lstat calls a command:
+	// only paths that name a hidden directory (or /var/run, an alias of
+	// /run) are resolved.
+	maybeUnder := func(p string) bool { return under(p) || within("/var/run", p) }
 	var cands []string
-	if entries, err := os.ReadDir("/etc"); err == nil {
-		for _, e := range entries {
-			if e.Type()&os.ModeSymlink != 0 {
-				cands = append(cands, filepath.Join("/etc", e.Name()))
+	// The /etc files known to be links into /run on some systems (reading
+	// all of /etc would cost more than the rest of the rule).
+	for _, name := range etcLinks {
+		link := filepath.Join("/etc", name)
+		if target, err := os.Readlink(link); err == nil {
+			if !filepath.IsAbs(target) {
+				target = filepath.Join("/etc", target)
+			}
+			if maybeUnder(filepath.Clean(target)) {
+				cands = append(cands, link)
 			}
 		}
 	}
 	for _, e := range environ {
 		if v, ok := strings.CutPrefix(e, "PATH="); ok {
-			cands = append(cands, filepath.SplitList(v)...)
+			for _, d := range filepath.SplitList(v) {
+				if filepath.IsAbs(d) && maybeUnder(filepath.Clean(d)) {
+					cands = append(cands, d)
+				}
+			}
 		}
 	}
 	var out [][2]string
@@ -103,9 +122,6 @@ func keptPaths(hidden, environ []string) [][2]string {
 		}
 	}
 	for _, c := range cands {
-		if !filepath.IsAbs(c) {
-			continue
-		}
 		c = filepath.Clean(c)
 		real, err := filepath.EvalSymlinks(c)
 		if err != nil {
