@@ -58,10 +58,6 @@ type landlockNetPortAttr struct {
 
 const landlockRuleNetPort = 2
 
-// landlockScopeABI is the first Landlock ABI with scopes (abstract unix
-// sockets and signals).
-const landlockScopeABI = 6
-
 // restrict confines the calling thread (and what it starts from now on)
 // to the rules.
 func restrict(rules *landlockRules) error {

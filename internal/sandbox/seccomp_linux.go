@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"golang.org/x/net/bpf"
@@ -42,18 +43,29 @@ type seccompArch struct {
 // nativeArch is the architecture Odin was built for; nil where the filter
 // is not available (the mount view still applies in bubblewrap mode).
 var nativeArch = func() *seccompArch {
+	a := &seccompArch{socket: unix.SYS_SOCKET, ioUringSetup: unix.SYS_IO_URING_SETUP, pidfdGetfd: unix.SYS_PIDFD_GETFD}
 	switch runtime.GOARCH {
 	case "amd64":
-		return &seccompArch{audit: unix.AUDIT_ARCH_X86_64, x32: 0x40000000, socket: 41, ioUringSetup: 425, pidfdGetfd: 438}
+		a.audit, a.x32 = unix.AUDIT_ARCH_X86_64, 0x40000000
 	case "arm64":
-		return &seccompArch{audit: unix.AUDIT_ARCH_AARCH64, socket: 198, ioUringSetup: 425, pidfdGetfd: 438}
+		a.audit = unix.AUDIT_ARCH_AARCH64
+	default:
+		return nil
 	}
-	return nil
+	return a
 }()
 
 // seccompSupported reports whether the socket filter exists for this
-// architecture.
-func seccompSupported() bool { return nativeArch != nil }
+// architecture and the kernel can apply it (PR_GET_SECCOMP fails with
+// EINVAL without CONFIG_SECCOMP): every command would fail to start
+// otherwise.
+var seccompSupported = sync.OnceValue(func() bool {
+	if nativeArch == nil {
+		return false
+	}
+	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	return err == nil
+})
 
 const (
 	retAllow = unix.SECCOMP_RET_ALLOW

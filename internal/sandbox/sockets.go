@@ -10,6 +10,10 @@ import (
 // SocketsKey is the setting that lets commands reach a unix socket.
 const SocketsKey = "permissions.network.allow_unix_sockets"
 
+// landlockScopeABI is the first Landlock ABI with scopes (abstract unix
+// sockets and signals).
+const landlockScopeABI = 6
+
 // seccompSpec tells the init to install the socket filter before it
 // starts the command.
 type seccompSpec struct {
@@ -221,7 +225,7 @@ func (l *Launcher) describeSockets(st Status) Sockets {
 		}
 	}
 	if !seccompSupported() {
-		s.Gaps = append(s.Gaps, "no seccomp socket filter for this architecture: socket(AF_UNIX) is not refused")
+		s.Gaps = append(s.Gaps, "no seccomp socket filter for this architecture or kernel: socket(AF_UNIX) is not refused")
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +52,9 @@ func TestSocketFilterProgram(t *testing.T) {
 		{"allowed: socket AF_UNIX", true, data(amd64.audit, amd64.socket, unix.AF_UNIX), retAllow},
 		{"allowed: io_uring_setup", true, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
 		{"allowed: i386 ABI", true, data(unix.AUDIT_ARCH_I386, 102, 1), retKill},
+	}
+	if runtime.GOARCH == "amd64" && *nativeArch != *amd64 {
+		t.Errorf("the filter's table for amd64 is %+v, want %+v", *nativeArch, *amd64)
 	}
 	for _, c := range cases {
 		raw, err := socketFilter(amd64, c.allowUnix)
