@@ -285,14 +285,29 @@ func TestRuntimeDirsHidden(t *testing.T) {
 	}
 	w := newSocketWorld(t)
 	write(t, filepath.Join(w.runtimeDir, "token"), "runtime-secret-canary\n")
+	// A PATH entry under a hidden directory (as NixOS has under /run)
+	// stays usable.
+	bin := filepath.Join(w.runtimeDir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "odin-kept-tool"), []byte("#!/bin/sh\necho kept-tool-ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := append(w.env, "PATH="+bin+":"+os.Getenv("PATH"))
 	p := newProject(t)
-	l := New(Options{Mode: ModeBubblewrap, Root: p.root, Environ: func() []string { return w.env }})
-	out, err := run(t, l, false, "ls -A /run; echo =====; ls -A "+w.runtimeDir+"; cat "+filepath.Join(w.runtimeDir, "token")+
+	l := New(Options{Mode: ModeBubblewrap, Root: p.root, Environ: func() []string { return env }})
+	out, err := run(t, l, false, "odin-kept-tool; ls -A /run; echo =====; ls -A "+w.runtimeDir+"; cat "+filepath.Join(w.runtimeDir, "token")+
 		"; echo =====; cat /etc/resolv.conf 2>/dev/null")
 	parts := strings.SplitN(out, "=====\n", 3)
 	if len(parts) != 3 {
 		t.Fatalf("unexpected output (%v):\n%s", err, out)
 	}
+	tool, listing, _ := strings.Cut(parts[0], "\n")
+	if tool != "kept-tool-ran" {
+		t.Errorf("the PATH entry under $XDG_RUNTIME_DIR was not kept:\n%s", out)
+	}
+	parts[0] = listing
 	kept := map[string]bool{}
 	for _, k := range keptPaths(runtimeDirs(w.env), w.env) {
 		if rel, err := filepath.Rel("/run", k[1]); err == nil && !strings.HasPrefix(rel, "..") {
@@ -304,7 +319,7 @@ func TestRuntimeDirsHidden(t *testing.T) {
 			t.Errorf("/run/%s is visible:\n%s", e, out)
 		}
 	}
-	if strings.Contains(parts[1], "runtime-secret-canary") || strings.Contains(parts[1], "tmux.sock") {
+	if listed, _, _ := strings.Cut(parts[1], "\n"); listed != "bin" || strings.Contains(parts[1], "runtime-secret-canary") {
 		t.Errorf("$XDG_RUNTIME_DIR is visible:\n%s", out)
 	}
 	resolv, _ := os.ReadFile("/etc/resolv.conf")
