@@ -363,3 +363,36 @@ func BenchmarkSocketRule(b *testing.B) {
 		r.Close()
 	}
 }
+
+// ioUringScript calls io_uring_setup through libc and prints "ring" or
+// the error: a ring's IORING_OP_SOCKET would create a socket without
+// socket(2), past the filter.
+const ioUringScript = `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+r = libc.syscall(425, 4, params)
+print("ring" if r >= 0 else "refused: " + os.strerror(ctypes.get_errno()))
+'`
+
+// TestIoUringRefused: io_uring_setup fails inside both sandboxes where it
+// works outside.
+func TestIoUringRefused(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
+		t.Skip("the script uses io_uring_setup's number on amd64 and arm64")
+	}
+	out, err := exec.Command("bash", "-c", ioUringScript).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ring") {
+		t.Skipf("io_uring is unavailable outside the sandbox already: %v %s", err, out)
+	}
+	for _, mode := range kinds(t) {
+		p := newProject(t)
+		out, err := run(t, p.launcher(mode, baseEnv()), false, ioUringScript)
+		if !strings.Contains(out, "refused: Operation not permitted") {
+			t.Errorf("%s: io_uring_setup was not refused: %v\n%s", mode, err, out)
+		}
+	}
+}
