@@ -68,6 +68,12 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	}
 	sockets := l.unixSockets(spec.Agent)
 	args = append(args, socketArgs(spec, sockets, l.opts.Environ())...)
+	// bwrap's own reaper would be PID 1: unfiltered, and open to ptrace
+	// and /proc/1/mem from the command it started (same user, dumpable),
+	// hence a way around the socket filter. Without it the command, or
+	// Odin's undumpable init, is PID 1, and the namespace still dies with
+	// it.
+	args = append(args, "--as-pid-1")
 	writable := l.writableDirs()
 	bind := "--ro-bind"
 	if spec.Write {

@@ -396,3 +396,43 @@ func TestIoUringRefused(t *testing.T) {
 		}
 	}
 }
+
+// ptraceScript attaches to PID 1 and the parent, and opens their memory
+// for writing, unless that is itself: an unfiltered process there would
+// run whatever the command wrote into it.
+const ptraceScript = `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for pid in sorted({1, os.getppid()} - {os.getpid(), 0}):
+    if libc.ptrace(16, pid, 0, 0) == 0:
+        print("ATTACHED", pid)
+        os.waitpid(pid, 0x40000000)  # __WALL: the attach stop, then let go
+        libc.ptrace(17, pid, 0, 0)
+    try:
+        open("/proc/%d/mem" % pid, "r+b").close()
+        print("MEM", pid)
+    except OSError as e:
+        print("no mem", pid, e)
+print("checked")
+'`
+
+// TestNoUnfilteredAncestor: in bubblewrap, with and without the proxy
+// relay, the command can neither ptrace nor write the memory of the
+// processes above it in the sandbox (bwrap's reaper, Odin's init), which
+// run without the socket filter.
+func TestNoUnfilteredAncestor(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip(why)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	p := newProject(t)
+	for _, domains := range [][]string{nil, {"localhost"}} {
+		l := New(Options{Mode: ModeBubblewrap, Root: p.root, Environ: baseEnv, Domains: domains})
+		out, _ := run(t, l, false, ptraceScript)
+		if strings.Contains(out, "ATTACHED") || strings.Contains(out, "MEM") || !strings.Contains(out, "checked") {
+			t.Errorf("domains %v: the command reached an unfiltered process:\n%s", domains, out)
+		}
+	}
+}
