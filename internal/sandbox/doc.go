@@ -20,7 +20,9 @@
 // makes socket(AF_UNIX) fail with EPERM, and /run, /var/run and
 // $XDG_RUNTIME_DIR are covered by an empty tmpfs (sockets.go); the sockets
 // the user allows are bound back and let AF_UNIX through for the commands
-// concerned.
+// concerned. bwrap runs --as-pid-1, so that no unfiltered process (its
+// reaper) sits above the command where ptrace could reach it; Odin's init,
+// which relays the proxy unfiltered, makes itself undumpable.
 //
 // The network is off inside (only a private loopback). Where domains are
 // allowed (permissions.network), Odin runs an HTTP proxy (CONNECT and plain
