@@ -71,15 +71,19 @@ func runInit(specJSON string, rest []string) int {
 	// Landlock and the socket filter confine one thread and what it
 	// starts: the command is forked from this locked thread, after them.
 	runtime.LockOSThread()
+	if is.Landlock != nil || is.Seccomp != nil {
+		// The other threads stay unconfined: memory the command could
+		// write through ptrace or /proc/PID/mem would run there.
+		if err := undumpable(); err != nil {
+			return fail(err)
+		}
+	}
 	if is.Landlock != nil {
 		if err := restrict(is.Landlock); err != nil {
 			return fail(err)
 		}
 	}
 	if is.Seccomp != nil {
-		if err := undumpable(); err != nil {
-			return fail(err)
-		}
 		if err := installSocketFilter(is.Seccomp.AllowUnix); err != nil {
 			return fail(err)
 		}

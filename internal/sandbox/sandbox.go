@@ -87,9 +87,10 @@ type Options struct {
 	// even Domains (an agent definition's sandbox.network: off).
 	NoNetwork map[string]bool
 	// AllowUnixSockets are the pathname unix sockets commands may
-	// connect to (permissions.network.allow_unix_sockets, the user's
-	// config only); AgentUnixSockets adds per agent. Any entry lets the
-	// command open AF_UNIX sockets at all (see Sockets).
+	// connect to (permissions.network.allow_unix_sockets: the user's
+	// config, a project's only once trusted); AgentUnixSockets adds per
+	// agent. Any entry lets the command open AF_UNIX sockets at all (see
+	// Sockets).
 	AllowUnixSockets []string
 	AgentUnixSockets map[string][]string
 	// Environ returns the environment to filter; default os.Environ.

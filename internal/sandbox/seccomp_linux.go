@@ -188,9 +188,9 @@ func bwrapFilter(allowUnix bool) ([]byte, error) {
 }
 
 // undumpable makes the init's memory closed to ptrace and /proc/PID/mem
-// from the command it starts (same user, no capabilities): its relay
-// threads are outside the filter, and code written into them would be
-// too.
+// from the command it starts (same user, no capabilities): its other
+// threads (the proxy relay's among them) are outside the filter and
+// Landlock, and code written into them would be too.
 func undumpable() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fmt.Errorf("prctl(PR_SET_DUMPABLE): %w", err)
