@@ -22,8 +22,8 @@ type seccompSpec struct {
 	AllowUnix bool `json:"allow_unix,omitempty"`
 }
 
-// unixSockets are the sockets agent's commands may connect to, cleaned and
-// sorted.
+// unixSockets are the sockets an agent's commands may connect to, cleaned
+// and sorted.
 func (l *Launcher) unixSockets(agent string) []string {
 	var out []string
 	for _, s := range append(slices.Clone(l.opts.AllowUnixSockets), l.opts.AgentUnixSockets[agent]...) {
@@ -53,16 +53,26 @@ func (l *Launcher) seccomp(sockets []string) *seccompSpec {
 // may open unix sockets because one is allowed.
 func runtimeDirs(environ []string) []string {
 	cands := []string{"/run", "/var/run"}
+	home := ""
 	for _, e := range environ {
 		if v, ok := strings.CutPrefix(e, "XDG_RUNTIME_DIR="); ok && filepath.IsAbs(v) {
 			cands = append(cands, v)
+		}
+		if v, ok := strings.CutPrefix(e, "HOME="); ok && filepath.IsAbs(v) {
+			home = filepath.Clean(v)
+			if real, err := filepath.EvalSymlinks(v); err == nil {
+				home = real
+			}
 		}
 	}
 	var out []string
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)
-		if err != nil || real == "/" || within("/tmp", real) {
-			continue // /tmp is private already
+		// /tmp is private already; a directory holding the home
+		// directory (an odd $XDG_RUNTIME_DIR) would hide the user's
+		// toolchains.
+		if err != nil || real == "/" || within("/tmp", real) || (home != "" && within(real, home)) {
+			continue
 		}
 		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
 			continue

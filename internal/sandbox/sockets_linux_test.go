@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -433,6 +434,41 @@ func TestNoUnfilteredAncestor(t *testing.T) {
 		out, _ := run(t, l, false, ptraceScript)
 		if strings.Contains(out, "ATTACHED") || strings.Contains(out, "MEM") || !strings.Contains(out, "checked") {
 			t.Errorf("domains %v: the command reached an unfiltered process:\n%s", domains, out)
+		}
+	}
+}
+
+// TestRuntimeDirs: /run once however /var/run is linked, $XDG_RUNTIME_DIR
+// unless /run holds it already, never /tmp (private already) nor a
+// directory holding the home directory.
+func TestRuntimeDirs(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(base, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var run []string
+	if fi, err := os.Stat("/run"); err == nil && fi.IsDir() {
+		real, _ := filepath.EvalSymlinks("/run")
+		run = append(run, real)
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string
+	}{
+		{"no XDG_RUNTIME_DIR", nil, run},
+		{"under /run", []string{"XDG_RUNTIME_DIR=/run/user/1000"}, run},
+		{"under /tmp", []string{"XDG_RUNTIME_DIR=" + base}, run},
+		{"holding HOME", []string{"XDG_RUNTIME_DIR=/var/tmp", "HOME=/var/tmp/x"}, run},
+		{"elsewhere", []string{"XDG_RUNTIME_DIR=/var/tmp", "HOME=" + home}, append(slices.Clone(run), "/var/tmp")},
+	} {
+		got := runtimeDirs(c.env)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: runtimeDirs = %v, want %v", c.name, got, c.want)
 		}
 	}
 }
