@@ -3,6 +3,7 @@ package actors
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -321,6 +322,14 @@ func applyDefinitionFields(a *AgentDefinition, f definitionFields, rerr func(key
 	}
 	if f.sandbox.AllowedDomains != nil {
 		a.Sandbox.AllowedDomains = append([]string(nil), f.sandbox.AllowedDomains...)
+	}
+	for _, s := range f.sandbox.AllowUnixSockets {
+		if !filepath.IsAbs(s) || filepath.Clean(s) == "/" || strings.ContainsAny(s, "*?[") {
+			return rerr("sandbox.allow_unix_sockets", fmt.Sprintf("%q is not the absolute path of a unix socket (use e.g. /var/run/docker.sock)", s))
+		}
+	}
+	if f.sandbox.AllowUnixSockets != nil {
+		a.Sandbox.AllowUnixSockets = append([]string(nil), f.sandbox.AllowUnixSockets...)
 	}
 	return nil
 }

@@ -750,6 +750,8 @@ func agentTrustNote(a *AgentDefinition) string {
 		return "takes the " + string(a.Role) + " role from the built-in agent"
 	case len(a.Sandbox.AllowedDomains) > 0:
 		return "lets its commands reach " + strings.Join(a.Sandbox.AllowedDomains, ", ")
+	case len(a.Sandbox.AllowUnixSockets) > 0:
+		return "lets its commands reach the unix sockets " + strings.Join(a.Sandbox.AllowUnixSockets, ", ")
 	case a.Model != "main" && a.Model != "small":
 		return "runs on model " + strconv.Quote(a.Model)
 	}
@@ -765,7 +767,13 @@ func AgentTrustItems(root string, dirs []string) []config.TrustItem {
 	var items []config.TrustItem
 	for _, a := range files {
 		if note := agentTrustNote(a); note != "" {
-			sum := sha256.Sum256([]byte(fmt.Sprintf("%q %q %q %q %q %q %q %q", a.Description, a.Custom, a.Tools, a.DisallowedTools, a.Model, a.Role, a.CriticalReminder, a.Sandbox.AllowedDomains)))
+			text := fmt.Sprintf("%q %q %q %q %q %q %q %q", a.Description, a.Custom, a.Tools, a.DisallowedTools, a.Model, a.Role, a.CriticalReminder, a.Sandbox.AllowedDomains)
+			// Only when set, so that digests of files trusted before the
+			// key existed still match.
+			if len(a.Sandbox.AllowUnixSockets) > 0 {
+				text += fmt.Sprintf(" %q", a.Sandbox.AllowUnixSockets)
+			}
+			sum := sha256.Sum256([]byte(text))
 			items = append(items, config.TrustItem{Key: a.Source, Note: note, Digest: hex.EncodeToString(sum[:])})
 		}
 	}

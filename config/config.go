@@ -211,6 +211,9 @@ type AgentSandbox struct {
 	// AllowedDomains are added to permissions.network.allowed_domains for
 	// this agent's commands.
 	AllowedDomains []string `mapstructure:"allowed_domains" yaml:"allowed_domains"`
+	// AllowUnixSockets are added to
+	// permissions.network.allow_unix_sockets for this agent's commands.
+	AllowUnixSockets []string `mapstructure:"allow_unix_sockets" yaml:"allow_unix_sockets"`
 }
 
 // Supervision bounds restarts of crashing specialists.
@@ -310,6 +313,16 @@ type Network struct {
 	// Agents adds domains for one agent's commands, by agent name
 	// ("test", "qa", "user" for odin tool, "hooks" for hooks).
 	Agents map[string]AgentNetwork `mapstructure:"agents" yaml:"agents"`
+	// AllowUnixSockets are pathname unix sockets (absolute paths, "~/" is
+	// the home directory) commands may connect to, e.g.
+	// /var/run/docker.sock; by default none: the sandbox refuses unix
+	// sockets, which reach servers outside it (tmux, the session bus,
+	// docker, gpg-agent). Any entry lets those commands open unix sockets
+	// at all: in bubblewrap they still see only the listed ones of /run,
+	// /var/run and $XDG_RUNTIME_DIR, but every socket elsewhere; under
+	// Landlock every pathname socket. A project's odin.yaml setting waits
+	// for `odin trust`.
+	AllowUnixSockets []string `mapstructure:"allow_unix_sockets" yaml:"allow_unix_sockets"`
 }
 
 // AgentNetwork is one agent's addition to the network allow list.

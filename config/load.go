@@ -623,7 +623,8 @@ func restoreCase(v reflect.Value, trees []any) {
 // beneath the project file. Each key belongs to one of two classes:
 //
 //   - needs trust when the project sets it (the list below: commands,
-//     directories, hosts, hooks, files Odin writes, QA checks, web search);
+//     directories, hosts, unix sockets, hooks, files Odin writes, QA
+//     checks, web search);
 //     adding such a key is one line in that list;
 //   - needs trust when it widens what the lower layers chose: a provider
 //     endpoint, key variable or headers that differ (any change of where
@@ -646,6 +647,7 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		{"permissions", "allowed_commands"},
 		{"permissions", "additional_dirs"},
 		{"permissions", "network", "allowed_domains"},
+		{"permissions", "network", "allow_unix_sockets"},
 		{"permissions", "env"},
 		{"web", "allow_hosts"},
 		{"web", "search"},
@@ -799,6 +801,9 @@ func widening(project map[string]any, lower []map[string]any, root string) []Tru
 		}
 		if nonEmpty(at(project, "agents", name, "sandbox", "allowed_domains")) {
 			add("agents", name, "sandbox", "allowed_domains")
+		}
+		if nonEmpty(at(project, "agents", name, "sandbox", "allow_unix_sockets")) {
+			add("agents", name, "sandbox", "allow_unix_sockets")
 		}
 	}
 	// An MCP server runs a command or sends data to a URL: the whole entry

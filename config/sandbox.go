@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -64,9 +65,21 @@ func (v *validator) sandbox(p Permissions) {
 	for _, agent := range sortedKeys(p.Network.Agents) {
 		domains("permissions.network.agents."+agent+".allowed_domains", p.Network.Agents[agent].AllowedDomains)
 	}
+	v.unixSockets("permissions.network.allow_unix_sockets", p.Network.AllowUnixSockets)
 	for i, name := range p.Env {
 		if !envNameRe().MatchString(name) {
 			v.add(fmt.Sprintf("permissions.env[%d]", i), "must be a variable name, or a prefix ending in * (got %q)", name)
+		}
+	}
+}
+
+// unixSockets checks a list of allowed unix sockets: each the absolute
+// path of one socket (the sandbox binds exactly that path back into its
+// view, so a directory or a pattern would mean nothing).
+func (v *validator) unixSockets(key string, list []string) {
+	for i, s := range list {
+		if !filepath.IsAbs(s) || filepath.Clean(s) == "/" || strings.ContainsAny(s, "*?[") {
+			v.add(fmt.Sprintf("%s[%d]", key, i), "must be the absolute path of a unix socket such as /var/run/docker.sock (got %q)", s)
 		}
 	}
 }

@@ -274,6 +274,7 @@ func (v *validator) agent(key, name string, a Agent) {
 			v.add(fmt.Sprintf("%s.sandbox.allowed_domains[%d]", key, i), "must be a host name such as example.com or *.example.com (got %q)", d)
 		}
 	}
+	v.unixSockets(key+".sandbox.allow_unix_sockets", a.Sandbox.AllowUnixSockets)
 	if slices.Contains(BuiltinAgents(), name) || a.Disabled {
 		return
 	}

@@ -28,6 +28,14 @@ func TestValidate(t *testing.T) {
 			`agents.x.sandbox.network: must be one of on, off (got "maybe")`,
 			`agents.x.sandbox.allowed_domains[0]: must be a host name such as example.com or *.example.com (got "http://x/y")`,
 		}},
+		{"unix sockets", func(c *Config) {
+			c.Permissions.Network.AllowUnixSockets = []string{"/var/run/docker.sock", "docker.sock", "/run/*"}
+			c.Agents = map[string]Agent{"x": {Description: "d", Prompt: "p", Sandbox: AgentSandbox{AllowUnixSockets: []string{"/"}}}}
+		}, []string{
+			`agents.x.sandbox.allow_unix_sockets[0]: must be the absolute path of a unix socket such as /var/run/docker.sock (got "/")`,
+			`permissions.network.allow_unix_sockets[1]: must be the absolute path of a unix socket such as /var/run/docker.sock (got "docker.sock")`,
+			`permissions.network.allow_unix_sockets[2]: must be the absolute path of a unix socket such as /var/run/docker.sock (got "/run/*")`,
+		}},
 		{"max_turns", func(c *Config) { c.MaxTurns = 0 }, []string{`max_turns: must be positive (got 0)`}},
 		{"no provider", func(c *Config) { c.Provider = "" }, []string{`provider: must name a provider (one of providers: openai)`}},
 		{"unknown provider", func(c *Config) { c.Provider = "opnai" }, []string{`provider: unknown provider "opnai" (did you mean "openai"?)`}},

@@ -111,6 +111,9 @@ func details(w io.Writer, defs []*actors.AgentDefinition) {
 			}
 			lines = append(lines, sb)
 		}
+		if len(def.Sandbox.AllowUnixSockets) > 0 {
+			lines = append(lines, "sandbox: unix sockets "+config.Printable(strings.Join(def.Sandbox.AllowUnixSockets, ", ")))
+		}
 		if len(lines) == 0 {
 			continue
 		}

@@ -172,7 +172,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 				protected = append(protected, d)
 			}
 		}
-		agentDomains, noNetwork := a.agentNetworks()
+		agentDomains, noNetwork, agentSockets := a.agentNetworks()
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
 			Root:         a.root,
@@ -184,6 +184,9 @@ func (a *app) sandbox() *sandbox.Launcher {
 			Domains:      perms.Network.AllowedDomains,
 			AgentDomains: agentDomains,
 			NoNetwork:    noNetwork,
+			// Sockets the user allowed (a project's wait for trust).
+			AllowUnixSockets: perms.Network.AllowUnixSockets,
+			AgentUnixSockets: agentSockets,
 		})
 		// The probe (bwrap run once in new namespaces) costs a fork and
 		// an exec, 5–8 ms: it runs beside start-up, and the first
@@ -206,11 +209,13 @@ func (a *app) skillDirs() []string {
 
 // agentNetworks resolves each agent's network: permissions.network.agents
 // plus the sandbox profile of its definition (odin.yaml agents or an agent
-// file, read as the roster reads them, trust included). A roster that does
-// not load is reported by buildDeps; its profiles are left out here.
-func (a *app) agentNetworks() (map[string][]string, map[string]bool) {
+// file, read as the roster reads them, trust included), and the unix
+// sockets the profile allows. A roster that does not load is reported by
+// buildDeps; its profiles are left out here.
+func (a *app) agentNetworks() (map[string][]string, map[string]bool, map[string][]string) {
 	domains := a.cfg.Permissions.Network.AgentDomains()
 	off := map[string]bool{}
+	sockets := map[string][]string{}
 	cfgFile := "odin.yaml"
 	if a.src != nil && a.src.ProjectFile != "" {
 		cfgFile = a.src.ProjectFile
@@ -218,15 +223,18 @@ func (a *app) agentNetworks() (map[string][]string, map[string]bool) {
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
 		AgentDirs: a.agentDirs(), Untrusted: !a.trust.trusted})
 	if err != nil {
-		return domains, off
+		return domains, off, sockets
 	}
 	for _, def := range roster.Agents() {
 		domains[def.Name] = append(domains[def.Name], def.Sandbox.AllowedDomains...)
 		if def.Sandbox.Network == "off" {
 			off[def.Name] = true
 		}
+		if len(def.Sandbox.AllowUnixSockets) > 0 {
+			sockets[def.Name] = def.Sandbox.AllowUnixSockets
+		}
 	}
-	return domains, off
+	return domains, off, sockets
 }
 
 // loadApp finds the project root and loads the configuration. Errors are

@@ -89,6 +89,7 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 			fmt.Fprintf(w, "    agent %s also: %s\n", n, list(d.AgentDomains[n]))
 		}
 	}
+	printSockets(w, st, d.Sockets, list)
 	fmt.Fprintf(w, "  environment passed: %s (secrets never; add names with permissions.env)\n", list(d.Env))
 	switch {
 	case st.Refuse:
@@ -99,4 +100,38 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 		return false, "commands run unconfined: install bubblewrap (apt-get install bubblewrap), or boot a kernel with Landlock"
 	}
 	return true, ""
+}
+
+// printSockets says how unix sockets are confined: the seccomp rule, the
+// hidden runtime directories, the allowed sockets and what this sandbox
+// cannot confine.
+func printSockets(w io.Writer, st sandbox.Status, s sandbox.Sockets, list func([]string) string) {
+	if st.Kind != sandbox.KindNone {
+		switch {
+		case !s.Filtered:
+			fmt.Fprintln(w, "  unix sockets: not refused")
+		case len(s.Allowed) > 0 || len(s.AgentAllowed) > 0:
+			fmt.Fprintln(w, "  unix sockets: refused to commands without an allowed socket (seccomp: socket(AF_UNIX), io_uring and pidfd_getfd fail with EPERM)")
+		default:
+			fmt.Fprintln(w, "  unix sockets: refused (seccomp: socket(AF_UNIX), io_uring and pidfd_getfd fail with EPERM)")
+		}
+		if len(s.Hidden) > 0 {
+			fmt.Fprintf(w, "    hidden behind an empty tmpfs: %s\n", list(s.Hidden))
+		}
+		if s.Scoped {
+			fmt.Fprintln(w, "    abstract sockets and signals: only within the sandbox (Landlock scopes)")
+		}
+		fmt.Fprintf(w, "    allowed: %s (%s)\n", list(s.Allowed), sandbox.SocketsKey)
+		var names []string
+		for n := range s.AgentAllowed {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "    agent %s also: %s\n", n, list(s.AgentAllowed[n]))
+		}
+	}
+	for _, g := range s.Gaps {
+		fmt.Fprintf(w, "  not confined: %s\n", g)
+	}
 }

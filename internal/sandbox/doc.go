@@ -14,6 +14,16 @@
 // no /dev/tty) and --die-with-parent. Killing bwrap ends its PID namespace
 // and everything in it, background and setsid'd children included.
 //
+// Unix sockets are refused: connect(2) needs no write access, so the
+// read-only view would otherwise reach every server of the host listening
+// on one (tmux, the session bus, docker). A seccomp filter (seccomp_linux.go)
+// makes socket(AF_UNIX) fail with EPERM, and /run, /var/run and
+// $XDG_RUNTIME_DIR are covered by an empty tmpfs (sockets.go); the sockets
+// the user allows are bound back and let AF_UNIX through for the commands
+// concerned. bwrap runs --as-pid-1, so that no unfiltered process (its
+// reaper) sits above the command where ptrace could reach it; Odin's init,
+// which relays the proxy unfiltered, makes itself undumpable.
+//
 // The network is off inside (only a private loopback). Where domains are
 // allowed (permissions.network), Odin runs an HTTP proxy (CONNECT and plain
 // HTTP) outside the sandbox on a unix socket that is bound into it; the
@@ -33,7 +43,9 @@
 // only beneath the root's entries other than the protected ones (so
 // nothing can be created directly in the root), the added directories, the
 // private cache, and /dev/null, /dev/zero, /dev/urandom; TCP connects only
-// to the proxy (Landlock ABI 4 and later; UDP is not confined). The helper
+// to the proxy (Landlock ABI 4 and later; UDP is not confined); the same
+// socket filter, and abstract unix sockets and signals scoped to the
+// sandbox (ABI 6 and later). The helper
 // starts a new session, is a child subreaper and kills every descendant
 // when the command ends, when it is signalled and — through a parent-death
 // signal — when Odin dies; a process that escapes the subreaper's view in

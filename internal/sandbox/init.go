@@ -68,11 +68,23 @@ func runInit(specJSON string, rest []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Landlock confines one thread and what it starts: the command is
-	// forked from this locked thread, after the restriction.
+	// Landlock and the socket filter confine one thread and what it
+	// starts: the command is forked from this locked thread, after them.
 	runtime.LockOSThread()
+	if is.Landlock != nil || is.Seccomp != nil {
+		// The other threads stay unconfined: memory the command could
+		// write through ptrace or /proc/PID/mem would run there.
+		if err := undumpable(); err != nil {
+			return fail(err)
+		}
+	}
 	if is.Landlock != nil {
 		if err := restrict(is.Landlock); err != nil {
+			return fail(err)
+		}
+	}
+	if is.Seccomp != nil {
+		if err := installSocketFilter(is.Seccomp.AllowUnix); err != nil {
 			return fail(err)
 		}
 	}

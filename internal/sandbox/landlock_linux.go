@@ -71,6 +71,14 @@ func restrict(rules *landlockRules) error {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 		size += unsafe.Sizeof(attr.Handled_access_net)
 	}
+	if abi >= landlockScopeABI {
+		// An abstract unix socket has no path (the seccomp filter lets it
+		// through when the command may use an allowed socket), and a
+		// signal could stop or kill an unconfined process of the user:
+		// both stay within the domain.
+		attr.Scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
+		size = unsafe.Offsetof(attr.Scoped) + unsafe.Sizeof(attr.Scoped)
+	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock_create_ruleset: %w", errno)

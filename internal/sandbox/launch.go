@@ -31,6 +31,8 @@ type initSpec struct {
 	// ParentPID is the process that started the init: if it is gone
 	// already, the init does not start the command.
 	ParentPID int `json:"ppid,omitempty"`
+	// Seccomp, when set, is the socket filter the command gets.
+	Seccomp *seccompSpec `json:"seccomp,omitempty"`
 }
 
 // landlockRules are the accesses a Landlock-confined command keeps.
@@ -64,6 +66,14 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	if spec.Network == NetworkFull {
 		args = append(args, "--share-net")
 	}
+	sockets := l.unixSockets(spec.Agent)
+	args = append(args, socketArgs(spec, sockets, l.opts.Environ())...)
+	// bwrap's own reaper would be PID 1: unfiltered, and open to ptrace
+	// and /proc/1/mem from the command it started (same user, dumpable),
+	// hence a way around the socket filter. Without it the command, or
+	// Odin's undumpable init, is PID 1, and the namespace still dies with
+	// it.
+	args = append(args, "--as-pid-1")
 	writable := l.writableDirs()
 	bind := "--ro-bind"
 	if spec.Write {
@@ -100,7 +110,10 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		if l.exe == "" {
 			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
 		}
-		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy})
+		// The init relays the proxy over a unix socket, so bwrap must not
+		// filter it: it installs the filter on the thread it starts the
+		// command from (see installSocketFilter).
+		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy, Seccomp: l.seccomp(sockets)})
 		args = append(args, "--ro-bind", l.exe, innerInit, "--bind", px.socket, innerProxy)
 		argv = append([]string{innerInit, initArg, string(js), "--"}, argv...)
 	}
@@ -116,8 +129,20 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	}
 	p.infoR, p.infoW = infoR, infoW
 	args = append([]string{"--info-fd", "3"}, args...)
+	extra := []*os.File{infoW}
+	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {
+		// No init: bwrap applies the filter itself, just before it runs
+		// the command, which saves starting Odin's binary once more.
+		r, err := filterPipe(sc.AllowUnix)
+		if err != nil {
+			return err
+		}
+		p.seccompR = r
+		extra = append(extra, r)
+		args = append([]string{"--seccomp", "4"}, args...)
+	}
 	cmd := exec.CommandContext(ctx, l.bwrap, args...)
-	cmd.ExtraFiles = []*os.File{infoW}
+	cmd.ExtraFiles = extra
 	cmd.Dir = spec.Dir
 	cmd.Env = env
 	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
@@ -148,6 +173,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 		rules.Write = append(rules.Write, devFiles...)
 		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 		is.Landlock = rules
+		is.Seccomp = l.seccomp(l.unixSockets(spec.Agent))
 	}
 	if len(domains) > 0 {
 		px, err := startProxy(domains, false)
@@ -211,4 +237,28 @@ func grantBeneath(dir string, protected []string) []string {
 		out = append(out, grantBeneath(filepath.Join(dir, e.Name()), inside)...)
 	}
 	return out
+}
+
+// filterPipe returns a pipe holding the compiled socket filter, for bwrap
+// --seccomp, which reads it to the end.
+func filterPipe(allowUnix bool) (*os.File, error) {
+	prog, err := bwrapFilter(allowUnix)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	// A few dozen bytes: far below the pipe's buffer, so this never
+	// blocks.
+	_, err = w.Write(prog)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, fmt.Errorf("sandbox: seccomp filter: %w", err)
+	}
+	return r, nil
 }

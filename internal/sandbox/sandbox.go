@@ -86,6 +86,13 @@ type Options struct {
 	// NoNetwork names agents whose commands reach no host at all, not
 	// even Domains (an agent definition's sandbox.network: off).
 	NoNetwork map[string]bool
+	// AllowUnixSockets are the pathname unix sockets commands may
+	// connect to (permissions.network.allow_unix_sockets: the user's
+	// config, a project's only once trusted); AgentUnixSockets adds per
+	// agent. Any entry lets the command open AF_UNIX sockets at all (see
+	// Sockets).
+	AllowUnixSockets []string
+	AgentUnixSockets map[string][]string
 	// Environ returns the environment to filter; default os.Environ.
 	Environ func() []string
 	// Executable is the path of the odin binary used as the in-sandbox
@@ -290,6 +297,7 @@ type Process struct {
 	*exec.Cmd
 	proxy        *proxy
 	infoR, infoW *os.File // bwrap's --info-fd
+	seccompR     *os.File // bwrap's --seccomp
 	released     bool
 	git          *gitGuard // write-mode commands: .git dirs they may create
 	removed      []string
@@ -303,6 +311,9 @@ func (p *Process) Release() {
 		return
 	}
 	p.released = true
+	if p.seccompR != nil {
+		_ = p.seccompR.Close()
+	}
 	if p.proxy != nil {
 		p.proxy.Close()
 	}
@@ -555,6 +566,8 @@ type Confinement struct {
 	AgentDomains map[string][]string
 	// Env are the variable names passed from Odin's environment.
 	Env []string
+	// Sockets is the unix socket rule.
+	Sockets Sockets
 }
 
 // Describe reports the confinement of edit-mode commands.
@@ -562,5 +575,6 @@ func (l *Launcher) Describe() Confinement {
 	l = l.get()
 	w := l.writableDirs()
 	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir,
-		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames()}
+		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames(),
+		Sockets: l.describeSockets(l.Status())}
 }
