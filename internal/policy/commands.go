@@ -214,6 +214,7 @@ func (w *walker) stmts(list []*syntax.Stmt, sc *scope) {
 }
 
 func (w *walker) stmt(s *syntax.Stmt, sc *scope) {
+	w.arithNode(s)
 	for _, r := range s.Redirs {
 		w.redirect(r, sc)
 	}
@@ -258,7 +259,6 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 			w.variable(l.Name.Value, false, printNode(x.Loop))
 		case *syntax.CStyleLoop:
 			w.nested(l, sc)
-			w.arithmetic(l, printNode(l))
 		}
 		w.stmts(x.Do, sc)
 	case *syntax.CaseClause:
@@ -272,17 +272,12 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 	case *syntax.FuncDecl:
 		w.unresolvable(printNode(x), "it defines a shell function, which can shadow any command name")
 		w.stmt(x.Body, sc.clone())
-	case *syntax.ArithmCmd:
+	case *syntax.ArithmCmd, *syntax.LetClause:
+		// Their arithmetic is checked by the contexts of arith.go.
 		w.nested(x, sc)
-		w.arithmetic(x.X, printNode(x))
-	case *syntax.LetClause:
-		w.nested(x, sc)
-		for _, e := range x.Exprs {
-			w.arithmetic(e, printNode(x))
-		}
 	case *syntax.TestClause:
 		w.nested(x, sc)
-		w.testArithmetic(x.X, printNode(x))
+		w.testVarNames(x.X, printNode(x))
 	case *syntax.DeclClause:
 		w.decl(x, sc)
 	case *syntax.TimeClause:
@@ -304,6 +299,7 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 		return
 	}
 	syntax.Walk(node, func(n syntax.Node) bool {
+		w.arithNode(n)
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
 			w.stmts(x.Stmts, sc.clone())
@@ -311,29 +307,10 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 		case *syntax.ProcSubst:
 			w.stmts(x.Stmts, sc.clone())
 			return false
-		case *syntax.ArithmExp:
-			w.arithmetic(x.X, printNode(x))
-		case *syntax.Assign:
-			// a[i]=v: the subscript of an indexed array is arithmetic.
-			if x.Index != nil {
-				w.arithmetic(x.Index, printNode(x))
-			}
-		case *syntax.ArrayElem:
-			// arr=([i]=v): so is an element's subscript.
-			if x.Index != nil {
-				w.arithmetic(x.Index, "["+printNode(x.Index)+"]="+printNode(x.Value))
-			}
 		case *syntax.ParamExp:
 			subject := printNode(x)
 			if x.Excl {
 				w.unresolvable(subject, "indirect expansion ${!name} can evaluate a subscript taken from a variable's value")
-			}
-			if x.Index != nil && !allElements(x.Index) {
-				w.arithmetic(x.Index, subject)
-			}
-			if x.Slice != nil {
-				w.arithmetic(x.Slice.Offset, subject)
-				w.arithmetic(x.Slice.Length, subject)
 			}
 			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(printNode(x.Exp.Word), "P") {
 				w.unresolvable(subject, "${name@P} expands a variable's value as a prompt, which runs the command substitutions in it")
@@ -350,48 +327,6 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 	})
 }
 
-// arithmetic flags arithmetic that reads variables: bash evaluates a
-// variable's value as an expression there, and a value like a[$(cmd)] runs
-// cmd, so the effect depends on data the check cannot see.
-func (w *walker) arithmetic(node syntax.Node, subject string) {
-	if node == nil {
-		return
-	}
-	if arithReadsVariables(node) {
-		w.unresolvable(subject, "arithmetic on a variable evaluates the variable's value as code (a[$(cmd)] runs cmd)")
-	}
-}
-
-func arithReadsVariables(node syntax.Node) bool {
-	if node == nil {
-		return false
-	}
-	found := false
-	syntax.Walk(node, func(n syntax.Node) bool {
-		switch x := n.(type) {
-		case *syntax.ParamExp:
-			found = true
-		case *syntax.Lit:
-			if !isNumber(x.Value) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
-// allElements reports the subscripts @ and *, which select every element
-// without evaluating anything.
-func allElements(x syntax.ArithmExpr) bool {
-	wd, ok := x.(*syntax.Word)
-	if !ok || len(wd.Parts) != 1 {
-		return false
-	}
-	lit, ok := wd.Parts[0].(*syntax.Lit)
-	return ok && (lit.Value == "@" || lit.Value == "*")
-}
-
 func isNumber(s string) bool {
 	if s == "" {
 		return false
@@ -404,9 +339,10 @@ func isNumber(s string) bool {
 	return true
 }
 
-// testArithmetic flags [[ a -eq b ]] comparisons of variables, which bash
-// evaluates arithmetically.
-func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
+// testVarNames checks the names [[ -v NAME ]] and [[ -R NAME ]] test:
+// bash evaluates their subscripts as arithmetic. Arithmetic comparisons
+// (-eq & co.) are contexts of arith.go.
+func (w *walker) testVarNames(x syntax.TestExpr, subject string) {
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if u, ok := n.(*syntax.UnaryTest); ok && (u.Op == syntax.TsVarSet || u.Op == syntax.TsRefVar) {
 			// [[ -v a[i] ]] evaluates the subscript i as arithmetic.
@@ -419,25 +355,8 @@ func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
 				w.unresolvable(subject, "the variable name tested by -v is only known at run time")
 			}
 		}
-		if b, ok := n.(*syntax.BinaryTest); ok {
-			switch b.Op {
-			case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
-				if wordReadsVariables(b.X) || wordReadsVariables(b.Y) {
-					w.unresolvable(subject, "an arithmetic comparison of a variable evaluates its value as code")
-				}
-			}
-		}
 		return true
 	})
-}
-
-func wordReadsVariables(x syntax.TestExpr) bool {
-	wd, ok := x.(*syntax.Word)
-	if !ok {
-		return true
-	}
-	v := evalWord(wd)
-	return len(v) != 1 || !v[0].static || !isNumber(strings.TrimPrefix(v[0].text, "-"))
 }
 
 func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
