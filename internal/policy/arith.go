@@ -294,6 +294,31 @@ var arithContexts = []arithContext{
 		},
 	},
 	{
+		// Checked by compoundValue (commands.go); v is set by the
+		// preamble, as an earlier command could have.
+		Name: "array assignment a declaration re-parses",
+		Runs: []string{
+			"declare -a arr='([$(touch CANARY)]=1)'",
+			"typeset -a arr='([x]=1)'",
+			"declare -a 'arr=([x]=1)'",
+			`declare -a arr="$v"`,
+			"declare -a arr=$v",
+			`readonly -a arr="$v"`,
+			`declare -g -a arr="$v"`,
+			`declare -a arr; declare arr="$v"`,
+			`declare -A m="$v"`,
+		},
+		Refused: []string{
+			`arr=(1); local arr="$v"`, // a new local is no array; the check does not track which names are arrays
+			"local s=$(cat main.go)",
+		},
+		Safe: []string{
+			"declare -a arr=(1 2)",
+			"declare y=1 z=(1 2)",
+			`arr="$v"`,
+		},
+	},
+	{
 		Name: "declare -i and -n",
 		Runs: []string{
 			"declare -i q; q='a[$(touch CANARY)]'",

@@ -55,9 +55,10 @@ func TestArithContexts(t *testing.T) {
 // TestArithContextsInBash proves the table against bash: every Runs
 // example creates the canary file, every Safe example does not. The
 // examples run inside a function (local needs one) after a preamble
-// giving them an indexed array a, positional parameters and a variable x
-// whose value is a subscript with a command substitution, as an attacker
-// would have set it in an earlier command.
+// giving them an indexed array a, positional parameters, a variable x
+// whose value is a subscript with a command substitution and a variable v
+// whose value is an array assignment with one, as an attacker would have
+// set them in an earlier command.
 func TestArithContextsInBash(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -66,7 +67,7 @@ func TestArithContextsInBash(t *testing.T) {
 	runs := func(t *testing.T, cmd string) bool {
 		t.Helper()
 		dir := t.TempDir()
-		script := "f() {\na=(0 1 2); x='b[$(touch " + canary + ")]'; set -- 1 2 3\n" + cmd + "\n}; f"
+		script := "f() {\na=(0 1 2); x='b[$(touch " + canary + ")]'; v='([$(touch " + canary + ")]=1)'; set -- 1 2 3\n" + cmd + "\n}; f"
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		c := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", script)
@@ -81,7 +82,7 @@ func TestArithContextsInBash(t *testing.T) {
 	}
 	for _, c := range arithContexts {
 		for _, cmd := range c.Runs {
-			if !strings.Contains(cmd, canary) && !strings.Contains(cmd, "x") {
+			if !strings.Contains(cmd, canary) && !strings.Contains(cmd, "x") && !strings.Contains(cmd, "$v") {
 				t.Errorf("%s: %q runs nothing an attacker placed", c.Name, cmd)
 			}
 			if !runs(t, cmd) {

@@ -409,18 +409,43 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 				}
 				if hasValue {
 					w.codeLike([]word{{text: value, static: true}}, subject)
+					w.compoundValue(d.Variant.Value, []word{{text: value, static: true}}, subject)
 				}
 			}
 			continue
 		}
 		named++
 		if a.Value != nil {
-			w.codeLike(evalWord(a.Value), subject)
+			ws := evalWord(a.Value)
+			w.codeLike(ws, subject)
+			w.compoundValue(d.Variant.Value, ws, subject)
 		}
 		w.variable(a.Name.Value, exported, subject)
 	}
 	if named == 0 && (prints || len(d.Args) == 0) && (exported || d.Variant.Value == "declare" || d.Variant.Value == "typeset" || d.Variant.Value == "readonly") {
 		w.needsEdit(subject, "it prints shell variables, which may hold secrets", false)
+	}
+}
+
+// compoundValue checks a value the declaration builtin variant assigns:
+// declare, typeset, local and readonly parse a value that reads (...) as
+// an array assignment when the variable is an array (-a, -A, or declared
+// so before), and evaluate its subscripts as arithmetic, so a quoted
+// '([x]=1)' or an expansion whose value is one runs code. export does not.
+func (w *walker) compoundValue(variant string, ws []word, subject string) {
+	if variant == "export" {
+		return
+	}
+	for _, v := range ws {
+		if !v.static {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the value %s, only known at run time, as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
+			return
+		}
+		if strings.HasPrefix(v.text, "(") {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the quoted value %s as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
+			w.codeText(v.text)
+			return
+		}
 	}
 }
 
