@@ -319,6 +319,19 @@ var arithContexts = []arithContext{
 		},
 	},
 	{
+		// Checked by variable (commands.go): every way of assigning them.
+		Name: "assignment to a shell variable bash evaluates",
+		Runs: []string{
+			"OPTIND='a[$(touch CANARY)]'; getopts a o",
+			"RANDOM='a[$(touch CANARY)]'",
+			"SRANDOM=x",
+			"HISTCMD=x",
+			"printf -v RANDOM %s x",
+		},
+		Refused: []string{"RANDOM=1"},
+		Safe:    []string{"echo $RANDOM $OPTIND"},
+	},
+	{
 		Name: "declare -i and -n",
 		Runs: []string{
 			"declare -i q; q='a[$(touch CANARY)]'",

@@ -466,6 +466,11 @@ func (w *walker) codeLike(ws []word, subject string) {
 // environment-style (upper-case) name or a shell-special one, since those
 // can change how later commands are found and run.
 func (w *walker) variable(name string, exported bool, subject string) {
+	switch name {
+	case "OPTIND", "RANDOM", "SRANDOM", "HISTCMD":
+		// Their assignment functions evaluate the value as arithmetic.
+		w.unresolvable(subject, fmt.Sprintf("bash evaluates a value assigned to %s as arithmetic, which runs any $(...) in it or in the variables it names", name))
+	}
 	if safeEnvName(name) {
 		return
 	}
