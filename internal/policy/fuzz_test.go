@@ -77,7 +77,9 @@ var arithTemplates = []string{
 	"a[%s]=1", "a[%s]+=1", "z=([%s]=1)", "declare a[%s]=1", "echo ${a[%s]}", "echo ${#a[%s]}", ": ${a[%s]:=1}",
 	"echo ${x:%s}", "echo ${x:1:%s}", "echo ${@:%s}", "echo ${a[@]:%s}", "let %s", "let a[%s]=1",
 	"echo $(( %s ))", "echo $[ %s ]", "(( %s ))", "for ((i=%s;i<1;i++)); do :; done", "[[ %s -eq 1 ]]",
-	"echo {a[%s]}>/dev/null",
+	"echo {a[%s]}>/dev/null", "cat <<< ${a[%s]}", "echo x > ${a[%s]}", "case ${a[%s]} in *) ;; esac", "[[ -n ${a[%s]} ]]",
+	`echo "${a[%s]}"`, "y=${a[%s]}", "local l=${x:%s}", "for i in ${a[%s]}; do :; done", "cat <<EOF\n${a[%s]}\nEOF",
+	"echo $(echo ${a[%s]})", "bash -c 'echo ${a[%s]}'", "timeout 1 echo ${a[%s]}", "select i in ${x:%s}; do :; done",
 }
 
 // FuzzArithOperand: an operand holding a command substitution, quoted
