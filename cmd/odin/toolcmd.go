@@ -120,7 +120,7 @@ from the current directory, as a shell would.`,
 				if err != nil {
 					return usageError("--mode: %v", err)
 				}
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+				ctx, stop := signal.NotifyContext(a.log.WithContext(context.Background()), os.Interrupt)
 				defer stop()
 				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
 					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
