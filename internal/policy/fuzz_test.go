@@ -7,6 +7,7 @@ import (
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // FuzzCommandsCheck feeds arbitrary text to the command policy: it must
@@ -92,7 +93,18 @@ func FuzzArithOperand(f *testing.F) {
 	fx := newFixture(f)
 	c := fx.commands(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		if !strings.Contains(s, "$(") && !strings.Contains(s, "`") {
+		// Only text bash reads as holding a command substitution.
+		doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(s))
+		if err != nil {
+			return
+		}
+		subst := false
+		syntax.Walk(doc, func(n syntax.Node) bool {
+			_, ok := n.(*syntax.CmdSubst)
+			subst = subst || ok
+			return !subst
+		})
+		if !subst {
 			return
 		}
 		var forms []string
@@ -100,7 +112,12 @@ func FuzzArithOperand(f *testing.F) {
 			forms = append(forms, "'"+s+"'")
 		}
 		if !strings.ContainsAny(s, "\"\\") {
-			forms = append(forms, `"`+s+`"`, s)
+			forms = append(forms, `"`+s+`"`)
+			if strings.HasPrefix(s, "$(") || strings.HasPrefix(s, "`") {
+				// Unquoted, other text first could make ${x:...} another
+				// expansion (${x:+...}, ${x:-...}).
+				forms = append(forms, s)
+			}
 		}
 		for _, tmpl := range arithTemplates {
 			for _, op := range forms {
