@@ -115,6 +115,9 @@ func TestCrashers(t *testing.T) {
 		{"a=([0]=) b=([1]=)", messages.ModeAsk, Allow},
 		{"declare -a a=([0]=)", messages.ModeAsk, Allow},
 		{"echo $(( )) ; (( ))", messages.ModeAsk, Deny},
+		{"a[]=1", messages.ModeAsk, Deny},
+		{"echo ${a[]} ${x:} ${x::}", messages.ModeAsk, Deny},
+		{"z=([]=1)", messages.ModeAsk, Deny},
 	} {
 		if v := c.Check(tc.cmd, tc.mode); v.Action != tc.want {
 			t.Errorf("%q in %s mode: %v, want %v", tc.cmd, tc.mode, v, tc.want)
@@ -123,4 +126,7 @@ func TestCrashers(t *testing.T) {
 	if v := printNode((*syntax.Word)(nil)); v != "" {
 		t.Errorf("printNode(nil word) = %q", v)
 	}
+	// Empty text to scan as code is no word at all.
+	w := &walker{c: c, mode: messages.ModeAsk, ro: true}
+	w.codeText("")
 }

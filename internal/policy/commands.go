@@ -571,7 +571,9 @@ func (w *walker) codeText(text string) {
 	// The text is read as bash reads a subscript or an unquoted here
 	// document: quotes are literal, expansions are expanded.
 	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
-	if err != nil {
+	if err != nil || doc == nil {
+		// Empty text is no word at all: a typed nil the walk would
+		// dereference.
 		return
 	}
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}

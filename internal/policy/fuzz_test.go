@@ -95,7 +95,7 @@ func FuzzArithOperand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		// Only text bash reads as holding a command substitution.
 		doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(s))
-		if err != nil {
+		if err != nil || doc == nil {
 			return
 		}
 		subst := false
