@@ -113,9 +113,10 @@ func FuzzArithOperand(f *testing.F) {
 		}
 		if !strings.ContainsAny(s, "\"\\") {
 			forms = append(forms, `"`+s+`"`)
-			if strings.HasPrefix(s, "$(") || strings.HasPrefix(s, "`") {
-				// Unquoted, other text first could make ${x:...} another
-				// expansion (${x:+...}, ${x:-...}).
+			if _, ok := doc.Parts[0].(*syntax.CmdSubst); ok && len(doc.Parts) == 1 {
+				// Unquoted, only a substitution alone stays one operand:
+				// other text could make ${x:...} another expansion
+				// (${x:+...}) or split the word.
 				forms = append(forms, s)
 			}
 		}
