@@ -259,6 +259,7 @@ var arithContexts = []arithContext{
 		Runs: []string{
 			"echo {a['$(touch CANARY)']}>/dev/null",
 			": {a['$(touch CANARY)']}</dev/null",
+			"echo {a['$(\ntouch CANARY\n)']}>/dev/null",
 			"{a['$(touch CANARY)']}>/dev/null",
 		},
 		Safe: []string{
@@ -363,7 +364,7 @@ func arithOf[T syntax.Node](n syntax.Node, get func(T) []syntax.ArithmExpr) []sy
 
 // descriptorRef is a word bash reads as {name[subscript]} before a
 // redirection operator.
-var descriptorRef = regexp.MustCompile(`^\{[A-Za-z_][A-Za-z0-9_]*\[.*\]\}$`)
+var descriptorRef = regexp.MustCompile(`(?s)^\{[A-Za-z_][A-Za-z0-9_]*\[.*\]\}$`)
 
 // descriptorWords returns the words of s that end right where one of its
 // redirections starts and read as {name[subscript]}: bash takes such a
