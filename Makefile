@@ -63,3 +63,13 @@ models:
 
 clean:
 	rm -rf $(BIN)
+
+# fuzz runs the shell policy's fuzz targets for FUZZTIME each; new
+# crashers land in internal/policy/testdata/fuzz, whose seeds `make test`
+# runs every time (no fuzzing there: the instrumented build alone takes
+# minutes).
+FUZZTIME ?= 60s
+.PHONY: fuzz
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzCommandsCheck$$' -fuzztime $(FUZZTIME) ./internal/policy
+	$(GO) test -run '^$$' -fuzz '^FuzzArithOperand$$' -fuzztime $(FUZZTIME) ./internal/policy

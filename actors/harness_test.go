@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,7 +87,10 @@ func testTools() tools.Set {
 	boom := tools.New[echoIn]("Boom", tools.ClassRead, "panics", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
 		panic("boom")
 	})
-	set := []tools.Tool{echo, write, slow, boom}
+	broken := tools.New[echoIn]("Broken", tools.ClassRead, "fails with a Go error: the runtime broke", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
+		return tools.Result{}, errors.New("boom: the runtime broke")
+	})
+	set := []tools.Tool{echo, write, slow, boom, broken}
 	// Stand-ins named and classed like the built-ins, so that the roster's
 	// tool lists and the mode filtering see a realistic set.
 	for name, class := range map[string]tools.Class{

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
@@ -64,7 +67,13 @@ func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus,
 // runCalls executes tool calls: consecutive read-class (and web-class)
 // calls run concurrently, any other call runs alone in order, so
 // independent reads overlap while writes and commands stay serialized.
-func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+//
+// A panic in a call (a tool not wrapped with tools.WithRecover, or a
+// decorator around it) becomes that call's error result, logged to log
+// with its stack: the calls run in goroutines of their own, where an
+// unrecovered panic would end the process and every session in it.
+func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools.Env, calls []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+	ctx = log.WithContext(ctx)
 	out := make([]callOutcome, len(calls))
 	concurrent := func(c llm.ToolCall) bool {
 		t, ok := set.Get(c.Name)
@@ -103,7 +112,7 @@ func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCal
 	if ctx.Err() != nil {
 		res = cancelledResult()
 	} else {
-		res, err = set.Run(ctx, env, call.Name, json.RawMessage(call.Arguments))
+		res, err = runRecovered(ctx, set, env, call)
 		if err == nil && ctx.Err() != nil && res.IsError {
 			res = cancelledResult()
 		}
@@ -117,6 +126,16 @@ func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCal
 		IsError: res.IsError || err != nil, Denied: res.Denied, Output: shorten(out, 2000),
 		Files: res.Files, Elapsed: o.elapsed})
 	return o
+}
+
+// runRecovered runs call, turning a panic into its error result.
+func runRecovered(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall) (res tools.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = tools.PanicResult(ctx, call.Name, p, debug.Stack()), nil
+		}
+	}()
+	return set.Run(ctx, env, call.Name, json.RawMessage(call.Arguments))
 }
 
 func cancelledResult() tools.Result {

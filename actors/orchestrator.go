@@ -565,9 +565,9 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	if len(plain) > 0 {
 		env := o.env(t)
-		set, bus, id := t.tools, o.deps.Bus, t.id
+		set, bus, id, log := t.tools, o.deps.Bus, t.id, o.deps.Log
 		runAsync(c, t.ctx, func(ctx context.Context) any {
-			return &toolsDone{turn: id, outcomes: runCalls(ctx, set, env, plain, bus, messages.Origin{Agent: "orchestrator"})}
+			return &toolsDone{turn: id, outcomes: runCalls(ctx, log, set, env, plain, bus, messages.Origin{Agent: "orchestrator"})}
 		})
 	}
 	o.maybeContinue(c)

@@ -381,9 +381,9 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	if len(s.activities) > 5 {
 		s.activities = s.activities[len(s.activities)-5:]
 	}
-	set, env, bus, origin := s.tools, s.env, s.deps.Bus, s.origin
+	set, env, bus, origin, log := s.tools, s.env, s.deps.Bus, s.origin, s.deps.Log
 	runAsync(c, s.ctx, func(ctx context.Context) any {
-		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, set, env, calls, bus, origin)}
+		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, bus, origin)}
 	})
 }
 

@@ -125,10 +125,12 @@ func TestSpecialistTimeout(t *testing.T) {
 	}
 }
 
-// A specialist that panics is restarted within the limit, then reported
-// failed; the Orchestrator keeps serving.
-func TestPanickingSpecialistIsRestartedThenReportedFailed(t *testing.T) {
-	boom := llmtest.Calls(llmtest.Call("Boom", map[string]any{"text": "x"}))
+// A specialist that crashes (its tool's runtime broke: a Go error; a tool
+// that panics only fails its call, see TestRunCallsRecoversPanics) is
+// restarted within the limit, then reported failed; the Orchestrator
+// keeps serving.
+func TestCrashingSpecialistIsRestartedThenReportedFailed(t *testing.T) {
+	boom := llmtest.Calls(llmtest.Call("Broken", map[string]any{"text": "x"}))
 	s := llmtest.NewScript().
 		Add("orchestrator",
 			llmtest.Calls(delegation("crashy", "crash", "crash please")),
@@ -137,7 +139,7 @@ func TestPanickingSpecialistIsRestartedThenReportedFailed(t *testing.T) {
 		).
 		Add("crashy", boom, boom, boom)
 	cfgAgents := func(c *config.Config) {
-		c.Agents = map[string]config.Agent{"crashy": {Description: "crashes", Prompt: "You crash.", Tools: []string{"Boom"}}}
+		c.Agents = map[string]config.Agent{"crashy": {Description: "crashes", Prompt: "You crash.", Tools: []string{"Broken"}}}
 	}
 	h := newHarness(t, s, withConfig(cfgAgents), func(d *Deps) {
 		r, err := LoadRoster(RosterOptions{Config: d.Config, ToolNames: d.Tools.Names()})

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/rs/zerolog"
 )
 
 // wrapped lets a decorator replace Run while keeping Info.
@@ -23,17 +25,33 @@ func Wrap(t Tool, run func(ctx context.Context, env *Env, input json.RawMessage)
 	return wrapped{Tool: t, run: run}
 }
 
-// WithRecover turns a panic inside the tool into a Go error carrying the
-// panic value and stack, so one broken tool cannot take an agent down.
+// WithRecover turns a panic inside the tool — and inside whatever the
+// tool wraps, such as WithPermission's check when WithRecover is applied
+// last — into an error Result naming the tool, so one broken tool or one
+// input that crashes the permission check fails that call alone, never the
+// agent, the session or the process. The panic value and stack are logged
+// at error level to the zerolog logger in ctx (zerolog.Ctx), never shown
+// to the model.
 func WithRecover(t Tool) Tool {
 	return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (res Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
-				err = fmt.Errorf("tools: %s panicked: %v\n%s", t.Info().Name, p, debug.Stack())
+				res, err = PanicResult(ctx, t.Info().Name, p, debug.Stack()), nil
 			}
 		}()
 		return t.Run(ctx, env, input)
 	})
+}
+
+// PanicResult is the error Result for a call of the tool name that
+// panicked with value p; it logs p and stack to the zerolog logger in ctx.
+// Callers that run tools recover with it too, so a tool not wrapped with
+// WithRecover fails the same way.
+func PanicResult(ctx context.Context, name string, p any, stack []byte) Result {
+	zerolog.Ctx(ctx).Error().Str("tool", name).Str("panic", fmt.Sprint(p)).Str("stack", string(stack)).
+		Msg("tools: a tool call panicked; it failed with an internal error")
+	return Result{IsError: true, Output: fmt.Sprintf(
+		"%s failed with an internal error in Odin (panic: %v); the call was not completed. This is a bug in Odin, not in the input; try another way to do it.", name, p)}
 }
 
 // WithTimeout bounds each call of t by d. A call that runs out of time

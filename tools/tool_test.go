@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/workspace"
 )
@@ -223,12 +225,26 @@ func TestWithRecover(t *testing.T) {
 		m["x"] = 1 // a real runtime panic: assignment to a nil map
 		return Result{}, nil
 	})
-	res, err := WithRecover(panicky).Run(t.Context(), nil, json.RawMessage(`{"name":"a"}`))
-	if err == nil {
-		t.Fatalf("no error from a panicking tool; result %+v", res)
+	var logged bytes.Buffer
+	ctx := zerolog.New(&logged).WithContext(t.Context())
+	res, err := WithRecover(panicky).Run(ctx, nil, json.RawMessage(`{"name":"a"}`))
+	if err != nil {
+		t.Fatalf("a panicking tool returned a Go error %v; want an error result", err)
 	}
-	if !strings.Contains(err.Error(), "Boom panicked") || !strings.Contains(err.Error(), "nil map") {
-		t.Errorf("error = %v", err)
+	if !res.IsError || !strings.Contains(res.Output, "Boom failed") || !strings.Contains(res.Output, "nil map") {
+		t.Errorf("result = %+v", res)
+	}
+	if strings.Contains(res.Output, "goroutine") {
+		t.Errorf("the stack reached the model: %q", res.Output)
+	}
+	// The log has the stack, naming the function that panicked.
+	if log := logged.String(); !strings.Contains(log, `"tool":"Boom"`) || !strings.Contains(log, "TestWithRecover") {
+		t.Errorf("log lacks the tool or the stack: %s", log)
+	}
+	// Recovering outside a permission check catches a panic in the check.
+	checked := WithRecover(WithPermission(panicPermission{})(newEcho()))
+	if res, err := checked.Run(t.Context(), nil, json.RawMessage(`{"name":"a"}`)); err != nil || !res.IsError || !strings.Contains(res.Output, "Echo failed") {
+		t.Errorf("panic in the permission check: %+v, %v", res, err)
 	}
 	// A healthy tool passes through untouched.
 	res, err = WithRecover(newEcho()).Run(t.Context(), nil, json.RawMessage(`{"name":"a","count":1}`))
@@ -268,4 +284,13 @@ func TestWithTimeout(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled call: err = %v, want context.Canceled", err)
 	}
+}
+
+// panicPermission crashes the way a policy bug would.
+type panicPermission struct{}
+
+func (panicPermission) Authorize(context.Context, *Env, Info, json.RawMessage) error {
+	var p *Info
+	_ = p.Name // nil dereference
+	return nil
 }

@@ -448,6 +448,10 @@ func (s smallModel) CompleteWithUsage(ctx context.Context, system, user string) 
 // wait (--yolo widens them), the REPL asks the user through the bus.
 func (a *app) headlessApprover() policy.Approver { return policy.Headless{Yolo: a.flags.yolo} }
 
+// permissionHook lets a test put a failing check in front of the session's
+// policy (serve's panic test); it returns p unchanged otherwise.
+var permissionHook = func(p tools.Permission) tools.Permission { return p }
+
 // buildDeps wires the actors' dependencies: the tools with the session's
 // permission policy and hooks, the roster, instructions and checkpoints.
 func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps, error) {
@@ -481,11 +485,13 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
-	// Permission is outermost: a denied call never reaches hooks or the tool.
-	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(pol))
+	// Permission is outermost but for WithRecover: a denied call never
+	// reaches hooks or the tool, and a panic in the check itself (a
+	// command that crashes the shell parser's walk) fails that call alone.
+	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover)
 	mgr := a.mcpManager()
 	mcpTools := func() []tools.Tool {
-		return tools.NewSet(mgr.Tools()...).Map(tools.WithRecover, tools.WithHooks(hooks), tools.WithPermission(pol)).All()
+		return tools.NewSet(mgr.Tools()...).Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover).All()
 	}
 	cfgFile := "odin.yaml"
 	if a.src.ProjectFile != "" {

@@ -71,10 +71,12 @@ func newToolCmd(g *globalFlags, stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "tool NAME 'JSON'",
-		Short: "Run one tool in this project exactly as an agent in edit mode would",
-		Long: `Run one tool with a JSON input, through the same permission path an agent in
-edit mode uses (headless: anything needing approval is denied unless --allow,
---add-dir or --yolo widen it). Exits 0 on success and 1 on a tool error.
+		Short: "Run one tool in this project exactly as an agent would",
+		Long: `Run one tool with a JSON input, through the same permission path an agent
+uses in the mode given by --mode or the configuration (edit by default;
+headless: anything needing approval is denied unless --allow, --add-dir or
+--yolo widen it). In ask and plan modes commands run with the project
+read-only, as in a session. Exits 0 on success and 1 on a tool error.
 
 Agents give absolute paths; here a relative "path" or "file_path" is taken
 from the current directory, as a shell would.`,
@@ -111,9 +113,16 @@ from the current directory, as a shell would.`,
 				if _, ok := deps.Tools.Get(args[0]); !ok {
 					return usageError("unknown tool %q (odin tools lists them)", args[0])
 				}
-				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+				// The mode decides both the check and the sandbox: ask and
+				// plan modes run commands with the project read-only, as a
+				// session does (ExecuteCommand reads env.Mode for both).
+				mode, err := messages.ParseMode(a.cfg.Mode)
+				if err != nil {
+					return usageError("--mode: %v", err)
+				}
+				ctx, stop := signal.NotifyContext(a.log.WithContext(context.Background()), os.Interrupt)
 				defer stop()
-				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(messages.ModeEdit),
+				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
 					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
 					Publish: func(ev any) {
 						if n, ok := ev.(messages.Notice); ok {

@@ -214,6 +214,7 @@ func (w *walker) stmts(list []*syntax.Stmt, sc *scope) {
 }
 
 func (w *walker) stmt(s *syntax.Stmt, sc *scope) {
+	w.arithNode(s)
 	for _, r := range s.Redirs {
 		w.redirect(r, sc)
 	}
@@ -258,7 +259,6 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 			w.variable(l.Name.Value, false, printNode(x.Loop))
 		case *syntax.CStyleLoop:
 			w.nested(l, sc)
-			w.arithmetic(l, printNode(l))
 		}
 		w.stmts(x.Do, sc)
 	case *syntax.CaseClause:
@@ -272,17 +272,12 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 	case *syntax.FuncDecl:
 		w.unresolvable(printNode(x), "it defines a shell function, which can shadow any command name")
 		w.stmt(x.Body, sc.clone())
-	case *syntax.ArithmCmd:
+	case *syntax.ArithmCmd, *syntax.LetClause:
+		// Their arithmetic is checked by the contexts of arith.go.
 		w.nested(x, sc)
-		w.arithmetic(x.X, printNode(x))
-	case *syntax.LetClause:
-		w.nested(x, sc)
-		for _, e := range x.Exprs {
-			w.arithmetic(e, printNode(x))
-		}
 	case *syntax.TestClause:
 		w.nested(x, sc)
-		w.testArithmetic(x.X, printNode(x))
+		w.testVarNames(x.X, printNode(x))
 	case *syntax.DeclClause:
 		w.decl(x, sc)
 	case *syntax.TimeClause:
@@ -304,6 +299,7 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 		return
 	}
 	syntax.Walk(node, func(n syntax.Node) bool {
+		w.arithNode(n)
 		switch x := n.(type) {
 		case *syntax.CmdSubst:
 			w.stmts(x.Stmts, sc.clone())
@@ -311,29 +307,10 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 		case *syntax.ProcSubst:
 			w.stmts(x.Stmts, sc.clone())
 			return false
-		case *syntax.ArithmExp:
-			w.arithmetic(x.X, printNode(x))
-		case *syntax.Assign:
-			// a[i]=v: the subscript of an indexed array is arithmetic.
-			if x.Index != nil {
-				w.arithmetic(x.Index, printNode(x))
-			}
-		case *syntax.ArrayElem:
-			// arr=([i]=v): so is an element's subscript.
-			if x.Index != nil {
-				w.arithmetic(x.Index, "["+printNode(x.Index)+"]="+printNode(x.Value))
-			}
 		case *syntax.ParamExp:
 			subject := printNode(x)
 			if x.Excl {
 				w.unresolvable(subject, "indirect expansion ${!name} can evaluate a subscript taken from a variable's value")
-			}
-			if x.Index != nil && !allElements(x.Index) {
-				w.arithmetic(x.Index, subject)
-			}
-			if x.Slice != nil {
-				w.arithmetic(x.Slice.Offset, subject)
-				w.arithmetic(x.Slice.Length, subject)
 			}
 			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(printNode(x.Exp.Word), "P") {
 				w.unresolvable(subject, "${name@P} expands a variable's value as a prompt, which runs the command substitutions in it")
@@ -350,48 +327,6 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 	})
 }
 
-// arithmetic flags arithmetic that reads variables: bash evaluates a
-// variable's value as an expression there, and a value like a[$(cmd)] runs
-// cmd, so the effect depends on data the check cannot see.
-func (w *walker) arithmetic(node syntax.Node, subject string) {
-	if node == nil {
-		return
-	}
-	if arithReadsVariables(node) {
-		w.unresolvable(subject, "arithmetic on a variable evaluates the variable's value as code (a[$(cmd)] runs cmd)")
-	}
-}
-
-func arithReadsVariables(node syntax.Node) bool {
-	if node == nil {
-		return false
-	}
-	found := false
-	syntax.Walk(node, func(n syntax.Node) bool {
-		switch x := n.(type) {
-		case *syntax.ParamExp:
-			found = true
-		case *syntax.Lit:
-			if !isNumber(x.Value) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
-// allElements reports the subscripts @ and *, which select every element
-// without evaluating anything.
-func allElements(x syntax.ArithmExpr) bool {
-	wd, ok := x.(*syntax.Word)
-	if !ok || len(wd.Parts) != 1 {
-		return false
-	}
-	lit, ok := wd.Parts[0].(*syntax.Lit)
-	return ok && (lit.Value == "@" || lit.Value == "*")
-}
-
 func isNumber(s string) bool {
 	if s == "" {
 		return false
@@ -404,9 +339,10 @@ func isNumber(s string) bool {
 	return true
 }
 
-// testArithmetic flags [[ a -eq b ]] comparisons of variables, which bash
-// evaluates arithmetically.
-func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
+// testVarNames checks the names [[ -v NAME ]] and [[ -R NAME ]] test:
+// bash evaluates their subscripts as arithmetic. Arithmetic comparisons
+// (-eq & co.) are contexts of arith.go.
+func (w *walker) testVarNames(x syntax.TestExpr, subject string) {
 	syntax.Walk(x, func(n syntax.Node) bool {
 		if u, ok := n.(*syntax.UnaryTest); ok && (u.Op == syntax.TsVarSet || u.Op == syntax.TsRefVar) {
 			// [[ -v a[i] ]] evaluates the subscript i as arithmetic.
@@ -419,25 +355,8 @@ func (w *walker) testArithmetic(x syntax.TestExpr, subject string) {
 				w.unresolvable(subject, "the variable name tested by -v is only known at run time")
 			}
 		}
-		if b, ok := n.(*syntax.BinaryTest); ok {
-			switch b.Op {
-			case syntax.TsEql, syntax.TsNeq, syntax.TsLss, syntax.TsGtr, syntax.TsLeq, syntax.TsGeq:
-				if wordReadsVariables(b.X) || wordReadsVariables(b.Y) {
-					w.unresolvable(subject, "an arithmetic comparison of a variable evaluates its value as code")
-				}
-			}
-		}
 		return true
 	})
-}
-
-func wordReadsVariables(x syntax.TestExpr) bool {
-	wd, ok := x.(*syntax.Word)
-	if !ok {
-		return true
-	}
-	v := evalWord(wd)
-	return len(v) != 1 || !v[0].static || !isNumber(strings.TrimPrefix(v[0].text, "-"))
 }
 
 func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
@@ -490,18 +409,43 @@ func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 				}
 				if hasValue {
 					w.codeLike([]word{{text: value, static: true}}, subject)
+					w.compoundValue(d.Variant.Value, []word{{text: value, static: true}}, subject)
 				}
 			}
 			continue
 		}
 		named++
 		if a.Value != nil {
-			w.codeLike(evalWord(a.Value), subject)
+			ws := evalWord(a.Value)
+			w.codeLike(ws, subject)
+			w.compoundValue(d.Variant.Value, ws, subject)
 		}
 		w.variable(a.Name.Value, exported, subject)
 	}
 	if named == 0 && (prints || len(d.Args) == 0) && (exported || d.Variant.Value == "declare" || d.Variant.Value == "typeset" || d.Variant.Value == "readonly") {
 		w.needsEdit(subject, "it prints shell variables, which may hold secrets", false)
+	}
+}
+
+// compoundValue checks a value the declaration builtin variant assigns:
+// declare, typeset, local and readonly parse a value that reads (...) as
+// an array assignment when the variable is an array (-a, -A, or declared
+// so before), and evaluate its subscripts as arithmetic, so a quoted
+// '([x]=1)' or an expansion whose value is one runs code. export does not.
+func (w *walker) compoundValue(variant string, ws []word, subject string) {
+	if variant == "export" {
+		return
+	}
+	for _, v := range ws {
+		if !v.static {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the value %s, only known at run time, as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
+			return
+		}
+		if strings.HasPrefix(v.text, "(") {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the quoted value %s as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
+			w.codeText(v.text)
+			return
+		}
 	}
 }
 
@@ -522,6 +466,11 @@ func (w *walker) codeLike(ws []word, subject string) {
 // environment-style (upper-case) name or a shell-special one, since those
 // can change how later commands are found and run.
 func (w *walker) variable(name string, exported bool, subject string) {
+	switch name {
+	case "OPTIND", "RANDOM", "SRANDOM", "HISTCMD":
+		// Their assignment functions evaluate the value as arithmetic.
+		w.unresolvable(subject, fmt.Sprintf("bash evaluates a value assigned to %s as arithmetic, which runs any $(...) in it or in the variables it names", name))
+	}
 	if safeEnvName(name) {
 		return
 	}
@@ -622,7 +571,9 @@ func (w *walker) codeText(text string) {
 	// The text is read as bash reads a subscript or an unquoted here
 	// document: quotes are literal, expansions are expanded.
 	doc, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Document(strings.NewReader(text))
-	if err != nil {
+	if err != nil || doc == nil {
+		// Empty text is no word at all: a typed nil the walk would
+		// dereference.
 		return
 	}
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}

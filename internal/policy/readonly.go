@@ -11,165 +11,408 @@ import (
 // depends on the arguments (a writing or executing flag exists), so
 // arguments only known at run time void it.
 //
-// The lists follow the tools' manuals; anything not listed is not read-only.
-// The classification is deliberately narrow: a command missing here asks (in
-// edit mode) or is refused (in ask and plan modes), which is safe.
-//
-// Why the unconditional ones are read-only (bash builtins: builtins.go):
-//
-//	ls cat head tail nl tac rev cut paste join tr fold fmt expand unexpand
-//	column od hexdump strings cmp diff comm cksum sum
-//	    read the files named (checked as paths) and print; no option writes
-//	    or runs (diff -r follows symlinks: followsLinks)
-//	basename dirname realpath readlink stat df which whereis seq sleep
-//	    print names, metadata or numbers
-//	whoami id groups uname nproc uptime free ps getconf locale arch tty
-//	    print facts about the system
-//	grep egrep fgrep
-//	    read files and patterns (-f FILE is a path); -R follows symlinks
-//	    (followsLinks)
-//	jq  no function writes a file or runs a program; -f/--rawfile take paths
-//	expr
-//	    evaluates its arguments itself, not as shell arithmetic
-//
-// Conditional ones are below, each with the options that write, run or
-// open files not named on the command line. Long options are matched by
-// prefix (longIs), as getopt_long and git accept abbreviations.
+// The rules are the table readOnlyRules; anything not listed is not
+// read-only. The classification is deliberately narrow: a command missing
+// there asks (in edit mode) or is refused (in ask and plan modes), which
+// is safe.
 func readOnly(name string, args []string) (ok bool, why string, sensitive bool) {
-	switch name {
-	case "ls", "cat", "head", "tail", "pwd", "echo", "true", "false", ":",
-		"nl", "tac", "rev", "cmp", "diff", "comm", "cut", "paste", "join", "tr",
-		"fold", "fmt", "expand", "unexpand", "column", "seq", "od", "hexdump",
-		"strings", "cksum", "sum", "basename", "dirname", "realpath",
-		"readlink", "stat", "df", "which", "whereis", "type", "whoami", "id",
-		"groups", "uname", "nproc", "uptime", "free", "ps", "sleep", "test", "[",
-		"grep", "egrep", "fgrep", "jq", "exit", "return", "break",
-		"continue", "shift", "getconf", "locale", "arch", "tty", "expr", "help",
-		"times", "dirs", "popd", "unset":
-		return true, "", false
-	case "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum":
-		if shortFlag(args, "c") || args0(args, "--check") != "" {
-			return false, name + " -c opens the files listed in a checksum file, so they cannot be checked", true
-		}
-		return true, "", true
-	case "wc", "du":
-		for _, a := range args {
-			if longIs(a, "files0-from") != "" {
-				return false, name + " --files0-from reads the names of the files to open from a file, so they cannot be checked", true
-			}
-		}
-		return true, "", true
-	case "jobs":
-		// jobs -x runs a command; unwrap takes that form apart, so what is
-		// left only lists, unless an option is only known at run time.
-		return true, "", true
-	case "wait":
-		if shortFlag(args, "p") {
-			return false, "wait -p assigns a shell variable", true
-		}
-		return true, "", true
-	case "printf":
-		if shortFlag(args, "v") {
-			return false, "printf -v assigns a shell variable", true
-		}
-		return true, "", true
-	case "umask":
-		if positional(args, nil) > 0 {
-			return false, "umask with an argument changes the file creation mask", true
-		}
-		return true, "", true
-	case "set":
-		return setReadOnly(args)
-	case "git":
-		return gitReadOnly(args)
-	case "go":
-		return goReadOnly(args)
-	case "gofmt":
-		for _, a := range args {
-			if flagName(a) == "w" || flagName(a) == "cpuprofile" {
-				return false, "gofmt -" + flagName(a) + " writes files", true
-			}
-		}
-		return true, "", true
-	case "find":
-		for _, a := range args {
-			switch a {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				return false, "find " + a + " runs a command", true
-			case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
-				return false, "find " + a + " changes files", true
-			}
-		}
-		return true, "", true
-	case "fd", "fdfind":
-		for _, a := range args {
-			if a == "--exec" || a == "--exec-batch" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--exec-batch=") {
-				return false, name + " " + a + " runs a command", true
-			}
-		}
-		if shortFlag(args, "xX") {
-			return false, name + " -x/-X runs a command", true
-		}
-		return true, "", true
-	case "rg":
-		for _, a := range args {
-			switch flagName(a) {
-			case "pre", "pre-glob":
-				return false, "rg --" + flagName(a) + " runs a preprocessor command on every file", true
-			case "hostname-bin":
-				return false, "rg --hostname-bin runs a command", true
-			}
-		}
-		return true, "", true
-	case "sed":
-		return sedReadOnly(args)
-	case "awk", "gawk", "mawk", "nawk":
-		return awkReadOnly(name, args)
-	case "sort":
-		for _, a := range args {
-			if n := longIs(a, "output", "compress-program", "temporary-directory"); n != "" {
-				return false, "sort --" + n + " writes a file or runs a program", true
-			}
-			if longIs(a, "files0-from") != "" {
-				return false, "sort --files0-from reads the names of the files to open from a file, so they cannot be checked", true
-			}
-		}
-		if shortFlag(args, "oT") {
-			return false, "sort -o/-T writes files", true
-		}
-		return true, "", true
-	case "uniq":
-		if positional(args, []string{"-f", "-s", "-w"}) > 1 {
-			return false, "uniq with two file operands writes the second", true
-		}
-		return true, "", true
-	case "xxd":
-		if positional(args, []string{"-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-groupsize", "-len", "-seek", "-name", "-offset"}) > 1 {
-			return false, "xxd with two file operands writes the second", true
-		}
-		return true, "", true
-	case "tree":
-		if shortFlag(args, "oR") || hasLong(args, "output") {
-			return false, "tree -o writes a file", true
-		}
-		return true, "", true
-	case "date":
-		return dateReadOnly(args)
-	case "file":
-		if shortFlag(args, "C") || hasLong(args, "compile") {
-			return false, "file -C writes a compiled magic file", true
-		}
-		if shortFlag(args, "f") || hasLong(args, "files-from") {
-			return false, "file -f reads the names of the files to open from a file, so they cannot be checked", true
-		}
-		return true, "", true
-	case "hostname":
-		if positional(args, nil) > 0 || shortFlag(args, "Fb") || hasLong(args, "file") || hasLong(args, "boot") {
-			return false, "hostname with a name sets the host name", true
-		}
-		return true, "", true
+	r := readOnlyIndex[name]
+	if r == nil {
+		return false, fmt.Sprintf("%s is not a known read-only command", name), false
 	}
-	return false, fmt.Sprintf("%s is not a known read-only command", name), false
+	if r.Check == nil {
+		return true, "", false
+	}
+	ok, why = r.Check(name, args)
+	return ok, why, true
+}
+
+// readOnlyRule classifies the commands it names, the way Codex writes its
+// exec policy: each rule carries commands it must call read-only and
+// commands it must not, and TestReadOnlyRules runs every one, so a missed
+// form is a line here.
+type readOnlyRule struct {
+	// Names are the bare command names the rule is for.
+	Names []string
+	// Why says why the command is read-only (for the reader).
+	Why string
+	// Check decides from the arguments: ok, or why not. A nil Check means
+	// no argument writes or runs anything.
+	Check func(name string, args []string) (ok bool, why string)
+	// Match are commands (split at spaces) the rule must call read-only;
+	// NotMatch those it must not.
+	Match, NotMatch []string
+}
+
+// readOnlyIndex maps a command name to its rule.
+var readOnlyIndex = func() map[string]*readOnlyRule {
+	m := map[string]*readOnlyRule{}
+	for i := range readOnlyRules {
+		for _, n := range readOnlyRules[i].Names {
+			m[n] = &readOnlyRules[i]
+		}
+	}
+	return m
+}()
+
+// legacy adapts the classifiers that also report sensitivity (always true
+// for a conditional rule) to Check.
+func legacy(f func(args []string) (bool, string, bool)) func(string, []string) (bool, string) {
+	return func(_ string, args []string) (bool, string) {
+		ok, why, _ := f(args)
+		return ok, why
+	}
+}
+
+// alwaysOK is the Check of a builtin that is read-only once the wrapper
+// walk took apart what it runs (jobs -x), but whose arguments still count
+// as options, so that an option only known at run time voids it.
+func alwaysOK(string, []string) (bool, string) { return true, "" }
+
+// Long options are matched by prefix (longIs), as getopt_long and git
+// accept abbreviations. Bash builtins are explained in builtins.go.
+var readOnlyRules = []readOnlyRule{
+	{
+		Names: []string{"ls", "cat", "head", "tail", "nl", "tac", "rev", "cut", "paste", "join", "tr", "fold", "fmt",
+			"expand", "unexpand", "column", "od", "hexdump", "strings", "cmp", "diff", "comm", "cksum", "sum"},
+		Why:   "read the files named (checked as paths) and print; no option writes or runs (diff -r follows symlinks: followsLinks)",
+		Match: []string{"ls -la", "cat a b", "diff -u a b", "od -c a"},
+	},
+	{
+		Names: []string{"basename", "dirname", "realpath", "readlink", "stat", "df", "which", "whereis", "seq", "sleep"},
+		Why:   "print names, metadata or numbers",
+		Match: []string{"stat -c %s a", "seq 1 3"},
+	},
+	{
+		Names: []string{"whoami", "id", "groups", "uname", "nproc", "uptime", "free", "ps", "getconf", "locale", "arch", "tty"},
+		Why:   "print facts about the system",
+		Match: []string{"uname -a", "ps aux"},
+	},
+	{
+		Names: []string{"grep", "egrep", "fgrep"},
+		Why:   "read files and patterns (-f FILE is a path); -R follows symlinks (followsLinks)",
+		Match: []string{"grep -rn x .", "grep -f pats a"},
+	},
+	{
+		Names: []string{"jq"},
+		Why:   "no function writes a file or runs a program; -f/--rawfile take paths",
+		Match: []string{"jq .a a.json"},
+	},
+	{
+		Names: []string{"expr"},
+		Why:   "evaluates its arguments itself, not as shell arithmetic",
+		Match: []string{"expr 1 + 2"},
+	},
+	{
+		Names: []string{"pwd", "echo", "true", "false", ":", "type", "test", "[", "exit", "return", "break", "continue",
+			"shift", "help", "times", "dirs", "popd", "unset"},
+		Why:   "bash builtins that print, test or change nothing a later command depends on (builtins.go)",
+		Match: []string{"echo hi", "test -f a", "unset x"},
+	},
+	{
+		Names:    []string{"md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum"},
+		Why:      "hash the files named",
+		Check:    checksumReadOnly,
+		Match:    []string{"sha256sum a"},
+		NotMatch: []string{"sha256sum -c a", "md5sum --check a", "sha1sum --ch a"},
+	},
+	{
+		Names:    []string{"wc", "du"},
+		Why:      "count the files named",
+		Check:    filesFromReadOnly,
+		Match:    []string{"wc -l a", "du -sh ."},
+		NotMatch: []string{"wc --files0-from=a", "du --files0-from a"},
+	},
+	{
+		Names: []string{"jobs"},
+		Why:   "lists jobs; jobs -x CMD is taken apart by the wrapper walk and CMD checked",
+		Check: alwaysOK,
+		Match: []string{"jobs -l"},
+	},
+	{
+		Names:    []string{"wait"},
+		Why:      "waits for children",
+		Check:    flagAssigns("wait", "p"),
+		Match:    []string{"wait", "wait -n"},
+		NotMatch: []string{"wait -p pid"},
+	},
+	{
+		Names:    []string{"printf"},
+		Why:      "prints its arguments",
+		Check:    flagAssigns("printf", "v"),
+		Match:    []string{"printf %s x"},
+		NotMatch: []string{"printf -v PATH %s x"},
+	},
+	{
+		Names:    []string{"umask"},
+		Why:      "prints the file creation mask",
+		Check:    umaskReadOnly,
+		Match:    []string{"umask", "umask -S"},
+		NotMatch: []string{"umask 000"},
+	},
+	{
+		Names:    []string{"set"},
+		Why:      "sets error-handling options and positional parameters",
+		Check:    legacy(setReadOnly),
+		Match:    []string{"set -euo pipefail", "set -e -x", "set -- a b"},
+		NotMatch: []string{"set -a", "set -o posix", "set"},
+	},
+	{
+		Names: []string{"git"},
+		Why:   "builtin subcommands that only read (gitReadOnly)",
+		Check: legacy(gitReadOnly),
+		Match: []string{"git status --short", "git --no-pager log -3", "git -P diff --stat", "git --exec-path",
+			"git show HEAD:main.go", "git grep -n foo", "git branch", "git branch -vv --list feat*",
+			"git branch --contains abc123", "git tag", "git tag -l v1.*", "git remote -v", "git remote get-url origin",
+			"git config --get user.name", "git config -l", "git stash list", "git worktree list", "git reflog", "git notes show"},
+		NotMatch: []string{"git -ccore.pager=x log", "git --config-env=core.pager=X log", "git --exec-path=/tmp status",
+			"git -p log", "git --bare log", "git --work-tree=/ status", "git diff -o out", "git log --textconv -p",
+			"git cat-file --filters HEAD:x", "git grep -Oless foo", "git grep --open-files-in-pager foo",
+			"git branch newbranch", "git branch -m a b", "git branch --set-upstream-to=origin/x", "git tag v9", "git tag -d v1",
+			"git remote add evil x", "git config user.name x", "git config --get --unset x", "git config --get x --ed",
+			"git stash", "git stash pop", "git worktree add x", "git reflog expire --all", "git notes add -m x",
+			"git commit -m x", "git checkout main", "git help log", "git --weird log"},
+	},
+	{
+		Names: []string{"go"},
+		Why:   "go version/doc/help/list/vet, go env without -w/-u, go mod graph/why/verify",
+		Check: legacy(goReadOnly),
+		Match: []string{"go version", "go env GOPATH", "go list -m all", "go vet ./...", "go mod graph", "go -C sub list"},
+		NotMatch: []string{"go env -w GOPROXY=x", "go vet -toolexec=./x ./...", "go list -exec ./x", "go mod tidy",
+			"go build ./..."},
+	},
+	{
+		Names:    []string{"gofmt"},
+		Why:      "prints formatted source or the names of unformatted files",
+		Check:    gofmtReadOnly,
+		Match:    []string{"gofmt -l ."},
+		NotMatch: []string{"gofmt -w .", "gofmt -cpuprofile=p ."},
+	},
+	{
+		Names:    []string{"find"},
+		Why:      "lists files; -L follows symlinks (followsLinks)",
+		Check:    findReadOnly,
+		Match:    []string{"find . -type f -name *.go"},
+		NotMatch: []string{"find . -execdir ls ;", "find . -okdir ls ;", "find . -fls out", "find . -delete"},
+	},
+	{
+		Names:    []string{"fd", "fdfind"},
+		Why:      "lists files",
+		Check:    fdReadOnly,
+		Match:    []string{"fd -e go"},
+		NotMatch: []string{"fd -x rm", "fd --exec=rm", "fdfind -X ls"},
+	},
+	{
+		Names:    []string{"rg"},
+		Why:      "searches files",
+		Check:    rgReadOnly,
+		Match:    []string{"rg -n foo"},
+		NotMatch: []string{"rg --hostname-bin=./x foo", "rg --pre ./x foo", "rg --pre-glob=*.x foo"},
+	},
+	{
+		Names: []string{"sed"},
+		Why:   "prints edited text; the script is checked (sedScriptReadOnly)",
+		Check: legacy(sedReadOnly),
+		Match: []string{"sed -n 1p a", "sed --expression=p a"},
+		NotMatch: []string{"sed -i.bak s/a/b/ a", "sed --in-place s/a/b/ a", "sed --i s/a/b/ a", "sed -f script a",
+			"sed -nf script a", "sed --expression=w a"},
+	},
+	{
+		Names: []string{"awk", "gawk", "mawk", "nawk"},
+		Why:   "programs on the command line without output redirection, pipes, system, getline or extensions",
+		Check: awkReadOnly,
+		Match: []string{"awk {print$1} a", "awk -F: {print$1} /etc/passwd", "awk -v n=3 NR<=n a", "gawk NR==1"},
+		NotMatch: []string{"awk {print>\"out\"} a", "awk {print|\"sh\"} a", "awk BEGIN{system(\"id\")}",
+			"awk BEGIN{while((\"id\"|getline)>0)print}", "gawk @load\"filefuncs\"", "awk -f prog.awk a",
+			"gawk -i inplace {print} a", "awk $1>5 a", "awk", "awk BEGIN{ARGV[1]=\"x\"}"},
+	},
+	{
+		Names: []string{"sort"},
+		Why:   "prints sorted lines",
+		Check: sortReadOnly,
+		Match: []string{"sort -u a"},
+		NotMatch: []string{"sort -uo out a", "sort --output=out a", "sort --out=out a", "sort --compress-program=./x a",
+			"sort --files0-from=a", "sort -T /tmp a"},
+	},
+	{
+		Names:    []string{"uniq"},
+		Why:      "prints unique lines",
+		Check:    operandsReadOnly("uniq", []string{"-f", "-s", "-w"}),
+		Match:    []string{"uniq -c a", "uniq -f 2 a"},
+		NotMatch: []string{"uniq a out"},
+	},
+	{
+		Names:    []string{"xxd"},
+		Why:      "prints a hex dump",
+		Check:    operandsReadOnly("xxd", []string{"-c", "-g", "-l", "-s", "-o", "-n", "-cols", "-groupsize", "-len", "-seek", "-name", "-offset"}),
+		Match:    []string{"xxd a", "xxd -l 16 a"},
+		NotMatch: []string{"xxd a out"},
+	},
+	{
+		Names:    []string{"tree"},
+		Why:      "prints a directory tree",
+		Check:    treeReadOnly,
+		Match:    []string{"tree -L 2"},
+		NotMatch: []string{"tree -o out", "tree --output=out"},
+	},
+	{
+		Names:    []string{"date"},
+		Why:      "prints the date",
+		Check:    legacy(dateReadOnly),
+		Match:    []string{"date +%s", "date -d yesterday +%F"},
+		NotMatch: []string{"date -s now", "date 010100002030", "date --s=now"},
+	},
+	{
+		Names:    []string{"file"},
+		Why:      "prints file types",
+		Check:    fileReadOnly,
+		Match:    []string{"file a"},
+		NotMatch: []string{"file -C -m magic", "file -f list"},
+	},
+	{
+		Names:    []string{"hostname"},
+		Why:      "prints the host name",
+		Check:    hostnameReadOnly,
+		Match:    []string{"hostname", "hostname -f"},
+		NotMatch: []string{"hostname evil", "hostname -F file"},
+	},
+}
+
+// Not read-only, whatever the arguments: every command no rule names.
+var notReadOnlyExamples = []string{"tee out", "env", "printenv", "less a", "python3 -c print(1)", "touch x", "make"}
+
+func checksumReadOnly(name string, args []string) (bool, string) {
+	if shortFlag(args, "c") || args0(args, "--check") != "" {
+		return false, name + " -c opens the files listed in a checksum file, so they cannot be checked"
+	}
+	return true, ""
+}
+
+func filesFromReadOnly(name string, args []string) (bool, string) {
+	for _, a := range args {
+		if longIs(a, "files0-from") != "" {
+			return false, name + " --files0-from reads the names of the files to open from a file, so they cannot be checked"
+		}
+	}
+	return true, ""
+}
+
+// flagAssigns refuses the option letter with which the builtin name
+// assigns a shell variable (printf -v, wait -p).
+func flagAssigns(name, letter string) func(string, []string) (bool, string) {
+	return func(_ string, args []string) (bool, string) {
+		if shortFlag(args, letter) {
+			return false, name + " -" + letter + " assigns a shell variable"
+		}
+		return true, ""
+	}
+}
+
+func umaskReadOnly(_ string, args []string) (bool, string) {
+	if positional(args, nil) > 0 {
+		return false, "umask with an argument changes the file creation mask"
+	}
+	return true, ""
+}
+
+func gofmtReadOnly(_ string, args []string) (bool, string) {
+	for _, a := range args {
+		if flagName(a) == "w" || flagName(a) == "cpuprofile" {
+			return false, "gofmt -" + flagName(a) + " writes files"
+		}
+	}
+	return true, ""
+}
+
+func findReadOnly(_ string, args []string) (bool, string) {
+	for _, a := range args {
+		switch a {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			return false, "find " + a + " runs a command"
+		case "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+			return false, "find " + a + " changes files"
+		}
+	}
+	return true, ""
+}
+
+func fdReadOnly(name string, args []string) (bool, string) {
+	for _, a := range args {
+		if a == "--exec" || a == "--exec-batch" || strings.HasPrefix(a, "--exec=") || strings.HasPrefix(a, "--exec-batch=") {
+			return false, name + " " + a + " runs a command"
+		}
+	}
+	if shortFlag(args, "xX") {
+		return false, name + " -x/-X runs a command"
+	}
+	return true, ""
+}
+
+func rgReadOnly(_ string, args []string) (bool, string) {
+	for _, a := range args {
+		switch flagName(a) {
+		case "pre", "pre-glob":
+			return false, "rg --" + flagName(a) + " runs a preprocessor command on every file"
+		case "hostname-bin":
+			return false, "rg --hostname-bin runs a command"
+		}
+	}
+	return true, ""
+}
+
+func sortReadOnly(_ string, args []string) (bool, string) {
+	for _, a := range args {
+		if n := longIs(a, "output", "compress-program", "temporary-directory"); n != "" {
+			return false, "sort --" + n + " writes a file or runs a program"
+		}
+		if longIs(a, "files0-from") != "" {
+			return false, "sort --files0-from reads the names of the files to open from a file, so they cannot be checked"
+		}
+	}
+	if shortFlag(args, "oT") {
+		return false, "sort -o/-T writes files"
+	}
+	return true, ""
+}
+
+// operandsReadOnly refuses a second file operand, which name writes
+// (uniq, xxd); valued are the options that take the next word.
+func operandsReadOnly(name string, valued []string) func(string, []string) (bool, string) {
+	return func(_ string, args []string) (bool, string) {
+		if positional(args, valued) > 1 {
+			return false, name + " with two file operands writes the second"
+		}
+		return true, ""
+	}
+}
+
+func treeReadOnly(_ string, args []string) (bool, string) {
+	if shortFlag(args, "oR") || hasLong(args, "output") {
+		return false, "tree -o writes a file"
+	}
+	return true, ""
+}
+
+func fileReadOnly(_ string, args []string) (bool, string) {
+	if shortFlag(args, "C") || hasLong(args, "compile") {
+		return false, "file -C writes a compiled magic file"
+	}
+	if shortFlag(args, "f") || hasLong(args, "files-from") {
+		return false, "file -f reads the names of the files to open from a file, so they cannot be checked"
+	}
+	return true, ""
+}
+
+func hostnameReadOnly(_ string, args []string) (bool, string) {
+	if positional(args, nil) > 0 || shortFlag(args, "Fb") || hasLong(args, "file") || hasLong(args, "boot") {
+		return false, "hostname with a name sets the host name"
+	}
+	return true, ""
+}
+
+func awkReadOnly(name string, args []string) (bool, string) {
+	ok, why, _ := awkProgramReadOnly(name, args)
+	return ok, why
 }
 
 // flagName returns the name of an option word without dashes and value
@@ -344,12 +587,12 @@ func sedReadOnly(args []string) (bool, string, bool) {
 	return true, "", true
 }
 
-// awkReadOnly accepts an awk program given on the command line that cannot
+// awkProgramReadOnly accepts an awk program given on the command line that cannot
 // write files or run commands. It is conservative: any '>' or '|' (output
 // redirection, pipes, but also comparisons and ||), system, getline, and
 // gawk's @load/@include, program files and extensions make it not
 // read-only.
-func awkReadOnly(name string, args []string) (bool, string, bool) {
+func awkProgramReadOnly(name string, args []string) (bool, string, bool) {
 	program := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]

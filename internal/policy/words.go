@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -95,6 +96,11 @@ func texts(ws []word) []string {
 }
 
 func printNode(n syntax.Node) string {
+	// A node field the parser leaves empty (the value of arr=([0]=)) is a
+	// typed nil, which the printer dereferences.
+	if n == nil || reflect.ValueOf(n).IsNil() {
+		return ""
+	}
 	var b strings.Builder
 	if err := syntax.NewPrinter(syntax.SingleLine(true)).Print(&b, n); err != nil {
 		return fmt.Sprintf("%T", n)
