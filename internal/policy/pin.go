@@ -96,6 +96,8 @@ func (p Pins) Changes(cur Pins) []string {
 		case now == pinUnreadable:
 			out = append(out, k+" cannot be read to check it")
 		case was == now:
+		case !wok && now == pinAbsent:
+			// Not recorded and still missing: nothing runs from there.
 		case !nok || (now == pinAbsent && wok):
 			if was == pinAbsent {
 				// Once absent and no longer named: harmless.
