@@ -648,11 +648,16 @@ func (a *app) mcpListening(bus *events.Bus) {
 // server: a project (or .mcp.json) cannot route a key into a server.
 func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
 	decl := a.cfg.MCP.Servers[server].Env
+	guard := a.secretGuard()
 	var declared, keep []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := decl[k]; !ok {
+		raw, ok := decl[k]
+		if !ok {
 			continue // PATH, HOME...: the sandbox passes its own
+		}
+		if guard.project(server) && len(guard.refused(config.MCPServer{Env: map[string]string{k: raw}})) > 0 {
+			continue // a secret the project named: unset, not empty
 		}
 		declared = append(declared, kv)
 		if a.editorMCP[server] {

@@ -77,7 +77,7 @@ func PinProgram(root string, p Program) (Pins, error) {
 		pn.shell(p.Shell, dir, 0)
 	}
 	if len(p.Argv) > 0 {
-		pn.argv(p.Argv, dir, 0)
+		pn.argv(p.Argv, dir, 0, true)
 	}
 	return pn.pins, pn.err
 }
@@ -153,8 +153,9 @@ func sortedPinKeys(ms ...Pins) []string {
 //     command), uv run, npx (a local path, or node_modules/.bin/NAME),
 //     go run (the .go files named, or those of the package directory);
 //     env, exec, nohup, nice, timeout, xargs-free wrappers are looked through;
-//   - any other argument (or --flag=VALUE's value) that names an existing
-//     project file.
+//   - for an MCP server's command line (not a hook's shell command, whose
+//     other arguments are often files it writes), any other argument (or
+//     --flag=VALUE's value) that names an existing project file.
 //
 // A script that is named but missing is pinned as absent, so creating it
 // voids trust. What a program loads by itself (imports, require()) is not
@@ -195,7 +196,7 @@ func (pn *pinner) shell(src, dir string, depth int) {
 		switch n := n.(type) {
 		case *syntax.CallExpr:
 			if args, ok := fields(cfg, n.Args); ok && len(args) > 0 {
-				pn.argv(args, dir, depth)
+				pn.argv(args, dir, depth, false)
 			}
 		case *syntax.Redirect:
 			// bash < script.sh runs the file it reads.
@@ -222,7 +223,11 @@ func fields(cfg *expand.Config, words []*syntax.Word) (out []string, ok bool) {
 }
 
 // argv pins what one command line runs.
-func (pn *pinner) argv(args []string, dir string, depth int) {
+// generic is set for an exec-form command line (an MCP server's): its
+// other arguments naming project files are pinned too. A shell command's
+// (a hook's) are not: hooks may write the project, and the files they
+// name (touch hook-ran.txt, a log) are their data, not their code.
+func (pn *pinner) argv(args []string, dir string, depth int, generic bool) {
 	if len(args) == 0 {
 		return
 	}
@@ -244,18 +249,18 @@ func (pn *pinner) argv(args []string, dir string, depth int) {
 			}
 			rest = rest[1:]
 		}
-		pn.argv(rest, dir, depth)
+		pn.argv(rest, dir, depth, generic)
 		return
 	case base == "exec" || base == "nohup" || base == "command" || base == "builtin":
-		pn.argv(dropFlags(rest, nil), dir, depth)
+		pn.argv(dropFlags(rest, nil), dir, depth, generic)
 		return
 	case base == "nice":
-		pn.argv(dropFlags(rest, []string{"-n"}), dir, depth)
+		pn.argv(dropFlags(rest, []string{"-n"}), dir, depth, generic)
 		return
 	case base == "timeout":
 		rest = dropFlags(rest, []string{"-s", "-k", "--signal", "--kill-after"})
 		if len(rest) > 0 {
-			pn.argv(rest[1:], dir, depth)
+			pn.argv(rest[1:], dir, depth, generic)
 		}
 		return
 	case isPinShell(base):
@@ -280,7 +285,7 @@ func (pn *pinner) argv(args []string, dir string, depth int) {
 			rest = dropFlags(rest[1:], []string{"--with", "--python", "-p", "--project", "--directory", "--package", "--extra", "--group", "--env-file", "--index", "--with-requirements"})
 			if len(rest) > 0 {
 				if isPython(filepath.Base(rest[0])) || strings.Contains(rest[0], "/") {
-					pn.argv(rest, dir, depth)
+					pn.argv(rest, dir, depth, generic)
 				} else {
 					pn.script(rest[0], dir)
 				}
@@ -298,6 +303,9 @@ func (pn *pinner) argv(args []string, dir string, depth int) {
 		if len(rest) > 0 && rest[0] == "run" {
 			pn.goRun(rest[1:], dir)
 		}
+	}
+	if !generic {
+		return
 	}
 	// Any other argument naming an existing project file (a config, a
 	// data file a server reads): pinned too.

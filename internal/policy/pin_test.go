@@ -94,7 +94,8 @@ func TestPinProgram(t *testing.T) {
 		{"symlink", Program{Argv: []string{"python3", "link.py"}}, []string{"link.py"}},
 		{"outside the project", Program{Argv: []string{"python3", outside}}, nil},
 		{"hook with project var", Program{Shell: `"$CLAUDE_PROJECT_DIR"/hook.sh < /dev/null`, Env: map[string]string{"CLAUDE_PROJECT_DIR": root}}, []string{"hook.sh"}},
-		{"hook glob", Program{Shell: "for f in x; do python3 hooks/*.py; done"}, []string{"hooks/a.py", "hooks/b.py"}},
+		{"hook glob", Program{Shell: "for f in x; do python3 hooks/*.py; done"}, []string{"hooks/a.py"}},
+		{"hook data files", Program{Shell: "touch conf.json; ./bin/srv conf.json > srv.js"}, []string{"bin/srv"}},
 		{"stdin script", Program{Shell: "bash < hook.sh"}, []string{"hook.sh"}},
 		{"plain command", Program{Shell: "echo hi | grep h"}, nil},
 	}
