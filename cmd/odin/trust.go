@@ -31,6 +31,9 @@ type projectTrust struct {
 	entries []pinnedEntry
 	stored  map[string]policy.Pins
 	pinned  bool
+	// refusedServers are the project's MCP servers enforcePins kept from
+	// starting, sorted.
+	refusedServers []string
 }
 
 // agentDirs are the project's agent directories: Odin's, then Claude

@@ -203,6 +203,7 @@ func (a *app) enforcePins() {
 			servers := maps.Clone(a.cfg.MCP.Servers)
 			delete(servers, e.server)
 			a.cfg.MCP.Servers = servers
+			a.trust.refusedServers = append(a.trust.refusedServers, e.server)
 			continue
 		}
 		hooks := maps.Clone(a.cfg.Hooks)
