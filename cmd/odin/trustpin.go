@@ -176,7 +176,7 @@ func pinRefusal(id string, now policy.Pins, pinErr error, stored map[string]poli
 			return ""
 		}
 		return fmt.Sprintf("%s runs project files (%s) that were not pinned when you trusted this project, so it does not run — run `odin trust` again",
-			id, strings.Join(slices.Sorted(maps.Keys(now)), ", "))
+			id, strings.Join(now.Files(), ", "))
 	}
 	changes := stored[id].Changes(now)
 	if len(changes) == 0 {

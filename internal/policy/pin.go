@@ -67,12 +67,16 @@ var ErrUnpinnable = errors.New("too large to pin")
 // out. The error is ErrUnpinnable when a named directory exceeds the caps;
 // the Pins found so far are returned with it.
 func PinProgram(root string, p Program) (Pins, error) {
+	given := root
+	if abs, err := filepath.Abs(root); err == nil {
+		given = abs
+	}
 	root = canonicalRoot(root)
 	dir := p.Dir
 	if dir == "" {
 		dir = root
 	}
-	pn := &pinner{root: root, pins: Pins{}, env: p.Env}
+	pn := &pinner{root: root, given: filepath.Clean(given), pins: Pins{}, env: p.Env}
 	if p.Shell != "" {
 		pn.shell(p.Shell, dir, 0)
 	}
@@ -108,6 +112,18 @@ func (p Pins) Changes(cur Pins) []string {
 			out = append(out, k+" was added")
 		default:
 			out = append(out, k+" changed")
+		}
+	}
+	return out
+}
+
+// Files lists the pinned files that exist (not those pinned as absent),
+// sorted.
+func (p Pins) Files() []string {
+	var out []string
+	for _, k := range sortedPinKeys(p) {
+		if p[k] != pinAbsent {
+			out = append(out, k)
 		}
 	}
 	return out
@@ -161,10 +177,11 @@ func sortedPinKeys(ms ...Pins) []string {
 // voids trust. What a program loads by itself (imports, require()) is not
 // followed: pin the entry file, not the module graph.
 type pinner struct {
-	root string
-	env  map[string]string
-	pins Pins
-	err  error
+	root  string // symlinks resolved
+	given string // as the caller named it: a missing file is named under it
+	env   map[string]string
+	pins  Pins
+	err   error
 }
 
 // maxPinDepth bounds sh -c nesting.
@@ -571,14 +588,18 @@ func (pn *pinner) inside(p string) string {
 		if rel, ok := relWithin(pn.root, real); ok {
 			// Named inside or resolving inside: keyed by the name given
 			// when that is in the project, so the message names it.
-			if lrel, ok := relWithin(pn.root, p); ok {
-				return lrel
+			for _, r := range []string{pn.root, pn.given} {
+				if lrel, ok := relWithin(r, p); ok {
+					return lrel
+				}
 			}
 			return rel
 		}
 	}
-	if rel, ok := relWithin(pn.root, p); ok {
-		return rel
+	for _, r := range []string{pn.root, pn.given} {
+		if rel, ok := relWithin(r, p); ok {
+			return rel
+		}
 	}
 	return ""
 }

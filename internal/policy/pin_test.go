@@ -157,3 +157,27 @@ func TestPinChanges(t *testing.T) {
 		t.Errorf("deleted: %v", got)
 	}
 }
+
+// TestPinSymlinkedRoot: a project reached through a symlink pins the same
+// names, a missing script included (so creating it is still seen).
+func TestPinSymlinkedRoot(t *testing.T) {
+	root := pinProject(t, map[string]string{"srv.py": "v1"})
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	pins, err := PinProgram(link, Program{Argv: []string{"python3", "srv.py", "gone.py"}, Dir: link})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"srv.py"}, pinKeys(pins)); diff != "" {
+		t.Errorf("pins (-want +got):\n%s", diff)
+	}
+	pins, _ = PinProgram(link, Program{Shell: "node later.js", Dir: link})
+	if diff := cmp.Diff([]string{"later.js (absent)"}, pinKeys(pins)); diff != "" {
+		t.Errorf("pins (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string(nil), pins.Files()); diff != "" {
+		t.Errorf("Files (-want +got):\n%s", diff)
+	}
+}
