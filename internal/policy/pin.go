@@ -168,7 +168,7 @@ func sortedPinKeys(ms ...Pins) []string {
 //     bash/sh/zsh/dash/ksh (a file, or the -c string parsed as a shell
 //     command), uv run, npx (a local path, or node_modules/.bin/NAME),
 //     go run (the .go files named, or those of the package directory);
-//     env, exec, nohup, nice, timeout, xargs-free wrappers are looked through;
+//     env, exec, nohup, nice and timeout are looked through;
 //   - for an MCP server's command line (not a hook's shell command, whose
 //     other arguments are often files it writes), any other argument (or
 //     --flag=VALUE's value) that names an existing project file.
@@ -433,7 +433,7 @@ func (pn *pinner) pythonModule(mod, dir string) {
 	file := filepath.Join(dir, top+".py")
 	pkg := filepath.Join(dir, top)
 	if fi, err := os.Stat(pkg); err == nil && fi.IsDir() {
-		pn.tree(pkg, func(name string) bool { return strings.HasSuffix(name, ".py") })
+		pn.tree(pkg, func(name string) bool { return strings.HasSuffix(name, ".py") }, false)
 		return
 	}
 	pn.script(file, dir)
@@ -687,8 +687,8 @@ var treeSkip = []string{".git", "node_modules", "__pycache__", ".venv", "venv", 
 
 // tree pins a package directory as one digest over the relative names and
 // contents of its source files (those keep selects), capped. flat limits
-// it to the directory's own files (a Go package).
-func (pn *pinner) tree(dir string, keep func(name string) bool, flat ...bool) {
+// it to the directory's own files (a Go package), not its subdirectories.
+func (pn *pinner) tree(dir string, keep func(name string) bool, flat bool) {
 	rel := pn.inside(dir)
 	if rel == "" {
 		return
@@ -709,7 +709,7 @@ func (pn *pinner) tree(dir string, keep func(name string) bool, flat ...bool) {
 			return nil // an unreadable part changes the digest by its absence
 		}
 		if d.IsDir() {
-			if p != dir && (len(flat) > 0 || slices.Contains(treeSkip, d.Name())) {
+			if p != dir && (flat || slices.Contains(treeSkip, d.Name())) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -735,7 +735,7 @@ func (pn *pinner) tree(dir string, keep func(name string) bool, flat ...bool) {
 		return nil
 	})
 	if tooBig != nil || walkErr != nil {
-		pn.fail(cmpErr(tooBig, walkErr))
+		pn.fail(errors.Join(tooBig, walkErr))
 		pn.pins[rel+"/"] = pinUnpinnable
 		return
 	}
@@ -744,11 +744,4 @@ func (pn *pinner) tree(dir string, keep func(name string) bool, flat ...bool) {
 		fmt.Fprintf(h, "%d:%s%d:%s", len(f.name), f.name, len(f.digest), f.digest)
 	}
 	pn.pins[rel+"/"] = "tree:sha256:" + hex.EncodeToString(h.Sum(nil))
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
