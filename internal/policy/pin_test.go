@@ -181,3 +181,31 @@ func TestPinSymlinkedRoot(t *testing.T) {
 		t.Errorf("Files (-want +got):\n%s", diff)
 	}
 }
+
+// BenchmarkPinProgram: the cost a session start (and every launch of a
+// project server or hook) pays to check one entry: an MCP server's
+// `python3 srv.py` with a 20 KB script, and a hook's shell command.
+func BenchmarkPinProgram(b *testing.B) {
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "srv.py"), []byte(strings.Repeat("x = 1\n", 3400)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "hook.sh"), []byte("echo hi\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range []struct {
+		name string
+		prog Program
+	}{
+		{"server", Program{Argv: []string{"python3", "-u", "srv.py", "--port", "1"}}},
+		{"hook", Program{Shell: `cat > /dev/null; bash "$CLAUDE_PROJECT_DIR/hook.sh" || exit 2`, Env: map[string]string{"CLAUDE_PROJECT_DIR": root}}},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := PinProgram(root, p.prog); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
