@@ -436,14 +436,19 @@ type MCP struct {
 // MCPServer is one MCP server: a command speaking MCP on stdio, or an
 // HTTP endpoint (Streamable HTTP, or the legacy SSE transport). The keys
 // are Claude Code's .mcp.json keys. ${VAR} and ${VAR:-default} in command,
-// args, env, url and headers are expanded from Odin's environment.
+// args, env, url and headers are expanded from Odin's environment; for a
+// server the project declares, never from a secret-looking variable or a
+// provider key's value (they expand to nothing).
 type MCPServer struct {
 	// Type is stdio, http (Streamable HTTP) or sse; default stdio when
 	// command is set, http when url is.
 	Type string `mapstructure:"type" yaml:"type"`
 	// Command and Args start a stdio server, in the project root, inside
-	// the sandbox: the network on, the file system read-only except the
-	// project's private cache (XDG_CACHE_HOME, npm's cache). Its
+	// the sandbox: the network on (for a server the project declares, only
+	// the allowed domains through the proxy, and only while the project
+	// files it runs are those `odin trust` pinned), the file system
+	// read-only except the project's private cache (XDG_CACHE_HOME, npm's
+	// cache). Its
 	// environment is the sandbox's (PATH, HOME, locales, toolchains) plus
 	// Env; an Env entry that names or carries a secret (GITHUB_TOKEN, a
 	// provider key) is passed only when the user's own config declares it.
@@ -455,7 +460,8 @@ type MCPServer struct {
 	// Headers are sent with every HTTP request.
 	Headers map[string]string `mapstructure:"headers" yaml:"headers"`
 	// BearerTokenEnv names the environment variable holding a token sent
-	// as "Authorization: Bearer TOKEN".
+	// as "Authorization: Bearer TOKEN". Honoured only for a server wholly
+	// from the user's own config.
 	BearerTokenEnv string `mapstructure:"bearer_token_env" yaml:"bearer_token_env"`
 	// Startup is lazy (default: started when one of its tools is first
 	// called, once its tool list is known from an earlier session) or

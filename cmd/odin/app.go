@@ -274,6 +274,13 @@ func loadApp(g *globalFlags) (*app, error) {
 	plugins, pluginProblems := plugin.Discover(dataDir, plugin.ProjectDirs(root))
 	pt := collectTrust(root, src, instr, plugins)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
+	// What the project's servers and hooks execute is pinned from the
+	// configuration with its settings, trusted or not: `odin trust`
+	// records it, a trusted session compares (enforcePins).
+	pt.entries = projectEntries(root, cfg, src, plugins, newSecretGuard(cfg, env, func(server string) bool {
+		return serverIsProject(server, src, plugins, nil)
+	}))
+	pt.stored, pt.pinned = store.Pinned(root)
 	if prev, ok := store.Previous(root); ok && !pt.trusted {
 		pt.previous = append([]string{}, prev...)
 	}
@@ -309,6 +316,8 @@ func loadApp(g *globalFlags) (*app, error) {
 		a.warn(p)
 	}
 	a.usePlugins(plugins)
+	a.enforcePins()
+	a.guardProjectServers()
 	logPath := cfg.Log.File
 	if logPath == "" && a.stateDir != "" {
 		logPath = filepath.Join(a.stateDir, "odin.log")
@@ -481,7 +490,8 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 			bus.Publish(messages.Notice{Level: "warn", Text: "sandbox: " + st.String() + " (see `odin doctor`)"})
 		}
 	}()
-	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher, Visible: a.pluginDirs()})
+	hooks, err := policy.NewHooks(a.cfg.Hooks, policy.HooksOptions{Root: a.root, Launcher: launcher, Visible: a.pluginDirs(),
+		Check: a.checkHookPins})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -606,8 +616,9 @@ func (a *app) mcpManager() *mcp.Manager {
 	}
 	a.mcp = mcp.New(mcp.Options{
 		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
-		Launch:  a.mcpLaunch,
-		Version: versionString(), Log: a.log,
+		ServerLookup: a.secretGuard().lookup,
+		Launch:       a.mcpLaunch,
+		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
 			text := fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)
@@ -640,19 +651,27 @@ func (a *app) mcpListening(bus *events.Bus) {
 
 // mcpLaunch builds a stdio MCP server's command in the session's sandbox,
 // as issue #16 asks: the root read-only (only the project's private cache
-// is writable), the host's network (the server is a program the user
-// configured to talk to its service, not a model's command line), the
-// sandbox's filtered environment plus the server's declared env. A
+// is writable), the host's network for the user's own servers (a program
+// the user configured to talk to its service, not a model's command
+// line) but only the proxied allowed domains for a server the project
+// declared (mcpNetwork), the sandbox's filtered environment plus the
+// server's declared env. A project server whose pinned files changed
+// since `odin trust` does not start (checkServerPins). A
 // declared variable that looks like a secret, or carries a provider key's
 // value, is dropped unless the user's own config declares it for this
 // server: a project (or .mcp.json) cannot route a key into a server.
 func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
 	decl := a.cfg.MCP.Servers[server].Env
+	guard := a.secretGuard()
 	var declared, keep []string
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := decl[k]; !ok {
+		raw, ok := decl[k]
+		if !ok {
 			continue // PATH, HOME...: the sandbox passes its own
+		}
+		if guard.project(server) && len(guard.refused(config.MCPServer{Env: map[string]string{k: raw}})) > 0 {
+			continue // a secret the project named: unset, not empty
 		}
 		declared = append(declared, kv)
 		if a.editorMCP[server] {
@@ -685,9 +704,13 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 		return nil, nil, err
 	}
 	visible = append(visible, a.pluginDirs()...)
+	if err := a.checkServerPins(server, argv, dir); err != nil {
+		return nil, nil, err
+	}
+	network, agent := a.mcpNetwork(server)
 	l := a.sandbox()
 	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
-		Network: sandbox.NetworkFull, Visible: visible})
+		Network: network, Agent: agent, Visible: visible})
 	if err != nil {
 		return nil, nil, err
 	}

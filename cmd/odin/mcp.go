@@ -74,6 +74,9 @@ func newMCPListCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 						fmt.Fprintf(tw, "%s\t-\tnot started: declared by the project, waiting for `odin trust`\t0\t-\n", name)
 					}
 				}
+				for _, name := range a.trust.refusedServers {
+					fmt.Fprintf(tw, "%s\t-\tnot started: the project files it runs changed since `odin trust`\t0\t-\n", name)
+				}
 				if err := tw.Flush(); err != nil {
 					return err
 				}

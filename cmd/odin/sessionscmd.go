@@ -394,7 +394,9 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			"a key somewhere, change the model endpoint or a mode, or replace a built-in agent: odin.yaml keys " +
 			"(providers, web.search, quality commands, hooks, allowed commands...), agent files that replace a " +
 			"built-in, command files that set a mode, and the check commands of ODIN.md, package.json or a Makefile. " +
-			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again. --show lists without trusting.",
+			"`odin trust` lists exactly what it will honour, with the values, and records it; any change asks again. " +
+			"It also pins the project files each MCP server and hook executes (srv.py of `python3 srv.py`, a hook's script): " +
+			"when one changes, that entry stops running until you trust again. --show lists without trusting.",
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			g.trusting = true
@@ -420,15 +422,17 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					for _, it := range a.trust.items {
 						fmt.Fprintf(stdout, "  %s\n", it)
 					}
+					printPins(stdout, a.trust.entries)
 					return nil
 				}
-				if err := ts.Trust(a.root, a.trust.fingerprint, a.trust.shown()...); err != nil {
+				if err := ts.TrustPinned(a.root, a.trust.fingerprint, entryPins(a.trust.entries), a.trust.shown()...); err != nil {
 					return err
 				}
 				fmt.Fprintf(stdout, "Trusted %s. Odin now honours:\n", a.root)
 				for _, it := range a.trust.items {
 					fmt.Fprintf(stdout, "  %s\n", it)
 				}
+				printPins(stdout, a.trust.entries)
 				return nil
 			})
 		},

@@ -7,6 +7,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/plugin"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
 	"github.com/odin-code/odin/internal/term"
 )
@@ -23,6 +24,16 @@ type projectTrust struct {
 	// commandsText is the project instruction file whose Commands section
 	// the QA gate would use (only once trusted).
 	commandsText string
+	// entries are the project's MCP servers and hooks that run a program,
+	// with the project files they execute pinned as they are now; stored
+	// are the pins `odin trust` recorded (pinned is false for a record
+	// from before pinning).
+	entries []pinnedEntry
+	stored  map[string]policy.Pins
+	pinned  bool
+	// refusedServers are the project's MCP servers enforcePins kept from
+	// starting, sorted.
+	refusedServers []string
 }
 
 // agentDirs are the project's agent directories: Odin's, then Claude

@@ -175,3 +175,37 @@ func TestStderrLogBounds(t *testing.T) {
 		t.Errorf("rotation: %v %v %v %v", cur, old, err1, err2)
 	}
 }
+
+// TestServerLookup: a server's ${VAR}s (command line, env) expand from
+// its own lookup when ServerLookup gives one, from LookupEnv otherwise.
+func TestServerLookup(t *testing.T) {
+	got := make(chan []string, 2)
+	launch := func(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
+		got <- append(append([]string{server}, argv[1:]...), env...)
+		return nil, nil, fmt.Errorf("not started")
+	}
+	env := func(k string) (string, bool) { return map[string]string{"SECRET_KEY": "sk-1"}[k], k == "SECRET_KEY" }
+	m := New(Options{Servers: map[string]config.MCPServer{
+		"proj": {Command: "x", Args: []string{"--k=${SECRET_KEY}"}, Env: map[string]string{"K": "${SECRET_KEY}"}},
+		"user": {Command: "x", Args: []string{"--k=${SECRET_KEY}"}},
+	}, LookupEnv: env, Launch: launch, MaxRestarts: 1,
+		ServerLookup: func(server string) func(string) (string, bool) {
+			if server != "proj" {
+				return nil
+			}
+			return func(string) (string, bool) { return "", false }
+		}})
+	defer m.Close()
+	m.Start()
+	seen := map[string][]string{}
+	for range 2 {
+		l := <-got
+		seen[l[0]] = l[1:]
+	}
+	if !slices.Contains(seen["proj"], "--k=") || !slices.Contains(seen["proj"], "K=") {
+		t.Errorf("proj launched with %q, want the secret unexpanded", seen["proj"])
+	}
+	if !slices.Contains(seen["user"], "--k=sk-1") {
+		t.Errorf("user launched with %q, want the variable expanded", seen["user"])
+	}
+}

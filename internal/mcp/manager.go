@@ -32,6 +32,11 @@ type Options struct {
 	// LookupEnv reads Odin's environment for ${VAR} expansion, bearer
 	// tokens and the variables a stdio server inherits; nil: os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// ServerLookup, when set, gives the environment one server's ${VAR}
+	// expansion and bearer_token_env read from, in place of LookupEnv
+	// (the app hides secrets from the servers a project declares);
+	// returning nil means LookupEnv.
+	ServerLookup func(server string) func(string) (string, bool)
 	// Launch builds stdio servers' commands; nil: PlainLaunch.
 	Launch Launcher
 	// Transport, when set, replaces the transport built from a server's
@@ -576,6 +581,11 @@ func (s *server) refresh(cs *sdk.ClientSession) {
 // transport builds the SDK transport from the server's config.
 func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
 	look := s.m.opts.LookupEnv
+	if s.m.opts.ServerLookup != nil {
+		if l := s.m.opts.ServerLookup(s.name); l != nil {
+			look = l
+		}
+	}
 	c := s.cfg
 	switch transportName(c) {
 	case "stdio":

@@ -1,7 +1,8 @@
 // Package policy decides what Odin's tools may touch and run: it resolves and
 // confines paths (Guard), classifies shell commands from their syntax tree
 // (Commands), asks for and remembers approvals (Approver, Memory), records
-// which projects the user trusts (TrustStore), runs the user's hook commands
+// which projects the user trusts (TrustStore) and fingerprints the project
+// files their MCP servers and hooks execute (PinProgram), runs the user's hook commands
 // on session events (Hooks), and builds the git invocations Odin itself makes
 // (GitArgs, GitEnv).
 //

@@ -109,6 +109,10 @@ type HooksOptions struct {
 	// Visible are directories the hooks' scripts live in (plugins'), kept
 	// readable in the sandbox even under /tmp (sandbox.Spec.Visible).
 	Visible []string
+	// Check, when set, is asked before each run of a hook of event: an
+	// error keeps the hook from running and is its warning (a project
+	// hook whose pinned files changed since `odin trust`).
+	Check func(event string, hk config.Hook) error
 }
 
 // Hooks runs the user's hook commands (config.Hooks) on session events.
@@ -307,6 +311,12 @@ func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session strin
 		timeout = DefaultHookTimeout
 	}
 	out := hookOutcome{timeout: timeout}
+	if h.opts.Check != nil {
+		if err := h.opts.Check(event, hk); err != nil {
+			out.err = err
+			return out
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// CLAUDE_PROJECT_DIR too, so hooks written for Claude Code (plugins')

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -254,5 +255,32 @@ func TestHookExit2BlocksToolCall(t *testing.T) {
 	}
 	if runs.Load() != 1 {
 		t.Errorf("tool ran %d times, want 1", runs.Load())
+	}
+}
+
+// TestHookCheckRefuses: a hook whose Check fails (its pinned script
+// changed) does not run, the failure is its warning, and the next hook of
+// the event still runs.
+func TestHookCheckRefuses(t *testing.T) {
+	root := t.TempDir()
+	hooks := map[string][]config.Hook{Stop: {{Command: "touch canary"}, {Command: "touch ok"}}}
+	h, err := NewHooks(hooks, HooksOptions{Root: root, Check: func(event string, hk config.Hook) error {
+		if event == Stop && hk.Command == "touch canary" {
+			return errors.New("canary.sh changed since `odin trust`")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := h.Run(t.Context(), HookInput{Event: Stop})
+	if _, err := os.Stat(filepath.Join(root, "canary")); err == nil {
+		t.Error("a refused hook ran")
+	}
+	if _, err := os.Stat(filepath.Join(root, "ok")); err != nil {
+		t.Error("the next hook did not run")
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "changed since `odin trust`") {
+		t.Errorf("warnings = %q", res.Warnings)
 	}
 }

@@ -28,6 +28,10 @@ import (
 // A TrustStore is safe for concurrent use within a process; two processes
 // trusting at the same instant may lose one of the two entries, never the
 // file.
+//
+// The fingerprint covers what the entries say (a server's command line),
+// not the files they run: those are pinned per entry (TrustPinned,
+// Pinned), so that a rewritten script stops its own entry only.
 type TrustStore struct {
 	path string
 	now  func() time.Time
@@ -43,6 +47,11 @@ type trustEntry struct {
 	Fingerprint string    `json:"fingerprint"`
 	TrustedAt   time.Time `json:"trusted_at"`
 	Items       []string  `json:"items,omitempty"`
+	// Pinned marks a record written with Pins (an entry without files
+	// then has none): a record from before pinning lacks it, and its
+	// entries that execute project files must be trusted again.
+	Pinned bool            `json:"pinned,omitempty"`
+	Pins   map[string]Pins `json:"pins,omitempty"`
 }
 
 // NewTrustStore returns the store kept in stateDir (created on first
@@ -79,6 +88,42 @@ func (s *TrustStore) Trust(root, fingerprint string, items ...string) error {
 	return s.update(func(f *trustFile) {
 		f.Projects[canonicalRoot(root)] = trustEntry{Fingerprint: fingerprint, TrustedAt: s.now().UTC(), Items: items}
 	})
+}
+
+// TrustPinned is Trust that also records, by entry ("MCP server 'x'"),
+// the project files each trusted entry executes with their digests
+// (PinProgram): an entry whose files change no longer runs (Pinned).
+func (s *TrustStore) TrustPinned(root, fingerprint string, pins map[string]Pins, items ...string) error {
+	if fingerprint == "" {
+		return errors.New("policy: trust: empty fingerprint")
+	}
+	if pins == nil {
+		pins = map[string]Pins{}
+	}
+	return s.update(func(f *trustFile) {
+		f.Projects[canonicalRoot(root)] = trustEntry{Fingerprint: fingerprint, TrustedAt: s.now().UTC(), Items: items,
+			Pinned: true, Pins: pins}
+	})
+}
+
+// Pinned returns the file pins recorded for root's entries; ok is false
+// when root is not trusted or was trusted before Odin pinned files (its
+// entries that execute project files must then be trusted again).
+func (s *TrustStore) Pinned(root string) (pins map[string]Pins, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.read()
+	if err != nil {
+		return nil, false
+	}
+	e, found := f.Projects[canonicalRoot(root)]
+	if !found || !e.Pinned {
+		return nil, false
+	}
+	if e.Pins == nil {
+		e.Pins = map[string]Pins{}
+	}
+	return e.Pins, true
 }
 
 // Previous returns the items root was last trusted with, and whether it

@@ -97,3 +97,44 @@ func TestTrustStorePrevious(t *testing.T) {
 		t.Error("a changed fingerprint is not trusted")
 	}
 }
+
+// TestTrustStorePins: pins round-trip by entry; a record written before
+// pinning (Trust, or an old file without the field) reports none, so its
+// entries that execute project files ask for trust again, while the
+// project's settings stay trusted.
+func TestTrustStorePins(t *testing.T) {
+	state := t.TempDir()
+	project := t.TempDir()
+	s := NewTrustStore(state, nil)
+	if _, ok := s.Pinned(project); ok {
+		t.Fatal("pins for a project never trusted")
+	}
+	if err := s.Trust(project, "fp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Pinned(project); ok {
+		t.Fatal("a record without pins reports pins")
+	}
+	pins := map[string]Pins{"MCP server 'x'": {"srv.py": "sha256:ab"}, "hook Stop `true`": {}}
+	if err := s.TrustPinned(project, "fp", pins, "item"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := NewTrustStore(state, nil).Pinned(project)
+	if !ok || got["MCP server 'x'"]["srv.py"] != "sha256:ab" || got["hook Stop `true`"] == nil {
+		t.Fatalf("Pinned = %v, %v", got, ok)
+	}
+	if !s.Trusted(project, "fp") {
+		t.Fatal("TrustPinned does not trust")
+	}
+	// A file written by an older Odin (no "pinned" key) still loads.
+	old := `{"version": 1, "projects": {"` + canonicalRoot(project) + `": {"fingerprint": "fp", "trusted_at": "2026-01-01T00:00:00Z"}}}`
+	if err := os.WriteFile(s.Path(), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Trusted(project, "fp") {
+		t.Fatal("an old record is no longer trusted")
+	}
+	if _, ok := s.Pinned(project); ok {
+		t.Fatal("an old record reports pins")
+	}
+}
