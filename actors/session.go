@@ -185,6 +185,10 @@ func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
 	return cr, nil
 }
 
+// JournalStats is a snapshot of the session's store writes (queue depth,
+// commit latency, failures), for metrics. Zero without a store.
+func (s *Session) JournalStats() JournalStats { return s.j.Stats() }
+
 // Close cancels any running turn, stops the Orchestrator and its
 // specialists, writes what the journal still holds and shuts the actor
 // system down. Later calls return the first call's result.
