@@ -666,8 +666,9 @@ const (
 // (store.UpdateMessage), throttled, so a crash or kill -9 mid-reply keeps
 // the text received so far. Deltas arrive in the model call's goroutine
 // and the end (finish or cancel) in the actor, so its methods lock; the
-// writes themselves run in the journal's goroutine, in order, which is the
-// only place id is touched.
+// writes themselves run in the journal's order, one at a time (in its
+// goroutine, or in the one writing a store.Grouped group, which hands the
+// outcome back over a channel), which is the only place id is touched.
 type streamingReply struct {
 	j       *journal
 	session string

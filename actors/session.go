@@ -252,10 +252,15 @@ func (s *Session) settle(ctx context.Context) {
 }
 
 // persistenceNotice tells the user that the history is not being saved
-// (err set) or is saved again (nil).
+// and is kept for retry (err), that writes were given up (an ErrNotSaved
+// err), or that everything is saved again (nil).
 func persistenceNotice(err error) messages.Notice {
 	if err == nil {
 		return messages.Notice{Level: "info", Text: "the session is being saved again; nothing was lost"}
+	}
+	if errors.Is(err, ErrNotSaved) {
+		// Given up (the store rejected the write), not kept for retry.
+		return messages.Notice{Level: "error", Text: fmt.Sprintf("part of the session is lost: %v", err)}
 	}
 	return messages.Notice{Level: "error", Text: fmt.Sprintf("could not save the session (%v): the turn is kept in memory and retried; free space or fix the database (odin doctor)", err)}
 }
