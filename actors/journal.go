@@ -250,7 +250,7 @@ func (j *journal) passedLocked() error {
 	}
 	n := j.lost - j.lostSeen
 	j.lostSeen = j.lost
-	return fmt.Errorf("%w: %d writes were rejected by the store: %v", ErrNotSaved, n, j.lastErr)
+	return fmt.Errorf("%w: %d writes were given up: %v", ErrNotSaved, n, j.lastErr)
 }
 
 func (j *journal) run() {

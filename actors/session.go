@@ -229,8 +229,9 @@ func (s *Session) close(ctx context.Context) error {
 
 // settle cancels the running turn, and each queued input it then starts,
 // and waits until the Orchestrator is idle, so that every turn's end
-// (TurnFinished, published only after its checkpoint is committed off the
-// mailbox) reaches subscribers before the actor is stopped. It gives up
+// (TurnFinished, published only after its history and checkpoint are
+// committed off the mailbox) reaches subscribers before the actor is
+// stopped. It gives up
 // when ctx ends.
 func (s *Session) settle(ctx context.Context) {
 	cancelled := ""
