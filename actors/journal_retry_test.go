@@ -361,3 +361,37 @@ func TestTurnNotSavedStopsTheSession(t *testing.T) {
 		t.Errorf("%d model requests, want 1: a stopped session must not run a turn", n)
 	}
 }
+
+// A busy store is waited for, not given up on: attempts that time out for
+// far longer than a full disk's patience still end with every write
+// stored and the barrier passing, because load explains them.
+func TestJournalWaitsOutABusyStore(t *testing.T) {
+	st := openStore(t)
+	newSession(t, st, "s1")
+	fs := &flakyStore{Store: st}
+	fs.left.Store(1 << 20)
+	j := newJournal(fs, zerolog.Nop())
+	j.policy = fastRetries
+	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "patient"}, "", "", time.Now())
+	barrier := j.barrier()
+	waitFor(t, func() bool { s := j.Stats(); return s.Failing && s.Retries > 3 })
+	time.Sleep(3 * fastRetries.lasting) // past the patience for a full disk
+	if err := j.brokenErr(); err != nil {
+		t.Fatalf("the journal broke on a busy store: %v", err)
+	}
+	fs.left.Store(0)
+	select {
+	case err := <-barrier:
+		if err != nil {
+			t.Fatalf("barrier = %v, want nil once the store had time", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the barrier never answered")
+	}
+	if got := storedTexts(t, st); got != "user:patient" {
+		t.Errorf("stored %q", got)
+	}
+	if err := j.close(); err != nil {
+		t.Errorf("close = %v", err)
+	}
+}
