@@ -19,59 +19,126 @@ import (
 // actors' mailboxes: actors enqueue writes and never wait for the disk.
 // What is queued is written in one transaction when the store can batch
 // (each write in its own savepoint), else write by write; either way a
-// kill -9 loses at most what was still queued (milliseconds of work), and
-// the store repairs
-// tool calls left without a result. A nil *journal does nothing.
+// kill -9 loses at most what was still queued, and the store repairs tool
+// calls left without a result. A nil *journal does nothing.
 //
-// A failed write (a full disk, a read-only database) is never skipped: it
-// stays at the head of the queue with everything after it and is retried,
-// so the stored history is always a prefix of the live one — never a tool
-// call without its result — and is complete again once space returns.
-// Failures and recoveries go to report; what could still not be written
-// at close is close's error (ErrNotSaved).
+// No write is ever dropped for failing: a failed or timed-out attempt
+// puts the write back at the head of the queue, with everything after it,
+// and tries again with backoff, so the stored history is always a prefix
+// of the live one — never a tool call without its result. A write the
+// store rejects as such (store.ErrInvalid...) is the only one given up,
+// and it is counted, logged and reported.
+//
+// barrier is how a turn's end waits for its history: it answers once
+// everything queued before it is committed. When writes keep failing
+// (policy: soon for a full disk or a read-only or damaged file, after
+// minutes for a busy database) the journal is broken: barriers answer
+// ErrNotSaved at once and the session refuses new turns, while the writes
+// stay queued and retried; the first commit that succeeds heals it. What
+// could still not be written at close is close's error (ErrNotSaved).
 type journal struct {
 	st  store.Store
 	log zerolog.Logger
-	// report, if set, is told of a write failure (once per episode) and of
-	// the recovery (nil). It must not block.
+	// report, if set, is told of a write failure (once per episode), of
+	// writes given up, and of the recovery (nil). It must not block.
 	report func(error)
+	// policy is the retry schedule; set before the first write.
+	policy journalPolicy
 
 	mu      sync.Mutex
 	queue   []journalEntry
 	wake    chan struct{}
+	closing chan struct{} // closed by close: stop waiting out a backoff
 	closed  bool
 	stopped chan struct{}
-	failing error // the current episode's first error, nil when healthy
-	lost    int   // writes given up on
-	lastErr error // the error of the last write given up on
+	failing error     // the current episode's latest error, nil when healthy
+	since   time.Time // when the current episode began
+	broken  error     // ErrNotSaved wrapping failing, once it lasted too long
+	lost    int       // writes given up on
+	lastErr error     // the error of the last write given up on
+	// inFlight is the number of entries the writer took from the queue
+	// and has not finished with.
+	inFlight int
+	// lostSeen is lost when a barrier last passed.
+	lostSeen int
+	stats    JournalStats
+}
+
+// JournalStats is a snapshot of a session journal, for metrics.
+type JournalStats struct {
+	// Queued is the number of writes waiting for the store.
+	Queued int
+	// Failing is true while the last attempt to write failed; Broken
+	// while the failure has lasted long enough that turns are told their
+	// history is not saved.
+	Failing, Broken bool
+	// Commits counts committed attempts; Retries failed ones.
+	Commits, Retries int64
+	// LastCommit is how long the last committed attempt took, waiting
+	// for the store's writer included.
+	LastCommit time.Duration
+	// Lost counts writes given up (rejected by the store, or still
+	// failing at close).
+	Lost int
 }
 
 // ErrNotSaved: part of the session's history could not be written to the
-// store (Session.Close wraps it with the cause).
+// store (Session.Close wraps it with the cause; a turn's result carries it
+// in NotSaved).
 var ErrNotSaved = errors.New("the session could not be saved")
 
-// journalRetry is the wait between attempts of a failed write while the
-// session runs; closeAttempts bound the retries at close.
-const (
-	journalRetry  = time.Second
-	closeAttempts = 3
-)
+// journalPolicy is how a journal retries a failed write.
+type journalPolicy struct {
+	// first and most are the backoff between attempts: doubling from
+	// first, capped at most.
+	first, most time.Duration
+	// attempt is the deadline of one attempt (waiting for the store's
+	// single writer connection included).
+	attempt time.Duration
+	// lasting is how long a failure that needs someone to act (a full
+	// disk, a read-only or damaged database) is retried before the
+	// journal is broken; transient is the same for a database that is
+	// busy or an attempt that ran out of time, which load explains.
+	lasting, transient time.Duration
+}
+
+var defaultJournalPolicy = journalPolicy{
+	first:     50 * time.Millisecond,
+	most:      2 * time.Second,
+	attempt:   30 * time.Second,
+	lasting:   2 * time.Second,
+	transient: 2 * time.Minute,
+}
+
+// patience is how long a failure like err may last before the journal is
+// broken.
+func (p journalPolicy) patience(err error) time.Duration {
+	if store.Transient(err) {
+		return p.transient
+	}
+	return p.lasting
+}
 
 func newJournal(st store.Store, log zerolog.Logger) *journal {
 	if st == nil {
 		return nil
 	}
-	j := &journal{st: st, log: log, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	j := &journal{st: st, log: log, policy: defaultJournalPolicy, wake: make(chan struct{}, 1),
+		closing: make(chan struct{}), stopped: make(chan struct{})}
 	go j.run()
 	return j
 }
 
-// journalEntry is one queued write. A reading entry runs on its own, once
-// everything queued before it is committed: it may read through the
-// store's read connections, which do not see a batch before its commit.
+// journalEntry is one queued write, or a barrier. A reading entry runs on
+// its own, once everything queued before it is committed: it may read
+// through the store's read connections, which do not see a batch before
+// its commit. A barrier writes nothing: it is answered (nil) once
+// everything queued before it is committed, or with the error that
+// prevents it.
 type journalEntry struct {
 	fn      func(context.Context, store.Store) error
 	reading bool
+	barrier chan<- error
 }
 
 // do enqueues a write. Writes run in the order they were enqueued.
@@ -85,90 +152,239 @@ func (j *journal) afterWrites(fn func(context.Context, store.Store) error) {
 	j.enqueue(journalEntry{fn: fn, reading: true})
 }
 
+// barrier returns a channel that receives nil once every write queued
+// before this call is committed, or an ErrNotSaved error when the journal
+// is broken or closed first. It never blocks; the channel receives
+// exactly once. A nil journal (no store) answers nil at once.
+func (j *journal) barrier() <-chan error {
+	ch := make(chan error, 1)
+	if j == nil {
+		ch <- nil
+		return ch
+	}
+	j.mu.Lock()
+	switch {
+	case j.broken != nil:
+		ch <- j.broken
+	case j.closed:
+		ch <- fmt.Errorf("%w: the session was closed before its history was written", ErrNotSaved)
+	case len(j.queue) == 0 && j.failing == nil && j.inFlight == 0:
+		// Nothing queued nor being written: all is committed.
+		ch <- j.passedLocked()
+	default:
+		j.queue = append(j.queue, journalEntry{barrier: ch})
+	}
+	j.mu.Unlock()
+	j.poke()
+	return ch
+}
+
+// brokenErr is the ErrNotSaved error of a broken journal, nil when the
+// journal is healthy or only retrying.
+func (j *journal) brokenErr() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.broken
+}
+
+// Stats returns a snapshot of the journal's queue and writes.
+func (j *journal) Stats() JournalStats {
+	if j == nil {
+		return JournalStats{}
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.stats
+	s.Queued = len(j.queue) + j.inFlight
+	s.Failing, s.Broken, s.Lost = j.failing != nil, j.broken != nil, j.lost
+	return s
+}
+
 func (j *journal) enqueue(e journalEntry) {
 	if j == nil {
 		return
 	}
 	j.mu.Lock()
 	if j.closed {
+		j.lost++
+		j.lastErr = errors.New("written after the session was closed")
 		j.mu.Unlock()
+		j.log.Error().Msg("journal: a write arrived after the session was closed; it is lost")
 		return
 	}
 	j.queue = append(j.queue, e)
 	j.mu.Unlock()
+	j.poke()
+}
+
+func (j *journal) poke() {
 	select {
 	case j.wake <- struct{}{}:
 	default:
 	}
 }
 
+// pass answers barriers whose preceding writes are all done with.
+func (j *journal) pass(barriers ...chan<- error) {
+	if len(barriers) == 0 {
+		return
+	}
+	j.mu.Lock()
+	err := j.passedLocked()
+	j.mu.Unlock()
+	for _, b := range barriers {
+		b <- err
+	}
+}
+
+// passedLocked is the answer of a barrier whose preceding writes are all
+// done with: nil when they were committed, ErrNotSaved when a write was
+// given up since the last barrier passed (it belonged to this turn, or to
+// work that ran beside it).
+func (j *journal) passedLocked() error {
+	if j.lost == j.lostSeen {
+		return nil
+	}
+	n := j.lost - j.lostSeen
+	j.lostSeen = j.lost
+	return fmt.Errorf("%w: %d writes were given up: %v", ErrNotSaved, n, j.lastErr)
+}
+
 func (j *journal) run() {
 	defer close(j.stopped)
-	closeTries := 0
+	var backoff time.Duration
 	for {
 		j.mu.Lock()
 		batch := j.queue
 		j.queue = nil
+		j.inFlight = len(batch)
 		closed := j.closed
 		j.mu.Unlock()
-		failed := false
-		if pending, err := j.writeAll(batch); err != nil {
-			// Keep the order: the failed write and all after it go back
-			// to the head of the queue.
-			j.mu.Lock()
-			j.queue = append(pending, j.queue...)
-			first := j.failing == nil
-			if first {
-				j.failing = err
-			}
-			j.mu.Unlock()
-			j.log.Error().Err(err).Int("pending", len(pending)).Msg("journal: write failed; kept for retry")
-			if first && j.report != nil {
-				j.report(err)
-			}
-			failed = true
-		}
-		if !failed {
-			j.mu.Lock()
-			recovered := j.failing != nil && len(batch) > 0
-			if recovered {
-				j.failing = nil
-			}
-			j.mu.Unlock()
-			if recovered {
-				j.log.Info().Msg("journal: writes succeed again; the history is complete")
-				if j.report != nil {
-					j.report(nil)
-				}
-			}
-			if len(batch) > 0 {
-				continue
-			}
+		if len(batch) == 0 {
 			if closed {
 				return
 			}
 			<-j.wake
 			continue
 		}
-		if closed {
-			closeTries++
-			if closeTries >= closeAttempts {
-				j.mu.Lock()
-				rest := len(j.queue)
-				j.queue = nil
-				err := j.failing
-				j.mu.Unlock()
-				j.giveUp(rest, err)
-				return
-			}
+		start := time.Now()
+		pending, err := j.writeAll(batch)
+		if err == nil {
+			j.succeeded(time.Since(start))
+			backoff = 0
+			continue
 		}
-		t := time.NewTimer(journalRetry)
+		if j.failed(pending, err) && closed {
+			// Closing, and the failure has outlasted its patience:
+			// what is left is lost, and close says so.
+			j.mu.Lock()
+			rest := j.queue
+			j.queue = nil
+			j.inFlight = 0
+			j.mu.Unlock()
+			j.giveUp(rest, err)
+			return
+		}
+		backoff = min(max(2*backoff, j.policy.first), j.policy.most)
+		wait := backoff
+		if closed {
+			// The session waits for close: try often, as long as
+			// patience lasts.
+			wait = j.policy.first
+		}
+		t := time.NewTimer(wait)
 		select {
-		case <-j.wake:
 		case <-t.C:
+		case <-j.closing:
+			// Closed mid-wait: try again soon.
+			t.Reset(j.policy.first)
+			<-t.C
 		}
 		t.Stop()
 	}
+}
+
+// succeeded ends a failure episode, if one was running: the journal is
+// healthy again and says so, truthfully (writes given up are not "saved
+// again").
+func (j *journal) succeeded(took time.Duration) {
+	j.mu.Lock()
+	recovered := j.failing != nil
+	j.failing, j.broken = nil, nil
+	j.inFlight = 0
+	j.stats.Commits++
+	j.stats.LastCommit = took
+	lost, lastErr := j.lost, j.lastErr
+	j.mu.Unlock()
+	if !recovered {
+		return
+	}
+	if lost > 0 {
+		j.log.Warn().Int("lost", lost).Err(lastErr).Msg("journal: writes succeed again, but some were given up")
+		return
+	}
+	j.log.Info().Msg("journal: writes succeed again; every write queued so far is stored")
+	if j.report != nil {
+		j.report(nil)
+	}
+}
+
+// failed puts pending back at the head of the queue and keeps the failure
+// episode's books: the first failure is reported; a failure that outlasts
+// the policy's patience breaks the journal, which answers every waiting
+// barrier with ErrNotSaved. It reports whether the journal is broken.
+func (j *journal) failed(pending []journalEntry, err error) bool {
+	now := time.Now()
+	j.mu.Lock()
+	j.queue = append(pending, j.queue...)
+	j.inFlight = 0
+	j.stats.Retries++
+	first := j.failing == nil
+	if first {
+		j.since = now
+	}
+	j.failing = err
+	var barriers []chan<- error
+	justBroken := j.broken == nil && now.Sub(j.since) >= j.policy.patience(err)
+	if justBroken {
+		j.broken = fmt.Errorf("%w: %v", ErrNotSaved, err)
+		barriers = j.takeBarriersLocked()
+	}
+	broken := j.broken
+	n := len(j.queue)
+	j.mu.Unlock()
+	switch {
+	case first:
+		j.log.Error().Err(err).Int("pending", n).Msg("journal: write failed; kept and retried")
+		if j.report != nil {
+			j.report(err)
+		}
+	case justBroken:
+		j.log.Error().Err(err).Int("pending", n).Dur("failing_for", now.Sub(j.since)).
+			Msg("journal: writes keep failing; turns are told their history is not saved, and writes are still retried")
+	}
+	for _, b := range barriers {
+		b <- broken
+	}
+	return broken != nil
+}
+
+// takeBarriersLocked removes the barriers from the queue and returns them.
+func (j *journal) takeBarriersLocked() []chan<- error {
+	var out []chan<- error
+	kept := j.queue[:0]
+	for _, e := range j.queue {
+		if e.barrier != nil {
+			out = append(out, e.barrier)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	j.queue = kept
+	return out
 }
 
 // batcher is a store that can run several writes in one transaction
@@ -180,10 +396,10 @@ type batcher interface {
 
 // writeAll writes entries in order: runs of writes in one transaction when
 // the store can batch (each write in its own savepoint), reading entries
-// alone. A write the store rejects as such is given up; at the first that
-// failed for a reason that may clear (or a batch whose commit failed), it
-// returns what is left to retry, in order: the failed writes and those
-// after them, never a given-up one.
+// alone; a barrier is answered once what precedes it is committed. A write
+// the store rejects as such is given up; at the first that failed for a
+// reason that may clear (or a batch whose commit failed), it returns what
+// is left to retry, in order: the failed writes and those after them.
 func (j *journal) writeAll(entries []journalEntry) ([]journalEntry, error) {
 	b, canBatch := j.st.(batcher)
 	for i := 0; i < len(entries); {
@@ -195,14 +411,17 @@ func (j *journal) writeAll(entries []journalEntry) ([]journalEntry, error) {
 		}
 		var pending []journalEntry
 		var err error
-		if n == 1 {
-			if err = j.write(entries[i].fn); err != nil && !retryableWrite(err) {
-				j.giveUp(1, err)
+		switch e := entries[i]; {
+		case n == 1 && e.barrier != nil:
+			j.pass(e.barrier)
+		case n == 1:
+			if err = j.write(e.fn); err != nil && !retryableWrite(err) {
+				j.giveUp(entries[i:i+1], err)
 				err = nil
 			} else if err != nil {
 				pending = entries[i : i+1]
 			}
-		} else {
+		default:
 			pending, err = j.writeBatch(b, entries[i:i+n])
 		}
 		if err != nil {
@@ -215,13 +434,19 @@ func (j *journal) writeAll(entries []journalEntry) ([]journalEntry, error) {
 
 // writeBatch writes entries in one transaction; see writeAll.
 func (j *journal) writeBatch(b batcher, entries []journalEntry) ([]journalEntry, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), j.policy.attempt)
 	defer cancel()
 	var done, pending []journalEntry
-	var rejected []error
+	var rejected []journalEntry
+	var rejectErr []error
 	var failure error
 	err := b.Batch(ctx, func(ctx context.Context) error {
+		done, pending, rejected, rejectErr, failure = done[:0], nil, rejected[:0], rejectErr[:0], nil
 		for k, e := range entries {
+			if e.barrier != nil {
+				done = append(done, e)
+				continue
+			}
 			// Each entry is all or nothing (a savepoint), so a retry
 			// never repeats half of one.
 			err := b.Batch(ctx, func(ctx context.Context) error { return e.fn(ctx, j.st) })
@@ -229,7 +454,7 @@ func (j *journal) writeBatch(b batcher, entries []journalEntry) ([]journalEntry,
 			case err == nil:
 				done = append(done, e)
 			case !retryableWrite(err):
-				rejected = append(rejected, err)
+				rejected, rejectErr = append(rejected, e), append(rejectErr, err)
 			default:
 				pending, failure = entries[k:], err
 				return nil // commit what went before
@@ -237,35 +462,57 @@ func (j *journal) writeBatch(b batcher, entries []journalEntry) ([]journalEntry,
 		}
 		return nil
 	})
-	for _, e := range rejected {
-		j.giveUp(1, e)
-	}
 	if err != nil {
-		// Nothing of the batch is stored.
-		return append(done, pending...), err
+		// Nothing of the attempt is stored (the transaction did not
+		// begin or did not commit): all of it is tried again, the
+		// rejected writes too, which will be rejected again then.
+		return entries, err
 	}
+	for k, e := range rejected {
+		j.giveUp([]journalEntry{e}, rejectErr[k])
+	}
+	var barriers []chan<- error
+	for _, e := range done {
+		if e.barrier != nil {
+			barriers = append(barriers, e.barrier)
+		}
+	}
+	j.pass(barriers...)
 	return pending, failure
 }
 
 // write runs one queued write with a deadline.
 func (j *journal) write(fn func(context.Context, store.Store) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), j.policy.attempt)
 	defer cancel()
 	return fn(ctx, j.st)
 }
 
-// giveUp counts n writes as lost to err.
-func (j *journal) giveUp(n int, err error) {
-	if n == 0 {
-		return
+// giveUp counts the writes among entries as lost to err and answers the
+// barriers among them with ErrNotSaved.
+func (j *journal) giveUp(entries []journalEntry, err error) {
+	n := 0
+	var barriers []chan<- error
+	for _, e := range entries {
+		if e.barrier != nil {
+			barriers = append(barriers, e.barrier)
+		} else {
+			n++
+		}
 	}
-	j.log.Error().Err(err).Int("writes", n).Msg("journal: writes lost")
-	j.mu.Lock()
-	j.lost += n
-	j.lastErr = err
-	j.mu.Unlock()
-	if j.report != nil {
-		j.report(err)
+	lostErr := fmt.Errorf("%w: %v", ErrNotSaved, err)
+	if n > 0 {
+		j.log.Error().Err(err).Int("writes", n).Msg("journal: writes lost")
+		j.mu.Lock()
+		j.lost += n
+		j.lastErr = err
+		j.mu.Unlock()
+		if j.report != nil {
+			j.report(lostErr)
+		}
+	}
+	for _, b := range barriers {
+		b <- lostErr
 	}
 }
 
@@ -275,19 +522,20 @@ func retryableWrite(err error) bool {
 	return !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrExists)
 }
 
-// close writes what is queued (retrying a failing write a few times) and
-// stops. It returns an ErrNotSaved error when writes were lost.
+// close writes what is queued, retrying a failing write as long as the
+// policy's patience allows, and stops. It returns an ErrNotSaved error
+// when writes were lost.
 func (j *journal) close() error {
 	if j == nil {
 		return nil
 	}
 	j.mu.Lock()
-	j.closed = true
-	j.mu.Unlock()
-	select {
-	case j.wake <- struct{}{}:
-	default:
+	if !j.closed {
+		j.closed = true
+		close(j.closing)
 	}
+	j.mu.Unlock()
+	j.poke()
 	<-j.stopped
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -418,8 +666,9 @@ const (
 // (store.UpdateMessage), throttled, so a crash or kill -9 mid-reply keeps
 // the text received so far. Deltas arrive in the model call's goroutine
 // and the end (finish or cancel) in the actor, so its methods lock; the
-// writes themselves run in the journal's goroutine, in order, which is the
-// only place id is touched.
+// writes themselves run in the journal's order, one at a time (in its
+// goroutine, or in the one writing a store.Grouped group, which hands the
+// outcome back over a channel), which is the only place id is touched.
 type streamingReply struct {
 	j       *journal
 	session string

@@ -347,6 +347,13 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
 	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
+	if err := o.j.brokenErr(); err != nil {
+		// The session is stopped while its store refuses writes: a turn
+		// run now could not be saved either. The journal keeps retrying
+		// and the next input runs once it succeeds.
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("not started: the session is stopped because its history cannot be saved (%v); free space or fix the database (odin doctor), then send it again", err))
+		return
+	}
 
 	m, err := o.deps.Models.Model("main")
 	if err != nil {
@@ -942,18 +949,25 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	o.finishTurn(c, messages.TurnCancelled, reason)
 }
 
-// turnSaved carries a finished turn back after its diff was rendered and
-// its checkpoint committed off the mailbox.
+// turnSaved carries a finished turn back after its history was committed
+// (or could not be), its diff rendered and its checkpoint committed, all
+// off the mailbox.
 type turnSaved struct {
 	turn int
 	res  messages.TurnResult
-	err  error
+	err  error // the checkpoint's
+	// unsaved is why the turn's history is not in the store (the
+	// journal's barrier answered ErrNotSaved), nil when it is.
+	unsaved error
 }
 
-// finishTurn ends the turn: its result is assembled now, the diff and the
-// undo checkpoint are written off the mailbox, and TurnFinished is
-// published when they are done (onTurnSaved). Until then the Orchestrator
-// stays busy, so inputs that arrive queue behind the turn as before.
+// finishTurn ends the turn: its result is assembled now; TurnFinished is
+// published (onTurnSaved) only once the turn's history — its input, every
+// reply and tool result — is committed: what a client is told is done
+// survives a kill -9 from then on. The wait for the commit (a journal
+// barrier), the diff and the undo checkpoint run off the mailbox; until
+// they are done the Orchestrator stays busy, so inputs that arrive queue
+// behind the turn as before.
 func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, problem string) {
 	t := o.turn
 	if t == nil || t.finished {
@@ -984,9 +998,17 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		res.Gates = &rep
 	}
 	res.Files = relPaths(o.deps.Root, t.files)
+	// Taken here, in the mailbox, so that it follows every write this
+	// turn queued.
+	saved := o.j.barrier()
 	if t.tracker == nil {
-		o.onTurnSaved(c, &turnSaved{turn: t.id, res: res})
-		return
+		select {
+		case err := <-saved:
+			// Already committed (or no store): no round trip.
+			o.onTurnSaved(c, &turnSaved{turn: t.id, res: res, unsaved: err})
+			return
+		default:
+		}
 	}
 	tracker, changes, files, id, disk := t.tracker, o.deps.Changes, append([]string(nil), t.files...), t.id, o.disk
 	ctx := context.WithoutCancel(t.ctx)
@@ -997,16 +1019,23 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		if disk != nil {
 			defer disk.Done()
 		}
-		res.Diff = tracker.Diff(files)
 		var err error
-		if changes != nil {
-			err = changes.Commit(ctx, tracker)
+		if tracker != nil {
+			res.Diff = tracker.Diff(files)
+			if changes != nil {
+				err = changes.Commit(ctx, tracker)
+			}
 		}
-		return &turnSaved{turn: id, res: res, err: err}
+		// The journal always answers: on commit, or with ErrNotSaved
+		// once writes have failed for longer than its patience or the
+		// session closes.
+		return &turnSaved{turn: id, res: res, err: err, unsaved: <-saved}
 	})
 }
 
-// onTurnSaved publishes the finished turn and takes the next input.
+// onTurnSaved publishes the finished turn and takes the next input. A turn
+// whose history could not be saved says so in its result and in an error
+// notice: its answer was given, but a restart will not see it.
 func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
 	t := o.turn
 	if t == nil || t.id != msg.turn {
@@ -1014,6 +1043,10 @@ func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
 	}
 	if msg.err != nil {
 		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + msg.err.Error()})
+	}
+	if msg.unsaved != nil {
+		msg.res.NotSaved = msg.unsaved.Error()
+		o.deps.Bus.Publish(messages.Notice{Level: "error", Text: fmt.Sprintf("this turn is not saved (%v): the session takes no new input until the store accepts writes again; free space or fix the database (odin doctor)", msg.unsaved)})
 	}
 	o.deps.Bus.Publish(messages.TurnFinished{Result: msg.res})
 	o.turn = nil

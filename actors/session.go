@@ -185,6 +185,10 @@ func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
 	return cr, nil
 }
 
+// JournalStats is a snapshot of the session's store writes (queue depth,
+// commit latency, failures), for metrics. Zero without a store.
+func (s *Session) JournalStats() JournalStats { return s.j.Stats() }
+
 // Close cancels any running turn, stops the Orchestrator and its
 // specialists, writes what the journal still holds and shuts the actor
 // system down. Later calls return the first call's result.
@@ -225,8 +229,9 @@ func (s *Session) close(ctx context.Context) error {
 
 // settle cancels the running turn, and each queued input it then starts,
 // and waits until the Orchestrator is idle, so that every turn's end
-// (TurnFinished, published only after its checkpoint is committed off the
-// mailbox) reaches subscribers before the actor is stopped. It gives up
+// (TurnFinished, published only after its history and checkpoint are
+// committed off the mailbox) reaches subscribers before the actor is
+// stopped. It gives up
 // when ctx ends.
 func (s *Session) settle(ctx context.Context) {
 	cancelled := ""
@@ -248,10 +253,15 @@ func (s *Session) settle(ctx context.Context) {
 }
 
 // persistenceNotice tells the user that the history is not being saved
-// (err set) or is saved again (nil).
+// and is kept for retry (err), that writes were given up (an ErrNotSaved
+// err), or that everything is saved again (nil).
 func persistenceNotice(err error) messages.Notice {
 	if err == nil {
 		return messages.Notice{Level: "info", Text: "the session is being saved again; nothing was lost"}
+	}
+	if errors.Is(err, ErrNotSaved) {
+		// Given up (the store rejected the write), not kept for retry.
+		return messages.Notice{Level: "error", Text: fmt.Sprintf("part of the session is lost: %v", err)}
 	}
 	return messages.Notice{Level: "error", Text: fmt.Sprintf("could not save the session (%v): the turn is kept in memory and retried; free space or fix the database (odin doctor)", err)}
 }

@@ -172,6 +172,12 @@ type TurnResult struct {
 	// PlanFile is the plan written in plan mode, relative to the root.
 	PlanFile string `json:"plan_file,omitempty"`
 	// Report is the specialist's report of a direct task (RunTask).
-	Report  *Report       `json:"report,omitempty"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Report *Report `json:"report,omitempty"`
+	// NotSaved, when set, says why the turn's history could not be
+	// committed to the session store: the answer was given, but a
+	// restart or a resumed session will not see it. When it is empty the
+	// turn's input, replies and tool results were committed before this
+	// result was published.
+	NotSaved string        `json:"not_saved,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
 }

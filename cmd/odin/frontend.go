@@ -205,7 +205,9 @@ func (p *storePool) acquire(ctx context.Context, path string) (store.Store, io.C
 		if p.open == nil {
 			p.open = map[string]*pooledStore{}
 		}
-		ps = &pooledStore{st: st}
+		// Grouped: the journals of many sessions share commits
+		// instead of queuing one by one on the writer connection.
+		ps = &pooledStore{st: store.NewGrouped(st)}
 		p.open[path] = ps
 	}
 	ps.refs++

@@ -1,6 +1,9 @@
 package store
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // Sentinel errors. Methods wrap them with the operation and the subject, so
 // classify with errors.Is.
@@ -16,3 +19,23 @@ var (
 	// one; opening it could corrupt data the newer schema relies on.
 	ErrSchemaTooNew = errors.New("database schema is newer than this odin")
 )
+
+// Transient reports whether err is a failure that load explains and time
+// alone may clear: the database busy or locked by another writer, a
+// statement interrupted, or a deadline that passed while the write waited
+// its turn (a process has one writer connection). A full disk, a
+// read-only or a damaged file need someone to act instead.
+func Transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || isBusy(err) {
+		return true
+	}
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == sqliteInterrupt
+}
+
+// sqliteInterrupt is SQLITE_INTERRUPT: a statement stopped because its
+// context ended.
+const sqliteInterrupt = 9
