@@ -1091,10 +1091,10 @@ type requestReviewInput struct {
 // requestReviewTool lets the Orchestrator's model ask for review and QA of
 // a change that the rules would not force. It can only add gates, never
 // waive them.
-func requestReviewTool() tools.Tool {
+var requestReviewTool = sync.OnceValue(func() tools.Tool {
 	return tools.New[requestReviewInput](reviewToolName, tools.ClassSpawn,
 		"Ask for mandatory review and QA of this turn's changes even if the rules would not require them (e.g. a subtle change). Gates cannot be skipped, only added.",
 		func(context.Context, *tools.Env, requestReviewInput) (tools.Result, error) {
 			return tools.Result{Output: "review requested"}, nil
 		})
-}
+})

@@ -21,8 +21,10 @@ type ResolvedProvider struct {
 	APIKeyEnv   string
 	Timeout     time.Duration
 	IdleTimeout time.Duration
-	Budget      time.Duration
-	MaxRetries  int
+	// IdleConnTimeout is providers.<Name>.idle_conn_timeout.
+	IdleConnTimeout time.Duration
+	Budget          time.Duration
+	MaxRetries      int
 	// Headers is a copy; the caller may keep it.
 	Headers map[string]string
 	// RateLimit is providers.<Name>.rate_limit.
@@ -84,16 +86,17 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		ID:           id,
 		ProviderName: name,
 		Provider: ResolvedProvider{
-			Name:        name,
-			BaseURL:     p.BaseURL,
-			APIKey:      c.APIKey(name),
-			APIKeyEnv:   p.APIKeyEnv,
-			Timeout:     p.Timeout,
-			IdleTimeout: p.IdleTimeout,
-			Budget:      p.Budget,
-			MaxRetries:  p.MaxRetries,
-			Headers:     maps.Clone(p.Headers),
-			RateLimit:   p.RateLimit,
+			Name:            name,
+			BaseURL:         p.BaseURL,
+			APIKey:          c.APIKey(name),
+			APIKeyEnv:       p.APIKeyEnv,
+			Timeout:         p.Timeout,
+			IdleTimeout:     p.IdleTimeout,
+			IdleConnTimeout: p.IdleConnTimeout,
+			Budget:          p.Budget,
+			MaxRetries:      p.MaxRetries,
+			Headers:         maps.Clone(p.Headers),
+			RateLimit:       p.RateLimit,
 		},
 		RateLimit:     info.RateLimit,
 		ContextWindow: info.ContextWindow,

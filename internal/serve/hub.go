@@ -32,7 +32,10 @@ func newHub(size int) *hub {
 }
 
 func (h *hub) add(env messages.Envelope) {
-	data, err := json.Marshal(env)
+	// Envelope's own MarshalJSON, not json.Marshal: that would validate
+	// and compact its output again, a second pass over every event
+	// (text deltas included) of every session.
+	data, err := env.MarshalJSON()
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
 	}

@@ -410,14 +410,31 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": odin events\n\n")
 	fl.Flush()
+	var buf []byte
 	for {
 		recs, gap, changed, closed := e.hub.since(after)
+		buf = buf[:0]
 		if gap {
-			fmt.Fprintf(w, "event: resync\ndata: {\"type\":\"resync\",\"after\":%d}\n\n", after)
+			buf = append(buf, `event: resync`+"\n"+`data: {"type":"resync","after":`...)
+			buf = strconv.AppendUint(buf, after, 10)
+			buf = append(buf, "}\n\n"...)
 		}
+		// One write for what is pending: the events of a turn arrive in
+		// bursts, and each write to the connection is a system call.
 		for _, rec := range recs {
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", rec.seq, rec.typ, rec.data)
+			buf = append(buf, "id: "...)
+			buf = strconv.AppendUint(buf, rec.seq, 10)
+			buf = append(buf, "\nevent: "...)
+			buf = append(buf, rec.typ...)
+			buf = append(buf, "\ndata: "...)
+			buf = append(buf, rec.data...)
+			buf = append(buf, "\n\n"...)
 			after = rec.seq
+		}
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
 		}
 		fl.Flush()
 		if closed {

@@ -29,6 +29,7 @@ func main() {
 	rounds := flag.Int("rounds", envInt("ROUNDS", 1), "rounds per build (ROUNDS)")
 	settle := flag.Duration("settle", 40*time.Second, "idle time after the burst before memory, fds and model connections are read again")
 	verbose := flag.Bool("v", false, "log progress")
+	profile := flag.String("cpuprofile", "", "directory to write each run's serve CPU profile to (BUILD-SESSIONS-ROUND.pprof)")
 	flag.Parse()
 	builds := []string{*bin}
 	names := []string{"now"}
@@ -54,9 +55,14 @@ func main() {
 			for b, dir := range builds {
 				abs, _ := filepath.Abs(dir)
 				logf("%d sessions, %s (%s), round %d", n, names[b], abs, r+1)
+				var env []string
+				if *profile != "" {
+					p, _ := filepath.Abs(filepath.Join(*profile, fmt.Sprintf("%s-%d-%d.pprof", names[b], n, r+1)))
+					env = append(env, "ODIN_SERVE_CPUPROFILE="+p)
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 				res, err := serveload.Run(ctx, serveload.Config{Bin: filepath.Join(abs, "odin"), Sessions: n, Turns: *turns,
-					Single: *single, Settle: *settle, Logf: logf})
+					Single: *single, Settle: *settle, Env: env, Logf: logf})
 				cancel()
 				if err != nil {
 					fails++
