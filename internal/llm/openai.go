@@ -272,7 +272,9 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			}
 			return nil, canceled(ctx.Err(), attempt-1)
 		}
+		began := time.Now()
 		resp, err := c.attempt(bctx, &req, body, onEvent)
+		observeAttempt(time.Since(began), resp, err)
 		if err == nil {
 			return resp, nil
 		}
