@@ -45,6 +45,10 @@ type Config struct {
 	// are done and starts it again on the same state directory; sessions
 	// whose turn it interrupted send that message again.
 	Restart bool
+	// ModelLatency is how long the scripted model takes before the first
+	// byte of each answer (a provider's time to first token); 0 answers at
+	// once.
+	ModelLatency time.Duration
 	// Settle is how long the server is left idle after the burst before
 	// its memory, file descriptors and model connections are read again.
 	Settle time.Duration
@@ -95,7 +99,7 @@ func answer(s, t int) string   { return fmt.Sprintf("load answer <%d.%d> done", 
 
 // script answers every question of the run, each twice over when a
 // restart may make a session ask again.
-func script(sessions, turns, single int, restart bool) *llmtest.Script {
+func script(sessions, turns, single int, restart bool, latency time.Duration) *llmtest.Script {
 	sc := llmtest.NewScript()
 	copies := 1
 	if restart {
@@ -103,7 +107,7 @@ func script(sessions, turns, single int, restart bool) *llmtest.Script {
 	}
 	add := func(s, t int) {
 		for range copies {
-			sc.Add("orchestrator", llmtest.Step{When: question(s, t), Text: answer(s, t)})
+			sc.Add("orchestrator", llmtest.Step{When: question(s, t), Text: answer(s, t), Latency: llmtest.Duration(latency)})
 		}
 	}
 	for t := range single {
@@ -169,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	model, err := llmtest.Serve("127.0.0.1:0", script(cfg.Sessions, cfg.Turns, cfg.Single, cfg.Restart))
+	model, err := llmtest.Serve("127.0.0.1:0", script(cfg.Sessions, cfg.Turns, cfg.Single, cfg.Restart, cfg.ModelLatency))
 	if err != nil {
 		return nil, err
 	}
@@ -284,6 +288,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	cfg.Logf("burst: %d turns in %v", len(res.Lat), res.Wall.Round(time.Millisecond))
 
+	// The client's own idle connections to the server are not the
+	// server's to account for.
+	tr.CloseIdleConnections()
 	pid := r.pid()
 	res.PeakRSS = procStatus(pid, "VmHWM")
 	res.PeakFDs = int(r.peak.Load())

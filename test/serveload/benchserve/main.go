@@ -27,6 +27,7 @@ func main() {
 	turns := flag.Int("turns", 3, "turns per session")
 	single := flag.Int("single", 20, "turns of the lone session measured first (the latency baseline)")
 	rounds := flag.Int("rounds", envInt("ROUNDS", 1), "rounds per build (ROUNDS)")
+	latency := flag.Duration("model-latency", time.Second, "the scripted model's time to first byte of every answer")
 	settle := flag.Duration("settle", 40*time.Second, "idle time after the burst before memory, fds and model connections are read again")
 	verbose := flag.Bool("v", false, "log progress")
 	profile := flag.String("cpuprofile", "", "directory to write each run's serve CPU profile to (BUILD-SESSIONS-ROUND.pprof)")
@@ -62,7 +63,7 @@ func main() {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 				res, err := serveload.Run(ctx, serveload.Config{Bin: filepath.Join(abs, "odin"), Sessions: n, Turns: *turns,
-					Single: *single, Settle: *settle, Env: env, Logf: logf})
+					Single: *single, Settle: *settle, ModelLatency: *latency, Env: env, Logf: logf})
 				cancel()
 				if err != nil {
 					fails++
@@ -104,7 +105,7 @@ func main() {
 			fmt.Printf("%-8d CPU per turn now/base: %.2fx\n", n, cpu[1]/cpu[0])
 		}
 	}
-	fmt.Printf("p50/1, p99/1: against one session alone (%d turns) on the same server; cpu ms/t: serve's user+sys CPU per turn;\n", *single)
+	fmt.Printf("model latency %v; p50/1, p99/1: against one session alone (%d turns) on the same server; cpu ms/t: serve's user+sys CPU per turn;\n", *latency, *single)
 	fmt.Printf("after: %v after the burst; conns: serve's open connections to the model server then.\n", *settle)
 	if fails > 0 {
 		os.Exit(1)
