@@ -129,11 +129,11 @@ type Orchestrator struct {
 	session  string
 	behavior actor.Behavior
 	// system is the last rendered system prompt (see systemPrompt).
-	system struct{ mode, date, text string }
-	history  []llm.Message
-	queue    []messages.UserMessage
-	turn     *turnState
-	turnSeq  int
+	system  struct{ mode, date, text string }
+	history []llm.Message
+	queue   []messages.UserMessage
+	turn    *turnState
+	turnSeq int
 	// compacting is the compaction in progress, if any: the data of the
 	// compacting behaviour; compactSeq numbers compactions so that a late
 	// result of an aborted one is recognised.
