@@ -148,7 +148,8 @@ type runner struct {
 	done   atomic.Int64  // turns done in the burst
 	retry  atomic.Int64
 	restMu sync.Mutex
-	rest   bool // a restart has been done
+	rests  sync.WaitGroup
+	rest   atomic.Bool // a restart has been done
 }
 
 // Run runs cfg and checks every session's export; the error names every
@@ -261,12 +262,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 				}
 				lats[i] = append(lats[i], d)
 				if n := r.done.Add(1); cfg.Restart && n == total/2 {
-					go r.restart()
+					r.rests.Add(1)
+					go func() {
+						defer r.rests.Done()
+						r.restart()
+					}()
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	r.rests.Wait()
 	res.Wall = time.Since(start)
 	cpu := r.cpuNow() - cpu0
 	select {
@@ -283,7 +289,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.CPUPerTurn = cpu / time.Duration(len(res.Lat))
 	}
 	res.Retried = int(r.retry.Load())
-	if r.rest {
+	if r.rest.Load() {
 		res.Restarts = 1
 	}
 	cfg.Logf("burst: %d turns in %v", len(res.Lat), res.Wall.Round(time.Millisecond))
@@ -415,11 +421,10 @@ func (r *runner) restart() {
 			r.cfg.Logf("odin serve exited with %v:\n%s", ps, old.stderr)
 		}
 	}
+	r.rest.Store(true)
 	if err := r.start(); err != nil {
 		r.cfg.Logf("restart: %v", err)
-		return
 	}
-	r.rest = true
 }
 
 // current waits for a running server.
