@@ -81,6 +81,11 @@ type Result struct {
 	// Retried counts turns the restart interrupted and that were sent
 	// again; Restarts how many times the server was restarted.
 	Retried, Restarts int
+	// Incomplete counts the sessions whose export missed a question or
+	// an answer right after the burst, Lost those still missing one 5 s
+	// later; JournalQueued is the journals' queued writes at the first
+	// check, from /metrics (-1 for a server without it).
+	Incomplete, Lost, JournalQueued int
 }
 
 // P returns the q-quantile (0..1) of sorted durations.
@@ -311,23 +316,47 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.FDsAfter = countFDs(pid)
 	res.ModelConns = r.modelConns(pid)
 
-	// Every session's export holds every question and answer.
-	var bad []string
-	var badMu sync.Mutex
-	for i, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if err := r.check(ctx, id, i, cfg.Turns); err != nil {
-				badMu.Lock()
-				bad = append(bad, err.Error())
-				badMu.Unlock()
-			}
-		}()
+	// Every session's export holds every question and answer. A session
+	// found incomplete is read again after a pause, to tell writes that
+	// were late (turn_finished before its writes were committed) from
+	// writes that were lost.
+	res.JournalQueued = r.journalQueued(ctx)
+	checkAll := func(which []int) (bad []string, failed []int) {
+		var badMu sync.Mutex
+		for _, i := range which {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if err := r.check(ctx, ids[i], i, cfg.Turns); err != nil {
+					badMu.Lock()
+					bad = append(bad, err.Error())
+					failed = append(failed, i)
+					badMu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return bad, failed
 	}
-	wg.Wait()
+	all := make([]int, len(ids))
+	for i := range all {
+		all[i] = i
+	}
+	bad, failed := checkAll(all)
+	res.Incomplete = len(bad)
+	if len(bad) > 0 {
+		select {
+		case <-time.After(5 * time.Second):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		bad, _ = checkAll(failed)
+		cfg.Logf("%d sessions' exports were incomplete right after the burst, %d still 5 s later (journal queue then: %d writes)",
+			res.Incomplete, len(bad), res.JournalQueued)
+	}
+	res.Lost = len(bad)
 	if len(bad) > 0 {
 		slices.Sort(bad)
 		more := ""
@@ -335,7 +364,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			more = fmt.Sprintf("\n... and %d more", len(bad)-10)
 			bad = bad[:10]
 		}
-		return res, fmt.Errorf("%d of %d sessions' exports are incomplete:\n%s%s", len(bad), cfg.Sessions, strings.Join(bad, "\n"), more)
+		return res, fmt.Errorf("%d of %d sessions' exports are incomplete (%d right after the burst):\n%s%s", res.Lost, cfg.Sessions, res.Incomplete, strings.Join(bad, "\n"), more)
 	}
 	return res, nil
 }
@@ -645,6 +674,27 @@ func (r *runner) turnOn(ctx context.Context, s *server, id string, i, t int) (ti
 		return 0, fmt.Errorf("events: %w", err)
 	}
 	return 0, errors.New("event stream ended before turn_finished")
+}
+
+// journalQueued reads odin_journal_queued_writes from /metrics; -1 when
+// the server has no such metric (an older build).
+func (r *runner) journalQueued(ctx context.Context) int {
+	s, err := r.current(ctx)
+	if err != nil {
+		return -1
+	}
+	raw, err := r.call(ctx, s, "GET", "/metrics", nil, http.StatusOK)
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "odin_journal_queued_writes "); ok {
+			if n, err := strconv.ParseFloat(v, 64); err == nil {
+				return int(n)
+			}
+		}
+	}
+	return -1
 }
 
 // check reads session i's export and looks for its turns' questions and

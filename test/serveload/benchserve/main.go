@@ -30,6 +30,7 @@ func main() {
 	latency := flag.Duration("model-latency", time.Second, "the scripted model's time to first byte of every answer")
 	settle := flag.Duration("settle", 40*time.Second, "idle time after the burst before memory, fds and model connections are read again")
 	verbose := flag.Bool("v", false, "log progress")
+	keep := flag.String("keep", "", "keep each run's project and state directory (the serve log, the store) under this directory")
 	profile := flag.String("cpuprofile", "", "directory to write each run's serve CPU profile to (BUILD-SESSIONS-ROUND.pprof)")
 	flag.Parse()
 	builds := []string{*bin}
@@ -61,13 +62,25 @@ func main() {
 					p, _ := filepath.Abs(filepath.Join(*profile, fmt.Sprintf("%s-%d-%d.pprof", names[b], n, r+1)))
 					env = append(env, "ODIN_SERVE_CPUPROFILE="+p)
 				}
+				dir := ""
+				if *keep != "" {
+					dir = filepath.Join(*keep, fmt.Sprintf("%s-%d-%d", names[b], n, r+1))
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						fmt.Fprintln(os.Stderr, "benchserve:", err)
+						os.Exit(1)
+					}
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 				res, err := serveload.Run(ctx, serveload.Config{Bin: filepath.Join(abs, "odin"), Sessions: n, Turns: *turns,
-					Single: *single, Settle: *settle, ModelLatency: *latency, Env: env, Logf: logf})
+					Single: *single, Settle: *settle, ModelLatency: *latency, Dir: dir, Env: env, Logf: logf})
 				cancel()
 				if err != nil {
 					fails++
-					fmt.Fprintf(os.Stderr, "benchserve: %d sessions, %s: %v\n", n, names[b], err)
+					msg := err.Error()
+					if lines := strings.SplitN(msg, "\n", 5); len(lines) == 5 {
+						msg = strings.Join(lines[:4], "\n") + "\n..."
+					}
+					fmt.Fprintf(os.Stderr, "benchserve: %d sessions, %s: %s\n", n, names[b], msg)
 				}
 				if res != nil {
 					rows[b] = append(rows[b], res)
