@@ -114,7 +114,6 @@ type OpenAIOptions struct {
 type OpenAI struct {
 	opts   OpenAIOptions
 	client openai.Client
-	tools  toolWires
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -248,7 +247,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	body, err := encodeRequest(req, c.opts.MaxTokensParam, &c.tools)
+	body, err := encodeRequest(req, c.opts.MaxTokensParam, &wires)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
 	}
