@@ -21,14 +21,15 @@ type ResolvedProvider struct {
 	APIKeyEnv   string
 	Timeout     time.Duration
 	IdleTimeout time.Duration
-	// IdleConnTimeout is providers.<Name>.idle_conn_timeout.
-	IdleConnTimeout time.Duration
-	Budget          time.Duration
-	MaxRetries      int
+	Budget      time.Duration
+	MaxRetries  int
 	// Headers is a copy; the caller may keep it.
 	Headers map[string]string
 	// RateLimit is providers.<Name>.rate_limit.
 	RateLimit RateLimit
+
+	// IdleConnTimeout is providers.<Name>.idle_conn_timeout.
+	IdleConnTimeout time.Duration
 }
 
 // ModelRef is a model resolved to the provider that serves it and what
@@ -86,17 +87,16 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		ID:           id,
 		ProviderName: name,
 		Provider: ResolvedProvider{
-			Name:            name,
-			BaseURL:         p.BaseURL,
-			APIKey:          c.APIKey(name),
-			APIKeyEnv:       p.APIKeyEnv,
-			Timeout:         p.Timeout,
-			IdleTimeout:     p.IdleTimeout,
-			IdleConnTimeout: p.IdleConnTimeout,
-			Budget:          p.Budget,
-			MaxRetries:      p.MaxRetries,
-			Headers:         maps.Clone(p.Headers),
-			RateLimit:       p.RateLimit,
+			Name:        name,
+			BaseURL:     p.BaseURL,
+			APIKey:      c.APIKey(name),
+			APIKeyEnv:   p.APIKeyEnv,
+			Timeout:     p.Timeout,
+			IdleTimeout: p.IdleTimeout,
+			Budget:      p.Budget,
+			MaxRetries:  p.MaxRetries,
+			Headers:     maps.Clone(p.Headers),
+			RateLimit:   p.RateLimit,
 		},
 		RateLimit:     info.RateLimit,
 		ContextWindow: info.ContextWindow,
@@ -105,6 +105,7 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		Known:         known,
 		Images:        info.Images,
 	}
+	ref.Provider.IdleConnTimeout = p.IdleConnTimeout
 	if ref.ContextWindow <= 0 {
 		ref.ContextWindow = DefaultContextWindow
 	}
