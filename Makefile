@@ -9,7 +9,7 @@ LDFLAGS ?= -s -w
 # libc mapped: 1.7 MB less resident memory). odin-sitter needs cgo for
 # tree-sitter.
 
-.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox demo clean models
+.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve demo clean models
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
@@ -41,6 +41,15 @@ bench-all:
 
 bench-sandbox:
 	$(GO) test -run '^$$' -bench Launch ./internal/sandbox
+
+# bench-serve loads the release odin serve with 300 and 1,000 sessions of
+# 3 turns each (test/serveload) and prints turns/s, p50/p99 latency against
+# one session, serve CPU per turn, peak and after-burst RSS, fds and model
+# connections. BASE_BIN=/dir/of/older/odin measures that build beside it,
+# in alternating ROUNDS (default 1); SESSIONS=300 narrows it.
+SESSIONS ?= 300,1000
+bench-serve: build
+	$(GO) run ./test/serveload/benchserve -bin $(BIN) -sessions $(SESSIONS) -v
 
 demo: build-hint build
 	./scripts/demo.sh

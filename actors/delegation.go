@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -58,11 +59,34 @@ func agentTool(agents []*AgentDefinition) tools.Tool {
 		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
 		s.Properties["model"].Enum = []any{"main", "small"}
 	}
-	return tools.New[AgentInput](AgentToolName, tools.ClassSpawn, strings.TrimSpace(b.String()),
+	desc := strings.TrimSpace(b.String())
+	// The description names every agent, so it is the tool's identity:
+	// sessions with the same roster share one tool.
+	sharedAgentTools.mu.Lock()
+	defer sharedAgentTools.mu.Unlock()
+	if t, ok := sharedAgentTools.m[desc]; ok {
+		return t
+	}
+	t := tools.New[AgentInput](AgentToolName, tools.ClassSpawn, desc,
 		func(context.Context, *tools.Env, AgentInput) (tools.Result, error) {
 			return tools.Result{Output: handledByOrchestrator}, nil
 		}, tools.WithSchema(enum))
+	if len(sharedAgentTools.m) >= maxAgentTools {
+		clear(sharedAgentTools.m)
+	}
+	sharedAgentTools.m[desc] = t
+	return t
 }
+
+// sharedAgentTools are the agent tools built so far, by description: a
+// process serving many sessions (odin serve) derives each roster's schema
+// once. Bounded: rosters change only with the projects' agent files.
+var sharedAgentTools = struct {
+	mu sync.Mutex
+	m  map[string]tools.Tool
+}{m: map[string]tools.Tool{}}
+
+const maxAgentTools = 64
 
 const handledByOrchestrator = "handled by the Orchestrator"
 
@@ -91,21 +115,25 @@ type AgentStopInput struct {
 	Detach bool   `json:"detach,omitempty" jsonschema:"Keep it running past this turn; its report lands in the session"`
 }
 
-func agentOutputTool() tools.Tool {
+// agentOutputTool, agentStopTool and requestReviewTool never change, and
+// deriving a tool's schema costs more than the rest of starting a turn:
+// every session of the process shares one of each (a Tool is immutable
+// and safe for concurrent use).
+var agentOutputTool = sync.OnceValue(func() tools.Tool {
 	return tools.New[AgentOutputInput](AgentOutputToolName, tools.ClassRead,
 		"Get the report of an agent run started with run_in_background once it finishes; until then its status, tokens and last activities.",
 		func(context.Context, *tools.Env, AgentOutputInput) (tools.Result, error) {
 			return tools.Result{Output: handledByOrchestrator}, nil
 		})
-}
+})
 
-func agentStopTool() tools.Tool {
+var agentStopTool = sync.OnceValue(func() tools.Tool {
 	return tools.New[AgentStopInput](AgentStopToolName, tools.ClassSpawn,
 		"Stop a background agent run, or detach it to let it work on after this turn.",
 		func(context.Context, *tools.Env, AgentStopInput) (tools.Result, error) {
 			return tools.Result{Output: handledByOrchestrator}, nil
 		})
-}
+})
 
 // parseCall validates a call's arguments with the tool's own schema and
 // decodes them into in, returning an error text for the model when they

@@ -73,6 +73,11 @@ type Provider struct {
 	// A stalled stream fails (and is retried) after it rather than after
 	// timeout. Default 90s (for every provider; 0 also means 90s).
 	IdleTimeout time.Duration `mapstructure:"idle_timeout" yaml:"idle_timeout"`
+	// IdleConnTimeout is how long a connection to the provider is kept
+	// open without a request, for the next one. Default 30s (0 also means
+	// 30s): odin serve's sessions share the connections, and a burst of
+	// them leaves none open for longer than this.
+	IdleConnTimeout time.Duration `mapstructure:"idle_conn_timeout" yaml:"idle_conn_timeout"`
 	// Budget bounds one model call as a whole: every attempt and every wait
 	// between retries. When it runs out the call fails without another
 	// retry. Default 15m (for every provider; 0 also means 15m).

@@ -27,6 +27,9 @@ type ResolvedProvider struct {
 	Headers map[string]string
 	// RateLimit is providers.<Name>.rate_limit.
 	RateLimit RateLimit
+
+	// IdleConnTimeout is providers.<Name>.idle_conn_timeout.
+	IdleConnTimeout time.Duration
 }
 
 // ModelRef is a model resolved to the provider that serves it and what
@@ -102,6 +105,7 @@ func (c *Config) ResolveModel(roleOrID string) (ModelRef, error) {
 		Known:         known,
 		Images:        info.Images,
 	}
+	ref.Provider.IdleConnTimeout = p.IdleConnTimeout
 	if ref.ContextWindow <= 0 {
 		ref.ContextWindow = DefaultContextWindow
 	}

@@ -179,6 +179,7 @@ func (v *validator) providers(c *Config) {
 		v.envName(key+".api_key_env", p.APIKeyEnv)
 		v.positiveDuration(key+".timeout", p.Timeout)
 		v.notNegativeDuration(key+".idle_timeout", p.IdleTimeout)
+		v.notNegativeDuration(key+".idle_conn_timeout", p.IdleConnTimeout)
 		v.notNegativeDuration(key+".budget", p.Budget)
 		notNegative(v, key+".max_retries", p.MaxRetries)
 		v.rateLimit(key+".rate_limit", p.RateLimit)

@@ -387,7 +387,7 @@ func (a *app) model(name string) (actors.Model, error) {
 	if !ok {
 		p := ref.Provider
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
-			IdleTimeout: p.IdleTimeout, Budget: p.Budget, Provider: ref.ProviderName,
+			IdleTimeout: p.IdleTimeout, IdleConnTimeout: p.IdleConnTimeout, Budget: p.Budget, Provider: ref.ProviderName,
 			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref)})
 		a.clients[ref.ProviderName] = c
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -49,7 +50,10 @@ loopback unless --listen says otherwise; a non-loopback address needs
 --tls-cert and --tls-key, or --tls-proxy when a proxy in front terminates
 TLS. Idle sessions are passivated (stopped; their history is in the store)
 and restored on their next message. SIGINT or SIGTERM cancels and saves
-in-flight turns and ends every event stream with a "shutdown" event.`,
+in-flight turns and ends every event stream with a "shutdown" event.
+
+ODIN_SERVE_CPUPROFILE=FILE writes a CPU profile of the whole run to FILE
+at shutdown (go tool pprof FILE), for profiling serve under load.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(g, f, stdout, stderr)
@@ -68,6 +72,13 @@ in-flight turns and ends every event stream with a "shutdown" event.`,
 
 func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	gcFor(longLived)
+	if file := os.Getenv("ODIN_SERVE_CPUPROFILE"); file != "" {
+		stop, err := startCPUProfile(file)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	a, err := loadApp(g)
 	if err != nil {
 		return err
@@ -133,6 +144,23 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	return runUntilSignal(srv, hs, errc, 30*time.Second, func() {
 		fmt.Fprintln(stderr, "odin serve: shutting down: cancelling and saving in-flight turns")
 	})
+}
+
+// startCPUProfile profiles the process into file until the returned
+// function is called.
+func startCPUProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("ODIN_SERVE_CPUPROFILE: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("ODIN_SERVE_CPUPROFILE: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // serveRoots resolves the --root directories (absolute, symlinks

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -28,6 +29,11 @@ const (
 	DefaultBackoffBase   = 500 * time.Millisecond
 	DefaultBackoffMax    = 30 * time.Second
 	DefaultMaxRetryAfter = 2 * time.Minute
+	// DefaultIdleConnTimeout: long enough to carry a conversation's connection
+	// from one model call to the next (a tool run, the user's reply),
+	// short enough that a burst of sessions in odin serve does not leave
+	// hundreds of sockets open after it.
+	DefaultIdleConnTimeout = 30 * time.Second
 )
 
 // idleConnsPerProvider is how many idle connections a provider's pool
@@ -83,8 +89,13 @@ type OpenAIOptions struct {
 	// "max_completion_tokens" (required by OpenAI's reasoning models).
 	// Default: max_completion_tokens for api.openai.com, else max_tokens.
 	MaxTokensParam string
-	// HTTPClient performs the requests; nil uses a private client.
+	// HTTPClient performs the requests; nil uses the process's pool of
+	// provider connections (see sharedPool).
 	HTTPClient *http.Client
+	// IdleConnTimeout is how long an idle connection to the provider stays open
+	// for the next request (default DefaultIdleConnTimeout); it applies to the
+	// pool used when HTTPClient is nil.
+	IdleConnTimeout time.Duration
 	// Sleep waits d or until ctx ends (returning ctx.Err()); tests inject
 	// it to observe backoff without waiting. Nil uses a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -103,7 +114,6 @@ type OpenAIOptions struct {
 type OpenAI struct {
 	opts   OpenAIOptions
 	client openai.Client
-	tools  toolWires
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -144,22 +154,11 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 			opts.MaxTokensParam = maxCompletionTokens
 		}
 	}
+	if opts.IdleConnTimeout <= 0 {
+		opts.IdleConnTimeout = DefaultIdleConnTimeout
+	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
-		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			// A private pool: idle connections of one provider are not
-			// shared with, or closed by, unrelated code. Specialists call
-			// the same host in parallel; keeping their connections (and TLS
-			// sessions) alive spares every fan-out a burst of handshakes.
-			// Over HTTP/1.1 (local servers) each parallel call holds its
-			// own connection, so the pool keeps as many as a fan-out uses;
-			// the default transport's 100 in total would send most of a
-			// 256-specialist fan-out back to dialling on every turn.
-			pool := t.Clone()
-			pool.MaxIdleConns = idleConnsPerProvider
-			pool.MaxIdleConnsPerHost = idleConnsPerProvider
-			opts.HTTPClient.Transport = pool
-		}
+		opts.HTTPClient = &http.Client{Transport: sharedPool(opts.IdleConnTimeout)}
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
@@ -190,6 +189,44 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	return &OpenAI{opts: opts, client: openai.Client{Options: ro}}
 }
 
+// pools are the provider connection pools of the process, by idle
+// timeout: every client without an HTTPClient of its own shares one. Odin
+// serve builds a client per session, and a pool per client kept one idle
+// connection per session open after a burst (and dialled anew for every
+// new session); shared, the sessions of a provider reuse each other's
+// connections. The pools are private to this package: idle connections
+// of a provider are not shared with, or closed by, unrelated code.
+var pools = struct {
+	mu sync.Mutex
+	m  map[time.Duration]*http.Transport
+}{m: map[time.Duration]*http.Transport{}}
+
+// sharedPool returns the pool whose idle connections close after
+// idle.
+func sharedPool(idle time.Duration) http.RoundTripper {
+	pools.mu.Lock()
+	defer pools.mu.Unlock()
+	if t, ok := pools.m[idle]; ok {
+		return t
+	}
+	base, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return http.DefaultTransport
+	}
+	// Specialists call the same host in parallel; keeping their
+	// connections (and TLS sessions) alive spares every fan-out a burst
+	// of handshakes. Over HTTP/1.1 (local servers) each parallel call
+	// holds its own connection, so the pool keeps as many as a fan-out
+	// uses; the default transport's 100 in total would send most of a
+	// 256-specialist fan-out back to dialling on every turn.
+	t := base.Clone()
+	t.MaxIdleConns = idleConnsPerProvider
+	t.MaxIdleConnsPerHost = idleConnsPerProvider
+	t.IdleConnTimeout = idle
+	pools.m[idle] = t
+	return t
+}
+
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
@@ -210,7 +247,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	body, err := encodeRequest(req, c.opts.MaxTokensParam, &c.tools)
+	body, err := encodeRequest(req, c.opts.MaxTokensParam, &wires)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Message: err.Error(), Attempts: 0}
 	}
@@ -234,7 +271,9 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 			}
 			return nil, canceled(ctx.Err(), attempt-1)
 		}
+		began := time.Now()
 		resp, err := c.attempt(bctx, &req, body, onEvent)
+		observeAttempt(time.Since(began), resp, err)
 		if err == nil {
 			return resp, nil
 		}

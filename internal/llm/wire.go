@@ -262,6 +262,11 @@ type toolWires struct {
 	byName map[string][]*toolWire
 }
 
+// wires is the cache of every client of the process: odin serve makes a
+// client per session, and each encoded the same tools again on its first
+// call.
+var wires toolWires
+
 type toolWire struct {
 	desc, params string
 	raw          []byte

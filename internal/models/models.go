@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Model is one catalogue entry. Prices are US dollars per million tokens.
@@ -39,8 +40,11 @@ type Catalog struct {
 }
 
 // New returns the catalogue built into the binary (catalog.json, compiled
-// in as catalog_gen.go by `make models`).
-func New() (*Catalog, error) { return index(embedded), nil }
+// in as catalog_gen.go by `make models`). A Catalog is read-only, so
+// every caller shares one index: odin serve asked for it once per session.
+func New() (*Catalog, error) { return builtIn(), nil }
+
+var builtIn = sync.OnceValue(func() *Catalog { return index(embedded) })
 
 // Parse reads a catalogue in catalog.json's format.
 func Parse(data []byte) (*Catalog, error) {

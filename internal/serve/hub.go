@@ -32,7 +32,10 @@ func newHub(size int) *hub {
 }
 
 func (h *hub) add(env messages.Envelope) {
-	data, err := json.Marshal(env)
+	// Envelope's own MarshalJSON, not json.Marshal: that would validate
+	// and compact its output again, a second pass over every event
+	// (text deltas included) of every session.
+	data, err := env.MarshalJSON()
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
 	}
@@ -47,7 +50,10 @@ func (h *hub) append(typ string, data []byte) {
 	}
 	h.buf = append(h.buf, record{seq: h.next, typ: typ, data: data})
 	h.next++
-	if len(h.buf) > h.size {
+	// Trimmed back to size once a quarter over it, not at every event
+	// past it: copying the whole buffer per event made a long session's
+	// every event cost a thousand record copies.
+	if len(h.buf) > h.size+h.size/4 {
 		h.buf = append(h.buf[:0:0], h.buf[len(h.buf)-h.size:]...)
 	}
 	close(h.changed)
@@ -67,10 +73,14 @@ func (h *hub) since(seq uint64) (out []record, gap bool, changed <-chan struct{}
 	if seq+1 < oldest {
 		gap = true
 	}
-	for _, r := range h.buf {
-		if r.seq > seq {
-			out = append(out, r)
-		}
+	// Sequence numbers in the buffer are consecutive: the events after
+	// seq start at a computed index. The slice shares the buffer, capped
+	// so that appends never reach it (a trim copies to a new array).
+	if seq >= h.next {
+		return nil, gap, h.changed, h.closed
+	}
+	if i := int(max(seq+1, oldest) - oldest); i < len(h.buf) {
+		out = h.buf[i:len(h.buf):len(h.buf)]
 	}
 	return out, gap, h.changed, h.closed
 }

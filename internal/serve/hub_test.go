@@ -43,3 +43,34 @@ func TestHubResumesAfterLastEventIDAndReportsGaps(t *testing.T) {
 		t.Errorf("after close: %v closed=%v, want the final shutdown event", recs, closed)
 	}
 }
+
+// TestHubSinceAcrossTrims: past its size the buffer keeps the newest
+// events, each client gets exactly the events after its last one, and an
+// id from the future gets none.
+func TestHubSinceAcrossTrims(t *testing.T) {
+	h := newHub(8)
+	for i := range 100 {
+		h.add(messages.Envelope{Event: messages.TextDelta{Text: string(rune('a' + i%26))}})
+		last := h.last()
+		for _, after := range []uint64{last - 1, last - 5, last - 8} {
+			if after > last {
+				continue
+			}
+			recs, gap, _, _ := h.since(after)
+			if gap || uint64(len(recs)) != last-after {
+				t.Fatalf("after %d events, since(%d): %d records gap=%v", last, after, len(recs), gap)
+			}
+			for k, r := range recs {
+				if r.seq != after+1+uint64(k) {
+					t.Fatalf("since(%d)[%d].seq = %d", after, k, r.seq)
+				}
+			}
+		}
+	}
+	if recs, _, _, _ := h.since(1000); len(recs) != 0 {
+		t.Errorf("since(1000) = %d records, want none", len(recs))
+	}
+	if recs, gap, _, _ := h.since(0); !gap || len(recs) < 8 {
+		t.Errorf("since(0) = %d records gap=%v, want a gap and at least the 8 newest", len(recs), gap)
+	}
+}

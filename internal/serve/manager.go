@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,41 @@ type manager struct {
 	mu       sync.Mutex
 	sessions map[string]*entry
 	closing  bool
+
+	// finished counts turns by status; passivated counts passivations.
+	finished   statusCounts
+	passivated atomic.Int64
+	// freedAt is the count of finished turns and passivations at the
+	// last return of memory to the OS (see reclaim).
+	freedAt int64
+}
+
+// statusCounts counts finished turns by status.
+type statusCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (c *statusCounts) add(status string) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[status]++
+	c.mu.Unlock()
+}
+
+// snapshot returns the counts and their total.
+func (c *statusCounts) snapshot() (map[string]int64, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.n))
+	var total int64
+	for k, v := range c.n {
+		out[k] = v
+		total += v
+	}
+	return out, total
 }
 
 func (m *manager) create(ctx context.Context, project string) (*entry, error) {
@@ -105,7 +141,7 @@ func (m *manager) create(ctx context.Context, project string) (*entry, error) {
 	}
 	e := &entry{id: s.ID(), project: project, hub: newHub(m.bufSize)}
 	e.lastActive.Store(m.now().UnixNano())
-	e.activate(s)
+	e.activate(s, &m.finished)
 	m.mu.Lock()
 	m.sessions[e.id] = e
 	m.mu.Unlock()
@@ -186,7 +222,7 @@ func (e *entry) info() Info {
 // activate attaches a running session and starts copying its events to the
 // hub. The subscription is lossless, so no SSE client misses an event the
 // hub still holds. Called with e.mu held or before e is shared.
-func (e *entry) activate(s Session) {
+func (e *entry) activate(s Session, finished *statusCounts) {
 	ctx, stop := context.WithCancel(context.Background())
 	evs := s.Bus().Subscribe(ctx, 256, true)
 	done := make(chan struct{})
@@ -194,6 +230,9 @@ func (e *entry) activate(s Session) {
 	go func() {
 		defer close(done)
 		for env := range evs {
+			if tf, ok := env.Event.(messages.TurnFinished); ok {
+				finished.add(string(tf.Result.Status))
+			}
 			switch env.Event.(type) {
 			case messages.TurnFinished, messages.InputRemoved:
 				if e.inFlight.Add(-1) < 0 {
@@ -222,7 +261,7 @@ func (m *manager) running(ctx context.Context, e *entry) (Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("restore session %s: %w", e.id, err)
 	}
-	e.activate(s)
+	e.activate(s, &m.finished)
 	return s, nil
 }
 
@@ -284,6 +323,41 @@ func (m *manager) passivate(e *entry, force bool) bool {
 	if !force {
 		e.hub.trim()
 	}
+	m.passivated.Add(1)
+	return true
+}
+
+// reclaimAfter is how much work (turns finished plus sessions passivated)
+// makes an idle server return its free memory to the OS.
+const reclaimAfter = 20
+
+// reclaim returns the heap's free memory to the OS when no turn is in
+// flight and enough work was done since it last did: after a burst the
+// Go runtime keeps the burst's heap mapped and gives it back only slowly,
+// so the server's resident memory stayed at its peak. It costs a full
+// collection, which an idle server can spare; it reports whether it ran.
+func (m *manager) reclaim() bool {
+	m.mu.Lock()
+	all := make([]*entry, 0, len(m.sessions))
+	for _, e := range m.sessions {
+		all = append(all, e)
+	}
+	m.mu.Unlock()
+	for _, e := range all {
+		if e.inFlight.Load() > 0 {
+			return false
+		}
+	}
+	_, done := m.finished.snapshot()
+	work := done + m.passivated.Load()
+	m.mu.Lock()
+	if work-m.freedAt < reclaimAfter {
+		m.mu.Unlock()
+		return false
+	}
+	m.freedAt = work
+	m.mu.Unlock()
+	debug.FreeOSMemory()
 	return true
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/odin-code/odin/internal/policy"
@@ -50,6 +51,8 @@ type Server struct {
 	mux  *http.ServeMux
 	stop chan struct{}
 	done chan struct{}
+	// streams counts the event streams open.
+	streams atomic.Int64
 }
 
 // New returns a Server; Close it to stop its sweeper and sessions.
@@ -92,6 +95,7 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/sessions/{id}/undo", s.undo)
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.approvals)
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{approval}", s.answer)
+	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("GET /v1/history", s.listHistory)
 	mux.HandleFunc("GET /v1/history/{id}", s.timeline)
 	mux.HandleFunc("GET /v1/history/{id}/transcript", s.transcript)
@@ -156,15 +160,23 @@ func (s *Server) sweeper() {
 	defer close(s.done)
 	t := time.NewTicker(max(s.opts.Idle/4, time.Second))
 	defer t.Stop()
+	mem := time.NewTicker(reclaimEvery)
+	defer mem.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
 			s.m.sweep()
+		case <-mem.C:
+			s.m.reclaim()
 		}
 	}
 }
+
+// reclaimEvery is how often an idle server checks whether to return
+// memory to the OS (manager.reclaim).
+const reclaimEvery = 5 * time.Second
 
 // underRoot resolves dir and checks that it lies under a configured root.
 func (s *Server) underRoot(dir string) (string, error) {
@@ -405,19 +417,38 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
+	s.streams.Add(1)
+	defer s.streams.Add(-1)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": odin events\n\n")
 	fl.Flush()
+	var buf []byte
 	for {
 		recs, gap, changed, closed := e.hub.since(after)
+		buf = buf[:0]
 		if gap {
-			fmt.Fprintf(w, "event: resync\ndata: {\"type\":\"resync\",\"after\":%d}\n\n", after)
+			buf = append(buf, `event: resync`+"\n"+`data: {"type":"resync","after":`...)
+			buf = strconv.AppendUint(buf, after, 10)
+			buf = append(buf, "}\n\n"...)
 		}
+		// One write for what is pending: the events of a turn arrive in
+		// bursts, and each write to the connection is a system call.
 		for _, rec := range recs {
-			fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", rec.seq, rec.typ, rec.data)
+			buf = append(buf, "id: "...)
+			buf = strconv.AppendUint(buf, rec.seq, 10)
+			buf = append(buf, "\nevent: "...)
+			buf = append(buf, rec.typ...)
+			buf = append(buf, "\ndata: "...)
+			buf = append(buf, rec.data...)
+			buf = append(buf, "\n\n"...)
 			after = rec.seq
+		}
+		if len(buf) > 0 {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
 		}
 		fl.Flush()
 		if closed {

@@ -223,7 +223,9 @@ func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
 
 // inTx runs fn in a write transaction and commits it (rolls it back when
 // fn fails), then prepares the queries it ran without a cached statement.
-func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
+func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) (err error) {
+	began := time.Now()
+	defer func() { observeWrite(time.Since(began), err) }()
 	sqltx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

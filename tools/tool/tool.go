@@ -158,16 +158,35 @@ func (t *typed[In]) derive() (json.RawMessage, error) {
 
 func (t *typed[In]) resolve() (*jsonschema.Resolved, error) {
 	t.once.Do(func() {
+		// Without options the schema depends on In alone: the tools of
+		// every session share its resolution (odin serve builds each
+		// session's tools anew, and resolving was most of a tool's
+		// first call). A Resolved is only read by Validate.
+		key := reflect.TypeFor[In]()
+		if len(t.opts) == 0 {
+			if rs, ok := resolvedByType.Load(key); ok {
+				t.resolved = rs.(*jsonschema.Resolved)
+				return
+			}
+		}
 		s, err := t.schema()
 		if err == nil {
 			t.resolved, err = s.Resolve(nil)
 		}
 		if err != nil {
 			t.err = fmt.Errorf("tool: schema for %s: %w", t.info.Name, err)
+			return
+		}
+		if len(t.opts) == 0 {
+			resolvedByType.Store(key, t.resolved)
 		}
 	})
 	return t.resolved, t.err
 }
+
+// resolvedByType holds the resolved schemas of tools built without
+// options, by input type.
+var resolvedByType sync.Map
 
 func (t *typed[In]) Info() Info { return t.info }
 

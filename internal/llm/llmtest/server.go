@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -289,6 +290,9 @@ type Server struct {
 	cache   *promptCache     // nil: no cached tokens are reported
 	windows map[string]int64 // model → context window; "" for any model
 
+	// conns counts the client connections open now (ConnState).
+	conns atomic.Int64
+
 	mu        sync.Mutex
 	requests  []Request
 	inFlight  int
@@ -334,7 +338,14 @@ func Serve(addr string, script *Script, opts ...ServerOption) (*Server, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, ErrorBody{Message: fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path), Type: "invalid_request_error"})
 	})
-	srv.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ConnState: func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			srv.conns.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			srv.conns.Add(-1)
+		}
+	}}
 	go func() {
 		defer close(srv.done)
 		_ = srv.srv.Serve(ln)
@@ -355,6 +366,10 @@ func prepare(script *Script, vars map[string]string) (*Script, error) {
 	}
 	return s, nil
 }
+
+// OpenConns is how many client connections are open now, idle or busy:
+// a test sees the client's pool close its idle connections.
+func (s *Server) OpenConns() int { return int(s.conns.Load()) }
 
 // URL returns the base URL of the API, ending in /v1.
 func (s *Server) URL() string { return s.url }
