@@ -90,6 +90,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	if c := l.cacheDir(); c != "" {
 		args = append(args, "--bind", c, c)
 	}
+	args = append(args, l.denyArgs()...)
 	argv := spec.Args
 	if len(domains) > 0 {
 		px, err := startProxy(domains, true)
