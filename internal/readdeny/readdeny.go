@@ -100,6 +100,13 @@ type rule struct {
 	base   string // the absolute directory the pattern is relative to
 	tree   bool   // relative to the project root: found by walking it
 	file   *workspace.IgnoreFile
+	// Cheap tests before the glob (the walks ask about every entry):
+	// prefix is what every path the rule matches starts with; name, when
+	// set, is a pattern without a slash, matched against the base name
+	// alone, as gitignore reads it.
+	prefix  string
+	name    *workspace.Glob
+	dirOnly bool
 }
 
 // New compiles the list. A malformed pattern is an error naming it and
@@ -200,10 +207,26 @@ func (r *Rules) add(src Source, text string) error {
 		line = `\` + line
 	}
 	f := &workspace.IgnoreFile{Dir: rl.base}
-	if err := f.AddLine(line); err != nil {
+	err := f.AddLine(line)
+	if err != nil {
 		return err
 	}
 	rl.file = f
+	body := strings.TrimSuffix(line, "/")
+	rl.dirOnly = body != line
+	if !strings.Contains(body, "/") {
+		// Unanchored: any depth, so the base name decides.
+		if rl.name, err = workspace.CompileGlob(body); err != nil {
+			return err
+		}
+		rl.prefix = strings.TrimSuffix(rl.base, "/") + "/"
+	} else {
+		lit := strings.TrimPrefix(body, "/")
+		if i := strings.IndexAny(lit, `*?[{\`); i >= 0 {
+			lit = lit[:i]
+		}
+		rl.prefix = strings.TrimSuffix(rl.base, "/") + "/" + lit
+	}
 	r.rules = append(r.rules, rl)
 	return nil
 }
@@ -321,6 +344,15 @@ func (r *Rules) denied(p string, isDir bool) (*rule, bool) {
 func (r *Rules) decide(p string, isDir bool) *rule {
 	for i := len(r.rules) - 1; i >= 0; i-- {
 		rl := &r.rules[i]
+		if !strings.HasPrefix(p, rl.prefix) || len(p) == len(rl.base) || (rl.dirOnly && !isDir) {
+			continue
+		}
+		if rl.name != nil {
+			if rl.name.Match(p[strings.LastIndexByte(p, '/')+1:]) {
+				return rl
+			}
+			continue
+		}
 		rel, ok := relTo(rl.base, p)
 		if !ok {
 			continue

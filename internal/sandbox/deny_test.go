@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/internal/readdeny"
 )
@@ -177,7 +179,18 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 			}
 		}
 	}
-	rules, err := readdeny.New(readdeny.Options{Home: os.Getenv("HOME"), Root: root})
+	// Directories changed in the last seconds are listed again on every
+	// call (their mtime may not move on the next change); a project is
+	// older than that between commands.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chtimes(p, old, old)
+		}
+		return nil
+	})
+	opts := readdeny.Options{Home: os.Getenv("HOME"), Root: root}
+	rules, err := readdeny.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -199,9 +212,19 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 			}
 		})
 	}
-	b.Run("find-only", func(b *testing.B) {
+	// Finding the paths alone: with the cache warm, and the first call of
+	// a session (every directory listed).
+	b.Run("find-warm", func(b *testing.B) {
 		for b.Loop() {
 			if f := rules.Existing(); len(f.Paths) == 0 {
+				b.Fatal("nothing found")
+			}
+		}
+	})
+	b.Run("find-cold", func(b *testing.B) {
+		for b.Loop() {
+			r, _ := readdeny.New(opts)
+			if f := r.Existing(); len(f.Paths) == 0 {
 				b.Fatal("nothing found")
 			}
 		}

@@ -13,7 +13,7 @@ import (
 func TestAttachMentions(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
-	body, _, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
+	body, _, notes := attachMentions(root, nil, "explain @src/a.go, and mail me@example.com about @nothing.txt")
 	if !strings.Contains(body, "<file path=\"src/a.go\">\npackage a // INSIDE\n</file>") {
 		t.Errorf("the mentioned file is not attached:\n%s", body)
 	}
@@ -23,7 +23,7 @@ func TestAttachMentions(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "attached @src/a.go") {
 		t.Errorf("notes = %q, want one naming src/a.go", notes)
 	}
-	if body, _, notes := attachMentions(root, "no mentions here"); body != "no mentions here" || notes != nil {
+	if body, _, notes := attachMentions(root, nil, "no mentions here"); body != "no mentions here" || notes != nil {
 		t.Errorf("a message without mentions changed: %q %q", body, notes)
 	}
 }
@@ -43,7 +43,7 @@ func TestAttachMentionsStaysInsideRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range []string{"@../secret.txt", "@" + secret, "@link.txt", "@up/secret.txt"} {
-		body, _, notes := attachMentions(root, "read "+in)
+		body, _, notes := attachMentions(root, nil, "read "+in)
 		if strings.Contains(body, "CANARY-SECRET-7731") {
 			t.Errorf("%s attached a file outside the project:\n%s", in, body)
 		}
@@ -60,7 +60,7 @@ func TestAttachMentionsBounds(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	body, _, notes := attachMentions(root, "@big.txt @bin.dat @dir")
+	body, _, notes := attachMentions(root, nil, "@big.txt @bin.dat @dir")
 	if !strings.Contains(body, strings.Repeat("x", maxMentionBytes)) || strings.Contains(body, strings.Repeat("x", maxMentionBytes+1)) {
 		t.Errorf("big.txt was not cut at %d bytes", maxMentionBytes)
 	}
@@ -121,7 +121,7 @@ func TestAttachImageMentions(t *testing.T) {
 	writeFile(t, filepath.Join(root, "shots/s.png"), b.String())
 	writeFile(t, filepath.Join(root, "fake.png"), "just text")
 	writeFile(t, filepath.Join(dir, "outside.png"), b.String())
-	body, images, notes := attachMentions(root, "what is @shots/s.png and @fake.png and @../outside.png")
+	body, images, notes := attachMentions(root, nil, "what is @shots/s.png and @fake.png and @../outside.png")
 	if strings.Contains(body, "<attached_files>") {
 		t.Errorf("images went into the text block:\n%s", body)
 	}
