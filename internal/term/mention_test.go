@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/odin-code/odin/internal/readdeny"
 )
 
 func TestAttachMentions(t *testing.T) {
@@ -139,5 +141,46 @@ func TestAttachImageMentions(t *testing.T) {
 		if !strings.Contains(notes[i], w) {
 			t.Errorf("note %d = %q, want it to contain %q", i, notes[i], w)
 		}
+	}
+}
+
+// TestMentionDenyRead: @ mentions of files on the read deny list attach
+// nothing of them, also through a link whose own name is innocent.
+func TestMentionDenyRead(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, ".env"), "TOKEN=CANARY-mention-env\n")
+	writeFile(t, filepath.Join(root, "svc/.env.local"), "TOKEN=CANARY-mention-local\n")
+	writeFile(t, filepath.Join(root, "keys/id"), "CANARY-mention-key\n")
+	writeFile(t, filepath.Join(root, ".env.example"), "TOKEN=TEMPLATE\n")
+	if err := os.Symlink(".env", filepath.Join(root, "settings.txt")); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := readdeny.New(readdeny.Options{Root: root, User: []string{"keys/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "look at @.env @svc/.env.local @settings.txt @keys/id and @.env.example"
+	body, _, notes := attachMentions(root, rules.Check, msg)
+	if strings.Contains(body, "CANARY") {
+		t.Errorf("a denied file was attached:\n%s", body)
+	}
+	if !strings.Contains(body, "TOKEN=TEMPLATE") {
+		t.Errorf(".env.example was not attached:\n%s", body)
+	}
+	denied := 0
+	for _, n := range notes {
+		if strings.Contains(n, "read deny list") {
+			denied++
+		}
+	}
+	if denied != 4 {
+		t.Errorf("notes = %q, want 4 naming the read deny list", notes)
+	}
+	// Without the list the same message attaches them: the test can fail.
+	if body, _, _ := attachMentions(root, nil, msg); !strings.Contains(body, "CANARY-mention-env") {
+		t.Errorf("control: .env not attached without a deny list:\n%s", body)
 	}
 }
