@@ -12,7 +12,10 @@
 // directories bound read-only again on top; a private /tmp, a minimal /dev,
 // a fresh /proc, --new-session (no controlling terminal, so no TIOCSTI and
 // no /dev/tty) and --die-with-parent. Killing bwrap ends its PID namespace
-// and everything in it, background and setsid'd children included.
+// and everything in it, background and setsid'd children included. The
+// read deny list (Options.DenyRead, package readdeny) is hidden last: an
+// empty read-only tmpfs over each denied directory present, /dev/null over
+// each denied file (deny.go); the Landlock fallback cannot hide it.
 //
 // The network is off inside (only a private loopback). Where domains are
 // allowed (permissions.network), Odin runs an HTTP proxy (CONNECT and plain
