@@ -161,3 +161,37 @@ func TestDenyReadOptOut(t *testing.T) {
 		t.Errorf("!.env lifted ~/.ssh: %+v", res)
 	}
 }
+
+// TestDenyReadGitDiff: a committed .env that changed shows no line of its
+// diff (old or new), and an untracked denied file is listed, not diffed.
+func TestDenyReadGitDiff(t *testing.T) {
+	env := newRepoEnv(t)
+	writeTestFile(t, env.Root, ".env", "TOKEN=CANARY-committed-1\n")
+	writeTestFile(t, env.Root, "a b.txt", "one\n")
+	gitT(t, env.Root, "add", ".env", "a b.txt")
+	gitT(t, env.Root, "commit", "-qm", "secrets")
+	writeTestFile(t, env.Root, ".env", "TOKEN=CANARY-changed-2\n")
+	writeTestFile(t, env.Root, "a b.txt", "two\n")
+	writeTestFile(t, env.Root, "svc/.env.local", "TOKEN=CANARY-untracked-3\n")
+	in := map[string]any{"include_untracked": true}
+	if res := runTool(t, NewGitDiff(), env, in); !strings.Contains(res.Output, "CANARY-changed-2") {
+		t.Fatalf("control: without a deny list the diff shows .env:\n%s", res.Output)
+	}
+	rules, err := readdeny.New(readdeny.Options{Root: env.Root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.DenyRead = rules
+	res := runTool(t, NewGitDiff(), env, in)
+	if strings.Contains(res.Output, "CANARY") {
+		t.Errorf("GitDiff showed a denied file's lines:\n%s", res.Output)
+	}
+	for _, want := range []string{".env is on the read deny list", "+two", "svc/.env.local (on the read deny list"} {
+		if !strings.Contains(res.Output, want) {
+			t.Errorf("GitDiff lacks %q:\n%s", want, res.Output)
+		}
+	}
+	if got := diffPaths(`"a/x \"y\".txt" "b/x \"y\".txt"`); len(got) != 2 || got[0] != `x "y".txt` {
+		t.Errorf("diffPaths of quoted names = %q", got)
+	}
+}
