@@ -26,8 +26,10 @@ const (
 
 // Found is what Existing found.
 type Found struct {
-	// Paths are the denied paths present now, resolved, sorted, none
-	// beneath another.
+	// Paths are the denied paths present now, resolved, sorted, without
+	// duplicates. One may lie beneath another (~/.local and
+	// ~/.local/share/fish/fish_history): a caller that cannot hide the
+	// outer one still finds the inner one.
 	Paths []string
 	// Incomplete is set when the project walk stopped at its bound: files
 	// in the directories it did not reach are not in Paths.
@@ -68,7 +70,8 @@ func (r *Rules) Existing() Found {
 			}
 		}
 	}
-	found.Paths = outermost(paths)
+	slices.Sort(paths)
+	found.Paths = slices.Compact(paths)
 	return found
 }
 
@@ -130,20 +133,6 @@ func (r *Rules) anchored(rl *rule) []string {
 		}
 	}
 	walk(start, depth)
-	return out
-}
-
-// outermost sorts paths, drops duplicates and paths beneath another.
-func outermost(paths []string) []string {
-	slices.Sort(paths)
-	paths = slices.Compact(paths)
-	out := paths[:0]
-	for _, p := range paths {
-		if len(out) > 0 && workspace.Within(out[len(out)-1], p) {
-			continue
-		}
-		out = append(out, p)
-	}
 	return out
 }
 

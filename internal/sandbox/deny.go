@@ -22,10 +22,15 @@ func (l *Launcher) denyArgs() []string {
 		keep = append(keep, c)
 	}
 	var args []string
-	for _, p := range found.Paths {
+	var hidden []string
+	for _, p := range found.Paths { // sorted: a directory comes before what is in it
 		if slices.ContainsFunc(keep, func(k string) bool { return within(p, k) }) {
 			continue
 		}
+		if slices.ContainsFunc(hidden, func(h string) bool { return within(h, p) }) {
+			continue // hidden with its directory
+		}
+		hidden = append(hidden, p)
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue // gone since it was found: nothing to hide

@@ -230,3 +230,23 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 		}
 	})
 }
+
+// TestDenyReadAroundWritable: a denied directory that holds the project
+// cannot be hidden whole (the project would vanish), but what is denied
+// inside it on its own still is, and commands still run.
+func TestDenyReadAroundWritable(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip("bubblewrap unusable here: " + why)
+	}
+	h := newDenyHome(t)
+	l := h.launcher(t, "~/src/")
+	out, err := run(t, l, true, "cat main.go; cat ~/.ssh/id_rsa .env 2>&1; true")
+	if err != nil || !strings.Contains(out, "package main") {
+		t.Fatalf("the project is not usable (%v):\n%s", err, out)
+	}
+	for _, rel := range []string{".ssh/id_rsa", "src/proj/.env"} {
+		if strings.Contains(out, h.canaries[rel]) {
+			t.Errorf("%s readable:\n%s", rel, out)
+		}
+	}
+}
