@@ -122,14 +122,14 @@ func printDenyRead(w io.Writer, h sandbox.Hidden, kind sandbox.Kind) {
 		fmt.Fprintf(w, "    dropped (a project may add patterns, not lift them): %s\n", strings.Join(h.Dropped, ", "))
 	}
 	switch {
-	case h.Enforced:
-		fmt.Fprintf(w, "    hidden from commands now (%d present): %s\n", len(h.Paths), strings.Join(h.Paths, ", "))
-		if h.Incomplete {
-			fmt.Fprintln(w, "    the project is too large to search whole for .env files: some may not be hidden from commands")
-		}
-	case kind == sandbox.KindLandlock:
-		fmt.Fprintln(w, "    NOT hidden from commands: Landlock cannot deny reads beneath a readable directory, so under the fallback a command can read them (install bubblewrap)")
-	default:
+	case !h.Enforced:
 		fmt.Fprintln(w, "    NOT hidden from commands: they run unconfined")
+		return
+	case kind == sandbox.KindLandlock:
+		fmt.Fprintln(w, "    under Landlock, commands cannot read the denied files outside the project, but CAN read those inside it (.env): Landlock only grants, so hiding them would make files a command creates there unreadable (install bubblewrap)")
+	}
+	fmt.Fprintf(w, "    denied paths present now (%d): %s\n", len(h.Paths), strings.Join(h.Paths, ", "))
+	if h.Incomplete {
+		fmt.Fprintln(w, "    the project is too large to search whole for .env files: some may not be hidden from commands")
 	}
 }

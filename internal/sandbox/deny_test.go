@@ -162,7 +162,19 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 	if _, why := probeBwrap("bwrap"); why != "" {
 		b.Skip("bubblewrap unusable here: " + why)
 	}
-	root := b.TempDir()
+	// A home with credentials and 100 other entries, the project in it.
+	home := b.TempDir()
+	for _, d := range []string{".ssh", ".aws", ".kube", ".config/gh"} {
+		if err := os.MkdirAll(filepath.Join(home, d), 0o700); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 100 {
+		if err := os.WriteFile(filepath.Join(home, fmt.Sprintf(".rc%d", i)), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	root := filepath.Join(home, "proj")
 	for d := range 2000 {
 		dir := filepath.Join(root, fmt.Sprintf("pkg%d", d/50), fmt.Sprintf("sub%d", d))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -189,17 +201,23 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 		}
 		return nil
 	})
-	opts := readdeny.Options{Home: os.Getenv("HOME"), Root: root}
+	opts := readdeny.Options{Home: home, Root: root}
 	rules, err := readdeny.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name  string
+		mode  Mode
 		rules *readdeny.Rules
-	}{{"none", nil}, {"deny", rules}} {
-		l := New(Options{Mode: ModeBubblewrap, Root: root, DenyRead: tc.rules})
+	}{{"bubblewrap-none", ModeBubblewrap, nil}, {"bubblewrap-deny", ModeBubblewrap, rules},
+		{"landlock-none", ModeLandlock, nil}, {"landlock-deny", ModeLandlock, rules}} {
+		l := New(Options{Mode: tc.mode, Root: root, DenyRead: tc.rules})
+		if l.Status().Refuse {
+			continue
+		}
 		b.Run(tc.name, func(b *testing.B) {
+
 			for b.Loop() {
 				p, err := l.Command(b.Context(), Spec{Args: []string{"bash", "-c", "true"}, Write: true})
 				if err != nil {
@@ -209,6 +227,9 @@ func BenchmarkLaunchDenyRead(b *testing.B) {
 					b.Fatal(err)
 				}
 				p.Release()
+			}
+			if tc.mode == ModeLandlock && tc.rules != nil {
+				b.ReportMetric(float64(len(l.landlockReadGrants())), "read-rules")
 			}
 		})
 	}
@@ -248,5 +269,42 @@ func TestDenyReadAroundWritable(t *testing.T) {
 		if strings.Contains(out, h.canaries[rel]) {
 			t.Errorf("%s readable:\n%s", rel, out)
 		}
+	}
+}
+
+// TestDenyReadLandlock: the Landlock fallback hides the denied files
+// outside the project (the key, the credentials) from every way of reading
+// them, while the rest of the home stays readable and listable; the
+// project's .env files are not hidden there (see landlockReadGrants).
+func TestDenyReadLandlock(t *testing.T) {
+	if !Probe().Available {
+		t.Skip("Landlock unavailable: " + Probe().Reason)
+	}
+	h := newDenyHome(t)
+	write(t, filepath.Join(h.home, "notes.md"), "HOME-VISIBLE\n")
+	rules, err := readdeny.New(readdeny.Options{Home: h.home, Root: h.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.home, "LANG=C.UTF-8"}
+	l := New(Options{Mode: ModeLandlock, Root: h.root, DenyRead: rules, Environ: func() []string { return env }})
+	out, err := run(t, l, true, exfiltrate+"\ncat ~/notes.md; ls ~/.ssh; echo built > out.txt; cat out.txt")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, rel := range []string{".ssh/id_rsa", ".aws/credentials"} {
+		if strings.Contains(out, h.canaries[rel]) {
+			t.Errorf("the canary of %s reached the command under Landlock:\n%s", rel, out)
+		}
+	}
+	for _, want := range []string{"HOME-VISIBLE", "id_rsa", "built", "TEMPLATE-VISIBLE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("under Landlock the command lost %q:\n%s", want, out)
+		}
+	}
+	// Control: without the list the same command reads the key.
+	bare := New(Options{Mode: ModeLandlock, Root: h.root, Environ: func() []string { return env }})
+	if out, _ := run(t, bare, false, exfiltrate); !strings.Contains(out, h.canaries[".ssh/id_rsa"]) {
+		t.Errorf("control: the key is not readable without a deny list:\n%s", out)
 	}
 }

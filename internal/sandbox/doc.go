@@ -15,7 +15,9 @@
 // and everything in it, background and setsid'd children included. The
 // read deny list (Options.DenyRead, package readdeny) is hidden last: an
 // empty read-only tmpfs over each denied directory present, /dev/null over
-// each denied file (deny.go); the Landlock fallback cannot hide it.
+// each denied file (deny.go). The Landlock fallback hides the denied paths
+// outside the writable directories by granting file reads beneath
+// everything else (landlockReadGrants).
 //
 // The network is off inside (only a private loopback). Where domains are
 // allowed (permissions.network), Odin runs an HTTP proxy (CONNECT and plain

@@ -39,6 +39,9 @@ type landlockRules struct {
 	// Write are the paths beneath which writes are allowed (for files:
 	// writing and truncating them only).
 	Write []string `json:"write"`
+	// Read, when set, confines reading files to beneath these paths (the
+	// read deny list); empty leaves reading alone.
+	Read []string `json:"read,omitempty"`
 	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
@@ -147,6 +150,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 			rules.Write = append(rules.Write, c) // as with bubblewrap
 		}
 		rules.Write = append(rules.Write, devFiles...)
+		rules.Read = l.landlockReadGrants()
 		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 		is.Landlock = rules
 	}

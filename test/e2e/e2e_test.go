@@ -298,7 +298,7 @@ func cmdVarTmp(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: vartmp VAR")
 	}
-	dir, err := os.MkdirTemp("/var/tmp", "odin-e2e-")
+	dir, err := os.MkdirTemp("/var/tmp", "odin-fakehome-")
 	ts.Check(err)
 	ts.Defer(func() { os.RemoveAll(dir) })
 	dir, err = filepath.EvalSymlinks(dir)
