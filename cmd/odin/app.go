@@ -291,7 +291,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
-	if a.denyRead, err = newDenyRead(home, root, a.stateDir, cfg.Permissions); err != nil {
+	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Permissions); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	if a.stateDir != "" {
@@ -723,12 +723,19 @@ func (a *app) startMCP(ctx context.Context) {
 
 // newDenyRead compiles the read deny list: the defaults, Odin's own
 // secrets in its state directory (the serve token, the REPL's input
-// history), the user's patterns and the project's additions.
-func newDenyRead(home, root, stateDir string, perms config.Permissions) (*readdeny.Rules, error) {
-	var private []string
-	if stateDir != "" {
-		private = append(private, filepath.Join(stateDir, "serve"), filepath.Join(stateDir, "history"))
+// history), the user's patterns and the project's additions. odinDirs
+// (state, config, data; the first is the state directory) are not walked
+// for .env files.
+func newDenyRead(home, root string, odinDirs []string, perms config.Permissions) (*readdeny.Rules, error) {
+	var private, skip []string
+	if state := odinDirs[0]; state != "" {
+		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"))
+	}
+	for _, d := range odinDirs {
+		if d != "" {
+			skip = append(skip, d)
+		}
 	}
 	return readdeny.New(readdeny.Options{Home: home, Root: root, Private: private,
-		User: perms.DenyRead, Project: perms.ProjectDenyRead})
+		User: perms.DenyRead, Project: perms.ProjectDenyRead, SkipDirs: skip})
 }

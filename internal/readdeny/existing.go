@@ -211,7 +211,7 @@ func listDir(r *Rules, dir string, mtime time.Time) *dirState {
 			st.hidden = append(st.hidden, p)
 			continue
 		}
-		if e.IsDir() {
+		if e.IsDir() && !r.skip[p] {
 			st.subdirs = append(st.subdirs, p)
 		}
 	}

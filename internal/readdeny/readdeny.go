@@ -80,6 +80,11 @@ type Options struct {
 	// Project are the project's additions; "!" patterns among them are
 	// dropped.
 	Project []string
+	// SkipDirs are directories the project walk of Existing does not
+	// enter: Odin's own state and config directories when they lie in
+	// the project (the build caches there hold no project secrets and
+	// change with every build).
+	SkipDirs []string
 }
 
 // Rules is a compiled read deny list. The zero value and nil deny nothing.
@@ -92,6 +97,7 @@ type Rules struct {
 	// then does Existing walk the project.
 	rootRules bool
 	cache     *treeCache
+	skip      map[string]bool
 }
 
 type rule struct {
@@ -136,6 +142,12 @@ func New(opts Options) (*Rules, error) {
 		}
 	}
 	r.cache = newTreeCache()
+	r.skip = map[string]bool{}
+	for _, d := range opts.SkipDirs {
+		if d = resolveDir(d); d != "" {
+			r.skip[d] = true
+		}
+	}
 	return r, nil
 }
 

@@ -243,3 +243,25 @@ func TestFromClaude(t *testing.T) {
 		}
 	}
 }
+
+// TestExistingSkipDirs: Odin's own directories inside the project are not
+// walked (their caches change with every build).
+func TestExistingSkipDirs(t *testing.T) {
+	f := newFixture(t)
+	state := filepath.Join(f.root, ".state")
+	if err := os.MkdirAll(filepath.Join(state, "cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "cache", ".env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := mustNew(t, Options{Home: f.home, Root: f.root, SkipDirs: []string{state}})
+	for _, p := range r.Existing().Paths {
+		if strings.HasPrefix(p, state) {
+			t.Errorf("Existing walked the skipped %s: %s", state, p)
+		}
+	}
+	if _, ok := r.Check(filepath.Join(state, "cache", ".env")); !ok {
+		t.Error("a skipped directory's .env is no longer denied to the tools")
+	}
+}
