@@ -119,6 +119,9 @@ type Deps struct {
 	Bus *events.Bus
 	// Guard returns the path guard for an agent (write scopes differ).
 	Guard func(agent, taskID string) tools.PathGuard
+	// DenyRead is the read deny list every agent's file tools honour; nil
+	// denies nothing.
+	DenyRead tools.ReadDeny
 	// Small is the small model for tools that summarise; may be nil.
 	Small tools.SmallModel
 	// Instructions are the project's custom instructions (ODIN.md), given to

@@ -301,6 +301,20 @@ type Permissions struct {
 	// passed to commands. Secret-looking names (*_KEY, *_TOKEN, *SECRET*,
 	// *PASSWORD*...) and the providers' api_key_env are never passed.
 	Env []string `mapstructure:"env" yaml:"env"`
+	// DenyRead are files whose contents the model never sees: the file
+	// tools refuse them and sandboxed commands (bubblewrap) find them
+	// hidden. gitignore syntax: "~/x" in the home directory, "/x" an
+	// absolute path, "./x" at the project root, "x" anywhere beneath the
+	// project root. They add to the defaults (~/.ssh, ~/.aws, ~/.kube,
+	// shell histories, .env and .env.* but not .env.example, .env.sample
+	// or .env.template...; `odin doctor` lists them); a "!" pattern lifts
+	// an earlier one ("!.env" makes .env readable). Lists from the user
+	// file, ODIN_PERMISSIONS_DENY_READ and flags add up; a project's
+	// odin.yaml may add patterns but never lift one.
+	DenyRead []string `mapstructure:"deny_read" yaml:"deny_read"`
+	// ProjectDenyRead are the project file's additions to DenyRead, which
+	// then holds the user's patterns only. Not a key: Load fills it.
+	ProjectDenyRead []string `mapstructure:"-" yaml:"-"`
 }
 
 // SandboxMode is a value of permissions.sandbox.

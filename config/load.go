@@ -169,9 +169,10 @@ func (s *Sources) WideningFingerprint() string {
 
 // layer is one normalised source of settings.
 type layer struct {
-	label  string            // names the source in origins and errors
-	labels map[string]string // per-key labels (the env layer)
-	tree   map[string]any
+	label   string            // names the source in origins and errors
+	project bool              // the project's files (odin.yaml, .mcp.json)
+	labels  map[string]string // per-key labels (the env layer)
+	tree    map[string]any
 }
 
 // Load builds the configuration from, lowest precedence first: built-in
@@ -279,7 +280,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 					}
 				}
 			}
-			layers = append(layers, layer{label: FileName, labels: labels, tree: tree})
+			layers = append(layers, layer{label: FileName, labels: labels, tree: tree, project: true})
 		}
 	}
 
@@ -323,6 +324,11 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	// all an untrusted project) may add to the list but never lift what a
 	// lower one forbids.
 	cfg.Permissions.ForbiddenCommands = forbiddenUnion(layers)
+	// The read deny list too: the user's layers add up, and the project's
+	// patterns are kept apart so that they can only add (readdeny drops
+	// their "!" lines).
+	cfg.Permissions.DenyRead = listUnion(layers, false, "permissions", "deny_read")
+	cfg.Permissions.ProjectDenyRead = listUnion(layers, true, "permissions", "deny_read")
 	for event, hooks := range cfg.Hooks {
 		for i := range hooks {
 			if hooks[i].Timeout == 0 {
@@ -869,6 +875,35 @@ func resolveExisting(path string) string {
 		rest = append([]string{filepath.Base(cur)}, rest...)
 		cur = parent
 	}
+}
+
+// listUnion collects the string list at key from the project's layers
+// (project) or from every other layer, in layer order, without
+// duplicates.
+func listUnion(layers []layer, project bool, key ...string) []string {
+	var out []string
+	for _, l := range layers {
+		if l.project != project {
+			continue
+		}
+		var strs []string
+		switch v := at(l.tree, key...).(type) {
+		case []string:
+			strs = v
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					strs = append(strs, s)
+				}
+			}
+		}
+		for _, s := range strs {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // forbiddenUnion collects permissions.forbidden_commands from every layer,

@@ -855,6 +855,23 @@ func TestForbiddenCommandsAccumulate(t *testing.T) {
 	}
 }
 
+// The project's deny_read patterns are kept apart from the user's, which
+// add up across the user file, the environment and flags: the project can
+// add patterns but not replace (and so lift) the user's.
+func TestDenyReadLayers(t *testing.T) {
+	f := newFixture(t, "permissions:\n\tdeny_read: [\"!.env\", \"~/.vault\"]\n", "permissions:\n\tdeny_read: [\"!~/.ssh\", \"*.pem\"]\n")
+	cfg, _, err := Load(f.options(map[string]string{"ODIN_PERMISSIONS_DENY_READ": "keys/"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"!.env", "~/.vault", "keys/"}, cfg.Permissions.DenyRead); diff != "" {
+		t.Errorf("deny_read (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"!~/.ssh", "*.pem"}, cfg.Permissions.ProjectDenyRead); diff != "" {
+		t.Errorf("project deny_read (-want +got):\n%s", diff)
+	}
+}
+
 func TestTrustItemsShowValues(t *testing.T) {
 	// An attacker's clone: its own endpoint as the provider, the OpenAI key
 	// sent to its search host, and a QA command. Untrusted, every one of

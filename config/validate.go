@@ -52,6 +52,8 @@ func (c *Config) Validate() error {
 
 	v.strings("permissions.allowed_commands", c.Permissions.AllowedCommands)
 	v.strings("permissions.forbidden_commands", c.Permissions.ForbiddenCommands)
+	v.strings("permissions.deny_read", c.Permissions.DenyRead)
+	v.strings("permissions.deny_read", c.Permissions.ProjectDenyRead)
 	for i, d := range c.Permissions.AdditionalDirs {
 		if !filepath.IsAbs(d) {
 			v.add(fmt.Sprintf("permissions.additional_dirs[%d]", i), "must be an absolute path (got %q)", d)

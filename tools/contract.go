@@ -16,6 +16,7 @@ type (
 	Option          = tool.Option
 	Access          = tool.Access
 	PathGuard       = tool.PathGuard
+	ReadDeny        = tool.ReadDeny
 	SmallModel      = tool.SmallModel
 	Env             = tool.Env
 	Editor          = tool.Editor

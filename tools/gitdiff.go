@@ -97,7 +97,8 @@ func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput
 		return Errorf("staged cannot be combined with the range %q: a range compares two commits", in.Base), nil
 	}
 	git := &gitRunner{dir: dir, launcher: l}
-	if _, stderr, err := git.run(ctx, 0, "rev-parse", "--show-toplevel"); err != nil {
+	top, stderr, err := git.run(ctx, 0, "rev-parse", "--show-toplevel")
+	if err != nil {
 		return Errorf("%s is not inside a git repository, so there is nothing to diff (git: %s)", dir, firstLine(stderr, err)), nil
 	}
 	if err := git.neutraliseFilters(ctx); err != nil {
@@ -126,13 +127,13 @@ func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput
 	if strings.TrimSpace(diff) == "" {
 		fmt.Fprintf(&b, "No changes (%s).\n", describeComparison(in))
 	} else {
-		b.WriteString(diff)
+		b.WriteString(hideDeniedDiffs(env, strings.TrimSpace(top.String()), diff))
 		if stdout.dropped > 0 {
 			fmt.Fprintf(&b, "\n… (diff truncated: %d more bytes; narrow it with path or use stat_only)\n", stdout.dropped)
 		}
 	}
 	if in.IncludeUntracked {
-		untracked, err := untrackedDiff(ctx, git, spec, in.StatOnly, gitDiffMaxOutput-stdout.Len())
+		untracked, err := untrackedDiff(ctx, env, git, spec, in.StatOnly, gitDiffMaxOutput-stdout.Len())
 		if err != nil {
 			return Errorf("listing untracked files failed: %v", err), nil
 		}
@@ -157,7 +158,7 @@ func describeComparison(in GitDiffInput) string {
 
 // untrackedDiff lists the untracked files under spec, as new-file diffs or
 // (statOnly) with their line counts.
-func untrackedDiff(ctx context.Context, git *gitRunner, spec string, statOnly bool, budget int) (string, error) {
+func untrackedDiff(ctx context.Context, env *Env, git *gitRunner, spec string, statOnly bool, budget int) (string, error) {
 	out, stderr, err := git.run(ctx, 0, "ls-files", "--others", "--exclude-standard", "-z", "--", spec)
 	if err != nil {
 		return "", errors.New(firstLine(stderr, err))
@@ -174,6 +175,9 @@ func untrackedDiff(ctx context.Context, git *gitRunner, spec string, statOnly bo
 			break
 		}
 		note, readable := untrackedNote(filepath.Join(git.dir, f))
+		if deniedRead(env, filepath.Join(git.dir, f)) != nil {
+			note, readable = "(on the read deny list: not shown)", false
+		}
 		if statOnly || !readable {
 			fmt.Fprintf(&b, "  %s %s\n", f, note)
 			continue

@@ -62,7 +62,7 @@ func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {
 		pattern = filepath.ToSlash(rel)
 	}
 	pattern = strings.TrimPrefix(pattern, "./")
-	files, err := search.Files(ctx, dir, pattern, search.WalkOptions{})
+	files, err := search.Files(ctx, dir, pattern, search.WalkOptions{Exclude: walkExclude(env)})
 	if err != nil {
 		if ctx.Err() != nil {
 			return Errorf("Glob was cancelled: %v", ctx.Err()), nil

@@ -155,6 +155,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		MaxInFlight:   grepInFlight,
 		MaxRetained:   grepRetained,
 	}
+	opts.Walk.Exclude = walkExclude(env)
 	if globs := splitGlobs(in.Glob); len(globs) > 0 {
 		if opts.Walk.Globs, err = search.NewGlobFilter(globs...); err != nil {
 			return Errorf("invalid glob: %v", err), nil
@@ -313,6 +314,9 @@ func resolveSearchPath(ctx context.Context, env *Env, arg, p string, mustAbs boo
 		r := Errorf("%v", err)
 		r.Denied = IsDenied(err)
 		return "", &r, nil
+	}
+	if r := deniedRead(env, p, resolved); r != nil {
+		return "", r, nil
 	}
 	if _, err := os.Stat(resolved); err != nil {
 		msg := fmt.Sprintf("%s %s cannot be read: %v", arg, p, err)

@@ -85,9 +85,13 @@ func runLS(ctx context.Context, env *Env, in LSInput) (Result, error) {
 		return Errorf("cannot list %s: %v", dir, err), nil
 	}
 	var dirs, files []LSEntry
+	hide := walkExclude(env)
 	for _, e := range ents {
 		name := e.Name()
 		if name == ".git" || lsIgnored(ignores, dir, name) {
+			continue
+		}
+		if hide != nil && hide(filepath.Join(dir, name), e.Type()) {
 			continue
 		}
 		ent := LSEntry{Name: name}

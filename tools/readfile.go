@@ -402,6 +402,10 @@ func resolveArgPath(ctx context.Context, env *Env, arg, p string, access Access)
 		r.Denied = IsDenied(err)
 		return "", &r, nil
 	}
+	// Writes too: an edit reads the file first and shows a diff of it.
+	if r := deniedRead(env, p, resolved); r != nil {
+		return "", r, nil
+	}
 	return resolved, nil, nil
 }
 

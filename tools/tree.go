@@ -77,7 +77,7 @@ func runTree(ctx context.Context, env *Env, in TreeInput) (Result, error) {
 	depth = min(depth, treeMaxDepth)
 	var mu sync.Mutex
 	var nodes []treeNode
-	err = search.Walk(ctx, root, search.WalkOptions{Dirs: true, Symlinks: true, MaxDepth: depth}, func(_ int, e search.Entry) error {
+	err = search.Walk(ctx, root, search.WalkOptions{Dirs: true, Symlinks: true, MaxDepth: depth, Exclude: walkExclude(env)}, func(_ int, e search.Entry) error {
 		mu.Lock()
 		nodes = append(nodes, treeNode{rel: e.Rel, depth: e.Depth, dir: e.IsDir()})
 		mu.Unlock()

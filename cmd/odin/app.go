@@ -28,6 +28,7 @@ import (
 	"github.com/odin-code/odin/internal/plugin"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/qa"
+	"github.com/odin-code/odin/internal/readdeny"
 	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/internal/store"
@@ -134,6 +135,9 @@ type app struct {
 
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
+	// denyRead is the read deny list: the file tools, @ mentions, the
+	// repo map and the sandbox all hide it.
+	denyRead *readdeny.Rules
 
 	repoMapsOnce sync.Once
 	repoMapPool  *repomap.Pool
@@ -187,6 +191,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			// Sockets the user allowed (a project's wait for trust).
 			AllowUnixSockets: perms.Network.AllowUnixSockets,
 			AgentUnixSockets: agentSockets,
+			DenyRead:     a.denyRead,
 		})
 		// The probe (bwrap run once in new namespaces) costs a fork and
 		// an exec, 5–8 ms: it runs beside start-up, and the first
@@ -301,6 +306,9 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
+	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Permissions); err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
 	if a.stateDir != "" {
 		// Transcripts, log and history live here: owner-only. Failing is
 		// not fatal (the store reports a real problem when it opens).
@@ -520,9 +528,10 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		ProjectInstructions: a.trust.commandsText, ProjectTrusted: a.trust.trusted, Launcher: launcher}
 	deps := &actors.Deps{
 		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
-		Guard: func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
-		MCP:   mcpTools,
-		Small: smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
+		Guard:    func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
+		DenyRead: a.denyRead,
+		MCP:      mcpTools,
+		Small:    smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
@@ -537,7 +546,8 @@ func (a *app) repoMaps() *repomap.Pool {
 		if a.stateDir == "" {
 			return
 		}
-		a.repoMapPool = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch})
+		a.repoMapPool = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch,
+			Exclude: a.denyRead.Hides})
 		ctx, cancel := context.WithCancel(context.Background())
 		a.repoMapCtx = ctx
 		// Closers run last to first: a prewarm still working is cancelled
@@ -746,4 +756,23 @@ func (a *app) startMCP(ctx context.Context) {
 	m := a.mcpManager()
 	m.Start()
 	m.WaitReady(ctx, a.cfg.MCP.ConnectTimeout)
+}
+
+// newDenyRead compiles the read deny list: the defaults, Odin's own
+// secrets in its state directory (the serve token, the REPL's input
+// history), the user's patterns and the project's additions. odinDirs
+// (state, config, data; the first is the state directory) are not walked
+// for .env files.
+func newDenyRead(home, root string, odinDirs []string, perms config.Permissions) (*readdeny.Rules, error) {
+	var private, skip []string
+	if state := odinDirs[0]; state != "" {
+		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"))
+	}
+	for _, d := range odinDirs {
+		if d != "" {
+			skip = append(skip, d)
+		}
+	}
+	return readdeny.New(readdeny.Options{Home: home, Root: root, Private: private,
+		User: perms.DenyRead, Project: perms.ProjectDenyRead, SkipDirs: skip})
 }

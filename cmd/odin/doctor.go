@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/readdeny"
 	"github.com/odin-code/odin/internal/sandbox"
 )
 
@@ -91,6 +92,7 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 	}
 	printSockets(w, st, d.Sockets, list)
 	fmt.Fprintf(w, "  environment passed: %s (secrets never; add names with permissions.env)\n", list(d.Env))
+	printDenyRead(w, l.DescribeDenyRead(), st.Kind)
 	switch {
 	case st.Refuse:
 		return false, "commands are refused: install bubblewrap (apt-get install bubblewrap) or let the kernel enable Landlock, or change permissions.sandbox"
@@ -133,5 +135,36 @@ func printSockets(w io.Writer, st sandbox.Status, s sandbox.Sockets, list func([
 	}
 	for _, g := range s.Gaps {
 		fmt.Fprintf(w, "  not confined: %s\n", g)
+	}
+}
+
+// printDenyRead lists the read deny list by source and says whether
+// commands find its files hidden.
+func printDenyRead(w io.Writer, h sandbox.Hidden, kind sandbox.Kind) {
+	fmt.Fprintln(w, "  read deny list (permissions.deny_read; the file tools refuse these, a \"!pattern\" in your own config lifts one):")
+	for _, src := range []readdeny.Source{readdeny.SourceDefault, readdeny.SourceUser, readdeny.SourceProject} {
+		var pats []string
+		for _, r := range h.Rules {
+			if r.Source == src {
+				pats = append(pats, r.Pattern)
+			}
+		}
+		if len(pats) > 0 {
+			fmt.Fprintf(w, "    %s: %s\n", src, strings.Join(pats, ", "))
+		}
+	}
+	if len(h.Dropped) > 0 {
+		fmt.Fprintf(w, "    dropped (a project may add patterns, not lift them): %s\n", strings.Join(h.Dropped, ", "))
+	}
+	switch {
+	case !h.Enforced:
+		fmt.Fprintln(w, "    NOT hidden from commands: they run unconfined")
+		return
+	case kind == sandbox.KindLandlock:
+		fmt.Fprintln(w, "    under Landlock, commands cannot read the denied files outside the project, but CAN read those inside it (.env): Landlock only grants, so hiding them would make files a command creates there unreadable (install bubblewrap)")
+	}
+	fmt.Fprintf(w, "    denied paths present now (%d): %s\n", len(h.Paths), strings.Join(h.Paths, ", "))
+	if h.Incomplete {
+		fmt.Fprintln(w, "    the project is too large to search whole for .env files: some may not be hidden from commands")
 	}
 }

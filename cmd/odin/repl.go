@@ -53,6 +53,7 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 		In: stdin, Out: stdout, Session: first, Mode: mode,
 		CommandDirs: commandDirs(a.root),
 		Root:        a.root,
+		DenyRead:    a.denyRead.Check,
 		Commands:    r.commands(),
 		NewSession: func(ctx context.Context) (term.Session, error) {
 			return r.start(ctx, sessionOptions{Mode: string(mode)})

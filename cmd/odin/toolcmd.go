@@ -123,7 +123,7 @@ from the current directory, as a shell would.`,
 				ctx, stop := signal.NotifyContext(a.log.WithContext(context.Background()), os.Interrupt)
 				defer stop()
 				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
-					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), Small: deps.Small,
+					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead, Small: deps.Small,
 					Publish: func(ev any) {
 						if n, ok := ev.(messages.Notice); ok {
 							fmt.Fprintf(stderr, "%s: %s\n", n.Level, termsafe.Text(n.Text))

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path"
@@ -81,6 +82,9 @@ type Options struct {
 	// Launch starts odin-sitter, the tree-sitter parser process (see
 	// Launch); nil runs it directly.
 	Launch Launch
+	// Exclude, when set, leaves files and directories out of the map (the
+	// read deny list); see search.WalkOptions.Exclude.
+	Exclude func(path string, typ fs.FileMode) bool
 }
 
 // Mapper maps the code under one root. Create it with New.
@@ -269,7 +273,7 @@ func (m *Mapper) collect(ctx context.Context) ([]candidate, int, bool, error) {
 	var mu sync.Mutex
 	var cands []candidate
 	unsupported := 0
-	err = search.Walk(ctx, m.root, search.WalkOptions{Globs: filter}, func(_ int, e search.Entry) error {
+	err = search.Walk(ctx, m.root, search.WalkOptions{Globs: filter, Exclude: m.opts.Exclude}, func(_ int, e search.Entry) error {
 		if !e.Type.IsRegular() {
 			return nil
 		}

@@ -12,7 +12,12 @@
 // directories bound read-only again on top; a private /tmp, a minimal /dev,
 // a fresh /proc, --new-session (no controlling terminal, so no TIOCSTI and
 // no /dev/tty) and --die-with-parent. Killing bwrap ends its PID namespace
-// and everything in it, background and setsid'd children included.
+// and everything in it, background and setsid'd children included. The
+// read deny list (Options.DenyRead, package readdeny) is hidden last: an
+// empty read-only tmpfs over each denied directory present, /dev/null over
+// each denied file (deny.go). The Landlock fallback hides the denied paths
+// outside the writable directories by granting file reads beneath
+// everything else (landlockReadGrants).
 //
 // Unix sockets are refused: connect(2) needs no write access, so the
 // read-only view would otherwise reach every server of the host listening

@@ -63,6 +63,9 @@ const landlockRuleNetPort = 2
 func restrict(rules *landlockRules) error {
 	abi := rules.ABI
 	handled := writeAccess(abi)
+	if len(rules.Read) > 0 {
+		handled |= unix.LANDLOCK_ACCESS_FS_READ_FILE
+	}
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
 	// Passing only the fields the ABI knows keeps the call valid on every
 	// version.
@@ -86,7 +89,12 @@ func restrict(rules *landlockRules) error {
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
 	for _, d := range rules.Write {
-		if err := addRule(ruleset, d, handled, fileAccess(abi)); err != nil {
+		if err := addRule(ruleset, d, writeAccess(abi), fileAccess(abi)); err != nil {
+			return err
+		}
+	}
+	for _, d := range rules.Read {
+		if err := addRule(ruleset, d, unix.LANDLOCK_ACCESS_FS_READ_FILE, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
 			return err
 		}
 	}

@@ -41,6 +41,9 @@ type landlockRules struct {
 	// Write are the paths beneath which writes are allowed (for files:
 	// writing and truncating them only).
 	Write []string `json:"write"`
+	// Read, when set, confines reading files to beneath these paths (the
+	// read deny list); empty leaves reading alone.
+	Read []string `json:"read,omitempty"`
 	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
@@ -100,6 +103,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	if c := l.cacheDir(); c != "" {
 		args = append(args, "--bind", c, c)
 	}
+	args = append(args, l.denyArgs()...)
 	argv := spec.Args
 	if len(domains) > 0 {
 		px, err := startProxy(domains, true)
@@ -171,6 +175,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 			rules.Write = append(rules.Write, c) // as with bubblewrap
 		}
 		rules.Write = append(rules.Write, devFiles...)
+		rules.Read = l.landlockReadGrants()
 		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 		is.Landlock = rules
 		is.Seccomp = l.seccomp(l.unixSockets(spec.Agent))

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/odin-code/odin/internal/readdeny"
 )
 
 // Mode is the user's choice of sandbox (permissions.sandbox).
@@ -100,6 +102,9 @@ type Options struct {
 	Executable string
 	// Bwrap is the bubblewrap program; default "bwrap" from PATH.
 	Bwrap string
+	// DenyRead is the read deny list; bubblewrap hides the denied paths
+	// from every command. Nil hides nothing.
+	DenyRead *readdeny.Rules
 }
 
 // Status says which sandbox a Launcher uses and why.

@@ -40,6 +40,10 @@ type WalkOptions struct {
 	Workers int
 	// Ignore configures how ignore files are found.
 	Ignore workspace.RulesOptions
+	// Exclude, when set, leaves out an entry (path absolute, typ its type
+	// bits) before any other rule, and never descends into an excluded
+	// directory: the read deny list. The walk's root is not passed to it.
+	Exclude func(path string, typ fs.FileMode) bool
 }
 
 // Entry is one file system entry found by Walk.
@@ -263,6 +267,9 @@ func (w *walker) visitDir(worker int, j dirJob, subdirs []dirJob) ([]dirJob, err
 		isDir := typ.IsDir()
 		path := prefix + name
 		rel := path[relStart:]
+		if w.opts.Exclude != nil && w.opts.Exclude(path, typ) {
+			continue
+		}
 		if !w.keep(rules, path, rel, name, isDir) {
 			continue
 		}

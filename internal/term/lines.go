@@ -222,7 +222,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 			// Typed text or a custom command's prompt: attach its @files.
 			var notes []string
 			typed := prompt
-			prompt, images, notes = attachMentions(o.Root, typed)
+			prompt, images, notes = attachMentions(o.Root, o.DenyRead, typed)
 			println(notes...)
 			if hasResourceMention(o.MCP, typed) {
 				block, more, notes := attachResources(ctx, o.MCP, typed)

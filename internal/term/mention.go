@@ -40,8 +40,9 @@ var reMention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // inside root, so neither "@../x" nor a link leading out of the project
 // reads anything outside it. A mention that names nothing (an e-mail
 // handle, a typo) is left as text without a note. A root of "" attaches
-// nothing.
-func attachMentions(root, body string) (string, []messages.Image, []string) {
+// nothing. A file on the read deny list (deny reports it: permissions.deny_read)
+// is refused with a note naming the rule, however the mention reaches it.
+func attachMentions(root string, deny DenyRead, body string) (string, []messages.Image, []string) {
 	if root == "" || !strings.Contains(body, "@") {
 		return body, nil, nil
 	}
@@ -68,7 +69,7 @@ func attachMentions(root, body string) (string, []messages.Image, []string) {
 		}
 		seen[name] = true
 		if llm.IsImagePath(name) {
-			im, err := readImageMention(realRoot, name)
+			im, err := readImageMention(realRoot, deny, name)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 			case err != nil:
@@ -79,7 +80,7 @@ func attachMentions(root, body string) (string, []messages.Image, []string) {
 			}
 			continue
 		}
-		data, size, err := readMention(realRoot, name, maxMentionTotal-total)
+		data, size, err := readMention(realRoot, deny, name, maxMentionTotal-total)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
@@ -103,8 +104,8 @@ func attachMentions(root, body string) (string, []messages.Image, []string) {
 
 // readImageMention reads the image file rel under realRoot, guarded as
 // readMention is.
-func readImageMention(realRoot, rel string) (messages.Image, error) {
-	real, err := resolveMention(realRoot, rel)
+func readImageMention(realRoot string, deny DenyRead, rel string) (messages.Image, error) {
+	real, err := resolveMention(realRoot, deny, rel)
 	if err != nil {
 		return messages.Image{}, err
 	}
@@ -116,8 +117,9 @@ func readImageMention(realRoot, rel string) (messages.Image, error) {
 }
 
 // resolveMention resolves rel under realRoot through every symlink; it
-// must stay inside realRoot. A name that does not exist is fs.ErrNotExist.
-func resolveMention(realRoot, rel string) (string, error) {
+// must stay inside realRoot and off the read deny list. A name that does
+// not exist is fs.ErrNotExist.
+func resolveMention(realRoot string, deny DenyRead, rel string) (string, error) {
 	if filepath.IsAbs(rel) {
 		// An absolute path is outside the project unless it says so.
 		if r, err := filepath.Rel(realRoot, rel); err == nil {
@@ -134,13 +136,24 @@ func resolveMention(realRoot, rel string) (string, error) {
 	if !workspace.Within(realRoot, real) {
 		return "", errors.New("it is outside the project")
 	}
+	if deny != nil {
+		for _, p := range []string{filepath.Join(realRoot, rel), real} {
+			if rule, ok := deny(p); ok {
+				return "", fmt.Errorf("it is on the read deny list (rule %s)", rule)
+			}
+		}
+	}
 	return real, nil
 }
 
+// DenyRead reports the rule of the read deny list that covers path
+// (absolute), if any; readdeny.Rules.Check is one.
+type DenyRead func(path string) (rule string, denied bool)
+
 // readMention reads up to min(budget, maxMentionBytes) bytes of the
 // regular text file rel under realRoot (resolved), and its full size.
-func readMention(realRoot, rel string, budget int) ([]byte, int64, error) {
-	real, err := resolveMention(realRoot, rel)
+func readMention(realRoot string, deny DenyRead, rel string, budget int) ([]byte, int64, error) {
+	real, err := resolveMention(realRoot, deny, rel)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/odin-code/odin/internal/readdeny"
 )
 
 func TestAttachMentions(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, filepath.Join(root, "src/a.go"), "package a // INSIDE\n")
-	body, _, notes := attachMentions(root, "explain @src/a.go, and mail me@example.com about @nothing.txt")
+	body, _, notes := attachMentions(root, nil, "explain @src/a.go, and mail me@example.com about @nothing.txt")
 	if !strings.Contains(body, "<file path=\"src/a.go\">\npackage a // INSIDE\n</file>") {
 		t.Errorf("the mentioned file is not attached:\n%s", body)
 	}
@@ -23,7 +25,7 @@ func TestAttachMentions(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "attached @src/a.go") {
 		t.Errorf("notes = %q, want one naming src/a.go", notes)
 	}
-	if body, _, notes := attachMentions(root, "no mentions here"); body != "no mentions here" || notes != nil {
+	if body, _, notes := attachMentions(root, nil, "no mentions here"); body != "no mentions here" || notes != nil {
 		t.Errorf("a message without mentions changed: %q %q", body, notes)
 	}
 }
@@ -43,7 +45,7 @@ func TestAttachMentionsStaysInsideRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, in := range []string{"@../secret.txt", "@" + secret, "@link.txt", "@up/secret.txt"} {
-		body, _, notes := attachMentions(root, "read "+in)
+		body, _, notes := attachMentions(root, nil, "read "+in)
 		if strings.Contains(body, "CANARY-SECRET-7731") {
 			t.Errorf("%s attached a file outside the project:\n%s", in, body)
 		}
@@ -60,7 +62,7 @@ func TestAttachMentionsBounds(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "dir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	body, _, notes := attachMentions(root, "@big.txt @bin.dat @dir")
+	body, _, notes := attachMentions(root, nil, "@big.txt @bin.dat @dir")
 	if !strings.Contains(body, strings.Repeat("x", maxMentionBytes)) || strings.Contains(body, strings.Repeat("x", maxMentionBytes+1)) {
 		t.Errorf("big.txt was not cut at %d bytes", maxMentionBytes)
 	}
@@ -121,7 +123,7 @@ func TestAttachImageMentions(t *testing.T) {
 	writeFile(t, filepath.Join(root, "shots/s.png"), b.String())
 	writeFile(t, filepath.Join(root, "fake.png"), "just text")
 	writeFile(t, filepath.Join(dir, "outside.png"), b.String())
-	body, images, notes := attachMentions(root, "what is @shots/s.png and @fake.png and @../outside.png")
+	body, images, notes := attachMentions(root, nil, "what is @shots/s.png and @fake.png and @../outside.png")
 	if strings.Contains(body, "<attached_files>") {
 		t.Errorf("images went into the text block:\n%s", body)
 	}
@@ -139,5 +141,46 @@ func TestAttachImageMentions(t *testing.T) {
 		if !strings.Contains(notes[i], w) {
 			t.Errorf("note %d = %q, want it to contain %q", i, notes[i], w)
 		}
+	}
+}
+
+// TestMentionDenyRead: @ mentions of files on the read deny list attach
+// nothing of them, also through a link whose own name is innocent.
+func TestMentionDenyRead(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, ".env"), "TOKEN=CANARY-mention-env\n")
+	writeFile(t, filepath.Join(root, "svc/.env.local"), "TOKEN=CANARY-mention-local\n")
+	writeFile(t, filepath.Join(root, "keys/id"), "CANARY-mention-key\n")
+	writeFile(t, filepath.Join(root, ".env.example"), "TOKEN=TEMPLATE\n")
+	if err := os.Symlink(".env", filepath.Join(root, "settings.txt")); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := readdeny.New(readdeny.Options{Root: root, User: []string{"keys/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := "look at @.env @svc/.env.local @settings.txt @keys/id and @.env.example"
+	body, _, notes := attachMentions(root, rules.Check, msg)
+	if strings.Contains(body, "CANARY") {
+		t.Errorf("a denied file was attached:\n%s", body)
+	}
+	if !strings.Contains(body, "TOKEN=TEMPLATE") {
+		t.Errorf(".env.example was not attached:\n%s", body)
+	}
+	denied := 0
+	for _, n := range notes {
+		if strings.Contains(n, "read deny list") {
+			denied++
+		}
+	}
+	if denied != 4 {
+		t.Errorf("notes = %q, want 4 naming the read deny list", notes)
+	}
+	// Without the list the same message attaches them: the test can fail.
+	if body, _, _ := attachMentions(root, nil, msg); !strings.Contains(body, "CANARY-mention-env") {
+		t.Errorf("control: .env not attached without a deny list:\n%s", body)
 	}
 }

@@ -29,6 +29,9 @@ type Options struct {
 	// Root is the project directory: @ completes and attaches files
 	// under it ("" turns mentions off).
 	Root string
+	// DenyRead, when set, refuses @ mentions of files on the read deny
+	// list.
+	DenyRead DenyRead
 	// HistoryPath is the persistent history file ("" keeps none).
 	HistoryPath string
 	// CommandDirs hold custom commands (*.md), in priority order: the

@@ -699,7 +699,7 @@ func (m *ui) submit() tea.Cmd {
 // submitWithMentions sends what the user typed (or a custom command's
 // prompt) with the files it mentions attached, saying which.
 func (m *ui) submitWithMentions(text string, mode messages.Mode) tea.Cmd {
-	body, images, notes := attachMentions(m.o.Root, text)
+	body, images, notes := attachMentions(m.o.Root, m.o.DenyRead, text)
 	images = append(m.takePasted(text), images...)
 	for _, n := range notes {
 		m.info(n, strings.HasPrefix(n, "!"))

@@ -115,6 +115,8 @@ func TestScripts(t *testing.T) {
 			"ratelimited": cmdRateLimited,
 			"mkimage":     cmdMkImage,
 			"reqsize":     cmdReqSize,
+			"leaked":      cmdLeaked,
+			"vartmp":      cmdVarTmp,
 		},
 		RequireExplicitExec: true,
 	})
@@ -137,7 +139,7 @@ func cmdModel(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	script, err := llmtest.LoadScript(ts.MkAbs(args[0]))
 	ts.Check(err)
-	vars := map[string]string{"root": ts.Getenv("WORK"), "serve_url": ts.Getenv("SERVE_URL")}
+	vars := map[string]string{"root": ts.Getenv("WORK"), "serve_url": ts.Getenv("SERVE_URL"), "home": ts.Getenv("HOME")}
 	srv, err := llmtest.Serve("127.0.0.1:0", script, append(opts, llmtest.WithVars(vars))...)
 	ts.Check(err)
 	ts.Defer(func() { srv.Close() })
@@ -263,6 +265,45 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s request %d: %s %q: have %s", args[0], i, map[bool]string{true: "unexpected", false: "missing"}[neg], w, strings.TrimSpace(have))
 		}
 	}
+}
+
+// leaked WORD requires some request the model server received, from any
+// agent, to hold WORD in its raw body; ! leaked WORD that none does (a
+// secret that must never reach the model).
+func cmdLeaked(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: leaked WORD")
+	}
+	reqs := server(ts).Requests()
+	found := -1
+	for i, r := range reqs {
+		if bytes.Contains(r.Raw, []byte(args[0])) {
+			found = i
+			break
+		}
+	}
+	switch {
+	case found >= 0 && neg:
+		ts.Fatalf("request %d of %d holds %q:\n%s", found, len(reqs), args[0], reqs[found].Raw)
+	case found < 0 && !neg:
+		ts.Fatalf("none of the %d requests holds %q", len(reqs), args[0])
+	}
+}
+
+// vartmp VAR makes a directory under /var/tmp, removed when the script
+// ends, and sets VAR to it: a place outside /tmp, which bubblewrap
+// replaces with a private one, so that sandboxed commands do see what the
+// script puts there (a fake home).
+func cmdVarTmp(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: vartmp VAR")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "odin-fakehome-")
+	ts.Check(err)
+	ts.Defer(func() { os.RemoveAll(dir) })
+	dir, err = filepath.EvalSymlinks(dir)
+	ts.Check(err)
+	ts.Setenv(args[0], dir)
 }
 
 // mkimage FILE WxH writes a W×H PNG to FILE (txtar holds text only).

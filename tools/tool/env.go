@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"io/fs"
 	"sync"
 	"time"
 )
@@ -34,6 +35,18 @@ func IsDenied(err error) bool {
 	return errors.As(err, &d) && d.Denied()
 }
 
+// ReadDeny is the read deny list (readdeny.Rules implements it): the
+// files whose contents the model never sees, credentials and .env files.
+// Tools that read or list paths consult it after the PathGuard.
+type ReadDeny interface {
+	// Check reports the rule that denies reading path (absolute), testing
+	// it as given and with its symlinks resolved.
+	Check(path string) (rule string, denied bool)
+	// Hides reports whether a walk should leave out the entry at path, of
+	// type typ, whose parent directory the walk admitted already.
+	Hides(path string, typ fs.FileMode) bool
+}
+
 // SmallModel is the cheap model tools use to summarise (ContextSummarizer,
 // WebFetch).
 type SmallModel interface {
@@ -58,6 +71,9 @@ type Env struct {
 	Reads *ReadState
 	// Guard authorises paths. Required for every tool that takes a path.
 	Guard PathGuard
+	// DenyRead, when set, is the read deny list: file tools refuse its
+	// paths (reading and editing) and walks leave them out.
+	DenyRead ReadDeny
 	// BeforeWrite, when set, is called with the resolved path before a tool
 	// changes or creates a file, so the file can be checkpointed first. An
 	// error aborts the write.

@@ -1,0 +1,105 @@
+package sandbox
+
+import (
+	"os"
+	"slices"
+
+	"github.com/odin-code/odin/internal/readdeny"
+)
+
+// denyArgs are the bubblewrap arguments that hide the read deny list from
+// the command: an empty read-only tmpfs over each denied directory and
+// /dev/null over each denied file, for the denied paths present now (see
+// readdeny.Rules.Existing for what finding them costs). They come after
+// every other bind, so a denied file inside the writable project stays
+// hidden, and neither readable nor writable.
+func (l *Launcher) denyArgs() []string {
+	var args []string
+	for _, p := range l.hiddenPaths(false) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // gone since it was found: nothing to hide
+		}
+		if fi.IsDir() {
+			args = append(args, "--tmpfs", p, "--remount-ro", p)
+		} else {
+			args = append(args, "--ro-bind", os.DevNull, p)
+		}
+	}
+	return args
+}
+
+// landlockReadGrants are the paths beneath which a Landlock-confined
+// command may read files: everything but the denied paths, through
+// grantBeneath (Landlock grants, it cannot deny beneath a grant). nil when
+// nothing is to be hidden, and reading is then not confined at all.
+//
+// Only denied paths outside the writable directories are hidden this way:
+// a directory on the way to a denied path gets no rule of its own (its
+// entries do), so a file created in it during the command could not be
+// read back — acceptable in the home directory, not at the project root,
+// where builds create and run files. The project's .env files are
+// therefore not hidden from commands under Landlock (the file tools still
+// refuse them). Directories stay listable: only file contents are denied.
+func (l *Launcher) landlockReadGrants() []string {
+	hidden := l.hiddenPaths(true)
+	if len(hidden) == 0 {
+		return nil
+	}
+	return grantBeneath("/", hidden)
+}
+
+// hiddenPaths are the denied paths present now that the sandbox hides,
+// none beneath another. A denied path that holds the project root (or
+// another writable directory, or the build cache) is left out — hiding it
+// would hide the project — while what is denied inside it on its own is
+// kept. outsideWritable also leaves out what lies inside them.
+func (l *Launcher) hiddenPaths(outsideWritable bool) []string {
+	found := l.opts.DenyRead.Existing()
+	writable := l.writableDirs()
+	keep := writable
+	if c := l.cacheDir(); c != "" {
+		keep = append(slices.Clone(keep), c)
+	}
+	var hidden []string
+	for _, p := range found.Paths { // sorted: a directory comes before what is in it
+		if slices.ContainsFunc(keep, func(k string) bool { return within(p, k) }) {
+			continue
+		}
+		if outsideWritable && slices.ContainsFunc(writable, func(w string) bool { return within(w, p) }) {
+			continue
+		}
+		if slices.ContainsFunc(hidden, func(h string) bool { return within(h, p) }) {
+			continue // hidden with its directory
+		}
+		hidden = append(hidden, p)
+	}
+	return hidden
+}
+
+// Hidden describes what the sandbox hides of the read deny list, for
+// `odin doctor`.
+type Hidden struct {
+	// Rules are the patterns in force.
+	Rules []readdeny.Rule
+	// Dropped are the project's "!" patterns, which were ignored.
+	Dropped []string
+	// Paths are the denied paths present now.
+	Paths []string
+	// Incomplete: the project walk stopped at its bound.
+	Incomplete bool
+	// Enforced says whether commands find them hidden: under bubblewrap
+	// all of them; under Landlock only those outside the writable
+	// directories (see landlockReadGrants); unconfined none.
+	Enforced bool
+	// Kind is the sandbox that enforces them.
+	Kind Kind
+}
+
+// DescribeDenyRead reports the read deny list and whether commands see it.
+func (l *Launcher) DescribeDenyRead() Hidden {
+	l = l.get()
+	found := l.opts.DenyRead.Existing()
+	return Hidden{Rules: l.opts.DenyRead.List(), Dropped: l.opts.DenyRead.Dropped(), Paths: found.Paths,
+		Incomplete: found.Incomplete, Enforced: l.Status().Kind != KindNone, Kind: l.Status().Kind}
+}
