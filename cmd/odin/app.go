@@ -191,7 +191,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			// Sockets the user allowed (a project's wait for trust).
 			AllowUnixSockets: perms.Network.AllowUnixSockets,
 			AgentUnixSockets: agentSockets,
-			DenyRead:     a.denyRead,
+			DenyRead:         a.denyRead,
 		})
 		// The probe (bwrap run once in new namespaces) costs a fork and
 		// an exec, 5–8 ms: it runs beside start-up, and the first
