@@ -308,7 +308,7 @@ func (s *specialist) systemPrompt() (string, error) {
 	case WriteTests:
 		data.WriteScope = "test files such as *_test.go, *.test.ts, *.spec.js, or files under test/ and tests/"
 	case WriteDocs:
-		data.WriteScope = "documentation such as *.md, *.rst, *.txt, or files under docs/"
+		data.WriteScope = "documentation such as *.md, *.rst, *.txt, and text or images under docs/; not ODIN.md, AGENTS.md, CLAUDE.md, nor build code such as docs/conf.py or a Makefile (the Code agent writes files that are executed)"
 	}
 	name := def.Template
 	if def.Custom != "" {
