@@ -97,18 +97,24 @@ func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.To
 
 func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
 	start := time.Now()
-	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: call.Arguments})
+	// Events and the journal see the arguments as the session keeps them;
+	// only the tool gets them whole.
+	kept := storedCall(call)
+	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: kept.Arguments})
 	var res tools.Result
 	var err error
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		res = cancelledResult()
-	} else {
+	case call.Dropped > 0:
+		res = droppedResult(call)
+	default:
 		res, err = set.Run(ctx, env, call.Name, json.RawMessage(call.Arguments))
 		if err == nil && ctx.Err() != nil && res.IsError {
 			res = cancelledResult()
 		}
 	}
-	o := callOutcome{call: call, result: res, err: err, elapsed: time.Since(start)}
+	o := callOutcome{call: kept, result: res, err: err, elapsed: time.Since(start)}
 	out := res.Output
 	if err != nil {
 		out = "internal error: " + err.Error()
@@ -181,7 +187,7 @@ func assistantMessage(r *llm.Response) llm.Message {
 	if text == "" && r.Refusal != "" {
 		text = r.Refusal
 	}
-	return llm.Message{Role: llm.RoleAssistant, Content: text, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls}
+	return llm.Message{Role: llm.RoleAssistant, Content: text, Reasoning: r.Reasoning, ToolCalls: storedCalls(r.ToolCalls)}
 }
 
 // shorten cuts s to about n bytes on a rune boundary, noting the cut.
@@ -219,7 +225,7 @@ func addUnique(list []string, paths ...string) []string {
 // displays: the tool and its main argument, paths relative to root.
 func activity(root string, call llm.ToolCall) string {
 	var args map[string]any
-	_ = json.Unmarshal([]byte(call.Arguments), &args)
+	_ = json.Unmarshal([]byte(storedCall(call).Arguments), &args)
 	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			if k == "file_path" || k == "path" {

@@ -441,7 +441,8 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	t.compacted = false
 	t.modelTurns++
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
-	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages}
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages,
+		MaxToolArguments: o.deps.Config.Context.MaxToolArgument}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
 	reply := o.j.startReply(o.session, m.ID, o.deps.now())
@@ -542,7 +543,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			t.recordAt = map[string][]int{}
 		}
 		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
-		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
+		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: storedCall(call).Arguments})
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
 		case call.Name == reviewToolName && reviewOffered:
