@@ -92,12 +92,19 @@ func peakHeap() (stop func() uint64) {
 	return func() uint64 { close(done); wg.Wait(); return peak.Load() }
 }
 
-// BenchmarkFiftyMBToolArgument: a model streams a 50 MB WriteFile argument
-// through the real client into a session with the real store. Reported:
-// the peak live heap above the start (sampled), the bytes allocated, and
-// the size of the session database afterwards.
-func BenchmarkFiftyMBToolArgument(b *testing.B) {
-	const size = 50 << 20
+// BenchmarkToolArgument: a model streams one WriteFile argument through
+// the real client into a session with the real store and the real tool:
+// 50 MB (over context.max_tool_argument: refused) and 9 MiB (under
+// WriteFile's 10 MiB: written). Reported: the peak live heap above the
+// start (sampled every 2 ms), the bytes allocated, and the size of the
+// session database afterwards.
+func BenchmarkToolArgument(b *testing.B) {
+	for _, size := range []int{50 << 20, 9 << 20} {
+		b.Run(fmt.Sprintf("%dMiB", size>>20), func(b *testing.B) { benchToolArgument(b, size) })
+	}
+}
+
+func benchToolArgument(b *testing.B, size int) {
 	for b.Loop() {
 		b.StopTimer()
 		dir := b.TempDir()
@@ -113,6 +120,7 @@ func BenchmarkFiftyMBToolArgument(b *testing.B) {
 				return Model{Client: c, ID: name + "-model", ContextWindow: 100000}, nil
 			})
 			d.Tools = tools.Builtin(tools.BuiltinOptions{})
+			d.Config.Quality.RefactorLines = 1 << 30
 			withStore(st)(d)
 		})
 		var before runtime.MemStats
@@ -127,18 +135,15 @@ func BenchmarkFiftyMBToolArgument(b *testing.B) {
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		if r.Status != messages.TurnDone {
-			b.Fatalf("turn = %+v", r)
+			b.Fatalf("turn: %s %s", r.Status, r.Error)
 		}
 		h.close()
 		st.Close()
-		fi, err := os.Stat(dbPath)
-		if err != nil {
-			b.Fatal(err)
-		}
-		wal, _ := os.Stat(dbPath + "-wal")
-		dbSize := fi.Size()
-		if wal != nil {
-			dbSize += wal.Size()
+		var dbSize int64
+		for _, p := range []string{dbPath, dbPath + "-wal"} {
+			if fi, err := os.Stat(p); err == nil {
+				dbSize += fi.Size()
+			}
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(1<<20), "alloc-MB")

@@ -360,6 +360,8 @@ type Context struct {
 	// they stream in and the call is answered with an error asking the
 	// model to write in parts. Default 16777216 (16 MiB); the write tools
 	// take at most 10 MiB of content anyway.
+	// Values above 16 MiB only move the refusal to the tool, whose own
+	// input limit is 16 MiB.
 	MaxToolArgument int64 `mapstructure:"max_tool_argument" yaml:"max_tool_argument"`
 }
 
