@@ -64,7 +64,9 @@ func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus,
 // runCalls executes tool calls: consecutive read-class (and web-class)
 // calls run concurrently, any other call runs alone in order, so
 // independent reads overlap while writes and commands stay serialized.
-func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+// kept[i] is calls[i] as the session keeps it (storedCall), which events
+// and outcomes carry; the tool alone gets calls[i].
+func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls, kept []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
 	out := make([]callOutcome, len(calls))
 	concurrent := func(c llm.ToolCall) bool {
 		t, ok := set.Get(c.Name)
@@ -86,7 +88,7 @@ func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.To
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k] = runOne(ctx, set, env, calls[k], bus, origin)
+				out[k] = runOne(ctx, set, env, calls[k], kept[k], bus, origin)
 			}()
 		}
 		wg.Wait()
@@ -95,11 +97,8 @@ func runCalls(ctx context.Context, set tools.Set, env *tools.Env, calls []llm.To
 	return out
 }
 
-func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
+func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
 	start := time.Now()
-	// Events and the journal see the arguments as the session keeps them;
-	// only the tool gets them whole.
-	kept := storedCall(call)
 	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: kept.Arguments})
 	var res tools.Result
 	var err error
@@ -222,10 +221,12 @@ func addUnique(list []string, paths ...string) []string {
 }
 
 // activity is a one-line description of a tool call for progress
-// displays: the tool and its main argument, paths relative to root.
+// displays: the tool and its main argument, paths relative to root. call
+// is the call as the session keeps it (storedCall): its arguments are
+// decoded here whole.
 func activity(root string, call llm.ToolCall) string {
 	var args map[string]any
-	_ = json.Unmarshal([]byte(storedCall(call).Arguments), &args)
+	_ = json.Unmarshal([]byte(call.Arguments), &args)
 	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			if k == "file_path" || k == "path" {

@@ -537,13 +537,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	t.calls = r.ToolCalls
 	t.callIDs = distinctIDs(r.ToolCalls)
 	t.results = map[string]toolResult{}
-	var plain []llm.ToolCall
-	for _, call := range r.ToolCalls {
+	var plain, keptPlain []llm.ToolCall
+	for i, call := range r.ToolCalls {
+		kept := am.ToolCalls[i]
 		if t.recordAt == nil {
 			t.recordAt = map[string][]int{}
 		}
 		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
-		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: storedCall(call).Arguments})
+		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: kept.Arguments})
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
 		case call.Name == reviewToolName && reviewOffered:
@@ -561,14 +562,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		case call.Name == AgentStopToolName && len(t.agents) > 0:
 			o.agentStop(c, call)
 		default:
-			plain = append(plain, call)
+			plain, keptPlain = append(plain, call), append(keptPlain, kept)
 		}
 	}
 	if len(plain) > 0 {
 		env := o.env(t)
 		set, bus, id := t.tools, o.deps.Bus, t.id
 		runAsync(c, t.ctx, func(ctx context.Context) any {
-			return &toolsDone{turn: id, outcomes: runCalls(ctx, set, env, plain, bus, messages.Origin{Agent: "orchestrator"})}
+			return &toolsDone{turn: id, outcomes: runCalls(ctx, set, env, plain, keptPlain, bus, messages.Origin{Agent: "orchestrator"})}
 		})
 	}
 	o.maybeContinue(c)

@@ -376,7 +376,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	calls := r.ToolCalls
 	s.toolCalls += len(calls)
-	for _, call := range calls {
+	for _, call := range am.ToolCalls {
 		s.activities = append(s.activities, activity(s.deps.Root, call))
 	}
 	if len(s.activities) > 5 {
@@ -384,7 +384,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	set, env, bus, origin := s.tools, s.env, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {
-		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, set, env, calls, bus, origin)}
+		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, set, env, calls, am.ToolCalls, bus, origin)}
 	})
 }
 
