@@ -3,8 +3,10 @@ package actors
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -54,61 +56,144 @@ func storedCalls(calls []llm.ToolCall) []llm.ToolCall {
 
 // elideArgs rewrites a JSON object's long top-level values as markers; the
 // result is still a JSON object, which providers require of a past call's
-// arguments. Arguments that are not an object are replaced whole.
+// arguments. Arguments that are not an object are replaced whole. It
+// scans args in place: a decoder would buffer and unquote each long value,
+// costing several times its size for what becomes a few hundred bytes.
 func elideArgs(args string) string {
-	dec := jsontext.NewDecoder(strings.NewReader(args))
-	var out jsontext.Value
-	out = append(out, '{')
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	i := skipSpace(args, 0)
+	if i >= len(args) || args[i] != '{' {
 		return elidedWhole(args)
 	}
-	first := true
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadValue()
-		if err != nil {
-			return elidedWhole(args)
-		}
+	out := make([]byte, 0, 8<<10)
+	out = append(out, '{')
+	i = skipSpace(args, i+1)
+	for first := true; i < len(args) && args[i] != '}'; first = false {
 		if !first {
+			if args[i] != ',' {
+				return elidedWhole(args)
+			}
 			out = append(out, ',')
+			i = skipSpace(args, i+1)
 		}
-		first = false
-		out = append(out, name...)
-		out = append(out, ':')
-		v, err := dec.ReadValue()
-		if err != nil {
+		kEnd := valueEnd(args, i)
+		if i >= len(args) || args[i] != '"' || kEnd < 0 {
 			return elidedWhole(args)
 		}
+		out = append(out, args[i:kEnd]...)
+		i = skipSpace(args, kEnd)
+		if i >= len(args) || args[i] != ':' {
+			return elidedWhole(args)
+		}
+		i = skipSpace(args, i+1)
+		vEnd := valueEnd(args, i)
+		if vEnd <= i {
+			return elidedWhole(args)
+		}
+		v := strings.TrimRight(args[i:vEnd], " \t\r\n")
+		out = append(out, ':')
 		if len(v) <= elidedValueMax {
 			out = append(out, v...)
-			continue
+		} else {
+			out = appendMarker(out, v)
 		}
-		out = appendMarker(out, v)
+		i = skipSpace(args, vEnd)
 	}
-	if _, err := dec.ReadToken(); err != nil {
+	if i >= len(args) || skipSpace(args, i+1) != len(args) {
 		return elidedWhole(args)
 	}
-	return string(append(out, '}'))
+	out = append(out, '}')
+	if !json.Valid(out) {
+		return elidedWhole(args)
+	}
+	return string(out)
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the offset just past the JSON value starting at s[i]
+// (a string, object or array; a literal ends before the next top-level
+// ',' or '}'), or -1 when s ends first. It matches brackets and skips
+// strings without checking the value: the elided result is validated.
+func valueEnd(s string, i int) int {
+	depth, inString, escaped := 0, false, false
+	for j := i; j < len(s); j++ {
+		c := s[j]
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if depth == 0 {
+					return j + 1
+				}
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+			if depth < 0 {
+				return j
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
 }
 
 // appendMarker appends, in place of the long JSON value v, a string with
 // the start of v's text (for a string) and its size and hash. A string's
-// size and hash are of its decoded text — the bytes WriteFile wrote.
-func appendMarker(out []byte, v jsontext.Value) []byte {
-	prefix := ""
-	text := []byte(v)
-	if v.Kind() == '"' {
-		if s, err := jsontext.AppendUnquote(nil, v); err == nil {
-			text = s
-			cut := min(elidedPrefix, len(s))
-			for cut > 0 && cut < len(s) && !utf8.RuneStart(s[cut]) {
-				cut--
+// size and hash are of its decoded text — the bytes WriteFile wrote —
+// decoded piece by piece rather than copied whole.
+func appendMarker(out []byte, v string) []byte {
+	h := sha256.New()
+	size, prefix := 0, ""
+	if len(v) >= 2 && v[0] == '"' {
+		var pre []byte
+		size = unquoteTo(v[1:len(v)-1], func(b []byte) {
+			h.Write(b)
+			if len(pre) < elidedPrefix {
+				pre = append(pre, b[:min(len(b), elidedPrefix-len(pre))]...)
 			}
-			prefix = string(s[:cut])
+		})
+		cut := len(pre)
+		if cut == elidedPrefix {
+			// Drop a rune the cut split.
+			k := cut - 1
+			for k > 0 && k > cut-utf8.UTFMax && !utf8.RuneStart(pre[k]) {
+				k--
+			}
+			if !utf8.FullRune(pre[k:cut]) {
+				cut = k
+			}
 		}
+		prefix = strings.ToValidUTF8(string(pre[:cut]), "\uFFFD")
+	} else {
+		for k := 0; k < len(v); k += 32 << 10 {
+			h.Write([]byte(v[k:min(len(v), k+32<<10)]))
+		}
+		size = len(v)
 	}
-	sum := sha256.Sum256(text)
 	marker := fmt.Sprintf("%s…[Odin elided this value from the session: %d bytes, sha256 %s; the tool received it whole]",
-		prefix, len(text), hex.EncodeToString(sum[:]))
+		prefix, size, hex.EncodeToString(h.Sum(nil)))
 	b, err := jsontext.AppendQuote(out, marker)
 	if err != nil {
 		return append(out, `"[elided]"`...)
@@ -116,10 +201,103 @@ func appendMarker(out []byte, v jsontext.Value) []byte {
 	return b
 }
 
+// unquoteTo decodes the body of a JSON string literal (between its
+// quotes) as encoding/json does, handing the text to emit in pieces of at
+// most 32 KiB; it returns the decoded size.
+func unquoteTo(body string, emit func([]byte)) int {
+	buf := make([]byte, 0, 32<<10)
+	n := 0
+	flush := func() {
+		if len(buf) > 0 {
+			emit(buf)
+			n += len(buf)
+			buf = buf[:0]
+		}
+	}
+	for i := 0; i < len(body); {
+		if cap(buf)-len(buf) < utf8.UTFMax {
+			flush()
+		}
+		c := body[i]
+		if c != '\\' {
+			run := min(len(body)-i, cap(buf)-len(buf))
+			if k := strings.IndexByte(body[i:i+run], '\\'); k >= 0 {
+				run = k
+			}
+			buf = append(buf, body[i:i+run]...)
+			i += run
+			continue
+		}
+		if i+1 >= len(body) {
+			break
+		}
+		switch e := body[i+1]; e {
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return n + len(buf)
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if lo, ok := hex4(body, i+2); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, lo); dec != utf8.RuneError {
+						buf = utf8.AppendRune(buf, dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			buf = utf8.AppendRune(buf, r)
+			continue
+		default: // " \\ / and, leniently, anything else
+			buf = append(buf, e)
+		}
+		i += 2
+	}
+	flush()
+	return n
+}
+
+// hex4 decodes the four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
 // elidedWhole stands for arguments that are not a JSON object.
 func elidedWhole(args string) string {
-	sum := sha256.Sum256([]byte(args))
-	b, _ := jsontext.AppendQuote(nil, fmt.Sprintf("[Odin elided %d bytes of arguments that are not a JSON object, sha256 %s]", len(args), hex.EncodeToString(sum[:])))
+	h := sha256.New()
+	for k := 0; k < len(args); k += 32 << 10 {
+		h.Write([]byte(args[k:min(len(args), k+32<<10)]))
+	}
+	b, _ := jsontext.AppendQuote(nil, fmt.Sprintf("[Odin elided %d bytes of arguments that are not a JSON object, sha256 %s]", len(args), hex.EncodeToString(h.Sum(nil))))
 	return `{"odin_elided":` + string(b) + `}`
 }
 

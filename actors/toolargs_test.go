@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -159,6 +160,17 @@ func TestElideArgs(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The hash is of the decoded text, escapes and surrogate pairs
+	// included: it matches the file a WriteFile wrote.
+	text := strings.Repeat("a \"quoted\" line\twith é, 😀 and \\ \u2028\n", 4000)
+	raw, _ := json.Marshal(map[string]any{"file_path": "/p/a.txt", "content": text})
+	escaped := strings.ReplaceAll(string(raw), "😀", `\ud83d\ude00`)
+	sum := sha256.Sum256([]byte(text))
+	got := storedCall(llmToolCall(escaped)).Arguments
+	want := fmt.Sprintf("%d bytes, sha256 %s", len(text), hex.EncodeToString(sum[:]))
+	if !strings.Contains(got, want) || !strings.Contains(got, `a \"quoted\" line`) {
+		t.Errorf("elided arguments lack %q and the start of the text: %.300q", want, got)
 	}
 	if small := `{"a":"b"}`; storedCall(llmToolCall(small)).Arguments != small {
 		t.Error("small arguments were changed")
