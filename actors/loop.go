@@ -72,7 +72,10 @@ func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus,
 // decorator around it) becomes that call's error result, logged to log
 // with its stack: the calls run in goroutines of their own, where an
 // unrecovered panic would end the process and every session in it.
-func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools.Env, calls []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+//
+// kept[i] is calls[i] as the session keeps it (storedCall), which events
+// and outcomes carry; the tool alone gets calls[i].
+func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools.Env, calls, kept []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
 	ctx = log.WithContext(ctx)
 	out := make([]callOutcome, len(calls))
 	concurrent := func(c llm.ToolCall) bool {
@@ -95,7 +98,7 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out[k] = runOne(ctx, set, env, calls[k], bus, origin)
+				out[k] = runOne(ctx, set, env, calls[k], kept[k], bus, origin)
 			}()
 		}
 		wg.Wait()
@@ -104,20 +107,23 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools
 	return out
 }
 
-func runOne(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
+func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
 	start := time.Now()
-	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: call.Arguments})
+	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: kept.Arguments})
 	var res tools.Result
 	var err error
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		res = cancelledResult()
-	} else {
+	case call.Dropped > 0:
+		res = droppedResult(call)
+	default:
 		res, err = runRecovered(ctx, set, env, call)
 		if err == nil && ctx.Err() != nil && res.IsError {
 			res = cancelledResult()
 		}
 	}
-	o := callOutcome{call: call, result: res, err: err, elapsed: time.Since(start)}
+	o := callOutcome{call: kept, result: res, err: err, elapsed: time.Since(start)}
 	out := res.Output
 	if err != nil {
 		out = "internal error: " + err.Error()
@@ -200,7 +206,7 @@ func assistantMessage(r *llm.Response) llm.Message {
 	if text == "" && r.Refusal != "" {
 		text = r.Refusal
 	}
-	return llm.Message{Role: llm.RoleAssistant, Content: text, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls}
+	return llm.Message{Role: llm.RoleAssistant, Content: text, Reasoning: r.Reasoning, ToolCalls: storedCalls(r.ToolCalls)}
 }
 
 // shorten cuts s to about n bytes on a rune boundary, noting the cut.
@@ -235,7 +241,9 @@ func addUnique(list []string, paths ...string) []string {
 }
 
 // activity is a one-line description of a tool call for progress
-// displays: the tool and its main argument, paths relative to root.
+// displays: the tool and its main argument, paths relative to root. call
+// is the call as the session keeps it (storedCall): its arguments are
+// decoded here whole.
 func activity(root string, call llm.ToolCall) string {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(call.Arguments), &args)

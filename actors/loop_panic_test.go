@@ -32,7 +32,7 @@ func TestRunCallsRecoversPanics(t *testing.T) {
 	})
 	var logged bytes.Buffer
 	calls := []llm.ToolCall{{ID: "1", Name: "Boom", Arguments: "{}"}, {ID: "2", Name: "Fine", Arguments: "{}"}}
-	out := runCalls(t.Context(), zerolog.New(&logged), tools.NewSet(boom, fine), &tools.Env{}, calls, events.New("t", nil), messages.Origin{Agent: "orchestrator"})
+	out := runCalls(t.Context(), zerolog.New(&logged), tools.NewSet(boom, fine), &tools.Env{}, calls, calls, events.New("t", nil), messages.Origin{Agent: "orchestrator"})
 	if out[0].err != nil || !out[0].result.IsError || !strings.Contains(out[0].result.Output, "Boom failed") {
 		t.Errorf("panicking call: %+v", out[0])
 	}

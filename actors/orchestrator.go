@@ -462,7 +462,8 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	t.compacted = false
 	t.modelTurns++
 	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
-	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages}
+	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages,
+		MaxToolArguments: o.deps.Config.Context.MaxToolArgument}
 	o.lastLen = len(o.history)
 	id, m, bus := t.id, t.model, o.deps.Bus
 	reply := o.j.startReply(o.session, m.ID, o.deps.now())
@@ -557,13 +558,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	t.calls = r.ToolCalls
 	t.callIDs = distinctIDs(r.ToolCalls)
 	t.results = map[string]toolResult{}
-	var plain []llm.ToolCall
-	for _, call := range r.ToolCalls {
+	var plain, keptPlain []llm.ToolCall
+	for i, call := range r.ToolCalls {
+		kept := am.ToolCalls[i]
 		if t.recordAt == nil {
 			t.recordAt = map[string][]int{}
 		}
 		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
-		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: call.Arguments})
+		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: kept.Arguments})
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
 		case call.Name == reviewToolName && reviewOffered:
@@ -581,14 +583,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		case call.Name == AgentStopToolName && len(t.agents) > 0:
 			o.agentStop(c, call)
 		default:
-			plain = append(plain, call)
+			plain, keptPlain = append(plain, call), append(keptPlain, kept)
 		}
 	}
 	if len(plain) > 0 {
 		env := o.env(t)
 		set, bus, id, log := t.tools, o.deps.Bus, t.id, o.deps.Log
 		runAsync(c, t.ctx, func(ctx context.Context) any {
-			return &toolsDone{turn: id, outcomes: runCalls(ctx, log, set, env, plain, bus, messages.Origin{Agent: "orchestrator"})}
+			return &toolsDone{turn: id, outcomes: runCalls(ctx, log, set, env, plain, keptPlain, bus, messages.Origin{Agent: "orchestrator"})}
 		})
 	}
 	o.maybeContinue(c)

@@ -308,7 +308,7 @@ func (s *specialist) systemPrompt() (string, error) {
 	case WriteTests:
 		data.WriteScope = "test files such as *_test.go, *.test.ts, *.spec.js, or files under test/ and tests/"
 	case WriteDocs:
-		data.WriteScope = "documentation such as *.md, *.rst, *.txt, or files under docs/"
+		data.WriteScope = "documentation such as *.md, *.rst, *.txt, and text or images under docs/; not ODIN.md, AGENTS.md, CLAUDE.md, nor build code such as docs/conf.py or a Makefile (the Code agent writes files that are executed)"
 	}
 	name := def.Template
 	if def.Custom != "" {
@@ -324,7 +324,8 @@ func (s *specialist) callModel(c actor.Context) {
 	}
 	s.turn++
 	turn := s.turn
-	req := llm.Request{Model: s.model.ID, Messages: s.requestMessages(), Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages}
+	req := llm.Request{Model: s.model.ID, Messages: s.requestMessages(), Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages,
+		MaxToolArguments: s.deps.Config.Context.MaxToolArgument}
 	m, bus, origin := s.model, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {
 		resp, err := streamModel(ctx, m, req, bus, origin, nil)
@@ -375,7 +376,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	calls := r.ToolCalls
 	s.toolCalls += len(calls)
-	for _, call := range calls {
+	for _, call := range am.ToolCalls {
 		s.activities = append(s.activities, activity(s.deps.Root, call))
 	}
 	if len(s.activities) > 5 {
@@ -383,7 +384,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	set, env, bus, origin, log := s.tools, s.env, s.deps.Bus, s.origin, s.deps.Log
 	runAsync(c, s.ctx, func(ctx context.Context) any {
-		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, bus, origin)}
+		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, am.ToolCalls, bus, origin)}
 	})
 }
 

@@ -387,6 +387,14 @@ type Context struct {
 	// KeepRecent is how many recent messages survive compaction verbatim.
 	// Default 6.
 	KeepRecent int `mapstructure:"keep_recent" yaml:"keep_recent"`
+	// MaxToolArgument is the largest arguments of one tool call, in bytes,
+	// that Odin accepts from a model. Longer arguments are discarded as
+	// they stream in and the call is answered with an error asking the
+	// model to write in parts. Default 16777216 (16 MiB); the write tools
+	// take at most 10 MiB of content anyway.
+	// Values above 16 MiB only move the refusal to the tool, whose own
+	// input limit is 16 MiB.
+	MaxToolArgument int64 `mapstructure:"max_tool_argument" yaml:"max_tool_argument"`
 }
 
 // Web configures WebFetch and web search.

@@ -108,7 +108,7 @@ func Default() *Config {
 			CodeLint:      "auto",
 			RefactorLines: 300,
 		},
-		Context:     Context{CompactAt: 0.8, KeepRecent: 6},
+		Context:     Context{CompactAt: 0.8, KeepRecent: 6, MaxToolArgument: 16 << 20},
 		Permissions: Permissions{Sandbox: "auto"},
 		Web: Web{
 			Timeout:  30 * time.Second,

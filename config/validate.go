@@ -67,6 +67,9 @@ func (c *Config) Validate() error {
 		v.add("context.compact_at", "must be between 0 and 1, exclusive (got %v)", c.Context.CompactAt)
 	}
 	notNegative(v, "context.keep_recent", c.Context.KeepRecent)
+	if c.Context.MaxToolArgument < 1<<10 {
+		v.add("context.max_tool_argument", "must be at least 1024 bytes (got %d)", c.Context.MaxToolArgument)
+	}
 
 	v.web(c.Web)
 	v.oneOf("log.level", c.Log.Level, LogLevels())

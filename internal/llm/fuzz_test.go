@@ -31,7 +31,7 @@ func FuzzChunks(f *testing.F) {
 	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"index":-1},{"index":99999999999}]}}]}`))
 	f.Add([]byte(`{"choices":[{"delta":{"content":[{"type":"thinking","thinking":7}]}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		acc := newAccumulator(func(Event) {})
+		acc := newAccumulator(func(Event) {}, 0)
 		req := &Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}
 		for _, chunk := range bytes.Split(data, []byte("\x00")) {
 			if err := acc.chunk(chunk); err != nil {

@@ -31,6 +31,12 @@ type ToolCall struct {
 	// to Odin and sent back verbatim on the call in later requests: some
 	// providers reject a follow-up whose calls lost them.
 	Extra json.RawMessage `json:"extra,omitempty"`
+	// Dropped, when not zero, is the size in bytes of arguments longer
+	// than the request's MaxToolArguments. They were discarded as they
+	// streamed in (so an oversized call costs no more memory than the
+	// limit), Arguments is "{}", and the call must not run: the caller
+	// answers it with a tool error.
+	Dropped int64 `json:"dropped,omitempty"`
 }
 
 // Message is one entry of the conversation sent to the model.
@@ -108,7 +114,17 @@ type Request struct {
 	// ...). Adapters send it as the X-Odin-Agent header so that scripted
 	// servers and proxies can route by agent; providers ignore it.
 	Agent string
+	// MaxToolArguments bounds the arguments of one tool call in bytes;
+	// longer arguments are dropped (ToolCall.Dropped). 0 means
+	// DefaultMaxToolArguments, a negative value no limit.
+	MaxToolArguments int64
 }
+
+// DefaultMaxToolArguments is the largest tool-call arguments accepted when
+// the request sets no limit. The write tools take at most 10 MiB of
+// content, which JSON escaping can grow by a few MiB; nothing a tool
+// accepts needs more.
+const DefaultMaxToolArguments = 16 << 20
 
 // FinishReason says why the model stopped.
 type FinishReason string

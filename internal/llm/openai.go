@@ -370,7 +370,7 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 	defer func() { _ = raw.Body.Close() }()
 	raw.Body = idle.reader(raw.Body)
 
-	acc := newAccumulator(onEvent)
+	acc := newAccumulator(onEvent, req.MaxToolArguments)
 	mt, _, _ := mime.ParseMediaType(raw.Header.Get("Content-Type"))
 	if mt == "application/json" {
 		// The server ignored stream: true and sent one completion.

@@ -155,6 +155,9 @@ type accumulator struct {
 	done     bool // [DONE] seen
 
 	usage, partialUsage *Usage
+
+	// maxArgs bounds one call's arguments (negative: no bound).
+	maxArgs int64
 }
 
 type callAcc struct {
@@ -164,20 +167,51 @@ type callAcc struct {
 	args      strings.Builder
 	extra     map[string]json.RawMessage
 	announced bool
+	// dropped counts the bytes of arguments past the limit: the
+	// arguments are then discarded, not accumulated.
+	dropped int64
 }
 
 // argsComplete reports whether the call's arguments so far are a whole JSON
 // value: a later fragment cannot belong to it.
 func (c *callAcc) argsComplete() bool {
 	s := strings.TrimSpace(c.args.String())
-	return s != "" && json.Valid([]byte(s))
+	if s == "" || (s[0] == '{' && s[len(s)-1] != '}') {
+		// An object cut short: the common case, decided without
+		// validating megabytes on every fragment.
+		return false
+	}
+	return json.Valid([]byte(s))
 }
 
-func newAccumulator(onEvent func(Event)) *accumulator {
+// addArgs appends a fragment of the call's arguments, or counts it once
+// the arguments are past max: an oversized call is refused anyway, and
+// keeping it would cost its whole size in memory.
+func (c *callAcc) addArgs(frag string, max int64) {
+	if frag == "" {
+		return
+	}
+	if c.dropped == 0 && (max < 0 || int64(c.args.Len()+len(frag)) <= max) {
+		c.args.WriteString(frag)
+		return
+	}
+	if c.dropped == 0 {
+		c.dropped = int64(c.args.Len())
+		c.args = strings.Builder{}
+	}
+	c.dropped += int64(len(frag))
+}
+
+// newAccumulator returns an accumulator that drops tool-call arguments
+// longer than maxArgs bytes (0: DefaultMaxToolArguments; negative: none).
+func newAccumulator(onEvent func(Event), maxArgs int64) *accumulator {
 	if onEvent == nil {
 		onEvent = func(Event) {}
 	}
-	return &accumulator{onEvent: onEvent, byIndex: map[int]int{}}
+	if maxArgs == 0 {
+		maxArgs = DefaultMaxToolArguments
+	}
+	return &accumulator{onEvent: onEvent, byIndex: map[int]int{}, maxArgs: maxArgs}
 }
 
 // chunk folds one SSE data payload into the accumulator. A returned error is
@@ -386,7 +420,7 @@ func (a *accumulator) toolCall(tc *wireToolCall) {
 	if c.name == "" && tc.Function.Name != "" {
 		c.name = tc.Function.Name
 	}
-	c.args.WriteString(tc.Function.Arguments)
+	c.addArgs(tc.Function.Arguments, a.maxArgs)
 	if len(tc.Extra) > 0 {
 		if c.extra == nil {
 			c.extra = map[string]json.RawMessage{}
@@ -448,10 +482,10 @@ func (a *accumulator) response(req *Request) (*Response, error) {
 			c.id = syntheticCallID()
 		}
 		args := c.args.String()
-		if strings.TrimSpace(args) == "" {
+		if strings.TrimSpace(args) == "" || c.dropped > 0 {
 			args = "{}"
 		}
-		tc := ToolCall{ID: c.id, Name: c.name, Arguments: args}
+		tc := ToolCall{ID: c.id, Name: c.name, Arguments: args, Dropped: c.dropped}
 		if len(c.extra) > 0 {
 			// Map keys marshal sorted, so the bytes are stable.
 			if b, err := json.Marshal(c.extra); err == nil {

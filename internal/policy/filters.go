@@ -40,7 +40,13 @@ func TestFilter() *WriteFilter {
 	}
 }
 
-// DocsFilter lets the Docs agent write documentation files only.
+// DocsFilter lets the Docs agent write documentation files only. A file
+// that a later step executes or obeys is code, not documentation, even in
+// docs/ or with a text extension: a Sphinx conf.py or MkDocs hook runs in
+// the docs build, a Makefile in `make docs`, a testscript .txt in `go test`,
+// and the commands in ODIN.md/AGENTS.md/CLAUDE.md (and in agent or command
+// definitions) are run by the next session. Those need the Code agent's
+// write scope (seed 004), so docs/ admits only text and image files.
 func DocsFilter() *WriteFilter {
 	return &WriteFilter{
 		Agent: "docs",
@@ -48,12 +54,20 @@ func DocsFilter() *WriteFilter {
 		Allow: []string{
 			"**/*.md", "**/*.mdx", "**/*.markdown", "**/*.rst", "**/*.txt",
 			"**/*.adoc", "**/*.asciidoc",
-			"**/docs/**", "**/doc/**",
-			"**/readme*", "**/license*", "**/licence*", "**/changelog*",
-			"**/contributing*", "**/authors*", "**/notice*", "**/code_of_conduct*",
+			"**/{docs,doc}/**/*.{png,jpg,jpeg,gif,svg,webp,ico}",
+			"**/readme", "**/license", "**/licence", "**/changelog", "**/copying",
+			"**/contributing", "**/authors", "**/notice", "**/code_of_conduct",
 		},
-		// Text files that are really build or dependency inputs.
-		Except: []string{"**/requirements*.txt", "**/constraints*.txt", "**/cmakelists.txt"},
+		Except: []string{
+			// Text files that are really build or dependency inputs.
+			"**/requirements*.txt", "**/constraints*.txt", "**/cmakelists.txt",
+			"**/testdata/**", "**/*.txtar",
+			// Instruction files: their commands are executed (QA runs
+			// ODIN.md's Commands section), so they are code.
+			"**/odin.md", "**/odin.local.md", "**/agents.md", "**/claude.md", "**/claude.local.md", "**/gemini.md",
+			"**/.github/copilot-instructions.md", "**/.cursorrules", "**/.cursor/**",
+			"**/.claude/**", "**/.odin/**",
+		},
 	}
 }
 

@@ -131,10 +131,13 @@ type ui struct {
 	act       Activity
 	queue     []messages.UserMessage
 	approvals []messages.ApprovalRequested
-	mode      messages.Mode
-	ta        textarea.Model
-	width     int
-	height    int
+	// choice is the answer chosen with the arrows for the approval whose
+	// ID it names; Enter on an empty input gives it.
+	choice approvalChoice
+	mode   messages.Mode
+	ta     textarea.Model
+	width  int
+	height int
 
 	hist    *History
 	histPos int
@@ -484,8 +487,10 @@ func (m *ui) dropQueued(id string) {
 
 // key handles one key press.
 func (m *ui) key(k tea.KeyMsg) tea.Cmd {
-	if len(m.approvals) > 0 && k.Type != tea.KeyCtrlC {
-		return m.approvalKey(k)
+	if len(m.approvals) > 0 {
+		if cmd, ok := m.approvalKey(k); ok {
+			return cmd
+		}
 	}
 	if m.menuKey(k) {
 		return nil
@@ -646,20 +651,88 @@ func (m *ui) historyMove(d int) {
 	m.resize()
 }
 
-func (m *ui) approvalKey(k tea.KeyMsg) tea.Cmd {
+// approvalChoices are the answers to an approval, in the order of their
+// digits (1, 2, 3) and of the arrows.
+var approvalChoices = []struct {
+	d     policy.Decision
+	label string
+}{
+	{policy.AllowOnce, "allow once"},
+	{policy.AllowSession, "allow for this session"},
+	{policy.Reject, "deny"},
+}
+
+// approvalChoice is an arrow selection in the approval box: index n-1 of
+// approvalChoices for the approval id (0 is none).
+type approvalChoice struct {
+	id string
+	n  int
+}
+
+// approvalKey answers the approval on top when k is a deliberate answer:
+// Enter on an input holding only its digit, or Enter on an empty input
+// after choosing with the arrows (Esc on an empty input denies). Any other
+// key is the user's typing and is not handled here (ok false), so text
+// typed ahead while the box opens — "yes, and…", "any…" — lands in the
+// input and is queued as a message, never read as an answer.
+func (m *ui) approvalKey(k tea.KeyMsg) (cmd tea.Cmd, ok bool) {
 	a := m.approvals[0]
-	var d policy.Decision
-	switch strings.ToLower(k.String()) {
-	case "1", "y":
-		d = policy.AllowOnce
-	case "2", "a":
-		d = policy.AllowSession
-	case "3", "n", "esc":
-		d = policy.Reject
-	default:
-		return nil
+	if k.Paste {
+		return nil, false
 	}
+	empty := m.ta.Value() == ""
+	sel := 0
+	if m.choice.id == a.ID {
+		sel = m.choice.n
+	}
+	switch k.Type {
+	case tea.KeyUp, tea.KeyDown:
+		if !empty {
+			return nil, false
+		}
+		switch {
+		case sel == 0 && k.Type == tea.KeyUp:
+			sel = len(approvalChoices)
+		case sel == 0:
+			sel = 1
+		case k.Type == tea.KeyUp:
+			sel = max(sel-1, 1)
+		default:
+			sel = min(sel+1, len(approvalChoices))
+		}
+		m.choice = approvalChoice{id: a.ID, n: sel}
+		return nil, true
+	case tea.KeyEsc:
+		if !empty {
+			return nil, true
+		}
+		return m.answerApproval(a, policy.Reject), true
+	case tea.KeyEnter:
+		if k.Alt {
+			return nil, false
+		}
+		v := strings.TrimSpace(m.ta.Value())
+		if len(v) == 1 && v[0] >= '1' && int(v[0]-'0') <= len(approvalChoices) {
+			m.ta.Reset()
+			m.resize()
+			return m.answerApproval(a, approvalChoices[v[0]-'1'].d), true
+		}
+		if v != "" {
+			return nil, false // a message: submitted (queued) as usual
+		}
+		if sel == 0 {
+			return m.flash("type 1, 2 or 3 and press Enter, or choose with ↑/↓ and press Enter"), true
+		}
+		return m.answerApproval(a, approvalChoices[sel-1].d), true
+	}
+	return nil, false
+}
+
+// answerApproval sends the answer to the approval a and takes it off the
+// screen.
+func (m *ui) answerApproval(a messages.ApprovalRequested, d policy.Decision) tea.Cmd {
 	m.approvals = m.approvals[1:]
+	m.choice = approvalChoice{}
 	label := map[policy.Decision]string{policy.AllowOnce: "allowed once", policy.AllowSession: "allowed for this session", policy.Reject: "denied"}[d]
 	st := m.th.OK
 	if d == policy.Reject {
@@ -960,7 +1033,20 @@ func (m *ui) View() string {
 		if a.Reason != "" {
 			b.WriteString(Truncate(bar+th.Paint(th.Dim, "why: "+oneLine(a.Reason, 400)), w) + "\n")
 		}
-		b.WriteString(Truncate(th.Paint(th.Warn, "╰ ")+"1/y allow once · 2/a allow for this session · 3/n deny", w) + "\n")
+		sel := 0
+		if m.choice.id == a.ID {
+			sel = m.choice.n
+		}
+		var opts []string
+		for i, c := range approvalChoices {
+			o := fmt.Sprintf("%d %s", i+1, c.label)
+			if i+1 == sel {
+				o = th.Paint(th.Accent, "▸ "+o)
+			}
+			opts = append(opts, o)
+		}
+		b.WriteString(Truncate(bar+strings.Join(opts, " · "), w) + "\n")
+		b.WriteString(Truncate(th.Paint(th.Warn, "╰ ")+th.Paint(th.Dim, "answer: the number alone + Enter, or ↑/↓ + Enter; other typing is a message"), w) + "\n")
 	}
 	b.WriteString(m.ta.View())
 	b.WriteByte('\n')
@@ -977,7 +1063,7 @@ func (m *ui) footer() string {
 	var parts []string
 	switch {
 	case len(m.approvals) > 0:
-		parts = append(parts, "answer the approval above", "ctrl+c cancel the turn")
+		parts = append(parts, "answer the approval above (1/2/3 + enter)", "enter queues text", "ctrl+c cancel the turn")
 	case m.act.Busy():
 		parts = append(parts, "esc/ctrl+c cancel", "enter queues")
 	default:

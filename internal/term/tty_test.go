@@ -212,24 +212,56 @@ func TestUIQueueStatusAndApprovals(t *testing.T) {
 		t.Errorf("removed input still shown:\n%s", v)
 	}
 
-	// An approval takes the keys until it is answered.
+	// Typing while an approval is open is a message, never an answer:
+	// the letters of "yes any name" go to the input and Enter queues it.
 	tu.events(messages.ApprovalRequested{ID: "ap1", Origin: messages.Origin{Agent: "code", TaskID: "t2"}, Tool: "ExecuteCommand", Subject: "rm -rf build", Reason: "rm is not an allowed command"})
 	v = tu.view()
-	for _, w := range []string{"approval needed: code asks to run ExecuteCommand", "rm -rf build", "why: rm is not an allowed command", "1/y allow once · 2/a allow for this session · 3/n deny"} {
+	for _, w := range []string{"approval needed: code asks to run ExecuteCommand", "rm -rf build", "why: rm is not an allowed command", "1 allow once · 2 allow for this session · 3 deny", "the number alone + Enter"} {
 		if !strings.Contains(v, w) {
 			t.Errorf("approval view lacks %q:\n%s", w, v)
 		}
 	}
-	tu.typeText("x") // ignored while asking
-	tu.typeText("a")
+	tu.typeText("yes any name")
+	if got := tu.m.ta.Value(); got != "yes any name" {
+		t.Errorf("typing during an approval: input = %q, want the text", got)
+	}
+	tu.key(tea.KeyEnter)
+	sub, _, _, answers := f.snapshot()
+	if len(answers) != 0 {
+		t.Errorf("typed words answered the approval: %v", answers)
+	}
+	if len(sub) == 0 || sub[len(sub)-1].Body != "yes any name" {
+		t.Errorf("typed text was not submitted as a message: %+v", sub)
+	}
+	// Enter on an empty input without a choice does not answer either.
+	tu.key(tea.KeyEnter)
+	tu.typeText("12")
+	tu.key(tea.KeyEnter) // "12" is a message, not an answer
+	if _, _, _, answers := f.snapshot(); len(answers) != 0 {
+		t.Errorf("Enter without a choice answered: %v", answers)
+	}
+	// The arrows choose, Enter on the empty input answers.
+	tu.key(tea.KeyDown)
+	tu.key(tea.KeyDown)
+	if v := tu.view(); !strings.Contains(v, "▸ 2 allow for this session") {
+		t.Errorf("the choice is not shown:\n%s", v)
+	}
+	tu.key(tea.KeyEnter)
 	if _, _, _, answers := f.snapshot(); answers["ap1"] != policy.AllowSession {
 		t.Errorf("answer = %q, want session", answers["ap1"])
 	}
-	if tu.m.ta.Value() != "" {
-		t.Errorf("keys leaked into the input: %q", tu.m.ta.Value())
-	}
 	if p := tu.printed(); !strings.Contains(p, "allowed for this session: ExecuteCommand rm -rf build") {
 		t.Errorf("answer not printed:\n%s", p)
+	}
+	// A digit alone on the line, then Enter.
+	tu.events(messages.ApprovalRequested{ID: "ap2", Tool: "ExecuteCommand", Subject: "make deploy"})
+	tu.typeText("3")
+	tu.key(tea.KeyEnter)
+	if _, _, _, answers := f.snapshot(); answers["ap2"] != policy.Reject {
+		t.Errorf("answer = %q, want reject", answers["ap2"])
+	}
+	if tu.m.ta.Value() != "" {
+		t.Errorf("the answer's digit stayed in the input: %q", tu.m.ta.Value())
 	}
 
 	tu.key(tea.KeyCtrlC)

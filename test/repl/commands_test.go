@@ -136,7 +136,7 @@ func TestSpecialistApproval(t *testing.T) {
 	tm.Expect("❯ [edit] write the note outside")
 	tm.Expect("approval needed: code asks")
 	tm.Expect("outside.txt")
-	tm.Type("y")
+	tm.Type("1" + enter)
 	tm.Expect("allowed once")
 	tm.Expect("the code agent is done")
 	if b, err := os.ReadFile(filepath.Join(filepath.Dir(tm.Root), "outside.txt")); err != nil || string(b) != "hi\n" {

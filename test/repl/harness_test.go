@@ -260,8 +260,9 @@ func (tm *term) held(gate string) {
 
 // Keys.
 const (
-	enter    = "\r"
-	ctrlC    = "\x03"
-	ctrlD    = "\x04"
-	shiftTab = "\x1b[Z"
+	enter     = "\r"
+	ctrlC     = "\x03"
+	ctrlD     = "\x04"
+	shiftTab  = "\x1b[Z"
+	arrowDown = "\x1b[B"
 )

@@ -110,9 +110,10 @@ func TestApproval(t *testing.T) {
 		name, key, mark string
 		removed         bool
 	}{
-		{"allow once", "1", "allowed once: ExecuteCommand rm -rf build", true},
-		{"allow for the session", "a", "allowed for this session: ExecuteCommand rm -rf build", true},
-		{"deny", "n", "denied: ExecuteCommand rm -rf build", false},
+		{"allow once", "1" + enter, "allowed once: ExecuteCommand rm -rf build", true},
+		{"allow for the session", "2" + enter, "allowed for this session: ExecuteCommand rm -rf build", true},
+		{"allow for the session with the arrows", arrowDown + arrowDown + enter, "allowed for this session: ExecuteCommand rm -rf build", true},
+		{"deny", "3" + enter, "denied: ExecuteCommand rm -rf build", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +128,7 @@ func TestApproval(t *testing.T) {
 			tm.Type("clean the build" + enter)
 			tm.Expect("approval needed: orchestrator asks to run ExecuteCommand")
 			tm.Expect("rm -rf build")
-			tm.Expect("1/y allow once · 2/a allow for this session · 3/n deny")
+			tm.Expect("1 allow once · 2 allow for this session · 3 deny")
 			tm.Type(tt.key)
 			tm.Expect(tt.mark)
 			tm.Expect("cleaning done")

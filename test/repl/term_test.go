@@ -96,8 +96,8 @@ func TestDenialIsShownWhole(t *testing.T) {
 			tm.Expect("edit ❯")
 			tm.Type("clean the build" + enter)
 			if tc.asked {
-				tm.Expect("3/n deny")
-				tm.Type("n")
+				tm.Expect("3 deny")
+				tm.Type("3" + enter)
 			}
 			tm.Expect(tc.label)
 			tm.Expect("could not clean")

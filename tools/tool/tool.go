@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -209,7 +210,7 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 	if d := jsonDepth(input); d > MaxInputDepth {
 		return Errorf("the arguments of %s nest arrays and objects more than %d levels deep; send a flatter structure.", t.info.Name, MaxInputDepth), nil
 	}
-	if len(strings.TrimSpace(string(input))) == 0 {
+	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("{}")
 	}
 	var generic any
@@ -226,9 +227,11 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 	if err := rs.Validate(generic); err != nil {
 		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
 	}
+	// Decoded in place: the input was checked whole above, and a copy of
+	// a WriteFile's megabytes (string(input), a decoder's buffer) would
+	// each cost its size again.
 	var in In
-	dec := json.NewDecoder(strings.NewReader(string(input)))
-	if err := dec.Decode(&in); err != nil {
+	if err := json.Unmarshal(input, &in); err != nil {
 		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
 	}
 	return t.handler(ctx, env, in)
