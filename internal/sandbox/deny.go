@@ -56,6 +56,9 @@ func (l *Launcher) landlockReadGrants() []string {
 // kept. outsideWritable also leaves out what lies inside them.
 func (l *Launcher) hiddenPaths(outsideWritable bool) []string {
 	found := l.opts.DenyRead.Existing()
+	if len(found.Paths) == 0 {
+		return nil
+	}
 	writable := l.writableDirs()
 	keep := writable
 	if c := l.cacheDir(); c != "" {
