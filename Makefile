@@ -24,7 +24,7 @@ vet:
 	$(GO) vet $(PKGS)
 
 test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 lint: fmt-check vet
 
