@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,11 +121,14 @@ func TestRun(t *testing.T) {
 		t.Errorf("failing check: %+v", bad)
 	}
 	r.Timeout = 200 * time.Millisecond
-	slow := r.Run(t.Context(), messages.QACheck{Name: "t", Command: "sleep 31.4159 & sleep 31.4159"})
+	// A marker of this process's own: another test (test/e2e's crash test
+	// uses 31.4159) may have a sleep of its own running at the same time.
+	sleep := fmt.Sprintf("sleep 30.%d", os.Getpid())
+	slow := r.Run(t.Context(), messages.QACheck{Name: "t", Command: sleep + " & " + sleep})
 	if slow.Passed || slow.ExitCode != -1 || !strings.Contains(slow.Output, "check stopped") {
 		t.Errorf("timed-out check: %+v", slow)
 	}
-	if out, err := exec.Command("pgrep", "-f", "sleep 31.4159").Output(); err == nil {
+	if out, err := exec.Command("pgrep", "-f", sleep).Output(); err == nil {
 		t.Errorf("the check's background process survived the timeout: pids %s", out)
 	}
 }
