@@ -61,6 +61,9 @@ type SQLite struct {
 	stmts *stmtCache
 	now   func() time.Time
 	newID func() string
+	// dialect is dialectSQLite here; Postgres shares these methods with
+	// dialectPostgres.
+	dialect dialect
 }
 
 var _ Store = (*SQLite)(nil)
@@ -228,7 +231,7 @@ func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &wtx{Tx: sqltx, stmts: s.stmts}
+	tx := &wtx{Tx: sqltx, stmts: s.stmts, dialect: s.dialect}
 	if err = fn(tx); err != nil {
 		tx.Rollback()
 	} else {
