@@ -191,14 +191,15 @@ type pooledStore struct {
 	refs int
 }
 
-// acquire returns the store of path, opening it on first use, and the
-// closer that releases this use; the last release closes the store.
+// acquire returns the store of path (a file path or store URL), opening it
+// on first use, and the closer that releases this use; the last release
+// closes the store.
 func (p *storePool) acquire(ctx context.Context, path string) (store.Store, io.Closer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps, ok := p.open[path]
 	if !ok {
-		st, err := store.Open(ctx, path)
+		st, err := store.OpenURL(ctx, path)
 		if err != nil {
 			return nil, nil, err
 		}

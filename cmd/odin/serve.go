@@ -63,11 +63,19 @@ in-flight turns and ends every event stream with a "shutdown" event.`,
 	fl.BoolVar(&f.proxyTLS, "tls-proxy", false, "a reverse proxy in front terminates TLS (allows a non-loopback --listen without --tls-cert)")
 	fl.DurationVar(&f.idle, "idle", 10*time.Minute, "passivate a session idle for this long")
 	fl.StringArrayVar(&f.corsOrigin, "cors-origin", nil, "allow browser calls from this origin (repeatable; none by default)")
+	fl.StringVar(&g.store, "store", "", "session store: a SQLite file, sqlite:///abs/path or postgres://… (store.url)")
 	return cmd
 }
 
 func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	gcFor(longLived)
+	if g.store != "" && !strings.Contains(g.store, "://") && !filepath.IsAbs(g.store) {
+		abs, err := filepath.Abs(g.store)
+		if err != nil {
+			return usageError("--store %q: %v", g.store, err)
+		}
+		g.store = abs
+	}
 	a, err := loadApp(g)
 	if err != nil {
 		return err
