@@ -44,4 +44,8 @@
 //     sequence number, so that row lock orders concurrent appenders and
 //     the numbers stay unique and gap-free;
 //   - errors: a unique violation is SQLITE_CONSTRAINT_* or SQLSTATE 23505.
+//
+// Claim (fence.go, both backends) fences a session's writers: a claim
+// bumps the session's epoch, and a write through an older claim fails
+// with ErrFenced inside its own transaction, having written nothing.
 package store

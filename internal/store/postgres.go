@@ -42,10 +42,13 @@ const migrateLockKey int64 = 0x6f64696e
 // sequence number is drawn).
 //
 // There is no lease: AcquireLease is an flock beside a SQLite file and
-// means nothing across hosts. Fencing a session's writer (a claim with an
-// epoch stored in the session row, checked in every write's transaction)
-// is the next step of issue 28; until then two hosts writing one session
-// interleave their messages, as two processes did before the lease.
+// means nothing across hosts, and this type does not pretend otherwise.
+// What replaces it across hosts is fencing (issue 28): Claim bumps the
+// session's epoch, and every write through the returned handle checks that
+// epoch in its own transaction (fence.go). The CLI does not claim yet:
+// wiring Claim into the session actors (claim on open, ErrFenced stops
+// the session) is the next step; until then two hosts writing one
+// session through the plain Store interleave their messages.
 type Postgres struct {
 	*SQLite
 	pool *pgxpool.Pool

@@ -218,6 +218,7 @@ func (s *SQLite) Batch(ctx context.Context, fn func(ctx context.Context) error) 
 // write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it;
 // inside a Batch, in a savepoint of the batch's transaction.
 func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
+	fn = s.fenced(ctx, fn) // a write through a claim checks it first (fence.go)
 	if tx, ok := ctx.Value(batchKey{}).(*wtx); ok {
 		return savepoint(ctx, tx, "write", func() error { return fn(tx) })
 	}
