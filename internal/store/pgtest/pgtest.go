@@ -68,6 +68,7 @@ func isExec(p string) bool {
 // binaries are absent and fails it when the server does not start.
 func New(t testing.TB) *Server {
 	t.Helper()
+	began := time.Now()
 	s, err := Start(context.Background())
 	if errors.Is(err, ErrNotInstalled) {
 		t.Skipf("pgtest: %v (install postgresql to run the PostgreSQL store tests)", err)
@@ -75,6 +76,7 @@ func New(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	t.Logf("pgtest: initdb and postgres start took %s", time.Since(began).Round(time.Millisecond))
 	t.Cleanup(func() {
 		if err := s.Stop(); err != nil {
 			t.Errorf("pgtest: stop: %v", err)
