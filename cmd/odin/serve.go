@@ -81,6 +81,13 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer a.Close()
+	// Sessions open the store when they start; a store.url that cannot
+	// name one stops the server now rather than failing every session.
+	if u := a.cfg.Store.URL; u != "" {
+		if _, _, err := store.ParseURL(u); err != nil {
+			return usageError("store.url (set by %s): %v", a.src.Origin("store.url"), err)
+		}
+	}
 	if err := a.checkProvider(); err != nil {
 		return err
 	}

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/store"
@@ -95,6 +97,11 @@ func TestStoreURLErrors(t *testing.T) {
 		t.Fatalf("ODIN_STORE_URL=mysql://…: %v\n%s", err, out)
 	}
 
+	out, err = runOdin(t, work, env, "serve", "--listen", "127.0.0.1:0", "--store", "mysql://db/odin")
+	if err == nil || !strings.Contains(out, "store.url (set by flags)") || !strings.Contains(out, `"mysql"`) {
+		t.Fatalf("odin serve --store mysql://…: %v\n%s", err, out)
+	}
+
 	canary := filepath.Join(work, "chosen-by-project.db")
 	if err := os.WriteFile(filepath.Join(work, "odin.yaml"), []byte("store:\n  url: sqlite://"+canary+"\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -109,5 +116,50 @@ func TestStoreURLErrors(t *testing.T) {
 	out, err = runOdin(t, work, env, "trust")
 	if _, serr := os.Stat(canary); serr == nil {
 		t.Fatalf("after odin trust (%v: %s) the project's database exists", err, out)
+	}
+}
+
+// `odin serve --store postgres://…` keeps the sessions it serves in that
+// database: a session created and run over HTTP is found there.
+func TestServeStorePostgres(t *testing.T) {
+	pg := pgtest.New(t)
+	url := pg.Database(t)
+	script := llmtest.NewScript().Add("orchestrator", llmtest.Step{When: "served question", Text: "Served answer."})
+	work, env := storeURLEnv(t, script)
+	_, c := startServe(t, env, work, "--store", url)
+
+	sess := c.do("POST", "/v1/sessions", map[string]string{"project": work}, http.StatusCreated)
+	id := sess["id"].(string)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	evs := c.stream(ctx, id, "")
+	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "served question", "mode": "ask"}, http.StatusAccepted)
+	until(t, evs, "turn_finished")
+
+	st, err := store.OpenPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// The session journal commits the reply just after the event that
+	// announces it: wait for it, as a reader on another host would.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		msgs, err := st.AllMessages(ctx, id)
+		if err != nil {
+			t.Fatalf("session %s in PostgreSQL: %v", id, err)
+		}
+		var all []string
+		for _, m := range msgs {
+			all = append(all, m.Text())
+		}
+		got := strings.Join(all, "\n")
+		if strings.Contains(got, "served question") && strings.Contains(got, "Served answer.") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stored history after 20 s:\n%s", got)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
