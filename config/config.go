@@ -446,6 +446,13 @@ type Store struct {
 	// Path of the SQLite file; default $XDG_STATE_HOME/odin/odin.db (Load
 	// fills it in from StateDir).
 	Path string `mapstructure:"path" yaml:"path"`
+	// URL chooses the store and wins over Path: an absolute file path or
+	// sqlite:///abs/path (SQLite), or postgres://… / postgresql://…
+	// (PostgreSQL, shared by several hosts). Only the user's odin.yaml,
+	// ODIN_STORE_URL or `odin serve --store` may set it: a project's
+	// odin.yaml that does is an error, since it would send every
+	// transcript to a database the repository chose.
+	URL string `mapstructure:"url" yaml:"url"`
 }
 
 // MCP configures Model Context Protocol servers.

@@ -268,6 +268,10 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			if yamlFound {
 				src.ProjectFile = path
 			}
+			if nonEmpty(at(tree, "store", "url")) {
+				problems = append(problems, Problem{Source: FileName, Key: "store.url",
+					Msg: "a project may not choose the session store; set it in your own odin.yaml, ODIN_STORE_URL or odin serve --store"})
+			}
 			lower := []map[string]any{defaults}
 			for _, l := range layers {
 				lower = append(lower, l.tree)

@@ -50,6 +50,9 @@ type globalFlags struct {
 	yolo     bool
 	logFile  string
 	logLevel string
+	// store is `odin serve --store` (store.url), made absolute when a
+	// relative file path.
+	store string
 
 	// trusting is set by `odin trust`, which must load a project whose
 	// config is valid only with the settings that wait for trust.
@@ -95,6 +98,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	}
 	if g.logLevel != "" {
 		m["log.level"] = g.logLevel
+	}
+	if g.store != "" {
+		m["store.url"] = g.store
 	}
 	return m
 }

@@ -194,14 +194,15 @@ type pooledStore struct {
 	refs int
 }
 
-// acquire returns the store of path, opening it on first use, and the
-// closer that releases this use; the last release closes the store.
+// acquire returns the store of path (a file path or store URL), opening it
+// on first use, and the closer that releases this use; the last release
+// closes the store.
 func (p *storePool) acquire(ctx context.Context, path string) (store.Store, io.Closer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps, ok := p.open[path]
 	if !ok {
-		st, err := store.Open(ctx, path)
+		st, err := store.OpenURL(ctx, path)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -209,8 +210,12 @@ func (p *storePool) acquire(ctx context.Context, path string) (store.Store, io.C
 			p.open = map[string]*pooledStore{}
 		}
 		// Grouped: the journals of many sessions share commits
-		// instead of queuing one by one on the writer connection.
-		ps = &pooledStore{st: store.NewGrouped(st)}
+		// instead of queuing one by one on SQLite's one writer
+		// connection (PostgreSQL runs their transactions side by side).
+		if lite, ok := st.(*store.SQLite); ok {
+			st = store.NewGrouped(lite)
+		}
+		ps = &pooledStore{st: st}
 		p.open[path] = ps
 	}
 	ps.refs++

@@ -67,6 +67,7 @@ at shutdown (go tool pprof FILE), for profiling serve under load.`,
 	fl.BoolVar(&f.proxyTLS, "tls-proxy", false, "a reverse proxy in front terminates TLS (allows a non-loopback --listen without --tls-cert)")
 	fl.DurationVar(&f.idle, "idle", 10*time.Minute, "passivate a session idle for this long")
 	fl.StringArrayVar(&f.corsOrigin, "cors-origin", nil, "allow browser calls from this origin (repeatable; none by default)")
+	fl.StringVar(&g.store, "store", "", "session store: a SQLite file, sqlite:///abs/path or postgres://… (store.url)")
 	return cmd
 }
 
@@ -79,11 +80,25 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 		}
 		defer stop()
 	}
+	if g.store != "" && !strings.Contains(g.store, "://") && !filepath.IsAbs(g.store) {
+		abs, err := filepath.Abs(g.store)
+		if err != nil {
+			return usageError("--store %q: %v", g.store, err)
+		}
+		g.store = abs
+	}
 	a, err := loadApp(g)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	// Sessions open the store when they start; a store.url that cannot
+	// name one stops the server now rather than failing every session.
+	if u := a.cfg.Store.URL; u != "" {
+		if _, _, err := store.ParseURL(u); err != nil {
+			return usageError("store.url (set by %s): %v", a.src.Origin("store.url"), err)
+		}
+	}
 	if err := a.checkProvider(); err != nil {
 		return err
 	}

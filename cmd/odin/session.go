@@ -25,23 +25,31 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 	}
 	path := a.cfg.Store.Path
 	if path == "" {
-		if a.stateDir == "" {
+		if a.stateDir == "" && a.cfg.Store.URL == "" {
 			return nil, fmt.Errorf("no state directory: set XDG_STATE_HOME or HOME, or store.path in odin.yaml")
 		}
 		path = filepath.Join(a.stateDir, "odin.db")
 	}
+	// store.url, when set, chooses the store; store.path is a file path
+	// in any case, so it goes through the same entry point as one.
+	target, fail := path, func(err error) error { return storeOpenError(path, err) }
+	if u := a.cfg.Store.URL; u != "" {
+		target, fail = u, func(err error) error { return storeURLError(u, a.src.Origin("store.url"), err) }
+	} else if abs, err := filepath.Abs(path); err == nil {
+		target = abs
+	}
 	if a.stores != nil {
-		st, release, err := a.stores.acquire(ctx, path)
+		st, release, err := a.stores.acquire(ctx, target)
 		if err != nil {
-			return nil, storeOpenError(path, err)
+			return nil, fail(err)
 		}
 		a.st = st
 		a.closers = append(a.closers, release)
 		return st, nil
 	}
-	st, err := store.Open(ctx, path)
+	st, err := store.OpenURL(ctx, target)
 	if err != nil {
-		return nil, storeOpenError(path, err)
+		return nil, fail(err)
 	}
 	a.st = st
 	a.closers = append(a.closers, st)
@@ -353,4 +361,11 @@ func (a *app) undoRoots() []string {
 		}
 	}
 	return roots
+}
+
+// storeURLError reports a store.url that does not open, naming the key,
+// the layer that set it (the user's odin.yaml, env ODIN_STORE_URL or
+// flags) and the URL without its password.
+func storeURLError(url, origin string, err error) error {
+	return &exitError{code: exitFailed, err: fmt.Errorf("cannot open the session store store.url=%s (set by %s): %w", store.RedactURL(url), origin, err)}
 }

@@ -18,4 +18,34 @@
 // kernel when its holder dies) and names the holder to whoever is refused.
 //
 // Export, ExportJSONL, ExportMarkdown and ImportJSONL work on any Store.
+//
+// # Two backends, one code path
+//
+// Postgres (OpenPostgres) is the second backend, for sessions shared by
+// several hosts; OpenURL picks one from a URL. Both run the same ~2,500
+// lines of queries through database/sql: pgx's pool is seen through
+// stdlib's connector, wrapped so that every query's '?' placeholders
+// become $1, $2... Writing the store twice would let the two drift apart
+// on every later change; the conformance suite (storetest) runs against
+// both and holds them to one contract. The queries keep to what both
+// dialects accept (ON CONFLICT upserts, RETURNING, SAVEPOINT, NULLIF,
+// VALUES with a subquery); the few differences are explicit hooks:
+//   - the two-argument maximum: greatest() (MAX vs GREATEST);
+//   - DDL: a PostgreSQL migration set (migrations_pg) beside SQLite's, with
+//     the same versions, BIGINT for nanosecond times, BYTEA for blobs,
+//     identity columns for SQLite's INTEGER PRIMARY KEY and for the
+//     implicit rowid some listings order by (a column named rowid);
+//   - locking: SQLite serializes every writer on the file (BEGIN
+//     IMMEDIATE, one writer connection, cached prepared statements —
+//     all SQLite-only); PostgreSQL runs concurrent READ COMMITTED
+//     transactions from its pool, and a write that reads then writes a
+//     session's rows first locks the session row (lockSession).
+//     AppendMessage updates the session row before drawing the next
+//     sequence number, so that row lock orders concurrent appenders and
+//     the numbers stay unique and gap-free;
+//   - errors: a unique violation is SQLITE_CONSTRAINT_* or SQLSTATE 23505.
+//
+// Claim (fence.go, both backends) fences a session's writers: a claim
+// bumps the session's epoch, and a write through an older claim fails
+// with ErrFenced inside its own transaction, having written nothing.
 package store

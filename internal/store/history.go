@@ -78,6 +78,11 @@ func (s *SQLite) SetTodos(ctx context.Context, sessionID string, todos []Todo) e
 }
 
 func setTodosTx(ctx context.Context, tx *wtx, sessionID string, todos []Todo) error {
+	// Two lists replacing each other concurrently must not interleave
+	// their deletes and inserts.
+	if err := tx.lockSession(ctx, sessionID); err != nil {
+		return err
+	}
 	if _, err := getSession(ctx, tx, sessionID); err != nil {
 		return err
 	}
@@ -129,7 +134,7 @@ func (s *SQLite) AddUsage(ctx context.Context, u UsageRecord) error {
 		// together or not at all.
 		_, err = tx.ExecContext(ctx, `UPDATE sessions SET
 			prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,
-			cached_tokens = cached_tokens + ?, cost = cost + ?, updated_at = MAX(updated_at, ?)
+			cached_tokens = cached_tokens + ?, cost = cost + ?, updated_at = `+s.greatest()+`(updated_at, ?)
 			WHERE id IN (?, ?)`,
 			u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.Cost, at, sess.ID, sess.ParentID)
 		return err

@@ -51,8 +51,10 @@ func (s *SQLite) appendTx(ctx context.Context, tx *wtx, m Message) (Message, err
 		m.ID = s.newID()
 	}
 	created := s.stamp(m.CreatedAt)
+	// On PostgreSQL this UPDATE also takes the session row's lock, which
+	// orders concurrent appenders before the sequence number is drawn.
 	res, err := tx.ExecContext(ctx, `UPDATE sessions SET message_count = message_count + 1,
-		updated_at = MAX(updated_at, ?) WHERE id = ?`, created, m.SessionID)
+		updated_at = `+s.greatest()+`(updated_at, ?) WHERE id = ?`, created, m.SessionID)
 	if err != nil {
 		return Message{}, err
 	}
@@ -62,9 +64,11 @@ func (s *SQLite) appendTx(ctx context.Context, tx *wtx, m Message) (Message, err
 	// The sequence number is computed inside the insert, under the write
 	// lock, so concurrent appenders (goroutines or processes) can never
 	// draw the same one.
+	// VALUES rather than INSERT ... SELECT: PostgreSQL infers the
+	// placeholders' types from the target columns only there.
 	err = tx.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, seq, role, model, created_at, updated_at, parts)
-		SELECT ?, ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ? FROM messages WHERE session_id = ?
-		RETURNING seq`, m.ID, m.SessionID, string(m.Role), m.Model, created, created, parts, m.SessionID).Scan(&m.Seq)
+		VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?, ?)
+		RETURNING seq`, m.ID, m.SessionID, m.SessionID, string(m.Role), m.Model, created, created, parts).Scan(&m.Seq)
 	if isConstraint(err) {
 		return Message{}, fmt.Errorf("message %s: %w", m.ID, ErrExists)
 	}
@@ -118,6 +122,9 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 	// Repair under the write lock, re-reading first: another process may
 	// have repaired or appended since the read above.
 	err = s.write(ctx, func(tx *wtx) error {
+		if err := tx.lockSession(ctx, sessionID); err != nil {
+			return err
+		}
 		msgs, err = loadMessages(ctx, tx, sessionID, true)
 		if err != nil {
 			return err

@@ -12,8 +12,13 @@ import (
 	"time"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations_pg/*.sql
 var migrationFS embed.FS
+
+// migrationDirs holds each dialect's migration set. Both sets keep the
+// same versions and names, so a schema version means the same tables on
+// either backend (TestMigrationSetsMatch).
+var migrationDirs = map[dialect]string{dialectSQLite: "migrations", dialectPostgres: "migrations_pg"}
 
 // migration is one embedded schema step, named NNNN_what.sql.
 type migration struct {
@@ -25,8 +30,12 @@ type migration struct {
 // migrations returns the embedded migrations in version order. The files
 // are part of the binary, so a malformed name is a build mistake that the
 // tests catch; it is still reported as an error rather than a panic.
-func migrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFS, "migrations")
+func migrations() ([]migration, error) { return migrationsOf(dialectSQLite) }
+
+// migrationsOf returns the embedded migrations of dialect d in version order.
+func migrationsOf(d dialect) ([]migration, error) {
+	dir := migrationDirs[d]
+	entries, err := fs.ReadDir(migrationFS, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +47,7 @@ func migrations() ([]migration, error) {
 		if !ok || err != nil || v <= 0 || !strings.HasSuffix(name, ".sql") {
 			return nil, fmt.Errorf("migration file %q: want NNNN_name.sql", name)
 		}
-		body, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		body, err := fs.ReadFile(migrationFS, dir+"/"+name)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +76,15 @@ func SchemaVersion() int {
 // serialize: the second finds the work done. Applying is idempotent: a
 // version recorded in schema_migrations is never run again.
 func migrate(ctx context.Context, db *sql.DB, upTo int, now time.Time) error {
-	ms, err := migrations()
+	return migrateDialect(ctx, db, dialectSQLite, upTo, now)
+}
+
+// migrateDialect is migrate for the migration set and DDL of dialect d. On
+// PostgreSQL the transaction first takes a transaction-scoped advisory
+// lock: there is no file lock there, and two processes migrating a fresh
+// database at once must serialize as they do on SQLite.
+func migrateDialect(ctx context.Context, db *sql.DB, d dialect, upTo int, now time.Time) error {
+	ms, err := migrationsOf(d)
 	if err != nil {
 		return err
 	}
@@ -86,11 +103,22 @@ func migrate(ctx context.Context, db *sql.DB, upTo int, now time.Time) error {
 		return err
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	ddl := `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version    INTEGER PRIMARY KEY,
 		name       TEXT NOT NULL,
 		applied_at INTEGER NOT NULL
-	) STRICT`); err != nil {
+	) STRICT`
+	if d == dialectPostgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(?)`, migrateLockKey); err != nil {
+			return err
+		}
+		ddl = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at BIGINT NOT NULL
+	)`
+	}
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
 		return err
 	}
 	var current int

@@ -96,6 +96,9 @@ func (s *SQLite) CreateSession(ctx context.Context, in Session) (Session, error)
 
 // isConstraint reports a UNIQUE or PRIMARY KEY violation.
 func isConstraint(err error) bool {
+	if isPGConstraint(err) {
+		return true
+	}
 	var e *sqlite.Error
 	if !errors.As(err, &e) {
 		return false

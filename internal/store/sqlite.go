@@ -61,6 +61,9 @@ type SQLite struct {
 	stmts *stmtCache
 	now   func() time.Time
 	newID func() string
+	// dialect is dialectSQLite here; Postgres shares these methods with
+	// dialectPostgres.
+	dialect dialect
 }
 
 var _ Store = (*SQLite)(nil)
@@ -215,6 +218,7 @@ func (s *SQLite) Batch(ctx context.Context, fn func(ctx context.Context) error) 
 // write runs fn in one write transaction (BEGIN IMMEDIATE) and commits it;
 // inside a Batch, in a savepoint of the batch's transaction.
 func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
+	fn = s.fenced(ctx, fn) // a write through a claim checks it first (fence.go)
 	if tx, ok := ctx.Value(batchKey{}).(*wtx); ok {
 		return savepoint(ctx, tx, "write", func() error { return fn(tx) })
 	}
@@ -230,7 +234,7 @@ func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	if err != nil {
 		return err
 	}
-	tx := &wtx{Tx: sqltx, stmts: s.stmts}
+	tx := &wtx{Tx: sqltx, stmts: s.stmts, dialect: s.dialect}
 	if err = fn(tx); err != nil {
 		tx.Rollback()
 	} else {

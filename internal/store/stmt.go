@@ -36,6 +36,9 @@ func (c *stmtCache) get(query string) *sql.Stmt {
 // writer connection is free (between transactions). A query that does not
 // prepare is left to run directly, which reports SQLite's error.
 func (c *stmtCache) prepare(ctx context.Context, queries []string) {
+	if c == nil {
+		return
+	}
 	for _, q := range queries {
 		c.mu.Lock()
 		_, ok := c.m[q]
@@ -63,6 +66,9 @@ func (c *stmtCache) prepare(ctx context.Context, queries []string) {
 
 // close closes every cached statement.
 func (c *stmtCache) close() {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for q, st := range c.m {
@@ -75,13 +81,19 @@ func (c *stmtCache) close() {
 // prepared statements. It offers *sql.Tx's methods.
 type wtx struct {
 	*sql.Tx
-	stmts *stmtCache
-	seen  []string // queries run without a cached statement
+	stmts *stmtCache // nil: no cache (PostgreSQL)
+	seen  []string   // queries run without a cached statement
+	// dialect selects lockSession's behaviour.
+	dialect dialect
 }
 
 // stmt is query's cached statement bound to the transaction, or nil (the
 // query is noted for preparing after the transaction).
 func (t *wtx) stmt(ctx context.Context, query string) *sql.Stmt {
+	if t.stmts == nil {
+		// PostgreSQL: pgx caches prepared statements per connection.
+		return nil
+	}
 	if st := t.stmts.get(query); st != nil {
 		return t.Tx.StmtContext(ctx, st)
 	}

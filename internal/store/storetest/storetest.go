@@ -50,6 +50,7 @@ func Run(t *testing.T, open Opener) {
 		{"ImportErrors", testImportErrors},
 		{"ExportMarkdown", testExportMarkdown},
 		{"CancelledContext", testCancelledContext},
+		{"ZombieWriter", testZombieWriter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })

@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrFenced: the write went through a claim that no longer owns its
+// session (a later Claim took it), so nothing was written.
+var ErrFenced = errors.New("fenced: the session was claimed by a later writer")
+
+// Claimer is a Store that can fence a session's writers (both backends).
+type Claimer interface {
+	// Claim makes node the session's writer: the session's epoch goes
+	// up by one in one transaction, and the returned handle writes with
+	// that epoch. Every write through the handle checks, in its own
+	// transaction, that the epoch is still the session's, and otherwise
+	// fails with ErrFenced having written nothing; so a writer that lost
+	// the session to a later Claim (it stalled, its host was partitioned
+	// away) cannot change it any more, whatever it believes.
+	// ErrNotFound if the session does not exist.
+	Claim(ctx context.Context, sessionID, node string) (*Fenced, error)
+}
+
+// fenceKey carries a claim in a write's context.
+type fenceKey struct{}
+
+type fence struct {
+	session string
+	epoch   int64
+}
+
+// Claim implements Claimer.
+func (s *SQLite) Claim(ctx context.Context, sessionID, node string) (*Fenced, error) {
+	var epoch int64
+	err := s.write(ctx, func(tx *wtx) error {
+		err := tx.QueryRowContext(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = ? WHERE id = ? RETURNING epoch`,
+			node, sessionID).Scan(&epoch)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim: %w", err)
+	}
+	return &Fenced{Store: s, core: s, f: fence{session: sessionID, epoch: epoch}}, nil
+}
+
+// fenced wraps fn with the check of the claim ctx carries, if any: the
+// session's epoch is read in fn's transaction (on PostgreSQL with the
+// row locked until commit, so a Claim waits for the write to finish and
+// a write after the Claim sees the new epoch).
+func (s *SQLite) fenced(ctx context.Context, fn func(tx *wtx) error) func(tx *wtx) error {
+	f, ok := ctx.Value(fenceKey{}).(fence)
+	if !ok {
+		return fn
+	}
+	return func(tx *wtx) error {
+		q := `SELECT epoch FROM sessions WHERE id = ?`
+		if s.dialect == dialectPostgres {
+			q += ` FOR NO KEY UPDATE`
+		}
+		var epoch int64
+		err := tx.QueryRowContext(ctx, q, f.session).Scan(&epoch)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("session %s no longer exists: %w", f.session, ErrFenced)
+		}
+		if err != nil {
+			return err
+		}
+		if epoch != f.epoch {
+			return fmt.Errorf("session %s: claim at epoch %d, the session is at epoch %d: %w", f.session, f.epoch, epoch, ErrFenced)
+		}
+		return fn(tx)
+	}
+}
+
+// Fenced is a claim on one session: a Store whose every write first
+// checks, in the write's transaction, that the claim still owns the
+// session (see Claimer). Reads are the store's. Close releases nothing:
+// the store stays open for its owner.
+type Fenced struct {
+	Store
+	core *SQLite
+	f    fence
+}
+
+var _ Store = (*Fenced)(nil)
+
+// Epoch is the claim's epoch.
+func (h *Fenced) Epoch() int64 { return h.f.epoch }
+
+// SessionID is the claimed session's ID.
+func (h *Fenced) SessionID() string { return h.f.session }
+
+func (h *Fenced) ctx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fenceKey{}, h.f)
+}
+
+// Batch runs fn as the store's Batch, every write in it fenced.
+func (h *Fenced) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	return h.core.Batch(h.ctx(ctx), fn)
+}
+
+// Close implements Store; it leaves the store open.
+func (h *Fenced) Close() error { return nil }
+
+// The writes, each through the fence.
+
+func (h *Fenced) CreateSession(ctx context.Context, s Session) (Session, error) {
+	return h.Store.CreateSession(h.ctx(ctx), s)
+}
+
+func (h *Fenced) UpdateSession(ctx context.Context, id string, u SessionUpdate) error {
+	return h.Store.UpdateSession(h.ctx(ctx), id, u)
+}
+
+func (h *Fenced) DeleteSession(ctx context.Context, id string) error {
+	return h.Store.DeleteSession(h.ctx(ctx), id)
+}
+
+func (h *Fenced) AppendMessage(ctx context.Context, m Message) (Message, error) {
+	return h.Store.AppendMessage(h.ctx(ctx), m)
+}
+
+func (h *Fenced) UpdateMessage(ctx context.Context, m Message) error {
+	return h.Store.UpdateMessage(h.ctx(ctx), m)
+}
+
+func (h *Fenced) AppendSummary(ctx context.Context, m Message) (Message, error) {
+	return h.Store.AppendSummary(h.ctx(ctx), m)
+}
+
+// Messages is the store's, but its repair of dangling tool calls is a
+// write and is fenced: a zombie gets ErrFenced rather than a repair.
+func (h *Fenced) Messages(ctx context.Context, sessionID string) ([]Message, error) {
+	return h.Store.Messages(h.ctx(ctx), sessionID)
+}
+
+func (h *Fenced) RecordTool(ctx context.Context, r ToolRecord) error {
+	return h.Store.RecordTool(h.ctx(ctx), r)
+}
+
+func (h *Fenced) SetTodos(ctx context.Context, sessionID string, todos []Todo) error {
+	return h.Store.SetTodos(h.ctx(ctx), sessionID, todos)
+}
+
+func (h *Fenced) AddUsage(ctx context.Context, u UsageRecord) error {
+	return h.Store.AddUsage(h.ctx(ctx), u)
+}
+
+func (h *Fenced) CreateCheckpoint(ctx context.Context, c Checkpoint) (Checkpoint, error) {
+	return h.Store.CreateCheckpoint(h.ctx(ctx), c)
+}
+
+func (h *Fenced) AddSnapshot(ctx context.Context, checkpointID string, f FileSnapshot) (bool, error) {
+	return h.Store.AddSnapshot(h.ctx(ctx), checkpointID, f)
+}
+
+func (h *Fenced) SetAfterHashes(ctx context.Context, checkpointID string, hashes map[string]string) error {
+	return h.Store.SetAfterHashes(h.ctx(ctx), checkpointID, hashes)
+}
+
+func (h *Fenced) MarkRestored(ctx context.Context, id string, at time.Time) error {
+	return h.Store.MarkRestored(h.ctx(ctx), id, at)
+}
+
+func (h *Fenced) CachePut(ctx context.Context, key string, value []byte, at time.Time) error {
+	return h.Store.CachePut(h.ctx(ctx), key, value, at)
+}
+
+func (h *Fenced) CachePrune(ctx context.Context, olderThan time.Time) (int64, error) {
+	return h.Store.CachePrune(h.ctx(ctx), olderThan)
+}
+
+func (h *Fenced) PutAgentRun(ctx context.Context, r AgentRunRecord) error {
+	return h.Store.PutAgentRun(h.ctx(ctx), r)
+}
+
+func (h *Fenced) Import(ctx context.Context, archives []SessionArchive) error {
+	return h.Store.Import(h.ctx(ctx), archives)
+}

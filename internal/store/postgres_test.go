@@ -1,0 +1,216 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm"
+
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/store/pgtest"
+	"github.com/odin-code/odin/internal/store/storetest"
+)
+
+// openPG opens a Postgres store on a fresh database of srv.
+func openPG(t testing.TB, srv *pgtest.Server, opts ...store.Option) *store.Postgres {
+	t.Helper()
+	s, err := store.OpenPostgres(context.Background(), srv.Database(t), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestPostgresConformance runs the whole contract against a real
+// PostgreSQL server started for it, one database per case.
+func TestPostgresConformance(t *testing.T) {
+	srv := pgtest.New(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return openPG(t, srv) })
+}
+
+// TestPostgresReopenKeepsData checks that a second store on the same
+// database finds the schema migrated (no second migration) and the data.
+func TestPostgresReopenKeepsData(t *testing.T) {
+	srv := pgtest.New(t)
+	url := srv.Database(t)
+	ctx := context.Background()
+	a, err := store.OpenPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := a.CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := store.OpenPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	got, err := b.Session(ctx, sess.ID)
+	if err != nil || got.Project != "/p" {
+		t.Fatalf("reopened: %+v, %v", got, err)
+	}
+}
+
+// TestPostgresConcurrentAppendsTwoPools appends from two stores on one
+// database, as two hosts would (separate pools, no shared lock in the
+// process): the session row lock must keep the sequence numbers unique and
+// gap-free.
+func TestPostgresConcurrentAppendsTwoPools(t *testing.T) {
+	srv := pgtest.New(t)
+	url := srv.Database(t)
+	ctx := context.Background()
+	var stores []*store.Postgres
+	for range 2 {
+		s, err := store.OpenPostgres(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	sess, err := stores[0].CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perWorker, workers = 15, 8
+	errs := make(chan error, workers)
+	for w := range workers {
+		go func() {
+			s := stores[w%2]
+			for i := range perWorker {
+				m := store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: fmt.Sprintf("w%d-%d", w, i)}}}
+				if _, err := s.AppendMessage(ctx, m); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := stores[1].AllMessages(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != perWorker*workers {
+		t.Fatalf("%d messages, want %d", len(msgs), perWorker*workers)
+	}
+	for i, m := range msgs {
+		if m.Seq != int64(i+1) {
+			t.Fatalf("message %d has seq %d: not gap-free", i, m.Seq)
+		}
+	}
+	got, err := stores[0].Session(ctx, sess.ID)
+	if err != nil || got.MessageCount != int64(len(msgs)) {
+		t.Fatalf("message_count %d (%v), want %d", got.MessageCount, err, len(msgs))
+	}
+}
+
+// TestPostgresClaimRacesWrites: a writer keeps appending through claim A
+// from one pool while claim B is taken from another. Once B's Claim has
+// returned, no write of A lands: every message of A comes before B's
+// first, and A's later writes are ErrFenced.
+func TestPostgresClaimRacesWrites(t *testing.T) {
+	srv := pgtest.New(t)
+	url := srv.Database(t)
+	ctx := context.Background()
+	s1 := openPGURL(t, url)
+	s2 := openPGURL(t, url)
+	sess, err := s1.CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s1.Claim(ctx, sess.ID, "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	type result struct {
+		fenced, ok int
+		err        error
+	}
+	done := make(chan result)
+	go func() {
+		var r result
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- r
+				return
+			default:
+			}
+			_, err := a.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: fmt.Sprintf("a-%d", i)}}})
+			switch {
+			case err == nil:
+				r.ok++
+			case errors.Is(err, store.ErrFenced):
+				r.fenced++
+			default:
+				r.err = err
+				done <- r
+				return
+			}
+		}
+	}()
+	// Let A write a few before it is fenced.
+	for {
+		got, err := s2.Session(ctx, sess.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.MessageCount >= 5 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b, err := s2.Claim(ctx, sess.ID, "host-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := b.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("A's write failed otherwise than fenced: %v", r.err)
+	}
+	msgs, err := s2.AllMessages(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		if m.Text() != "b" && m.Seq > owner.Seq {
+			t.Errorf("A's message %q (seq %d) landed after B's claim (B's message is seq %d)", m.Text(), m.Seq, owner.Seq)
+		}
+	}
+	if int64(r.ok) != owner.Seq-1 {
+		t.Errorf("A saw %d writes succeed, but %d of its messages are stored", r.ok, owner.Seq-1)
+	}
+	_, err = a.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "late"}}})
+	if !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("A after B's claim: %v, want ErrFenced", err)
+	}
+}
+
+func openPGURL(t *testing.T, url string) *store.Postgres {
+	t.Helper()
+	s, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
