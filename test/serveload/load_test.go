@@ -43,12 +43,20 @@ func TestMain(m *testing.M) {
 // gracefully (SIGTERM) and started again on the same state directory, and
 // the sessions whose turn it interrupted ask again. Afterwards every
 // session's export holds every question asked and every answer given.
+// ODIN_LOAD_SESSIONS=1000 runs issue 27's large case.
 func TestServeLoadRestart(t *testing.T) {
 	n := 50
 	if testing.Short() {
 		n = 10
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	limit := 3 * time.Minute
+	if v := os.Getenv("ODIN_LOAD_SESSIONS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			t.Fatalf("ODIN_LOAD_SESSIONS=%q: want a number of sessions", v)
+		}
+		limit = 20 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
 	defer cancel()
 	res, err := Run(ctx, Config{
 		Bin: filepath.Join(binDir, "odin"), Sessions: n, Turns: 2, Restart: true,
