@@ -813,14 +813,3 @@ func (r *streamingReply) cut(why llm.FinishReason, at time.Time) (reply llm.Mess
 	}
 	return reply, results, true
 }
-
-// queued is how many writes wait in the queue now, not counting a batch
-// being written (read-only, for odin serve's metrics).
-func (j *journal) queued() int {
-	if j == nil {
-		return 0
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return len(j.queue)
-}

@@ -136,10 +136,6 @@ func (s *Session) RunAgent(agent, brief string, mode messages.Mode) messages.Use
 	return m
 }
 
-// JournalQueued is how many of the session's store writes are queued and
-// not yet being written.
-func (s *Session) JournalQueued() int { return s.j.queued() }
-
 // Cancel cancels the running turn, if any. Queued inputs stay queued.
 func (s *Session) Cancel(reason string) {
 	s.system.Root.Send(s.orch, &messages.Cancel{Reason: reason})

@@ -306,16 +306,5 @@ func elidedWhole(args string) string {
 func droppedResult(call llm.ToolCall) tools.Result {
 	return tools.Errorf("the arguments of this %s call were %s, more than Odin accepts for one tool call (context.max_tool_argument); nothing was run. "+
 		"Write large content in parts: create the file with a first part using WriteFile, then add the rest in further calls (EditTool), each of a few MB at most.",
-		call.Name, humanSize(call.Dropped))
-}
-
-// humanSize formats a byte count for a message.
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
+		call.Name, tools.HumanBytes(call.Dropped))
 }

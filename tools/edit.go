@@ -94,7 +94,7 @@ func createWithEdit(ctx context.Context, env *Env, path, content string) (Result
 		return deref(bad), err
 	}
 	return Result{
-		Output: fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(content), humanBytes(int64(len(content)))),
+		Output: fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(content), HumanBytes(int64(len(content)))),
 		Files:  []string{path},
 	}, nil
 }

@@ -215,14 +215,14 @@ func untrackedNote(path string) (note string, readable bool) {
 	case !fi.Mode().IsRegular():
 		return fmt.Sprintf("(%s; special files are not read)", fileKind(fi.Mode())), false
 	case fi.Size() > gitUntrackedMaxBytes:
-		return fmt.Sprintf("(%s; too large to show, more than %s)", humanBytes(fi.Size()), humanBytes(gitUntrackedMaxBytes)), false
+		return fmt.Sprintf("(%s; too large to show, more than %s)", HumanBytes(fi.Size()), HumanBytes(gitUntrackedMaxBytes)), false
 	}
 	data, _, err := fsutil.ReadFileIn(filepath.Dir(path), path, gitUntrackedMaxBytes)
 	if err != nil {
 		return fmt.Sprintf("(cannot read: %v)", unwrapPathError(err)), false
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return fmt.Sprintf("(binary, %s)", humanBytes(int64(len(data)))), true
+		return fmt.Sprintf("(binary, %s)", HumanBytes(int64(len(data)))), true
 	}
 	return fmt.Sprintf("(%d lines)", countLines(string(data))), true
 }

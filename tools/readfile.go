@@ -103,7 +103,7 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	partial := in.Offset > 0 || in.Limit > 0
 	if !partial && info.Size() > readMaxWholeBytes {
 		return Errorf("%s is %s, more than the %s ReadFile returns at once. Read it in parts with offset and limit (e.g. offset=1, limit=500), or search it with Grep.",
-			path, humanBytes(info.Size()), humanBytes(readMaxWholeBytes)), nil
+			path, HumanBytes(info.Size()), HumanBytes(readMaxWholeBytes)), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Result{}, fmt.Errorf("tools: ReadFile: seek %s: %w", path, err)
@@ -289,7 +289,7 @@ func (p *readPage) render() string {
 		notes = append(notes, fmt.Sprintf("showing lines %d-%d of %d%s", p.first, p.last, p.total, more))
 	}
 	if p.outputFull {
-		notes = append(notes, fmt.Sprintf("output stopped at %s", humanBytes(readMaxOutput)))
+		notes = append(notes, fmt.Sprintf("output stopped at %s", HumanBytes(readMaxOutput)))
 	}
 	if p.cut > 0 {
 		notes = append(notes, fmt.Sprintf("%d long line(s) cut at %d characters", p.cut, readMaxLineChars))
@@ -324,7 +324,7 @@ func sniffBinary(head []byte) string {
 func describeBinary(env *Env, f *os.File, path string, info fs.FileInfo, head []byte, kind string) (Result, error) {
 	mime := http.DetectContentType(head)
 	if strings.HasPrefix(mime, "image/") {
-		desc := fmt.Sprintf("%s is an image (%s, %s)", path, mime, humanBytes(info.Size()))
+		desc := fmt.Sprintf("%s is an image (%s, %s)", path, mime, HumanBytes(info.Size()))
 		if _, err := f.Seek(0, io.SeekStart); err == nil && info.Size() <= readMaxImageBytes {
 			if cfg, _, err := image.DecodeConfig(f); err == nil {
 				desc += fmt.Sprintf(", %dx%d pixels", cfg.Width, cfg.Height)
@@ -338,7 +338,7 @@ func describeBinary(env *Env, f *os.File, path string, info fs.FileInfo, head []
 		return Result{Output: desc + ". ReadFile cannot show image content."}, nil
 	}
 	return Errorf("%s is a %s file (%s, %s); ReadFile shows text only. Use ExecuteCommand with a suitable tool (file, xxd, unzip -l ...) to inspect it.",
-		path, kind, mime, humanBytes(info.Size())), nil
+		path, kind, mime, HumanBytes(info.Size())), nil
 }
 
 func stampReader(r io.Reader, info fs.FileInfo) (FileStamp, error) {
@@ -454,7 +454,9 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func humanBytes(n int64) string {
+// HumanBytes formats a byte count for a message ("812 bytes", "4.2 KiB",
+// "3.0 MiB").
+func HumanBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))

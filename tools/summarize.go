@@ -96,7 +96,7 @@ func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result
 			text, cut = string(whole), true
 		}
 		if cut {
-			notes = append(notes, fmt.Sprintf("%s was cut to its first %s", label, humanBytes(int64(len(text)))))
+			notes = append(notes, fmt.Sprintf("%s was cut to its first %s", label, HumanBytes(int64(len(text)))))
 		}
 		budget -= len(text)
 		docs = append(docs, SummaryDoc{Label: label, Text: text})
@@ -114,7 +114,7 @@ func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result
 			return Errorf("file_paths[%d]: %s", i, msg), nil
 		}
 		if budget <= 0 {
-			notes = append(notes, fmt.Sprintf("%s was skipped: the input limit of %s was reached", path, humanBytes(summarizeMaxInput)))
+			notes = append(notes, fmt.Sprintf("%s was skipped: the input limit of %s was reached", path, HumanBytes(summarizeMaxInput)))
 			continue
 		}
 		add(path, text, cut)

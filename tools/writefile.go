@@ -59,7 +59,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	}
 	if len(in.Content) > maxWriteBytes {
 		return Errorf("content is %s, more than the %s WriteFile writes in one call. Split it into several smaller files, or write a first part with WriteFile and add the rest with EditTool.",
-			humanBytes(int64(len(in.Content))), humanBytes(maxWriteBytes)), nil
+			HumanBytes(int64(len(in.Content))), HumanBytes(maxWriteBytes)), nil
 	}
 	unlock, bad := lockForWrite(ctx, env, path)
 	if bad != nil {
@@ -80,9 +80,9 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	var out string
 	if cur.exists {
 		added, removed := diffStat(string(cur.content), in.Content)
-		out = fmt.Sprintf("Updated %s: %d lines, %s (+%d -%d lines).", path, countLines(in.Content), humanBytes(int64(len(content))), added, removed)
+		out = fmt.Sprintf("Updated %s: %d lines, %s (+%d -%d lines).", path, countLines(in.Content), HumanBytes(int64(len(content))), added, removed)
 	} else {
-		out = fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(in.Content), humanBytes(int64(len(content))))
+		out = fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(in.Content), HumanBytes(int64(len(content))))
 	}
 	return Result{Output: out, Files: []string{path}}, nil
 }
@@ -179,7 +179,7 @@ func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFil
 	}
 	content, info, err := fsutil.ReadFileIn(root, path, maxWriteBytes)
 	if errors.Is(err, fsutil.ErrTooLarge) {
-		r := Errorf("%s is %s, more than the %s %s changes in one call; edit it with ExecuteCommand (e.g. sed) or split it.", path, humanBytes(info.Size()), humanBytes(maxWriteBytes), tool)
+		r := Errorf("%s is %s, more than the %s %s changes in one call; edit it with ExecuteCommand (e.g. sed) or split it.", path, HumanBytes(info.Size()), HumanBytes(maxWriteBytes), tool)
 		return existingFile{}, &r
 	}
 	if err != nil {
@@ -209,7 +209,7 @@ func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFil
 // untouched. The caller holds lockForWrite.
 func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, content []byte) (*Result, error) {
 	if len(content) > maxWriteBytes {
-		r := Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", humanBytes(int64(len(content))), humanBytes(maxWriteBytes))
+		r := Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", HumanBytes(int64(len(content))), HumanBytes(maxWriteBytes))
 		return &r, nil
 	}
 	if env.BeforeWrite != nil {
@@ -346,7 +346,7 @@ func diffStat(before, after string) (added, removed int) {
 // shown as LF and at most max bytes.
 func diffSnippet(path, before, after string, max int) string {
 	if len(before) > diffStatMax || len(after) > diffStatMax {
-		return fmt.Sprintf("(diff not shown: the file is larger than %s; ReadFile the changed lines to check them)\n", humanBytes(diffStatMax))
+		return fmt.Sprintf("(diff not shown: the file is larger than %s; ReadFile the changed lines to check them)\n", HumanBytes(diffStatMax))
 	}
 	d := udiff.Unified(path, path, lf(before), lf(after))
 	if len(d) > max {

@@ -142,7 +142,7 @@ func (s *frontSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
 func (s *frontSession) Bus() *events.Bus { return s.live.Bus }
 
 // JournalQueued is for serve's metrics (serve.JournalQueuer).
-func (s *frontSession) JournalQueued() int { return s.live.Session.JournalQueued() }
+func (s *frontSession) JournalQueued() int { return s.live.Session.JournalStats().Queued }
 
 func (s *frontSession) Answer(id string, d policy.Decision) error {
 	return s.live.Approver.Answer(id, d)
