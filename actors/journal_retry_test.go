@@ -362,13 +362,25 @@ func TestTurnNotSavedStopsTheSession(t *testing.T) {
 	}
 }
 
+// busyStore is busy on every path: the writer may take the message alone,
+// before the barrier is queued, and a lone write runs outside Batch.
+type busyStore struct{ flakyStore }
+
+func (b *busyStore) AppendMessage(ctx context.Context, m store.Message) (store.Message, error) {
+	if inOuter(ctx) || b.left.Add(-1) < 0 {
+		return b.Store.AppendMessage(ctx, m)
+	}
+	b.attempts.Add(1)
+	return store.Message{}, fmt.Errorf("store: append: %w", context.DeadlineExceeded)
+}
+
 // A busy store is waited for, not given up on: attempts that time out for
 // far longer than a full disk's patience still end with every write
 // stored and the barrier passing, because load explains them.
 func TestJournalWaitsOutABusyStore(t *testing.T) {
 	st := openStore(t)
 	newSession(t, st, "s1")
-	fs := &flakyStore{Store: st}
+	fs := &busyStore{flakyStore{Store: st}}
 	fs.left.Store(1 << 20)
 	j := newJournal(fs, zerolog.Nop())
 	j.policy = fastRetries
