@@ -206,7 +206,7 @@ type createRequest struct {
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	var req createRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, bodyStatus(err), err)
 		return
 	}
 	dir, err := s.underRoot(req.Project)
@@ -265,7 +265,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	var req messageRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, bodyStatus(err), err)
 		return
 	}
 	if strings.TrimSpace(req.Body) == "" {
@@ -369,7 +369,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	}
 	var req answerRequest
 	if err := readJSON(r, &req); err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, bodyStatus(err), err)
 		return
 	}
 	d, err := policy.ParseDecision(req.Decision)
@@ -462,6 +462,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// bodyStatus is the status for a request body readJSON refused.
+func bodyStatus(err error) int {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
 func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -472,8 +481,12 @@ func statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
+// maxBody is the largest request body the API reads (the document says
+// 1 MiB; a bigger one is a 413, not a truncated-JSON 400).
+const maxBody = 1 << 20
+
 func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, maxBody))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("request body: %w", err)
