@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -57,5 +59,23 @@ func TestOpenAPIIsValid(t *testing.T) {
 	p := doc.Paths.Value("/v1/history").Get.Parameters.GetByInAndName("query", "q")
 	if p == nil || p.Description != "case-insensitive match on title, project or id" {
 		t.Errorf("history q parameter description mangled: %+v", p)
+	}
+}
+
+// TestOversizedBodyIs413: a body past maxBody is refused as too large, as
+// the document says, rather than as malformed JSON.
+func TestOversizedBodyIs413(t *testing.T) {
+	s, err := New(Options{Opener: nil, Token: "tok", Roots: []string{t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown()
+	big := `{"project":"` + strings.Repeat("a", maxBody) + `"}`
+	req := httptest.NewRequest("POST", "/v1/sessions", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer tok")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `"error"`) {
+		t.Errorf("oversized body: %d %s", rec.Code, rec.Body.String())
 	}
 }
