@@ -127,6 +127,9 @@ type Deps struct {
 	// Instructions are the project's custom instructions (ODIN.md), given to
 	// the Orchestrator and specialists (except Init).
 	Instructions string
+	// AppendSystem is appended to the Orchestrator's system prompt
+	// (--append-system-prompt); the specialists' prompts are their own.
+	AppendSystem string
 	// Changes provides per-turn change sets; nil disables checkpoints and
 	// diffs.
 	Changes ChangeSets

@@ -426,6 +426,9 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	}
 	text, err := prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: date,
 		OS: o.deps.osName(), Mode: mode, Instructions: o.deps.Instructions, Agents: agents})
+	if err == nil && o.deps.AppendSystem != "" {
+		text += "\n\n" + o.deps.AppendSystem
+	}
 	if err == nil {
 		o.system.mode, o.system.date, o.system.text = mode, date, text
 	}

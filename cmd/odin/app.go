@@ -46,10 +46,13 @@ type globalFlags struct {
 	mode     string
 	maxTurns int
 	allow    []string
+	forbid   []string // --disallowedTools 'Bash(...)': permissions.forbidden_commands
 	addDirs  []string
-	yolo     bool
-	logFile  string
-	logLevel string
+	// appendSystem is --append-system-prompt.
+	appendSystem string
+	yolo         bool
+	logFile      string
+	logLevel     string
 	// store is `odin serve --store` (store.url), made absolute when a
 	// relative file path.
 	store string
@@ -491,6 +494,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	perms := a.cfg.Permissions
 	perms.AllowedCommands = append(append([]string(nil), perms.AllowedCommands...), a.flags.allow...)
 	perms.AdditionalDirs = append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...)
+	perms.ForbiddenCommands = append(append([]string(nil), perms.ForbiddenCommands...), a.flags.forbid...)
 	pol, err := policy.New(policy.Options{Root: a.root, Permissions: perms, Protected: protected, Approver: approver, TestFiles: a.cfg.Quality.TestFiles})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
@@ -537,7 +541,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard:    func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
 		DenyRead: a.denyRead,
 		MCP:      mcpTools,
-		Small:    smallModel{a}, Instructions: instr, Changes: &changeSets{root: a.root}, Hooks: hooks,
+		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: &changeSets{root: a.root}, Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}

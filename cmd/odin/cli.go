@@ -311,14 +311,17 @@ func registerCompletions(root *cobra.Command, g *globalFlags) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for flag, fn := range map[string]func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective){
-			"resume":      sessions,
-			"output":      fixedCompletion("text", "json", "stream-json"),
-			"mode":        fixedCompletion("ask", "plan", "edit"),
-			"log-level":   fixedCompletion("debug", "info", "warn", "error"),
-			"model":       completeModels(g),
-			"small-model": completeModels(g),
-			"by":          fixedCompletion("day", "model", "agent"),
-			"format":      fixedCompletion("markdown", "jsonl"),
+			"resume":          sessions,
+			"output":          fixedCompletion("text", "json", "stream-json", "odin-stream"),
+			"output-format":   fixedCompletion("text", "json", "stream-json", "odin-stream"),
+			"input-format":    fixedCompletion("text", "stream-json"),
+			"permission-mode": fixedCompletion("default", "acceptEdits", "plan", "bypassPermissions"),
+			"mode":            fixedCompletion("ask", "plan", "edit"),
+			"log-level":       fixedCompletion("debug", "info", "warn", "error"),
+			"model":           completeModels(g),
+			"small-model":     completeModels(g),
+			"by":              fixedCompletion("day", "model", "agent"),
+			"format":          fixedCompletion("markdown", "jsonl"),
 		} {
 			if c.LocalFlags().Lookup(flag) != nil || (c == root && c.PersistentFlags().Lookup(flag) != nil) {
 				_ = c.RegisterFlagCompletionFunc(flag, fn)

@@ -8,17 +8,6 @@ import (
 	"github.com/odin-code/odin/messages"
 )
 
-// newJSONResult is the --output json document of a finished turn.
-func newJSONResult(res messages.TurnResult, session string, modelCalls int) jsonResult {
-	subtype := "success"
-	if res.Status != messages.TurnDone {
-		subtype = "error_" + string(res.Status)
-	}
-	return jsonResult{Type: "result", Subtype: subtype, IsError: res.Status != messages.TurnDone, Result: res.Answer,
-		SessionID: session, NumTurns: modelCalls, DurationMS: res.Elapsed.Milliseconds(),
-		TotalCostUSD: totalCostUSD(res.Usage), TurnResult: res}
-}
-
 // finalQuiet is -q's end of a text run: the answer alone on stdout, the
 // shape $(odin run -q "...") needs. Files, diff and usage are dropped;
 // a failed turn's error reaches stderr through the exit error, and a

@@ -22,8 +22,10 @@ import (
 )
 
 // renderer prints a headless run: progress on stderr and the result on
-// stdout (text), one JSON document at the end (json), or every event as a
-// JSON line (stream-json). In text output everything that comes from a
+// stdout (text), one JSON document at the end (json, Claude Code's result
+// with Odin's turn result), Claude Code's stream (stream-json, see
+// claudeStream), or every one of Odin's events as a JSON line
+// (odin-stream, docs/stream-json.md). In text output everything that comes from a
 // model, a tool, a file or the repository is sanitized (termsafe) before
 // Odin styles it, and each progress line passes a last guard
 // (termsafe.Styled, or termsafe.Text when Odin paints nothing), so the
@@ -42,11 +44,20 @@ type renderer struct {
 	said strings.Builder
 	// modelCalls counts the Orchestrator's model calls (num_turns).
 	modelCalls int
+	// claude maps the events to Claude Code's shapes (json, stream-json).
+	claude *claudeStream
 }
 
 func newRenderer(format string, quiet bool, root string, out, errw io.Writer) *renderer {
-	return &renderer{format: format, quiet: quiet, root: root, out: out, errw: errw,
+	r := &renderer{format: format, quiet: quiet, root: root, out: out, errw: errw,
 		color: colorEnabled(errw)}
+	switch format {
+	case "stream-json":
+		r.claude = newClaudeStream(out)
+	case "json":
+		r.claude = newClaudeStream(io.Discard) // only its result is printed
+	}
+	return r
 }
 
 // colorEnabled honours NO_COLOR and only colours terminals.
@@ -85,7 +96,7 @@ func (r *renderer) progress(format string, args ...any) {
 }
 
 func (r *renderer) notice(text string) {
-	if r.format == "stream-json" {
+	if r.format == "odin-stream" {
 		writeJSON(r.out, messages.Envelope{Time: time.Now(), Event: messages.Notice{Level: "info", Text: text}})
 		return
 	}
@@ -122,8 +133,12 @@ func (r *renderer) width() int {
 }
 
 func (r *renderer) event(env messages.Envelope) {
-	if r.format == "stream-json" {
+	switch {
+	case r.format == "odin-stream":
 		writeJSON(r.out, env)
+		return
+	case r.claude != nil:
+		r.claude.event(env)
 		return
 	}
 	if u, ok := env.Event.(messages.UsageUpdated); ok && u.TaskID == "" {
@@ -224,10 +239,13 @@ func (r *renderer) narrate() {
 // final prints the turn's result.
 func (r *renderer) final(res messages.TurnResult, session string) {
 	switch r.format {
-	case "stream-json":
+	case "odin-stream":
 		return // turn_finished already carried it
+	case "stream-json":
+		r.claude.finish(res, session)
+		return
 	case "json":
-		writeJSON(r.out, newJSONResult(res, session, r.modelCalls))
+		writeJSON(r.out, r.claude.result(res, session))
 		return
 	}
 	if r.quiet {

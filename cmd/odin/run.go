@@ -19,6 +19,10 @@ import (
 
 type runFlags struct {
 	output string
+	// Claude Code's headless flags (claudeflags.go).
+	claude claudeFlags
+	// stdin carries the messages of --input-format stream-json.
+	stdin io.Reader
 	quiet  bool
 	cont   bool
 	resume string
@@ -36,7 +40,11 @@ context appended to it (cat log | odin run "why does this fail?"). With no
 argument, or "-", stdin is the task (echo "fix the tests" | odin run).
 
 With -q only the answer goes to stdout, so $(odin run -q "...") captures it.
---output stream-json is documented in docs/stream-json.md.
+--output-format json and stream-json print Claude Code's shapes (a script
+written for claude -p reads them; docs/claude-stream.md); odin-stream prints
+every one of Odin's events (docs/stream-json.md). --input-format stream-json
+reads user messages as JSON lines on stdin and answers each in turn, in one
+session.
 
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
 quality gate failed after the fix rounds, 4 the session is in use by another
@@ -49,19 +57,34 @@ Headless runs never wait for an answer: anything that would need approval is
 denied, unless widened with --allow, --add-dir or --yolo.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			task, err := readTask(args, stdin)
-			if err != nil {
+			switch f.output {
+			case "text", "json", "stream-json", "odin-stream":
+			default:
+				return usageError("--output-format must be text, json, stream-json or odin-stream (got %q)", f.output)
+			}
+			if err := f.claude.apply(g); err != nil {
 				return err
 			}
-			switch f.output {
-			case "text", "json", "stream-json":
-			default:
-				return usageError("--output must be text, json or stream-json (got %q)", f.output)
+			var task string
+			if f.claude.inputFormat == "stream-json" {
+				if len(args) > 0 {
+					return usageError("--input-format stream-json reads the messages from stdin; give no task argument")
+				}
+			} else {
+				t, err := readTask(args, stdin)
+				if err != nil {
+					return err
+				}
+				task = t
 			}
+			f.stdin = stdin
 			return runTask(g, f, task, stdout, stderr)
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "output format: text, json (one object at the end) or stream-json (one event per line)")
+	cmd.Flags().StringVarP(&f.output, "output-format", "o", "text", "output format: text, json (one object at the end), stream-json (Claude Code's stream) or odin-stream (Odin's events, one a line)")
+	cmd.Flags().StringVar(&f.output, "output", "text", "the same as --output-format")
+	_ = cmd.Flags().MarkHidden("output")
+	f.claude.register(cmd)
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID or unique prefix (odin sessions lists them)")
@@ -114,10 +137,21 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	defer signal.Stop(sigs)
 
 	r := newRenderer(f.output, f.quiet, a.root, stdout, stderr)
-	if f.output == "stream-json" {
-		writeJSON(stdout, a.initEvent(live, mode))
+	switch init := a.initEvent(live, mode); f.output {
+	case "odin-stream":
+		writeJSON(stdout, init)
+	case "stream-json":
+		r.claude.init(init.Event.(messages.Init), f.claude.permissionMode)
 	}
-	sess.SubmitImages(task, mode, images)
+	// turns are the inputs submitted and not yet finished; with
+	// --input-format stream-json, more arrive on inputs until stdin ends.
+	turns, inputs := 1, (<-chan streamLine)(nil)
+	if f.claude.inputFormat == "stream-json" {
+		turns, inputs = 0, readStreamInputs(ctx, f.stdin)
+	} else {
+		sess.SubmitImages(task, mode, images)
+	}
+	var worst error // the first failed turn's exit, for a multi-turn run
 	var interrupts int
 	var ended os.Signal // SIGHUP or SIGTERM: exit with its code once the turn is saved
 	for {
@@ -137,6 +171,20 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			}
 			r.notice("cancelling… (press Ctrl-C again to quit at once)")
 			sess.Cancel("interrupted (Ctrl-C)")
+		case in, ok := <-inputs:
+			if !ok {
+				inputs = nil
+				if turns == 0 {
+					return closeSession(live, worst)
+				}
+				continue
+			}
+			if in.warning != "" {
+				r.notice(in.warning)
+				continue
+			}
+			turns++
+			sess.Submit(in.text, mode)
 		case env, ok := <-evs:
 			if !ok {
 				return &exitError{code: exitFailed, err: fmt.Errorf("event stream closed")}
@@ -147,7 +195,14 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				if ended != nil {
 					return closeSession(live, signalExit(ended, fmt.Errorf("%s", tf.Result.Error)))
 				}
-				return closeSession(live, statusError(tf.Result))
+				turns--
+				if err := statusError(tf.Result); err != nil && worst == nil {
+					worst = err
+				}
+				if turns > 0 || inputs != nil {
+					continue
+				}
+				return closeSession(live, worst)
 			}
 		}
 	}
@@ -199,23 +254,6 @@ func statusError(res messages.TurnResult) error {
 		return &exitError{code: exitGate, err: fmt.Errorf("%s", res.Error)}
 	}
 	return &exitError{code: exitFailed, err: fmt.Errorf("%s", res.Error)}
-}
-
-// jsonResult is the --output json document: the turn's result with the
-// fields Claude Code's result carries, under its names, so tooling
-// written for claude -p --output-format json reads it (docs/stream-json.md).
-type jsonResult struct {
-	Type      string `json:"type"`    // "result"
-	Subtype   string `json:"subtype"` // "success" or "error_<status>"
-	IsError   bool   `json:"is_error"`
-	Result    string `json:"result"` // the answer
-	SessionID string `json:"session_id"`
-	NumTurns  int    `json:"num_turns"`
-	// DurationMS is elapsed_ns in milliseconds, Claude's unit.
-	DurationMS int64 `json:"duration_ms"`
-	// TotalCostUSD is null when a model's price is unknown.
-	TotalCostUSD *float64 `json:"total_cost_usd"`
-	messages.TurnResult
 }
 
 func writeJSON(w io.Writer, v any) {

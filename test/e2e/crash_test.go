@@ -38,7 +38,7 @@ func TestKillMidTurnThenContinue(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = exec.Command("pkill", "-f", "sleep "+marker).Run() })
 
-	first := odin(t.Context(), "run", "--allow", "sleep *", "-o", "stream-json", "sleep for a while")
+	first := odin(t.Context(), "run", "--allow", "sleep *", "-o", "odin-stream", "sleep for a while")
 	stdout, err := first.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -479,7 +479,7 @@ func TestFilesUndoAfterKill(t *testing.T) {
 			llmtest.Step{Hold: "never"}, // parked until the kill
 		)
 		q := p.withModel(llmtest.NewServer(t, script))
-		run := q.cmd(t.Context(), "run", "-o", "stream-json", "rewrite the files")
+		run := q.cmd(t.Context(), "run", "-o", "odin-stream", "rewrite the files")
 		stdout, err := run.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

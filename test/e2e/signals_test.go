@@ -30,7 +30,7 @@ func partialScript() *llmtest.Script {
 	})
 }
 
-// odinProc is an `odin run -o stream-json` against a scripted model.
+// odinProc is an `odin run -o odin-stream` against a scripted model.
 type odinProc struct {
 	t       *testing.T
 	cmd     *exec.Cmd
@@ -53,7 +53,7 @@ func startRun(t *testing.T, script *llmtest.Script, task string) *odinProc {
 	p.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + state,
 		"XDG_STATE_HOME=" + filepath.Join(state, "state"), "XDG_CONFIG_HOME=" + filepath.Join(state, "config"),
 		"OPENAI_BASE_URL=" + srv.URL(), "OPENAI_API_KEY=test", "NO_COLOR=1"}
-	p.cmd = exec.Command(filepath.Join(binDir, "odin"), "run", "-o", "stream-json", task)
+	p.cmd = exec.Command(filepath.Join(binDir, "odin"), "run", "-o", "odin-stream", task)
 	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = dir, p.env, &p.stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -77,7 +77,7 @@ func startRun(t *testing.T, script *llmtest.Script, task string) *odinProc {
 	return p
 }
 
-// waitEvent waits for a stream-json event of type typ.
+// waitEvent waits for an odin-stream event of type typ.
 func (p *odinProc) waitEvent(typ string) map[string]any {
 	p.t.Helper()
 	timeout := time.After(20 * time.Second)
