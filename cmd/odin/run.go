@@ -22,7 +22,7 @@ type runFlags struct {
 	// Claude Code's headless flags (claudeflags.go).
 	claude claudeFlags
 	// stdin carries the messages of --input-format stream-json.
-	stdin io.Reader
+	stdin  io.Reader
 	quiet  bool
 	cont   bool
 	resume string
