@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,9 +51,14 @@ type globalFlags struct {
 	addDirs  []string
 	// appendSystem is --append-system-prompt.
 	appendSystem string
-	yolo         bool
-	logFile      string
-	logLevel     string
+	// transport, when set, carries every model request (odin run
+	// --record's recorder, odin replay's player); overrides are further
+	// config keys set by a command (odin replay's provider address).
+	transport http.RoundTripper
+	overrides map[string]any
+	yolo      bool
+	logFile   string
+	logLevel  string
 	// store is `odin serve --store` (store.url), made absolute when a
 	// relative file path.
 	store string
@@ -104,6 +110,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	}
 	if g.store != "" {
 		m["store.url"] = g.store
+	}
+	for k, v := range g.overrides {
+		m[k] = v
 	}
 	return m
 }
@@ -403,9 +412,13 @@ func (a *app) model(name string) (actors.Model, error) {
 	c, ok := a.clients[ref.ProviderName]
 	if !ok {
 		p := ref.Provider
+		var hc *http.Client // nil: the process's shared pool
+		if a.flags.transport != nil {
+			hc = &http.Client{Transport: a.flags.transport}
+		}
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
 			IdleTimeout: p.IdleTimeout, IdleConnTimeout: p.IdleConnTimeout, Budget: p.Budget, Provider: ref.ProviderName,
-			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref)})
+			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref), HTTPClient: hc})
 		a.clients[ref.ProviderName] = c
 	}
 	m := actors.Model{Client: c, ID: ref.ID, ContextWindow: ref.ContextWindow, MaxOutput: ref.MaxOutput, Price: ref.Price}

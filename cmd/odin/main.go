@@ -148,6 +148,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 	g.register(root)
 	root.AddCommand(
 		newRunCmd(g, stdin, stdout, stderr),
+		newReplayCmd(g, stdout, stderr),
 		newVersionCmd(stdout),
 		newToolsCmd(g, stdout),
 		newToolCmd(g, stdout, stderr),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/llm/tape"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -27,6 +28,11 @@ type runFlags struct {
 	cont   bool
 	resume string
 	images []string
+	// record is --record FILE; tape, when set, gets the turn's outcome.
+	record string
+	tape   *tape.Recorder
+	// played is set by odin replay: the result is compared with the tape.
+	played func(messages.TurnResult)
 }
 
 func newRunCmd(g *globalFlags, stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -84,6 +90,7 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 	cmd.Flags().StringVarP(&f.output, "output-format", "o", "text", "output format: text, json (one object at the end), stream-json (Claude Code's stream) or odin-stream (Odin's events, one a line)")
 	cmd.Flags().StringVar(&f.output, "output", "text", "the same as --output-format")
 	_ = cmd.Flags().MarkHidden("output")
+	cmd.Flags().StringVar(&f.record, "record", "", "record every model request and response (keys redacted) to FILE, for odin replay")
 	f.claude.register(cmd)
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
@@ -106,6 +113,11 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	}
 	if err := a.checkProvider(); err != nil {
 		return err
+	}
+	if f.record != "" {
+		if f.tape, err = a.startTape(f.record, task, mode); err != nil {
+			return err
+		}
 	}
 	if f.cont && f.resume != "" {
 		return usageError("use either --continue or --resume, not both")
@@ -192,6 +204,9 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			r.event(env)
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
 				r.final(tf.Result, sessionID)
+				if err := f.finishTape(tf.Result, r); err != nil {
+					return closeSession(live, err)
+				}
 				if ended != nil {
 					return closeSession(live, signalExit(ended, fmt.Errorf("%s", tf.Result.Error)))
 				}
