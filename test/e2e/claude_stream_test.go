@@ -226,3 +226,104 @@ func TestClaudeStreamInput(t *testing.T) {
 		t.Error("the malformed line reached the model")
 	}
 }
+
+// claudeShapes are the fields each line type of Claude Code's stream
+// carries and their JSON types, as its documentation gives them
+// ("null|string": either). Written from the format, not from Odin's code.
+var claudeShapes = map[string]map[string]string{
+	"system": {"type": "string", "subtype": "string", "session_id": "string", "cwd": "string", "model": "string",
+		"tools": "array", "mcp_servers": "array", "permissionMode": "string", "slash_commands": "array",
+		"apiKeySource": "string", "uuid": "string"},
+	"assistant": {"type": "string", "message": "object", "message.id": "string", "message.type": "string",
+		"message.role": "string", "message.model": "string", "message.content": "array", "message.usage": "object",
+		"parent_tool_use_id": "null|string", "session_id": "string", "uuid": "string"},
+	"user": {"type": "string", "message": "object", "message.role": "string", "message.content": "array",
+		"parent_tool_use_id": "null|string", "session_id": "string", "uuid": "string"},
+	"result": {"type": "string", "subtype": "string", "is_error": "bool", "duration_ms": "number",
+		"duration_api_ms": "number", "num_turns": "number", "result": "string", "session_id": "string",
+		"total_cost_usd": "null|number", "usage": "object", "usage.input_tokens": "number",
+		"usage.output_tokens": "number", "usage.cache_read_input_tokens": "number",
+		"usage.cache_creation_input_tokens": "number", "modelUsage": "object", "permission_denials": "array", "uuid": "string"},
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case float64:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "?"
+}
+
+// TestClaudeStreamShapes: every line of a two-turn stream has the fields
+// and types of its Claude type, the types come in Claude's order (one
+// init, then per turn messages closed by one result), and every content
+// block is one of Claude's.
+func TestClaudeStreamShapes(t *testing.T) {
+	env, root := acpEnv(t)
+	writeFile(t, root, "main.go", "package main\n")
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "read main.go", ToolCalls: []llmtest.ToolCall{llmtest.Call("ReadFile", map[string]any{"file_path": root + "/main.go"})}},
+		llmtest.Step{When: "package main", Text: "Read it."},
+		llmtest.Step{When: "and now", Text: "Done too."},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd := exec.Command(filepath.Join(binDir, "odin"), "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	cmd.Env, cmd.Dir = append(env, "OPENAI_BASE_URL="+srv.URL()), root
+	cmd.Stdin = strings.NewReader(`{"type":"user","message":{"role":"user","content":"read main.go"}}` + "\n" +
+		`{"type":"user","message":{"role":"user","content":"and now?"}}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, raw := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var line map[string]any
+		if err := json.Unmarshal(raw, &line); err != nil {
+			t.Fatalf("%v: %s", err, raw)
+		}
+		typ, _ := line["type"].(string)
+		order = append(order, typ)
+		shape, ok := claudeShapes[typ]
+		if !ok {
+			t.Errorf("line type %q is not one of Claude's: %s", typ, raw)
+			continue
+		}
+		for field, want := range shape {
+			var v any = line
+			for _, part := range strings.Split(field, ".") {
+				m, _ := v.(map[string]any)
+				v = m[part]
+			}
+			if got := jsonKind(v); !strings.Contains("|"+want+"|", "|"+got+"|") {
+				t.Errorf("%s.%s is %s, want %s: %s", typ, field, got, want, raw)
+			}
+		}
+		if msg, ok := line["message"].(map[string]any); ok {
+			for _, b := range msg["content"].([]any) {
+				switch bt := b.(map[string]any)["type"]; bt {
+				case "text", "tool_use", "tool_result":
+				default:
+					t.Errorf("content block type %v is not Claude's", bt)
+				}
+			}
+		}
+	}
+	got := strings.Join(order, " ")
+	want := "system assistant user assistant result assistant result"
+	if got != want {
+		t.Errorf("line order:\n got %s\nwant %s", got, want)
+	}
+}
