@@ -75,6 +75,9 @@ type rewindJournal struct {
 	Started          time.Time `json:"started"`
 }
 
+// errWentOn: the session has messages the interrupted rewind did not see.
+var errWentOn = errors.New("the session went on after the rewind was interrupted")
+
 func rewindKey(session string) string { return "odin/rewind-journal/" + session }
 
 func loadRewindJournal(ctx context.Context, st store.Store, session string) (*rewindJournal, error) {
@@ -146,6 +149,15 @@ func (a *app) rewind(ctx context.Context, session string, n int, scope rewindSco
 		return "", err
 	} else if j != nil {
 		msg, err := a.finishRewind(ctx, st, j, force)
+		if errors.Is(err, errWentOn) {
+			// Reported, and closed: it cannot be finished, and must not
+			// block the rewinds asked for from now on.
+			j.Done = true
+			if serr := j.save(context.WithoutCancel(ctx), st); serr != nil {
+				return "", errors.Join(err, serr)
+			}
+			return "", fmt.Errorf("an earlier rewind of this session (to message %d, %q) was interrupted: %w; its journal is closed, so rewind again", j.N, firstLine(j.Text), err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("an earlier rewind of this session (to message %d, %q) was interrupted and cannot be finished yet: %w", j.N, firstLine(j.Text), err)
 		}
@@ -279,7 +291,7 @@ func (a *app) rewindConversation(ctx context.Context, st store.Store, j *rewindJ
 		}
 	}
 	if n := len(all); n > 0 && all[n-1].Seq != j.LastSeq {
-		return fmt.Errorf("the session went on after the rewind was interrupted (its last message is no longer #%d); its conversation was not rewound: rewind it again", j.LastSeq)
+		return fmt.Errorf("%w (its last message is no longer #%d); its conversation was not rewound", errWentOn, j.LastSeq)
 	}
 	view, err := st.Messages(ctx, j.Session)
 	if err != nil {
