@@ -205,6 +205,9 @@ func doneStatus(t *turnState, status messages.TurnStatus, problem string) (messa
 	if status != messages.TurnDone || len(t.openItems) == 0 {
 		return status, problem
 	}
+	if t.gates != nil {
+		t.gates.report.Passed = false
+	}
 	return messages.TurnGateFailed, fmt.Sprintf("quality gate failed: the plan still has %d remaining item(s): %s",
 		len(t.openItems), strings.Join(t.openItems, "; "))
 }
