@@ -140,6 +140,16 @@ func (a *app) rewind(ctx context.Context, session string, n int, scope rewindSco
 	if err != nil {
 		return "", err
 	}
+	sess, err := st.Session(ctx, session)
+	if err != nil {
+		return "", err
+	}
+	if sess.Project != a.root {
+		// Its change sets and the roots files are restored beneath are
+		// the project's: rewinding from elsewhere would rewind the
+		// conversation and miss the files.
+		return "", fmt.Errorf("session %s belongs to the project %s, not %s: run the rewind there (or with --dir)", shortID(session), sess.Project, a.root)
+	}
 	lease, err := a.takeLease(session)
 	if err != nil {
 		return "", err
@@ -194,11 +204,15 @@ func (a *app) rewind(ctx context.Context, session string, n int, scope rewindSco
 		return "", err
 	}
 	msg, err := a.finishRewind(ctx, st, j, force)
-	if err != nil && j.Restored == 0 && !j.ConversationDone {
-		// Nothing changed (the first change set conflicts): nothing is
-		// left to finish either.
+	var conflict *checkpoint.ConflictError
+	var typed *checkpoint.TypeChangedError
+	if err != nil && j.Restored == 0 && (errors.As(err, &conflict) || errors.As(err, &typed)) {
+		// Restore touches nothing when it refuses: the first change set
+		// conflicts, nothing changed and nothing is left to finish.
 		j.Done = true
-		_ = j.save(context.WithoutCancel(ctx), st)
+		if serr := j.save(context.WithoutCancel(ctx), st); serr != nil {
+			err = errors.Join(err, serr)
+		}
 	}
 	return msg, err
 }

@@ -212,3 +212,29 @@ func TestRewindToTheFirstMessage(t *testing.T) {
 		t.Errorf("a.txt = %q", b)
 	}
 }
+
+// A rewind started from another project is refused before it changes
+// anything: its change sets and restore roots are the session's project's.
+func TestRewindFromAnotherProject(t *testing.T) {
+	f := newRewindFixture(t)
+	other := filepath.Join(filepath.Dir(f.a.root), "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := loadApp(&globalFlags{dir: other, logLevel: "error"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	before := f.view(t)
+	_, err = b.rewind(t.Context(), f.id, 2, rewindScope{code: true, conversation: true}, false)
+	if err == nil || !strings.Contains(err.Error(), "belongs to the project") {
+		t.Fatalf("err = %v", err)
+	}
+	if got, _ := os.ReadFile(f.aTxt); string(got) != "two\n" {
+		t.Errorf("a.txt = %q", got)
+	}
+	if after := f.view(t); after != before {
+		t.Errorf("conversation changed: %q → %q", before, after)
+	}
+}
