@@ -473,6 +473,17 @@ func (r *repl) rewindCommand() term.Command {
 				return term.Result{}, fmt.Errorf("--code and --conversation together are the default; give one of them, or neither")
 			}
 			id := cur.ID()
+			// A number that names no message is refused before the
+			// session is closed for nothing.
+			st, err := r.a.openStore(ctx)
+			if err != nil {
+				return term.Result{}, err
+			}
+			if points, _, err := rewindPoints(ctx, st, id); err != nil {
+				return term.Result{}, err
+			} else if j, _ := loadRewindJournal(ctx, st, id); j == nil && (n < 1 || n > len(points)) {
+				return term.Result{}, fmt.Errorf("no message %d to rewind to: this session has %d (/rewind lists them)", n, len(points))
+			}
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			err = cur.Close(cctx)
 			cancel()

@@ -44,6 +44,8 @@ func TestRewind(t *testing.T) {
 	tm.Type("/rewind" + enter)
 	tm.Expect("third: add c.txt")
 	tm.Expect("/rewind N goes back")
+	tm.Type("/rewind 9" + enter)
+	tm.Expect("no message 9 to rewind to: this session has 3")
 	tm.Type("/rewind 2" + enter)
 	tm.Expect("Rewound the code and conversation to just before message 2")
 	if b, err := os.ReadFile(filepath.Join(tm.Root, "a.txt")); err != nil || string(b) != "one\n" {
