@@ -57,6 +57,9 @@ type compaction struct {
 	reply   *actor.PID // manual requester
 	then    func(actor.Context, *CompactResult)
 	cancel  context.CancelFunc
+	// frontier is written before the history is summarised and follows
+	// the summary verbatim.
+	frontier Frontier
 }
 
 // estimate is the prompt size of the next request: the provider's count
@@ -144,7 +147,8 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 	}
 	o.compactSeq++
 	ctx, cancel := context.WithCancel(ctx)
-	cp := &compaction{id: o.compactSeq, trigger: trigger, before: o.estimate(0), reply: reply, then: then, cancel: cancel}
+	cp := &compaction{id: o.compactSeq, trigger: trigger, before: o.estimate(0), reply: reply, then: then, cancel: cancel,
+		frontier: o.frontier()}
 	o.compacting = cp
 	o.behavior.BecomeStacked(o.compactingState)
 	bus := o.deps.Bus
@@ -243,7 +247,7 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 		return
 	}
 	kept := append([]llm.Message(nil), o.history[msg.cut:]...)
-	summary := llm.Message{Role: llm.RoleUser, Content: summaryPrefix + strings.TrimSpace(msg.summary)}
+	summary := llm.Message{Role: llm.RoleUser, Content: withFrontier(summaryPrefix+strings.TrimSpace(msg.summary), cp.frontier)}
 	o.history = append([]llm.Message{summary}, kept...)
 	o.lastPrompt, o.lastLen = 0, 0
 	now := o.deps.now()

@@ -116,6 +116,12 @@ type turnState struct {
 	// while the final answer is written.
 	endStatus  messages.TurnStatus
 	endProblem string
+	// planned: the turn wrote the todo list; frontierRefusals counts the
+	// final answers refused while it had open items, openItems are those
+	// left at the last answer (frontier.go).
+	planned          bool
+	frontierRefusals int
+	openItems        []string
 }
 
 // Orchestrator is the per-session actor that owns the conversation. Its
@@ -149,6 +155,10 @@ type Orchestrator struct {
 	// todos is the plan's todo list as last written; the gates check its
 	// acceptance criteria.
 	todos []messages.Todo
+	// lastGoal and lastEvidence are the request and gate stages of the
+	// last finished turn, for the frontier of a compaction between turns.
+	lastGoal     string
+	lastEvidence []string
 	// disk counts disk work in flight off the mailbox (checkpoint commits,
 	// plan writes), which Session.Close waits for.
 	disk *sync.WaitGroup
@@ -535,7 +545,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 			o.finishTurn(c, messages.TurnFailed, p)
 			return
 		}
-		if o.holdForBackground(c, t) {
+		if o.holdForBackground(c, t) || o.refuseDone(c, t) {
 			return
 		}
 		if t.stopBlocks >= maxHookBlocks {
@@ -640,6 +650,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 		}
 		if todos, ok := res.Meta.([]messages.Todo); ok {
 			o.todos = todos
+			t.planned = true
 			o.deps.Bus.Publish(messages.TodosUpdated{Todos: todos})
 			o.j.todos(o.session, todos)
 		}
@@ -994,6 +1005,8 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	}
 	t.finished = true
 	t.cancel()
+	status, problem = doneStatus(t, status, problem)
+	o.rememberFrontier(t)
 	o.abandonTurnRuns(c, t, "stopped: its turn ended")
 	for _, run := range o.tasks {
 		if run.turn == t.id && run.detached {

@@ -155,6 +155,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 		newAgentsCmd(g, stdout),
 		newSessionsCmd(g, stdout),
 		newUndoCmd(g, stdout),
+		newRewindCmd(g, stdout),
 		newCheckpointsCmd(g, stdout),
 		newStatsCmd(g, stdout),
 		newTrustCmd(g, stdout),

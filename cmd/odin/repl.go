@@ -202,6 +202,7 @@ func (r *repl) commands() []term.Command {
 				msg, err := a.undo(ctx, force)
 				return term.Result{Text: msg}, err
 			}},
+		r.rewindCommand(),
 		{Name: "compact", Description: "summarise the older history now to free context", Idle: true,
 			Run: func(ctx context.Context, _ string) (term.Result, error) {
 				return r.compact(ctx)
