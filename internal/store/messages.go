@@ -175,7 +175,7 @@ func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary 
 			created, updated int64
 			// RawBytes spares a copy of every message: decodeParts
 			// copies out what it keeps before the next row reuses it.
-			parts     sql.RawBytes
+			parts       sql.RawBytes
 			isSummary   bool
 			count       int
 			interrupted int64
