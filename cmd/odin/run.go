@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -117,7 +118,11 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	if f.output == "stream-json" {
 		writeJSON(stdout, a.initEvent(live, mode))
 	}
-	sess.SubmitImages(task, mode, images)
+	if live.Recovery.Resuming() > 0 {
+		fmt.Fprintln(stderr, recoveryLine(live.Recovery))
+		live.resume()
+	}
+	mine := live.submit(task, mode, images).ID
 	var interrupts int
 	var ended os.Signal // SIGHUP or SIGTERM: exit with its code once the turn is saved
 	for {
@@ -143,6 +148,9 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			}
 			r.event(env)
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
+				if tf.Result.Input.ID != mine {
+					continue // a resumed turn, before this task's
+				}
 				r.final(tf.Result, sessionID)
 				if ended != nil {
 					return closeSession(live, signalExit(ended, fmt.Errorf("%s", tf.Result.Error)))
@@ -226,4 +234,17 @@ func writeJSON(w io.Writer, v any) {
 		// C1 and bidi controls escaped too: the same data, safe to print.
 		_, _ = w.Write(termsafe.JSON(b.Bytes()))
 	}
+}
+
+// recoveryLine tells the user what opening the session found of turns a
+// crash interrupted.
+func recoveryLine(r actors.Recovery) string {
+	line := "odin: resuming an interrupted turn"
+	if n := r.Resuming(); n > 1 {
+		line = fmt.Sprintf("odin: resuming an interrupted turn (%d inputs)", n)
+	}
+	if r.Interrupted > 0 {
+		line += "; its partial reply is kept, marked interrupted"
+	}
+	return line
 }
