@@ -231,4 +231,3 @@ func TestRecoverInputs(t *testing.T) {
 		})
 	}
 }
-
