@@ -39,7 +39,7 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 	}
 	m := messages.UserMessage{ID: id, Body: body, Mode: mode, At: s.deps.now(), Images: images}
 	ix, ok := s.deps.Store.(store.Inputs)
-	if !ok || s.deps.Store == nil {
+	if !ok {
 		s.system.Root.Send(s.orch, &m)
 		return Accepted{Input: m}, nil
 	}

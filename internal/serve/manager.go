@@ -464,7 +464,7 @@ func (m *manager) shutdown() {
 		go func() {
 			defer wg.Done()
 			m.passivate(e, true)
-			e.hub.close("shutdown", []byte(`{"type":"shutdown","reason":"the server is shutting down; in-flight turns were cancelled and saved"}`))
+			e.hub.close("shutdown", []byte(`{"type":"shutdown","reason":"the server is shutting down; in-flight turns were cancelled and saved, and resume when it starts again"}`))
 		}()
 	}
 	wg.Wait()
