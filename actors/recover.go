@@ -43,7 +43,22 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 		s.system.Root.Send(s.orch, &m)
 		return Accepted{Input: m}, nil
 	}
-	in, dup, err := ix.AcceptInput(ctx, store.Input{ID: id, SessionID: s.ID, Body: body, Mode: string(mode), CreatedAt: m.At})
+	var in store.Input
+	var dup bool
+	accept := func(ctx context.Context) (err error) {
+		in, dup, err = ix.AcceptInput(ctx, store.Input{ID: id, SessionID: s.ID, Body: body, Mode: string(mode), CreatedAt: m.At})
+		return err
+	}
+	var err error
+	if b, ok := s.deps.Store.(batcher); ok {
+		// Through Batch, so that a grouping store (store.Grouped, odin
+		// serve on SQLite) commits it with the journals' writes of the
+		// moment rather than queuing a transaction of its own on the
+		// one writer.
+		err = b.Batch(ctx, accept)
+	} else {
+		err = accept(ctx)
+	}
 	if err != nil {
 		return Accepted{}, fmt.Errorf("actors: accept input: %w", err)
 	}
