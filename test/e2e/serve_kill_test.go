@@ -232,6 +232,9 @@ func killMidReply(t *testing.T, storeArg func(t *testing.T, root string) string,
 	if code != http.StatusAccepted || first["id"] != key || first["state"] != "accepted" {
 		t.Fatalf("first POST: %d %v, want 202 with id %s, accepted", code, first, key)
 	}
+	if code, _ := c.postKeyed("/v1/sessions/"+id+"/messages", strings.Repeat("k", 201), map[string]string{"body": "x"}); code != http.StatusBadRequest {
+		t.Errorf("a 201-byte Idempotency-Key: %d, want 400", code)
+	}
 	// Kill once the partial reply is in the store (the export reads it
 	// from there), while the model's stream is stalled.
 	waitExport(t, c, id, partial)
