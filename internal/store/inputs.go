@@ -235,37 +235,41 @@ func (s *SQLite) MarkInterrupted(ctx context.Context, messageID string) error {
 
 var _ Inputs = (*Fenced)(nil)
 
+// ledger is the claimed store's input ledger: every store Claim returns a
+// handle over keeps one (SQLite, Grouped and Postgres share the code).
+func (h *Fenced) ledger() Inputs { return h.Store.(Inputs) }
+
 // AcceptInput implements Inputs, fenced.
 func (h *Fenced) AcceptInput(ctx context.Context, in Input) (Input, bool, error) {
-	return h.core.AcceptInput(h.ctx(ctx), in)
+	return h.ledger().AcceptInput(h.ctx(ctx), in)
 }
 
 // Input implements Inputs.
 func (h *Fenced) Input(ctx context.Context, sessionID, id string) (Input, error) {
-	return h.core.Input(ctx, sessionID, id)
+	return h.ledger().Input(ctx, sessionID, id)
 }
 
 // PendingInputs implements Inputs.
 func (h *Fenced) PendingInputs(ctx context.Context, sessionID string) ([]Input, error) {
-	return h.core.PendingInputs(ctx, sessionID)
+	return h.ledger().PendingInputs(ctx, sessionID)
 }
 
 // PendingSessions implements Inputs.
 func (h *Fenced) PendingSessions(ctx context.Context) ([]string, error) {
-	return h.core.PendingSessions(ctx)
+	return h.ledger().PendingSessions(ctx)
 }
 
 // FinishInput implements Inputs, fenced.
 func (h *Fenced) FinishInput(ctx context.Context, inputID string, m Message) (Message, error) {
-	return h.core.FinishInput(h.ctx(ctx), inputID, m)
+	return h.ledger().FinishInput(h.ctx(ctx), inputID, m)
 }
 
 // MarkInputDone implements Inputs, fenced.
 func (h *Fenced) MarkInputDone(ctx context.Context, sessionID, id string) error {
-	return h.core.MarkInputDone(h.ctx(ctx), sessionID, id)
+	return h.ledger().MarkInputDone(h.ctx(ctx), sessionID, id)
 }
 
 // MarkInterrupted implements Inputs, fenced.
 func (h *Fenced) MarkInterrupted(ctx context.Context, messageID string) error {
-	return h.core.MarkInterrupted(h.ctx(ctx), messageID)
+	return h.ledger().MarkInterrupted(h.ctx(ctx), messageID)
 }
