@@ -553,6 +553,28 @@ func (j *journal) appendMessage(sessionID string, m llm.Message, model string, f
 	})
 }
 
+// appendInput stores the user message of input inputID (store.Inputs), so
+// that a restart can tell the input's turn had started.
+func (j *journal) appendInput(sessionID, inputID string, m llm.Message, at time.Time) {
+	j.do(func(ctx context.Context, st store.Store) error {
+		sm := ToStoreMessage(sessionID, m, "", "", at)
+		sm.InputID = inputID
+		_, err := st.AppendMessage(ctx, sm)
+		return err
+	})
+}
+
+// inputDone marks an input's turn over; idempotent, and nothing for a store
+// without an input ledger.
+func (j *journal) inputDone(sessionID, inputID string) {
+	j.do(func(ctx context.Context, st store.Store) error {
+		if ix, ok := st.(store.Inputs); ok {
+			return ix.MarkInputDone(ctx, sessionID, inputID)
+		}
+		return nil
+	})
+}
+
 // appendResult stores a tool result with its error and cancelled flags.
 func (j *journal) appendResult(sessionID string, r toolResult, at time.Time) {
 	j.do(func(ctx context.Context, st store.Store) error {
@@ -753,11 +775,27 @@ func (r *streamingReply) partialLocked() store.Message {
 // of the same message afterwards. finish, when set, is appended as the
 // reply's FinishPart.
 func (r *streamingReply) flushLocked(m store.Message, finish llm.FinishReason, now time.Time) {
+	r.flushInputLocked(m, finish, now, "")
+}
+
+// flushInputLocked is flushLocked; with inputID set, m is the input's final
+// reply and the input is marked done in the same transaction
+// (store.Inputs.FinishInput), so a crash cannot keep one without the other.
+func (r *streamingReply) flushInputLocked(m store.Message, finish llm.FinishReason, now time.Time, inputID string) {
 	if finish != "" {
 		m.Parts = append(m.Parts, store.FinishPart{Reason: finish, Time: now})
 	}
 	r.written, r.lastFlush, r.unflushed = true, now, 0
 	r.j.do(func(ctx context.Context, st store.Store) error {
+		if ix, ok := st.(store.Inputs); ok && inputID != "" {
+			m.ID = r.id
+			stored, err := ix.FinishInput(ctx, inputID, m)
+			if err != nil {
+				return err
+			}
+			r.id = stored.ID
+			return nil
+		}
 		if r.id != "" {
 			m.ID = r.id
 			err := st.UpdateMessage(ctx, m)
@@ -776,13 +814,14 @@ func (r *streamingReply) flushLocked(m store.Message, finish llm.FinishReason, n
 	})
 }
 
-// finish stores the complete reply in place of the partial one.
-func (r *streamingReply) finish(m llm.Message, finish llm.FinishReason, at time.Time) {
+// finish stores the complete reply in place of the partial one. With
+// inputID set it is that input's final reply, stored with its done mark.
+func (r *streamingReply) finish(m llm.Message, finish llm.FinishReason, at time.Time, inputID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true
 	sm := ToStoreMessage(r.session, m, r.model, "", r.at)
-	r.flushLocked(sm, finish, at)
+	r.flushInputLocked(sm, finish, at, inputID)
 }
 
 // cut ends a reply cut short (finishCancelled or finishError): what

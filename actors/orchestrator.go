@@ -397,6 +397,14 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		o.directTask(c, t)
 		return
 	}
+	if in.Resumed {
+		// A turn a crash cut off: its user message and whatever
+		// followed are in the history already (a partial reply, marked
+		// interrupted, is not); the model goes on from there.
+		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: "resuming an interrupted turn: " + firstLine(shorten(in.Body, 80))})
+		o.callModel(c)
+		return
+	}
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.UserPromptSubmit, Agent: "orchestrator", Prompt: in.Body},
 		func(c actor.Context, hr policy.HookResult) {
 			if o.live(t.id) != t {
@@ -409,7 +417,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 			o.firstTurnMap(c, t, func(c actor.Context, repoMap string) {
 				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Images: llmImages(in.Images)}
 				o.history = append(o.history, user)
-				o.j.appendMessage(o.session, user, "", "", t.started)
+				o.j.appendInput(o.session, in.ID, user, t.started)
 				if !o.titled {
 					o.titled = true
 					o.j.setTitle(o.session, firstLine(shorten(in.Body, 80)))
@@ -538,7 +546,13 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())
 	am := assistantMessage(r)
 	o.history = append(o.history, am)
-	t.reply.finish(am, r.FinishReason, o.deps.now())
+	// A reply without calls is the input's final one: stored with the
+	// input's done mark (a restart must not run a finished turn again).
+	final := ""
+	if len(r.ToolCalls) == 0 {
+		final = t.input.ID
+	}
+	t.reply.finish(am, r.FinishReason, o.deps.now(), final)
 	t.reply = nil
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
@@ -1030,6 +1044,12 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 		res.Gates = &rep
 	}
 	res.Files = relPaths(o.deps.Root, t.files)
+	if !(status == messages.TurnCancelled && problem == closeReason) {
+		// Over, whatever the outcome (the final reply, if any, marked it
+		// already). A turn cut off by the session's close is not: the
+		// next open resumes it.
+		o.j.inputDone(o.session, t.input.ID)
+	}
 	// Taken here, in the mailbox, so that it follows every write this
 	// turn queued.
 	saved := o.j.barrier()

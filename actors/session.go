@@ -242,7 +242,7 @@ func (s *Session) settle(ctx context.Context) {
 		}
 		if qs.Running.ID != cancelled {
 			cancelled = qs.Running.ID
-			s.Cancel("session closed")
+			s.Cancel(closeReason)
 		}
 		select {
 		case <-ctx.Done():

@@ -49,6 +49,10 @@ type UserMessage struct {
 	// Images are pictures attached to the message (odin run --image, an
 	// image path mentioned in the REPL), already checked by the front end.
 	Images []Image `json:"images,omitempty"`
+	// Resumed marks the continuation of a turn a crash interrupted: its
+	// user message is stored already, so the turn goes on from the
+	// stored history without adding it again.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // Image is a picture sent to the model: a PNG, JPEG, GIF or WebP file's

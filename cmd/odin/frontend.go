@@ -139,6 +139,15 @@ func (s *frontSession) SubmitImages(body string, mode messages.Mode, images []me
 
 func (s *frontSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
 
+// Accept is serve's idempotent submit (serve.Accepter).
+func (s *frontSession) Accept(ctx context.Context, key, body string, mode messages.Mode) (messages.UserMessage, string, bool, error) {
+	acc, err := s.live.Session.Accept(ctx, key, body, mode, nil)
+	return acc.Input, acc.State, acc.Dup, err
+}
+
+// Resume runs the turns a crash interrupted (serve.Resumer).
+func (s *frontSession) Resume() int { return s.live.resume() }
+
 func (s *frontSession) Bus() *events.Bus { return s.live.Bus }
 
 // JournalQueued is for serve's metrics (serve.JournalQueuer).

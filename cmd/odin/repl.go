@@ -68,6 +68,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	if first.live.Resumed {
 		opts.Banner = append(opts.Banner, a.replayTurns(ctx, first.ID(), replayedTurns)...)
 	}
+	if n := first.live.Recovery.Resuming(); n > 0 {
+		opts.Banner = append(opts.Banner, recoveryLine(first.live.Recovery))
+	}
 	if !a.trust.trusted {
 		opts.UntrustedCommandDirs = append(commandDirs(a.root), projectPluginDirs(a.plugins, true)...)
 	}

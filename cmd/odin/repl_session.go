@@ -24,11 +24,11 @@ var errNoApprover = errors.New("this session does not ask for approvals")
 func (s *replSession) ID() string { return s.live.ID }
 
 func (s *replSession) Submit(body string, mode messages.Mode) messages.UserMessage {
-	return s.live.Session.Submit(body, mode)
+	return s.live.submit(body, mode, nil)
 }
 
 func (s *replSession) SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
-	return s.live.Session.SubmitImages(body, mode, images)
+	return s.live.submit(body, mode, images)
 }
 
 func (s *replSession) Cancel(reason string) { s.live.Session.Cancel(reason) }
@@ -48,6 +48,8 @@ func (s *replSession) Subscribe(ctx context.Context) <-chan messages.Envelope {
 	if s.listening != nil {
 		s.listening(s.live.Bus)
 	}
+	// Turns a crash interrupted run now that the UI sees their events.
+	s.live.resume()
 	return ch
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/llm/tape"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -155,13 +156,18 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	case "stream-json":
 		r.claude.init(init.Event.(messages.Init), f.claude.permissionMode)
 	}
-	// turns are the inputs submitted and not yet finished; with
-	// --input-format stream-json, more arrive on inputs until stdin ends.
-	turns, inputs := 1, (<-chan streamLine)(nil)
+	if live.Recovery.Resuming() > 0 {
+		fmt.Fprintln(stderr, recoveryLine(live.Recovery))
+		live.resume()
+	}
+	// mine are this run's inputs not yet finished (a resumed turn's are
+	// not: they finish first, unprinted); with --input-format
+	// stream-json, more arrive on inputs until stdin ends.
+	mine, inputs := map[string]bool{}, (<-chan streamLine)(nil)
 	if f.claude.inputFormat == "stream-json" {
-		turns, inputs = 0, readStreamInputs(ctx, f.stdin)
+		inputs = readStreamInputs(ctx, f.stdin)
 	} else {
-		sess.SubmitImages(task, mode, images)
+		mine[live.submit(task, mode, images).ID] = true
 	}
 	var worst error // the first failed turn's exit, for a multi-turn run
 	var interrupts int
@@ -186,7 +192,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 		case in, ok := <-inputs:
 			if !ok {
 				inputs = nil
-				if turns == 0 {
+				if len(mine) == 0 {
 					return closeSession(live, worst)
 				}
 				continue
@@ -195,14 +201,17 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				r.notice(in.warning)
 				continue
 			}
-			turns++
-			sess.Submit(in.text, mode)
+			mine[live.submit(in.text, mode, nil).ID] = true
 		case env, ok := <-evs:
 			if !ok {
 				return &exitError{code: exitFailed, err: fmt.Errorf("event stream closed")}
 			}
 			r.event(env)
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
+				if !mine[tf.Result.Input.ID] {
+					continue // a resumed turn, before this task's
+				}
+				delete(mine, tf.Result.Input.ID)
 				r.final(tf.Result, sessionID)
 				if err := f.finishTape(tf.Result, r); err != nil {
 					return closeSession(live, err)
@@ -210,11 +219,10 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				if ended != nil {
 					return closeSession(live, signalExit(ended, fmt.Errorf("%s", tf.Result.Error)))
 				}
-				turns--
 				if err := statusError(tf.Result); err != nil && worst == nil {
 					worst = err
 				}
-				if turns > 0 || inputs != nil {
+				if len(mine) > 0 || inputs != nil {
 					continue
 				}
 				return closeSession(live, worst)
@@ -279,4 +287,17 @@ func writeJSON(w io.Writer, v any) {
 		// C1 and bidi controls escaped too: the same data, safe to print.
 		_, _ = w.Write(termsafe.JSON(b.Bytes()))
 	}
+}
+
+// recoveryLine tells the user what opening the session found of turns a
+// crash interrupted.
+func recoveryLine(r actors.Recovery) string {
+	line := "odin: resuming an interrupted turn"
+	if n := r.Resuming(); n > 1 {
+		line = fmt.Sprintf("odin: resuming an interrupted turn (%d inputs)", n)
+	}
+	if r.Interrupted > 0 {
+		line += "; its partial reply is kept, marked interrupted"
+	}
+	return line
 }

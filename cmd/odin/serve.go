@@ -138,8 +138,19 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Turns a previous server left unfinished (killed, or stopped
+	// mid-turn) run again before new work comes in.
+	rctx, rcancel := context.WithTimeout(context.Background(), time.Minute)
+	n, err := srv.ResumePending(rctx)
+	rcancel()
+	if err != nil {
+		fmt.Fprintf(stderr, "odin serve: could not look for interrupted turns: %v\n", err)
+	} else if n > 0 {
+		fmt.Fprintf(stderr, "odin serve: resuming the interrupted turns of %d session(s)\n", n)
+	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
+		srv.Shutdown() // the resumed sessions, saved and stopped
 		return &exitError{code: exitFailed, err: fmt.Errorf("listen %s: %w", f.listen, err)}
 	}
 	scheme := "http"
@@ -304,6 +315,26 @@ func (s serveOpener) Stored(ctx context.Context, id string) (string, error) {
 		return "", err
 	}
 	return sess.Project, nil
+}
+
+// PendingSessions lists the sessions of the server's store holding inputs
+// accepted and not done (serve.PendingLister).
+func (s serveOpener) PendingSessions(ctx context.Context) ([]string, error) {
+	a, err := loadApp(s.o.g)
+	if err != nil {
+		return nil, err
+	}
+	a.stores = s.o.stores
+	defer a.Close()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ix, ok := st.(store.Inputs)
+	if !ok {
+		return nil, nil
+	}
+	return ix.PendingSessions(ctx)
 }
 
 func (s serveOpener) app(project string) (*app, error) {

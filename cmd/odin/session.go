@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/messages"
 )
 
 // openStore opens the session database (store.path, default
@@ -80,6 +81,35 @@ type liveSession struct {
 	Resumed bool
 	// lease makes this process the session's only writer.
 	lease *store.Lease
+	// Recovery holds the turns a dead process left unfinished; resume
+	// runs them once the front end listens.
+	Recovery   actors.Recovery
+	resumeOnce sync.Once
+}
+
+// resume runs the recovered turns (once) and returns how many.
+func (l *liveSession) resume() int {
+	n := 0
+	l.resumeOnce.Do(func() {
+		l.Session.Resume(l.Recovery)
+		n = l.Recovery.Resuming()
+	})
+	return n
+}
+
+// submit queues an input under a new ID kept in the store's input ledger,
+// so that a crash mid-turn leaves it to be resumed by the next open. If
+// the ledger cannot be written the input still runs, as before the
+// ledger; the journal then reports the store's trouble.
+func (l *liveSession) submit(body string, mode messages.Mode, images []messages.Image) messages.UserMessage {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	acc, err := l.Session.Accept(ctx, "", body, mode, images)
+	if err != nil {
+		l.Deps.Log.Warn().Err(err).Msg("input ledger: the input runs without being recorded")
+		return l.Session.SubmitImages(body, mode, images)
+	}
+	return acc.Input
 }
 
 // Close stops the session, writes what it still holds, then gives up the
@@ -155,7 +185,14 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 			_ = lease.Release()
 		}
 	}()
+	var recovery actors.Recovery
 	if resumed {
+		// Turns a dead process left unfinished are settled first: a
+		// partial reply marked interrupted is then out of the history
+		// read for the model below.
+		if recovery, err = actors.RecoverInputs(ctx, st, id); err != nil {
+			return nil, fmt.Errorf("recover interrupted turns: %w", err)
+		}
 		// Read after taking the lease: the previous writer is done.
 		history, err = st.Messages(ctx, id)
 		if err != nil {
@@ -186,7 +223,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		return nil, err
 	}
 	ok = true
-	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed, lease: lease}, nil
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed, lease: lease, Recovery: recovery}, nil
 }
 
 // changeSets makes one checkpoint per turn that changes files. Each file is

@@ -30,6 +30,25 @@ type Session interface {
 	Close(ctx context.Context) error
 }
 
+// Accepter is a Session that keeps an input ledger: Accept queues an input
+// under the caller's key, or, for a key accepted before, queues nothing
+// and returns the first input with its state and dup set.
+type Accepter interface {
+	Accept(ctx context.Context, key, body string, mode messages.Mode) (in messages.UserMessage, state string, dup bool, err error)
+}
+
+// Resumer is a Session that found turns a crash interrupted when it was
+// opened: Resume runs them (once) and says how many.
+type Resumer interface {
+	Resume() int
+}
+
+// PendingLister is an Opener that can list the stored sessions holding
+// inputs accepted and not done, which the server resumes when it starts.
+type PendingLister interface {
+	PendingSessions(ctx context.Context) ([]string, error)
+}
+
 // Opener starts and restores sessions.
 type Opener interface {
 	// New starts a new session for the project directory.
@@ -262,19 +281,75 @@ func (m *manager) running(ctx context.Context, e *entry) (Session, error) {
 		return nil, fmt.Errorf("restore session %s: %w", e.id, err)
 	}
 	e.activate(s, &m.finished)
+	if r, ok := s.(Resumer); ok {
+		// After activate: the resumed turns' events reach the hub.
+		e.inFlight.Add(int64(r.Resume()))
+	}
 	return s, nil
 }
 
-func (m *manager) submit(ctx context.Context, e *entry, body string, mode messages.Mode) (messages.UserMessage, error) {
+// accepted is an input as the API answers it.
+type accepted struct {
+	messages.UserMessage
+	State     string `json:"state,omitempty"`
+	Duplicate bool   `json:"duplicate,omitempty"`
+}
+
+func (m *manager) submit(ctx context.Context, e *entry, key, body string, mode messages.Mode) (accepted, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s, err := m.running(ctx, e)
 	if err != nil {
-		return messages.UserMessage{}, err
+		return accepted{}, err
+	}
+	e.lastActive.Store(m.now().UnixNano())
+	if a, ok := s.(Accepter); ok {
+		// Counted before Accept queues it: its turn_finished may come
+		// before Accept returns.
+		e.inFlight.Add(1)
+		in, state, dup, err := a.Accept(ctx, key, body, mode)
+		if err != nil || dup {
+			e.inFlight.Add(-1)
+		}
+		if err != nil {
+			return accepted{}, err
+		}
+		return accepted{UserMessage: in, State: state, Duplicate: dup}, nil
 	}
 	e.inFlight.Add(1)
-	e.lastActive.Store(m.now().UnixNano())
-	return s.Submit(body, mode), nil
+	return accepted{UserMessage: s.Submit(body, mode)}, nil
+}
+
+// resumePending opens every stored session holding inputs accepted and
+// not done (a previous server died, or stopped, mid-turn), so that their
+// turns run again; allowed vets the projects as adopt does. It returns how
+// many sessions it opened.
+func (m *manager) resumePending(ctx context.Context, allowed func(string) (string, error)) (int, error) {
+	pl, ok := m.open.(PendingLister)
+	if !ok {
+		return 0, nil
+	}
+	ids, err := pl.PendingSessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		e, err := m.adopt(ctx, id, allowed)
+		if err != nil {
+			m.log.Warn("serve: not resuming the interrupted turns of a session", "session", id, "err", err)
+			continue
+		}
+		e.mu.Lock()
+		_, err = m.running(ctx, e)
+		e.mu.Unlock()
+		if err != nil {
+			m.log.Warn("serve: resuming the interrupted turns of a session", "session", id, "err", err)
+			continue
+		}
+		n++
+	}
+	return n, nil
 }
 
 // withSession runs f on the running session, if it is running: a
@@ -389,7 +464,7 @@ func (m *manager) shutdown() {
 		go func() {
 			defer wg.Done()
 			m.passivate(e, true)
-			e.hub.close("shutdown", []byte(`{"type":"shutdown","reason":"the server is shutting down; in-flight turns were cancelled and saved"}`))
+			e.hub.close("shutdown", []byte(`{"type":"shutdown","reason":"the server is shutting down; in-flight turns were cancelled and saved, and resume when it starts again"}`))
 		}()
 	}
 	wg.Wait()

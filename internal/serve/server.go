@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/subtle"
 	_ "embed"
 	"encoding/json"
@@ -281,12 +282,33 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request) {
 		}
 		mode = m
 	}
-	m, err := s.m.submit(r.Context(), e, req.Body, mode)
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("Idempotency-Key: longer than %d bytes", maxIdempotencyKey))
+		return
+	}
+	m, err := s.m.submit(r.Context(), e, key, req.Body, mode)
 	if err != nil {
 		writeError(w, statusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, m)
+	code := http.StatusAccepted
+	if m.Duplicate {
+		code = http.StatusOK
+	}
+	writeJSON(w, code, m)
+}
+
+// maxIdempotencyKey bounds a client's key: it is stored as the input's ID.
+const maxIdempotencyKey = 200
+
+// ResumePending opens every stored session that holds inputs accepted and
+// not done, so that turns a previous server left unfinished (killed, or
+// stopped mid-turn) run to their end; odin serve calls it as it starts.
+// Sessions outside the roots are left alone. It returns how many sessions
+// it opened.
+func (s *Server) ResumePending(ctx context.Context) (int, error) {
+	return s.m.resumePending(ctx, s.underRoot)
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request) {

@@ -140,6 +140,9 @@ type Entry struct {
 	Model string    `json:"model,omitempty"`
 	At    time.Time `json:"at"`
 	Parts []Part    `json:"parts"`
+	// Interrupted marks a reply cut off when the process running its
+	// turn died; the model did not see it when the turn went on.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Part is one message part: text, reasoning, tool_call, tool_result or
@@ -531,7 +534,7 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) {
 			tr.Usage = []store.UsageRecord{}
 		}
 		for _, m := range msgs {
-			e := Entry{Seq: m.Seq, Role: string(m.Role), Model: m.Model, At: m.CreatedAt, Parts: make([]Part, 0, len(m.Parts))}
+			e := Entry{Seq: m.Seq, Role: string(m.Role), Model: m.Model, At: m.CreatedAt, Parts: make([]Part, 0, len(m.Parts)), Interrupted: m.Interrupted}
 			for _, p := range m.Parts {
 				switch p := p.(type) {
 				case store.TextPart:

@@ -48,4 +48,11 @@
 // Claim (fence.go, both backends) fences a session's writers: a claim
 // bumps the session's epoch, and a write through an older claim fails
 // with ErrFenced inside its own transaction, having written nothing.
+//
+// Inputs (inputs.go, both backends) is the input ledger: an input is stored
+// as accepted under its caller's ID before it runs, its user message
+// carries that ID, and FinishInput writes the final reply and the done mark
+// in one transaction, so that a repeated delivery is recognised and a turn
+// a crash interrupted is found (and its partial reply marked interrupted,
+// out of Messages) when the session is next opened.
 package store

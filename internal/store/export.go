@@ -325,6 +325,9 @@ func writeMessageMarkdown(w *bufio.Writer, m Message, summary bool) {
 	if summary {
 		head = "Summary of the earlier conversation"
 	}
+	if m.Interrupted {
+		head += " (interrupted: the process running the turn died; not sent to the model)"
+	}
 	meta := fmt.Sprintf("#%d · %s", m.Seq, mdTime(m.CreatedAt))
 	if m.Model != "" {
 		meta += " · " + m.Model

@@ -74,8 +74,8 @@ func (s *SQLite) importTx(ctx context.Context, tx *wtx, a SessionArchive) error 
 		if !m.UpdatedAt.IsZero() {
 			mu = m.UpdatedAt.UnixNano()
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO messages (id, session_id, seq, role, model, created_at, updated_at, parts)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, ss.ID, m.Seq, string(m.Role), m.Model, mc, mu, parts)
+		_, err = tx.ExecContext(ctx, `INSERT INTO messages (id, session_id, seq, role, model, created_at, updated_at, parts, input_id, interrupted)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, m.ID, ss.ID, m.Seq, string(m.Role), m.Model, mc, mu, parts, m.InputID, boolInt(m.Interrupted))
 		if isConstraint(err) {
 			return fmt.Errorf("message %s (seq %d): %w", m.ID, m.Seq, ErrExists)
 		}

@@ -66,9 +66,16 @@ func (s *SQLite) appendTx(ctx context.Context, tx *wtx, m Message) (Message, err
 	// draw the same one.
 	// VALUES rather than INSERT ... SELECT: PostgreSQL infers the
 	// placeholders' types from the target columns only there.
-	err = tx.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, seq, role, model, created_at, updated_at, parts)
-		VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?, ?)
-		RETURNING seq`, m.ID, m.SessionID, m.SessionID, string(m.Role), m.Model, created, created, parts).Scan(&m.Seq)
+	cols, vals := "", ""
+	args := []any{m.ID, m.SessionID, m.SessionID, string(m.Role), m.Model, created, created, parts}
+	if m.InputID != "" {
+		// Named only when set: the statement every other message
+		// uses stays the one it was.
+		cols, vals, args = ", input_id", ", ?", append(args, m.InputID)
+	}
+	err = tx.QueryRowContext(ctx, `INSERT INTO messages (id, session_id, seq, role, model, created_at, updated_at, parts`+cols+`)
+		VALUES (?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?), ?, ?, ?, ?, ?`+vals+`)
+		RETURNING seq`, args...).Scan(&m.Seq)
 	if isConstraint(err) {
 		return Message{}, fmt.Errorf("message %s: %w", m.ID, ErrExists)
 	}
@@ -147,9 +154,12 @@ func (s *SQLite) Messages(ctx context.Context, sessionID string) ([]Message, err
 // message, which it returns with role user.
 func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary bool) ([]Message, error) {
 	query := `SELECT m.id, m.seq, m.role, m.model, m.created_at, m.updated_at, m.parts, m.id = s.summary_message_id,
-		s.message_count FROM sessions s JOIN messages m ON m.session_id = s.id WHERE s.id = ?`
+		s.message_count, m.input_id, m.interrupted FROM sessions s JOIN messages m ON m.session_id = s.id WHERE s.id = ?`
 	if fromSummary {
-		query += ` AND m.seq >= COALESCE((SELECT seq FROM messages WHERE id = s.summary_message_id AND session_id = s.id), 0)`
+		// The model's view: from the summary on, without replies a
+		// crash cut off (they are the transcript's, not the model's).
+		query += ` AND m.seq >= COALESCE((SELECT seq FROM messages WHERE id = s.summary_message_id AND session_id = s.id), 0)
+			AND m.interrupted = 0`
 	}
 	query += ` ORDER BY m.seq`
 	rows, err := q.QueryContext(ctx, query, sessionID)
@@ -165,11 +175,12 @@ func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary 
 			created, updated int64
 			// RawBytes spares a copy of every message: decodeParts
 			// copies out what it keeps before the next row reuses it.
-			parts     sql.RawBytes
-			isSummary bool
-			count     int
+			parts       sql.RawBytes
+			isSummary   bool
+			count       int
+			interrupted int64
 		)
-		if err := rows.Scan(&m.ID, &m.Seq, &role, &m.Model, &created, &updated, &parts, &isSummary, &count); err != nil {
+		if err := rows.Scan(&m.ID, &m.Seq, &role, &m.Model, &created, &updated, &parts, &isSummary, &count, &m.InputID, &interrupted); err != nil {
 			return nil, err
 		}
 		if out == nil {
@@ -180,6 +191,7 @@ func loadMessages(ctx context.Context, q queryer, sessionID string, fromSummary 
 		}
 		m.SessionID, m.Role = sessionID, llm.Role(role)
 		m.CreatedAt, m.UpdatedAt = fromNanos(created), fromNanos(updated)
+		m.Interrupted = interrupted != 0
 		if fromSummary && isSummary {
 			m.Role = llm.RoleUser
 		}

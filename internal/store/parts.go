@@ -243,6 +243,10 @@ type wireMessage struct {
 	CreatedAt time.Time  `json:"created_at"`
 	UpdatedAt time.Time  `json:"updated_at"`
 	Parts     []wirePart `json:"parts"`
+	// Omitted when empty, so exports of sessions without them keep
+	// their bytes.
+	InputID     string `json:"input_id,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 }
 
 // MarshalJSON renders m with its parts as tagged objects
@@ -254,7 +258,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(wireMessage{
 		ID: m.ID, SessionID: m.SessionID, Seq: m.Seq, Role: m.Role, Model: m.Model,
-		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Parts: ws,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt, Parts: ws, InputID: m.InputID, Interrupted: m.Interrupted,
 	})
 }
 
@@ -270,7 +274,7 @@ func (m *Message) UnmarshalJSON(data []byte) error {
 	}
 	*m = Message{
 		ID: w.ID, SessionID: w.SessionID, Seq: w.Seq, Role: w.Role, Model: w.Model,
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Parts: parts,
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Parts: parts, InputID: w.InputID, Interrupted: w.Interrupted,
 	}
 	return nil
 }

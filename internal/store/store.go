@@ -207,6 +207,12 @@ type Message struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Parts     []Part
+	// InputID is the input a user message was stored for (Inputs), set
+	// on append and kept; empty for other messages.
+	InputID string
+	// Interrupted marks a reply cut off by a crash (Inputs.MarkInterrupted):
+	// kept for the transcript, left out of Messages.
+	Interrupted bool
 }
 
 // ToolRecord is one entry of the tool history: what a tool was asked and

@@ -51,6 +51,10 @@ func Run(t *testing.T, open Opener) {
 		{"ExportMarkdown", testExportMarkdown},
 		{"CancelledContext", testCancelledContext},
 		{"ZombieWriter", testZombieWriter},
+		{"InputsIdempotent", testInputsIdempotent},
+		{"FinishInput", testFinishInput},
+		{"Interrupted", testInterrupted},
+		{"FencedInputs", testFencedInputs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open) })
