@@ -191,6 +191,10 @@ var (
 	// think tool): research, code, review and QA; with it each keeps its
 	// own todo list, shown under it in the REPL.
 	thinking = []string{"Think", "TodoWrite"}
+	// mapping gives the agents that read code to change or judge it the
+	// shape of the rest (seed 004: RepoMap for Code and Review, beside
+	// Search and Init).
+	mapping = []string{"RepoMap"}
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
 	asking = []string{NameResearchRequest}
@@ -218,11 +222,11 @@ func Builtins() []*AgentDefinition {
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, writeTools, thinking, asking),
+			Tools:       list(readTools, mapping, writeTools, thinking, asking),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}, thinking, asking),
+			Tools:       list(readTools, mapping, []string{"GitDiff"}, thinking, asking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",

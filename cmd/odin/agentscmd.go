@@ -47,6 +47,13 @@ status, tokens and last activities.`,
 				if err != nil {
 					return err
 				}
+				// What an edit-mode delegation offers the agent's model,
+				// computed as the request builder does; the MCP tools are
+				// those of servers connected (or cached) now.
+				all := deps.Tools
+				if deps.MCP != nil {
+					all = all.With(deps.MCP()...)
+				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTIMEOUT\tASK/PLAN\tROLE\tREPORT\tMODE CAP\tCOLOR\tTOOLS")
 				for _, def := range deps.Roster.Agents() {
@@ -58,7 +65,7 @@ status, tokens and last activities.`,
 					if actors.ReadOnlyAgent(deps.Tools, def) {
 						ro = "yes"
 					}
-					names := actors.FilterTools(deps.Tools, def, actors.EffectiveMode(def, messages.ModeEdit), true).Names()
+					names := actors.ListedTools(all, deps.Roster, def, messages.ModeEdit)
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, def.Source, model, def.Timeout, def.MaxTimeout, ro,
 						orDash(string(def.Role)), orDash(def.Report), orDash(string(def.PermissionMode)), orDash(def.Color), strings.Join(names, ","))
 				}
