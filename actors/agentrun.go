@@ -165,9 +165,10 @@ func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tools.Tool {
 	for _, a := range agents {
 		names = append(names, a.Name)
 	}
-	key := strings.Join(names, ",")
+	models := DelegationModels(o.deps.Config, o.deps.Roster)
+	key := strings.Join(names, ",") + "|" + strings.Join(models, ",")
 	if o.agentTool == nil || o.agentToolKey != key {
-		o.agentTool, o.agentToolKey = agentTool(agents), key
+		o.agentTool, o.agentToolKey = agentTool(agents, models), key
 	}
 	return o.agentTool
 }

@@ -76,6 +76,8 @@ type AgentDefinition struct {
 	Skills []string
 	// Sandbox is the agent's sandbox profile for its commands.
 	Sandbox config.AgentSandbox
+	// user is set for an agent from a user-level folder (UserAgentDirs).
+	user bool
 	// roleExplicit is set when the user declared Role, which then wins
 	// over a built-in's default role.
 	roleExplicit bool
@@ -279,6 +281,12 @@ type RosterOptions struct {
 	ConfigDir string
 	// AgentDirs are directories of agent Markdown files (.odin/agents).
 	AgentDirs []string
+	// UserAgentDirs are the user's own agent directories
+	// (~/.config/odin/agents, ~/.claude/agents), earlier ones first: their
+	// agents need no trust, every project and AgentDirs agent of the same
+	// name shadows them, and a file that does not parse is a warning, not
+	// an error, so one stray file cannot stop every project.
+	UserAgentDirs []string
 	// ToolNames are the tools that exist; allow and deny lists are checked
 	// against them.
 	ToolNames []string
@@ -329,9 +337,17 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 		return nil, err
 	}
 	warnings = append(warnings, warns...)
-	for _, a := range files {
-		if note := agentTrustNote(a); note != "" && opts.Untrusted {
+	userFiles, warns := userAgentFiles(opts.UserAgentDirs)
+	warnings = append(warnings, warns...)
+	for _, a := range append(files, userFiles...) {
+		if note := agentTrustNote(a); note != "" && opts.Untrusted && !a.user {
 			warnings = append(warnings, fmt.Sprintf("%s: ignored until you run `odin trust` (%s)", a.Source, note))
+			continue
+		}
+		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" && a.user {
+			// The project's agents (files and odin.yaml) and the first
+			// user folder shadow the user's others: a user-level agent
+			// is a default, not a conflict.
 			continue
 		}
 		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
@@ -739,6 +755,37 @@ func agentFiles(root string, dirs []string) ([]*AgentDefinition, []string, error
 		}
 	}
 	return out, warnings, nil
+}
+
+// userAgentFiles parses the agent files of the user's folders. Nothing
+// here is fatal: a folder that cannot be read or a file that does not
+// parse is a warning and is left out.
+func userAgentFiles(dirs []string) ([]*AgentDefinition, []string) {
+	var out []*AgentDefinition
+	var warnings []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				warnings = append(warnings, fmt.Sprintf("agents: %v", err))
+			}
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			a, err := parseAgentFile(path, path)
+			if err != nil {
+				warnings = append(warnings, err.Error()+"; left out")
+				continue
+			}
+			a.user = true
+			out = append(out, a)
+		}
+	}
+	return out, warnings
 }
 
 // agentTrustNote says why a project agent file needs trust, "" when it

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -66,7 +67,12 @@ status, tokens and last activities.`,
 						ro = "yes"
 					}
 					names := actors.ListedTools(all, deps.Roster, def, messages.ModeEdit)
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, def.Source, model, def.Timeout, def.MaxTimeout, ro,
+					source := def.Source
+					if home, ok := a.env("HOME"); ok && home != "" && strings.HasPrefix(source, home+string(filepath.Separator)) {
+						// A user-level agent file: ~/.claude/agents/x.md.
+						source = "~" + strings.TrimPrefix(source, home)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, source, model, def.Timeout, def.MaxTimeout, ro,
 						orDash(string(def.Role)), orDash(def.Report), orDash(string(def.PermissionMode)), orDash(def.Color), strings.Join(names, ","))
 				}
 				if err := tw.Flush(); err != nil {
