@@ -314,6 +314,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	if len(known) > 0 {
 		// Provided by the specialist itself, not by the session's set.
 		known[NameResearchRequest] = true
+		known[NameSkill] = true
 	}
 	file := opts.ConfigFile
 	if file == "" {
