@@ -30,30 +30,40 @@ type researchRoute struct {
 //
 // The ResearchRequest tool of this listing has no Orchestrator to ask: a
 // call is refused. A running specialist's tools are built with its route
-// (agentToolsRouted).
+// (agentToolsNow).
 func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode) tools.Set {
-	return agentToolsRouted(all, r, def, mode, nil)
+	return agentToolSet(all, def, mode, agentExtras(r, def, nil))
 }
 
-func agentToolsRouted(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode, route *researchRoute) tools.Set {
-	set := FilterTools(all, def, EffectiveMode(def, mode), true).With(def.ReportTool())
+// agentToolSet is AgentTools with the agent's own tools (agentExtras)
+// already built: a running specialist builds them once per task and
+// recomputes only the filtered part for each request.
+func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tools.Tool) tools.Set {
+	return FilterTools(all, def, EffectiveMode(def, mode), true).With(def.ReportTool()).With(extras...)
+}
+
+// agentExtras are the tools a specialist brings itself rather than the
+// session's set: ResearchRequest (asking through route; nil lists it
+// without anyone to ask) and the Skill tool.
+func agentExtras(r *Roster, def *AgentDefinition, route *researchRoute) []tools.Tool {
 	if r == nil {
-		return set
+		return nil
 	}
+	var out []tools.Tool
 	if researcher, ok := r.ByRole(RoleResearcher); ok && def.Role != RoleResearcher && offersResearch(def) {
 		wait := researcher.MaxTimeout + 2*taskGrace
 		if route != nil {
-			set = set.With(researchTool(route.system, route.parent, def.Name, route.taskID, wait))
+			out = append(out, researchTool(route.system, route.parent, def.Name, route.taskID, wait))
 		} else {
-			set = set.With(unroutedResearchTool())
+			out = append(out, unroutedResearchTool())
 		}
 	}
 	if len(def.Skills) > 0 && !slices.Contains(def.DisallowedTools, NameSkill) {
 		if offered := skillsFor(def, r.skills); len(offered) > 0 {
-			set = set.With(skillTool(offered))
+			out = append(out, skillTool(offered))
 		}
 	}
-	return set
+	return out
 }
 
 // unroutedResearchTool is ResearchRequest as listed outside a running
@@ -69,8 +79,14 @@ func unroutedResearchTool() tools.Tool {
 // tools that changed (tools/list_changed) reach its next request, and its
 // ResearchRequest asks its Orchestrator.
 func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
-	return agentToolsRouted(s.deps.allTools(), s.deps.Roster, s.t.def, s.mode(),
-		&researchRoute{system: c.ActorSystem(), parent: c.Parent(), taskID: s.t.delegate.TaskID})
+	if s.extras == nil {
+		s.extras = agentExtras(s.deps.Roster, s.t.def,
+			&researchRoute{system: c.ActorSystem(), parent: c.Parent(), taskID: s.t.delegate.TaskID})
+		if s.extras == nil {
+			s.extras = []tools.Tool{}
+		}
+	}
+	return agentToolSet(s.deps.allTools(), s.t.def, s.mode(), s.extras)
 }
 
 // ListedTools names the tools AgentTools gives def in mode, for people

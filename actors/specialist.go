@@ -83,6 +83,9 @@ type specialist struct {
 	origin  messages.Origin
 	model   Model
 	tools   tools.Set
+	// extras are the task's own tools (ResearchRequest, Skill), built
+	// once: see agentToolsNow.
+	extras  []tools.Tool
 	env     *tools.Env
 	small   *meteredSmall
 	history []llm.Message
