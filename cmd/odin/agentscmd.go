@@ -20,8 +20,12 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Use:   "agents",
 		Short: "List and validate the specialist roster (built-in, odin.yaml, .odin/agents/*.md)",
 		Long: `List and validate the specialist roster: the built-in agents, odin.yaml's
-agents:, .odin/agents/*.md (Claude Code's agent files work as they are) and
-enabled plugins' agents.
+agents:, .odin/agents/*.md and .claude/agents/*.md (Claude Code's agent files
+work as they are), enabled plugins' agents, and your own agent files in
+~/.config/odin/agents and ~/.claude/agents (a project's agent of the same name
+shadows them). TOOLS is what the agent's model is offered in an edit turn,
+computed as for the model request: MCP tools by their pattern until a server
+connects.
 
 Definition fields (odin.yaml or front matter): description, prompt, tools,
 disallowed_tools (MCP patterns such as mcp__github__* included), model, timeout,
@@ -38,7 +42,7 @@ back at once; agent_output waits for or peeks at its report, agent_stop stops or
 detaches it), resume (a finished run continues with its stored transcript),
 thoroughness (quick, medium, very thorough), context (brief, scoped: named files
 and a summary of the conversation, fork: the conversation with tool output
-trimmed), model, max_turns and only_files (the only files it may write). The
+trimmed), model (main, small or a configured model id), max_turns and only_files (the only files it may write). The
 REPL's /agents and odin sessions show list every run of a session with its
 status, tokens and last activities.`,
 		Args: cobra.NoArgs,
