@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/odin-code/odin/internal/qa"
@@ -123,6 +124,39 @@ func measureCoverage(ctx context.Context, m CoverageMeter, root string, files []
 	return m.Coverage(ctx, changes)
 }
 
+// criterionBlockerPrefix starts the QA blocker of an unmet criterion:
+// Odin's verdict, which QA's own blockers add to and never replace.
+const criterionBlockerPrefix = "acceptance criterion not met: "
+
+// unmetCriteriaText lists the unmet criteria for a specialist's brief,
+// each with its todo item and the evidence; "" when all are met.
+func unmetCriteriaText(criteria []messages.CriterionResult) string {
+	var b strings.Builder
+	for _, c := range criteria {
+		if c.Met {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s (todo: %s", c.Criterion, c.Todo)
+		if c.Command != "" {
+			fmt.Fprintf(&b, "; check: `%s`", c.Command)
+		}
+		fmt.Fprintf(&b, "; %s)\n", c.Evidence)
+	}
+	return b.String()
+}
+
+// mergeBlockers keeps Odin's blockers (failed checks, unmet criteria)
+// and adds QA's diagnosis of them that says something new.
+func mergeBlockers(odin, qa []string) []string {
+	out := slices.Clone(odin)
+	for _, b := range qa {
+		if b = strings.TrimSpace(b); b != "" && !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // applyAcceptance adds the criteria and coverage to QA's verdict: an unmet
 // criterion blocks (seed 004: acceptance criteria not met ⇒ reject), a
 // coverage drop warns.
@@ -131,7 +165,7 @@ func applyAcceptance(q *messages.QAResult, criteria []messages.CriterionResult, 
 	for _, c := range criteria {
 		if !c.Met {
 			q.Passed = false
-			q.Blockers = append(q.Blockers, fmt.Sprintf("acceptance criterion not met: %s (%s)", c.Criterion, c.Evidence))
+			q.Blockers = append(q.Blockers, fmt.Sprintf("%s%s (%s)", criterionBlockerPrefix, c.Criterion, c.Evidence))
 		}
 	}
 	q.Coverage = cov

@@ -63,3 +63,22 @@ func TestDecideRefactorAndAcceptance(t *testing.T) {
 		t.Errorf("a plain single-file change was gated: %+v", d)
 	}
 }
+
+// TestQABlockersKeepCriteria: QA's own blockers join Odin's unmet
+// criteria; they never replace them, and the brief lists each unmet one.
+func TestQABlockersKeepCriteria(t *testing.T) {
+	q := &messages.QAResult{Passed: true}
+	applyAcceptance(q, []messages.CriterionResult{
+		{Todo: "add Min", Criterion: "Min exists", Command: "grep -q Min x.go", By: "command", Evidence: "exited 1"},
+		{Todo: "add Min", Criterion: "Min is documented", Met: true, By: "review", Evidence: "ok"},
+	}, nil)
+	got := mergeBlockers(q.Blockers, []string{"Max has no test", " ", q.Blockers[0]})
+	want := []string{"acceptance criterion not met: Min exists (exited 1)", "Max has no test"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("blockers (-want +got):\n%s", diff)
+	}
+	text := unmetCriteriaText(q.Criteria)
+	if !strings.Contains(text, "- Min exists (todo: add Min; check: `grep -q Min x.go`; exited 1)") || strings.Contains(text, "documented") {
+		t.Errorf("unmet criteria text:\n%s", text)
+	}
+}

@@ -165,9 +165,10 @@ func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tools.Tool {
 	for _, a := range agents {
 		names = append(names, a.Name)
 	}
-	key := strings.Join(names, ",")
+	models := DelegationModels(o.deps.Config, o.deps.Roster)
+	key := strings.Join(names, ",") + "|" + strings.Join(models, ",")
 	if o.agentTool == nil || o.agentToolKey != key {
-		o.agentTool, o.agentToolKey = agentTool(agents), key
+		o.agentTool, o.agentToolKey = agentTool(agents, models), key
 	}
 	return o.agentTool
 }
@@ -561,14 +562,30 @@ func (o *Orchestrator) takeInbox(body string) string {
 	return "[Odin] Detached agent runs finished since your last turn; their reports:\n" + strings.Join(pending, "\n") + "\n\n" + body
 }
 
+// abandonAtExit ends, as the Orchestrator stops (the session closes: the
+// end of odin run, a closed REPL or serve session), every run still
+// working — detached ones above all — as abandoned at exit. Its stopping
+// specialist must not be recorded as a crash past the restart limit.
+func (o *Orchestrator) abandonAtExit(c actor.Context) {
+	for _, run := range o.tasks {
+		if !run.reported {
+			o.abandonAs(c, run, messages.RunAbandoned, "abandoned at exit: the session closed while it was working")
+		}
+	}
+}
+
 // abandon ends a run that will not report to anyone: its turn was
 // cancelled or ended.
 func (o *Orchestrator) abandon(c actor.Context, run *taskRun, why string) {
+	o.abandonAs(c, run, messages.RunStopped, why)
+}
+
+func (o *Orchestrator) abandonAs(c actor.Context, run *taskRun, status messages.AgentRunStatus, why string) {
 	run.reported = true
 	o.dropTask(run)
 	if run.timer != nil {
 		run.timer.Stop()
 	}
 	c.Stop(run.pid)
-	o.finishRun(run.delegate.TaskID, messages.RunStopped, &messages.Report{Summary: why})
+	o.finishRun(run.delegate.TaskID, status, &messages.Report{Summary: why})
 }

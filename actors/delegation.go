@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -29,7 +32,7 @@ type AgentInput struct {
 	Prompt      string `json:"prompt" jsonschema:"The task, self-contained: goal, files (absolute paths), constraints, what done means"`
 	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return the run's ID at once; the turn still waits for it unless detached with agent_stop"`
 	Resume      string `json:"resume,omitempty" jsonschema:"ID of a finished run of this agent to continue; prompt is its next instruction"`
-	Model       string `json:"model,omitempty" jsonschema:"Model instead of the agent's own"`
+	Model       string `json:"model,omitempty" jsonschema:"Model instead of the agent's own: main, small or a configured model id"`
 	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on its model calls"`
 	// Thoroughness and Context are enums set on the schema.
 	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium; quick: first good answer; very thorough: comprehensive, larger turn budget"`
@@ -45,7 +48,7 @@ type AgentInput struct {
 // agent parameter is an enum of agents, each described on one line in the
 // tool description. The Orchestrator intercepts its calls (a delegation
 // spawns an actor); Run only validates.
-func agentTool(agents []*AgentDefinition) tools.Tool {
+func agentTool(agents []*AgentDefinition, models []string) tools.Tool {
 	var b strings.Builder
 	b.WriteString("Delegate a task to a specialist agent; its structured report is the result.\nAgents (deadline, max):\n")
 	names := make([]any, 0, len(agents))
@@ -53,18 +56,27 @@ func agentTool(agents []*AgentDefinition) tools.Tool {
 		names = append(names, a.Name)
 		fmt.Fprintf(&b, "- %s: %s (%s, %s)\n", a.Name, firstLine(strings.TrimSpace(a.Description)), shortDuration(a.Timeout), shortDuration(a.MaxTimeout))
 	}
+	if len(models) == 0 {
+		models = []string{"main", "small"}
+	}
+	modelEnum := make([]any, 0, len(models))
+	for _, m := range models {
+		modelEnum = append(modelEnum, m)
+	}
 	enum := func(s *jsonschema.Schema) {
 		s.Properties["agent"].Enum = names
 		s.Properties["thoroughness"].Enum = []any{string(messages.ThoroughQuick), string(messages.ThoroughMedium), string(messages.ThoroughVery)}
 		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
-		s.Properties["model"].Enum = []any{"main", "small"}
+		s.Properties["model"].Enum = modelEnum
 	}
 	desc := strings.TrimSpace(b.String())
-	// The description names every agent, so it is the tool's identity:
-	// sessions with the same roster share one tool.
+	// The description names every agent, so with the models it is the
+	// tool's identity: sessions with the same roster and models share one
+	// tool.
+	key := desc + "\x00" + strings.Join(models, ",")
 	sharedAgentTools.mu.Lock()
 	defer sharedAgentTools.mu.Unlock()
-	if t, ok := sharedAgentTools.m[desc]; ok {
+	if t, ok := sharedAgentTools.m[key]; ok {
 		return t
 	}
 	t := tools.New[AgentInput](AgentToolName, tools.ClassSpawn, desc,
@@ -74,13 +86,51 @@ func agentTool(agents []*AgentDefinition) tools.Tool {
 	if len(sharedAgentTools.m) >= maxAgentTools {
 		clear(sharedAgentTools.m)
 	}
-	sharedAgentTools.m[desc] = t
+	sharedAgentTools.m[key] = t
 	return t
 }
 
-// sharedAgentTools are the agent tools built so far, by description: a
-// process serving many sessions (odin serve) derives each roster's schema
-// once. Bounded: rosters change only with the projects' agent files.
+// DelegationModels are the models the agent tool's model parameter
+// offers: the roles main and small, then every configured model id that
+// resolves to a provider with its key (models.main and models.small's
+// ids, the model_info entries the configuration adds or changes, the
+// models roster agents name), sorted.
+func DelegationModels(cfg *config.Config, r *Roster) []string {
+	out := []string{"main", "small"}
+	if cfg == nil {
+		return out
+	}
+	ids := map[string]bool{cfg.Models.Main: true, cfg.Models.Small: true}
+	builtin := config.Default().ModelInfo
+	for id, info := range cfg.ModelInfo {
+		// Odin's own price list is not the user's choice of models: an
+		// entry counts once configured (added or changed).
+		if def, ok := builtin[id]; ok && reflect.DeepEqual(def, info) {
+			continue
+		}
+		ids[id] = true
+	}
+	if r != nil {
+		for _, a := range r.Agents() {
+			ids[a.Model] = true
+		}
+	}
+	var extra []string
+	for id := range ids {
+		if id == "" || id == "main" || id == "small" {
+			continue
+		}
+		if _, err := cfg.ResolveModel(id); err == nil {
+			extra = append(extra, id)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
+}
+
+// sharedAgentTools are the agent tools built so far, by description and
+// models: a process serving many sessions (odin serve) derives each
+// roster's schema once. Bounded: rosters change only with the projects' agent files.
 var sharedAgentTools = struct {
 	mu sync.Mutex
 	m  map[string]tools.Tool

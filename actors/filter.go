@@ -94,16 +94,14 @@ func modeAllows(mode messages.Mode, c tools.Class) bool {
 	return true
 }
 
-// agentTools returns the tools a specialist gets for a message in mode:
-// the filtered built-ins plus its Report tool.
-func agentTools(all tools.Set, def *AgentDefinition, mode messages.Mode) tools.Set {
-	return FilterTools(all, def, mode, true).With(def.ReportTool())
-}
-
 // ReadOnlyAgent reports whether an agent, given the built-in tools, can
 // change nothing: every tool it would get is read or web class. Only such
 // agents may be started in ask and plan modes.
 func ReadOnlyAgent(all tools.Set, def *AgentDefinition) bool {
+	if EffectiveMode(def, messages.ModeEdit).ReadOnly() {
+		// Capped at ask or plan: no write tool, read-only commands only.
+		return true
+	}
 	for _, t := range FilterTools(all, def, EffectiveMode(def, messages.ModeEdit), true).All() {
 		switch t.Info().Class {
 		case tools.ClassRead, tools.ClassWeb:

@@ -462,12 +462,17 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 		qa.Summary = strings.Join(qa.Blockers, "; ")
 		g.report.QA = qa
 		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Summary: qa.Summary}, true)
-		g.fix(c, "QA", checksText(qa.Checks), g.qa)
+		g.fix(c, "QA", strings.Join(qa.Blockers, "\n")+"\n\n"+checksText(qa.Checks), g.qa)
 		return
 	}
 	g.withBrief(c, func(c actor.Context, brief string) {
-		g.spawnDiagnosis(c, def, round, qa, brief+"\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n"+
-			checksText(qa.Checks)+"\nDiagnose each failing check: name the blockers precisely (file, line, cause, fix).")
+		brief += "\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n" + checksText(qa.Checks)
+		if unmet := unmetCriteriaText(qa.Criteria); unmet != "" {
+			// Blockers as much as a failing check: QA names what is
+			// missing, and its report cannot clear them.
+			brief += "\nThe plan's acceptance criteria that are NOT met (Odin's verdict, final; each one blocks this change):\n" + unmet
+		}
+		g.spawnDiagnosis(c, def, round, qa, brief+"\nDiagnose each failing check and unmet acceptance criterion: name the blockers precisely (file, line, cause, fix).")
 	})
 }
 
@@ -475,9 +480,7 @@ func (g *gateRun) spawnDiagnosis(c actor.Context, def *AgentDefinition, round in
 	g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 		var mr messages.QAResult
 		if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
-			if len(mr.Blockers) > 0 {
-				qa.Blockers = mr.Blockers
-			}
+			qa.Blockers = mergeBlockers(qa.Blockers, mr.Blockers)
 			qa.Warnings = append(qa.Warnings, mr.Warnings...)
 			qa.Summary = mr.Summary
 		}
@@ -509,6 +512,9 @@ func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.C
 	g.withBrief(c, func(c actor.Context, brief string) {
 		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
 			stage, round, max, problems)
+		if unmet := g.unmetCriteria(); unmet != "" {
+			brief += "\nThe change is not done until each of the plan's acceptance criteria holds; these do not yet (fix them too):\n" + unmet
+		}
 		g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			g.stage(messages.GateStageResult{Stage: "fix", Round: round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
 			if g.t.tracker != nil {
@@ -517,6 +523,25 @@ func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.C
 			next(c)
 		})
 	})
+}
+
+// unmetCriteria lists the acceptance criteria last judged unmet: by QA
+// when it ran this gate run, else by the review's verdicts on the plan's
+// criteria.
+func (g *gateRun) unmetCriteria() string {
+	if g.report.QA != nil && len(g.report.QA.Criteria) > 0 {
+		return unmetCriteriaText(g.report.QA.Criteria)
+	}
+	if g.report.Review == nil {
+		return ""
+	}
+	var judged []messages.CriterionResult
+	for _, c := range criteriaOf(g.o.todos) {
+		if v, ok := reviewVerdict(g.report.Review, c.Criterion); ok {
+			judged = append(judged, messages.CriterionResult{Todo: c.todo, Criterion: c.Criterion, Command: c.Command, By: "review", Met: v.Met, Evidence: v.Evidence})
+		}
+	}
+	return unmetCriteriaText(judged)
 }
 
 // pass and fail end a gate run that ran: the turn's answer is then

@@ -230,7 +230,9 @@ func (o *Orchestrator) idle(c actor.Context) {
 		o.onTaskExpired(c, msg)
 	case *messages.ResearchRequest:
 		o.onResearchRequest(c, msg)
-	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Stopping:
+		o.abandonAtExit(c)
+	case *actor.Started, *actor.Stopped, *actor.Restarting:
 	case *modelDone, *toolsDone, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved, *outputWaitExpired:
 		// Late results of a cancelled turn.
 	default:
@@ -290,7 +292,9 @@ func (o *Orchestrator) busy(c actor.Context) {
 	case *asyncPanic:
 		o.deps.Log.Error().Str("stack", msg.stack).Msg("orchestrator: " + msg.String())
 		o.finishTurn(c, messages.TurnFailed, "internal error: "+msg.String())
-	case *actor.Started, *actor.Stopping, *actor.Stopped, *actor.Restarting:
+	case *actor.Stopping:
+		o.abandonAtExit(c)
+	case *actor.Started, *actor.Stopped, *actor.Restarting:
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(busy): unknown message")
 	}

@@ -74,21 +74,8 @@ func researchTool(system *actor.ActorSystem, parent *actor.PID, agent, taskID st
 		})
 }
 
-// withResearch adds the ResearchRequest tool to a specialist's set when
-// its definition lists it (or allows every tool) and another agent holds
-// the researcher role: the researcher does not ask itself.
-func (s *specialist) withResearch(c actor.Context, set tools.Set) tools.Set {
-	def := s.t.def
-	if def.Role == RoleResearcher || !offersResearch(def) {
-		return set
-	}
-	r, ok := s.deps.Roster.ByRole(RoleResearcher)
-	if !ok {
-		return set
-	}
-	return set.With(researchTool(c.ActorSystem(), c.Parent(), def.Name, s.t.delegate.TaskID, r.MaxTimeout+2*taskGrace))
-}
-
+// offersResearch reports whether an agent's declaration lists
+// ResearchRequest (or allows every tool) and does not deny it.
 func offersResearch(def *AgentDefinition) bool {
 	for _, t := range def.DisallowedTools {
 		if t == NameResearchRequest {

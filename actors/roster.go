@@ -76,6 +76,8 @@ type AgentDefinition struct {
 	Skills []string
 	// Sandbox is the agent's sandbox profile for its commands.
 	Sandbox config.AgentSandbox
+	// user is set for an agent from a user-level folder (UserAgentDirs).
+	user bool
 	// roleExplicit is set when the user declared Role, which then wins
 	// over a built-in's default role.
 	roleExplicit bool
@@ -191,6 +193,10 @@ var (
 	// think tool): research, code, review and QA; with it each keeps its
 	// own todo list, shown under it in the REPL.
 	thinking = []string{"Think", "TodoWrite"}
+	// mapping gives the agents that read code to change or judge it the
+	// shape of the rest (seed 004: RepoMap for Code and Review, beside
+	// Search and Init).
+	mapping = []string{"RepoMap"}
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
 	asking = []string{NameResearchRequest}
@@ -218,11 +224,11 @@ func Builtins() []*AgentDefinition {
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, writeTools, thinking, asking),
+			Tools:       list(readTools, mapping, writeTools, thinking, asking),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff"}, thinking, asking),
+			Tools:       list(readTools, mapping, []string{"GitDiff"}, thinking, asking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
@@ -275,6 +281,12 @@ type RosterOptions struct {
 	ConfigDir string
 	// AgentDirs are directories of agent Markdown files (.odin/agents).
 	AgentDirs []string
+	// UserAgentDirs are the user's own agent directories
+	// (~/.config/odin/agents, ~/.claude/agents), earlier ones first: their
+	// agents need no trust, every project and AgentDirs agent of the same
+	// name shadows them, and a file that does not parse is a warning, not
+	// an error, so one stray file cannot stop every project.
+	UserAgentDirs []string
 	// ToolNames are the tools that exist; allow and deny lists are checked
 	// against them.
 	ToolNames []string
@@ -302,6 +314,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	if len(known) > 0 {
 		// Provided by the specialist itself, not by the session's set.
 		known[NameResearchRequest] = true
+		known[NameSkill] = true
 	}
 	file := opts.ConfigFile
 	if file == "" {
@@ -325,9 +338,17 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 		return nil, err
 	}
 	warnings = append(warnings, warns...)
-	for _, a := range files {
-		if note := agentTrustNote(a); note != "" && opts.Untrusted {
+	userFiles, warns := userAgentFiles(opts.UserAgentDirs)
+	warnings = append(warnings, warns...)
+	for _, a := range append(files, userFiles...) {
+		if note := agentTrustNote(a); note != "" && opts.Untrusted && !a.user {
 			warnings = append(warnings, fmt.Sprintf("%s: ignored until you run `odin trust` (%s)", a.Source, note))
+			continue
+		}
+		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" && a.user {
+			// The project's agents (files and odin.yaml) and the first
+			// user folder shadow the user's others: a user-level agent
+			// is a default, not a conflict.
 			continue
 		}
 		if prev, ok := byName[a.Name]; ok && prev.Source != "builtin" {
@@ -735,6 +756,37 @@ func agentFiles(root string, dirs []string) ([]*AgentDefinition, []string, error
 		}
 	}
 	return out, warnings, nil
+}
+
+// userAgentFiles parses the agent files of the user's folders. Nothing
+// here is fatal: a folder that cannot be read or a file that does not
+// parse is a warning and is left out.
+func userAgentFiles(dirs []string) ([]*AgentDefinition, []string) {
+	var out []*AgentDefinition
+	var warnings []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				warnings = append(warnings, fmt.Sprintf("agents: %v", err))
+			}
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			a, err := parseAgentFile(path, path)
+			if err != nil {
+				warnings = append(warnings, err.Error()+"; left out")
+				continue
+			}
+			a.user = true
+			out = append(out, a)
+		}
+	}
+	return out, warnings
 }
 
 // agentTrustNote says why a project agent file needs trust, "" when it

@@ -189,16 +189,3 @@ func skillTool(skills []Skill) tools.Tool {
 			return tools.Result{Output: fmt.Sprintf("Skill %s (%s):\n\n%s", sk.Name, sk.Path, body)}, nil
 		})
 }
-
-// withSkills adds the Skill tool when the agent is offered skills that
-// exist.
-func (s *specialist) withSkills(set tools.Set) tools.Set {
-	if s.deps.Roster == nil || len(s.t.def.Skills) == 0 {
-		return set
-	}
-	offered := skillsFor(s.t.def, s.deps.Roster.skills)
-	if len(offered) == 0 {
-		return set
-	}
-	return set.With(skillTool(offered))
-}

@@ -83,6 +83,9 @@ type specialist struct {
 	origin  messages.Origin
 	model   Model
 	tools   tools.Set
+	// extras are the task's own tools (ResearchRequest, Skill), built
+	// once: see agentToolsNow.
+	extras  []tools.Tool
 	env     *tools.Env
 	small   *meteredSmall
 	history []llm.Message
@@ -215,7 +218,7 @@ func (s *specialist) begin(c actor.Context, t *task) {
 		return
 	}
 	s.model = m
-	s.tools = s.withSkills(s.withResearch(c, agentTools(s.deps.allTools(), def, s.mode())))
+	s.tools = s.agentToolsNow(c)
 	var before func(string) error
 	if s.t.tracker != nil {
 		before = s.t.tracker.BeforeWrite
@@ -319,8 +322,7 @@ func (s *specialist) systemPrompt() (string, error) {
 
 func (s *specialist) callModel(c actor.Context) {
 	if s.deps.MCP != nil {
-		// MCP tools that changed (tools/list_changed) reach the next request.
-		s.tools = agentTools(s.deps.allTools(), s.t.def, s.t.delegate.Mode)
+		s.tools = s.agentToolsNow(c)
 	}
 	s.turn++
 	turn := s.turn

@@ -10,6 +10,9 @@ type AgentRunStatus string
 const (
 	RunRunning AgentRunStatus = "running"
 	RunStopped AgentRunStatus = "stopped"
+	// RunAbandoned: the session closed (odin run ended, the REPL quit)
+	// while the run, typically a detached one, still worked.
+	RunAbandoned AgentRunStatus = "abandoned"
 )
 
 // AgentRun is one specialist run in a session's registry (the seed's

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -19,8 +20,12 @@ func newAgentsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Use:   "agents",
 		Short: "List and validate the specialist roster (built-in, odin.yaml, .odin/agents/*.md)",
 		Long: `List and validate the specialist roster: the built-in agents, odin.yaml's
-agents:, .odin/agents/*.md (Claude Code's agent files work as they are) and
-enabled plugins' agents.
+agents:, .odin/agents/*.md and .claude/agents/*.md (Claude Code's agent files
+work as they are), enabled plugins' agents, and your own agent files in
+~/.config/odin/agents and ~/.claude/agents (a project's agent of the same name
+shadows them). TOOLS is what the agent's model is offered in an edit turn,
+computed as for the model request: MCP tools by their pattern until a server
+connects.
 
 Definition fields (odin.yaml or front matter): description, prompt, tools,
 disallowed_tools (MCP patterns such as mcp__github__* included), model, timeout,
@@ -37,7 +42,7 @@ back at once; agent_output waits for or peeks at its report, agent_stop stops or
 detaches it), resume (a finished run continues with its stored transcript),
 thoroughness (quick, medium, very thorough), context (brief, scoped: named files
 and a summary of the conversation, fork: the conversation with tool output
-trimmed), model, max_turns and only_files (the only files it may write). The
+trimmed), model (main, small or a configured model id), max_turns and only_files (the only files it may write). The
 REPL's /agents and odin sessions show list every run of a session with its
 status, tokens and last activities.`,
 		Args: cobra.NoArgs,
@@ -46,6 +51,13 @@ status, tokens and last activities.`,
 				deps, err := a.buildDeps(events.New("cli", nil), a.headlessApprover())
 				if err != nil {
 					return err
+				}
+				// What an edit-mode delegation offers the agent's model,
+				// computed as the request builder does; the MCP tools are
+				// those of servers connected (or cached) now.
+				all := deps.Tools
+				if deps.MCP != nil {
+					all = all.With(deps.MCP()...)
 				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSOURCE\tMODEL\tTIMEOUT\tASK/PLAN\tROLE\tREPORT\tMODE CAP\tCOLOR\tTOOLS")
@@ -58,8 +70,13 @@ status, tokens and last activities.`,
 					if actors.ReadOnlyAgent(deps.Tools, def) {
 						ro = "yes"
 					}
-					names := actors.FilterTools(deps.Tools, def, actors.EffectiveMode(def, messages.ModeEdit), true).Names()
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, def.Source, model, def.Timeout, def.MaxTimeout, ro,
+					names := actors.ListedTools(all, deps.Roster, def, messages.ModeEdit)
+					source := def.Source
+					if home, ok := a.env("HOME"); ok && home != "" && strings.HasPrefix(source, home+string(filepath.Separator)) {
+						// A user-level agent file: ~/.claude/agents/x.md.
+						source = "~" + strings.TrimPrefix(source, home)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s/%s\t%s\t%s\t%s\t%s\t%s\t%s\n", def.Name, source, model, def.Timeout, def.MaxTimeout, ro,
 						orDash(string(def.Role)), orDash(def.Report), orDash(string(def.PermissionMode)), orDash(def.Color), strings.Join(names, ","))
 				}
 				if err := tw.Flush(); err != nil {

@@ -230,6 +230,19 @@ func (a *app) skillDirs() []string {
 	return dirs
 }
 
+// userAgentDirs are the user's own agent folders, Odin's first, then
+// Claude Code's: agents for every project, shadowed by a project's own.
+func (a *app) userAgentDirs() []string {
+	var dirs []string
+	if a.userDir != "" {
+		dirs = append(dirs, filepath.Join(a.userDir, "agents"))
+	}
+	if home, ok := a.env("HOME"); ok && home != "" {
+		dirs = append(dirs, filepath.Join(home, ".claude", "agents"))
+	}
+	return dirs
+}
+
 // agentNetworks resolves each agent's network: permissions.network.agents
 // plus the sandbox profile of its definition (odin.yaml agents or an agent
 // file, read as the roster reads them, trust included), and the unix
@@ -244,7 +257,7 @@ func (a *app) agentNetworks() (map[string][]string, map[string]bool, map[string]
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), Untrusted: !a.trust.trusted})
+		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), Untrusted: !a.trust.trusted})
 	if err != nil {
 		return domains, off, sockets
 	}
@@ -539,7 +552,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs()})
+		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

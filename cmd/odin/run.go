@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -172,9 +176,17 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	var worst error // the first failed turn's exit, for a multi-turn run
 	var interrupts int
 	var ended os.Signal // SIGHUP or SIGTERM: exit with its code once the turn is saved
+	// After the turn: the detached agent runs it left working, which the
+	// process waits for (they die with it), and the turn's exit.
+	var detached map[string]string
+	var turnExit error
 	for {
 		select {
 		case sig := <-sigs:
+			if detached != nil {
+				r.notice(fmt.Sprintf("%s: leaving %d detached agent run(s); they are recorded as abandoned at exit", sigName(sig), len(detached)))
+				return closeSession(live, signalExit(sig, fmt.Errorf("detached agent runs abandoned")))
+			}
 			interrupts++
 			if sig != os.Interrupt {
 				ended = sig
@@ -207,7 +219,13 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				return &exitError{code: exitFailed, err: fmt.Errorf("event stream closed")}
 			}
 			r.event(env)
-			if tf, ok := env.Event.(messages.TurnFinished); ok {
+			if af, ok := env.Event.(messages.AgentFinished); ok && detached != nil {
+				delete(detached, af.Report.TaskID)
+				if len(detached) == 0 {
+					return closeSession(live, turnExit)
+				}
+			}
+			if tf, ok := env.Event.(messages.TurnFinished); ok && detached == nil {
 				if !mine[tf.Result.Input.ID] {
 					continue // a resumed turn, before this task's
 				}
@@ -225,10 +243,35 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				if len(mine) > 0 || inputs != nil {
 					continue
 				}
-				return closeSession(live, worst)
+				turnExit = worst
+				detached = runningDetached(live.Session)
+				if len(detached) == 0 {
+					return closeSession(live, turnExit)
+				}
+				r.notice(fmt.Sprintf("waiting for %d detached agent run(s) to finish (%s): this process is their home; Ctrl-C leaves them abandoned", len(detached), strings.Join(slices.Sorted(maps.Values(detached)), ", ")))
 			}
 		}
 	}
+}
+
+// runningDetached are the session's detached agent runs still working
+// once a turn has ended, by ID, each with its handle and agent for the
+// notice. A session that does not answer has none to wait for: it is
+// closing anyway.
+func runningDetached(sess *actors.Session) map[string]string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	runs, err := sess.AgentRuns(ctx)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, run := range runs {
+		if run.Detached && !run.Finished() {
+			out[run.ID] = cmp.Or(run.Handle, run.ID) + " (" + run.Agent + ")"
+		}
+	}
+	return out
 }
 
 // stopSignals end a run or the REPL: SIGINT cancels the turn (a second one

@@ -117,6 +117,7 @@ func TestScripts(t *testing.T) {
 			"reqsize":     cmdReqSize,
 			"leaked":      cmdLeaked,
 			"vartmp":      cmdVarTmp,
+			"wiretools":   cmdWireTools,
 		},
 		RequireExplicitExec: true,
 	})
@@ -265,6 +266,21 @@ func cmdSent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s request %d: %s %q: have %s", args[0], i, map[bool]string{true: "unexpected", false: "missing"}[neg], w, strings.TrimSpace(have))
 		}
 	}
+}
+
+// wiretools AGENT I prints the tool names request I of AGENT offered, in
+// the order of the request, comma-separated, for an exact stdout match.
+func cmdWireTools(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: wiretools AGENT I")
+	}
+	reqs := server(ts).RequestsFor(args[0])
+	i, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if i < 0 || i >= len(reqs) {
+		ts.Fatalf("%s sent %d requests; no request %d", args[0], len(reqs), i)
+	}
+	fmt.Fprintln(ts.Stdout(), strings.Join(reqs[i].Body.ToolNames(), ","))
 }
 
 // leaked WORD requires some request the model server received, from any

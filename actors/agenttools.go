@@ -1,0 +1,107 @@
+package actors
+
+import (
+	"context"
+	"slices"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
+)
+
+// researchRoute is where a running specialist's ResearchRequest goes: the
+// Orchestrator (its parent) in the actor system, asked on behalf of the
+// run taskID.
+type researchRoute struct {
+	system *actor.ActorSystem
+	parent *actor.PID
+	taskID string
+}
+
+// AgentTools is the one computation of the tools a specialist is offered
+// for a message in mode: the built-in and MCP tools of all filtered by its
+// roster declaration (tools, disallowed_tools, MCP patterns) and by mode
+// capped at its permission_mode, then its Report tool, ResearchRequest
+// when it declares it and another agent holds the researcher role, and
+// the Skill tool when it is offered skills that exist. The request
+// builder, `odin agents` and the README's table all come from it, so what
+// a user reads is what the model gets.
+//
+// The ResearchRequest tool of this listing has no Orchestrator to ask: a
+// call is refused. A running specialist's tools are built with its route
+// (agentToolsNow).
+func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode) tools.Set {
+	return agentToolSet(all, def, mode, agentExtras(r, def, nil))
+}
+
+// agentToolSet is AgentTools with the agent's own tools (agentExtras)
+// already built: a running specialist builds them once per task and
+// recomputes only the filtered part for each request.
+func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tools.Tool) tools.Set {
+	return FilterTools(all, def, EffectiveMode(def, mode), true).With(def.ReportTool()).With(extras...)
+}
+
+// agentExtras are the tools a specialist brings itself rather than the
+// session's set: ResearchRequest (asking through route; nil lists it
+// without anyone to ask) and the Skill tool.
+func agentExtras(r *Roster, def *AgentDefinition, route *researchRoute) []tools.Tool {
+	if r == nil {
+		return nil
+	}
+	var out []tools.Tool
+	if researcher, ok := r.ByRole(RoleResearcher); ok && def.Role != RoleResearcher && offersResearch(def) {
+		wait := researcher.MaxTimeout + 2*taskGrace
+		if route != nil {
+			out = append(out, researchTool(route.system, route.parent, def.Name, route.taskID, wait))
+		} else {
+			out = append(out, unroutedResearchTool())
+		}
+	}
+	if len(def.Skills) > 0 && !slices.Contains(def.DisallowedTools, NameSkill) {
+		if offered := skillsFor(def, r.skills); len(offered) > 0 {
+			out = append(out, skillTool(offered))
+		}
+	}
+	return out
+}
+
+// unroutedResearchTool is ResearchRequest as listed outside a running
+// task: the same name, description and schema, and no one to ask.
+func unroutedResearchTool() tools.Tool {
+	return tools.New[ResearchInput](NameResearchRequest, tools.ClassWeb, researchDescription,
+		func(context.Context, *tools.Env, ResearchInput) (tools.Result, error) {
+			return tools.Errorf("ResearchRequest works only inside a delegated agent run"), nil
+		})
+}
+
+// agentToolsNow is a running specialist's tool set as it stands now: MCP
+// tools that changed (tools/list_changed) reach its next request, and its
+// ResearchRequest asks its Orchestrator.
+func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
+	if s.extras == nil {
+		s.extras = agentExtras(s.deps.Roster, s.t.def,
+			&researchRoute{system: c.ActorSystem(), parent: c.Parent(), taskID: s.t.delegate.TaskID})
+		if s.extras == nil {
+			s.extras = []tools.Tool{}
+		}
+	}
+	return agentToolSet(s.deps.allTools(), s.t.def, s.mode(), s.extras)
+}
+
+// ListedTools names the tools AgentTools gives def in mode, for people
+// (`odin agents`, the README): MCP tools are known only once their servers
+// connect, so an MCP pattern of the declaration that no tool of all
+// matches yet is listed as the pattern (mcp__github__*).
+func ListedTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode) []string {
+	names := AgentTools(all, r, def, mode).Names()
+	for _, p := range def.Tools {
+		if !isMCPPattern(p) || slices.Contains(def.DisallowedTools, p) {
+			continue
+		}
+		if !slices.ContainsFunc(names, func(n string) bool { return matchesMCP(p, n) }) {
+			names = append(names, p)
+		}
+	}
+	return names
+}
