@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/acp"
-	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -65,17 +65,47 @@ func (a acpOpener) New(ctx context.Context, cwd string, o acp.OpenOptions) (acp.
 	return a.o.open(ctx, cwd, "", frontOf(o))
 }
 
-func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) (acp.Session, []llm.Message, error) {
+func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) (acp.Session, acp.Loaded, error) {
 	s, err := a.o.open(ctx, cwd, id, frontOf(o))
 	if err != nil {
-		return nil, nil, err
+		return nil, acp.Loaded{}, err
 	}
-	h, err := s.history(ctx)
+	var l acp.Loaded
+	if l.History, err = s.history(ctx); err == nil {
+		l.Mode, err = s.storedMode(ctx)
+	}
 	if err != nil {
 		_ = s.Close(ctx)
-		return nil, nil, err
+		return nil, acp.Loaded{}, err
 	}
-	return s, h, nil
+	return s, l, nil
+}
+
+// SetMode records m as the session's mode (acp.Session).
+func (s *frontSession) SetMode(ctx context.Context, m messages.Mode) error {
+	st, err := s.a.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	mode := string(m)
+	return st.UpdateSession(ctx, s.live.ID, store.SessionUpdate{Mode: &mode})
+}
+
+// storedMode is the session's recorded mode, empty when none valid is.
+func (s *frontSession) storedMode(ctx context.Context) (messages.Mode, error) {
+	st, err := s.a.openStore(ctx)
+	if err != nil {
+		return "", err
+	}
+	rec, err := st.Session(ctx, s.live.ID)
+	if err != nil {
+		return "", err
+	}
+	m, err := messages.ParseMode(rec.Mode)
+	if err != nil {
+		return "", nil
+	}
+	return m, nil
 }
 
 // frontOf is what the editor brings, as the session opener takes it. A nil

@@ -29,6 +29,13 @@ type Session interface {
 	SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage
 	// Cancel cancels the running turn; queued inputs stay queued.
 	Cancel(reason string)
+	// Queue returns the running input and the queue.
+	Queue(ctx context.Context) (*messages.QueueState, error)
+	// Remove withdraws a queued input and returns the queue after it.
+	Remove(ctx context.Context, id string) (*messages.QueueState, error)
+	// SetMode records the session's mode in the store, so that a later
+	// session/load, in any process, starts in it.
+	SetMode(ctx context.Context, m messages.Mode) error
 	// Bus carries the session's events.
 	Bus() *events.Bus
 	// Answer answers a pending approval request.
@@ -41,8 +48,17 @@ type Session interface {
 type Opener interface {
 	// New starts a new session for the project at cwd.
 	New(ctx context.Context, cwd string, o OpenOptions) (Session, error)
-	// Load resumes a stored session and returns its history to replay.
-	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, []llm.Message, error)
+	// Load resumes a stored session and returns what it had: its history
+	// to replay and its mode.
+	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, Loaded, error)
+}
+
+// Loaded is what a stored session brings back.
+type Loaded struct {
+	// History is the conversation, for replay.
+	History []llm.Message
+	// Mode is the mode last set, empty when none was stored.
+	Mode messages.Mode
 }
 
 // Options configure an Agent.
@@ -142,7 +158,13 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if o.Editor != nil {
 		o.Editor.setSession(s.ID())
 	}
-	ls := a.add(s)
+	// The connection's mode is the session's, recorded so that a load
+	// starts in it rather than in the configuration's.
+	if err := s.SetMode(ctx, a.opts.Mode); err != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	ls := a.add(s, a.opts.Mode, o.calls())
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
 }
 
@@ -162,17 +184,21 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if o.Editor != nil {
 		o.Editor.setSession(string(p.SessionId))
 	}
-	s, history, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd, o)
+	s, l, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd, o)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	for _, u := range replay(history) {
+	for _, u := range replay(l.History) {
 		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
 			_ = s.Close(context.Background())
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
-	ls := a.add(s)
+	mode := a.opts.Mode
+	if l.Mode != "" {
+		mode = l.Mode
+	}
+	ls := a.add(s, mode, o.calls())
 	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
 }
 
@@ -189,9 +215,18 @@ func (a *Agent) openOptions(servers []sdk.McpServer) (OpenOptions, error) {
 	fs := a.fs
 	a.mu.Unlock()
 	if fs.ReadTextFile || fs.WriteTextFile {
-		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile}
+		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile, calls: newAnnouncer()}
 	}
 	return o, nil
+}
+
+// calls is the announcer the session's editor fs waits on, nil without
+// an editor fs.
+func (o OpenOptions) calls() *announcer {
+	if o.Editor == nil {
+		return nil
+	}
+	return o.Editor.calls
 }
 
 // CloseSession implements sdk.Agent.
@@ -231,19 +266,27 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
+	// Stored first: a mode the next process would not see is not set.
+	if err := s.s.SetMode(ctx, m); err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
 	s.mu.Lock()
 	s.mode = m
 	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// Cancel implements sdk.Agent: the running turn is cancelled; its
-// session/prompt answers with stopReason "cancelled".
+// Cancel implements sdk.Agent: the prompts this connection queued behind
+// the running turn are withdrawn, then the running turn is cancelled;
+// each session/prompt answers with stopReason "cancelled", after the
+// updates of its turn. Withdrawing first keeps a queued prompt from
+// starting in the moment the cancelled turn ends.
 func (a *Agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return err
 	}
+	s.withdrawQueued(ctx)
 	s.s.Cancel("cancelled by the editor")
 	return nil
 }
@@ -269,6 +312,10 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		delete(s.waiting, m.ID)
 		s.mu.Unlock()
 	}()
+	// ctx is not watched: the SDK cancels a session's earlier prompt when
+	// the next one arrives, yet that one waits in the queue behind it.
+	// Only session/cancel cancels; a closed connection closes the
+	// session (s.done).
 	select {
 	case res := <-ch:
 		switch res.Status {
@@ -279,9 +326,6 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		}
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
 	case <-s.done:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case <-ctx.Done():
-		s.s.Cancel("the editor withdrew the prompt")
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
 }

@@ -49,7 +49,7 @@ func TestPromptTextFencesEmbeddedFilesAndAttachesImages(t *testing.T) {
 }
 
 func TestTodosBecomeAPlan(t *testing.T) {
-	ls := &liveSession{before: map[string]fileBefore{}}
+	ls := newLiveSession(nil, nil, messages.ModeEdit, nil)
 	us := ls.updates(messages.TodosUpdated{Todos: []messages.Todo{{Content: "a", Status: "completed"}, {Content: "b", Status: "in_progress"}, {Content: "c", Status: "pending"}}})
 	if len(us) != 1 || us[0].Plan == nil || len(us[0].Plan.Entries) != 3 {
 		t.Fatalf("updates = %+v", us)
