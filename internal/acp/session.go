@@ -37,7 +37,7 @@ type liveSession struct {
 	// client before the tool itself did, whose late ToolFinished is
 	// dropped: the client was told the turn is over. Only the pump
 	// touches them.
-	open   map[string]messages.Origin
+	open   map[string]openCall
 	closed map[string]bool
 	// calls tells the session's editor fs which tool calls the client
 	// has seen announced.
@@ -46,6 +46,12 @@ type liveSession struct {
 	approvals sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// openCall is an announced call: who made it and the model's ID for it.
+type openCall struct {
+	origin messages.Origin
+	id     string
 }
 
 type fileBefore struct {
@@ -59,7 +65,7 @@ func newLiveSession(a *Agent, s Session, mode messages.Mode, calls *announcer) *
 	}
 	return &liveSession{a: a, s: s, done: make(chan struct{}), mode: mode,
 		waiting: map[string]chan messages.TurnResult{}, before: map[string]fileBefore{},
-		open: map[string]messages.Origin{}, closed: map[string]bool{}, calls: calls}
+		open: map[string]openCall{}, closed: map[string]bool{}, calls: calls}
 }
 
 // add registers s and starts its event pump. The bus subscription is made
@@ -172,10 +178,11 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 			// Asking waits for the user: never in the pump, whose
 			// subscription Publish (and so Answer) waits for. The call it
 			// names was announced by an earlier event, already sent.
+			card := ls.cardOf(e)
 			ls.approvals.Add(1)
 			go func() {
 				defer ls.approvals.Done()
-				ls.askPermission(ctx, e)
+				ls.askPermission(ctx, e, card)
 			}()
 			continue
 		case messages.Resync:
@@ -210,7 +217,7 @@ func (ls *liveSession) send(ctx context.Context, us []sdk.SessionUpdate) {
 func (ls *liveSession) endCalls(cancelled bool) []sdk.SessionUpdate {
 	var ids []string
 	for id, o := range ls.open {
-		if o.TaskID == "" || cancelled {
+		if o.origin.TaskID == "" || cancelled {
 			ids = append(ids, id)
 		}
 	}
@@ -236,17 +243,35 @@ var permissionOptions = []sdk.PermissionOption{
 	{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: sdk.PermissionOptionId(policy.Reject)},
 }
 
-func (ls *liveSession) askPermission(ctx context.Context, ar messages.ApprovalRequested) {
+// cardOf is the ACP tool call ID of the open call asking ar: the call of
+// that ID made by the same agent (a guard's origin names the agent, not
+// always the task its calls carry). A request no open call makes gets
+// an ID of its own.
+func (ls *liveSession) cardOf(ar messages.ApprovalRequested) string {
+	if ar.CallID != "" {
+		if id := callID(ar.Origin, ar.CallID); ls.open[id].id != "" {
+			return id
+		}
+		var found []string
+		for id, c := range ls.open {
+			if c.id == ar.CallID && c.origin.Agent == ar.Origin.Agent {
+				found = append(found, id)
+			}
+		}
+		if len(found) == 1 {
+			return found[0]
+		}
+	}
+	return "approval-" + ar.ID
+}
+
+func (ls *liveSession) askPermission(ctx context.Context, ar messages.ApprovalRequested, id string) {
 	title := ar.Tool + ": " + ar.Subject
 	if ar.Reason != "" {
 		title += " (" + ar.Reason + ")"
 	}
-	// The request names the tool call that asks, so the editor shows
-	// it on that call's card; a request no call makes gets its own ID.
-	id := "approval-" + ar.ID
-	if ar.CallID != "" {
-		id = callID(ar.Origin, ar.CallID)
-	}
+	// The request names the tool call that asks (cardOf), so the editor
+	// shows it on that call's card.
 	resp, err := ls.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(ls.s.ID()),
 		ToolCall: sdk.ToolCallUpdate{
@@ -295,7 +320,7 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		if json.Unmarshal([]byte(e.Input), &raw) != nil {
 			raw = e.Input
 		}
-		ls.open[callID(e.Origin, e.CallID)] = e.Origin
+		ls.open[callID(e.Origin, e.CallID)] = openCall{origin: e.Origin, id: e.CallID}
 		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(callID(e.Origin, e.CallID)), toolTitle(e.Origin, e.Name, path),
 			sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 			sdk.WithStartLocations(locs), sdk.WithStartRawInput(raw))}
