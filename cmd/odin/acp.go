@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -12,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/acp"
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -81,6 +85,36 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) 
 	return s, l, nil
 }
 
+func (a acpOpener) List(ctx context.Context, cwd string) ([]acp.StoredSession, error) {
+	g := *a.o.g
+	if cwd != "" {
+		g.dir = cwd
+	}
+	app, err := loadApp(&g)
+	if err != nil {
+		return nil, err
+	}
+	defer app.Close()
+	app.stores = a.o.stores
+	st, err := app.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := store.SessionQuery{}
+	if cwd != "" {
+		q.Project = app.root
+	}
+	list, err := st.Sessions(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]acp.StoredSession, 0, len(list))
+	for _, s := range list {
+		out = append(out, acp.StoredSession{ID: s.ID, Cwd: s.Project, Title: s.Title, UpdatedAt: s.UpdatedAt})
+	}
+	return out, nil
+}
+
 // SetMode records m as the session's mode (acp.Session).
 func (s *frontSession) SetMode(ctx context.Context, m messages.Mode) error {
 	st, err := s.a.openStore(ctx)
@@ -89,6 +123,47 @@ func (s *frontSession) SetMode(ctx context.Context, m messages.Mode) error {
 	}
 	mode := string(m)
 	return st.UpdateSession(ctx, s.live.ID, store.SessionUpdate{Mode: &mode})
+}
+
+// Commands are the custom commands the REPL offers, from the same
+// directories with the same trust: an untrusted project's commands run in
+// the session's mode, whatever their front matter says (acp.Session).
+func (s *frontSession) Commands() []acp.Command {
+	a := s.a
+	dirs := commandDirs(a.root)
+	if a.userDir != "" {
+		dirs = append(dirs, filepath.Join(a.userDir, "commands"))
+	}
+	dirs = append(dirs, a.pluginCommandDirs()...)
+	cmds, errs := term.LoadCustomCommands(dirs...)
+	for _, err := range errs {
+		a.log.Warn().Err(err).Msg("acp: custom command not offered")
+	}
+	if !a.trust.trusted {
+		cmds = term.IgnoreUntrustedModes(cmds, append(commandDirs(a.root), projectPluginDirs(a.plugins, true)...))
+	}
+	out := make([]acp.Command, 0, len(cmds))
+	for _, c := range cmds {
+		out = append(out, acp.Command{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint,
+			Expand: func(args string) (string, messages.Mode) { return c.Expand(args), c.Mode }})
+	}
+	return out
+}
+
+// Compact summarises the older history now (acp.Session), as /compact in
+// the REPL.
+func (s *frontSession) Compact(ctx context.Context) (string, error) {
+	res, err := s.live.Session.Compact(ctx)
+	switch {
+	case err != nil:
+		return "", err
+	case res.Err != "":
+		return "", errors.New(res.Err)
+	case res.Skipped != "":
+		return "Nothing to compact: " + res.Skipped, nil
+	}
+	c := res.Compacted
+	return fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter)), nil
 }
 
 // storedMode is the session's recorded mode, empty when none valid is.

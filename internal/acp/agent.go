@@ -10,6 +10,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -40,6 +41,12 @@ type Session interface {
 	Bus() *events.Bus
 	// Answer answers a pending approval request.
 	Answer(id string, d policy.Decision) error
+	// Commands are the session's slash commands (the project's, the
+	// user's and the plugins' custom commands).
+	Commands() []Command
+	// Compact summarises the older history now and says what it did; it
+	// fails while a turn runs.
+	Compact(ctx context.Context) (string, error)
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -51,6 +58,15 @@ type Opener interface {
 	// Load resumes a stored session and returns what it had: its history
 	// to replay and its mode.
 	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, Loaded, error)
+	// List returns the stored sessions of the project at cwd (every
+	// project's when cwd is empty), most recently updated first.
+	List(ctx context.Context, cwd string) ([]StoredSession, error)
+}
+
+// StoredSession is a stored session as session/list shows it.
+type StoredSession struct {
+	ID, Cwd, Title string
+	UpdatedAt      time.Time
 }
 
 // Loaded is what a stored session brings back.
@@ -74,6 +90,7 @@ type Options struct {
 type Agent struct {
 	opts Options
 	conn *sdk.AgentSideConnection
+	out  *afterWrite
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -95,8 +112,8 @@ func Serve(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, sessions: map[string]*liveSession{}}
-	a.conn = sdk.NewAgentSideConnection(a, w, r)
+	a := &Agent{opts: opts, sessions: map[string]*liveSession{}, out: &afterWrite{w: w, pending: map[string]func(){}}}
+	a.conn = sdk.NewAgentSideConnection(a, a.out, r)
 	a.conn.SetLogger(opts.Log)
 	select {
 	case <-a.conn.Done():
@@ -133,6 +150,11 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			// the model as fenced text, images as images (refused, turn by
 			// turn, for a model that takes none); audio is not supported.
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+				Close:  &sdk.SessionCloseCapabilities{},
+			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "odin", Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -165,33 +187,57 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	ls := a.add(s, a.opts.Mode, o.calls())
+	a.out.after(s.ID(), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
 // session/update notifications before the response.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	ls, err := a.reopen(ctx, p.SessionId, p.Cwd, p.McpServers, true)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+}
+
+// ResumeSession implements sdk.Agent: session/load without the replay, for
+// a client that still shows the conversation.
+func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	ls, err := a.reopen(ctx, p.SessionId, p.Cwd, p.McpServers, false)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: ls.modeState()}, nil
+}
+
+// reopen opens the stored session id in its stored mode, replaying its
+// history first when asked, and sends its commands: the client knows the
+// session's ID, so they precede the response.
+func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, servers []sdk.McpServer, withReplay bool) (*liveSession, error) {
 	a.mu.Lock()
-	_, running := a.sessions[string(p.SessionId)]
+	_, running := a.sessions[string(id)]
 	a.mu.Unlock()
 	if running {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", p.SessionId))
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", id))
 	}
-	o, err := a.openOptions(p.McpServers)
+	o, err := a.openOptions(servers)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+		return nil, sdk.NewInvalidParams(err.Error())
 	}
 	if o.Editor != nil {
-		o.Editor.setSession(string(p.SessionId))
+		o.Editor.setSession(string(id))
 	}
-	s, l, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd, o)
+	s, l, err := a.opts.Opener.Load(ctx, string(id), cwd, o)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	for _, u := range replay(l.History) {
-		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
-			_ = s.Close(context.Background())
-			return sdk.LoadSessionResponse{}, err
+	if withReplay {
+		for _, u := range replay(l.History) {
+			if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+				_ = s.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
 		}
 	}
 	mode := a.opts.Mode
@@ -199,7 +245,8 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		mode = l.Mode
 	}
 	ls := a.add(s, mode, o.calls())
-	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+	ls.send(ctx, []sdk.SessionUpdate{ls.commandsUpdate()})
+	return ls, nil
 }
 
 // openOptions is what a session of this connection gets from the client:
@@ -241,14 +288,26 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, s.close()
 }
 
-// ListSessions implements sdk.Agent; not offered (no sessionCapabilities.list).
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
-}
-
-// ResumeSession implements sdk.Agent; not offered: use session/load.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+// ListSessions implements sdk.Agent: the stored sessions of the project at
+// cwd, all of them (Odin's store lists them whole, so no cursor).
+func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	cwd := ""
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	stored, err := a.opts.Opener.List(ctx, cwd)
+	if err != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	out := make([]sdk.SessionInfo, 0, len(stored))
+	for _, s := range stored {
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: s.Cwd, UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
+		if s.Title != "" {
+			info.Title = sdk.Ptr(s.Title)
+		}
+		out = append(out, info)
+	}
+	return sdk.ListSessionsResponse{Sessions: out}, nil
 }
 
 // SetSessionConfigOption implements sdk.Agent; Odin offers no config options.
@@ -302,9 +361,22 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
 	}
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
+	if c, args, ok := s.slashCommand(body); ok {
+		if c.Expand == nil {
+			return s.compact(ctx), nil
+		}
+		var m messages.Mode
+		body, m = c.Expand(args)
+		if m != "" {
+			mode = m
+		}
+	}
 	ch := make(chan messages.TurnResult, 1)
 	s.mu.Lock()
-	m := s.s.SubmitImages(body, s.mode, images)
+	m := s.s.SubmitImages(body, mode, images)
 	s.waiting[m.ID] = ch
 	s.mu.Unlock()
 	defer func() {

@@ -39,6 +39,8 @@ type liveSession struct {
 	// touches them.
 	open   map[string]openCall
 	closed map[string]bool
+	// cmds are the session's slash commands, read when it opened.
+	cmds []Command
 	// calls tells the session's editor fs which tool calls the client
 	// has seen announced.
 	calls *announcer
@@ -76,6 +78,7 @@ func (a *Agent) add(s Session, mode messages.Mode, calls *announcer) *liveSessio
 	ctx, stop := context.WithCancel(context.Background())
 	ls := newLiveSession(a, s, mode, calls)
 	ls.stop = stop
+	ls.cmds = s.Commands()
 	evs := s.Bus().Subscribe(ctx, 256, true)
 	go ls.pump(ctx, evs)
 	a.mu.Lock()

@@ -546,3 +546,121 @@ func TestACPModeAndTranscriptSurviveLoad(t *testing.T) {
 		t.Errorf("replayed: reasoning %v, plan %v, diff %v; want all", thought, plan, diff)
 	}
 }
+
+// TestACPCommandsListAndSessionLifecycle: after the session/new response
+// the client gets available_commands_update with Odin's compact and the
+// project's custom commands; "/name args" runs one (its expanded prompt
+// reaches the model), "/compact" compacts; session/list lists the stored
+// session, session/close closes it and session/resume reopens it in a new
+// process without replaying it.
+func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
+	env, root := acpEnv(t)
+	if err := os.MkdirAll(filepath.Join(root, ".odin", "commands"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, ".odin", "commands"), "review.md",
+		"---\ndescription: review a file for bugs\nargument-hint: FILE\n---\nReview $ARGUMENTS for bugs and say which.\n")
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "Review main.go for bugs and say which.", Text: "No bugs in main.go."},
+		llmtest.Step{When: "still there", Text: "Yes."},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env = append(env, "OPENAI_BASE_URL="+srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, w := startWired(t, env, root, &acpClient{answer: "once"})
+	init, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := init.AgentCapabilities.SessionCapabilities; sc.List == nil || sc.Resume == nil || sc.Close == nil {
+		t.Errorf("sessionCapabilities = %+v, want list, resume and close", sc)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := w.waitFor(ctx, t, 0, "available_commands_update", func(m wireMsg) bool {
+		u, ok := m.update()
+		return ok && u.Kind == "available_commands_update"
+	})
+	var names []string
+	u, _ := w.snapshot()[i].update()
+	for _, c := range u.AvailableCmds {
+		names = append(names, c.Name)
+	}
+	if fmt.Sprint(names) != "[compact review]" {
+		t.Errorf("commands = %v, want [compact review]", names)
+	}
+	responded := -1
+	for j, m := range w.snapshot() {
+		if w.isResponseTo(m, "session/new") {
+			responded = j
+		}
+	}
+	if responded < 0 || responded > i {
+		t.Errorf("available_commands_update (message %d) came before the session/new response (%d) that names the session", i, responded)
+	}
+
+	r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("/review main.go")})
+	if err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/review: %+v, %v", r, err)
+	}
+	if reqs := srv.RequestsFor("orchestrator"); len(reqs) != 1 || !strings.Contains(string(reqs[0].Raw), "Review main.go for bugs and say which.") {
+		t.Errorf("the model did not get the expanded command (%d requests)", len(reqs))
+	}
+	from := len(w.snapshot())
+	if r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("/compact")}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/compact: %+v, %v", r, err)
+	}
+	var said strings.Builder
+	for _, m := range w.snapshot()[from:] {
+		if u, ok := m.update(); ok && u.Kind == "agent_message_chunk" {
+			said.WriteString(u.text())
+		}
+	}
+	if !strings.Contains(said.String(), "ompact") {
+		t.Errorf("/compact answered %q", said.String())
+	}
+	if n := len(srv.RequestsFor("orchestrator")); n != 1 {
+		t.Errorf("/compact went to the orchestrator model as a prompt (%d requests)", n)
+	}
+
+	list, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(root)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != ns.SessionId || list.Sessions[0].Cwd != root {
+		t.Errorf("session/list = %+v, want the one session in %s", list.Sessions, root)
+	}
+	if _, err := p.conn.CloseSession(ctx, sdk.CloseSessionRequest{SessionId: ns.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("hello")}); err == nil {
+		t.Error("a prompt on a closed session was accepted")
+	}
+	p.stop(t)
+
+	p2, w2 := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p2.conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: ns.SessionId, Cwd: root, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range w2.snapshot() {
+		if u, ok := m.update(); ok && (u.Kind == "user_message_chunk" || u.Kind == "agent_message_chunk") {
+			t.Errorf("session/resume replayed %s", u.Kind)
+		}
+	}
+	if r, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("still there?")}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt after resume: %+v, %v", r, err)
+	}
+	reqs := srv.RequestsFor("orchestrator")
+	if !strings.Contains(string(reqs[len(reqs)-1].Raw), "No bugs in main.go.") {
+		t.Error("the resumed session's model request lacks the earlier answer")
+	}
+}
