@@ -356,17 +356,7 @@ func TestACPUpdatesPrecedeResponses(t *testing.T) {
 	writeFile(t, root, "main.go", "package main\n\nfunc main() {}\n")
 	var steps []llmtest.Step
 	for i := range rounds {
-		notes := fmt.Sprintf("%s/notes-%d.txt", root, i)
-		steps = append(steps,
-			llmtest.Step{When: fmt.Sprintf("round %d files", i), ToolCalls: []llmtest.ToolCall{
-				llmtest.Call("ReadFile", map[string]any{"file_path": root + "/main.go"}),
-				llmtest.Call("WriteFile", map[string]any{"file_path": notes, "content": fmt.Sprintf("notes %d\n", i)}),
-			}},
-			llmtest.Step{When: fmt.Sprintf("notes-%d.txt:", i), Text: fmt.Sprintf("round %d written.", i)},
-			llmtest.Step{When: fmt.Sprintf("round %d slow", i), ToolCalls: []llmtest.ToolCall{
-				llmtest.Call("ExecuteCommand", map[string]any{"command": "sleep 60"}),
-			}},
-		)
+		steps = append(steps, roundSteps(root, i)...)
 	}
 	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator", steps...))
 	if err != nil {
@@ -427,6 +417,22 @@ func TestACPUpdatesPrecedeResponses(t *testing.T) {
 		if u, ok := m.update(); ok && u.ToolCallID != "" {
 			t.Errorf("after the last response: %s of %s", u.Kind, u.ToolCallID)
 		}
+	}
+}
+
+// roundSteps are the model's steps of one ordering round: a read and a
+// write ("round N files"), their answer, and a command slow enough to be
+// cancelled ("round N slow").
+func roundSteps(root string, i int) []llmtest.Step {
+	return []llmtest.Step{
+		{When: fmt.Sprintf("round %d files", i), ToolCalls: []llmtest.ToolCall{
+			llmtest.Call("ReadFile", map[string]any{"file_path": root + "/main.go"}),
+			llmtest.Call("WriteFile", map[string]any{"file_path": fmt.Sprintf("%s/notes-%d.txt", root, i), "content": fmt.Sprintf("notes %d\n", i)}),
+		}},
+		{When: fmt.Sprintf("notes-%d.txt:", i), Text: fmt.Sprintf("round %d written.", i)},
+		{When: fmt.Sprintf("round %d slow", i), ToolCalls: []llmtest.ToolCall{
+			llmtest.Call("ExecuteCommand", map[string]any{"command": "sleep 60"}),
+		}},
 	}
 }
 
