@@ -76,7 +76,7 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) 
 	}
 	var l acp.Loaded
 	if l.History, err = s.history(ctx); err == nil {
-		l.Mode, err = s.storedMode(ctx)
+		l.Mode, l.Cost, err = s.stored(ctx)
 	}
 	if err != nil {
 		_ = s.Close(ctx)
@@ -166,8 +166,8 @@ func (s *frontSession) Compact(ctx context.Context) (string, error) {
 	return fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter)), nil
 }
 
-// storedMode is the session's recorded mode, empty when none valid is.
-func (s *frontSession) storedMode(ctx context.Context) (messages.Mode, error) {
+// Title is the session's stored title (acp.Session).
+func (s *frontSession) Title(ctx context.Context) (string, error) {
 	st, err := s.a.openStore(ctx)
 	if err != nil {
 		return "", err
@@ -176,11 +176,34 @@ func (s *frontSession) storedMode(ctx context.Context) (messages.Mode, error) {
 	if err != nil {
 		return "", err
 	}
+	return rec.Title, nil
+}
+
+// ContextWindow is the main model's context window (acp.Session).
+func (s *frontSession) ContextWindow() int {
+	m, err := s.a.model("main")
+	if err != nil {
+		return 0
+	}
+	return m.ContextWindow
+}
+
+// stored is the session's recorded mode (empty when none valid is) and
+// what it has spent.
+func (s *frontSession) stored(ctx context.Context) (messages.Mode, float64, error) {
+	st, err := s.a.openStore(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	rec, err := st.Session(ctx, s.live.ID)
+	if err != nil {
+		return "", 0, err
+	}
 	m, err := messages.ParseMode(rec.Mode)
 	if err != nil {
-		return "", nil
+		return "", rec.Cost, nil
 	}
-	return m, nil
+	return m, rec.Cost, nil
 }
 
 // frontOf is what the editor brings, as the session opener takes it. A nil

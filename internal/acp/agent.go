@@ -47,6 +47,11 @@ type Session interface {
 	// Compact summarises the older history now and says what it did; it
 	// fails while a turn runs.
 	Compact(ctx context.Context) (string, error)
+	// Title is the session's stored title, empty until it has one.
+	Title(ctx context.Context) (string, error)
+	// ContextWindow is the Orchestrator's model's context window in
+	// tokens, 0 when unknown.
+	ContextWindow() int
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -75,6 +80,8 @@ type Loaded struct {
 	History []llm.Message
 	// Mode is the mode last set, empty when none was stored.
 	Mode messages.Mode
+	// Cost is what the session has spent so far, in US dollars.
+	Cost float64
 }
 
 // Options configure an Agent.
@@ -245,6 +252,9 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 		mode = l.Mode
 	}
 	ls := a.add(s, mode, o.calls())
+	ls.mu.Lock()
+	ls.cost = l.Cost
+	ls.mu.Unlock()
 	ls.send(ctx, []sdk.SessionUpdate{ls.commandsUpdate()})
 	return ls, nil
 }
@@ -390,16 +400,36 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// session (s.done).
 	select {
 	case res := <-ch:
+		u := turnUsage(res.Usage)
 		switch res.Status {
 		case messages.TurnDone, messages.TurnGateFailed:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u}, nil
 		case messages.TurnCancelled:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
 		}
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
 	case <-s.done:
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
+}
+
+// turnUsage is a turn's tokens as the prompt response reports them, nil
+// for a turn that called no model.
+func turnUsage(u messages.Usage) *sdk.Usage {
+	if u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	out := &sdk.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens)}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	if u.CachedTokens > 0 {
+		out.CachedReadTokens = sdk.Ptr(int(u.CachedTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		out.ThoughtTokens = sdk.Ptr(int(u.ReasoningTokens))
+	}
+	return out
 }
 
 func (a *Agent) session(id sdk.SessionId) (*liveSession, error) {

@@ -39,6 +39,10 @@ type liveSession struct {
 	// touches them.
 	open   map[string]openCall
 	closed map[string]bool
+	// cost is what the session has spent, in US dollars; titled is set
+	// once its title was sent (it never changes after). Guarded by mu.
+	cost   float64
+	titled bool
 	// cmds are the session's slash commands, read when it opened.
 	cmds []Command
 	// calls tells the session's editor fs which tool calls the client
@@ -169,6 +173,7 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 		switch e := env.Event.(type) {
 		case messages.TurnFinished:
 			ls.send(ctx, ls.endCalls(e.Result.Status == messages.TurnCancelled))
+			ls.send(ctx, ls.titleUpdate(ctx))
 			ls.mu.Lock()
 			ch := ls.waiting[e.Result.Input.ID]
 			delete(ls.waiting, e.Result.Input.ID)
@@ -210,6 +215,44 @@ func (ls *liveSession) send(ctx context.Context, us []sdk.SessionUpdate) {
 			ls.a.opts.Log.Debug("acp: session/update", "err", err)
 		}
 	}
+}
+
+// titleUpdate tells the client the session's title once it has one: the
+// first turn sets it, saved before that turn finishes.
+func (ls *liveSession) titleUpdate(ctx context.Context) []sdk.SessionUpdate {
+	ls.mu.Lock()
+	titled := ls.titled
+	ls.mu.Unlock()
+	if titled {
+		return nil
+	}
+	title, err := ls.s.Title(ctx)
+	if err != nil || title == "" {
+		return nil
+	}
+	ls.mu.Lock()
+	ls.titled = true
+	ls.mu.Unlock()
+	return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(title)}}}
+}
+
+// usageUpdate adds a model call's cost to the session's and, for the
+// Orchestrator's calls, tells the client how full its context is: the
+// call's prompt and reply are the context the next call starts from.
+func (ls *liveSession) usageUpdate(e messages.UsageUpdated) []sdk.SessionUpdate {
+	ls.mu.Lock()
+	ls.cost += e.Usage.Cost
+	cost := ls.cost
+	ls.mu.Unlock()
+	size := ls.s.ContextWindow()
+	if e.TaskID != "" || e.Agent != "orchestrator" || size <= 0 {
+		return nil
+	}
+	u := &sdk.SessionUsageUpdate{Used: int(e.Usage.PromptTokens + e.Usage.CompletionTokens), Size: size}
+	if !e.Usage.CostUnknown {
+		u.Cost = &sdk.Cost{Amount: cost, Currency: "USD"}
+	}
+	return []sdk.SessionUpdate{{UsageUpdate: u}}
 }
 
 // endCalls finishes, for the client, the tool calls a finished turn left
@@ -374,6 +417,8 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(r.Summary))}))}
 	case messages.TodosUpdated:
 		return []sdk.SessionUpdate{planUpdate(e.Todos)}
+	case messages.UsageUpdated:
+		return ls.usageUpdate(e)
 	case messages.Notice:
 		if e.Level != "info" {
 			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText("[" + e.Level + "] " + e.Text + "\n")}

@@ -618,6 +618,38 @@ func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
 	if reqs := srv.RequestsFor("orchestrator"); len(reqs) != 1 || !strings.Contains(string(reqs[0].Raw), "Review main.go for bugs and say which.") {
 		t.Errorf("the model did not get the expanded command (%d requests)", len(reqs))
 	}
+	// The turn's usage is in its response; the context's fill and the
+	// session's title arrive as updates before it.
+	if r.Usage == nil || r.Usage.InputTokens == 0 || r.Usage.TotalTokens == 0 {
+		t.Errorf("prompt response usage = %+v, want the turn's tokens", r.Usage)
+	}
+	var title string
+	var used, size int
+	for _, m := range w.snapshot() {
+		var p struct {
+			Update struct {
+				Kind  string `json:"sessionUpdate"`
+				Title string `json:"title"`
+				Used  int    `json:"used"`
+				Size  int    `json:"size"`
+			} `json:"update"`
+		}
+		if m.Method != "session/update" || json.Unmarshal(m.Params, &p) != nil {
+			continue
+		}
+		switch p.Update.Kind {
+		case "session_info_update":
+			title = p.Update.Title
+		case "usage_update":
+			used, size = p.Update.Used, p.Update.Size
+		}
+	}
+	if !strings.Contains(title, "Review main.go") {
+		t.Errorf("session title update %q, want the first prompt's line", title)
+	}
+	if used <= 0 || size <= used {
+		t.Errorf("usage_update used %d of %d, want the context's tokens of the model's window", used, size)
+	}
 	from := len(w.snapshot())
 	if r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("/compact")}); err != nil || r.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("/compact: %+v, %v", r, err)
