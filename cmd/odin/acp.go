@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -164,6 +166,32 @@ func (s *frontSession) Compact(ctx context.Context) (string, error) {
 	}
 	c := res.Compacted
 	return fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter)), nil
+}
+
+// Models are the main model now and the configured models the session may
+// switch to: the main and small ones and those of model_info that resolve
+// (acp.Session).
+func (s *frontSession) Models() (string, []string) {
+	cfg := s.a.cfg
+	cur := s.a.currentModel("main")
+	candidates := append([]string{cur, cfg.Models.Main, cfg.Models.Small}, slices.Sorted(maps.Keys(cfg.ModelInfo))...)
+	var out []string
+	for _, id := range candidates {
+		if id == "" || slices.Contains(out, id) {
+			continue
+		}
+		if _, err := cfg.ResolveModel(id); err == nil {
+			out = append(out, id)
+		}
+	}
+	return cur, out
+}
+
+// SetModel switches the main model from the next turn on, as /model does
+// in the REPL (acp.Session).
+func (s *frontSession) SetModel(id string) error {
+	_, err := s.a.switchModel("main", id)
+	return err
 }
 
 // Title is the session's stored title (acp.Session).

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -52,6 +53,11 @@ type Session interface {
 	// ContextWindow is the Orchestrator's model's context window in
 	// tokens, 0 when unknown.
 	ContextWindow() int
+	// Models returns the model the session's Orchestrator uses now and
+	// the models it may switch to (the configured ones).
+	Models() (current string, available []string)
+	// SetModel makes the Orchestrator use model id from its next turn.
+	SetModel(id string) error
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -195,7 +201,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	}
 	ls := a.add(s, a.opts.Mode, o.calls())
 	a.out.after(s.ID(), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
@@ -205,7 +211,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
 // ResumeSession implements sdk.Agent: session/load without the replay, for
@@ -215,7 +221,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: ls.modeState()}, nil
+	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
 // reopen opens the stored session id in its stored mode, replaying its
@@ -343,6 +349,24 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	s.mode = m
 	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
+}
+
+// UnstableSetSessionModel implements session/set_model (offered through
+// the models of the session/new response): the Orchestrator uses the
+// model from its next turn on.
+func (a *Agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	_, available := s.s.Models()
+	if !slices.Contains(available, string(p.ModelId)) {
+		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", p.ModelId, strings.Join(available, ", ")))
+	}
+	if err := s.s.SetModel(string(p.ModelId)); err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	return sdk.UnstableSetSessionModelResponse{}, nil
 }
 
 // Cancel implements sdk.Agent: the prompts this connection queued behind

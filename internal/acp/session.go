@@ -146,6 +146,20 @@ func (ls *liveSession) withdrawQueued(ctx context.Context) {
 	}
 }
 
+// modelState is the session's model and the ones it may switch to, nil
+// when there is no choice to offer.
+func (ls *liveSession) modelState() *sdk.SessionModelState {
+	cur, available := ls.s.Models()
+	if cur == "" || len(available) == 0 {
+		return nil
+	}
+	st := &sdk.SessionModelState{CurrentModelId: sdk.ModelId(cur)}
+	for _, m := range available {
+		st.AvailableModels = append(st.AvailableModels, sdk.ModelInfo{ModelId: sdk.ModelId(m), Name: m})
+	}
+	return st
+}
+
 func (ls *liveSession) modeState() *sdk.SessionModeState {
 	ls.mu.Lock()
 	cur := ls.mode

@@ -702,3 +702,53 @@ func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
 		t.Error("the resumed session's model request lacks the earlier answer")
 	}
 }
+
+// TestACPModelSelection: session/new offers the configured models with the
+// main one current; session/set_model switches the Orchestrator's model
+// from the next turn, and an unknown model is refused.
+func TestACPModelSelection(t *testing.T) {
+	env, root := acpEnv(t)
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "hello", Text: "Hi."},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env = append(env, "OPENAI_BASE_URL="+srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	if ns.Models != nil {
+		for _, m := range ns.Models.AvailableModels {
+			ids = append(ids, string(m.ModelId))
+		}
+	}
+	if ns.Models == nil || ns.Models.CurrentModelId != "gpt-4o" || len(ids) < 2 || fmt.Sprint(ids[:2]) != "[gpt-4o gpt-4o-mini]" {
+		t.Fatalf("models = %v, want gpt-4o current, then gpt-4o-mini, then the model_info ones", ids)
+	}
+	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "no-such-model"}); err == nil {
+		t.Error("an unknown model was accepted")
+	}
+	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "gpt-4o-mini"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.RequestsFor("orchestrator")
+	var body struct {
+		Model string `json:"model"`
+	}
+	if len(reqs) != 1 || json.Unmarshal(reqs[0].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
+		t.Errorf("the Orchestrator asked model %q, want gpt-4o-mini", body.Model)
+	}
+}
