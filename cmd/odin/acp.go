@@ -28,9 +28,13 @@ func newACPCmd(g *globalFlags, stdin io.Reader, stdout io.Writer) *cobra.Command
 		Long: `Run Odin as an Agent Client Protocol agent (https://agentclientprotocol.com):
 the editor starts "odin acp" and talks JSON-RPC over its stdin and stdout.
 Each ACP session is an Odin session of the project at the session's cwd,
-stored like any other (odin sessions lists them; session/load resumes one).
-Approvals are asked through the editor; modes ask, plan and edit are ACP
-session modes. Logs go to the log file, never to stdout.`,
+stored like any other (odin sessions and session/list list them;
+session/load and session/resume reopen one). Approvals are asked through
+the editor on the tool call's card; modes ask, plan and edit are ACP
+session modes, stored with the session; the custom commands are its slash
+commands and the configured models its model choices. A prompt sent while
+a turn runs waits its turn; only session/cancel cancels. Logs go to the
+log file, never to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			gcFor(longLived)
