@@ -118,7 +118,10 @@ func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.T
 	case call.Dropped > 0:
 		res = droppedResult(call)
 	default:
-		res, err = runRecovered(ctx, set, env, call)
+		// The call's identity rides in ctx so that an approval it asks
+		// or an editor file it reads names this call (ACP shows them on
+		// the call's card).
+		res, err = runRecovered(tools.WithCall(ctx, tools.CallRef{Origin: origin, ID: call.ID}), set, env, call)
 		if err == nil && ctx.Err() != nil && res.IsError {
 			res = cancelledResult()
 		}

@@ -205,6 +205,9 @@ type ApprovalRequested struct {
 	Tool    string `json:"tool"`
 	Subject string `json:"subject"` // the command or path
 	Reason  string `json:"reason"`  // the rule that asked
+	// CallID is the model's tool call that asks (ToolStarted.CallID),
+	// empty when no call asks.
+	CallID string `json:"call_id,omitempty"`
 }
 
 // ApprovalResolved: an approval was answered.

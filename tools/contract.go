@@ -26,6 +26,7 @@ type (
 	Permission      = tool.Permission
 	HookVerdict     = tool.HookVerdict
 	HookRunner      = tool.HookRunner
+	CallRef         = tool.CallRef
 )
 
 // Tool classes and path accesses.
@@ -45,6 +46,9 @@ var ErrUnknownTool = tool.ErrUnknownTool
 
 // Errorf returns an error Result whose output is the formatted message.
 func Errorf(format string, args ...any) Result { return tool.Errorf(format, args...) }
+
+// WithCall returns ctx naming the tool call it runs for; see tool.WithCall.
+var WithCall = tool.WithCall
 
 // WithSchema lets a tool refine its derived schema before it is resolved.
 var WithSchema = tool.WithSchema

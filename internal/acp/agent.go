@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -29,10 +31,33 @@ type Session interface {
 	SubmitImages(body string, mode messages.Mode, images []messages.Image) messages.UserMessage
 	// Cancel cancels the running turn; queued inputs stay queued.
 	Cancel(reason string)
+	// Queue returns the running input and the queue.
+	Queue(ctx context.Context) (*messages.QueueState, error)
+	// Remove withdraws a queued input and returns the queue after it.
+	Remove(ctx context.Context, id string) (*messages.QueueState, error)
+	// SetMode records the session's mode in the store, so that a later
+	// session/load, in any process, starts in it.
+	SetMode(ctx context.Context, m messages.Mode) error
 	// Bus carries the session's events.
 	Bus() *events.Bus
 	// Answer answers a pending approval request.
 	Answer(id string, d policy.Decision) error
+	// Commands are the session's slash commands (the project's, the
+	// user's and the plugins' custom commands).
+	Commands() []Command
+	// Compact summarises the older history now and says what it did; it
+	// fails while a turn runs.
+	Compact(ctx context.Context) (string, error)
+	// Title is the session's stored title, empty until it has one.
+	Title(ctx context.Context) (string, error)
+	// ContextWindow is the Orchestrator's model's context window in
+	// tokens, 0 when unknown.
+	ContextWindow() int
+	// Models returns the model the session's Orchestrator uses now and
+	// the models it may switch to (the configured ones).
+	Models() (current string, available []string)
+	// SetModel makes the Orchestrator use model id from its next turn.
+	SetModel(id string) error
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -41,8 +66,28 @@ type Session interface {
 type Opener interface {
 	// New starts a new session for the project at cwd.
 	New(ctx context.Context, cwd string, o OpenOptions) (Session, error)
-	// Load resumes a stored session and returns its history to replay.
-	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, []llm.Message, error)
+	// Load resumes a stored session and returns what it had: its history
+	// to replay and its mode.
+	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, Loaded, error)
+	// List returns the stored sessions of the project at cwd (every
+	// project's when cwd is empty), most recently updated first.
+	List(ctx context.Context, cwd string) ([]StoredSession, error)
+}
+
+// StoredSession is a stored session as session/list shows it.
+type StoredSession struct {
+	ID, Cwd, Title string
+	UpdatedAt      time.Time
+}
+
+// Loaded is what a stored session brings back.
+type Loaded struct {
+	// History is the conversation, for replay.
+	History []llm.Message
+	// Mode is the mode last set, empty when none was stored.
+	Mode messages.Mode
+	// Cost is what the session has spent so far, in US dollars.
+	Cost float64
 }
 
 // Options configure an Agent.
@@ -58,6 +103,7 @@ type Options struct {
 type Agent struct {
 	opts Options
 	conn *sdk.AgentSideConnection
+	out  *afterWrite
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
@@ -79,8 +125,8 @@ func Serve(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, sessions: map[string]*liveSession{}}
-	a.conn = sdk.NewAgentSideConnection(a, w, r)
+	a := &Agent{opts: opts, sessions: map[string]*liveSession{}, out: &afterWrite{w: w, pending: map[string]func(){}}}
+	a.conn = sdk.NewAgentSideConnection(a, a.out, r)
 	a.conn.SetLogger(opts.Log)
 	select {
 	case <-a.conn.Done():
@@ -117,6 +163,11 @@ func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			// the model as fenced text, images as images (refused, turn by
 			// turn, for a model that takes none); audio is not supported.
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
+			SessionCapabilities: sdk.SessionCapabilities{
+				List:   &sdk.SessionListCapabilities{},
+				Resume: &sdk.SessionResumeCapabilities{},
+				Close:  &sdk.SessionCloseCapabilities{},
+			},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "odin", Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -142,38 +193,76 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if o.Editor != nil {
 		o.Editor.setSession(s.ID())
 	}
-	ls := a.add(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState()}, nil
+	// The connection's mode is the session's, recorded so that a load
+	// starts in it rather than in the configuration's.
+	if err := s.SetMode(ctx, a.opts.Mode); err != nil {
+		_ = s.Close(context.WithoutCancel(ctx))
+		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	ls := a.add(s, a.opts.Mode, o.calls())
+	a.out.after(s.ID(), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
 // session/update notifications before the response.
 func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	ls, err := a.reopen(ctx, p.SessionId, p.Cwd, p.McpServers, true)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+}
+
+// ResumeSession implements sdk.Agent: session/load without the replay, for
+// a client that still shows the conversation.
+func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	ls, err := a.reopen(ctx, p.SessionId, p.Cwd, p.McpServers, false)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+}
+
+// reopen opens the stored session id in its stored mode, replaying its
+// history first when asked, and sends its commands: the client knows the
+// session's ID, so they precede the response.
+func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, servers []sdk.McpServer, withReplay bool) (*liveSession, error) {
 	a.mu.Lock()
-	_, running := a.sessions[string(p.SessionId)]
+	_, running := a.sessions[string(id)]
 	a.mu.Unlock()
 	if running {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", p.SessionId))
+		return nil, sdk.NewInvalidParams(fmt.Sprintf("session %s is already open on this connection", id))
 	}
-	o, err := a.openOptions(p.McpServers)
+	o, err := a.openOptions(servers)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+		return nil, sdk.NewInvalidParams(err.Error())
 	}
 	if o.Editor != nil {
-		o.Editor.setSession(string(p.SessionId))
+		o.Editor.setSession(string(id))
 	}
-	s, history, err := a.opts.Opener.Load(ctx, string(p.SessionId), p.Cwd, o)
+	s, l, err := a.opts.Opener.Load(ctx, string(id), cwd, o)
 	if err != nil {
-		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	for _, u := range replay(history) {
-		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
-			_ = s.Close(context.Background())
-			return sdk.LoadSessionResponse{}, err
+	if withReplay {
+		for _, u := range replay(l.History) {
+			if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+				_ = s.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
 		}
 	}
-	ls := a.add(s)
-	return sdk.LoadSessionResponse{Modes: ls.modeState()}, nil
+	mode := a.opts.Mode
+	if l.Mode != "" {
+		mode = l.Mode
+	}
+	ls := a.add(s, mode, o.calls())
+	ls.mu.Lock()
+	ls.cost = l.Cost
+	ls.mu.Unlock()
+	ls.send(ctx, []sdk.SessionUpdate{ls.commandsUpdate()})
+	return ls, nil
 }
 
 // openOptions is what a session of this connection gets from the client:
@@ -189,9 +278,18 @@ func (a *Agent) openOptions(servers []sdk.McpServer) (OpenOptions, error) {
 	fs := a.fs
 	a.mu.Unlock()
 	if fs.ReadTextFile || fs.WriteTextFile {
-		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile}
+		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile, calls: newAnnouncer()}
 	}
 	return o, nil
+}
+
+// calls is the announcer the session's editor fs waits on, nil without
+// an editor fs.
+func (o OpenOptions) calls() *announcer {
+	if o.Editor == nil {
+		return nil
+	}
+	return o.Editor.calls
 }
 
 // CloseSession implements sdk.Agent.
@@ -206,14 +304,26 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, s.close()
 }
 
-// ListSessions implements sdk.Agent; not offered (no sessionCapabilities.list).
-func (a *Agent) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
-}
-
-// ResumeSession implements sdk.Agent; not offered: use session/load.
-func (a *Agent) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
+// ListSessions implements sdk.Agent: the stored sessions of the project at
+// cwd, all of them (Odin's store lists them whole, so no cursor).
+func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	cwd := ""
+	if p.Cwd != nil {
+		cwd = *p.Cwd
+	}
+	stored, err := a.opts.Opener.List(ctx, cwd)
+	if err != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	out := make([]sdk.SessionInfo, 0, len(stored))
+	for _, s := range stored {
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: s.Cwd, UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
+		if s.Title != "" {
+			info.Title = sdk.Ptr(s.Title)
+		}
+		out = append(out, info)
+	}
+	return sdk.ListSessionsResponse{Sessions: out}, nil
 }
 
 // SetSessionConfigOption implements sdk.Agent; Odin offers no config options.
@@ -231,19 +341,45 @@ func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
+	// Stored first: a mode the next process would not see is not set.
+	if err := s.s.SetMode(ctx, m); err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
 	s.mu.Lock()
 	s.mode = m
 	s.mu.Unlock()
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// Cancel implements sdk.Agent: the running turn is cancelled; its
-// session/prompt answers with stopReason "cancelled".
+// UnstableSetSessionModel implements session/set_model (offered through
+// the models of the session/new response): the Orchestrator uses the
+// model from its next turn on.
+func (a *Agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	_, available := s.s.Models()
+	if !slices.Contains(available, string(p.ModelId)) {
+		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", p.ModelId, strings.Join(available, ", ")))
+	}
+	if err := s.s.SetModel(string(p.ModelId)); err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	return sdk.UnstableSetSessionModelResponse{}, nil
+}
+
+// Cancel implements sdk.Agent: the prompts this connection queued behind
+// the running turn are withdrawn, then the running turn is cancelled;
+// each session/prompt answers with stopReason "cancelled", after the
+// updates of its turn. Withdrawing first keeps a queued prompt from
+// starting in the moment the cancelled turn ends.
 func (a *Agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return err
 	}
+	s.withdrawQueued(ctx)
 	s.s.Cancel("cancelled by the editor")
 	return nil
 }
@@ -259,9 +395,22 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
 	}
+	s.mu.Lock()
+	mode := s.mode
+	s.mu.Unlock()
+	if c, args, ok := s.slashCommand(body); ok {
+		if c.Expand == nil {
+			return s.compact(ctx), nil
+		}
+		var m messages.Mode
+		body, m = c.Expand(args)
+		if m != "" {
+			mode = m
+		}
+	}
 	ch := make(chan messages.TurnResult, 1)
 	s.mu.Lock()
-	m := s.s.SubmitImages(body, s.mode, images)
+	m := s.s.SubmitImages(body, mode, images)
 	s.waiting[m.ID] = ch
 	s.mu.Unlock()
 	defer func() {
@@ -269,21 +418,42 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		delete(s.waiting, m.ID)
 		s.mu.Unlock()
 	}()
+	// ctx is not watched: the SDK cancels a session's earlier prompt when
+	// the next one arrives, yet that one waits in the queue behind it.
+	// Only session/cancel cancels; a closed connection closes the
+	// session (s.done).
 	select {
 	case res := <-ch:
+		u := turnUsage(res.Usage)
 		switch res.Status {
 		case messages.TurnDone, messages.TurnGateFailed:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u}, nil
 		case messages.TurnCancelled:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
 		}
 		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
 	case <-s.done:
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
-	case <-ctx.Done():
-		s.s.Cancel("the editor withdrew the prompt")
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
+}
+
+// turnUsage is a turn's tokens as the prompt response reports them, nil
+// for a turn that called no model.
+func turnUsage(u messages.Usage) *sdk.Usage {
+	if u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		return nil
+	}
+	out := &sdk.Usage{InputTokens: int(u.PromptTokens), OutputTokens: int(u.CompletionTokens), TotalTokens: int(u.TotalTokens)}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = out.InputTokens + out.OutputTokens
+	}
+	if u.CachedTokens > 0 {
+		out.CachedReadTokens = sdk.Ptr(int(u.CachedTokens))
+	}
+	if u.ReasoningTokens > 0 {
+		out.ThoughtTokens = sdk.Ptr(int(u.ReasoningTokens))
+	}
+	return out
 }
 
 func (a *Agent) session(id sdk.SessionId) (*liveSession, error) {

@@ -2,15 +2,18 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"image"
 	pngenc "image/png"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestPromptTextFencesEmbeddedFilesAndAttachesImages(t *testing.T) {
@@ -49,7 +52,7 @@ func TestPromptTextFencesEmbeddedFilesAndAttachesImages(t *testing.T) {
 }
 
 func TestTodosBecomeAPlan(t *testing.T) {
-	ls := &liveSession{before: map[string]fileBefore{}}
+	ls := newLiveSession(nil, nil, messages.ModeEdit, nil)
 	us := ls.updates(messages.TodosUpdated{Todos: []messages.Todo{{Content: "a", Status: "completed"}, {Content: "b", Status: "in_progress"}, {Content: "c", Status: "pending"}}})
 	if len(us) != 1 || us[0].Plan == nil || len(us[0].Plan.Entries) != 3 {
 		t.Fatalf("updates = %+v", us)
@@ -57,5 +60,76 @@ func TestTodosBecomeAPlan(t *testing.T) {
 	e := us[0].Plan.Entries
 	if e[0].Status != sdk.PlanEntryStatusCompleted || e[1].Status != sdk.PlanEntryStatusInProgress || e[2].Status != sdk.PlanEntryStatusPending {
 		t.Errorf("plan = %+v", e)
+	}
+}
+
+func TestAnnouncerHoldsACallsRequestsUntilItsToolCall(t *testing.T) {
+	a := newAnnouncer()
+	ctx := tool.WithCall(t.Context(), tool.CallRef{Origin: messages.Origin{Agent: "orchestrator"}, ID: "call_1"})
+	done := make(chan error, 1)
+	go func() { done <- a.waitFor(ctx) }()
+	a.markShown("call_2") // another call's announcement does not release it
+	select {
+	case err := <-done:
+		t.Fatalf("waitFor returned (%v) before call_1 was announced", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	a.markShown("call_1")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// No call in the context: nothing to wait for.
+	if err := a.waitFor(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// A resync (the announcement may have been dropped) releases a waiter.
+	ctx = tool.WithCall(t.Context(), tool.CallRef{ID: "call_3"})
+	go func() { done <- a.waitFor(ctx) }()
+	// Resync until it lands while the waiter waits (one before it
+	// started waiting does not count).
+	for released := false; !released; {
+		a.resync()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			released = true
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// A cancelled tool stops waiting with its context's error.
+	cctx, cancel := context.WithCancel(tool.WithCall(t.Context(), tool.CallRef{ID: "call_4"}))
+	cancel()
+	if err := a.waitFor(cctx); err == nil {
+		t.Error("waitFor on a cancelled context returned nil")
+	}
+}
+
+func TestSlashCommands(t *testing.T) {
+	ls := newLiveSession(nil, nil, messages.ModeEdit, nil)
+	ls.cmds = []Command{{Name: "review", Expand: func(args string) (string, messages.Mode) { return "Review " + args, "" }}}
+	for _, tc := range []struct {
+		in, name, args string
+		ok             bool
+	}{
+		{"/review main.go util.go", "review", "main.go util.go", true},
+		{"/review\nmain.go", "review", "main.go", true},
+		{"  /compact", "compact", "", true},
+		{"/usr/bin is where?", "", "", false},
+		{"review main.go", "", "", false},
+		{"/reviewer x", "", "", false},
+	} {
+		c, args, ok := ls.slashCommand(tc.in)
+		if ok != tc.ok || c.Name != tc.name || args != tc.args {
+			t.Errorf("slashCommand(%q) = %q, %q, %v; want %q, %q, %v", tc.in, c.Name, args, ok, tc.name, tc.args, tc.ok)
+		}
+	}
+	names := []string{}
+	for _, c := range ls.commands() {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, " ") != "compact review" {
+		t.Errorf("commands = %v", names)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -30,6 +31,9 @@ type EditorFS struct {
 	conn        *sdk.AgentSideConnection
 	read, write bool
 	session     atomic.Value // sdk.SessionId, set once the session exists
+	// calls is the session's record of announced tool calls: a call's
+	// request reaches the client after the tool_call announcing it.
+	calls *announcer
 }
 
 // errNoFS makes the file tools use the disk for what the client does not
@@ -55,6 +59,9 @@ func (e *EditorFS) ReadTextFile(ctx context.Context, path string) (string, error
 	if err != nil {
 		return "", err
 	}
+	if err := e.calls.waitFor(ctx); err != nil {
+		return "", err
+	}
 	r, err := e.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: id, Path: path})
 	if err != nil {
 		return "", fmt.Errorf("fs/read_text_file %s: %w", path, err)
@@ -73,10 +80,88 @@ func (e *EditorFS) WriteTextFile(ctx context.Context, path, content string) erro
 	if err != nil {
 		return err
 	}
+	if err := e.calls.waitFor(ctx); err != nil {
+		return err
+	}
 	if _, err := e.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: id, Path: path, Content: content}); err != nil {
 		return fmt.Errorf("fs/write_text_file %s: %w", path, err)
 	}
 	return nil
+}
+
+// announcer records which tool calls the client has seen announced (their
+// tool_call sent), so that a request a call makes of the client while it
+// runs, such as fs/read_text_file, is written after that announcement:
+// the tool runs as soon as ToolStarted is published, while the
+// announcement goes out from the session's event pump. Safe for
+// concurrent use.
+type announcer struct {
+	mu    sync.Mutex
+	shown map[string]bool
+	// epoch counts the resyncs (events dropped for a slow pump) and the
+	// close: a waiter goes on after either, the announcement being lost.
+	epoch   int
+	changed chan struct{} // closed and replaced on every change
+}
+
+func newAnnouncer() *announcer {
+	return &announcer{shown: map[string]bool{}, changed: make(chan struct{})}
+}
+
+// notify must be called with a.mu held.
+func (a *announcer) notify() {
+	close(a.changed)
+	a.changed = make(chan struct{})
+}
+
+func (a *announcer) markShown(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.shown[id] = true
+	a.notify()
+}
+
+// drop forgets a finished call: it makes no more requests.
+func (a *announcer) drop(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.shown, id)
+}
+
+func (a *announcer) resync() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.epoch++
+	a.notify()
+}
+
+func (a *announcer) close() { a.resync() }
+
+// waitFor returns once the tool call ctx runs for has been announced to
+// the client, at once for a request no call makes, or ctx's error.
+func (a *announcer) waitFor(ctx context.Context) error {
+	ref, ok := tool.CallOf(ctx)
+	if !ok || a == nil {
+		return nil
+	}
+	id := callID(ref.Origin, ref.ID)
+	a.mu.Lock()
+	epoch := a.epoch
+	a.mu.Unlock()
+	for {
+		a.mu.Lock()
+		done := a.shown[id] || a.epoch != epoch
+		ch := a.changed
+		a.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // mcpServers converts the client's MCP servers to Odin's configuration.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,10 +32,32 @@ type liveSession struct {
 	// before holds the content of files an edit tool is about to change,
 	// by call, for the diff shown when it finishes.
 	before map[string]fileBefore
+	// open are the tool calls announced and not yet finished, by ACP
+	// tool call ID; closed are those a turn's end finished for the
+	// client before the tool itself did, whose late ToolFinished is
+	// dropped: the client was told the turn is over. Only the pump
+	// touches them.
+	open   map[string]openCall
+	closed map[string]bool
+	// cost is what the session has spent, in US dollars; titled is set
+	// once its title was sent (it never changes after). Guarded by mu.
+	cost   float64
+	titled bool
+	// cmds are the session's slash commands, read when it opened.
+	cmds []Command
+	// calls tells the session's editor fs which tool calls the client
+	// has seen announced.
+	calls *announcer
 
 	approvals sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// openCall is an announced call: who made it and the model's ID for it.
+type openCall struct {
+	origin messages.Origin
+	id     string
 }
 
 type fileBefore struct {
@@ -42,12 +65,24 @@ type fileBefore struct {
 	text *string // nil when the file did not exist
 }
 
+func newLiveSession(a *Agent, s Session, mode messages.Mode, calls *announcer) *liveSession {
+	if calls == nil {
+		calls = newAnnouncer()
+	}
+	return &liveSession{a: a, s: s, done: make(chan struct{}), mode: mode,
+		waiting: map[string]chan messages.TurnResult{}, before: map[string]fileBefore{},
+		open: map[string]openCall{}, closed: map[string]bool{}, calls: calls}
+}
+
 // add registers s and starts its event pump. The bus subscription is made
-// before anything is submitted, so no event of a turn is missed.
-func (a *Agent) add(s Session) *liveSession {
+// before anything is submitted, so no event of a turn is missed. mode is
+// the session's mode (the stored one for a loaded session); calls is the
+// announcer its editor fs waits on, nil without one.
+func (a *Agent) add(s Session, mode messages.Mode, calls *announcer) *liveSession {
 	ctx, stop := context.WithCancel(context.Background())
-	ls := &liveSession{a: a, s: s, stop: stop, done: make(chan struct{}), mode: a.opts.Mode,
-		waiting: map[string]chan messages.TurnResult{}, before: map[string]fileBefore{}}
+	ls := newLiveSession(a, s, mode, calls)
+	ls.stop = stop
+	ls.cmds = s.Commands()
 	evs := s.Bus().Subscribe(ctx, 256, true)
 	go ls.pump(ctx, evs)
 	a.mu.Lock()
@@ -63,9 +98,66 @@ func (ls *liveSession) close() error {
 		ls.closeErr = ls.s.Close(cctx)
 		ls.stop()
 		<-ls.done
+		ls.calls.close()
 		ls.approvals.Wait()
 	})
 	return ls.closeErr
+}
+
+// withdrawQueued removes this connection's prompts still queued in the
+// session and answers each as cancelled.
+func (ls *liveSession) withdrawQueued(ctx context.Context) {
+	ls.mu.Lock()
+	mine := make([]string, 0, len(ls.waiting))
+	for id := range ls.waiting {
+		mine = append(mine, id)
+	}
+	ls.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	qs, err := ls.s.Queue(qctx)
+	if err != nil {
+		ls.a.opts.Log.Debug("acp: queue", "err", err)
+		return
+	}
+	for _, in := range qs.Queued {
+		if !slices.Contains(mine, in.ID) {
+			continue
+		}
+		after, err := ls.s.Remove(qctx, in.ID)
+		if err != nil {
+			ls.a.opts.Log.Debug("acp: withdraw a queued prompt", "err", err)
+			continue
+		}
+		if slices.ContainsFunc(after.Queued, func(q messages.UserMessage) bool { return q.ID == in.ID }) ||
+			(after.Running != nil && after.Running.ID == in.ID) {
+			continue // it started meanwhile: the cancel reaches it
+		}
+		ls.mu.Lock()
+		ch := ls.waiting[in.ID]
+		delete(ls.waiting, in.ID)
+		ls.mu.Unlock()
+		if ch != nil {
+			ch <- messages.TurnResult{Input: in, Status: messages.TurnCancelled}
+		}
+	}
+}
+
+// modelState is the session's model and the ones it may switch to, nil
+// when there is no choice to offer.
+func (ls *liveSession) modelState() *sdk.SessionModelState {
+	cur, available := ls.s.Models()
+	if cur == "" || len(available) == 0 {
+		return nil
+	}
+	st := &sdk.SessionModelState{CurrentModelId: sdk.ModelId(cur)}
+	for _, m := range available {
+		st.AvailableModels = append(st.AvailableModels, sdk.ModelInfo{ModelId: sdk.ModelId(m), Name: m})
+	}
+	return st
 }
 
 func (ls *liveSession) modeState() *sdk.SessionModeState {
@@ -85,36 +177,123 @@ func (ls *liveSession) modeState() *sdk.SessionModeState {
 }
 
 // pump forwards events until the subscription ends. A session/update is
-// a notification, so sending one never waits for the editor.
+// a notification, so sending one never waits for the editor. Everything
+// a turn publishes reaches the client before the turn's session/prompt
+// answers: the answer is released here, in event order, after the
+// updates before it were written.
 func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 	defer close(ls.done)
-	id := sdk.SessionId(ls.s.ID())
 	for env := range evs {
-		if tf, ok := env.Event.(messages.TurnFinished); ok {
+		switch e := env.Event.(type) {
+		case messages.TurnFinished:
+			ls.send(ctx, ls.endCalls(e.Result.Status == messages.TurnCancelled))
+			ls.send(ctx, ls.titleUpdate(ctx))
 			ls.mu.Lock()
-			ch := ls.waiting[tf.Result.Input.ID]
+			ch := ls.waiting[e.Result.Input.ID]
+			delete(ls.waiting, e.Result.Input.ID)
 			ls.mu.Unlock()
 			if ch != nil {
-				ch <- tf.Result
+				ch <- e.Result
 			}
 			continue
-		}
-		if ar, ok := env.Event.(messages.ApprovalRequested); ok {
+		case messages.ApprovalRequested:
 			// Asking waits for the user: never in the pump, whose
-			// subscription Publish (and so Answer) waits for.
+			// subscription Publish (and so Answer) waits for. The call it
+			// names was announced by an earlier event, already sent.
+			card := ls.cardOf(e)
 			ls.approvals.Add(1)
 			go func() {
 				defer ls.approvals.Done()
-				ls.askPermission(ctx, ar)
+				ls.askPermission(ctx, e, card)
 			}()
 			continue
+		case messages.Resync:
+			// Dropped events may have announced calls the editor fs
+			// waits for: let it go on.
+			ls.calls.resync()
 		}
-		for _, u := range ls.updates(env.Event) {
-			if err := ls.a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
-				ls.a.opts.Log.Debug("acp: session/update", "err", err)
-			}
+		ls.send(ctx, ls.updates(env.Event))
+		switch e := env.Event.(type) {
+		case messages.ToolStarted:
+			ls.calls.markShown(callID(e.Origin, e.CallID))
+		case messages.ToolFinished:
+			ls.calls.drop(callID(e.Origin, e.CallID))
 		}
 	}
+}
+
+func (ls *liveSession) send(ctx context.Context, us []sdk.SessionUpdate) {
+	id := sdk.SessionId(ls.s.ID())
+	for _, u := range us {
+		if err := ls.a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+			ls.a.opts.Log.Debug("acp: session/update", "err", err)
+		}
+	}
+}
+
+// titleUpdate tells the client the session's title once it has one: the
+// first turn sets it, saved before that turn finishes.
+func (ls *liveSession) titleUpdate(ctx context.Context) []sdk.SessionUpdate {
+	ls.mu.Lock()
+	titled := ls.titled
+	ls.mu.Unlock()
+	if titled {
+		return nil
+	}
+	title, err := ls.s.Title(ctx)
+	if err != nil || title == "" {
+		return nil
+	}
+	ls.mu.Lock()
+	ls.titled = true
+	ls.mu.Unlock()
+	return []sdk.SessionUpdate{{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{Title: sdk.Ptr(title)}}}
+}
+
+// usageUpdate adds a model call's cost to the session's and, for the
+// Orchestrator's calls, tells the client how full its context is: the
+// call's prompt and reply are the context the next call starts from.
+func (ls *liveSession) usageUpdate(e messages.UsageUpdated) []sdk.SessionUpdate {
+	ls.mu.Lock()
+	ls.cost += e.Usage.Cost
+	cost := ls.cost
+	ls.mu.Unlock()
+	size := ls.s.ContextWindow()
+	if e.TaskID != "" || e.Agent != "orchestrator" || size <= 0 {
+		return nil
+	}
+	u := &sdk.SessionUsageUpdate{Used: int(e.Usage.PromptTokens + e.Usage.CompletionTokens), Size: size}
+	if !e.Usage.CostUnknown {
+		u.Cost = &sdk.Cost{Amount: cost, Currency: "USD"}
+	}
+	return []sdk.SessionUpdate{{UsageUpdate: u}}
+}
+
+// endCalls finishes, for the client, the tool calls a finished turn left
+// open: the Orchestrator's (a turn ends after its calls unless it was
+// cancelled, which does not wait for them) and, after a cancel, the
+// specialists' too. The spec wants every update of a turn, these final
+// ones included, sent before its cancelled response.
+func (ls *liveSession) endCalls(cancelled bool) []sdk.SessionUpdate {
+	var ids []string
+	for id, o := range ls.open {
+		if o.origin.TaskID == "" || cancelled {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var out []sdk.SessionUpdate
+	for _, id := range ids {
+		delete(ls.open, id)
+		ls.closed[id] = true
+		ls.calls.drop(id)
+		ls.mu.Lock()
+		delete(ls.before, id)
+		ls.mu.Unlock()
+		out = append(out, sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
+			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("cancelled: the turn ended before this call finished"))})))
+	}
+	return out
 }
 
 // Permission option IDs are Odin's decisions.
@@ -124,15 +303,39 @@ var permissionOptions = []sdk.PermissionOption{
 	{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: sdk.PermissionOptionId(policy.Reject)},
 }
 
-func (ls *liveSession) askPermission(ctx context.Context, ar messages.ApprovalRequested) {
+// cardOf is the ACP tool call ID of the open call asking ar: the call of
+// that ID made by the same agent (a guard's origin names the agent, not
+// always the task its calls carry). A request no open call makes gets
+// an ID of its own.
+func (ls *liveSession) cardOf(ar messages.ApprovalRequested) string {
+	if ar.CallID != "" {
+		if id := callID(ar.Origin, ar.CallID); ls.open[id].id != "" {
+			return id
+		}
+		var found []string
+		for id, c := range ls.open {
+			if c.id == ar.CallID && c.origin.Agent == ar.Origin.Agent {
+				found = append(found, id)
+			}
+		}
+		if len(found) == 1 {
+			return found[0]
+		}
+	}
+	return "approval-" + ar.ID
+}
+
+func (ls *liveSession) askPermission(ctx context.Context, ar messages.ApprovalRequested, id string) {
 	title := ar.Tool + ": " + ar.Subject
 	if ar.Reason != "" {
 		title += " (" + ar.Reason + ")"
 	}
+	// The request names the tool call that asks (cardOf), so the editor
+	// shows it on that call's card.
 	resp, err := ls.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(ls.s.ID()),
 		ToolCall: sdk.ToolCallUpdate{
-			ToolCallId: sdk.ToolCallId("approval-" + ar.ID),
+			ToolCallId: sdk.ToolCallId(id),
 			Title:      sdk.Ptr(title),
 			Kind:       sdk.Ptr(toolKind(ar.Tool)),
 			Status:     sdk.Ptr(sdk.ToolCallStatusPending),
@@ -177,11 +380,19 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		if json.Unmarshal([]byte(e.Input), &raw) != nil {
 			raw = e.Input
 		}
+		ls.open[callID(e.Origin, e.CallID)] = openCall{origin: e.Origin, id: e.CallID}
 		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(callID(e.Origin, e.CallID)), toolTitle(e.Origin, e.Name, path),
 			sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 			sdk.WithStartLocations(locs), sdk.WithStartRawInput(raw))}
 	case messages.ToolFinished:
 		id := callID(e.Origin, e.CallID)
+		if ls.closed[id] {
+			// Its turn ended and the client was told: a card updated
+			// after the response would belong to no turn.
+			delete(ls.closed, id)
+			return nil
+		}
+		delete(ls.open, id)
 		status := sdk.ToolCallStatusCompleted
 		if e.IsError || e.Denied {
 			status = sdk.ToolCallStatusFailed
@@ -219,18 +430,9 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		return []sdk.SessionUpdate{sdk.UpdateToolCall(sdk.ToolCallId("agent-"+r.TaskID), sdk.WithUpdateStatus(status),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(r.Summary))}))}
 	case messages.TodosUpdated:
-		entries := make([]sdk.PlanEntry, 0, len(e.Todos))
-		for _, t := range e.Todos {
-			st := sdk.PlanEntryStatusPending
-			switch t.Status {
-			case "in_progress":
-				st = sdk.PlanEntryStatusInProgress
-			case "completed":
-				st = sdk.PlanEntryStatusCompleted
-			}
-			entries = append(entries, sdk.PlanEntry{Content: t.Content, Priority: sdk.PlanEntryPriorityMedium, Status: st})
-		}
-		return []sdk.SessionUpdate{sdk.UpdatePlan(entries...)}
+		return []sdk.SessionUpdate{planUpdate(e.Todos)}
+	case messages.UsageUpdated:
+		return ls.usageUpdate(e)
 	case messages.Notice:
 		if e.Level != "info" {
 			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText("[" + e.Level + "] " + e.Text + "\n")}
@@ -239,34 +441,130 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 	return nil
 }
 
-// replay renders a stored history as the updates a client shows.
+// replay renders a stored history as the updates a client shows: what the
+// user and the model said, the model's reasoning, each tool call with its
+// result, the diffs of its edits, and the plan as each TodoWrite set it.
 func replay(history []llm.Message) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
+	calls := map[string]llm.ToolCall{}
 	for _, m := range history {
 		switch m.Role {
 		case llm.RoleUser:
 			out = append(out, sdk.UpdateUserMessageText(m.Content))
 		case llm.RoleAssistant:
+			if m.Reasoning != "" {
+				out = append(out, sdk.UpdateAgentThoughtText(m.Reasoning))
+			}
 			if m.Content != "" {
 				out = append(out, sdk.UpdateAgentMessageText(m.Content))
 			}
 			for _, c := range m.ToolCalls {
+				calls[c.ID] = c
 				path := inputPath(c.Arguments)
 				var locs []sdk.ToolCallLocation
 				if path != "" {
 					locs = []sdk.ToolCallLocation{{Path: path}}
 				}
+				var raw any
+				if json.Unmarshal([]byte(c.Arguments), &raw) != nil {
+					raw = nil
+				}
 				out = append(out, sdk.StartToolCall(sdk.ToolCallId(c.ID), toolTitle(messages.Origin{}, c.Name, path),
-					sdk.WithStartKind(toolKind(c.Name)), sdk.WithStartStatus(sdk.ToolCallStatusCompleted), sdk.WithStartLocations(locs)))
+					sdk.WithStartKind(toolKind(c.Name)), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
+					sdk.WithStartLocations(locs), sdk.WithStartRawInput(raw)))
 			}
 		case llm.RoleTool:
-			if m.ToolCallID != "" {
-				out = append(out, sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID),
-					sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(m.Content))})))
+			if m.ToolCallID == "" {
+				continue
+			}
+			c := calls[m.ToolCallID]
+			failed := strings.HasPrefix(m.Content, "Error")
+			status := sdk.ToolCallStatusCompleted
+			if failed {
+				status = sdk.ToolCallStatusFailed
+			}
+			content := []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(m.Content))}
+			if !failed {
+				content = append(content, storedDiffs(c)...)
+			}
+			out = append(out, sdk.UpdateToolCall(sdk.ToolCallId(m.ToolCallID), sdk.WithUpdateStatus(status),
+				sdk.WithUpdateContent(content)))
+			if c.Name == "TodoWrite" && !failed {
+				if p, ok := storedPlan(c.Arguments); ok {
+					out = append(out, p)
+				}
 			}
 		}
 	}
 	return out
+}
+
+// storedDiffs are the changes a stored edit call made, as its arguments
+// say: the whole file for a write, each replaced span for an edit (the
+// file's text then is not kept, so a span stands for the file).
+func storedDiffs(c llm.ToolCall) []sdk.ToolCallContent {
+	var in struct {
+		FilePath  string  `json:"file_path"`
+		Content   *string `json:"content"`
+		OldString string  `json:"old_string"`
+		NewString string  `json:"new_string"`
+		Edits     []struct {
+			OldString string `json:"old_string"`
+			NewString string `json:"new_string"`
+		} `json:"edits"`
+	}
+	if json.Unmarshal([]byte(c.Arguments), &in) != nil || !filepath.IsAbs(in.FilePath) {
+		return nil
+	}
+	switch c.Name {
+	case "WriteFile":
+		if in.Content != nil {
+			return []sdk.ToolCallContent{sdk.ToolDiffContent(in.FilePath, *in.Content)}
+		}
+	case "EditTool":
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(in.FilePath, in.NewString, in.OldString)}
+	case "MultiEditTool":
+		var out []sdk.ToolCallContent
+		for _, e := range in.Edits {
+			out = append(out, sdk.ToolDiffContent(in.FilePath, e.NewString, e.OldString))
+		}
+		return out
+	}
+	return nil
+}
+
+// storedPlan is the plan a stored TodoWrite call set.
+func storedPlan(args string) (sdk.SessionUpdate, bool) {
+	var in struct {
+		Todos []messages.Todo `json:"todos"`
+	}
+	if json.Unmarshal([]byte(args), &in) != nil {
+		return sdk.SessionUpdate{}, false
+	}
+	return planUpdate(in.Todos), true
+}
+
+// planUpdate is a todo list as an ACP plan.
+func planUpdate(todos []messages.Todo) sdk.SessionUpdate {
+	entries := make([]sdk.PlanEntry, 0, len(todos))
+	for _, t := range todos {
+		st := sdk.PlanEntryStatusPending
+		switch t.Status {
+		case "in_progress":
+			st = sdk.PlanEntryStatusInProgress
+		case "completed":
+			st = sdk.PlanEntryStatusCompleted
+		}
+		pr := sdk.PlanEntryPriorityMedium
+		switch t.Priority {
+		case "high":
+			pr = sdk.PlanEntryPriorityHigh
+		case "low":
+			pr = sdk.PlanEntryPriorityLow
+		}
+		entries = append(entries, sdk.PlanEntry{Content: t.Content, Priority: pr, Status: st})
+	}
+	return sdk.UpdatePlan(entries...)
 }
 
 // callID makes tool call IDs unique across the Orchestrator and its

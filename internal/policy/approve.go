@@ -244,6 +244,9 @@ func (a *BusApprover) Approve(ctx context.Context, req Request) (Decision, error
 		},
 		answer: make(chan Decision, 1),
 	}
+	if ref, ok := tool.CallOf(ctx); ok {
+		p.event.CallID = ref.ID
+	}
 	a.mu.Lock()
 	a.pending[p.event.ID] = p
 	a.mu.Unlock()

@@ -1,0 +1,130 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/odin-code/odin/messages"
+)
+
+// Command is a slash command the session offers the editor
+// (available_commands_update): a prompt sent as "/name args" runs it.
+type Command struct {
+	Name        string
+	Description string
+	// Hint describes the arguments; empty when the command takes none.
+	Hint string
+	// Expand returns the prompt the command sends for args and the mode
+	// it runs in (empty: the session's). Nil for Odin's own commands,
+	// which the agent runs itself (compact).
+	Expand func(args string) (string, messages.Mode)
+}
+
+// compactCommand summarises the older history now, like the REPL's
+// /compact; it runs between turns.
+const compactCommand = "compact"
+
+// commands are the session's commands as ACP lists them: Odin's own,
+// then the session's (custom commands), a name Odin uses hiding theirs.
+func (ls *liveSession) commands() []sdk.AvailableCommand {
+	out := []sdk.AvailableCommand{{Name: compactCommand, Description: "summarise the older history now to free context"}}
+	for _, c := range ls.cmds {
+		if c.Name == compactCommand {
+			continue
+		}
+		ac := sdk.AvailableCommand{Name: c.Name, Description: c.Description}
+		if c.Hint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.Hint}}
+		}
+		out = append(out, ac)
+	}
+	return out
+}
+
+func (ls *liveSession) commandsUpdate() sdk.SessionUpdate {
+	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: ls.commands()}}
+}
+
+// slashCommand splits "/name args" when name is one of the session's
+// commands; ok is false for any other text, which goes to the model as
+// written ("/usr/bin is..." included).
+func (ls *liveSession) slashCommand(body string) (c Command, args string, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimLeft(body, " \t"), "/")
+	if !found {
+		return Command{}, "", false
+	}
+	name, args, _ := strings.Cut(rest, " ")
+	if i := strings.IndexAny(name, "\n\t"); i >= 0 {
+		name, args = name[:i], rest[i+1:]
+	}
+	if name == compactCommand {
+		return Command{Name: compactCommand}, strings.TrimSpace(args), true
+	}
+	for _, c := range ls.cmds {
+		if c.Name == name {
+			return c, strings.TrimSpace(args), true
+		}
+	}
+	return Command{}, "", false
+}
+
+// compact runs the compact command and answers with what it did.
+func (ls *liveSession) compact(ctx context.Context) sdk.PromptResponse {
+	text, err := ls.s.Compact(ctx)
+	if err != nil {
+		text = "Could not compact: " + err.Error()
+	}
+	ls.send(ctx, []sdk.SessionUpdate{sdk.UpdateAgentMessageText(text)})
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
+}
+
+// afterWrite is the connection's writer with hooks run once a message
+// naming a session has been written: the SDK writes a response only after
+// its handler returns, and a session's first notifications
+// (available_commands_update) must follow the session/new response that
+// tells the client the session's ID.
+type afterWrite struct {
+	w io.Writer
+
+	mu      sync.Mutex
+	pending map[string]func() // by the session ID a written result names
+}
+
+func (a *afterWrite) Write(b []byte) (int, error) {
+	n, err := a.w.Write(b)
+	a.mu.Lock()
+	var run []func()
+	if len(a.pending) > 0 && bytes.Contains(b, []byte(`"result"`)) {
+		for id, f := range a.pending {
+			if bytes.Contains(b, []byte(`"sessionId":"`+id+`"`)) {
+				run = append(run, f)
+				delete(a.pending, id)
+			}
+		}
+	}
+	a.mu.Unlock()
+	// The SDK holds its write lock here: the hooks send on their own.
+	for _, f := range run {
+		go f()
+	}
+	return n, err
+}
+
+// after runs f once a result naming session id has been written.
+func (a *afterWrite) after(id string, f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pending[id] = f
+}
+
+// forget drops a hook whose response was never written.
+func (a *afterWrite) forget(id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.pending, id)
+}
