@@ -505,4 +505,12 @@ type MCPServer struct {
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 	// Disabled keeps the server from starting.
 	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
+	// Writable are directories a stdio server may write in the sandbox
+	// ("~/" is the home directory; relative paths are taken against the
+	// config file's directory). Only the user's own config grants them,
+	// and only to a server no project file touches: a server whose
+	// writable list comes from a project (odin.yaml, .mcp.json, a plugin)
+	// does not start. Odin's protected paths (.git, .odin, its config and
+	// state) stay read-only inside them.
+	Writable []string `mapstructure:"writable" yaml:"writable"`
 }

@@ -634,6 +634,7 @@ func (a *app) mcpManager() *mcp.Manager {
 		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
 		ServerLookup: a.secretGuard().lookup,
 		Launch:       a.mcpLaunch,
+		Roots:        a.mcpRoots(),
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
@@ -649,6 +650,21 @@ func (a *app) mcpManager() *mcp.Manager {
 	})
 	a.closers = append(a.closers, a.mcp)
 	return a.mcp
+}
+
+// mcpRoots are the directories MCP servers are offered as roots: the
+// project root and the added directories (permissions.additional_dirs,
+// --add-dir; relative ones against the root, as the path guard takes
+// them).
+func (a *app) mcpRoots() []string {
+	dirs := []string{a.root}
+	for _, d := range append(append([]string(nil), a.cfg.Permissions.AdditionalDirs...), a.flags.addDirs...) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(a.root, d)
+		}
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	return dirs
 }
 
 // mcpListening is called once a frontend has subscribed to bus: the MCP

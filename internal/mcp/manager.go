@@ -62,6 +62,10 @@ type Options struct {
 	// ConnectTimeout bounds one connection attempt (start, handshake and
 	// tool list); default 60s, since npx may install a package first.
 	ConnectTimeout time.Duration
+	// Roots are the directories offered to servers in roots/list (the
+	// project root and the added directories), absolute paths; SetRoots
+	// changes them.
+	Roots []string
 	// Version is Odin's version, sent in the handshake.
 	Version string
 	// Log receives server lifecycle events.
@@ -109,6 +113,11 @@ type Manager struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+
+	// rootsMu orders root changes with the clients dial creates, so that
+	// no client misses a change made while it connects.
+	rootsMu sync.Mutex
+	roots   []*sdk.Root
 }
 
 // New builds a Manager; nothing starts until Start or a tool call.
@@ -134,7 +143,7 @@ func New(opts Options) *Manager {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 60 * time.Second
 	}
-	m := &Manager{opts: opts}
+	m := &Manager{opts: opts, roots: rootsOf(opts.Roots)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	names := make([]string, 0, len(opts.Servers))
 	for n := range opts.Servers {
@@ -298,6 +307,7 @@ type server struct {
 	mu       sync.Mutex
 	state    State
 	started  bool
+	client   *sdk.Client // of the live or latest connection: roots go to it
 	cs       *sdk.ClientSession
 	tools    []*sdk.Tool // live list; nil until listed
 	cached   []*sdk.Tool // remembered list; nil when none
@@ -520,6 +530,8 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		return nil, nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		// roots with listChanged (SetRoots notifies).
+		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}},
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
@@ -531,6 +543,12 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 			go s.refreshCatalog(req.Session)
 		},
 	})
+	s.m.rootsMu.Lock()
+	client.AddRoots(s.m.roots...)
+	s.mu.Lock()
+	s.client = client
+	s.mu.Unlock()
+	s.m.rootsMu.Unlock()
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
