@@ -160,6 +160,7 @@ type app struct {
 	// that, which would otherwise be published to nobody.
 	mcpBus     *events.Bus
 	mcpPending []string
+	mcpSpecs   map[string]sandbox.Spec // each stdio server's last launch (mcpExplain)
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -635,17 +636,11 @@ func (a *app) mcpManager() *mcp.Manager {
 		ServerLookup: a.secretGuard().lookup,
 		Launch:       a.mcpLaunch,
 		Roots:        a.mcpRoots(),
+		Explain:      a.mcpExplain,
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
-			text := fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)
-			a.mu.Lock()
-			bus := a.mcpBus
-			if bus == nil {
-				a.mcpPending = append(a.mcpPending, text)
-			}
-			a.mu.Unlock()
-			bus.Publish(messages.Notice{Level: "warn", Text: text})
+			a.mcpNotice("warn", fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err))
 		},
 	})
 	a.closers = append(a.closers, a.mcp)
@@ -735,14 +730,21 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	} else if _, own := decl["PATH"]; !own {
 		return nil, nil, err
 	}
+	visible = append(visible, mcpVisible(append([]string{prog}, argv[1:]...), dir)...)
 	visible = append(visible, a.pluginDirs()...)
 	if err := a.checkServerPins(server, argv, dir); err != nil {
 		return nil, nil, err
 	}
+	writable, dataEnv, err := a.mcpWritable(server, argv)
+	if err != nil {
+		return nil, nil, err
+	}
 	network, agent := a.mcpNetwork(server)
 	l := a.sandbox()
-	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
-		Network: network, Agent: agent, Visible: visible})
+	spec := sandbox.Spec{Args: argv, Dir: dir, Env: append(dataEnv, l.ScrubEnv(declared, keep)...),
+		Network: network, Agent: agent, Visible: visible, Writable: writable}
+	a.rememberMCPSpec(server, spec)
+	p, err := l.Command(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -778,6 +780,7 @@ func (a *app) startMCP(ctx context.Context) {
 	m := a.mcpManager()
 	m.Start()
 	m.WaitReady(ctx, a.cfg.MCP.ConnectTimeout)
+	a.reportSlowMCP(m)
 }
 
 // newDenyRead compiles the read deny list: the defaults, Odin's own

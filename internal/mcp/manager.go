@@ -52,6 +52,11 @@ type Options struct {
 	// Report is told, once per server, that it failed to start or gave up
 	// restarting; nil reports nothing.
 	Report func(server string, err error)
+	// Explain, when set, turns the paths a server's errors name (its
+	// stderr when it fails to start, a failed call's text) into one
+	// sentence saying which the sandbox hid or kept read-only and how to
+	// widen it; "" when the sandbox is not the cause.
+	Explain func(server string, problems []PathProblem) string
 	// OutputCap bounds a call's output in bytes; default 30000.
 	OutputCap int
 	// BackoffMin and BackoffMax bound the wait before a restart; defaults
@@ -285,6 +290,23 @@ func (m *Manager) Close() error {
 // statusStderrLines is how many stderr lines Status keeps per server.
 const statusStderrLines = 10
 
+// explainLines is how many of a failed server's last stderr lines are
+// searched for the path it could not use (a Node stack trace puts the
+// error a dozen lines above the end).
+const explainLines = 30
+
+// explain is Options.Explain over lines, "" without it.
+func (s *server) explain(lines []string) string {
+	if s.m.opts.Explain == nil {
+		return ""
+	}
+	probs := PathProblems(lines)
+	if len(probs) == 0 {
+		return ""
+	}
+	return s.m.opts.Explain(s.name, probs)
+}
+
 // transportName is the effective transport of a server config.
 func transportName(c config.MCPServer) string {
 	switch {
@@ -361,8 +383,11 @@ func (s *server) supervise() {
 			return
 		}
 		if err != nil {
-			if last := s.stderr.lines(1); len(last) == 1 {
-				err = fmt.Errorf("%w (its stderr: %s)", err, last[0])
+			lines := s.stderr.lines(explainLines)
+			if hint := s.explain(lines); hint != "" {
+				err = fmt.Errorf("%s (%w)", hint, err)
+			} else if len(lines) > 0 {
+				err = fmt.Errorf("%w (its stderr: %s)", err, lines[len(lines)-1])
 			}
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
@@ -730,5 +755,51 @@ func (s *server) saveCache(list []*sdk.Tool) {
 	tmp := f + ".tmp"
 	if os.WriteFile(tmp, data, 0o600) == nil {
 		_ = os.Rename(tmp, f)
+	}
+}
+
+// Starting lists the servers still connecting for the first time with no
+// tool list known: those whose tools a session started without, after
+// WaitReady gave up on them.
+func (m *Manager) Starting() []string {
+	var out []string
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.state == StateConnecting && s.tools == nil && s.cached == nil && !s.reported {
+			out = append(out, s.name)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// AwaitReady waits until server is ready and returns how many tools it
+// offers, or the error that ended its start (it failed, was closed, or
+// ctx ended first).
+func (m *Manager) AwaitReady(ctx context.Context, name string) (int, error) {
+	s, err := m.server(name)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		s.mu.Lock()
+		st, n, lastErr, ch := s.state, len(s.tools), s.lastErr, s.changed
+		s.mu.Unlock()
+		switch st {
+		case StateReady:
+			return n, nil
+		case StateFailed, StateClosed, StateDisabled:
+			if lastErr == nil {
+				lastErr = fmt.Errorf("it is %s", st)
+			}
+			return 0, lastErr
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-m.ctx.Done():
+			return 0, m.ctx.Err()
+		}
 	}
 }

@@ -140,7 +140,15 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 		}
 		return tool.Errorf("%s failed: %v", t.info.Name, err), nil
 	}
-	return convert(t.info.Name, res, t.s.m.opts.OutputCap), nil
+	r := convert(t.info.Name, res, t.s.m.opts.OutputCap)
+	if r.IsError {
+		// A write the sandbox refused (server-filesystem outside its
+		// granted directories): say which path and how to allow it.
+		if hint := t.s.explain(strings.Split(r.Output, "\n")); hint != "" {
+			r.Output += "\n[odin: " + hint + "]"
+		}
+	}
+	return r, nil
 }
 
 // lost reports whether cs is no longer the server's live session (it died
