@@ -737,7 +737,7 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	}
 	writable, dataEnv, err := a.mcpWritable(server, argv)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, mcp.Refused(err)
 	}
 	network, agent := a.mcpNetwork(server)
 	l := a.sandbox()

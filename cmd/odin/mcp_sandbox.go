@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools"
 )
 
 // mcpWritable is what a stdio MCP server may write besides the project's
@@ -213,4 +216,38 @@ func (a *app) reportSlowMCP(m *mcp.Manager) {
 			a.mcpNotice("info", fmt.Sprintf("MCP server %s is ready; its %d tools joined the session", name, n))
 		}()
 	}
+}
+
+// mcpTool starts the MCP server that offers name (mcp__SERVER__TOOL), in
+// its sandbox as a session would, and returns the tool decorated as the
+// session's are (hooks, permission): what `odin tool` runs.
+func (a *app) mcpTool(ctx context.Context, deps *actors.Deps, name string) (tools.Tool, error) {
+	m := a.mcpManager()
+	server, ok := m.ServerOf(name)
+	if !ok {
+		return nil, usageError("no MCP server offers %q: the middle of the name must be a server of mcp.servers (odin mcp list shows them)", name)
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.mcpConnectTimeout())
+	defer cancel()
+	if err := m.Connect(cctx, server); err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	for _, t := range deps.MCP() {
+		if t.Info().Name == name {
+			return t, nil
+		}
+	}
+	var names []string
+	for _, st := range m.Status() {
+		if st.Name == server {
+			names = st.Tools
+		}
+	}
+	return nil, usageError("the MCP server %s has no tool %q (it offers: %s)", server, name, strings.Join(names, ", "))
+}
+
+// mcpConnectTimeout bounds starting one server for a command that needs
+// it now (odin tool): a first npx start may install its package first.
+func (a *app) mcpConnectTimeout() time.Duration {
+	return max(a.cfg.MCP.ConnectTimeout, 2*time.Minute)
 }

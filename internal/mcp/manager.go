@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,19 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/tools/tool"
 )
+
+// ErrConfig marks a Launcher's error that retrying cannot fix (the
+// configuration refuses the server): the server fails at once. Mark an
+// error with Refused.
+var ErrConfig = errors.New("refused by the configuration")
+
+// Refused marks err as ErrConfig without changing its text.
+func Refused(err error) error { return refused{err} }
+
+type refused struct{ err error }
+
+func (r refused) Error() string   { return r.err.Error() }
+func (r refused) Unwrap() []error { return []error{r.err, ErrConfig} }
 
 // Options configure a Manager.
 type Options struct {
@@ -392,7 +406,7 @@ func (s *server) supervise() {
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
 			s.fail(err)
-			if failures >= s.m.opts.MaxRestarts {
+			if failures >= s.m.opts.MaxRestarts || errors.Is(err, ErrConfig) {
 				s.setState(StateFailed, err)
 				return
 			}
@@ -802,4 +816,30 @@ func (m *Manager) AwaitReady(ctx context.Context, name string) (int, error) {
 			return 0, m.ctx.Err()
 		}
 	}
+}
+
+// ServerOf names the configured server a tool name (mcp__SERVER__TOOL)
+// belongs to; the longest matching name wins, as server names may hold
+// "_".
+func (m *Manager) ServerOf(toolName string) (string, bool) {
+	best := ""
+	for _, s := range m.servers {
+		if strings.HasPrefix(toolName, Prefix+s.name+"__") && len(s.name) > len(best) {
+			best = s.name
+		}
+	}
+	return best, best != ""
+}
+
+// Connect starts server if need be and waits until it is ready (its
+// tools are then in Tools), has failed, or ctx ends.
+func (m *Manager) Connect(ctx context.Context, name string) error {
+	s, err := m.server(name)
+	if err != nil {
+		return err
+	}
+	if _, err := s.session(ctx); err != nil {
+		return fmt.Errorf("MCP server %s: %w", name, err)
+	}
+	return nil
 }

@@ -75,7 +75,7 @@ func (l *Launcher) Explain(path string, write bool, spec Spec) (Blocked, bool) {
 		return Blocked{}, false
 	}
 	if !under(writable) {
-		return Blocked{ReadOnly: true, Why: "the sandbox keeps it read-only"}, true
+		return Blocked{ReadOnly: true, Why: "outside the directories it may write"}, true
 	}
 	for _, pp := range l.protectedPaths(append(l.writableDirs(), granted...)) {
 		if within(pp, real) && !slices.ContainsFunc(granted, func(g string) bool { return within(pp, g) && within(g, real) }) {
