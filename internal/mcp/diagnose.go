@@ -19,7 +19,9 @@ type PathProblem struct {
 }
 
 var (
-	roFailure      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)read-only file system|EROFS|permission denied|EACCES|EPERM|operation not permitted`) })
+	roFailure = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)read-only file system|EROFS|permission denied|EACCES|EPERM|operation not permitted`)
+	})
 	missingFailure = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)no such file or directory|ENOENT|cannot find module|can't open file|not found`)
 	})
