@@ -102,6 +102,15 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 			mounts = append(mounts, mount{w, "--bind"})
 		}
 	}
+	// Only what the private /tmp hides: binding onto a path that is
+	// visible already fails when it is a symlink. In the same order, so
+	// that a visible parent does not cover a granted directory.
+	for _, v := range spec.Visible {
+		shown := slices.ContainsFunc(append(slices.Clone(granted), writable...), func(w string) bool { return within(w, v) })
+		if within("/tmp", v) && !shown {
+			mounts = append(mounts, mount{v, "--ro-bind"})
+		}
+	}
 	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Count(a.dir, "/") - strings.Count(b.dir, "/") })
 	for _, m := range mounts {
 		args = append(args, m.flag, m.dir, m.dir)
@@ -115,13 +124,6 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	for _, w := range granted {
 		if slices.ContainsFunc(protected, func(pp string) bool { return pp != w && within(pp, w) }) {
 			args = append(args, "--bind", w, w)
-		}
-	}
-	// Only what the private /tmp hides: binding onto a path that is
-	// visible already fails when it is a symlink.
-	for _, v := range spec.Visible {
-		if within("/tmp", v) && !slices.ContainsFunc(granted, func(w string) bool { return within(w, v) }) {
-			args = append(args, "--ro-bind", v, v)
 		}
 	}
 	// The private cache stays writable in ask and plan mode: read-only

@@ -25,7 +25,10 @@ func TestGrantedWritable(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { os.RemoveAll(tmpDir) })
-			for _, d := range []string{granted, data} {
+			// Granted beneath a directory only kept visible (an MCP
+			// server's program dir under /tmp): still writable.
+			tmpSub := filepath.Join(tmpDir, "sub")
+			for _, d := range []string{granted, data, tmpSub} {
 				if err := os.MkdirAll(d, 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -33,7 +36,7 @@ func TestGrantedWritable(t *testing.T) {
 			try := func(writable []string, file string) error {
 				t.Helper()
 				proc, err := l.Command(t.Context(), Spec{Args: []string{"bash", "-c", `echo landed > "$1"`, "sh", file},
-					Writable: writable})
+					Writable: writable, Visible: []string{tmpDir}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -46,8 +49,8 @@ func TestGrantedWritable(t *testing.T) {
 				}
 				return err
 			}
-			grants := []string{granted, data, tmpDir}
-			for _, f := range []string{filepath.Join(granted, "a.txt"), filepath.Join(data, "memory.jsonl"), filepath.Join(tmpDir, "t.txt")} {
+			grants := []string{granted, data, tmpSub}
+			for _, f := range []string{filepath.Join(granted, "a.txt"), filepath.Join(data, "memory.jsonl"), filepath.Join(tmpSub, "t.txt")} {
 				if err := try(grants, f); err != nil {
 					t.Errorf("write to %s in a granted directory failed", f)
 				}
