@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -116,6 +117,20 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	r := newRenderer(f.output, f.quiet, a.root, stdout, stderr)
 	if f.output == "stream-json" {
 		writeJSON(stdout, a.initEvent(live, mode))
+	}
+	if len(a.cfg.MCP.Servers) > 0 {
+		// As in the REPL: /mcp__SERVER__PROMPT renders the server's
+		// prompt, @server:uri attaches a resource.
+		expanded, more, notes, err := term.ExpandMCP(ctx, mcpCatalog{a.mcpManager()}, task)
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		for _, n := range notes {
+			if !f.quiet {
+				r.notice(n)
+			}
+		}
+		task, images = expanded, append(images, more...)
 	}
 	sess.SubmitImages(task, mode, images)
 	var interrupts int
