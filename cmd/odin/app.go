@@ -637,6 +637,8 @@ func (a *app) mcpManager() *mcp.Manager {
 		Launch:       a.mcpLaunch,
 		Roots:        a.mcpRoots(),
 		Explain:      a.mcpExplain,
+		Elicit:       a.mcpElicit,
+		LogLevel:     a.cfg.Log.Level,
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/mcp"
@@ -250,4 +252,20 @@ func (a *app) mcpTool(ctx context.Context, deps *actors.Deps, name string) (tool
 // it now (odin tool): a first npx start may install its package first.
 func (a *app) mcpConnectTimeout() time.Duration {
 	return max(a.cfg.MCP.ConnectTimeout, 2*time.Minute)
+}
+
+// mcpElicit answers an MCP server's request for input (elicitation). No
+// front end here can fill in a server's form yet, so each request is
+// declined and the user is told which server asked what; a request made
+// outside a tool call is told on the session's bus.
+func (a *app) mcpElicit(_ context.Context, e mcp.Elicitation) (*sdkmcp.ElicitResult, error) {
+	if e.Publish == nil {
+		e.Publish = func(ev any) {
+			if n, ok := ev.(messages.Notice); ok {
+				a.mcpNotice(n.Level, n.Text)
+			}
+		}
+	}
+	mcp.DeclineNotice(e, "Odin answers no MCP input requests in this run (headless, or a front end without forms)")
+	return &sdkmcp.ElicitResult{Action: "decline"}, nil
 }

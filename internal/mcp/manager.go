@@ -85,6 +85,13 @@ type Options struct {
 	// project root and the added directories), absolute paths; SetRoots
 	// changes them.
 	Roots []string
+	// Elicit answers servers' requests for input from the user; nil
+	// declines each, telling the user why.
+	Elicit ElicitFunc
+	// LogLevel is Odin's log level (debug, info, warn, error): servers
+	// that log are asked for that level (logging/setLevel), and what they
+	// send goes to Log. Empty: info.
+	LogLevel string
 	// Version is Odin's version, sent in the handshake.
 	Version string
 	// Log receives server lifecycle events.
@@ -137,6 +144,8 @@ type Manager struct {
 	// no client misses a change made while it connects.
 	rootsMu sync.Mutex
 	roots   []*sdk.Root
+
+	progress progress
 }
 
 // New builds a Manager; nothing starts until Start or a tool call.
@@ -511,7 +520,7 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 	s.m.wg.Add(1)
 	go func() {
 		defer s.m.wg.Done()
-		s.refreshCatalog(cs)
+		s.afterReady(cs)
 	}()
 }
 
@@ -520,6 +529,14 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 func (s *server) refreshCatalog(cs *sdk.ClientSession) {
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
+	s.listCatalog(ctx, cs)
+}
+
+// afterReady sets the server's log level, then lists its catalogue.
+func (s *server) afterReady(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	s.setLogLevel(ctx, cs)
 	s.listCatalog(ctx, cs)
 }
 
@@ -581,6 +598,9 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		PromptListChangedHandler: func(_ context.Context, req *sdk.PromptListChangedRequest) {
 			go s.refreshCatalog(req.Session)
 		},
+		ProgressNotificationHandler: s.m.progress.handle,
+		LoggingMessageHandler:       s.logMessage,
+		ElicitationHandler:          s.elicit,
 	})
 	s.m.rootsMu.Lock()
 	client.AddRoots(s.m.roots...)
