@@ -482,7 +482,8 @@ type MCPServer struct {
 	// the allowed domains through the proxy, and only while the project
 	// files it runs are those `odin trust` pinned), the file system
 	// read-only except the project's private cache (XDG_CACHE_HOME, npm's
-	// cache). Its
+	// cache), the server's data directory under Odin's state directory
+	// (XDG_DATA_HOME, ODIN_MCP_DATA) and the Writable directories. Its
 	// environment is the sandbox's (PATH, HOME, locales, toolchains) plus
 	// Env; an Env entry that names or carries a secret (GITHUB_TOKEN, a
 	// provider key) is passed only when the user's own config declares it.

@@ -679,8 +679,9 @@ func (a *app) mcpListening(bus *events.Bus) {
 }
 
 // mcpLaunch builds a stdio MCP server's command in the session's sandbox,
-// as issue #16 asks: the root read-only (only the project's private cache
-// is writable), the host's network for the user's own servers (a program
+// as issue #16 asks: the root read-only (writable are only the project's
+// private cache, the server's data directory and the directories the
+// user's config grants it: mcpWritable), the host's network for the user's own servers (a program
 // the user configured to talk to its service, not a model's command
 // line) but only the proxied allowed domains for a server the project
 // declared (mcpNetwork), the sandbox's filtered environment plus the
