@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -108,7 +109,9 @@ func mcpVisible(argv []string, dir string) []string {
 			if rel, _ := filepath.Rel(tmp, c); strings.Contains(rel, "/") {
 				top = filepath.Join(tmp, strings.SplitN(rel, "/", 2)[0])
 			}
-			out = append(out, top)
+			if !slices.Contains(out, top) {
+				out = append(out, top)
+			}
 		}
 	}
 	for i, a := range argv {
