@@ -174,6 +174,8 @@ func (a *app) mcpExplain(server string, problems []mcp.PathProblem) string {
 			return fmt.Sprintf("the sandbox hid %s from the server: the read deny list's rule %q (permissions.deny_read) covers it", p.Path, b.DenyRule)
 		case b.Hidden:
 			return fmt.Sprintf("the sandbox hid %s from the server (%s); move it out of there, or %s", p.Path, b.Why, fmt.Sprintf(grant, dir))
+		case b.ReadOnly && strings.HasPrefix(b.Why, "Odin protects"):
+			return fmt.Sprintf("the sandbox keeps %s read-only for the server: %s, for every program it runs", p.Path, b.Why)
 		case b.ReadOnly:
 			return fmt.Sprintf("the sandbox keeps %s read-only for the server (%s); to let it write there, %s", p.Path, b.Why, fmt.Sprintf(grant, dir))
 		}
