@@ -105,8 +105,11 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	// Only what the private /tmp hides: binding onto a path that is
 	// visible already fails when it is a symlink. In the same order, so
 	// that a visible parent does not cover a granted directory.
-	for _, v := range spec.Visible {
-		shown := slices.ContainsFunc(append(slices.Clone(granted), writable...), func(w string) bool { return within(w, v) })
+	for i, v := range spec.Visible {
+		// Shown by a bind already, v may be a symlink there now.
+		shown := slices.ContainsFunc(append(slices.Clone(granted), writable...), func(w string) bool { return within(w, v) }) ||
+			slices.ContainsFunc(spec.Visible, func(o string) bool { return o != v && within(o, v) }) ||
+			slices.Contains(spec.Visible[:i], v)
 		if within("/tmp", v) && !shown {
 			mounts = append(mounts, mount{v, "--ro-bind"})
 		}

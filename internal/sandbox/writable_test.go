@@ -84,3 +84,38 @@ func TestGrantedWritable(t *testing.T) {
 		})
 	}
 }
+
+// TestVisibleSymlinkInVisibleDir: a program reached through a symlink
+// under /tmp, whose directory is kept visible too (an MCP server started
+// as /tmp/x/server -> the real binary), runs: binding onto the symlink
+// the directory's bind already shows would make bubblewrap fail.
+func TestVisibleSymlinkInVisibleDir(t *testing.T) {
+	for _, mode := range kinds(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			l := p.launcher(mode, baseEnv())
+			dir, err := os.MkdirTemp("/tmp", "odin-visible-link-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			real, err := filepath.EvalSymlinks("/bin/echo")
+			if err != nil {
+				t.Skip("no /bin/echo")
+			}
+			link := filepath.Join(dir, "server")
+			if err := os.Symlink(real, link); err != nil {
+				t.Fatal(err)
+			}
+			proc, err := l.Command(t.Context(), Spec{Args: []string{link, "started"}, Visible: []string{link, real, dir}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer proc.Release()
+			out, err := proc.CombinedOutput()
+			if err != nil || string(out) != "started\n" {
+				t.Errorf("%s: %v %q", link, err, out)
+			}
+		})
+	}
+}
