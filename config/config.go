@@ -482,7 +482,8 @@ type MCPServer struct {
 	// the allowed domains through the proxy, and only while the project
 	// files it runs are those `odin trust` pinned), the file system
 	// read-only except the project's private cache (XDG_CACHE_HOME, npm's
-	// cache). Its
+	// cache), the server's data directory under Odin's state directory
+	// (XDG_DATA_HOME, ODIN_MCP_DATA) and the Writable directories. Its
 	// environment is the sandbox's (PATH, HOME, locales, toolchains) plus
 	// Env; an Env entry that names or carries a secret (GITHUB_TOKEN, a
 	// provider key) is passed only when the user's own config declares it.
@@ -505,4 +506,12 @@ type MCPServer struct {
 	Timeout time.Duration `mapstructure:"timeout" yaml:"timeout"`
 	// Disabled keeps the server from starting.
 	Disabled bool `mapstructure:"disabled" yaml:"disabled"`
+	// Writable are directories a stdio server may write in the sandbox
+	// ("~/" is the home directory; relative paths are taken against the
+	// config file's directory). Only the user's own config grants them,
+	// and only to a server no project file touches: a server whose
+	// writable list comes from a project (odin.yaml, .mcp.json, a plugin)
+	// does not start. Odin's protected paths (.git, .odin, its config and
+	// state) stay read-only inside them.
+	Writable []string `mapstructure:"writable" yaml:"writable"`
 }

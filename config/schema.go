@@ -26,7 +26,8 @@ var durationType = reflect.TypeFor[time.Duration]()
 // system paths; relative values are taken against the directory of the
 // file that sets them, and "~/" against the home directory.
 var pathKeys = []string{"agents.*.prompt_file", "permissions.additional_dirs", "log.file", "store.path",
-	"permissions.network.allow_unix_sockets", "agents.*.sandbox.allow_unix_sockets"}
+	"permissions.network.allow_unix_sockets", "agents.*.sandbox.allow_unix_sockets",
+	"mcp.servers.*.writable"}
 
 func isPathKey(tmpl string) bool { return slices.Contains(pathKeys, tmpl) }
 

@@ -172,6 +172,7 @@ type app struct {
 	// that, which would otherwise be published to nobody.
 	mcpBus     *events.Bus
 	mcpPending []string
+	mcpSpecs   map[string]sandbox.Spec // each stdio server's last launch (mcpExplain)
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -664,21 +665,33 @@ func (a *app) mcpManager() *mcp.Manager {
 		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
 		ServerLookup: a.secretGuard().lookup,
 		Launch:       a.mcpLaunch,
+		Roots:        a.mcpRoots(),
+		Explain:      a.mcpExplain,
+		Elicit:       a.mcpElicit,
+		LogLevel:     a.cfg.Log.Level,
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
-			text := fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err)
-			a.mu.Lock()
-			bus := a.mcpBus
-			if bus == nil {
-				a.mcpPending = append(a.mcpPending, text)
-			}
-			a.mu.Unlock()
-			bus.Publish(messages.Notice{Level: "warn", Text: text})
+			a.mcpNotice("warn", fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err))
 		},
 	})
 	a.closers = append(a.closers, a.mcp)
 	return a.mcp
+}
+
+// mcpRoots are the directories MCP servers are offered as roots: the
+// project root and the added directories (permissions.additional_dirs,
+// --add-dir; relative ones against the root, as the path guard takes
+// them).
+func (a *app) mcpRoots() []string {
+	dirs := []string{a.root}
+	for _, d := range append(append([]string(nil), a.cfg.Permissions.AdditionalDirs...), a.flags.addDirs...) {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(a.root, d)
+		}
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	return dirs
 }
 
 // mcpListening is called once a frontend has subscribed to bus: the MCP
@@ -696,8 +709,9 @@ func (a *app) mcpListening(bus *events.Bus) {
 }
 
 // mcpLaunch builds a stdio MCP server's command in the session's sandbox,
-// as issue #16 asks: the root read-only (only the project's private cache
-// is writable), the host's network for the user's own servers (a program
+// as issue #16 asks: the root read-only (writable are only the project's
+// private cache, the server's data directory and the directories the
+// user's config grants it: mcpWritable), the host's network for the user's own servers (a program
 // the user configured to talk to its service, not a model's command
 // line) but only the proxied allowed domains for a server the project
 // declared (mcpNetwork), the sandbox's filtered environment plus the
@@ -749,14 +763,21 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	} else if _, own := decl["PATH"]; !own {
 		return nil, nil, err
 	}
+	visible = append(visible, mcpVisible(append([]string{prog}, argv[1:]...), dir)...)
 	visible = append(visible, a.pluginDirs()...)
 	if err := a.checkServerPins(server, argv, dir); err != nil {
 		return nil, nil, err
 	}
+	writable, dataEnv, err := a.mcpWritable(server, argv)
+	if err != nil {
+		return nil, nil, mcp.Refused(err)
+	}
 	network, agent := a.mcpNetwork(server)
 	l := a.sandbox()
-	p, err := l.Command(ctx, sandbox.Spec{Args: argv, Dir: dir, Env: l.ScrubEnv(declared, keep),
-		Network: network, Agent: agent, Visible: visible})
+	spec := sandbox.Spec{Args: argv, Dir: dir, Env: append(dataEnv, l.ScrubEnv(declared, keep)...),
+		Network: network, Agent: agent, Visible: visible, Writable: writable}
+	a.rememberMCPSpec(server, spec)
+	p, err := l.Command(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -792,6 +813,7 @@ func (a *app) startMCP(ctx context.Context) {
 	m := a.mcpManager()
 	m.Start()
 	m.WaitReady(ctx, a.cfg.MCP.ConnectTimeout)
+	a.reportSlowMCP(m)
 }
 
 // newDenyRead compiles the read deny list: the defaults, Odin's own

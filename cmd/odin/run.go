@@ -19,6 +19,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/llm/tape"
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -163,6 +164,20 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	if live.Recovery.Resuming() > 0 {
 		fmt.Fprintln(stderr, recoveryLine(live.Recovery))
 		live.resume()
+	}
+	if len(a.cfg.MCP.Servers) > 0 && f.claude.inputFormat != "stream-json" {
+		// As in the REPL: /mcp__SERVER__PROMPT renders the server's
+		// prompt, @server:uri attaches a resource.
+		expanded, more, notes, err := term.ExpandMCP(ctx, mcpCatalog{a.mcpManager()}, task)
+		if err != nil {
+			return &exitError{code: exitFailed, err: err}
+		}
+		for _, n := range notes {
+			if !f.quiet {
+				r.notice(n)
+			}
+		}
+		task, images = expanded, append(images, more...)
 	}
 	// mine are this run's inputs not yet finished (a resumed turn's are
 	// not: they finish first, unprinted); with --input-format

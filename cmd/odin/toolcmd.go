@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/events"
+	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
@@ -81,6 +82,7 @@ read-only, as in a session. Exits 0 on success and 1 on a tool error.
 Agents give absolute paths; here a relative "path" or "file_path" is taken
 from the current directory, as a shell would.`,
 		Example: `  odin tool LS '{"path":"."}'
+  odin tool mcp__memory__read_graph '{}'
   odin tool ReadFile '{"file_path":"cmd/odin/main.go","limit":20}'
   odin tool Grep '{"pattern":"func main","output_mode":"content","-n":true}'`,
 		Args: cobra.RangeArgs(1, 2),
@@ -110,7 +112,17 @@ from the current directory, as a shell would.`,
 				if err != nil {
 					return err
 				}
-				if _, ok := deps.Tools.Get(args[0]); !ok {
+				ctx, stop := signal.NotifyContext(a.log.WithContext(context.Background()), os.Interrupt)
+				defer stop()
+				set := deps.Tools
+				if mcp.IsToolName(args[0]) {
+					t, err := a.mcpTool(ctx, deps, args[0])
+					if err != nil {
+						return err
+					}
+					set = set.With(t)
+				}
+				if _, ok := set.Get(args[0]); !ok {
 					return usageError("unknown tool %q (odin tools lists them)", args[0])
 				}
 				// The mode decides both the check and the sandbox: ask and
@@ -120,8 +132,6 @@ from the current directory, as a shell would.`,
 				if err != nil {
 					return usageError("--mode: %v", err)
 				}
-				ctx, stop := signal.NotifyContext(a.log.WithContext(context.Background()), os.Interrupt)
-				defer stop()
 				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
 					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead, Small: deps.Small,
 					Publish: func(ev any) {
@@ -132,8 +142,8 @@ from the current directory, as a shell would.`,
 				if n := a.untrustedNotice(); n != "" {
 					fmt.Fprintln(stderr, "note:", n)
 				}
-				preRead(ctx, deps.Tools, env, args[0], input)
-				res, err := deps.Tools.Run(ctx, env, args[0], json.RawMessage(input))
+				preRead(ctx, set, env, args[0], input)
+				res, err := set.Run(ctx, env, args[0], json.RawMessage(input))
 				if err != nil {
 					return &exitError{code: exitFailed, err: err}
 				}

@@ -16,4 +16,11 @@
 // servers offer, for the REPL's @server:uri and /mcp__server__prompt;
 // ReadResource and GetPrompt fetch them. A stdio server's stderr is kept
 // in a bounded tail (Status) and a rotated log file under Options.LogDir.
+//
+// The client offers Options.Roots as roots (SetRoots notifies
+// roots/list_changed), shows a call's progress notifications through the
+// call's tool.Env.Publish, asks servers for Odin's log level and logs what
+// they send, and hands input requests (elicitation) to Options.Elicit. A
+// failure's stderr or error text is searched for the paths it names
+// (PathProblems), which Options.Explain turns into the sandbox's reason.
 package mcp

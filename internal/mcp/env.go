@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -71,4 +72,33 @@ func protectBare(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// knownData are the reference servers that keep their data in a file an
+// environment variable names, and the file in the data directory it gets
+// by default: server-memory writes beside its own script otherwise (in
+// npx's cache, or read-only where it was installed).
+var knownData = []struct{ pkg, bin, env, file string }{
+	{"@modelcontextprotocol/server-memory", "mcp-server-memory", "MEMORY_FILE_PATH", "memory.jsonl"},
+}
+
+// DataEnv points a stdio server at its data directory dir: XDG_DATA_HOME
+// and XDG_STATE_HOME (where well-behaved programs persist), ODIN_MCP_DATA,
+// and the variable a known reference server reads its data file from.
+// The server's own env, added after, wins over each.
+func DataEnv(argv []string, dir string) []string {
+	env := []string{"XDG_DATA_HOME=" + dir, "XDG_STATE_HOME=" + dir, "ODIN_MCP_DATA=" + dir}
+	for _, k := range knownData {
+		for i, a := range argv {
+			name := strings.TrimPrefix(a, "npm:")
+			if at := strings.LastIndexByte(name, '@'); at > 0 {
+				name = name[:at] // @scope/pkg@version
+			}
+			if name == k.pkg || (i == 0 && filepath.Base(a) == k.bin) {
+				env = append(env, k.env+"="+filepath.Join(dir, k.file))
+				break
+			}
+		}
+	}
+	return env
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,19 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/tools/tool"
 )
+
+// ErrConfig marks a Launcher's error that retrying cannot fix (the
+// configuration refuses the server): the server fails at once. Mark an
+// error with Refused.
+var ErrConfig = errors.New("refused by the configuration")
+
+// Refused marks err as ErrConfig without changing its text.
+func Refused(err error) error { return refused{err} }
+
+type refused struct{ err error }
+
+func (r refused) Error() string   { return r.err.Error() }
+func (r refused) Unwrap() []error { return []error{r.err, ErrConfig} }
 
 // Options configure a Manager.
 type Options struct {
@@ -52,6 +66,11 @@ type Options struct {
 	// Report is told, once per server, that it failed to start or gave up
 	// restarting; nil reports nothing.
 	Report func(server string, err error)
+	// Explain, when set, turns the paths a server's errors name (its
+	// stderr when it fails to start, a failed call's text) into one
+	// sentence saying which the sandbox hid or kept read-only and how to
+	// widen it; "" when the sandbox is not the cause.
+	Explain func(server string, problems []PathProblem) string
 	// OutputCap bounds a call's output in bytes; default 30000.
 	OutputCap int
 	// BackoffMin and BackoffMax bound the wait before a restart; defaults
@@ -62,6 +81,17 @@ type Options struct {
 	// ConnectTimeout bounds one connection attempt (start, handshake and
 	// tool list); default 60s, since npx may install a package first.
 	ConnectTimeout time.Duration
+	// Roots are the directories offered to servers in roots/list (the
+	// project root and the added directories), absolute paths; SetRoots
+	// changes them.
+	Roots []string
+	// Elicit answers servers' requests for input from the user; nil
+	// declines each, telling the user why.
+	Elicit ElicitFunc
+	// LogLevel is Odin's log level (debug, info, warn, error): servers
+	// that log are asked for that level (logging/setLevel), and what they
+	// send goes to Log. Empty: info.
+	LogLevel string
 	// Version is Odin's version, sent in the handshake.
 	Version string
 	// Log receives server lifecycle events.
@@ -109,6 +139,13 @@ type Manager struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
+
+	// rootsMu orders root changes with the clients dial creates, so that
+	// no client misses a change made while it connects.
+	rootsMu sync.Mutex
+	roots   []*sdk.Root
+
+	progress progress
 }
 
 // New builds a Manager; nothing starts until Start or a tool call.
@@ -134,7 +171,7 @@ func New(opts Options) *Manager {
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = 60 * time.Second
 	}
-	m := &Manager{opts: opts}
+	m := &Manager{opts: opts, roots: rootsOf(opts.Roots)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	names := make([]string, 0, len(opts.Servers))
 	for n := range opts.Servers {
@@ -276,6 +313,23 @@ func (m *Manager) Close() error {
 // statusStderrLines is how many stderr lines Status keeps per server.
 const statusStderrLines = 10
 
+// explainLines is how many of a failed server's last stderr lines are
+// searched for the path it could not use (a Node stack trace puts the
+// error a dozen lines above the end).
+const explainLines = 30
+
+// explain is Options.Explain over lines, "" without it.
+func (s *server) explain(lines []string) string {
+	if s.m.opts.Explain == nil {
+		return ""
+	}
+	probs := PathProblems(lines)
+	if len(probs) == 0 {
+		return ""
+	}
+	return s.m.opts.Explain(s.name, probs)
+}
+
 // transportName is the effective transport of a server config.
 func transportName(c config.MCPServer) string {
 	switch {
@@ -298,6 +352,7 @@ type server struct {
 	mu       sync.Mutex
 	state    State
 	started  bool
+	client   *sdk.Client // of the live or latest connection: roots go to it
 	cs       *sdk.ClientSession
 	tools    []*sdk.Tool // live list; nil until listed
 	cached   []*sdk.Tool // remembered list; nil when none
@@ -351,13 +406,16 @@ func (s *server) supervise() {
 			return
 		}
 		if err != nil {
-			if last := s.stderr.lines(1); len(last) == 1 {
-				err = fmt.Errorf("%w (its stderr: %s)", err, last[0])
+			lines := s.stderr.lines(explainLines)
+			if hint := s.explain(lines); hint != "" {
+				err = fmt.Errorf("%s (%w)", hint, err)
+			} else if len(lines) > 0 {
+				err = fmt.Errorf("%w (its stderr: %s)", err, lines[len(lines)-1])
 			}
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
 			s.fail(err)
-			if failures >= s.m.opts.MaxRestarts {
+			if failures >= s.m.opts.MaxRestarts || errors.Is(err, ErrConfig) {
 				s.setState(StateFailed, err)
 				return
 			}
@@ -462,7 +520,7 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 	s.m.wg.Add(1)
 	go func() {
 		defer s.m.wg.Done()
-		s.refreshCatalog(cs)
+		s.afterReady(cs)
 	}()
 }
 
@@ -471,6 +529,14 @@ func (s *server) ready(cs *sdk.ClientSession, list []*sdk.Tool) {
 func (s *server) refreshCatalog(cs *sdk.ClientSession) {
 	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
+	s.listCatalog(ctx, cs)
+}
+
+// afterReady sets the server's log level, then lists its catalogue.
+func (s *server) afterReady(cs *sdk.ClientSession) {
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	s.setLogLevel(ctx, cs)
 	s.listCatalog(ctx, cs)
 }
 
@@ -520,6 +586,8 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		return nil, nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
+		// roots with listChanged (SetRoots notifies).
+		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}},
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
@@ -530,7 +598,16 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		PromptListChangedHandler: func(_ context.Context, req *sdk.PromptListChangedRequest) {
 			go s.refreshCatalog(req.Session)
 		},
+		ProgressNotificationHandler: s.m.progress.handle,
+		LoggingMessageHandler:       s.logMessage,
+		ElicitationHandler:          s.elicit,
 	})
+	s.m.rootsMu.Lock()
+	client.AddRoots(s.m.roots...)
+	s.mu.Lock()
+	s.client = client
+	s.mu.Unlock()
+	s.m.rootsMu.Unlock()
 	cs, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
@@ -713,4 +790,76 @@ func (s *server) saveCache(list []*sdk.Tool) {
 	if os.WriteFile(tmp, data, 0o600) == nil {
 		_ = os.Rename(tmp, f)
 	}
+}
+
+// Starting lists the servers still connecting for the first time with no
+// tool list known: those whose tools a session started without, after
+// WaitReady gave up on them.
+func (m *Manager) Starting() []string {
+	var out []string
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.state == StateConnecting && s.tools == nil && s.cached == nil && !s.reported {
+			out = append(out, s.name)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// AwaitReady waits until server is ready and returns how many tools it
+// offers, or the error that ended its start (it failed, was closed, or
+// ctx ended first).
+func (m *Manager) AwaitReady(ctx context.Context, name string) (int, error) {
+	s, err := m.server(name)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		s.mu.Lock()
+		st, n, lastErr, ch := s.state, len(s.tools), s.lastErr, s.changed
+		s.mu.Unlock()
+		switch st {
+		case StateReady:
+			return n, nil
+		case StateFailed, StateClosed, StateDisabled:
+			if lastErr == nil {
+				lastErr = fmt.Errorf("it is %s", st)
+			}
+			return 0, lastErr
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-m.ctx.Done():
+			return 0, m.ctx.Err()
+		}
+	}
+}
+
+// ServerOf names the configured server a tool name (mcp__SERVER__TOOL)
+// belongs to; the longest matching name wins, as server names may hold
+// "_".
+func (m *Manager) ServerOf(toolName string) (string, bool) {
+	best := ""
+	for _, s := range m.servers {
+		if strings.HasPrefix(toolName, Prefix+s.name+"__") && len(s.name) > len(best) {
+			best = s.name
+		}
+	}
+	return best, best != ""
+}
+
+// Connect starts server if need be and waits until it is ready (its
+// tools are then in Tools), has failed, or ctx ends.
+func (m *Manager) Connect(ctx context.Context, name string) error {
+	s, err := m.server(name)
+	if err != nil {
+		return err
+	}
+	if _, err := s.session(ctx); err != nil {
+		return fmt.Errorf("MCP server %s: %w", name, err)
+	}
+	return nil
 }

@@ -106,7 +106,7 @@ func (t *remoteTool) Info() tool.Info { return t.info }
 // Run calls the tool on its server, starting the server if need be. Every
 // failure (bad input, the server down or crashing mid-call, the tool's own
 // error) is an error Result the model can act on.
-func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (tool.Result, error) {
+func (t *remoteTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 	var args map[string]any
 	if strings.TrimSpace(string(input)) == "" {
 		input = json.RawMessage("{}")
@@ -127,7 +127,20 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 	if err != nil {
 		return tool.Errorf("%s is unavailable: the MCP server %q is not running: %v. Do not retry now; do without it or tell the user.", t.info.Name, t.s.name, err), nil
 	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: t.remote, Arguments: args})
+	// Protocol 2026-07-28 carries the log level in each request.
+	params := &sdk.CallToolParams{Name: t.remote, Arguments: args,
+		Meta: sdk.Meta{sdk.MetaKeyLogLevel: mcpLevel(t.s.m.opts.LogLevel)}}
+	if env != nil && env.Publish != nil {
+		// Progress is shown live to whoever watches the session.
+		publish, name := env.Publish, t.info.Name
+		tok, done := t.s.m.progress.track(func(p *sdk.ProgressNotificationParams) { publish(progressNotice(name, p)) })
+		defer done()
+		params.SetProgressToken(tok)
+	}
+	if env != nil {
+		ctx = withElicitEnv(ctx, env)
+	}
+	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
@@ -140,7 +153,15 @@ func (t *remoteTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage
 		}
 		return tool.Errorf("%s failed: %v", t.info.Name, err), nil
 	}
-	return convert(t.info.Name, res, t.s.m.opts.OutputCap), nil
+	r := convert(t.info.Name, res, t.s.m.opts.OutputCap)
+	if r.IsError {
+		// A write the sandbox refused (server-filesystem outside its
+		// granted directories): say which path and how to allow it.
+		if hint := t.s.explain(strings.Split(r.Output, "\n")); hint != "" {
+			r.Output += "\n[odin: " + hint + "]"
+		}
+	}
+	return r, nil
 }
 
 // lost reports whether cs is no longer the server's live session (it died

@@ -39,7 +39,11 @@
 // body names the domain and the setting that would allow it. A process
 // Odin itself configures for the network (Spec.Network = NetworkFull: the
 // user's MCP servers, never a model's command) shares the host's network
-// instead, with the file system confined as usual.
+// instead, with the file system confined as usual. Such a process may
+// also be granted directories to write whatever its mode (Spec.Writable:
+// an MCP server's data directory and the directories the user's config
+// grants it), and Explain says why a path it failed on was hidden or
+// read-only.
 //
 // Where bubblewrap is missing or cannot create namespaces, the fallback is
 // Landlock, applied by the same init helper (Go cannot run code between

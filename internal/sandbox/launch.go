@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 )
 
@@ -83,18 +84,49 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		bind = "--bind"
 	}
 	// The writable directories are bound even when read-only, so that they
-	// stay visible when they lie under the private /tmp.
-	for _, w := range writable {
-		args = append(args, bind, w, w)
+	// stay visible when they lie under the private /tmp. A later mount
+	// hides what an earlier one put beneath it, so parents go first: a
+	// granted directory inside a read-only root stays writable, and a
+	// read-only root inside a granted directory stays read-only.
+	granted := resolveDirs(spec.Writable)
+	type mount struct {
+		dir  string
+		flag string
 	}
-	for _, pp := range l.protectedPaths(writable) {
-		args = append(args, "--ro-bind", pp, pp)
+	var mounts []mount
+	for _, w := range writable {
+		mounts = append(mounts, mount{w, bind})
+	}
+	for _, w := range granted {
+		if !slices.Contains(writable, w) || !spec.Write {
+			mounts = append(mounts, mount{w, "--bind"})
+		}
 	}
 	// Only what the private /tmp hides: binding onto a path that is
-	// visible already fails when it is a symlink.
-	for _, v := range spec.Visible {
-		if within("/tmp", v) {
-			args = append(args, "--ro-bind", v, v)
+	// visible already fails when it is a symlink. In the same order, so
+	// that a visible parent does not cover a granted directory.
+	for i, v := range spec.Visible {
+		// Shown by a bind already, v may be a symlink there now.
+		shown := slices.ContainsFunc(append(slices.Clone(granted), writable...), func(w string) bool { return within(w, v) }) ||
+			slices.ContainsFunc(spec.Visible, func(o string) bool { return o != v && within(o, v) }) ||
+			slices.Contains(spec.Visible[:i], v)
+		if within("/tmp", v) && !shown {
+			mounts = append(mounts, mount{v, "--ro-bind"})
+		}
+	}
+	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Count(a.dir, "/") - strings.Count(b.dir, "/") })
+	for _, m := range mounts {
+		args = append(args, m.flag, m.dir, m.dir)
+	}
+	protected := l.protectedPaths(append(slices.Clone(writable), granted...))
+	for _, pp := range protected {
+		args = append(args, "--ro-bind", pp, pp)
+	}
+	// A granted directory inside a protected one (a server's data
+	// directory under Odin's state directory) is writable again.
+	for _, w := range granted {
+		if slices.ContainsFunc(protected, func(pp string) bool { return pp != w && within(pp, w) }) {
+			args = append(args, "--bind", w, w)
 		}
 	}
 	// The private cache stays writable in ask and plan mode: read-only
@@ -170,6 +202,11 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 			for _, w := range l.writableDirs() {
 				rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 			}
+		}
+		granted := resolveDirs(spec.Writable)
+		protected = l.protectedPaths(append(l.writableDirs(), granted...))
+		for _, w := range granted {
+			rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 		}
 		if c := l.cacheDir(); c != "" {
 			rules.Write = append(rules.Write, c) // as with bubblewrap
@@ -266,4 +303,16 @@ func filterPipe(allowUnix bool) (*os.File, error) {
 		return nil, fmt.Errorf("sandbox: seccomp filter: %w", err)
 	}
 	return r, nil
+}
+
+// resolveDirs resolves symlinks in dirs, leaving out missing ones and
+// duplicates.
+func resolveDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if real, err := filepath.EvalSymlinks(d); err == nil && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
 }

@@ -158,6 +158,13 @@ type Spec struct {
 	// (an MCP server's program); paths elsewhere are readable already and
 	// are ignored.
 	Visible []string
+	// Writable are further directories this process may write whatever
+	// Write says (an MCP server's declared directories and its data
+	// directory). They must exist. Protected paths inside them stay
+	// read-only, unless the directory lies inside a protected path itself
+	// (a data directory under Odin's state directory). Only Odin's own
+	// code sets them, from the user's configuration.
+	Writable []string
 	// Network is NetworkProxy (the default) or NetworkFull. Only Odin's
 	// own code sets it, for processes the user configured (MCP servers);
 	// a model's command line never chooses it.

@@ -179,3 +179,29 @@ func resourceMentions(cat MCPCatalog) []string {
 	}
 	return out
 }
+
+// ExpandMCP turns a headless task (odin run) into what the REPL would
+// submit for the same input: "/mcp__SERVER__PROMPT args" becomes the
+// prompt the server renders, and @server:uri mentions in any other text
+// attach those resources. notes say what was attached or why not; err is
+// an MCP prompt that could not be rendered.
+func ExpandMCP(ctx context.Context, cat MCPCatalog, text string) (string, []messages.Image, []string, error) {
+	if cat == nil {
+		return text, nil, nil, nil
+	}
+	if line, ok := strings.CutPrefix(strings.TrimSpace(text), "/"); ok && strings.HasPrefix(line, "mcp__") {
+		name, args, _ := strings.Cut(line, " ")
+		if c, ok := mcpCommand(cat, name); ok {
+			res, err := c.Run(ctx, strings.TrimSpace(args))
+			if err != nil {
+				return "", nil, nil, fmt.Errorf("/%s: %w", name, err)
+			}
+			return res.Prompt, nil, nil, nil
+		}
+	}
+	if !hasResourceMention(cat, text) {
+		return text, nil, nil, nil
+	}
+	block, images, notes := attachResources(ctx, cat, text)
+	return text + block, images, notes, nil
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,7 +35,17 @@ type probeIn struct {
 func mcpFixture() int {
 	canary := flag.String("canary", "", "file to append a line to on every start")
 	say := flag.String("stderr", "", "a line to write to stderr on start, followed by a terminal title escape")
+	waitFor := flag.String("wait-for", "", "file whose appearance the server waits for before it answers (a slow start)")
+	listed := flag.String("listed", "", "file to create once the server has answered tools/list ($VARs expand)")
 	flag.Parse()
+	if *waitFor != "" {
+		for {
+			if _, err := os.Stat(*waitFor); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	if *say != "" {
 		fmt.Fprintf(os.Stderr, "%s \x1b]0;pwned\x07\n", *say)
 	}
@@ -60,8 +71,10 @@ func mcpFixture() int {
 	sdk.AddTool(s, &sdk.Tool{Name: "probe", Description: "Report what this server may do."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in probeIn) (*sdk.CallToolResult, any, error) {
 			var b strings.Builder
+			failed := false
 			for _, p := range in.Write {
 				if err := os.WriteFile(p, []byte("written by an MCP server\n"), 0o644); err != nil {
+					failed = true
 					fmt.Fprintf(&b, "write %s: failed (%v)\n", p, err)
 				} else {
 					fmt.Fprintf(&b, "write %s: ok\n", p)
@@ -74,8 +87,43 @@ func mcpFixture() int {
 					fmt.Fprintf(&b, "env %s unset\n", k)
 				}
 			}
+			// As server-filesystem does, a refused write is the call's error.
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}, IsError: failed}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "roots", Description: "List the client's roots."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			// From protocol 2026-07-28 on, a server asks for the roots
+			// inside the call (a multi round-trip request) and the client
+			// calls again with the answer.
+			res, ok := req.Params.InputResponses["roots"].(*sdk.ListRootsResult)
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"roots": &sdk.ListRootsParams{}}}, nil, nil
+			}
+			var b strings.Builder
+			for _, r := range res.Roots {
+				fmt.Fprintf(&b, "root %s %s\n", r.URI, r.Name)
+			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
 		})
+	s.AddResource(&sdk.Resource{URI: "fixture://notes", Name: "notes", MIMEType: "text/plain"},
+		func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+			return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: "fixture://notes", MIMEType: "text/plain", Text: "the fixture's notes say 7"}}}, nil
+		})
+	s.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greet someone.", Arguments: []*sdk.PromptArgument{{Name: "name", Required: true}}},
+		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Say hello to " + req.Params.Arguments["name"]}}}}, nil
+		})
+	if *listed != "" {
+		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+				res, err := next(ctx, method, req)
+				if method == "tools/list" {
+					_ = os.WriteFile(os.ExpandEnv(*listed), []byte("listed\n"), 0o644)
+				}
+				return res, err
+			}
+		})
+	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		return 0 // stdin closed: the client went away
 	}
