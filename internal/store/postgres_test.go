@@ -214,3 +214,69 @@ func openPGURL(t *testing.T, url string) *store.Postgres {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// TestPostgresDeadlockRetried: two transactions append to two sessions in
+// opposite orders, each waiting for the other's first append, so the
+// server finds a deadlock and aborts one of them (40P01). The store runs
+// that one again, and both commit: each session holds one message from
+// each transaction.
+func TestPostgresDeadlockRetried(t *testing.T) {
+	srv := pgtest.New(t)
+	s := openPG(t, srv)
+	ctx := t.Context()
+	var ids [2]string
+	for i := range ids {
+		sess, err := s.CreateSession(ctx, store.Session{Project: "/p"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = sess.ID
+	}
+	// firstDone[k] is closed once transaction k holds its first session
+	// row's lock; only the first try of each waits for the other.
+	firstDone := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	tries := [2]int{}
+	errs := make(chan error, 2)
+	for k := range 2 {
+		go func() {
+			errs <- s.Batch(ctx, func(ctx context.Context) error {
+				tries[k]++
+				first, second := ids[k], ids[1-k]
+				if _, err := s.AppendMessage(ctx, text(first, fmt.Sprintf("tx%d first", k))); err != nil {
+					return err
+				}
+				if tries[k] == 1 {
+					close(firstDone[k])
+					<-firstDone[1-k]
+				}
+				_, err := s.AppendMessage(ctx, text(second, fmt.Sprintf("tx%d second", k)))
+				return err
+			})
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("a batch failed despite the retry: %v", err)
+		}
+	}
+	if tries[0]+tries[1] < 3 {
+		t.Fatalf("tries %v: no transaction was run again, so no deadlock happened and the test proves nothing", tries)
+	}
+	for _, id := range ids {
+		msgs, err := s.AllMessages(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.Text())
+		}
+		if len(got) != 2 {
+			t.Errorf("session %s holds %q, want one message of each transaction", id, got)
+		}
+	}
+}
+
+func text(session, s string) store.Message {
+	return store.Message{SessionID: session, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: s}}}
+}
