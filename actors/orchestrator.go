@@ -349,6 +349,16 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
 	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
+	if err := o.j.fencedErr(); err != nil {
+		// Another process owns the session now: nothing this one does
+		// could be stored, and it must not act on the project either.
+		var taken *TakenOverError
+		if errors.As(err, &taken) {
+			err = taken
+		}
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("not started: %v", err))
+		return
+	}
 	if err := o.j.brokenErr(); err != nil {
 		// The session is stopped while its store refuses writes: a turn
 		// run now could not be saved either. The journal keeps retrying
@@ -1060,8 +1070,13 @@ func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
 	if msg.err != nil {
 		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + msg.err.Error()})
 	}
+	var taken *TakenOverError
 	if msg.unsaved != nil {
 		msg.res.NotSaved = msg.unsaved.Error()
+	}
+	if msg.unsaved != nil && !errors.As(msg.unsaved, &taken) {
+		// (A session taken over said so with SessionFenced; its store
+		// is fine.)
 		o.deps.Bus.Publish(messages.Notice{Level: "error", Text: fmt.Sprintf("this turn is not saved (%v): the session takes no new input until the store accepts writes again; free space or fix the database (odin doctor)", msg.unsaved)})
 	}
 	o.deps.Bus.Publish(messages.TurnFinished{Result: msg.res})
