@@ -231,6 +231,8 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 			entries = append(entries, sdk.PlanEntry{Content: t.Content, Priority: sdk.PlanEntryPriorityMedium, Status: st})
 		}
 		return []sdk.SessionUpdate{sdk.UpdatePlan(entries...)}
+	case messages.SessionFenced:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText("\n[error] " + e.Reason + "\n")}
 	case messages.Notice:
 		if e.Level != "info" {
 			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText("[" + e.Level + "] " + e.Text + "\n")}
