@@ -409,3 +409,42 @@ func (c *checkpointWriter) write() error {
 	}
 	return c.st.SetAfterHashes(ctx, cp.ID, map[string]string{c.project + "/a.go": "h"})
 }
+
+// A detached agent run does not outlive its session's takeover: when the
+// session finds it was taken over, the run is stopped with the reason,
+// and its work (held at the model) never reaches the new owner's history.
+func TestTakeoverStopsDetachedRuns(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(bg("search", "slow look", "look slowly")),
+			llmtest.Step{When: "Started search run", ToolCalls: []llmtest.ToolCall{llmtest.Call(AgentStopToolName, map[string]any{"id": "search-1", "detach": true})}},
+			llmtest.Step{When: "detached", Text: "left it working"},
+			llmtest.Step{When: "next question", Text: "never stored"},
+		).
+		Add("search", llmtest.Step{Hold: "s", ToolCalls: searchReport("zombie result").ToolCalls})
+	st, other := fenceBackends()[0].open(t)
+	var a *store.Fenced
+	h := newHarness(t, s, withClaim(st, &a))
+	h.sess.Submit("start something slow", messages.ModeAsk)
+	if r := h.turn(); r.Status != messages.TurnDone {
+		t.Fatalf("turn = %+v", r)
+	}
+	if run := runsByHandle(t, h)["search-1"]; run.Status != messages.RunRunning || !run.Detached {
+		t.Fatalf("detached run = %+v", run)
+	}
+	claim(t, other, "s1", "node-b")
+	before := exportAll(t, st, "s1", h.root)
+
+	h.sess.Submit("next question", messages.ModeAsk)
+	next[messages.SessionFenced](h)
+	h.turn()
+	waitFor(t, func() bool { return runsByHandle(t, h)["search-1"].Status == messages.RunStopped })
+	if run := runsByHandle(t, h)["search-1"]; !strings.Contains(run.Summary, "taken over by another process") {
+		t.Errorf("stopped run = %+v, want the takeover as the reason", run)
+	}
+	h.client.Release("s")
+	time.Sleep(100 * time.Millisecond) // a stray report would be written by now
+	if after := exportAll(t, st, "s1", h.root); !bytes.Equal(before, after) {
+		t.Fatalf("the taken-over session wrote:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+}

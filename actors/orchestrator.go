@@ -204,6 +204,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		// Nothing runs but detached agent runs, which the user asked for.
+	case *sessionFenced:
+		o.onFenced(c, msg)
 	case *messages.AgentRunsRequest:
 		c.Respond(&messages.AgentRunsResponse{Runs: o.runs.list()})
 	case *messages.AgentProgress:
@@ -239,6 +241,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		o.cancelTurn(c, msg.Reason)
+	case *sessionFenced:
+		o.onFenced(c, msg)
 	case *modelDone:
 		o.onModelDone(c, msg)
 	case *toolsDone:
@@ -973,6 +977,24 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 		reason = "cancelled by the user"
 	}
 	o.finishTurn(c, messages.TurnCancelled, reason)
+}
+
+// sessionFenced: the session's store claim was superseded (the journal's
+// onFenced); reason says so.
+type sessionFenced struct{ reason string }
+
+// onFenced stops what the session runs once another process took it over,
+// since none of its work could be stored any more: every agent run,
+// detached ones too, and the running turn or compaction, cancelled with
+// reason as Cancel would (sent to self, so that each behaviour handles it
+// as its own). Later inputs are refused by startTurn.
+func (o *Orchestrator) onFenced(c actor.Context, msg *sessionFenced) {
+	for _, run := range o.tasks {
+		if !run.reported {
+			o.abandon(c, run, msg.reason)
+		}
+	}
+	c.Send(c.Self(), &messages.Cancel{Reason: msg.reason})
 }
 
 // turnSaved carries a finished turn back after its history was committed

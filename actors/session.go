@@ -103,7 +103,7 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		j.onFenced = func(to *TakenOverError) {
 			deps.Bus.Publish(messages.SessionFenced{Epoch: to.Epoch, Reason: to.Error()})
 			if pid := orch.Load(); pid != nil {
-				system.Root.Send(pid, &messages.Cancel{Reason: to.Error()})
+				system.Root.Send(pid, &sessionFenced{reason: to.Error()})
 			}
 		}
 	}
