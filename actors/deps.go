@@ -145,6 +145,9 @@ type Deps struct {
 	// Hooks runs the user's hooks on session events; nil runs none.
 	Hooks SessionHooks
 	// Store persists sessions as they happen; nil keeps them in memory.
+	// A front end hands the session's claim (store.Fenced), so that every
+	// write goes through it: once another process claims the session, a
+	// write fails with store.ErrFenced and the session stops.
 	Store store.Store
 	// Locks serializes writes to one file across the session's agents;
 	// NewSession provides it when nil.

@@ -36,6 +36,12 @@ import (
 // ErrNotSaved at once and the session refuses new turns, while the writes
 // stay queued and retried; the first commit that succeeds heals it. What
 // could still not be written at close is close's error (ErrNotSaved).
+//
+// A write through a claim another process superseded (store.ErrFenced) is
+// the exception to all of this: it is never retried, since it can only
+// fail the same way. The journal stops at once: it drops what is queued,
+// answers every barrier with a TakenOverError, tells onFenced, and writes
+// nothing more.
 type journal struct {
 	st  store.Store
 	log zerolog.Logger
@@ -44,6 +50,9 @@ type journal struct {
 	report func(error)
 	// policy is the retry schedule; set before the first write.
 	policy journalPolicy
+	// onFenced, if set, is told once that the session's claim was
+	// superseded. It must not block.
+	onFenced func(*TakenOverError)
 
 	mu      sync.Mutex
 	queue   []journalEntry
@@ -55,6 +64,7 @@ type journal struct {
 	since   time.Time // when the current episode began
 	broken  error     // ErrNotSaved wrapping failing, once it lasted too long
 	lost    int       // writes given up on
+	fenced  error     // ErrNotSaved and a TakenOverError, once fenced
 	lastErr error     // the error of the last write given up on
 	// inFlight is the number of entries the writer took from the queue
 	// and has not finished with.
@@ -86,6 +96,35 @@ type JournalStats struct {
 // store (Session.Close wraps it with the cause; a turn's result carries it
 // in NotSaved).
 var ErrNotSaved = errors.New("the session could not be saved")
+
+// TakenOverError: another process claimed the session (store.Claim), so
+// this one's claim is fenced and the session stopped here: nothing more
+// it does is stored. It wraps the store's ErrFenced.
+type TakenOverError struct {
+	// Epoch is the epoch of the claim that owns the session now; 0 when
+	// the session was deleted.
+	Epoch int64
+	Err   error
+}
+
+func (e *TakenOverError) Error() string {
+	if e.Epoch == 0 {
+		return "session deleted by another process; this session is stopped"
+	}
+	return fmt.Sprintf("session taken over by another process (epoch %d); this session is stopped", e.Epoch)
+}
+
+func (e *TakenOverError) Unwrap() error { return e.Err }
+
+// takenOver is the TakenOverError of a fenced write.
+func takenOver(err error) *TakenOverError {
+	t := &TakenOverError{Err: err}
+	var fe *store.FencedError
+	if errors.As(err, &fe) {
+		t.Epoch = fe.Current
+	}
+	return t
+}
 
 // journalPolicy is how a journal retries a failed write.
 type journalPolicy struct {
@@ -164,6 +203,8 @@ func (j *journal) barrier() <-chan error {
 	}
 	j.mu.Lock()
 	switch {
+	case j.fenced != nil:
+		ch <- j.fenced
 	case j.broken != nil:
 		ch <- j.broken
 	case j.closed:
@@ -208,6 +249,11 @@ func (j *journal) enqueue(e journalEntry) {
 		return
 	}
 	j.mu.Lock()
+	if j.fenced != nil {
+		// The session is stopped: the write could only be refused.
+		j.mu.Unlock()
+		return
+	}
 	if j.closed {
 		j.lost++
 		j.lastErr = errors.New("written after the session was closed")
@@ -276,6 +322,10 @@ func (j *journal) run() {
 			j.succeeded(time.Since(start))
 			backoff = 0
 			continue
+		}
+		if errors.Is(err, store.ErrFenced) {
+			j.fence(pending, err)
+			return
 		}
 		if j.failed(pending, err) && closed {
 			// Closing, and the failure has outlasted its patience:
@@ -372,6 +422,39 @@ func (j *journal) failed(pending []journalEntry, err error) bool {
 	return broken != nil
 }
 
+// fence stops the journal for good after a fenced write: pending and
+// everything queued are dropped (none of it could be stored), barriers are
+// answered with the TakenOverError, and onFenced is told.
+func (j *journal) fence(pending []journalEntry, err error) {
+	to := takenOver(err)
+	j.mu.Lock()
+	j.fenced = fmt.Errorf("%w: %w", ErrNotSaved, to)
+	j.queue = append(pending, j.queue...)
+	barriers := j.takeBarriersLocked()
+	dropped := len(j.queue)
+	j.queue, j.inFlight = nil, 0
+	answer := j.fenced
+	j.mu.Unlock()
+	j.log.Error().Err(err).Int("dropped", dropped).Msg("journal: the session's claim was superseded; nothing more is written")
+	if j.onFenced != nil {
+		j.onFenced(to)
+	}
+	for _, b := range barriers {
+		b <- answer
+	}
+}
+
+// fencedErr is the journal's error once the session was taken over
+// (ErrNotSaved and a TakenOverError), nil before.
+func (j *journal) fencedErr() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.fenced
+}
+
 // takeBarriersLocked removes the barriers from the queue and returns them.
 func (j *journal) takeBarriersLocked() []chan<- error {
 	var out []chan<- error
@@ -415,7 +498,9 @@ func (j *journal) writeAll(entries []journalEntry) ([]journalEntry, error) {
 		case n == 1 && e.barrier != nil:
 			j.pass(e.barrier)
 		case n == 1:
-			if err = j.write(e.fn); err != nil && !retryableWrite(err) {
+			if err = j.write(e.fn); errors.Is(err, store.ErrFenced) {
+				pending = entries[i : i+1]
+			} else if err != nil && !retryableWrite(err) {
 				j.giveUp(entries[i:i+1], err)
 				err = nil
 			} else if err != nil {
@@ -453,6 +538,9 @@ func (j *journal) writeBatch(b batcher, entries []journalEntry) ([]journalEntry,
 			switch {
 			case err == nil:
 				done = append(done, e)
+			case errors.Is(err, store.ErrFenced):
+				// Nothing of the batch may land: it goes back whole.
+				return err
 			case !retryableWrite(err):
 				rejected, rejectErr = append(rejected, e), append(rejectErr, err)
 			default:
@@ -539,6 +627,9 @@ func (j *journal) close() error {
 	<-j.stopped
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.fenced != nil {
+		return j.fenced
+	}
 	if j.lost > 0 {
 		return fmt.Errorf("%w: %d writes lost: %v", ErrNotSaved, j.lost, j.lastErr)
 	}

@@ -214,6 +214,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		// Nothing runs but detached agent runs, which the user asked for.
+	case *sessionFenced:
+		o.onFenced(c, msg)
 	case *messages.AgentRunsRequest:
 		c.Respond(&messages.AgentRunsResponse{Runs: o.runs.list()})
 	case *messages.AgentProgress:
@@ -251,6 +253,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		c.Respond(o.queueState())
 	case *messages.Cancel:
 		o.cancelTurn(c, msg.Reason)
+	case *sessionFenced:
+		o.onFenced(c, msg)
 	case *modelDone:
 		o.onModelDone(c, msg)
 	case *toolsDone:
@@ -363,6 +367,16 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	o.turn = t
 	o.deps.Bus.Publish(messages.TurnStarted{Input: withoutImageData(in)})
+	if err := o.j.fencedErr(); err != nil {
+		// Another process owns the session now: nothing this one does
+		// could be stored, and it must not act on the project either.
+		var taken *TakenOverError
+		if errors.As(err, &taken) {
+			err = taken
+		}
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("not started: %v", err))
+		return
+	}
 	if err := o.j.brokenErr(); err != nil {
 		// The session is stopped while its store refuses writes: a turn
 		// run now could not be saved either. The journal keeps retrying
@@ -997,6 +1011,24 @@ func (o *Orchestrator) cancelTurn(c actor.Context, reason string) {
 	o.finishTurn(c, messages.TurnCancelled, reason)
 }
 
+// sessionFenced: the session's store claim was superseded (the journal's
+// onFenced); reason says so.
+type sessionFenced struct{ reason string }
+
+// onFenced stops what the session runs once another process took it over,
+// since none of its work could be stored any more: every agent run,
+// detached ones too, and the running turn or compaction, cancelled with
+// reason as Cancel would (sent to self, so that each behaviour handles it
+// as its own). Later inputs are refused by startTurn.
+func (o *Orchestrator) onFenced(c actor.Context, msg *sessionFenced) {
+	for _, run := range o.tasks {
+		if !run.reported {
+			o.abandon(c, run, msg.reason)
+		}
+	}
+	c.Send(c.Self(), &messages.Cancel{Reason: msg.reason})
+}
+
 // turnSaved carries a finished turn back after its history was committed
 // (or could not be), its diff rendered and its checkpoint committed, all
 // off the mailbox.
@@ -1100,8 +1132,13 @@ func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
 	if msg.err != nil {
 		o.deps.Bus.Publish(messages.Notice{Level: "warn", Text: "could not save the checkpoint for undo: " + msg.err.Error()})
 	}
+	var taken *TakenOverError
 	if msg.unsaved != nil {
 		msg.res.NotSaved = msg.unsaved.Error()
+	}
+	if msg.unsaved != nil && !errors.As(msg.unsaved, &taken) {
+		// (A session taken over said so with SessionFenced; its store
+		// is fine.)
 		o.deps.Bus.Publish(messages.Notice{Level: "error", Text: fmt.Sprintf("this turn is not saved (%v): the session takes no new input until the store accepts writes again; free space or fix the database (odin doctor)", msg.unsaved)})
 	}
 	o.deps.Bus.Publish(messages.TurnFinished{Result: msg.res})

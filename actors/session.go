@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -93,8 +94,18 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		system, own = NewActorSystem(logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())), true
 	}
 	j := newJournal(deps.Store, deps.Log)
+	var orch atomic.Pointer[actor.PID]
 	if j != nil {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
+		// Taken over (deps.Store is a store.Fenced whose claim a later
+		// one superseded): the session says so and stops its turn; the
+		// Orchestrator refuses later inputs (journal.fencedErr).
+		j.onFenced = func(to *TakenOverError) {
+			deps.Bus.Publish(messages.SessionFenced{Epoch: to.Epoch, Reason: to.Error()})
+			if pid := orch.Load(); pid != nil {
+				system.Root.Send(pid, &sessionFenced{reason: to.Error()})
+			}
+		}
 	}
 	disk := &sync.WaitGroup{}
 	var runs []messages.AgentRun
@@ -111,6 +122,7 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		j.close()
 		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
 	}
+	orch.Store(pid)
 	return &Session{ID: id, deps: deps, system: system, ownSystem: own, orch: pid, j: j, disk: disk}, nil
 }
 

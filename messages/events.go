@@ -246,6 +246,15 @@ type TurnFinished struct {
 	Result TurnResult `json:"result"`
 }
 
+// SessionFenced: another process opened this session and took it over
+// (a later claim in the store), so this one stopped: the running turn is
+// cancelled, inputs are refused, and nothing more is stored from here.
+// Epoch is the new owner's claim (0 when the session was deleted).
+type SessionFenced struct {
+	Epoch  int64  `json:"epoch"`
+	Reason string `json:"reason"`
+}
+
 // Resync: this subscriber fell too far behind and Dropped events were
 // discarded from its backlog instead of stalling the session (streamed
 // text, tool and agent progress; never turn, input or approval events).
@@ -279,3 +288,4 @@ func (Compacted) EventType() string         { return "compacted" }
 func (TurnFinished) EventType() string      { return "turn_finished" }
 func (Init) EventType() string              { return "init" }
 func (Resync) EventType() string            { return "resync" }
+func (SessionFenced) EventType() string     { return "session_fenced" }

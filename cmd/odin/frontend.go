@@ -169,11 +169,8 @@ func (s *frontSession) Remove(ctx context.Context, id string) (*messages.QueueSt
 
 // history is the stored conversation, for replay.
 func (s *frontSession) history(ctx context.Context) ([]llm.Message, error) {
-	st, err := s.a.openStore(ctx)
-	if err != nil {
-		return nil, err
-	}
-	h, err := st.Messages(ctx, s.live.ID)
+	// Through the session's claim: Messages may repair, which is a write.
+	h, err := s.live.Deps.Store.Messages(ctx, s.live.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,12 @@ func closeSession(live *liveSession, err error) error {
 	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cerr := live.Close(cctx)
+	var taken *actors.TakenOverError
+	if errors.As(cerr, &taken) {
+		// Another process owns the session now (exit 4, as for a
+		// session in use when the run started).
+		return &exitError{code: exitBusy, err: fmt.Errorf("%v; what this run did after that is not in session %s (its new owner carries on)", taken, live.ID)}
+	}
 	if !errors.Is(cerr, actors.ErrNotSaved) {
 		return err
 	}

@@ -220,6 +220,8 @@ func (r *renderer) event(env messages.Envelope) {
 		r.progress("  %s %s: waiting for rate limit (%s), %s", r.paint("33", "…"), termsafe.Line(ev.Agent), termsafe.Line(ev.Provider), time.Duration(ev.WaitMS)*time.Millisecond)
 	case messages.Notice:
 		r.progress("  %s %s", r.paint("33", "!"), termsafe.Text(ev.Text))
+	case messages.SessionFenced:
+		r.progress("  %s %s", r.paint("31", "!"), termsafe.Line(ev.Reason))
 	case messages.Resync:
 		// The output fell behind and progress was skipped; the result
 		// still comes whole with turn_finished.

@@ -60,10 +60,10 @@ session.
 
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
 quality gate failed after the fix rounds, 4 the session is in use by another
-odin process, 5 the answer was given but could not be saved to the session
-store (disk full, read-only database), 130 cancelled (Ctrl-C), 129 and 143
-ended by SIGHUP (terminal closed) and SIGTERM: the turn is cancelled and saved
-first, as with Ctrl-C.
+odin process (or one took it over during the run), 5 the answer was given but
+could not be saved to the session store (disk full, read-only database), 130
+cancelled (Ctrl-C), 129 and 143 ended by SIGHUP (terminal closed) and SIGTERM:
+the turn is cancelled and saved first, as with Ctrl-C.
 
 Headless runs never wait for an answer: anything that would need approval is
 denied, unless widened with --allow, --add-dir or --yolo.`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -175,9 +176,18 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		}
 		id = s.ID
 	}
-	lease, err := a.takeLease(id)
-	if err != nil {
-		return nil, err
+	// The local lease first (SQLite: the fast path, one writer per
+	// session on this host), then the claim, which fences any other
+	// writer wherever it runs, then the read, which sees every write the
+	// previous owner will ever make. A PostgreSQL store is shared by
+	// hosts, where the flock means nothing: opening a session another
+	// process holds takes it over, and that process stops at its next
+	// write.
+	var lease *store.Lease
+	if _, shared := st.(*store.Postgres); !shared {
+		if lease, err = a.takeLease(id); err != nil {
+			return nil, err
+		}
 	}
 	ok := false
 	defer func() {
@@ -185,15 +195,19 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 			_ = lease.Release()
 		}
 	}()
+	st, err = claimSession(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
 	var recovery actors.Recovery
 	if resumed {
-		// Turns a dead process left unfinished are settled first: a
-		// partial reply marked interrupted is then out of the history
-		// read for the model below.
+		// Turns a dead process left unfinished are settled first, through
+		// the claim: a partial reply marked interrupted is then out of
+		// the history read for the model below.
 		if recovery, err = actors.RecoverInputs(ctx, st, id); err != nil {
 			return nil, fmt.Errorf("recover interrupted turns: %w", err)
 		}
-		// Read after taking the lease: the previous writer is done.
+		// Read after taking the lease and the claim: the previous writer is done.
 		history, err = st.Messages(ctx, id)
 		if err != nil {
 			return nil, err
@@ -224,6 +238,30 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	}
 	ok = true
 	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed, lease: lease, Recovery: recovery}, nil
+}
+
+// claimSession claims the session for this process (store.Claimer) and
+// returns the claim, through which every write of the session then goes;
+// a store that cannot claim is returned as it is.
+func claimSession(ctx context.Context, st store.Store, id string) (store.Store, error) {
+	c, ok := st.(store.Claimer)
+	if !ok {
+		return st, nil
+	}
+	h, err := c.Claim(ctx, id, claimNode())
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return h, nil
+}
+
+// claimNode names this process in a session's owner column: host and PID.
+func claimNode() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown-host"
+	}
+	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
 // changeSets makes one checkpoint per turn that changes files. Each file is

@@ -433,6 +433,8 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		return []sdk.SessionUpdate{planUpdate(e.Todos)}
 	case messages.UsageUpdated:
 		return ls.usageUpdate(e)
+	case messages.SessionFenced:
+		return []sdk.SessionUpdate{sdk.UpdateAgentMessageText("\n[error] " + e.Reason + "\n")}
 	case messages.Notice:
 		if e.Level != "info" {
 			return []sdk.SessionUpdate{sdk.UpdateAgentThoughtText("[" + e.Level + "] " + e.Text + "\n")}

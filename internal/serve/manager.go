@@ -70,6 +70,11 @@ type Opener interface {
 // ErrNotFound is returned for a session the server does not know.
 var ErrNotFound = errors.New("serve: no such session")
 
+// ErrTakenOver is returned for an input to a session another process took
+// over (messages.SessionFenced): this server stopped it and will not
+// restore it, which would take it back, until it is deleted here.
+var ErrTakenOver = errors.New("serve: session taken over by another process")
+
 // entry is one session known to the server, running or passivated.
 type entry struct {
 	id      string
@@ -87,6 +92,9 @@ type entry struct {
 	// inFlight counts inputs submitted and not yet finished; a session
 	// with work or pending approvals is never passivated.
 	inFlight atomic.Int64
+	// takenOver is the reason of the session's SessionFenced event, once
+	// another process took it over.
+	takenOver atomic.Pointer[string]
 }
 
 // Info describes a session for the API.
@@ -97,6 +105,8 @@ type Info struct {
 	InFlight   int64     `json:"in_flight"`
 	LastActive time.Time `json:"last_active"`
 	LastEvent  uint64    `json:"last_event_id"`
+	// TakenOver says why, once another process took the session over.
+	TakenOver string `json:"taken_over,omitempty"`
 }
 
 // manager owns the server's sessions.
@@ -234,8 +244,12 @@ func (m *manager) list() []Info {
 func (e *entry) info() Info {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return Info{ID: e.id, Project: e.project, Active: e.sess != nil, InFlight: e.inFlight.Load(),
+	info := Info{ID: e.id, Project: e.project, Active: e.sess != nil, InFlight: e.inFlight.Load(),
 		LastActive: time.Unix(0, e.lastActive.Load()), LastEvent: e.hub.last()}
+	if r := e.takenOver.Load(); r != nil {
+		info.TakenOver = *r
+	}
+	return info
 }
 
 // activate attaches a running session and starts copying its events to the
@@ -251,6 +265,10 @@ func (e *entry) activate(s Session, finished *statusCounts) {
 		for env := range evs {
 			if tf, ok := env.Event.(messages.TurnFinished); ok {
 				finished.add(string(tf.Result.Status))
+			}
+			if f, ok := env.Event.(messages.SessionFenced); ok {
+				reason := f.Reason
+				e.takenOver.Store(&reason)
 			}
 			switch env.Event.(type) {
 			case messages.TurnFinished, messages.InputRemoved:
@@ -298,6 +316,9 @@ type accepted struct {
 func (m *manager) submit(ctx context.Context, e *entry, key, body string, mode messages.Mode) (accepted, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.gone(); err != nil {
+		return accepted{}, err
+	}
 	s, err := m.running(ctx, e)
 	if err != nil {
 		return accepted{}, err
@@ -350,6 +371,15 @@ func (m *manager) resumePending(ctx context.Context, allowed func(string) (strin
 		n++
 	}
 	return n, nil
+}
+
+// gone is ErrTakenOver, with the reason, once another process took the
+// session over; nil before.
+func (e *entry) gone() error {
+	if r := e.takenOver.Load(); r != nil {
+		return fmt.Errorf("%w: %s; DELETE /v1/sessions/%s here, then send the input again to take it back", ErrTakenOver, *r, e.id)
+	}
+	return nil
 }
 
 // withSession runs f on the running session, if it is running: a

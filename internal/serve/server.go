@@ -499,6 +499,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, errShuttingDown):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrTakenOver):
+		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
 }

@@ -174,3 +174,30 @@ func BenchmarkAppendMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFencedAppendMessage is BenchmarkAppendMessage through a claim,
+// as every session writes now: the epoch check's share on SQLite.
+func BenchmarkFencedAppendMessage(b *testing.B) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, filepath.Join(b.TempDir(), "odin.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	sess, err := s.CreateSession(ctx, store.Session{Project: "/home/dev/proj"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := s.Claim(ctx, sess.ID, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := conversation(sess.ID, 2)[1]
+	m.ID, m.Seq, m.CreatedAt = "", 0, time.Time{}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := h.AppendMessage(ctx, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -43,7 +43,9 @@
 //     AppendMessage updates the session row before drawing the next
 //     sequence number, so that row lock orders concurrent appenders and
 //     the numbers stay unique and gap-free;
-//   - errors: a unique violation is SQLITE_CONSTRAINT_* or SQLSTATE 23505.
+//   - errors: a unique violation is SQLITE_CONSTRAINT_* or SQLSTATE 23505;
+//     a PostgreSQL transaction aborted as a serialization failure (40001)
+//     or a deadlock (40P01) is run again a few times (retrySerialization).
 //
 // Claim (fence.go, both backends) fences a session's writers: a claim
 // bumps the session's epoch, and a write through an older claim fails

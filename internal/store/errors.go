@@ -22,14 +22,16 @@ var (
 
 // Transient reports whether err is a failure that load explains and time
 // alone may clear: the database busy or locked by another writer, a
-// statement interrupted, or a deadline that passed while the write waited
-// its turn (a process has one writer connection). A full disk, a
-// read-only or a damaged file need someone to act instead.
+// statement interrupted, a PostgreSQL transaction aborted as a
+// serialization failure or a deadlock (after the store's own retries), or
+// a deadline that passed while the write waited its turn (a process has
+// one writer connection). A full disk, a read-only or a damaged file need
+// someone to act instead; ErrFenced never clears.
 func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || isBusy(err) {
+	if errors.Is(err, context.DeadlineExceeded) || isBusy(err) || isPGRetryable(err) {
 		return true
 	}
 	var e interface{ Code() int }

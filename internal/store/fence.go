@@ -9,8 +9,28 @@ import (
 )
 
 // ErrFenced: the write went through a claim that no longer owns its
-// session (a later Claim took it), so nothing was written.
+// session (a later Claim took it), so nothing was written. It is final:
+// retrying the write can only fail the same way.
 var ErrFenced = errors.New("fenced: the session was claimed by a later writer")
+
+// FencedError is the ErrFenced of one write: which claim wrote and which
+// epoch owns the session now (0 when the session no longer exists).
+type FencedError struct {
+	Session string
+	// Epoch is the claim's; Current the session's when the write was
+	// refused.
+	Epoch, Current int64
+}
+
+func (e *FencedError) Error() string {
+	if e.Current == 0 {
+		return fmt.Sprintf("session %s no longer exists (claim at epoch %d): %v", e.Session, e.Epoch, ErrFenced)
+	}
+	return fmt.Sprintf("session %s: claim at epoch %d, the session is at epoch %d: %v", e.Session, e.Epoch, e.Current, ErrFenced)
+}
+
+// Is makes errors.Is(err, ErrFenced) hold.
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 
 // Claimer is a Store that can fence a session's writers (both backends).
 type Claimer interface {
@@ -47,7 +67,17 @@ func (s *SQLite) Claim(ctx context.Context, sessionID, node string) (*Fenced, er
 	if err != nil {
 		return nil, fmt.Errorf("store: claim: %w", err)
 	}
-	return &Fenced{Store: s, core: s, f: fence{session: sessionID, epoch: epoch}}, nil
+	return &Fenced{Store: s, batch: s.Batch, f: fence{session: sessionID, epoch: epoch}}, nil
+}
+
+// Claim implements Claimer; the handle's batches join the group commits.
+func (g *Grouped) Claim(ctx context.Context, sessionID, node string) (*Fenced, error) {
+	h, err := g.SQLite.Claim(ctx, sessionID, node)
+	if err != nil {
+		return nil, err
+	}
+	h.Store, h.batch = g, g.Batch
+	return h, nil
 }
 
 // fenced wraps fn with the check of the claim ctx carries, if any: the
@@ -67,13 +97,13 @@ func (s *SQLite) fenced(ctx context.Context, fn func(tx *wtx) error) func(tx *wt
 		var epoch int64
 		err := tx.QueryRowContext(ctx, q, f.session).Scan(&epoch)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("session %s no longer exists: %w", f.session, ErrFenced)
+			return &FencedError{Session: f.session, Epoch: f.epoch}
 		}
 		if err != nil {
 			return err
 		}
 		if epoch != f.epoch {
-			return fmt.Errorf("session %s: claim at epoch %d, the session is at epoch %d: %w", f.session, f.epoch, epoch, ErrFenced)
+			return &FencedError{Session: f.session, Epoch: f.epoch, Current: epoch}
 		}
 		return fn(tx)
 	}
@@ -85,8 +115,8 @@ func (s *SQLite) fenced(ctx context.Context, fn func(tx *wtx) error) func(tx *wt
 // the store stays open for its owner.
 type Fenced struct {
 	Store
-	core *SQLite
-	f    fence
+	batch func(ctx context.Context, fn func(ctx context.Context) error) error
+	f     fence
 }
 
 var _ Store = (*Fenced)(nil)
@@ -103,7 +133,7 @@ func (h *Fenced) ctx(ctx context.Context) context.Context {
 
 // Batch runs fn as the store's Batch, every write in it fenced.
 func (h *Fenced) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
-	return h.core.Batch(h.ctx(ctx), fn)
+	return h.batch(h.ctx(ctx), fn)
 }
 
 // Close implements Store; it leaves the store open.

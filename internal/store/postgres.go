@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +46,10 @@ const migrateLockKey int64 = 0x6f64696e
 // means nothing across hosts, and this type does not pretend otherwise.
 // What replaces it across hosts is fencing (issue 28): Claim bumps the
 // session's epoch, and every write through the returned handle checks that
-// epoch in its own transaction (fence.go). The CLI does not claim yet:
-// wiring Claim into the session actors (claim on open, ErrFenced stops
-// the session) is the next step; until then two hosts writing one
-// session through the plain Store interleave their messages.
+// epoch in its own transaction (fence.go). Every session the CLI opens
+// for writing is claimed, and its writes go through the claim: a process
+// that opens a session another one holds takes it over, and the other's
+// next write fails with ErrFenced, which stops that session.
 type Postgres struct {
 	*SQLite
 	pool *pgxpool.Pool
@@ -150,6 +151,43 @@ func (t *wtx) lockSession(ctx context.Context, id string) error {
 		return nil
 	}
 	return err
+}
+
+// pgTxAttempts is how many times a PostgreSQL write transaction is tried
+// when the server aborts it as a serialization failure or a deadlock.
+const pgTxAttempts = 4
+
+// retrySerialization runs fn until it succeeds, fails for another reason,
+// or has been tried attempts times, waiting a little (1, 2, 4 ms... with
+// jitter, so that two transactions that collided do not collide again)
+// between tries. Only the server's "try again" answers are retried:
+// serialization_failure (40001) and deadlock_detected (40P01), after
+// which the whole transaction was rolled back. ErrFenced and everything
+// else are returned at once.
+func retrySerialization(ctx context.Context, attempts int, fn func() error) error {
+	wait := time.Millisecond
+	for i := 1; ; i++ {
+		err := fn()
+		if err == nil || i >= attempts || errors.Is(err, ErrFenced) || !isPGRetryable(err) {
+			return err
+		}
+		t := time.NewTimer(wait + rand.N(wait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait *= 2
+	}
+}
+
+// isPGRetryable reports PostgreSQL's serialization_failure (40001) and
+// deadlock_detected (40P01): the transaction was rolled back and running
+// it again may succeed.
+func isPGRetryable(err error) bool {
+	var e *pgconn.PgError
+	return errors.As(err, &e) && (e.Code == "40001" || e.Code == "40P01")
 }
 
 // isPGConstraint reports PostgreSQL's unique_violation (SQLSTATE 23505),

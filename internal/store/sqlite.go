@@ -226,8 +226,20 @@ func (s *SQLite) write(ctx context.Context, fn func(tx *wtx) error) error {
 }
 
 // inTx runs fn in a write transaction and commits it (rolls it back when
-// fn fails), then prepares the queries it ran without a cached statement.
-func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) (err error) {
+// fn fails). On PostgreSQL a transaction the server aborted as a
+// serialization failure or a deadlock is run again, a few times
+// (retrySerialization): nothing of it was stored.
+func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
+	if s.dialect == dialectPostgres {
+		return retrySerialization(ctx, pgTxAttempts, func() error { return s.inTxOnce(ctx, fn) })
+	}
+	return s.inTxOnce(ctx, fn)
+}
+
+// inTxOnce runs fn in a write transaction and commits it (rolls it back
+// when fn fails), then prepares the queries it ran without a cached
+// statement.
+func (s *SQLite) inTxOnce(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	began := time.Now()
 	defer func() { observeWrite(time.Since(began), err) }()
 	sqltx, err := s.w.BeginTx(ctx, nil)

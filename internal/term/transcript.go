@@ -126,6 +126,8 @@ func (t *transcript) event(ev messages.Event) []string {
 			st = th.Dim
 		}
 		return []string{"  " + th.Paint(st, "! "+termsafe.Line(ev.Text))}
+	case messages.SessionFenced:
+		return []string{"  " + th.Paint(th.Warn, "! "+termsafe.Line(ev.Reason)+": open it again to take it back (odin --resume)")}
 	case messages.Compacted:
 		parts := ""
 		if ev.Requests > 1 {

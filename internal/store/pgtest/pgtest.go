@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +35,9 @@ type Server struct {
 	done chan struct{} // closed when cmd has been reaped
 	log  *os.File
 	next atomic.Int64 // database name counter
+	// port, when set, is the TCP port on 127.0.0.1 the server also
+	// listens on, and URL names it instead of the socket.
+	port int
 }
 
 // Find returns the directory holding initdb and postgres: the newest
@@ -68,8 +72,25 @@ func isExec(p string) bool {
 // binaries are absent and fails it when the server does not start.
 func New(t testing.TB) *Server {
 	t.Helper()
+	return newServer(t, false)
+}
+
+// NewTCP is New with the server reached over TCP on 127.0.0.1 (a free
+// port) rather than its unix socket: what a server on another host costs
+// in round trips, minus the network, for benchmarks.
+func NewTCP(t testing.TB) *Server {
+	t.Helper()
+	return newServer(t, true)
+}
+
+func newServer(t testing.TB, tcp bool) *Server {
+	t.Helper()
 	began := time.Now()
-	s, err := Start(context.Background())
+	start := Start
+	if tcp {
+		start = StartTCP
+	}
+	s, err := start(context.Background())
 	if errors.Is(err, ErrNotInstalled) {
 		t.Skipf("pgtest: %v (install postgresql to run the PostgreSQL store tests)", err)
 	}
@@ -89,7 +110,21 @@ func New(t testing.TB) *Server {
 // it, returning once the server accepts connections. PostgreSQL refuses
 // to run as root, so as root both run as the postgres user, which then
 // owns the directory. Stop must be called.
-func Start(ctx context.Context) (_ *Server, err error) {
+func Start(ctx context.Context) (*Server, error) { return start(ctx, 0) }
+
+// StartTCP is Start with the server also listening on a free TCP port of
+// 127.0.0.1, which its URLs then name.
+func StartTCP(ctx context.Context) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return start(ctx, port)
+}
+
+func start(ctx context.Context, port int) (_ *Server, err error) {
 	bin, err := Find()
 	if err != nil {
 		return nil, err
@@ -136,16 +171,22 @@ func Start(ctx context.Context) (_ *Server, err error) {
 	}
 	// Durability is worthless for a throwaway database; fsync off makes
 	// every commit and CREATE DATABASE cheap.
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	listen := "listen_addresses="
+	args := []string{"-D", data, "-k", dir}
+	if port != 0 {
+		listen = "listen_addresses=127.0.0.1"
+		args = append(args, "-p", strconv.Itoa(port))
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), append(args,
+		"-c", listen, "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")...)
 	run(cmd)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Server{dir: dir, cmd: cmd, done: make(chan struct{}), log: log}
+	s := &Server{dir: dir, cmd: cmd, done: make(chan struct{}), log: log, port: port}
 	go func() { cmd.Wait(); close(s.done) }()
 	if err := s.waitReady(ctx, 60*time.Second); err != nil {
 		s.Stop()
@@ -182,6 +223,9 @@ func (s *Server) waitReady(ctx context.Context, budget time.Duration) error {
 // URL is the connection URL of database db on this server.
 func (s *Server) URL(db string) string {
 	q := url.Values{"host": {s.dir}, "sslmode": {"disable"}}
+	if s.port != 0 {
+		q = url.Values{"host": {"127.0.0.1"}, "port": {strconv.Itoa(s.port)}, "sslmode": {"disable"}}
+	}
 	return (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/" + db, RawQuery: q.Encode()}).String()
 }
 
