@@ -1,0 +1,202 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"github.com/odin-code/odin/internal/store"
+)
+
+// Config configures a node.
+type Config struct {
+	// Name is the cluster's name: nodes of one name in one store form
+	// one cluster.
+	Name string
+	// Store holds the members table.
+	Store store.Membership
+	// Bind is the host the node's remote listens on; Advertise the host
+	// other nodes reach it at (Bind when empty). Port 0 picks a free one.
+	Bind      string
+	Advertise string
+	Port      int
+	// Host opens sessions; nil makes a node that hosts none (odin serve
+	// --host-sessions=false).
+	Host Host
+	// TTL, Heartbeat: see Provider. ActivationTimeout: see Lookup.
+	TTL               time.Duration
+	Heartbeat         time.Duration
+	ActivationTimeout time.Duration
+	// RequestTimeout bounds one request to a grain, retries included.
+	RequestTimeout time.Duration
+	// Idle passivates a session grain after this long without work.
+	Idle time.Duration
+	Log  *slog.Logger
+}
+
+// Defaults fills the zero durations with what the spike found to work
+// on one loaded machine.
+func (c *Config) Defaults() {
+	if c.TTL <= 0 {
+		c.TTL = 3 * time.Second
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = c.TTL / 5
+	}
+	if c.ActivationTimeout <= 0 {
+		c.ActivationTimeout = 5 * time.Second
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 15 * time.Second
+	}
+	if c.Idle <= 0 {
+		c.Idle = 10 * time.Minute
+	}
+	if c.Bind == "" {
+		c.Bind = "127.0.0.1"
+	}
+	if c.Advertise == "" {
+		c.Advertise = c.Bind
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Node is one member of an Odin cluster.
+type Node struct {
+	cfg      Config
+	System   *actor.ActorSystem
+	Cluster  *cluster.Cluster
+	lookup   *Lookup
+	provider *Provider
+	// activations counts session grains activated on this node.
+	activations atomic.Int64
+}
+
+// Start joins the cluster: it starts an actor system with a remote on
+// Bind:Port, the session kind when cfg.Host is set, the members-table
+// provider and Odin's lookup. It returns once this node's first
+// heartbeat is written and the members are read.
+func Start(cfg Config) (_ *Node, err error) {
+	cfg.Defaults()
+	if cfg.Name == "" || cfg.Store == nil {
+		return nil, errors.New("cluster: a node needs a cluster name and a store")
+	}
+	port := cfg.Port
+	if port == 0 {
+		// The remote advertises host:port as given, so the port must be
+		// known before it starts.
+		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Bind, "0"))
+		if err != nil {
+			return nil, fmt.Errorf("cluster: pick a port on %s: %w", cfg.Bind, err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+	}
+	n := &Node{cfg: cfg}
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return cfg.Log.With("component", "protoactor") }))
+	n.System = sys
+	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log}
+	n.lookup = &Lookup{ActivationTimeout: cfg.ActivationTimeout}
+	rc := remote.Configure(cfg.Bind, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.Advertise, strconv.Itoa(port))))
+	var opts []cluster.ConfigOption
+	if cfg.Host != nil {
+		opts = append(opts, cluster.WithKinds(newSessionKind(grainOptions{
+			host: cfg.Host, node: sys.ID, idle: cfg.Idle, openTimeout: max(cfg.ActivationTimeout, 30*time.Second),
+			replay: 1024, log: cfg.Log, activated: func() { n.activations.Add(1) },
+		})))
+	}
+	opts = append(opts, cluster.WithRequestTimeout(cfg.RequestTimeout))
+	cc := cluster.Configure(cfg.Name, n.provider, n.lookup, rc, opts...)
+	n.Cluster = cluster.New(sys, cc)
+	// StartMember panics where it could have returned an error (a port
+	// taken, the provider's first heartbeat failing).
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cluster: start member: %v", r)
+			sys.Shutdown()
+		}
+	}()
+	n.Cluster.StartMember()
+	return n, nil
+}
+
+// ID is the node's member ID.
+func (n *Node) ID() string { return n.System.ID }
+
+// Address is where other nodes reach this one.
+func (n *Node) Address() string { return n.System.Address() }
+
+// Activations is how many session grains this node activated.
+func (n *Node) Activations() int64 { return n.activations.Load() }
+
+// Members returns the IDs of the members this node sees, hosts of
+// sessions first.
+func (n *Node) Members() []*cluster.Member {
+	n.lookup.mu.RLock()
+	defer n.lookup.mu.RUnlock()
+	return append([]*cluster.Member(nil), n.lookup.members...)
+}
+
+// Owner returns the address of the node that hosts session id now.
+func (n *Node) Owner(id string) string {
+	return n.lookup.Owner(cluster.NewClusterIdentity(id, KindSession))
+}
+
+// Stop leaves the cluster: the session grains here close their sessions,
+// the member row is deleted, the remote stops.
+func (n *Node) Stop() {
+	n.lookup.Shutdown()
+	if err := n.provider.Shutdown(true); err != nil {
+		n.cfg.Log.Warn("cluster: leaving", "err", err)
+	}
+	n.Cluster.Remote.Shutdown(true)
+	n.System.Shutdown()
+}
+
+// request sends msg to session id's grain and decodes the answer; a
+// Failure answer becomes its error.
+func (n *Node) request(ctx context.Context, id string, msg any) (any, error) {
+	env, err := Encode(msg)
+	if err != nil {
+		return nil, err
+	}
+	timeout := n.cfg.RequestTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	// protoactor's default retry sleeps i*i*50 nanoseconds between
+	// attempts: a spin. Back off for real; the timeout bounds the whole.
+	backoff := cluster.WithRetryAction(func(i int) int {
+		i++
+		time.Sleep(time.Duration(min(i*25, 250)) * time.Millisecond)
+		return i
+	})
+	res, err := n.Cluster.Request(id, KindSession, env, cluster.WithTimeout(timeout), cluster.WithRetryCount(1<<20), backoff)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: request to session %s: %w", id, err)
+	}
+	reply, ok := res.(*anypb.Any)
+	if !ok {
+		return nil, fmt.Errorf("cluster: request to session %s: unexpected answer %T", id, res)
+	}
+	out, err := Decode(reply)
+	if err != nil {
+		return nil, err
+	}
+	if f, ok := out.(*Failure); ok {
+		return nil, f.Err()
+	}
+	return out, nil
+}
