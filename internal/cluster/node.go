@@ -15,6 +15,7 @@ import (
 	"github.com/asynkron/protoactor-go/remote"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/store"
 )
 
@@ -105,7 +106,9 @@ func Start(cfg Config) (_ *Node, err error) {
 		ln.Close()
 	}
 	n := &Node{cfg: cfg}
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return cfg.Log.With("component", "protoactor") }))
+	// Odin's actor system constructor: it sizes protoactor's registry
+	// shards once for the process, which must happen before any system.
+	sys := actors.NewActorSystem(cfg.Log.With("component", "protoactor"))
 	n.System = sys
 	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log}
 	n.lookup = &Lookup{ActivationTimeout: cfg.ActivationTimeout}

@@ -1,0 +1,448 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/store"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, for reading claims
+)
+
+// binDir holds the odin binary under test: ODIN_TEST_BIN_DIR, or one
+// built for this run.
+var binDir string
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("ODIN_TEST_BIN_DIR"); dir != "" {
+		binDir = dir
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "odin-cluster-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building odin:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// fleet is a cluster of odin processes on one machine sharing a SQLite
+// file (or a PostgreSQL database).
+type fleet struct {
+	t       *testing.T
+	dir     string
+	project string
+	store   string // --store
+	env     []string
+	model   *llmtest.Server
+
+	mu    sync.Mutex
+	procs []*proc
+}
+
+// proc is one odin child process.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	member string // cluster member ID
+	addr   string // cluster address
+	exited chan struct{}
+	out    *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newFleet(t *testing.T, script *llmtest.Script, storeURL string) *fleet {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(dir, "proj")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(project, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	model, err := llmtest.Serve("127.0.0.1:0", script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	if storeURL == "" {
+		storeURL = filepath.Join(dir, "cluster.db")
+	}
+	f := &fleet{t: t, dir: dir, project: project, store: storeURL, model: model}
+	// One state directory for all: on one machine the nodes share it
+	// (the serve token, the session leases beside the database).
+	f.env = append(os.Environ(),
+		"HOME="+filepath.Join(dir, "home"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "NO_COLOR=1",
+		"OPENAI_BASE_URL="+model.URL(), "OPENAI_API_KEY=")
+	t.Cleanup(f.stopAll)
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(dir, "state", "odin", "odin.log"))
+			t.Logf("--- odin.log:\n%s", b)
+		}
+	})
+	return f
+}
+
+var (
+	memberLine = regexp.MustCompile(`member (\S+) of cluster \S+ at (\S+)`)
+	listenLine = regexp.MustCompile(`listening on (https?://\S+) \(token in (\S+);`)
+)
+
+// start runs odin with args and waits for the lines it prints once up
+// (want of them); it returns the process and those lines.
+func (f *fleet) start(name string, want int, args ...string) (*proc, []string) {
+	f.t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "odin"), args...)
+	cmd.Env, cmd.Dir = f.env, f.project
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	p := &proc{name: name, cmd: cmd, exited: make(chan struct{}), out: &lockedBuffer{}}
+	cmd.Stderr = p.out
+	if err := cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.procs = append(f.procs, p)
+	f.mu.Unlock()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(p.out, sc.Text())
+			lines <- sc.Text()
+		}
+		close(lines)
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
+	var got []string
+	timeout := time.After(60 * time.Second)
+	for len(got) < want {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				f.t.Fatalf("%s exited before it was up:\n%s", name, p.out)
+			}
+			got = append(got, l)
+			if m := memberLine.FindStringSubmatch(l); m != nil {
+				p.member, p.addr = m[1], m[2]
+			}
+		case <-timeout:
+			f.t.Fatalf("%s is not up after 60 s:\n%s", name, p.out)
+		}
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	return p, got
+}
+
+// stopAll ends every process still running (SIGTERM, then SIGKILL) and
+// reaps it; the output of each goes to the log.
+func (f *fleet) stopAll() {
+	f.mu.Lock()
+	procs := append([]*proc(nil), f.procs...)
+	f.mu.Unlock()
+	for _, p := range procs {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, p := range procs {
+		select {
+		case <-p.exited:
+		case <-time.After(30 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+		if f.t.Failed() {
+			f.t.Logf("--- %s (pid %d):\n%s", p.name, p.cmd.Process.Pid, p.out)
+		}
+	}
+}
+
+func (f *fleet) worker(name string, extra ...string) *proc {
+	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info"}, extra...)
+	p, _ := f.start(name, 1, args...)
+	if p.member == "" {
+		f.t.Fatalf("%s printed no member line:\n%s", name, p.out)
+	}
+	return p
+}
+
+// front is odin serve --cluster --host-sessions=false as an API client.
+type front struct {
+	*proc
+	base, token string
+}
+
+func (f *fleet) front() *front {
+	p, lines := f.start("serve", 2, "serve", "--cluster", "t", "--store", f.store, "--host-sessions=false",
+		"--cluster-ttl", "1s", "--listen", "127.0.0.1:0", "--root", f.project, "--log-level", "info")
+	fr := &front{proc: p}
+	for _, l := range lines {
+		if m := listenLine.FindStringSubmatch(l); m != nil {
+			tok, err := os.ReadFile(m[2])
+			if err != nil {
+				f.t.Fatal(err)
+			}
+			fr.base, fr.token = m[1], strings.TrimSpace(string(tok))
+		}
+	}
+	if fr.base == "" || p.member == "" {
+		f.t.Fatalf("serve printed %q", lines)
+	}
+	return fr
+}
+
+func (fr *front) call(method, path string, body any) (int, map[string]any, error) {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, fr.base+path, rd)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out, nil
+}
+
+type sse struct {
+	typ  string
+	data map[string]any
+}
+
+// events streams a session's events from the start.
+func (fr *front) events(ctx context.Context, id string) (<-chan sse, error) {
+	req, _ := http.NewRequestWithContext(ctx, "GET", fr.base+"/v1/sessions/"+id+"/events?last_event_id=0", nil)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan sse, 256)
+	go func() {
+		defer close(ch)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 4096), 1<<20)
+		var ev sse
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "" && ev.typ != "":
+				ch <- ev
+				ev = sse{}
+			case strings.HasPrefix(line, "event: "):
+				ev.typ = line[7:]
+			case strings.HasPrefix(line, "data: "):
+				_ = json.Unmarshal([]byte(line[6:]), &ev.data)
+			}
+		}
+	}()
+	return ch, nil
+}
+
+// turn sends body to session id and waits for its turn_finished,
+// returning the turn's status and answer.
+func (fr *front) turn(ctx context.Context, id, body string) (status, answer string, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	evs, err := fr.events(ctx, id)
+	if err != nil {
+		return "", "", err
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": body}); err != nil || code != http.StatusAccepted {
+		return "", "", fmt.Errorf("message: %d %v %v", code, out, err)
+	}
+	for {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				return "", "", fmt.Errorf("session %s: the event stream ended", id)
+			}
+			if ev.typ != "turn_finished" {
+				continue
+			}
+			res, _ := ev.data["result"].(map[string]any)
+			in, _ := res["input"].(map[string]any)
+			if in["body"] != body {
+				continue // an earlier turn's end, replayed
+			}
+			st, _ := res["status"].(string)
+			ans, _ := res["answer"].(string)
+			return st, ans, nil
+		case <-ctx.Done():
+			return "", "", fmt.Errorf("session %s: no turn_finished for %q: %w", id, body, ctx.Err())
+		}
+	}
+}
+
+// claim is a session's owner and epoch as the store holds them.
+type claim struct {
+	Owner string
+	Epoch int64
+}
+
+// owners reads each session's claim from the shared store (the columns
+// store.Claim writes; the store's API does not expose them).
+func (f *fleet) owners(ctx context.Context, ids []string) map[string]claim {
+	f.t.Helper()
+	// Opening it through the store migrates nothing (the nodes did) and
+	// registers the drivers.
+	st, err := store.OpenURL(ctx, f.store)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	st.Close()
+	driver, dsn := "sqlite", "file:"+f.store+"?mode=ro"
+	if strings.HasPrefix(f.store, "postgres") {
+		driver, dsn = "pgx", f.store
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer db.Close()
+	q := `SELECT owner, epoch FROM sessions WHERE id = ?`
+	if driver == "pgx" {
+		q = `SELECT owner, epoch FROM sessions WHERE id = $1`
+	}
+	out := map[string]claim{}
+	for _, id := range ids {
+		var c claim
+		if err := db.QueryRowContext(ctx, q, id).Scan(&c.Owner, &c.Epoch); err != nil {
+			f.t.Fatalf("session %s: %v", id, err)
+		}
+		out[id] = c
+	}
+	return out
+}
+
+func helloScript(n int) *llmtest.Script {
+	s := llmtest.NewScript()
+	for range n {
+		s.Add("orchestrator", llmtest.Step{When: "hello", Text: "hi from the cluster"})
+	}
+	return s
+}
+
+// TestPlacement: 12 sessions created through odin serve
+// --host-sessions=false land on the two workers only, spread over both,
+// each activated exactly once (claimed at epoch 1 by a worker), and each
+// answers a turn through its worker.
+func TestPlacement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes")
+	}
+	f := newFleet(t, helloScript(40), "")
+	w1 := f.worker("worker-1")
+	w2 := f.worker("worker-2")
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	const n = 12
+	var ids []string
+	for i := range n {
+		code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+		if err != nil || code != http.StatusCreated {
+			t.Fatalf("create session %d: %d %v %v", i, code, s, err)
+		}
+		ids = append(ids, s["id"].(string))
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st, ans, err := fr.turn(ctx, id, fmt.Sprintf("hello %d", i))
+			if err == nil && (st != "done" || ans != "hi from the cluster") {
+				err = fmt.Errorf("session %s: turn %s %q", id, st, ans)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	perNode := map[string]int{}
+	for id, s := range f.owners(ctx, ids) {
+		if s.Epoch != 1 {
+			t.Errorf("session %s: epoch %d, want 1 (activated once)", id, s.Epoch)
+		}
+		perNode[s.Owner]++
+	}
+	t.Logf("placement: %s %d, %s %d, front %d", w1.name, perNode[w1.member], w2.name, perNode[w2.member], perNode[fr.member])
+	if perNode[fr.member] != 0 {
+		t.Errorf("%d sessions on the front, which hosts none", perNode[fr.member])
+	}
+	if perNode[w1.member] == 0 || perNode[w2.member] == 0 || perNode[w1.member]+perNode[w2.member] != n {
+		keys := make([]string, 0, len(perNode))
+		for k := range perNode {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Errorf("sessions per owner %v (workers %s, %s), want all %d on the workers, some on each", perNode, w1.member, w2.member, n)
+	}
+}
