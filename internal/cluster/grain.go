@@ -66,13 +66,13 @@ type sessionGrain struct {
 	// pending holds requests that came while the session was opening.
 	pending []pendingReq
 
-	epoch   int64
-	seq     uint64
-	ring    []*Event // the last o.replay events, for re-subscribers
-	subs    map[string]*actor.PID
-	inputs  map[string]*Accepted // by input ID, this activation's
+	epoch    int64
+	seq      uint64
+	ring     []*Event // the last o.replay events, for re-subscribers
+	subs     map[string]*actor.PID
+	inputs   map[string]*Accepted // by input ID, this activation's
 	inFlight int
-	closing bool
+	closing  bool
 }
 
 type pendingReq struct {

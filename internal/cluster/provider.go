@@ -65,7 +65,9 @@ func (p *Provider) start(c *cluster.Cluster, member bool) error {
 		return fmt.Errorf("cluster: provider: port %q: %w", portText, err)
 	}
 	var kinds []string
-	for _, k := range c.GetClusterKinds() {
+	// The configured kinds: the activated ones exist only once
+	// StartMember has begun, and protoactor adds its topic kind there.
+	for k := range c.Config.Kinds {
 		// protoactor registers its pub-sub topic kind on every member;
 		// Odin places no topics, and advertising it would make every node
 		// look like a host.
