@@ -163,6 +163,26 @@ func (l *Lookup) Owner(ci *cluster.ClusterIdentity) string {
 	return rdv.GetByClusterIdentity(ci)
 }
 
+// AddressDown reports whether no live member is at address: its
+// endpoint terminated, or it left the topology. This node's own address
+// is never down.
+func (l *Lookup) AddressDown(address string) bool {
+	if address == l.c.ActorSystem.Address() {
+		return false
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, m := range l.members {
+		if m.Address() != address {
+			continue
+		}
+		if _, dead := l.down[m.Id]; !dead {
+			return false
+		}
+	}
+	return true
+}
+
 // Get implements cluster.IdentityLookup: ask the owner's placement actor
 // to activate ci (or return its running activation). nil when there is
 // no owner or it does not answer within ActivationTimeout; the cluster

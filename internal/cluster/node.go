@@ -169,37 +169,112 @@ func (n *Node) Stop() {
 }
 
 // request sends msg to session id's grain and decodes the answer; a
-// Failure answer becomes its error.
+// Failure answer becomes its error. It retries until RequestTimeout (or
+// ctx) ends: when no member hosts sessions yet, when the grain's node
+// died (its PID is dropped from the cache and the session looked up
+// again, which activates it on a survivor), when the grain passivated or
+// is closing. An attempt to a node whose endpoint terminates is given up
+// at once rather than waited out: the request may have reached the grain
+// or not, so requests are at least once (Submit carries an input ID).
 func (n *Node) request(ctx context.Context, id string, msg any) (any, error) {
 	env, err := Encode(msg)
 	if err != nil {
 		return nil, err
 	}
-	timeout := n.cfg.RequestTimeout
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.RequestTimeout)
+	defer cancel()
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				if last == nil {
+					last = ctx.Err()
+				}
+				return nil, fmt.Errorf("cluster: request to session %s: %w (after %d attempts)", id, last, attempt)
+			case <-time.After(time.Duration(min(attempt*20, 200)) * time.Millisecond):
+			}
+		}
+		pid := n.pid(id)
+		if pid == nil {
+			last = errors.New("no member hosts the session now")
+			continue
+		}
+		res, err := n.ask(ctx, pid, env)
+		if err != nil {
+			n.Cluster.PidCache.RemoveByValue(id, KindSession, pid)
+			last = err
+			continue
+		}
+		reply, ok := res.(*anypb.Any)
+		if !ok {
+			return nil, fmt.Errorf("cluster: request to session %s: unexpected answer %T", id, res)
+		}
+		out, err := Decode(reply)
+		if err != nil {
+			return nil, err
+		}
+		if f, ok := out.(*Failure); ok {
+			if f.Fenced {
+				// The activation that answered is closing: the next
+				// lookup finds (or makes) its successor.
+				n.Cluster.PidCache.RemoveByValue(id, KindSession, pid)
+				last = f.Err()
+				continue
+			}
+			return nil, f.Err()
+		}
+		return out, nil
+	}
+}
+
+// pid returns session id's grain: cached, or looked up (activating it).
+func (n *Node) pid(id string) *actor.PID {
+	if pid, ok := n.Cluster.PidCache.Get(id, KindSession); ok && pid != nil {
+		if !n.lookup.AddressDown(pid.Address) {
+			return pid
+		}
+		n.Cluster.PidCache.RemoveByValue(id, KindSession, pid)
+	}
+	pid := n.lookup.Get(cluster.NewClusterIdentity(id, KindSession))
+	if pid != nil {
+		n.Cluster.PidCache.Set(id, KindSession, pid)
+	}
+	return pid
+}
+
+// ask sends env to pid and waits for the answer, giving up when ctx ends
+// or pid's node is found dead meanwhile.
+func (n *Node) ask(ctx context.Context, pid *actor.PID, env *anypb.Any) (any, error) {
+	wait := n.cfg.RequestTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(dl))
+		wait = time.Until(dl)
 	}
-	// protoactor's default retry sleeps i*i*50 nanoseconds between
-	// attempts: a spin. Back off for real; the timeout bounds the whole.
-	backoff := cluster.WithRetryAction(func(i int) int {
-		i++
-		time.Sleep(time.Duration(min(i*25, 250)) * time.Millisecond)
-		return i
-	})
-	res, err := n.Cluster.Request(id, KindSession, env, cluster.WithTimeout(timeout), cluster.WithRetryCount(1<<20), backoff)
-	if err != nil {
-		return nil, fmt.Errorf("cluster: request to session %s: %w", id, err)
+	if wait <= 0 {
+		return nil, ctx.Err()
 	}
-	reply, ok := res.(*anypb.Any)
-	if !ok {
-		return nil, fmt.Errorf("cluster: request to session %s: unexpected answer %T", id, res)
+	fut := n.System.Root.RequestFuture(pid, env, wait)
+	type result struct {
+		res any
+		err error
 	}
-	out, err := Decode(reply)
-	if err != nil {
-		return nil, err
+	done := make(chan result, 1)
+	go func() {
+		res, err := fut.Result()
+		done <- result{res, err}
+	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.res, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+			if n.lookup.AddressDown(pid.Address) {
+				return nil, fmt.Errorf("the node at %s is gone", pid.Address)
+			}
+		}
 	}
-	if f, ok := out.(*Failure); ok {
-		return nil, f.Err()
-	}
-	return out, nil
 }

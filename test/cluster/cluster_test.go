@@ -446,3 +446,140 @@ func TestPlacement(t *testing.T) {
 		t.Errorf("sessions per owner %v (workers %s, %s), want all %d on the workers, some on each", perNode, w1.member, w2.member, n)
 	}
 }
+
+// TestKillMidTurn: the worker running a session is SIGKILLed while a
+// turn streams; an input sent right after the kill is taken by the
+// survivor, which claims the session at epoch 2, and the front's event
+// stream continues with a resync and that input's turn_finished. The
+// seconds from the kill to the survivor's claim and to the input's
+// acceptance are logged (issue 29 asks for ≤ 2 s each; tests assert no
+// wall-clock time). ODIN_CLUSTER_RUNS repeats it.
+func TestKillMidTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes")
+	}
+	runs := 1
+	if v := os.Getenv("ODIN_CLUSTER_RUNS"); v != "" {
+		if _, err := fmt.Sscan(v, &runs); err != nil || runs < 1 {
+			t.Fatalf("ODIN_CLUSTER_RUNS=%q", v)
+		}
+	}
+	for run := range runs {
+		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t) })
+	}
+}
+
+func killMidTurn(t *testing.T) {
+	script := llmtest.NewScript()
+	script.Add("orchestrator",
+		llmtest.Step{When: "first", Text: "first answer"},
+		llmtest.Step{When: "stream", ChunkDelay: llmtest.Duration(100 * time.Millisecond), ChunkSize: 4, Text: strings.Repeat("streaming text ", 20)},
+	)
+	for range 5 {
+		script.Add("orchestrator", llmtest.Step{When: "after", Text: "answered by the survivor"})
+	}
+	f := newFleet(t, script, "")
+	workers := []*proc{f.worker("worker-1"), f.worker("worker-2")}
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	id := s["id"].(string)
+	if st, _, err := fr.turn(ctx, id, "first"); err != nil || st != "done" {
+		t.Fatalf("first turn: %s %v", st, err)
+	}
+	before := f.owners(ctx, []string{id})[id]
+	var victim, survivor *proc
+	for _, w := range workers {
+		if w.member == before.Owner {
+			victim = w
+		} else {
+			survivor = w
+		}
+	}
+	if victim == nil || before.Epoch != 1 {
+		t.Fatalf("session %s owned by %q at epoch %d, want a worker at epoch 1", id, before.Owner, before.Epoch)
+	}
+
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	evs, err := fr.events(sctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "stream B"}); err != nil || code != http.StatusAccepted {
+		t.Fatalf("message B: %d %v %v", code, out, err)
+	}
+	// Kill the owner once B is streaming.
+	for streaming := false; !streaming; {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				t.Fatal("event stream ended before B streamed")
+			}
+			streaming = ev.typ == "text_delta"
+		case <-ctx.Done():
+			t.Fatal("B never streamed")
+		}
+	}
+	killed := time.Now()
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "after the kill C"})
+	accepted := time.Since(killed)
+	if err != nil || code != http.StatusAccepted {
+		t.Fatalf("message C after the kill: %d %v %v", code, out, err)
+	}
+	var claimed time.Duration
+	for claimed == 0 {
+		if c := f.owners(ctx, []string{id})[id]; c.Epoch > before.Epoch {
+			claimed = time.Since(killed)
+			if c.Owner != survivor.member || c.Epoch != 2 {
+				t.Errorf("after the kill: owner %s epoch %d, want the survivor %s at epoch 2", c.Owner, c.Epoch, survivor.member)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the session was never claimed again")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	resynced, finishedC := false, false
+	for !finishedC {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				t.Fatal("the event stream ended after the kill")
+			}
+			switch ev.typ {
+			case "resync":
+				resynced = true
+			case "turn_finished":
+				res, _ := ev.data["result"].(map[string]any)
+				in, _ := res["input"].(map[string]any)
+				if in["body"] == "after the kill C" {
+					finishedC = true
+					if res["status"] != "done" || res["answer"] != "answered by the survivor" {
+						t.Errorf("C finished %v %q", res["status"], res["answer"])
+					}
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("C never finished")
+		}
+	}
+	if !resynced {
+		t.Error("no resync event on the stream between the lost activation and the new one")
+	}
+	select {
+	case <-victim.exited:
+	case <-time.After(10 * time.Second):
+		t.Error("the killed worker was not reaped")
+	}
+	t.Logf("failover: claimed on the survivor %.3f s after the SIGKILL; C accepted %.3f s after it", claimed.Seconds(), accepted.Seconds())
+}
