@@ -22,6 +22,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/store/pgtest"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, for reading claims
 )
@@ -391,7 +392,20 @@ func TestPlacement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three odin processes")
 	}
-	f := newFleet(t, helloScript(40), "")
+	placement(t, "")
+}
+
+// TestPlacementPostgres is TestPlacement on a PostgreSQL store (its own
+// server, started by the test).
+func TestPlacementPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes and PostgreSQL")
+	}
+	placement(t, pgtest.New(t).Database(t))
+}
+
+func placement(t *testing.T, storeURL string) {
+	f := newFleet(t, helloScript(40), storeURL)
 	w1 := f.worker("worker-1")
 	w2 := f.worker("worker-2")
 	fr := f.front()
@@ -465,11 +479,19 @@ func TestKillMidTurn(t *testing.T) {
 		}
 	}
 	for run := range runs {
-		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t) })
+		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t, "") })
 	}
 }
 
-func killMidTurn(t *testing.T) {
+// TestKillMidTurnPostgres is TestKillMidTurn on a PostgreSQL store.
+func TestKillMidTurnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes and PostgreSQL")
+	}
+	killMidTurn(t, pgtest.New(t).Database(t))
+}
+
+func killMidTurn(t *testing.T, storeURL string) {
 	script := llmtest.NewScript()
 	script.Add("orchestrator",
 		llmtest.Step{When: "first", Text: "first answer"},
@@ -478,7 +500,7 @@ func killMidTurn(t *testing.T) {
 	for range 5 {
 		script.Add("orchestrator", llmtest.Step{When: "after", Text: "answered by the survivor"})
 	}
-	f := newFleet(t, script, "")
+	f := newFleet(t, script, storeURL)
 	workers := []*proc{f.worker("worker-1"), f.worker("worker-2")}
 	fr := f.front()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
@@ -582,4 +604,59 @@ func killMidTurn(t *testing.T) {
 		t.Error("the killed worker was not reaped")
 	}
 	t.Logf("failover: claimed on the survivor %.3f s after the SIGKILL; C accepted %.3f s after it", claimed.Seconds(), accepted.Seconds())
+}
+
+// TestPassivation: a worker passivates an idle session grain (its
+// session closed, the grain stopped) and the next message activates it
+// again from the store: a new claim (epoch 2), the history intact.
+func TestPassivation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes")
+	}
+	script := helloScript(4)
+	script.Add("orchestrator", llmtest.Step{When: "remember", Text: "I remember"})
+	f := newFleet(t, script, "")
+	f.worker("worker-1", "--idle", "300ms")
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	id := s["id"].(string)
+	if st, _, err := fr.turn(ctx, id, "hello there"); err != nil || st != "done" {
+		t.Fatalf("first turn: %s %v", st, err)
+	}
+	// The grain passivates 300 ms after its last event; logged by the
+	// worker, in the shared log.
+	logFile := filepath.Join(f.dir, "state", "odin", "odin.log")
+	for {
+		b, _ := os.ReadFile(logFile)
+		if bytes.Contains(b, []byte("session idle; passivating")) && bytes.Contains(b, []byte(id)) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the idle session was never passivated")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if c := f.owners(ctx, []string{id})[id]; c.Epoch != 1 {
+		t.Fatalf("epoch %d before the next message, want 1", c.Epoch)
+	}
+	if st, ans, err := fr.turn(ctx, id, "remember"); err != nil || st != "done" || ans != "I remember" {
+		t.Fatalf("turn after passivation: %s %q %v", st, ans, err)
+	}
+	if c := f.owners(ctx, []string{id})[id]; c.Epoch != 2 {
+		t.Errorf("epoch %d after the re-activation, want 2", c.Epoch)
+	}
+	reqs := f.model.RequestsFor("orchestrator")
+	var history strings.Builder
+	for _, m := range reqs[len(reqs)-1].Body.LLMMessages() {
+		history.WriteString(m.Content + "\n")
+	}
+	if !strings.Contains(history.String(), "hello there") {
+		t.Errorf("the re-activated session forgot its history:\n%s", history.String())
+	}
 }
