@@ -343,7 +343,13 @@ func (g *sessionGrain) onBusEvent(ctx actor.Context, env messages.Envelope) {
 // closed (the store holds it) and the grain stops; the next request
 // activates it again, here or on the member that then owns it.
 func (g *sessionGrain) onIdle(ctx actor.Context) {
-	if g.sess == nil || g.closing || g.inFlight > 0 || len(g.sess.Pending()) > 0 {
+	if g.sess == nil || g.closing {
+		return
+	}
+	if g.inFlight > 0 || len(g.sess.Pending()) > 0 {
+		// protoactor disarms the timer when it fires: arm it again for
+		// when the turn (or the approval) is over.
+		ctx.SetReceiveTimeout(g.o.idle)
 		return
 	}
 	g.log.Info("cluster: session idle; passivating")
