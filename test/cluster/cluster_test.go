@@ -64,6 +64,9 @@ type fleet struct {
 	store   string // --store
 	env     []string
 	model   *llmtest.Server
+	// ownState gives each process its own state directory (as on
+	// separate hosts): no shared session leases, only the store.
+	ownState bool
 
 	mu    sync.Mutex
 	procs []*proc
@@ -126,8 +129,11 @@ func newFleet(t *testing.T, script *llmtest.Script, storeURL string) *fleet {
 	t.Cleanup(f.stopAll)
 	t.Cleanup(func() {
 		if t.Failed() {
-			b, _ := os.ReadFile(filepath.Join(dir, "state", "odin", "odin.log"))
-			t.Logf("--- odin.log:\n%s", b)
+			logs, _ := filepath.Glob(filepath.Join(dir, "state*", "odin", "odin.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("--- %s:\n%s", l, b)
+			}
 		}
 	})
 	return f
@@ -144,6 +150,9 @@ func (f *fleet) start(name string, want int, args ...string) (*proc, []string) {
 	f.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "odin"), args...)
 	cmd.Env, cmd.Dir = f.env, f.project
+	if f.ownState {
+		cmd.Env = append(append([]string(nil), f.env...), "XDG_STATE_HOME="+filepath.Join(f.dir, "state-"+name))
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		f.t.Fatal(err)
@@ -659,4 +668,136 @@ func TestPassivation(t *testing.T) {
 	if !strings.Contains(history.String(), "hello there") {
 		t.Errorf("the re-activated session forgot its history:\n%s", history.String())
 	}
+}
+
+// TestZombie: the owner of a session is stopped (SIGSTOP) mid-stream;
+// the cluster drops it after the TTL and a survivor claims the session
+// (epoch 2) and takes the next input. When the stopped worker resumes
+// (SIGCONT), its writes to the session are refused by the fence and its
+// activation stops itself; the stored history holds no reply of its.
+// PostgreSQL, and a state directory per process, as on separate hosts
+// (on one host the session lease would rightly keep the survivor out
+// while the stopped process lives).
+func TestZombie(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes and PostgreSQL")
+	}
+	script := llmtest.NewScript()
+	script.Add("orchestrator",
+		llmtest.Step{When: "first", Text: "first answer"},
+		llmtest.Step{When: "stream", ChunkDelay: llmtest.Duration(100 * time.Millisecond), ChunkSize: 4, Text: "ZOMBIE " + strings.Repeat("streaming text ", 20)},
+	)
+	for range 5 {
+		script.Add("orchestrator", llmtest.Step{When: "after", Text: "answered by the survivor"})
+	}
+	pgURL := pgtest.New(t).Database(t)
+	f := newFleet(t, script, pgURL)
+	f.ownState = true
+	workers := []*proc{f.worker("worker-1"), f.worker("worker-2")}
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	id := s["id"].(string)
+	if st, _, err := fr.turn(ctx, id, "first"); err != nil || st != "done" {
+		t.Fatalf("first turn: %s %v", st, err)
+	}
+	before := f.owners(ctx, []string{id})[id]
+	var zombie, survivor *proc
+	for _, w := range workers {
+		if w.member == before.Owner {
+			zombie = w
+		} else {
+			survivor = w
+		}
+	}
+	if zombie == nil {
+		t.Fatalf("session owned by %q, not a worker", before.Owner)
+	}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	evs, err := fr.events(sctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "stream B"}); err != nil || code != http.StatusAccepted {
+		t.Fatalf("message B: %d %v %v", code, out, err)
+	}
+	for streaming := false; !streaming; {
+		select {
+		case ev := <-evs:
+			streaming = ev.typ == "text_delta"
+		case <-ctx.Done():
+			t.Fatal("B never streamed")
+		}
+	}
+	stopped := time.Now()
+	if err := zombie.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			_ = zombie.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "after the stop C"})
+	accepted := time.Since(stopped)
+	if err != nil || code != http.StatusAccepted {
+		t.Fatalf("message C: %d %v %v", code, out, err)
+	}
+	for done := false; !done; {
+		select {
+		case ev := <-evs:
+			if ev.typ == "turn_finished" {
+				res, _ := ev.data["result"].(map[string]any)
+				in, _ := res["input"].(map[string]any)
+				done = in["body"] == "after the stop C"
+			}
+		case <-ctx.Done():
+			t.Fatal("C never finished")
+		}
+	}
+	after := f.owners(ctx, []string{id})[id]
+	if after.Owner != survivor.member || after.Epoch != 2 {
+		t.Fatalf("after the stop: owner %s epoch %d, want the survivor at epoch 2", after.Owner, after.Epoch)
+	}
+	// Resume the zombie: its stream goes on, every write of it fenced.
+	_ = zombie.cmd.Process.Signal(syscall.SIGCONT)
+	resumed = true
+	zlog := filepath.Join(f.dir, "state-"+zombie.name, "odin", "odin.log")
+	for {
+		b, _ := os.ReadFile(zlog)
+		if bytes.Contains(b, []byte("a later claim owns the session; stopping this activation")) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the zombie's activation never stopped; its log:\n%s", b)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	// Let anything the zombie could still write land, then read the
+	// transcript: no reply of the zombie's is complete in it.
+	time.Sleep(2 * time.Second)
+	var export bytes.Buffer
+	req, _ := http.NewRequest("GET", fr.base+"/v1/sessions/"+id+"/export?format=jsonl", nil)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(&export, resp.Body)
+	resp.Body.Close()
+	full := "ZOMBIE " + strings.Repeat("streaming text ", 20)
+	if strings.Contains(export.String(), strings.TrimSpace(full)) {
+		t.Errorf("the zombie completed its reply in the store after losing the session:\n%s", export.String())
+	}
+	if n := f.owners(ctx, []string{id})[id]; n.Owner != survivor.member || n.Epoch != 2 {
+		t.Errorf("after the zombie resumed: owner %s epoch %d, want the survivor at epoch 2", n.Owner, n.Epoch)
+	}
+	t.Logf("zombie: C accepted %.3f s after the SIGSTOP", accepted.Seconds())
 }
