@@ -801,3 +801,81 @@ func TestZombie(t *testing.T) {
 	}
 	t.Logf("zombie: C accepted %.3f s after the SIGSTOP", accepted.Seconds())
 }
+
+// TestApprovalAcrossNodes: a command the session on a worker asks
+// approval for is answered through serve's HTTP API; it runs once, on
+// the worker, in the project.
+func TestApprovalAcrossNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three odin processes")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed: commands cannot run sandboxed")
+	}
+	script := llmtest.NewScript()
+	script.Add("orchestrator",
+		llmtest.Step{When: "approve me", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
+		llmtest.Step{When: "Exit code", Text: "removed"},
+	)
+	f := newFleet(t, script, "")
+	keep := filepath.Join(f.project, "keep.txt")
+	if err := os.WriteFile(keep, []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.worker("worker-1")
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	id := s["id"].(string)
+	evs, err := fr.events(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "approve me"}); err != nil || code != http.StatusAccepted {
+		t.Fatalf("message: %d %v %v", code, out, err)
+	}
+	asked := 0
+	for finished := false; !finished; {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
+			switch ev.typ {
+			case "approval_requested":
+				asked++
+				if _, err := os.Stat(keep); err != nil {
+					t.Fatalf("the command ran before it was approved: %v", err)
+				}
+				aid, _ := ev.data["id"].(string)
+				if code, out, err := fr.call("GET", "/v1/sessions/"+id+"/approvals", nil); err != nil || code != http.StatusOK {
+					t.Errorf("pending approvals: %d %v %v", code, out, err)
+				}
+				if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/approvals/"+aid, map[string]string{"decision": "once"}); err != nil || code != http.StatusNoContent {
+					t.Fatalf("answer %s: %d %v %v", aid, code, out, err)
+				}
+			case "turn_finished":
+				finished = true
+				res, _ := ev.data["result"].(map[string]any)
+				if res["status"] != "done" || res["answer"] != "removed" {
+					t.Errorf("turn %v %q", res["status"], res["answer"])
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("the turn never finished")
+		}
+	}
+	if asked != 1 {
+		t.Errorf("%d approval requests, want 1", asked)
+	}
+	if _, err := os.Stat(keep); !os.IsNotExist(err) {
+		t.Errorf("the approved command did not run on the worker: %v", err)
+	}
+	if n := len(f.model.RequestsFor("orchestrator")); n != 2 {
+		t.Errorf("%d model requests, want 2 (the call, then its result once)", n)
+	}
+}
