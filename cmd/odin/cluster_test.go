@@ -41,3 +41,24 @@ func TestClusterRefusesPlaintextBeyondLoopback(t *testing.T) {
 		t.Errorf("worker without --cluster: exit %d, %q", code, stderr.String())
 	}
 }
+
+// TestClusterNeedsItsBuild: without -tags cluster, odin worker and serve
+// --cluster say how to get cluster support instead of starting.
+func TestClusterNeedsItsBuild(t *testing.T) {
+	if clusterBuilt {
+		t.Skip("built with -tags cluster")
+	}
+	work := t.TempDir()
+	t.Setenv("HOME", filepath.Join(work, "home"))
+	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(work, "config"))
+	db := filepath.Join(work, "cluster.db")
+	var stdout, stderr bytes.Buffer
+	code := Main([]string{"-C", work, "worker", "--cluster", "c", "--store", db}, strings.NewReader(""), &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "-tags cluster") {
+		t.Errorf("worker: exit %d, %q", code, stderr.String())
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("the store was opened: %v", err)
+	}
+}

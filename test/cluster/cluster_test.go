@@ -27,8 +27,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver, for reading claims
 )
 
-// binDir holds the odin binary under test: ODIN_TEST_BIN_DIR, or one
-// built for this run.
+// binDir holds the odin binary under test: ODIN_TEST_BIN_DIR (built
+// with -tags cluster), or one built for this run.
 var binDir string
 
 func TestMain(m *testing.M) {
@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin")
+	build := exec.Command("go", "build", "-tags", "cluster", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
