@@ -287,24 +287,42 @@ func (g *sessionGrain) onSubscribe(ctx actor.Context, sender *actor.PID, m *Subs
 	self := ctx.Self()
 	g.reply(ctx, sender, &Subscribed{Epoch: g.epoch, Node: g.o.node, Address: self.Address, ID: self.Id})
 	// Catch the subscriber up: the events after its last one when this
-	// activation still holds them, else one resync (it missed events of
-	// a lost activation, or more than the ring holds).
+	// activation still holds them; one resync when it missed events it
+	// cannot get (a lost activation's, or more than the ring holds),
+	// followed, for a subscriber of an earlier activation, by every event
+	// of this one (a request may have reached it before the subscriber
+	// did).
+	complete := len(g.ring) == 0 || g.ring[0].Seq == 1
 	switch {
-	case m.Epoch == g.epoch && m.LastSeq == g.seq:
+	case m.Epoch == 0 && m.LastSeq == 0:
+		// A new subscriber: from now on.
+	case m.Epoch == g.epoch && m.LastSeq >= g.seq:
 	case m.Epoch == g.epoch && len(g.ring) > 0 && g.ring[0].Seq <= m.LastSeq+1:
-		for _, ev := range g.ring {
-			if ev.Seq > m.LastSeq {
-				g.send(ctx, pid, ev)
-			}
-		}
-	case m.Epoch == 0 && m.LastSeq == 0 && g.seq == 0:
+		g.replay(ctx, pid, m.LastSeq)
+	case m.Epoch != g.epoch && complete:
+		g.resync(ctx, pid, 0, 0)
+		g.replay(ctx, pid, 0)
 	default:
-		dropped := int(g.seq - min(m.LastSeq, g.seq))
-		if m.Epoch != g.epoch {
-			dropped = 0 // unknown: they were another activation's
+		dropped := 0
+		if m.Epoch == g.epoch {
+			dropped = int(g.seq - min(m.LastSeq, g.seq))
 		}
-		ev, err := encodeEvent(messages.Envelope{Session: g.id, Time: time.Now(), Event: messages.Resync{Dropped: dropped}}, g.seq, g.epoch)
-		if err == nil {
+		g.resync(ctx, pid, g.seq, dropped)
+	}
+}
+
+// resync tells pid it missed events, as event seq of this epoch.
+func (g *sessionGrain) resync(ctx actor.Context, pid *actor.PID, seq uint64, dropped int) {
+	ev, err := encodeEvent(messages.Envelope{Session: g.id, Time: time.Now(), Event: messages.Resync{Dropped: dropped}}, seq, g.epoch)
+	if err == nil {
+		g.send(ctx, pid, ev)
+	}
+}
+
+// replay sends pid the held events after seq.
+func (g *sessionGrain) replay(ctx actor.Context, pid *actor.PID, after uint64) {
+	for _, ev := range g.ring {
+		if ev.Seq > after {
 			g.send(ctx, pid, ev)
 		}
 	}

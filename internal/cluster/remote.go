@@ -199,6 +199,7 @@ type subscriber struct {
 
 type (
 	resubscribe     struct{ onlyIfDormant bool }
+	grainStopped    struct{}
 	subscribeResult struct {
 		res *Subscribed
 		err error
@@ -219,13 +220,26 @@ func (s *subscriber) Receive(ctx actor.Context) {
 	case *anypb.Any:
 		s.onEnvelope(ctx, msg)
 	case *actor.Terminated:
-		if s.grain != nil && msg.Who.Equal(s.grain) {
-			s.grain = nil
+		if s.grain == nil || !msg.Who.Equal(s.grain) {
+			return
+		}
+		s.grain = nil
+		if msg.Why == actor.TerminatedReason_AddressTerminated {
+			// Its node died: look it up again, which activates it on a
+			// survivor.
 			if !s.dormant {
-				// Lost (its node died) or moved: look it up again, which
-				// activates it where it belongs now.
 				s.subscribe(ctx)
 			}
+			return
+		}
+		// It stopped: passivated (its Passivated message was sent before
+		// it stopped, but a system message overtakes the user messages
+		// queued here), fenced or moved. Decide after the messages
+		// already queued.
+		ctx.Send(ctx.Self(), &grainStopped{})
+	case *grainStopped:
+		if s.grain == nil && !s.dormant {
+			s.subscribe(ctx)
 		}
 	case *actor.Stopping, *actor.Stopped, *actor.Restarting:
 	}
@@ -287,7 +301,7 @@ func (s *subscriber) onEnvelope(ctx actor.Context, env *anypb.Any) {
 	}
 	switch m := msg.(type) {
 	case *Event:
-		if m.Epoch < s.epoch || (m.Epoch == s.epoch && m.Seq <= s.lastSeq && m.Type != "resync") {
+		if m.Epoch < s.epoch || (m.Epoch == s.epoch && m.Seq <= s.lastSeq && (m.Type != "resync" || m.Seq == 0)) {
 			return // a late or replayed duplicate
 		}
 		s.epoch, s.lastSeq = m.Epoch, m.Seq
