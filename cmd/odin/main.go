@@ -165,6 +165,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 		newDoctorCmd(g, stdout),
 		newACPCmd(g, stdin, stdout),
 		newServeCmd(g, stdout, stderr),
+		newWorkerCmd(g, stdout, stderr),
 		newViewCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),
 		newPluginCmd(g, stdout),

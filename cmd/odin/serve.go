@@ -33,6 +33,7 @@ type serveFlags struct {
 	proxyTLS   bool
 	idle       time.Duration
 	corsOrigin []string
+	cluster    clusterFlags // --cluster and its options (cluster.go)
 }
 
 func newServeCmd(g *globalFlags, stdout, stderr io.Writer) *cobra.Command {
@@ -68,6 +69,7 @@ at shutdown (go tool pprof FILE), for profiling serve under load.`,
 	fl.DurationVar(&f.idle, "idle", 10*time.Minute, "passivate a session idle for this long")
 	fl.StringArrayVar(&f.corsOrigin, "cors-origin", nil, "allow browser calls from this origin (repeatable; none by default)")
 	fl.StringVar(&g.store, "store", "", "session store: a SQLite file, sqlite:///abs/path or postgres://… (store.url)")
+	f.cluster.register(fl, true)
 	return cmd
 }
 
@@ -130,8 +132,18 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	}
 	opener := newSessionOpener(g)
 	defer opener.Close() // after srv.Shutdown has closed every session
+	var sessions serve.Opener = serveOpener{opener}
+	if f.cluster.name != "" {
+		f.cluster.idle = f.idle
+		front, leave, err := startClusterFront(g, &f.cluster, serveOpener{opener}, stdout)
+		if err != nil {
+			return err
+		}
+		defer leave() // after srv.Shutdown: this node's grains close last
+		sessions = front
+	}
 	srv, err := serve.New(serve.Options{
-		Opener: serveOpener{opener}, Token: token, Roots: roots, Mode: mode,
+		Opener: sessions, Token: token, Roots: roots, Mode: mode,
 		Idle: f.idle, CORSOrigins: f.corsOrigin,
 		Log: logging.Slog(a.log.With().Str("component", "serve").Logger()),
 	})

@@ -1,0 +1,328 @@
+//go:build cluster
+
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/odin-code/odin/internal/cluster"
+	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/serve"
+	"github.com/odin-code/odin/internal/store"
+)
+
+// clusterBuilt tells tests which build this is.
+const clusterBuilt = true
+
+func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error {
+	gcFor(longLived)
+	node, _, closeNode, err := startClusterNode(g, f, true)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "odin worker: member %s of cluster %s at %s\n", node.ID(), f.name, node.Address())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	<-sigs
+	fmt.Fprintln(stderr, "odin worker: leaving the cluster: closing its sessions")
+	closeNode()
+	return nil
+}
+
+// startClusterNode opens the cluster's store and joins the cluster,
+// hosting sessions when host is set. closeNode leaves the cluster, then
+// closes the sessions' actor system and the store.
+func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.Node, _ store.Store, closeNode func(), err error) {
+	if g.store != "" && !strings.Contains(g.store, "://") && !filepath.IsAbs(g.store) {
+		abs, err := filepath.Abs(g.store)
+		if err != nil {
+			return nil, nil, nil, usageError("--store %q: %v", g.store, err)
+		}
+		g.store = abs
+	}
+	a, err := loadApp(g)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	target := a.cfg.Store.URL
+	if target == "" {
+		target = a.dbPath()
+	}
+	// The app stays open while the node runs: its log is the node's.
+	log := a.log.With().Str("component", "cluster").Logger()
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+	if target == "" {
+		return nil, nil, nil, usageError("no store for the cluster: give --store, or set XDG_STATE_HOME or HOME")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := store.OpenURL(ctx, target)
+	if err != nil {
+		return nil, nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("cluster store %s: %w", store.RedactURL(target), err)}
+	}
+	members, ok := st.(store.Membership)
+	if !ok {
+		st.Close()
+		return nil, nil, nil, fmt.Errorf("cluster store %s keeps no members table", store.RedactURL(target))
+	}
+	opener := newSessionOpener(g)
+	cfg := cluster.Config{
+		Name: f.name, Store: members, Bind: f.advertise, Advertise: f.advertise, Port: f.port,
+		TTL: f.ttl, ActivationTimeout: f.activationTimeout, Idle: f.idle,
+		Log: logging.Slog(log),
+	}
+	if host {
+		claimer, ok := st.(store.Claimer)
+		if !ok {
+			st.Close()
+			return nil, nil, nil, fmt.Errorf("cluster store %s cannot claim sessions", store.RedactURL(target))
+		}
+		cfg.Host = &clusterHost{g: g, opener: opener, st: st, claim: claimer}
+	}
+	node, err := cluster.Start(cfg)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	return node, st, func() {
+		node.Stop()
+		opener.Close()
+		st.Close()
+		a.Close()
+	}, nil
+}
+
+// clusterHost opens the sessions of this node's grains: the session's
+// project is its stored one, every write goes through a claim on the
+// cluster's store.
+type clusterHost struct {
+	g      *globalFlags
+	opener sessionOpener
+	st     store.Store
+	claim  store.Claimer
+}
+
+// Open implements cluster.Host.
+func (h *clusterHost) Open(ctx context.Context, id, node string) (*cluster.Hosted, error) {
+	s, err := h.st.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.ParentID != "" {
+		return nil, fmt.Errorf("session %s is a specialist's transcript, not a session to host", id)
+	}
+	g := *h.g
+	g.dir = s.Project
+	a, err := loadApp(&g)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	if err := a.checkProvider(); err != nil {
+		return nil, err
+	}
+	// Claim before reading the history: from here a node that claimed
+	// earlier writes nothing more, so what startSession reads is final.
+	claim, err := h.claim.Claim(ctx, id, node)
+	if err != nil {
+		return nil, err
+	}
+	fw := &fenceWatch{Store: claim, claim: claim, fenced: make(chan struct{})}
+	a.st = fw
+	a.actors = h.opener.actors
+	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id, Mode: a.cfg.Mode})
+	if err != nil {
+		return nil, err
+	}
+	ok = true
+	a.log.Info().Str("session", id).Str("node", node).Int64("epoch", claim.Epoch()).Msg("cluster: session claimed and opened")
+	return &cluster.Hosted{Session: &frontSession{a: a, live: live}, Epoch: claim.Epoch(), Fenced: fw.fenced}, nil
+}
+
+// fenceWatch is a claim's store that notices the first write refused
+// with store.ErrFenced, so the grain stops instead of running on a
+// session another node owns.
+type fenceWatch struct {
+	store.Store
+	claim  *store.Fenced // for Batch, which is not part of store.Store
+	once   sync.Once
+	fenced chan struct{}
+}
+
+func (w *fenceWatch) check(err error) error {
+	if errors.Is(err, store.ErrFenced) {
+		w.once.Do(func() { close(w.fenced) })
+	}
+	return err
+}
+
+func (w *fenceWatch) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	return w.check(w.claim.Batch(ctx, fn))
+}
+
+func (w *fenceWatch) AppendMessage(ctx context.Context, m store.Message) (store.Message, error) {
+	out, err := w.Store.AppendMessage(ctx, m)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) UpdateMessage(ctx context.Context, m store.Message) error {
+	return w.check(w.Store.UpdateMessage(ctx, m))
+}
+
+func (w *fenceWatch) AppendSummary(ctx context.Context, m store.Message) (store.Message, error) {
+	out, err := w.Store.AppendSummary(ctx, m)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) Messages(ctx context.Context, sessionID string) ([]store.Message, error) {
+	out, err := w.Store.Messages(ctx, sessionID)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) RecordTool(ctx context.Context, r store.ToolRecord) error {
+	return w.check(w.Store.RecordTool(ctx, r))
+}
+
+func (w *fenceWatch) AddUsage(ctx context.Context, u store.UsageRecord) error {
+	return w.check(w.Store.AddUsage(ctx, u))
+}
+
+func (w *fenceWatch) SetTodos(ctx context.Context, sessionID string, todos []store.Todo) error {
+	return w.check(w.Store.SetTodos(ctx, sessionID, todos))
+}
+
+func (w *fenceWatch) UpdateSession(ctx context.Context, id string, u store.SessionUpdate) error {
+	return w.check(w.Store.UpdateSession(ctx, id, u))
+}
+
+// The input ledger (store.Inputs), through the claim: a grain's inputs
+// are accepted, finished and recovered at its epoch.
+
+func (w *fenceWatch) AcceptInput(ctx context.Context, in store.Input) (store.Input, bool, error) {
+	out, dup, err := w.claim.AcceptInput(ctx, in)
+	return out, dup, w.check(err)
+}
+
+func (w *fenceWatch) Input(ctx context.Context, sessionID, id string) (store.Input, error) {
+	out, err := w.claim.Input(ctx, sessionID, id)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) PendingInputs(ctx context.Context, sessionID string) ([]store.Input, error) {
+	out, err := w.claim.PendingInputs(ctx, sessionID)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) PendingSessions(ctx context.Context) ([]string, error) {
+	out, err := w.claim.PendingSessions(ctx)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) FinishInput(ctx context.Context, inputID string, m store.Message) (store.Message, error) {
+	out, err := w.claim.FinishInput(ctx, inputID, m)
+	return out, w.check(err)
+}
+
+func (w *fenceWatch) MarkInputDone(ctx context.Context, sessionID, id string) error {
+	return w.check(w.claim.MarkInputDone(ctx, sessionID, id))
+}
+
+func (w *fenceWatch) MarkInterrupted(ctx context.Context, messageID string) error {
+	return w.check(w.claim.MarkInterrupted(ctx, messageID))
+}
+
+func (w *fenceWatch) PutAgentRun(ctx context.Context, r store.AgentRunRecord) error {
+	return w.check(w.Store.PutAgentRun(ctx, r))
+}
+
+// clusterFront is serve's Opener on a cluster: a new session is created
+// in the cluster's store and activated on the node that owns it; the
+// server drives it through a RemoteSession.
+type clusterFront struct {
+	serveOpener
+	node *cluster.Node
+	st   store.Store
+}
+
+func (c clusterFront) New(ctx context.Context, project string) (serve.Session, error) {
+	g := *c.o.g
+	g.dir = project
+	a, err := loadApp(&g)
+	if err != nil {
+		return nil, err
+	}
+	s, err := c.st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: a.cfg.Mode, Model: a.currentModel("main")})
+	a.Close()
+	if err != nil {
+		return nil, err
+	}
+	return c.node.Attach(ctx, s.ID)
+}
+
+func (c clusterFront) Load(ctx context.Context, id, project string) (serve.Session, error) {
+	return c.node.Attach(ctx, id)
+}
+
+func (c clusterFront) Stored(ctx context.Context, id string) (string, error) {
+	s, err := c.st.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && s.ParentID != "") {
+		return "", fmt.Errorf("%w: %s", serve.ErrNotFound, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return s.Project, nil
+}
+
+func (c clusterFront) Export(ctx context.Context, id, project, format string, w io.Writer) error {
+	if format == "markdown" {
+		return store.ExportMarkdown(ctx, c.st, w, id)
+	}
+	return store.ExportJSONL(ctx, c.st, w, id)
+}
+
+func (c clusterFront) Undo(ctx context.Context, project string) (string, error) {
+	g := *c.o.g
+	g.dir = project
+	a, err := loadApp(&g)
+	if err != nil {
+		return "", err
+	}
+	defer a.Close()
+	a.st = c.st // the cluster's store, not the project's default
+	return a.undo(ctx, false)
+}
+
+// startClusterFront joins the cluster for odin serve --cluster and
+// returns the opener the server uses, and what leaves the cluster.
+func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdout io.Writer) (serve.Opener, func(), error) {
+	if err := f.check(); err != nil {
+		return nil, nil, err
+	}
+	node, st, closeNode, err := startClusterNode(g, f, f.hostSessions)
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(stdout, "odin serve: member %s of cluster %s at %s (hosting sessions: %t)\n", node.ID(), f.name, node.Address(), f.hostSessions)
+	return clusterFront{serveOpener: local, node: node, st: st}, closeNode, nil
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// clusterFlags are the flags odin worker and odin serve --cluster share
+// (issue 29).
+type clusterFlags struct {
+	name              string
+	advertise         string
+	port              int
+	ttl               time.Duration
+	activationTimeout time.Duration
+	idle              time.Duration
+	// hostSessions is serve's --host-sessions; a worker always hosts.
+	hostSessions bool
+}
+
+func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
+	fl.StringVar(&f.name, "cluster", "", "join the Odin cluster of this `NAME` (nodes sharing one --store)")
+	fl.StringVar(&f.advertise, "advertise", "127.0.0.1", "`HOST` other nodes reach this node at (a loopback address: the cluster wire has no TLS yet)")
+	fl.IntVar(&f.port, "cluster-port", 0, "port of the cluster wire (0: any free port)")
+	fl.DurationVar(&f.ttl, "cluster-ttl", 3*time.Second, "a node whose heartbeat is older than this leaves the cluster")
+	fl.DurationVar(&f.activationTimeout, "activation-timeout", 5*time.Second, "how long to wait for a node to activate a session")
+	if serveCmd {
+		fl.BoolVar(&f.hostSessions, "host-sessions", true, "with --cluster: run sessions on this node too (false: the HTTP front only)")
+	} else {
+		fl.DurationVar(&f.idle, "idle", 10*time.Minute, "passivate a session idle for this long")
+	}
+}
+
+// check applies serve --listen's rule to the cluster wire: traffic beyond
+// loopback needs TLS, which the wire does not have yet, so a non-loopback
+// --advertise is refused rather than sending transcripts in the clear.
+func (f *clusterFlags) check() error {
+	if strings.TrimSpace(f.name) == "" {
+		return usageError("--cluster NAME is required")
+	}
+	if !isLoopback(f.advertise) {
+		return usageError("--advertise %s is not a loopback address: the cluster wire has no TLS yet, so nodes may only talk over loopback", f.advertise)
+	}
+	if f.port < 0 || f.port > 65535 {
+		return usageError("--cluster-port %d: want 0-65535", f.port)
+	}
+	if f.ttl < 100*time.Millisecond {
+		return usageError("--cluster-ttl %s: want at least 100ms", f.ttl)
+	}
+	return nil
+}
+
+func newWorkerCmd(g *globalFlags, stdout, stderr io.Writer) *cobra.Command {
+	f := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Host sessions for an Odin cluster (odin serve --cluster is its front)",
+		Long: `Join the Odin cluster NAME and host its sessions: each session runs on the
+node that rendezvous hashing of its ID picks among the nodes hosting
+sessions; a node that dies leaves the cluster and its sessions are taken
+over by the others (each claim bumps the session's epoch in the store, so
+the lost node's writes are refused).
+
+Cluster support is built in with -tags cluster (go build -tags cluster
+./cmd/odin): it links gRPC, which keeps the default binary from dropping
+unused code (see README). Every node of a cluster shares one --store: a SQLite file when all run on
+one machine, PostgreSQL for several. Membership is a table in that store
+(a heartbeat every --cluster-ttl/5). The cluster wire is plaintext gRPC,
+so --advertise must be a loopback address for now.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.check(); err != nil {
+				return err
+			}
+			return runWorker(g, f, stdout, stderr)
+		},
+	}
+	f.register(cmd.Flags(), false)
+	cmd.Flags().StringVar(&g.store, "store", "", "the cluster's session store: a SQLite file, sqlite:///abs/path or postgres://… (store.url)")
+	return cmd
+}
