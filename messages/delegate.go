@@ -51,6 +51,10 @@ type Delegate struct {
 	// after each model response and each batch of tool results (the
 	// supervisor's budget and runaway checks).
 	Supervised bool `json:"supervised,omitempty"`
+	// Budget is what the run may spend: the delegation's request (which
+	// may only lower the agent's), then, once the supervisor has set it
+	// up, the run's whole budget. Zero fields are unlimited.
+	Budget Budget `json:"budget,omitzero"`
 	// WriteFiles, when set, are the only files (absolute paths or globs)
 	// the specialist may write: the delegation named them, and its guard
 	// refuses the rest.
