@@ -45,11 +45,13 @@ type globalFlags struct {
 	small    string
 	mode     string
 	maxTurns int
-	allow    []string
-	addDirs  []string
-	yolo     bool
-	logFile  string
-	logLevel string
+	// maxBudgetUSD is odin run's --max-budget-usd (budget.session.usd).
+	maxBudgetUSD float64
+	allow        []string
+	addDirs      []string
+	yolo         bool
+	logFile      string
+	logLevel     string
 	// store is `odin serve --store` (store.url), made absolute when a
 	// relative file path.
 	store string
@@ -92,6 +94,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	}
 	if g.maxTurns != 0 {
 		m["max_turns"] = g.maxTurns
+	}
+	if g.maxBudgetUSD > 0 {
+		m["budget.session.usd"] = g.maxBudgetUSD
 	}
 	if g.logFile != "" {
 		m["log.file"] = g.logFile
