@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -396,5 +398,106 @@ func TestRunawayWindowSparesProgress(t *testing.T) {
 				t.Fatalf("report = %+v after %d calls, want no_progress after %d", r, runs, tc.stopAt)
 			}
 		})
+	}
+}
+
+// An agent's budget comes from odin.yaml or its file's front matter
+// (durations as written there); a negative limit is refused by name.
+func TestRosterBudgets(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, ".odin", "agents")
+	writeAgent(t, filepath.Join(dir, "scout.md"), "---\ndescription: looks around\nbudget: {tokens: 50000, tool_calls: 40, wall: 10m, usd: 0.25}\n---\nLook around.\n")
+	cfg := config.Default()
+	cfg.Agents = map[string]config.Agent{"search": {Budget: config.Budget{ToolCalls: 7}}}
+	r, err := LoadRoster(RosterOptions{Config: cfg, ConfigDir: root, AgentDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scout, _ := r.Get("scout")
+	if want := (messages.Budget{Tokens: 50000, ToolCalls: 40, Wall: 10 * time.Minute, USD: 0.25}); scout.Budget != want {
+		t.Errorf("scout budget = %+v, want %+v", scout.Budget, want)
+	}
+	search, _ := r.Get("search")
+	if search.Budget != (messages.Budget{ToolCalls: 7}) {
+		t.Errorf("search budget = %+v", search.Budget)
+	}
+	writeAgent(t, filepath.Join(dir, "bad.md"), "---\ndescription: d\nbudget: {usd: -1}\n---\nX.\n")
+	_, err = LoadRoster(RosterOptions{Config: config.Default(), ConfigDir: root, AgentDirs: []string{dir}})
+	if want := "bad: budget: limits must not be negative"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
+// budget.gate bounds each run of a quality gate: a review over it fails
+// the gate, with the limit in the reason (the small-model retry is off).
+func TestGateBudgetFailsTheGate(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(llmtest.Call("Write", map[string]string{"path": "{{root}}/a.go", "content": "package a\n"}),
+				llmtest.Call("Write", map[string]string{"path": "{{root}}/b.go", "content": "package a\n"})),
+			llmtest.Step{When: "wrote", Text: "wrote a.go and b.go"},
+		).
+		Add("review", llmtest.Calls(llmtest.Call("Grep", map[string]any{"text": "one"})), llmtest.Calls(llmtest.Call("Grep", map[string]any{"text": "two"})))
+	h := newHarness(t, s, withConfig(func(c *config.Config) {
+		c.Budget.Gate.ToolCalls = 1
+		c.Budget.RetrySmall = false
+	}))
+	h.sess.Submit("write two files", messages.ModeEdit)
+	tf, evs := next[messages.TurnFinished](h)
+	r := tf.Result
+	if r.Status != messages.TurnGateFailed || !strings.Contains(r.Error, "budget_exceeded") {
+		t.Fatalf("turn = %s (%s), want the gate failed over its budget", r.Status, r.Error)
+	}
+	rep := finishedReport(t, evs, "review")
+	if rep.Budget == nil || rep.Budget.Scope != messages.ScopeGate || rep.Budget.Limit != messages.LimitToolCalls || !strings.Contains(rep.Summary, "budget.gate.tool_calls") {
+		t.Errorf("review report = %+v", rep)
+	}
+	if n := toolRuns(evs, "review", "Grep"); n != 1 {
+		t.Errorf("review's Grep ran %d times, want 1", n)
+	}
+}
+
+// askOnce lets a paused run go on the first time and refuses the second.
+type askOnce struct {
+	asked chan policy.Request
+	n     int
+}
+
+func (a *askOnce) Approve(_ context.Context, req policy.Request) (policy.Decision, error) {
+	a.asked <- req
+	a.n++
+	if a.n == 1 {
+		return policy.AllowOnce, nil
+	}
+	return policy.Reject, nil
+}
+
+// In the REPL a runaway is paused and the user asked: let go on, the run
+// continues with its counts reset; refused, it is stopped.
+func TestRunawayPauseAsksTheUser(t *testing.T) {
+	var steps []llmtest.Step
+	for range 20 {
+		steps = append(steps, llmtest.Calls(llmtest.Call("Echo", map[string]any{"text": "same"})))
+	}
+	s := llmtest.NewScript().
+		Add("orchestrator", llmtest.Calls(delegation("search", "look", "look around")), llmtest.Reply("stopped")).
+		Add("search", steps...)
+	ap := &askOnce{asked: make(chan policy.Request, 4)}
+	h := newHarness(t, s, func(d *Deps) { d.Approver = ap }, withConfig(func(c *config.Config) { c.Runaway.Identical = 3 }))
+	h.sess.Submit("look", messages.ModeAsk)
+	_, evs := next[messages.TurnFinished](h)
+	if len(ap.asked) != 2 {
+		t.Fatalf("asked %d times, want 2", len(ap.asked))
+	}
+	if req := <-ap.asked; req.Origin.Agent != "search" || !strings.Contains(strings.Join(req.Reasons(), " "), "same Echo call 3 times") {
+		t.Errorf("question = %+v", req)
+	}
+	r := finishedReport(t, evs, "search")
+	if r.Status != messages.ReportNoProgress {
+		t.Fatalf("report = %+v", r)
+	}
+	// Three calls, the pause, three more (the counts start again), stop.
+	if n := toolRuns(evs, "search", "Echo"); n != 6 {
+		t.Errorf("Echo ran %d times, want 6", n)
 	}
 }
