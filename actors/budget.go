@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
@@ -63,6 +64,20 @@ func (s *specialist) step(c actor.Context, calls []observedCall, next func(actor
 	s.waiting = next
 	c.Send(c.Parent(), &stepCheck{taskID: s.t.delegate.TaskID, seq: s.stepSeq, usage: s.usage, toolCalls: s.toolCalls,
 		turns: s.turn, elapsed: s.deps.now().Sub(s.started), calls: calls})
+}
+
+// beforeTools runs the tool calls of a model response once the
+// supervisor allows it. A response that only reports is let through: the
+// report is how the work done within the budget reaches the Orchestrator,
+// and it costs no further model call.
+func (s *specialist) beforeTools(c actor.Context, calls []llm.ToolCall, next func(actor.Context)) {
+	for _, call := range calls {
+		if call.Name != "Report" {
+			s.step(c, nil, next)
+			return
+		}
+	}
+	next(c)
 }
 
 func (s *specialist) onStepGo(c actor.Context, msg *stepGo) {

@@ -501,3 +501,22 @@ func TestRunawayPauseAsksTheUser(t *testing.T) {
 		t.Errorf("Echo ran %d times, want 6", n)
 	}
 }
+
+// A response that only reports is let through even when it crosses the
+// budget: the report carries the work done within it, and costs no
+// further model call.
+func TestReportCrossingTheBudgetIsDelivered(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator", llmtest.Calls(delegation("search", "look", "look around")), llmtest.Reply("done")).
+		Add("search", call1100("Echo", map[string]any{"text": "one"}),
+			llmtest.Step{ToolCalls: searchReport("found it").ToolCalls, Usage: &llm.Usage{PromptTokens: 1000, CompletionTokens: 100, TotalTokens: 1100}})
+	var srv *llmtest.Server
+	h := newHarness(t, s, pricedHTTP(t, s, config.Price{}, &srv), withConfig(func(c *config.Config) {
+		c.Agents = map[string]config.Agent{"search": {Budget: config.Budget{Tokens: 2000}}}
+	}))
+	h.sess.Submit("look", messages.ModeAsk)
+	_, evs := next[messages.TurnFinished](h)
+	if r := finishedReport(t, evs, "search"); r.Status != messages.ReportOK || r.Summary != "found it" {
+		t.Fatalf("report = %+v, want the report delivered", r)
+	}
+}

@@ -389,7 +389,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 		s.activities = s.activities[len(s.activities)-5:]
 	}
 	set, env, bus, origin, log := s.tools, s.env, s.deps.Bus, s.origin, s.deps.Log
-	s.step(c, nil, func(c actor.Context) {
+	s.beforeTools(c, calls, func(c actor.Context) {
 		runAsync(c, s.ctx, func(ctx context.Context) any {
 			return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, am.ToolCalls, bus, origin)}
 		})
