@@ -422,8 +422,11 @@ func (o *Orchestrator) pause(c actor.Context, run *taskRun, np *messages.NoProgr
 	// The run's deadline still holds while it waits (taskExpired).
 	ctx, cancel := context.WithTimeout(context.Background(), run.delegate.Timeout)
 	run.sup.askCancel = cancel
-	req := policy.Request{Tool: run.def.Name, Subject: "let the paused agent go on",
-		Findings: []policy.Finding{{Action: policy.Ask, Reason: np.Text()}}, Origin: messages.Origin{Agent: run.def.Name, TaskID: run.delegate.TaskID}}
+	// The REPL shows it as "search asks to run on (paused)", the verdict,
+	// and what each answer does.
+	req := policy.Request{Tool: "on (paused)", Subject: np.Text(),
+		Findings: []policy.Finding{{Action: policy.Ask, Reason: "the supervisor paused it (runaway in odin.yaml); allow once: it goes on; for the session: it is no longer watched; deny: it is stopped"}},
+		Origin:   messages.Origin{Agent: run.def.Name, TaskID: run.delegate.TaskID}}
 	id, seq := run.delegate.TaskID, run.sup.last.seq
 	runAsync(c, ctx, func(ctx context.Context) any {
 		defer cancel()

@@ -489,7 +489,7 @@ func TestRunawayPauseAsksTheUser(t *testing.T) {
 	if len(ap.asked) != 2 {
 		t.Fatalf("asked %d times, want 2", len(ap.asked))
 	}
-	if req := <-ap.asked; req.Origin.Agent != "search" || !strings.Contains(strings.Join(req.Reasons(), " "), "same Echo call 3 times") {
+	if req := <-ap.asked; req.Origin.Agent != "search" || !strings.Contains(req.Subject, "same Echo call 3 times") {
 		t.Errorf("question = %+v", req)
 	}
 	r := finishedReport(t, evs, "search")

@@ -44,7 +44,9 @@ func observe(set tools.Set, outcomes []callOutcome) []observedCall {
 		}
 		ok := !o.result.IsError && o.err == nil
 		switch class {
-		case tools.ClassRead:
+		case tools.ClassRead, tools.ClassWeb:
+			// A page fetched or a search made is a source read, as a
+			// file is: a researcher's progress.
 			if ok {
 				ob.read = readPath(o.call.Arguments)
 			}
@@ -71,20 +73,28 @@ func canonicalArgs(args string) string {
 	return string(b)
 }
 
-// readPath is the file a read call names: ReadFile's file_path, or the
-// path of a read tool that takes one (MCP tools and plugins).
+// readPath is the source a read call names: ReadFile's file_path, the
+// path of a read tool that takes one (MCP tools and plugins), WebFetch's
+// url or WebSearch's query.
 func readPath(args string) string {
 	var in struct {
 		FilePath string `json:"file_path"`
 		Path     string `json:"path"`
+		URL      string `json:"url"`
+		Query    string `json:"query"`
 	}
 	if json.Unmarshal([]byte(args), &in) != nil {
 		return ""
 	}
-	if in.FilePath != "" {
-		return in.FilePath
+	for _, p := range []string{in.FilePath, in.Path, in.URL} {
+		if p != "" {
+			return p
+		}
 	}
-	return in.Path
+	if in.Query != "" {
+		return "query:" + in.Query
+	}
+	return ""
 }
 
 // testRun reports whether a command call runs tests: its command names a
