@@ -13,6 +13,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 )
@@ -518,5 +519,44 @@ func TestReportCrossingTheBudgetIsDelivered(t *testing.T) {
 	_, evs := next[messages.TurnFinished](h)
 	if r := finishedReport(t, evs, "search"); r.Status != messages.ReportOK || r.Summary != "found it" {
 		t.Fatalf("report = %+v, want the report delivered", r)
+	}
+}
+
+// A resumed session starts its session budget from what it spent before,
+// in an earlier process: $0.011 then, $0.011 now, passes $0.015.
+func TestResumedSessionKeepsItsSpend(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	s := llmtest.NewScript().Add("orchestrator", llmtest.Step{Text: "first answer", Usage: &llm.Usage{PromptTokens: 1000, CompletionTokens: 100, TotalTokens: 1100}})
+	var srv *llmtest.Server
+	h := newHarness(t, s, withStore(st), pricedHTTP(t, s, config.Price{Input: 10, Output: 10}, &srv))
+	h.sess.Submit("first question", messages.ModeAsk)
+	if r := h.turn(); r.Status != messages.TurnDone {
+		t.Fatalf("turn 1 = %+v", r)
+	}
+	h.close()
+	msgs, err := st.Messages(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := llmtest.NewScript().Add("orchestrator", call1100("Echo", map[string]any{"text": "a"}), llmtest.Reply("never"))
+	var srv2 *llmtest.Server
+	h2 := newHarness(t, s2, func(d *Deps) { d.Store = st }, pricedHTTP(t, s2, config.Price{Input: 10, Output: 10}, &srv2), withConfig(func(c *config.Config) {
+		c.Budget.Session.USD = 0.015
+	}))
+	h2.sess.Close(ctx)
+	sess2, err := NewSession(h2.deps, SessionOptions{ID: "s1", History: store.LLMMessages(msgs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2.sess = sess2
+	sess2.Submit("second question", messages.ModeAsk)
+	r := h2.turn()
+	if r.Status != messages.TurnBudgetExceeded || r.Budget == nil || r.Budget.Spent < 0.0219 || r.Budget.Spent > 0.0221 {
+		t.Fatalf("resumed turn = %s (%s) %+v, want the session's $0.022 over $0.015", r.Status, r.Error, r.Budget)
+	}
+	if n := len(srv2.RequestsFor("orchestrator")); n != 1 {
+		t.Errorf("orchestrator requests = %d, want 1", n)
 	}
 }
