@@ -29,14 +29,10 @@ type AgentRun struct {
 	Detached   bool      `json:"detached,omitempty"`
 	Started    time.Time `json:"started"`
 	// Ended is zero while the run is running.
-	Ended     time.Time `json:"ended,omitzero"`
-	Tokens    int64     `json:"tokens"`
-	ToolCalls int       `json:"tool_calls"`
-	// USD and Wall are what the run cost and how long it worked, over
-	// all its resumptions: a resumed run starts its budget from them.
-	USD        float64       `json:"usd,omitempty"`
-	Wall       time.Duration `json:"wall_ns,omitempty"`
-	Activities []string      `json:"activities,omitempty"`
+	Ended      time.Time `json:"ended,omitzero"`
+	Tokens     int64     `json:"tokens"`
+	ToolCalls  int       `json:"tool_calls"`
+	Activities []string  `json:"activities,omitempty"`
 	// Summary is the report's summary (or its problem) once finished.
 	Summary string `json:"summary,omitempty"`
 	// Resumes counts how often the run was resumed.
@@ -44,6 +40,10 @@ type AgentRun struct {
 	// Pending is the report of a detached run that finished after its
 	// turn, kept until the session's next input carries it to the model.
 	Pending string `json:"pending,omitempty"`
+	// USD and Wall are what the run cost and how long it worked, over
+	// all its resumptions: a resumed run starts its budget from them.
+	USD  float64       `json:"usd,omitempty"`
+	Wall time.Duration `json:"wall_ns,omitempty"`
 }
 
 // Finished reports whether the run has ended.

@@ -45,13 +45,12 @@ type globalFlags struct {
 	small    string
 	mode     string
 	maxTurns int
-	// maxBudgetUSD is odin run's --max-budget-usd (budget.session.usd).
-	maxBudgetUSD float64
-	allow        []string
-	addDirs      []string
-	yolo         bool
-	logFile      string
-	logLevel     string
+	maxUSD   float64 // odin run's --max-budget-usd (budget.session.usd)
+	allow    []string
+	addDirs  []string
+	yolo     bool
+	logFile  string
+	logLevel string
 	// store is `odin serve --store` (store.url), made absolute when a
 	// relative file path.
 	store string
@@ -95,8 +94,8 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	if g.maxTurns != 0 {
 		m["max_turns"] = g.maxTurns
 	}
-	if g.maxBudgetUSD > 0 {
-		m["budget.session.usd"] = g.maxBudgetUSD
+	if g.maxUSD > 0 {
+		m["budget.session.usd"] = g.maxUSD
 	}
 	if g.logFile != "" {
 		m["log.file"] = g.logFile

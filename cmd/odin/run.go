@@ -59,8 +59,8 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 			default:
 				return usageError("--output must be text, json or stream-json (got %q)", f.output)
 			}
-			if g.maxBudgetUSD < 0 {
-				return usageError("--max-budget-usd must not be negative (got %v)", g.maxBudgetUSD)
+			if g.maxUSD < 0 {
+				return usageError("--max-budget-usd must not be negative (got %v)", g.maxUSD)
 			}
 			return runTask(g, f, task, stdout, stderr)
 		},
@@ -69,7 +69,7 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID or unique prefix (odin sessions lists them)")
-	cmd.Flags().Float64Var(&g.maxBudgetUSD, "max-budget-usd", 0, "stop when the session has spent this many US dollars (budget.session.usd); exit code 6")
+	cmd.Flags().Float64Var(&g.maxUSD, "max-budget-usd", 0, "stop when the session has spent this many US dollars (budget.session.usd); exit code 6")
 	cmd.Flags().StringArrayVar(&f.images, "image", nil, "attach an image file (PNG, JPEG, GIF or WebP, at most 5 MB) to the task; repeatable")
 	return cmd
 }
