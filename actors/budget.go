@@ -170,11 +170,13 @@ func budgetOf(b config.Budget) messages.Budget {
 
 // BudgetInput is the agent tool's budget parameter: it may only lower
 // the agent's own budget.
+// Its fields carry no descriptions: their names say it, and every byte of
+// the agent tool's schema is in every Orchestrator request.
 type BudgetInput struct {
-	Tokens    int64   `json:"tokens,omitempty" jsonschema:"Most tokens it may spend"`
-	ToolCalls int     `json:"tool_calls,omitempty" jsonschema:"Most tool calls it may make"`
-	Seconds   int     `json:"wall_seconds,omitempty" jsonschema:"Most seconds it may work"`
-	USD       float64 `json:"usd,omitempty" jsonschema:"Most US dollars it may spend"`
+	Tokens    int64   `json:"tokens,omitempty"`
+	ToolCalls int     `json:"tool_calls,omitempty"`
+	Seconds   int     `json:"wall_seconds,omitempty"`
+	USD       float64 `json:"usd,omitempty"`
 }
 
 // problem says what is wrong with a budget parameter, "" when nothing.

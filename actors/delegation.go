@@ -40,7 +40,7 @@ type AgentInput struct {
 	// anywhere else are refused by its path guard.
 	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
 	// Budget may only lower the agent's own budget (budget.go).
-	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Limits on what it may spend, lower than its own; it is stopped when over"`
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Spend limits below its own; it is stopped when over"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
