@@ -26,10 +26,12 @@ type agentRuns struct {
 	byID     map[string]*messages.AgentRun
 	byHandle map[string]string // handle → ID
 	order    []string
+	// book is the session's spend for its budgets (budget.go).
+	book *budgetBook
 }
 
 func newAgentRuns(prior []messages.AgentRun) *agentRuns {
-	r := &agentRuns{byID: map[string]*messages.AgentRun{}, byHandle: map[string]string{}}
+	r := &agentRuns{byID: map[string]*messages.AgentRun{}, byHandle: map[string]string{}, book: &budgetBook{}}
 	for _, run := range prior {
 		r.add(run)
 	}
@@ -223,6 +225,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 		Model: in.Model, Thoroughness: messages.Thoroughness(in.Thoroughness), Context: messages.ContextMode(in.Context), Files: in.Files}
 	namedFiles(in.OnlyFiles)(d)
 	d.MaxTurns = turnBudget(def, d.Thoroughness, in.MaxTurns)
+	d.Budget = in.Budget.budget()
 	switch d.Context {
 	case messages.ContextFork:
 		d.ContextText = forkContext(o.history)
@@ -291,6 +294,7 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 		entry.Handle = prev.Handle
 		entry.Resumes = prev.Resumes + 1
 		entry.Tokens, entry.ToolCalls = prev.Tokens, prev.ToolCalls
+		entry.USD, entry.Wall = prev.USD, prev.Wall
 		run.baseTokens, run.baseCalls = prev.Tokens, prev.ToolCalls
 	} else {
 		o.j.createChild(o.session, d.TaskID, def.Name, d.Description, string(d.Mode), model, o.deps.Root, now)
@@ -301,6 +305,7 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 		o.byPID = map[string]*taskRun{}
 	}
 	o.byPID[run.pid.Id] = run
+	o.supervise(c, run)
 	c.Send(run.pid, d)
 	system, self, id := c.ActorSystem(), c.Self(), t.id
 	run.timer = time.AfterFunc(d.Timeout+taskGrace, func() {
@@ -326,6 +331,7 @@ func (o *Orchestrator) onProgress(p *messages.AgentProgress) {
 	}
 	run.Tokens, run.ToolCalls = baseTokens+p.Tokens, base+p.ToolCalls
 	run.Activities = slices.Clone(p.Activities)
+	o.progressSpend(p)
 }
 
 // finishRun closes a run's registry entry.

@@ -42,6 +42,8 @@ type AgentInput struct {
 	// OnlyFiles, when given, are enforced: the specialist's writes
 	// anywhere else are refused by its path guard.
 	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
+	// Budget may only lower the agent's own budget (budget.go).
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Spend limits below its own; it is stopped when over"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
@@ -220,6 +222,9 @@ func parseDelegation(t tools.Tool, agents map[string]*AgentDefinition, args stri
 	}
 	if in.MaxTurns < 0 || in.Timeout < 0 {
 		return in, nil, "max_turns and timeout_seconds must not be negative"
+	}
+	if p := in.Budget.problem(); p != "" {
+		return in, nil, p
 	}
 	if len(in.Files) > 0 && messages.ContextMode(in.Context) != messages.ContextScoped {
 		return in, nil, "files are given to the specialist only with context scoped"

@@ -11,6 +11,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
@@ -144,6 +145,9 @@ type Deps struct {
 	Lint Linter
 	// Hooks runs the user's hooks on session events; nil runs none.
 	Hooks SessionHooks
+	// Approver asks the user whether a paused runaway specialist may go
+	// on; nil (headless) stops it instead.
+	Approver policy.Approver
 	// Store persists sessions as they happen; nil keeps them in memory.
 	// A front end hands the session's claim (store.Fenced), so that every
 	// write goes through it: once another process claims the session, a

@@ -67,6 +67,8 @@ type taskRun struct {
 	// resumption.
 	baseTokens int64
 	baseCalls  int
+	// sup is the supervisor's state of the run (budget.go).
+	sup *supervision
 }
 
 // turnState is everything about the input being processed. It exists only
@@ -232,6 +234,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		o.onTaskExpired(c, msg)
 	case *messages.ResearchRequest:
 		o.onResearchRequest(c, msg)
+	case *stepCheck, *budgetTimer, *runawayAnswer:
+		o.onSupervision(c, msg)
 	case *actor.Stopping:
 		o.abandonAtExit(c)
 	case *actor.Started, *actor.Stopped, *actor.Restarting:
@@ -275,6 +279,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onProgress(msg)
 	case *outputWaitExpired:
 		o.onOutputWaitExpired(c, msg)
+	case *stepCheck, *budgetTimer, *runawayAnswer:
+		o.onSupervision(c, msg)
 	case *hookDone:
 		o.hooks.done(c, msg)
 	case *compactDone:
@@ -476,6 +482,9 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	maxTurns := o.deps.Config.MaxTurns
 	if maxTurns > 0 && t.modelTurns >= maxTurns {
 		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("reached the turn limit (%d model calls) without a final answer; raise it with --max-turns or max_turns", maxTurns))
+		return
+	}
+	if o.turnOverBudget(c) {
 		return
 	}
 	system, err := o.systemPrompt(t)
@@ -811,6 +820,7 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 	if r.Error == "stopped by the Orchestrator" {
 		status = messages.RunStopped
 	}
+	o.settleRun(run, r)
 	o.finishRun(run.delegate.TaskID, status, r)
 	o.dropTask(run)
 	// A detached run's turn is over: its files and spend are not this
@@ -915,6 +925,7 @@ func reportForModel(r *messages.Report, handle string) string {
 func (o *Orchestrator) addUsage(agent, model string, u messages.Usage) {
 	t := o.turn
 	t.usage = t.usage.Add(u)
+	o.settle(t.id, messages.Spend{Tokens: u.TotalTokens, USD: u.Cost})
 	for i := range t.byAgent {
 		if t.byAgent[i].Agent == agent && t.byAgent[i].Model == model {
 			t.byAgent[i].Usage = t.byAgent[i].Usage.Add(u)
@@ -1072,6 +1083,9 @@ func (o *Orchestrator) finishTurn(c actor.Context, status messages.TurnStatus, p
 	res := messages.TurnResult{Input: t.input, Status: status, Answer: t.answer, Interim: t.interim, Error: problem,
 		ToolCalls: t.records, Usage: t.usage, ByAgent: t.byAgent, PlanFile: t.planFile, Report: t.direct,
 		Elapsed: o.deps.now().Sub(t.started)}
+	if b := o.runs.book; b.turnID == t.id {
+		res.Budget = b.exceeded
+	}
 	if res.ToolCalls == nil {
 		res.ToolCalls = []messages.ToolCallRecord{}
 	}

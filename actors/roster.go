@@ -76,6 +76,8 @@ type AgentDefinition struct {
 	Skills []string
 	// Sandbox is the agent's sandbox profile for its commands.
 	Sandbox config.AgentSandbox
+	// Budget is what one run may spend; the supervisor enforces it.
+	Budget messages.Budget
 	// user is set for an agent from a user-level folder (UserAgentDirs).
 	user bool
 	// roleExplicit is set when the user declared Role, which then wins
@@ -496,6 +498,9 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 	if c.MaxTokens != 0 {
 		a.MaxTokens = c.MaxTokens
 	}
+	if b := budgetOf(c.Budget); !b.IsZero() {
+		a.Budget = b
+	}
 	if err := applyDefinitionFields(a, definitionFields{role: c.Role, report: c.Report, permissionMode: c.PermissionMode,
 		criticalReminder: c.CriticalReminder, color: c.Color, skills: c.Skills, sandbox: c.Sandbox}, rerr); err != nil {
 		return err
@@ -591,6 +596,7 @@ type agentFrontMatter struct {
 	Color            string              `yaml:"color"`
 	Skills           stringList          `yaml:"skills"`
 	Sandbox          config.AgentSandbox `yaml:"sandbox"`
+	Budget           config.Budget       `yaml:"budget"`
 	// Accepted for compatibility with other formats; Odin ignores them.
 	Mode        string `yaml:"mode"`
 	Temperature any    `yaml:"temperature"`
@@ -703,6 +709,10 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	if fm.MaxTurns != 0 {
 		a.MaxTurns = fm.MaxTurns
 	}
+	if fm.Budget.Tokens < 0 || fm.Budget.ToolCalls < 0 || fm.Budget.Wall < 0 || fm.Budget.USD < 0 {
+		return nil, rerr("budget", "limits must not be negative")
+	}
+	a.Budget = budgetOf(fm.Budget)
 	pm := fm.PermissionMode
 	if pm == "" && fm.ClaudePermissionMode == "plan" {
 		pm = "plan"

@@ -114,7 +114,11 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		// a read connection (1 ms) to find none.
 		runs = loadAgentRuns(deps.Store, id)
 	}
-	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, newAgentRuns(runs)), "orchestrator-"+id)
+	registry := newAgentRuns(runs)
+	if len(opts.History) > 0 {
+		registry.book.session = loadSessionSpend(deps.Store, id, runs)
+	}
+	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, registry), "orchestrator-"+id)
 	if err != nil {
 		if own {
 			system.Shutdown()

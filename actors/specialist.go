@@ -103,6 +103,10 @@ type specialist struct {
 	done       bool
 	// lint is what the lint step ran before the report (Code only).
 	lint *messages.LintReport
+	// stepSeq numbers the supervisor's checks; waiting is the step held
+	// until its go-ahead (budget.go).
+	stepSeq int
+	waiting func(actor.Context)
 }
 
 // newSpecialistProps returns the props of one specialist: the kind, with
@@ -132,6 +136,8 @@ func (s *specialist) Receive(c actor.Context) {
 		s.onModelDone(c, msg)
 	case *toolsDone:
 		s.onToolsDone(c, msg)
+	case *stepGo:
+		s.onStepGo(c, msg)
 	case *asyncPanic:
 		s.crash(c, msg.String(), msg.stack)
 	case *hookDone:
@@ -385,8 +391,10 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 		s.activities = s.activities[len(s.activities)-5:]
 	}
 	set, env, bus, origin, log := s.tools, s.env, s.deps.Bus, s.origin, s.deps.Log
-	runAsync(c, s.ctx, func(ctx context.Context) any {
-		return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, am.ToolCalls, bus, origin)}
+	s.beforeTools(c, calls, func(c actor.Context) {
+		runAsync(c, s.ctx, func(ctx context.Context) any {
+			return &toolsDone{turn: msg.turn, outcomes: runCalls(ctx, log, set, env, calls, am.ToolCalls, bus, origin)}
+		})
 	})
 }
 
@@ -426,7 +434,7 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	if s.checkLimits(c) {
 		return
 	}
-	s.callModel(c)
+	s.step(c, observe(s.tools, msg.outcomes), s.callModel)
 }
 
 // checkLimits ends the task when a turn or token limit is reached.
@@ -547,7 +555,8 @@ func (s *specialist) finish(c actor.Context, status messages.ReportStatus, summa
 func (s *specialist) progress(c actor.Context) {
 	p := messages.AgentProgress{TaskID: s.t.delegate.TaskID, Agent: s.t.def.Name,
 		Tokens: s.usage.TotalTokens, ToolCalls: s.toolCalls,
-		Activities: append([]string(nil), s.activities...), Elapsed: s.deps.now().Sub(s.started)}
+		Activities: append([]string(nil), s.activities...), Elapsed: s.deps.now().Sub(s.started),
+		USD: s.usage.Cost, Budget: s.t.delegate.Budget}
 	s.deps.Bus.Publish(p)
 	c.Send(c.Parent(), &p)
 }

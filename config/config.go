@@ -22,6 +22,10 @@ type Config struct {
 	Agents map[string]Agent `mapstructure:"agents" yaml:"agents"`
 	// Supervision bounds restarts of crashing specialists.
 	Supervision Supervision `mapstructure:"supervision" yaml:"supervision"`
+	// Budget bounds what gates, turns and the session may spend.
+	Budget Budgets `mapstructure:"budget" yaml:"budget"`
+	// Runaway configures the detection of specialists making no progress.
+	Runaway Runaway `mapstructure:"runaway" yaml:"runaway"`
 	// Quality configures the quality gates.
 	Quality Quality `mapstructure:"quality" yaml:"quality"`
 	// Permissions widen or narrow what tools may do.
@@ -205,6 +209,9 @@ type Agent struct {
 	Skills []string `mapstructure:"skills" yaml:"skills"`
 	// Sandbox adjusts the sandbox of the agent's commands.
 	Sandbox AgentSandbox `mapstructure:"sandbox" yaml:"sandbox"`
+	// Budget bounds what one run of the agent may spend; a delegation may
+	// only lower it.
+	Budget Budget `mapstructure:"budget" yaml:"budget"`
 }
 
 // AgentSandbox is one agent's sandbox profile.

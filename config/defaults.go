@@ -100,6 +100,8 @@ func Default() *Config {
 			MaxRestarts: 2,
 			Window:      time.Minute,
 		},
+		Budget:  Budgets{RetrySmall: true},
+		Runaway: Runaway{Identical: 5, Window: 30},
 		Quality: Quality{
 			RiskPaths:     DefaultRiskPaths(),
 			PublicAPI:     DefaultPublicAPI(),

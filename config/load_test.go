@@ -440,7 +440,7 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{name: "unknown key with a suggestion", project: "models:\n\tmian: gpt-4o\n",
 			want: []string{`odin.yaml: models.mian: unknown key (did you mean "main"?)`}},
 		{name: "unknown key without one", project: "colour: blue\n",
-			want: []string{`odin.yaml: colour: unknown key (valid keys: provider, providers, models, model_info, mode, max_turns, agents, supervision, quality, permissions, hooks, context, web, log, store, mcp)`}},
+			want: []string{`odin.yaml: colour: unknown key (valid keys: provider, providers, models, model_info, mode, max_turns, agents, supervision, budget, runaway, quality, permissions, hooks, context, web, log, store, mcp)`}},
 		{name: "unknown key deep in a map entry", user: "agents:\n\tcode:\n\t\ttimout: 5m\n",
 			want: []string{`{user}: agents.code.timout: unknown key (did you mean "timeout"?)`}},
 		{name: "keys are case-sensitive", project: "Mode: ask\n",

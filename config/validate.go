@@ -43,6 +43,7 @@ func (c *Config) Validate() error {
 
 	notNegative(v, "supervision.max_restarts", c.Supervision.MaxRestarts)
 	v.positiveDuration("supervision.window", c.Supervision.Window)
+	v.budgets(c)
 
 	v.globs("quality.risk_paths", c.Quality.RiskPaths)
 	v.globs("quality.public_api", c.Quality.PublicAPI)
@@ -245,6 +246,7 @@ func (v *validator) agent(key, name string, a Agent) {
 	}
 	notNegative(v, key+".max_turns", a.MaxTurns)
 	notNegative(v, key+".max_tokens", a.MaxTokens)
+	v.budget(key+".budget", a.Budget)
 	if a.Prompt != "" && a.PromptFile != "" {
 		v.add(key, "set prompt or prompt_file, not both")
 	}

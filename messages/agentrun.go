@@ -43,6 +43,10 @@ type AgentRun struct {
 	// Pending is the report of a detached run that finished after its
 	// turn, kept until the session's next input carries it to the model.
 	Pending string `json:"pending,omitempty"`
+	// USD and Wall are what the run cost and how long it worked, over
+	// all its resumptions: a resumed run starts its budget from them.
+	USD  float64       `json:"usd,omitempty"`
+	Wall time.Duration `json:"wall_ns,omitempty"`
 }
 
 // Finished reports whether the run has ended.

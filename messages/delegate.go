@@ -47,6 +47,14 @@ type Delegate struct {
 	// ChangeSet names the turn's change set, which the specialist's
 	// writes are checkpointed in (resolved where it runs).
 	ChangeSet string `json:"change_set,omitempty"`
+	// Supervised makes the specialist wait for its parent's go-ahead
+	// after each model response and each batch of tool results (the
+	// supervisor's budget and runaway checks).
+	Supervised bool `json:"supervised,omitempty"`
+	// Budget is what the run may spend: the delegation's request (which
+	// may only lower the agent's), then, once the supervisor has set it
+	// up, the run's whole budget. Zero fields are unlimited.
+	Budget Budget `json:"budget,omitzero"`
 	// WriteFiles, when set, are the only files (absolute paths or globs)
 	// the specialist may write: the delegation named them, and its guard
 	// refuses the rest.
@@ -92,6 +100,11 @@ const (
 	ReportMaxTurns  ReportStatus = "max_turns"  // turn limit reached
 	ReportMaxTokens ReportStatus = "max_tokens" // token budget spent
 	ReportCancelled ReportStatus = "cancelled"  // the turn was cancelled
+	// ReportBudget: the supervisor stopped it over a budget (Report.Budget).
+	ReportBudget ReportStatus = "budget_exceeded"
+	// ReportNoProgress: the supervisor stopped it as a runaway
+	// (Report.NoProgress).
+	ReportNoProgress ReportStatus = "no_progress"
 )
 
 // Report is a specialist's answer to a Delegate.
@@ -116,4 +129,8 @@ type Report struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	// SessionID is the specialist's child session (its transcript).
 	SessionID string `json:"session_id,omitempty"`
+	// Budget and NoProgress are the supervisor's verdict when it stopped
+	// the run (status budget_exceeded, no_progress).
+	Budget     *BudgetExceeded `json:"budget,omitempty"`
+	NoProgress *NoProgress     `json:"no_progress,omitempty"`
 }

@@ -135,6 +135,10 @@ type AgentProgress struct {
 	ToolCalls  int           `json:"tool_calls"`
 	Activities []string      `json:"activities"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
+	// USD is the run's cost so far; Budget its limits (zero: none). A
+	// resumed run counts what it spent before.
+	USD    float64 `json:"usd"`
+	Budget Budget  `json:"budget,omitzero"`
 }
 
 // AgentRestarted: a specialist crashed and was restarted.

@@ -98,6 +98,9 @@ const (
 	TurnFailed     TurnStatus = "failed"
 	TurnCancelled  TurnStatus = "cancelled"
 	TurnGateFailed TurnStatus = "gate_failed" // a mandatory quality gate failed after the fix rounds
+	// TurnBudgetExceeded: the turn's or the session's budget was spent
+	// (TurnResult.Budget says which limit).
+	TurnBudgetExceeded TurnStatus = "budget_exceeded"
 )
 
 // Usage is token accounting with its cost.
@@ -184,4 +187,6 @@ type TurnResult struct {
 	// result was published.
 	NotSaved string        `json:"not_saved,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
+	// Budget is the limit that stopped a budget_exceeded turn.
+	Budget *BudgetExceeded `json:"budget,omitempty"`
 }

@@ -46,6 +46,7 @@ type globalFlags struct {
 	small    string
 	mode     string
 	maxTurns int
+	maxUSD   float64 // odin run's --max-budget-usd (budget.session.usd)
 	allow    []string
 	forbid   []string // --disallowedTools 'Bash(...)': permissions.forbidden_commands
 	addDirs  []string
@@ -101,6 +102,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	}
 	if g.maxTurns != 0 {
 		m["max_turns"] = g.maxTurns
+	}
+	if g.maxUSD > 0 {
+		m["budget.session.usd"] = g.maxUSD
 	}
 	if g.logFile != "" {
 		m["log.file"] = g.logFile

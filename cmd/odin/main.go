@@ -20,6 +20,7 @@ const (
 	exitFailed    = 1
 	exitUsage     = 2 // bad flags or configuration
 	exitGate      = 3 // a mandatory quality gate failed after the fix rounds
+	exitBudget    = 6 // the turn's or the session's budget was spent (--max-budget-usd)
 	exitCancelled = 130
 )
 

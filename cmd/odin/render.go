@@ -172,6 +172,12 @@ func (r *renderer) event(env messages.Envelope) {
 		} else if ev.IsError {
 			r.progress("      %s %s", r.paint("33", "error:"), firstLine(ev.Output))
 		}
+	case messages.BudgetExceeded:
+		if ev.Agent != "" {
+			r.progress("  %s %s stopped: %s", r.paint("31", "■"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))
+		}
+	case messages.NoProgress:
+		r.progress("  %s %s: %s", r.paint("33", "‖"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))
 	case messages.AgentRestarted:
 		r.progress("  %s %s crashed (%s); restart %d", r.paint("33", "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)
 	case messages.AgentFinished:

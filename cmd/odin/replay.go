@@ -90,7 +90,7 @@ recorded and replayed answers and gate verdicts side by side.
 Start from the project state the recording started from (a fresh copy, or
 a clean checkout): the recorded responses assume it.
 
-Exit codes: those of odin run, and 6 when the re-run diverged from the
+Exit codes: those of odin run, and 7 when the re-run diverged from the
 recording.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -128,7 +128,7 @@ recording.`,
 
 // exitDiverged is odin replay's exit when the re-run's requests or outcome
 // differ from the tape.
-const exitDiverged = 6
+const exitDiverged = 7
 
 // printReplayReport says what was served, where the re-run first diverged,
 // and the recorded and replayed outcomes side by side; it reports whether

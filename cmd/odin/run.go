@@ -61,7 +61,8 @@ session.
 Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 a mandatory
 quality gate failed after the fix rounds, 4 the session is in use by another
 odin process (or one took it over during the run), 5 the answer was given but
-could not be saved to the session store (disk full, read-only database), 130
+could not be saved to the session store (disk full, read-only database), 6 a
+budget was spent (--max-budget-usd, budget.turn, budget.session), 130
 cancelled (Ctrl-C), 129 and 143 ended by SIGHUP (terminal closed) and SIGTERM:
 the turn is cancelled and saved first, as with Ctrl-C.
 
@@ -89,6 +90,9 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 				}
 				task = t
 			}
+			if g.maxUSD < 0 {
+				return usageError("--max-budget-usd must not be negative (got %v)", g.maxUSD)
+			}
 			f.stdin = stdin
 			return runTask(g, f, task, stdout, stderr)
 		},
@@ -101,6 +105,7 @@ denied, unless widened with --allow, --add-dir or --yolo.`,
 	cmd.Flags().BoolVarP(&f.quiet, "quiet", "q", false, "text output: print only the answer (stdout); no progress, diff, gates or usage")
 	cmd.Flags().BoolVarP(&f.cont, "continue", "c", false, "continue the project's most recent session")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue the session with this ID or unique prefix (odin sessions lists them)")
+	cmd.Flags().Float64Var(&g.maxUSD, "max-budget-usd", 0, "stop when the session has spent this many US dollars (budget.session.usd); exit code 6")
 	cmd.Flags().StringArrayVar(&f.images, "image", nil, "attach an image file (PNG, JPEG, GIF or WebP, at most 5 MB) to the task; repeatable")
 	return cmd
 }
@@ -333,6 +338,8 @@ func statusError(res messages.TurnResult) error {
 		return &exitError{code: exitCancelled, err: fmt.Errorf("%s", res.Error)}
 	case messages.TurnGateFailed:
 		return &exitError{code: exitGate, err: fmt.Errorf("%s", res.Error)}
+	case messages.TurnBudgetExceeded:
+		return &exitError{code: exitBudget, err: fmt.Errorf("%s", res.Error)}
 	}
 	return &exitError{code: exitFailed, err: fmt.Errorf("%s", res.Error)}
 }

@@ -227,6 +227,11 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	a.startMCP(ctx)
 	deps.Store = st
 	deps.Editor = a.editor
+	if busApprover != nil {
+		// A runaway specialist is paused and the user asked; headless
+		// runs stop it.
+		deps.Approver = busApprover
+	}
 	deps.Changes = &changeSets{root: a.root, st: st, session: id}
 	sopts := actors.SessionOptions{ID: id, History: store.LLMMessages(history)}
 	if a.actors != nil {

@@ -38,6 +38,9 @@ type agentRow struct {
 	last                string
 	restarts            int
 	rateUntil           time.Time
+	// usd is what the run has cost so far; budget its limits.
+	usd    float64
+	budget messages.Budget
 	// todos is the specialist's own TodoWrite list.
 	todos []messages.Todo
 }
@@ -87,6 +90,7 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 	case messages.AgentProgress:
 		if r := a.agent(ev.TaskID); r != nil {
 			r.tokens, r.tools = ev.Tokens, ev.ToolCalls
+			r.usd, r.budget = ev.USD, ev.Budget
 			if n := len(ev.Activities); n > 0 {
 				r.last = ev.Activities[n-1]
 			}
@@ -182,10 +186,13 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 	for _, r := range a.agents {
 		parts := []string{Elapsed(now.Sub(r.started))}
 		if r.tokens > 0 {
-			parts = append(parts, HumanTokens(r.tokens)+" tok")
+			parts = append(parts, HumanTokens(r.tokens)+" tok"+budgetOf(r.budget.Tokens > 0, HumanTokens(r.budget.Tokens)))
 		}
 		if r.tools > 0 {
-			parts = append(parts, Plural(r.tools, "tool"))
+			parts = append(parts, Plural(r.tools, "tool")+budgetOf(r.budget.ToolCalls > 0, fmt.Sprint(r.budget.ToolCalls)))
+		}
+		if r.usd > 0 || r.budget.USD > 0 {
+			parts = append(parts, fmt.Sprintf("$%.4f", r.usd)+budgetOf(r.budget.USD > 0, fmt.Sprintf("$%.2f", r.budget.USD)))
 		}
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
@@ -302,4 +309,12 @@ func todoLine(todos []messages.Todo) string {
 		line += " · " + firstLine(current)
 	}
 	return line
+}
+
+// budgetOf is the " of LIMIT" after a spend when the run has a limit.
+func budgetOf(set bool, limit string) string {
+	if !set {
+		return ""
+	}
+	return " of " + limit
 }

@@ -25,6 +25,8 @@ type transcript struct {
 	usage    messages.Usage
 	byAgent  map[string]messages.AgentUsage
 	turns    int
+	// budgets are the budgets the supervisor found spent, for /cost.
+	budgets []messages.BudgetExceeded
 }
 
 func newTranscript(th *Theme, width int) *transcript {
@@ -79,6 +81,15 @@ func (t *transcript) event(ev messages.Event) []string {
 	case messages.AgentStarted:
 		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Agent(ev.Agent), firstLine(ev.Description))+
 			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
+	case messages.BudgetExceeded:
+		t.budgets = append(t.budgets, ev)
+		who := "turn"
+		if ev.Agent != "" {
+			who = termsafe.Line(ev.Agent)
+		}
+		return []string{fmt.Sprintf("  %s %s stopped: %s", th.Paint(th.Err, "■"), who, termsafe.Line(ev.Text()))}
+	case messages.NoProgress:
+		return []string{fmt.Sprintf("  %s %s paused: %s", th.Paint(th.Warn, "‖"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))}
 	case messages.AgentRestarted:
 		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)}
 	case messages.AgentFinished:
@@ -308,5 +319,15 @@ func (t *transcript) costLines() []string {
 		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CachedTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown), est))
 	}
 	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CachedTokens), HumanTokens(t.usage.CompletionTokens), CostText(t.usage.Cost, t.usage.CostUnknown)))
+	if len(t.budgets) > 0 {
+		out = append(out, "Budgets spent:")
+		for _, b := range t.budgets {
+			who := "turn"
+			if b.Agent != "" {
+				who = b.Agent
+			}
+			out = append(out, fmt.Sprintf("  %-13s %s", termsafe.Line(who), termsafe.Line(b.Text())))
+		}
+	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 // TestRecordAndReplayTheDemo: the gated demo recorded with --record
 // replays with no model server to the same answer, diff and gate
 // verdicts; with one agent's prompt changed, the replay reports the first
-// request that differs and exits 6.
+// request that differs and exits 7.
 func TestRecordAndReplayTheDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the demo runs go build/vet/test on the sample project")
@@ -108,7 +108,7 @@ func TestRecordAndReplayTheDemo(t *testing.T) {
 
 // TestReplayReportsDivergence: with the project's instructions changed
 // after the recording, the replay still answers from the tape, names the
-// first request that differs and where, and exits 6; a replay asking for
+// first request that differs and where, and exits 7; a replay asking for
 // more than the tape holds stops instead of inventing an answer.
 func TestReplayReportsDivergence(t *testing.T) {
 	env, root := acpEnv(t)
@@ -145,7 +145,7 @@ func TestReplayReportsDivergence(t *testing.T) {
 	}
 	writeFile(t, root, "ODIN.md", "Answer in one word.\n")
 	out, errOut, code := run(env, "replay", tapeFile)
-	if code != 6 || !strings.Contains(out, "A Go main package.") {
+	if code != 7 || !strings.Contains(out, "A Go main package.") {
 		t.Errorf("diverging replay: exit %d, stdout %q", code, out)
 	}
 	if !regexp.MustCompile(`first divergence: orchestrator request 1 differs at messages\[0\]\.content \(from character [0-9]+\): recorded .*, now .*Project instructions`).MatchString(errOut) {
