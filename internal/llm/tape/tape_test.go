@@ -2,6 +2,7 @@ package tape
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,5 +100,19 @@ func TestRecordThenReplay(t *testing.T) {
 	}
 	if r := p.Report(); r.Served != 3 || r.Unused != 0 || len(r.Divergences) != 3 {
 		t.Errorf("report: %+v", r)
+	}
+}
+
+// TestFenceNoncesAreNotDivergences: two runs fence untrusted data with
+// different random nonces; that alone is no divergence, a changed word is.
+func TestFenceNoncesAreNotDivergences(t *testing.T) {
+	rec := json.RawMessage(`{"messages":[{"content":"<<<UNTRUSTED_DATA nonce=UFWSKPMVR3XMAS4XM7ICV2YQEI>>> x <<<END_UNTRUSTED_DATA nonce=UFWSKPMVR3XMAS4XM7ICV2YQEI>>>"}]}`)
+	now := []byte(`{"messages":[{"content":"<<<UNTRUSTED_DATA nonce=L6P5ADDEPJJ3IVGCNG7YCAQLNX>>> x <<<END_UNTRUSTED_DATA nonce=L6P5ADDEPJJ3IVGCNG7YCAQLNX>>>"}]}`)
+	if where, _, _, same := firstDiff(rec, now); !same {
+		t.Errorf("nonces alone diverged at %s", where)
+	}
+	changed := bytes.Replace(now, []byte(" x "), []byte(" y "), 1)
+	if _, _, _, same := firstDiff(rec, changed); same {
+		t.Error("a changed word inside the fence was not a divergence")
 	}
 }
