@@ -176,7 +176,7 @@ func walk(path string, a, b any) (string, string, string, bool) {
 	}
 	if x, ok := a.(string); ok {
 		if y, ok := b.(string); ok {
-			a, b = volatile.ReplaceAllString(x, "nonce=*"), volatile.ReplaceAllString(y, "nonce=*")
+			a, b = steady(x), steady(y)
 		}
 	}
 	if reflect.DeepEqual(a, b) {
@@ -194,10 +194,19 @@ func walk(path string, a, b any) (string, string, string, bool) {
 	return path, short(a), short(b), false
 }
 
-// volatile is what differs between two runs of the same requests by
-// design: the random nonce of every untrusted-data fence
-// (internal/untrusted). It is not a divergence.
-var volatile = regexp.MustCompile(`nonce=[A-Z2-7]{26}`)
+// What differs between two runs of the same task by nature, not because
+// of the agents' configuration, is not a divergence: the random nonce of
+// every untrusted-data fence (internal/untrusted), and timings in tool
+// output (go test's "ok pkg 0.005s", "took 12ms").
+var (
+	volatileNonce  = regexp.MustCompile(`nonce=[A-Z2-7]{26}`)
+	volatileTiming = regexp.MustCompile(`\b\d+(\.\d+)?(s|ms|µs|us|ns)\b`)
+)
+
+// steady is s with its volatile parts replaced by placeholders.
+func steady(s string) string {
+	return volatileTiming.ReplaceAllString(volatileNonce.ReplaceAllString(s, "nonce=*"), "<time>")
+}
 
 func commonPrefix(a, b string) int {
 	i := 0

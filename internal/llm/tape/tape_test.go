@@ -111,6 +111,13 @@ func TestFenceNoncesAreNotDivergences(t *testing.T) {
 	if where, _, _, same := firstDiff(rec, now); !same {
 		t.Errorf("nonces alone diverged at %s", where)
 	}
+	timed := func(d string) []byte { return []byte(`{"messages":[{"content":"ok  \texample.com/api\t` + d + `\n"}]}`) }
+	if where, _, _, same := firstDiff(json.RawMessage(timed("0.005s")), timed("0.010s")); !same {
+		t.Errorf("go test's timing alone diverged at %s", where)
+	}
+	if _, _, _, same := firstDiff(json.RawMessage(timed("0.005s")), []byte(`{"messages":[{"content":"FAIL\texample.com/api\t0.005s\n"}]}`)); same {
+		t.Error("ok turned FAIL was not a divergence")
+	}
 	changed := bytes.Replace(now, []byte(" x "), []byte(" y "), 1)
 	if _, _, _, same := firstDiff(rec, changed); same {
 		t.Error("a changed word inside the fence was not a divergence")
