@@ -111,7 +111,9 @@ func TestFenceNoncesAreNotDivergences(t *testing.T) {
 	if where, _, _, same := firstDiff(rec, now); !same {
 		t.Errorf("nonces alone diverged at %s", where)
 	}
-	timed := func(d string) []byte { return []byte(`{"messages":[{"content":"ok  \texample.com/api\t` + d + `\n"}]}`) }
+	timed := func(d string) []byte {
+		return []byte(`{"messages":[{"content":"ok  \texample.com/api\t` + d + `\n"}]}`)
+	}
 	if where, _, _, same := firstDiff(json.RawMessage(timed("0.005s")), timed("0.010s")); !same {
 		t.Errorf("go test's timing alone diverged at %s", where)
 	}
