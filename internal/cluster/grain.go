@@ -251,27 +251,8 @@ func (g *sessionGrain) onSubmit(ctx actor.Context, sender *actor.PID, m *Submit)
 		g.reply(ctx, sender, &dup)
 		return
 	}
-	var acc *Accepted
-	if a, ok := g.sess.Session.(serve.Accepter); ok {
-		// Into the store's ledger under the caller's ID before it runs:
-		// an input another activation already took is a duplicate, and
-		// one a dead owner left is resumed by the next activation.
-		c, cancel := context.WithTimeout(context.Background(), g.o.openTimeout)
-		um, _, dup, err := a.Accept(c, m.InputID, m.Body, m.Mode)
-		cancel()
-		if err != nil {
-			g.reply(ctx, sender, &Failure{Error: err.Error()})
-			return
-		}
-		acc = &Accepted{InputID: m.InputID, MessageID: um.ID, Epoch: g.epoch, Dup: dup}
-		if dup {
-			g.reply(ctx, sender, acc)
-			return
-		}
-	} else {
-		um := g.sess.Submit(m.Body, m.Mode)
-		acc = &Accepted{InputID: m.InputID, MessageID: um.ID, Epoch: g.epoch}
-	}
+	um := g.sess.Submit(m.Body, m.Mode)
+	acc := &Accepted{InputID: m.InputID, MessageID: um.ID, Epoch: g.epoch}
 	g.inputs[m.InputID] = acc
 	g.inFlight++
 	g.reply(ctx, sender, acc)
