@@ -60,6 +60,11 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 		err = accept(ctx)
 	}
 	if err != nil {
+		if takenOver(err) != nil && s.j != nil && s.j.fencedErr() == nil {
+			// The ledger write was the first to meet a later claim: the
+			// session stops and says so, as when a journal write meets it.
+			s.j.fence(nil, err)
+		}
 		return Accepted{}, fmt.Errorf("actors: accept input: %w", err)
 	}
 	if dup {

@@ -303,9 +303,12 @@ func (c *claudeStream) addModelUsage(model string, u messages.Usage) {
 // final assistant message, --output-format json alone.
 func (c *claudeStream) result(res messages.TurnResult, session string) claudeResult {
 	subtype, stop := "success", "end_turn"
-	if res.Status != messages.TurnDone {
-		subtype = "error_during_execution"
-		stop = string(res.Status)
+	switch {
+	case res.Status == messages.TurnDone:
+	case res.Budget != nil && res.Budget.Limit == messages.LimitUSD:
+		subtype, stop = "error_max_budget_usd", string(res.Status) // Claude's name for it
+	default:
+		subtype, stop = "error_during_execution", string(res.Status)
 	}
 	usage := map[string]*claudeModelUsage{}
 	for _, name := range c.order {

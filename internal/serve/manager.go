@@ -13,6 +13,7 @@ import (
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -331,6 +332,14 @@ func (m *manager) submit(ctx context.Context, e *entry, key, body string, mode m
 		in, state, dup, err := a.Accept(ctx, key, body, mode)
 		if err != nil || dup {
 			e.inFlight.Add(-1)
+		}
+		if errors.Is(err, store.ErrFenced) {
+			// The ledger write was the first to meet the later claim:
+			// the session is another process's now, as after its
+			// session_fenced event.
+			reason := err.Error()
+			e.takenOver.CompareAndSwap(nil, &reason)
+			return accepted{}, e.gone()
 		}
 		if err != nil {
 			return accepted{}, err

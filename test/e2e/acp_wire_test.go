@@ -502,6 +502,9 @@ func TestACPModeAndTranscriptSurviveLoad(t *testing.T) {
 		}},
 		llmtest.Step{When: "write the notes", ToolCalls: []llmtest.ToolCall{
 			llmtest.Call("WriteFile", map[string]any{"file_path": notes, "content": "first line\n"}),
+			// The plan done before the answer: an answer with items still
+			// open is sent back (the progress frontier's refusal).
+			llmtest.Call("TodoWrite", map[string]any{"todos": []map[string]any{{"id": "1", "content": "write the notes", "status": "completed"}}}),
 		}},
 		llmtest.Step{When: "notes.txt:", Text: "Planned and wrote the notes."},
 	))

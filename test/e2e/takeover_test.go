@@ -156,14 +156,15 @@ func TestServeTakeoverPostgres(t *testing.T) {
 	}
 	before := storedTurns(t, st, id)
 
-	// Serve does not know yet: its next write finds out.
-	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "third question", "mode": "ask"}, http.StatusAccepted)
+	// Serve does not know yet: its next write finds out. That is the
+	// input's own entry in the store's ledger, so the input is refused at
+	// once (409), nothing of it runs, and the session says it was taken.
+	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "third question", "mode": "ask"}, http.StatusConflict)
 	seen := until(t, evs, "session_fenced")
 	fenced := seen[len(seen)-1]
 	if fenced.Data["epoch"] != float64(2) || !strings.Contains(fenced.Data["reason"].(string), "session taken over by another process (epoch 2)") {
 		t.Errorf("session_fenced = %v", fenced.Data)
 	}
-	until(t, evs, "turn_finished")
 	body := c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "fourth question", "mode": "ask"}, http.StatusConflict)
 	if msg, _ := body["error"].(string); !strings.Contains(msg, "session taken over by another process (epoch 2)") {
 		t.Errorf("409 body = %v, want it to say the session was taken over", body)
