@@ -52,17 +52,12 @@ func NewPlayer(t *Tape) *Player {
 }
 
 // RoundTrip serves the next recorded response of the request's agent; a
-// request beyond the recording fails like a provider would (500), so the
-// run stops rather than invent an answer.
+// request beyond the recording is a bad request (400, which is not
+// retried), so the run stops rather than invent an answer.
 func (p *Player) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		body = b
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
 	}
 	agent := req.Header.Get("X-Odin-Agent")
 	p.mu.Lock()

@@ -116,17 +116,12 @@ func (r *Recorder) line(v any) {
 // RoundTrip records the exchange once its response body has been read
 // to the end (or closed): the stream reaches the caller as it arrives.
 func (r *Recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	var body []byte
-	if req.Body != nil {
-		b, err := io.ReadAll(req.Body)
-		req.Body.Close()
-		if err != nil {
-			return nil, err
-		}
-		body = b
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	body, err := readBody(req)
+	if err != nil {
+		return nil, err
 	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	resp, err := r.Base.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -178,6 +173,15 @@ func (c *capture) Read(p []byte) (int, error) {
 func (c *capture) Close() error {
 	c.once.Do(func() { c.done(c.buf.Bytes()) })
 	return c.rc.Close()
+}
+
+// readBody reads and closes a request's body (nil for none).
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
 }
 
 func compactJSON(b []byte) json.RawMessage {
