@@ -9,7 +9,7 @@ LDFLAGS ?= -s -w
 # libc mapped: 1.7 MB less resident memory). odin-sitter needs cgo for
 # tree-sitter.
 
-.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve demo clean models
+.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster demo clean models
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
@@ -39,6 +39,12 @@ bench: build
 # `bash -c true` and x-plain, the ratio.
 bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+# test-cluster runs the cluster's failover, zombie, passivation and
+# PostgreSQL tests (test/cluster: 3 processes on 127.0.0.1, minutes);
+# make test runs only its placement check.
+test-cluster:
+	ODIN_CLUSTER_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./test/cluster
 
 bench-sandbox:
 	$(GO) test -run '^$$' -bench Launch ./internal/sandbox

@@ -219,8 +219,11 @@ func TestJournalStopsAtErrFenced(t *testing.T) {
 					if to.Epoch != owner.Epoch() || !strings.Contains(berr.Error(), fmt.Sprintf("session taken over by another process (epoch %d)", owner.Epoch())) {
 						t.Errorf("barrier = %v, want the new owner's epoch %d", berr, owner.Epoch())
 					}
-					if n := cb.attempts.Load(); n != 1 {
-						t.Errorf("%d attempts, want 1: ErrFenced is never retried", n)
+					// One batch, or none when the writer took the lone entry
+					// outside Batch (it may, before the barrier is queued);
+					// never a second: ErrFenced is not retried.
+					if n := cb.attempts.Load(); n > 1 {
+						t.Errorf("%d attempts, want at most 1: ErrFenced is never retried", n)
 					}
 					if s := j.Stats(); s.Retries != 0 || s.Queued != 0 {
 						t.Errorf("stats %+v, want no retry and nothing queued", s)
