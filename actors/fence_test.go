@@ -451,3 +451,45 @@ func TestTakeoverStopsDetachedRuns(t *testing.T) {
 		t.Fatalf("the taken-over session wrote:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 }
+
+// TestJournalFencedFromOutsideTellsOnce: a write outside the journal (the
+// input ledger's) meets the later claim first and fences the journal from
+// its own goroutine; the journal's own write then meets it too. onFenced
+// is told once, the writer stops, and a barrier queued behind the
+// writer's batch is still answered with the takeover.
+func TestJournalFencedFromOutsideTellsOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odin.db")
+	st, other := openFile(t, path), openFile(t, path)
+	if _, err := st.CreateSession(t.Context(), store.Session{ID: "s1", Project: "/p", Agent: store.AgentOrchestrator}); err != nil {
+		t.Fatal(err)
+	}
+	old := claim(t, st, "s1", "node-a")
+	claim(t, other, "s1", "node-b")
+	j := newJournal(old, zerolog.Nop())
+	var told atomic.Int32
+	j.onFenced = func(*TakenOverError) { told.Add(1) }
+	// The ledger's write, refused by the later claim.
+	_, err := old.AppendMessage(t.Context(), store.Message{SessionID: "s1", Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "x"}}})
+	if !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("write through the old claim: %v, want ErrFenced", err)
+	}
+	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "racing"}, "", "", time.Now())
+	barrier := j.barrier()
+	j.fence(nil, err)
+	select {
+	case berr := <-barrier:
+		if !errors.Is(berr, store.ErrFenced) {
+			t.Errorf("barrier = %v, want the takeover", berr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the barrier was never answered")
+	}
+	select {
+	case <-j.stopped:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the writer still runs after the journal was fenced")
+	}
+	if n := told.Load(); n != 1 {
+		t.Errorf("onFenced told %d times, want once", n)
+	}
+}

@@ -307,10 +307,10 @@ func (j *journal) run() {
 		batch := j.queue
 		j.queue = nil
 		j.inFlight = len(batch)
-		closed := j.closed
+		closed, fenced := j.closed, j.fenced != nil
 		j.mu.Unlock()
 		if len(batch) == 0 {
-			if closed {
+			if closed || fenced {
 				return
 			}
 			<-j.wake
@@ -425,23 +425,37 @@ func (j *journal) failed(pending []journalEntry, err error) bool {
 // fence stops the journal for good after a fenced write: pending and
 // everything queued are dropped (none of it could be stored), barriers are
 // answered with the TakenOverError, and onFenced is told.
+//
+// Another write of the session (the input ledger's) may meet the later
+// claim first and call it from its own goroutine, with no pending
+// entries: onFenced is told once, whoever comes first, and the writer's
+// own call later still answers the barriers of the batch it held.
 func (j *journal) fence(pending []journalEntry, err error) {
 	to := takenOver(err)
 	j.mu.Lock()
-	j.fenced = fmt.Errorf("%w: %w", ErrNotSaved, to)
+	first := j.fenced == nil
+	if first {
+		j.fenced = fmt.Errorf("%w: %w", ErrNotSaved, to)
+	}
 	j.queue = append(pending, j.queue...)
 	barriers := j.takeBarriersLocked()
 	dropped := len(j.queue)
-	j.queue, j.inFlight = nil, 0
+	j.queue = nil
+	if pending != nil {
+		j.inFlight = 0 // the writer's batch ends here
+	}
 	answer := j.fenced
 	j.mu.Unlock()
-	j.log.Error().Err(err).Int("dropped", dropped).Msg("journal: the session's claim was superseded; nothing more is written")
-	if j.onFenced != nil {
-		j.onFenced(to)
+	if first {
+		j.log.Error().Err(err).Int("dropped", dropped).Msg("journal: the session's claim was superseded; nothing more is written")
+		if j.onFenced != nil {
+			j.onFenced(to)
+		}
 	}
 	for _, b := range barriers {
 		b <- answer
 	}
+	j.poke() // an idle writer stops
 }
 
 // fencedErr is the journal's error once the session was taken over

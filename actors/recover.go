@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/odin-code/odin/internal/llm"
@@ -60,7 +61,7 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 		err = accept(ctx)
 	}
 	if err != nil {
-		if takenOver(err) != nil && s.j != nil && s.j.fencedErr() == nil {
+		if errors.Is(err, store.ErrFenced) && s.j != nil {
 			// The ledger write was the first to meet a later claim: the
 			// session stops and says so, as when a journal write meets it.
 			s.j.fence(nil, err)
