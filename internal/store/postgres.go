@@ -57,6 +57,18 @@ type Postgres struct {
 
 var _ Store = (*Postgres)(nil)
 
+// DefaultStallTimeout is how long a PostgreSQL transaction of this store
+// may wait on its client between statements before the server ends the
+// connection. A fenced write locks its session's row until it commits, and
+// a writer whose process was stopped (SIGSTOP, a VM paused, a debugger)
+// mid-transaction would otherwise hold that lock for as long as it is
+// stopped: the next owner's Claim, which updates the row, would wait with
+// it, and the session could not fail over. Odin's transactions never wait
+// on anything but the database between statements, so a few seconds of
+// client silence means a stalled writer; when it resumes, its write fails
+// on the closed connection, is retried, and meets the fence.
+const DefaultStallTimeout = 5 * time.Second
+
 // OpenPostgres connects to the PostgreSQL database named by connURL (a
 // postgres:// or postgresql:// URL, or a libpq keyword string) and
 // migrates it to the current schema. Options as for Open; WithBusyTimeout
@@ -66,6 +78,7 @@ func OpenPostgres(ctx context.Context, connURL string, opts ...Option) (*Postgre
 		now:         time.Now,
 		newID:       func() string { return uuid.Must(uuid.NewV7()).String() },
 		busyTimeout: 10 * time.Second,
+		stall:       DefaultStallTimeout,
 	}
 	for _, opt := range opts {
 		opt(&o)
@@ -74,6 +87,10 @@ func OpenPostgres(ctx context.Context, connURL string, opts ...Option) (*Postgre
 	if err != nil {
 		// pgx's message may quote the URL, password included.
 		return nil, fmt.Errorf("store: open postgres %s: bad connection string: %w", redactURL(connURL), ErrInvalid)
+	}
+	const stallParam = "idle_in_transaction_session_timeout"
+	if _, set := cfg.ConnConfig.RuntimeParams[stallParam]; !set && o.stall > 0 {
+		cfg.ConnConfig.RuntimeParams[stallParam] = strconv.FormatInt(o.stall.Milliseconds(), 10)
 	}
 	where := redactURL(connURL)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

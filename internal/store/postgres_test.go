@@ -336,3 +336,72 @@ func benchFencedAppend(b *testing.B, srv *pgtest.Server) {
 		})
 	}
 }
+
+// TestPostgresStalledWriterDoesNotBlockClaim: a writer stopped in the
+// middle of a fenced transaction (its process SIGSTOPped) holds its
+// session's row lock; the server ends that transaction once the client
+// has been silent for the stall timeout, so another host's Claim goes
+// through instead of waiting as long as the writer is stopped. When the
+// writer resumes, its transaction is gone (nothing of it stored) and its
+// next write is fenced.
+func TestPostgresStalledWriterDoesNotBlockClaim(t *testing.T) {
+	srv := pgtest.New(t)
+	url := srv.Database(t)
+	ctx := context.Background()
+	s1, err := store.OpenPostgres(ctx, url, store.WithStallTimeout(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s1.Close() })
+	s2 := openPGURL(t, url)
+	sess, err := s1.CreateSession(ctx, store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s1.Claim(ctx, sess.ID, "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked, resume := make(chan struct{}), make(chan struct{})
+	batch := make(chan error, 1)
+	go func() {
+		batch <- a.Batch(ctx, func(ctx context.Context) error {
+			if _, err := a.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "stalled"}}}); err != nil {
+				return err
+			}
+			close(locked)
+			<-resume // the process is stopped here, the row locked
+			_, err := a.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "after the stall"}}})
+			return err
+		})
+	}()
+	<-locked
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := s2.Claim(cctx, sess.ID, "host-b")
+	if err != nil {
+		close(resume)
+		t.Fatalf("claim while a writer is stalled in a transaction: %v", err)
+	}
+	close(resume)
+	if err := <-batch; err == nil {
+		t.Fatal("the stalled writer's transaction committed after another host claimed the session")
+	}
+	if _, err := a.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "late"}}}); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("the stalled writer's next write: %v, want ErrFenced", err)
+	}
+	if _, err := b.AppendMessage(ctx, store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := s2.AllMessages(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || msgs[0].Text() != "b" {
+		var texts []string
+		for _, m := range msgs {
+			texts = append(texts, m.Text())
+		}
+		t.Errorf("stored %q, want only the new owner's message", texts)
+	}
+}

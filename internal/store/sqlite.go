@@ -31,6 +31,9 @@ type options struct {
 	busyTimeout time.Duration
 	readers     int
 	schema      int
+	// stall is PostgreSQL's idle_in_transaction_session_timeout; see
+	// WithStallTimeout.
+	stall time.Duration
 }
 
 // WithClock sets the clock used for times the caller leaves zero (tests
@@ -44,6 +47,11 @@ func WithIDs(newID func() string) Option { return func(o *options) { o.newID = n
 // WithBusyTimeout sets how long a write waits for another process holding
 // the write lock before failing with "database is locked" (default 10s).
 func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
+
+// WithStallTimeout sets how long a PostgreSQL connection of this store
+// may sit idle inside a transaction before the server ends it (default
+// DefaultStallTimeout; 0 keeps the server's setting). SQLite ignores it.
+func WithStallTimeout(d time.Duration) Option { return func(o *options) { o.stall = d } }
 
 // SQLite is the Store on one SQLite file (modernc.org/sqlite, pure Go).
 //
