@@ -149,14 +149,17 @@ func (h *clusterHost) Open(ctx context.Context, id, node string) (*cluster.Hoste
 	}
 	fw := &fenceWatch{Store: claim, claim: claim, fenced: make(chan struct{})}
 	a.st = fw
+	// Every log line of the session says where it runs and at which
+	// claim, so that a fleet's logs can be read side by side.
+	a.log = a.log.With().Str("session", id).Str("node", node).Int64("epoch", claim.Epoch()).Logger()
 	a.actors = h.opener.actors
 	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id, Mode: a.cfg.Mode})
 	if err != nil {
 		return nil, err
 	}
 	ok = true
-	a.log.Info().Str("session", id).Str("node", node).Int64("epoch", claim.Epoch()).Msg("cluster: session claimed and opened")
-	return &cluster.Hosted{Session: &frontSession{a: a, live: live}, Epoch: claim.Epoch(), Fenced: fw.fenced}, nil
+	a.log.Info().Str("previous", claim.Previous()).Msg("cluster: session claimed and opened")
+	return &cluster.Hosted{Session: &frontSession{a: a, live: live}, Epoch: claim.Epoch(), Fenced: fw.fenced, Previous: claim.Previous()}, nil
 }
 
 // fenceWatch is a claim's store that notices the first write refused

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/odin-code/odin/internal/serve"
+	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -35,6 +36,9 @@ type Hosted struct {
 	// store.ErrFenced: a later claim owns the session, and this one must
 	// stop.
 	Fenced <-chan struct{}
+	// Previous is the node whose claim this one replaced ("" for a new
+	// session): activations are counted by why they happened.
+	Previous string
 }
 
 // grainOptions are what every session grain of a node shares.
@@ -51,6 +55,9 @@ type grainOptions struct {
 	log    *slog.Logger
 	// activated is called once per successful activation (metrics).
 	activated func()
+	// classify says why the session is activated here, given the node
+	// that held it before (see Node.classify).
+	classify func(ctx context.Context, previous string) (string, time.Duration)
 }
 
 // sessionGrain is the kind "session": one stored session, claimed at a
@@ -59,7 +66,10 @@ type grainOptions struct {
 type sessionGrain struct {
 	o      grainOptions
 	id     string
-	log    *slog.Logger
+	log    *slog.Logger // with session, node and epoch
+	base   *slog.Logger // with session and node
+	// counted: this activation is in odin_sessions_active.
+	counted bool
 	sess   *Hosted
 	stopBr context.CancelFunc // stops the bus bridge
 
@@ -70,9 +80,24 @@ type sessionGrain struct {
 	seq      uint64
 	ring     []*Event // the last o.replay events, for re-subscribers
 	subs     map[string]*actor.PID
-	inputs   map[string]*Accepted // by input ID, this activation's
+	inputs   map[string]*Accepted // by input ID, this activation's answers
 	inFlight int
 	closing  bool
+
+	// accepts are submits waiting for the ledger, in arrival order;
+	// accepting is set while the first of them is being written. One at a
+	// time, off the mailbox: the write is a store round trip (on
+	// PostgreSQL it may wait for a row lock), which must not hold up the
+	// events and requests behind it, and inputs reach the session in the
+	// order they came.
+	accepts   []pendingSubmit
+	accepting bool
+}
+
+// pendingSubmit is a Submit waiting for the input ledger.
+type pendingSubmit struct {
+	sender *actor.PID
+	m      *Submit
 }
 
 type pendingReq struct {
@@ -83,12 +108,21 @@ type pendingReq struct {
 // Messages the grain sends itself.
 type (
 	opened struct {
-		s   *Hosted
-		err error
+		s        *Hosted
+		err      error
+		reason   string
+		failover time.Duration
 	}
 	busEvent  struct{ env messages.Envelope }
 	fencedMsg struct{}
 	closedMsg struct{ err error }
+	// ledgerDone is the ledger's answer to the first of accepts.
+	ledgerDone struct {
+		um    messages.UserMessage
+		state string
+		dup   bool
+		err   error
+	}
 )
 
 func newSessionKind(o grainOptions) *cluster.Kind {
@@ -112,6 +146,8 @@ func (g *sessionGrain) Receive(ctx actor.Context) {
 		g.onRequest(ctx, ctx.Sender(), msg)
 	case *busEvent:
 		g.onBusEvent(ctx, msg.env)
+	case *ledgerDone:
+		g.onLedgerDone(ctx, msg)
 	case *fencedMsg:
 		g.log.Warn("cluster: a later claim owns the session; stopping this activation")
 		g.shutdown(ctx, false)
@@ -134,15 +170,21 @@ func (g *sessionGrain) Receive(ctx actor.Context) {
 
 func (g *sessionGrain) onInit(ctx actor.Context, msg *cluster.ClusterInit) {
 	g.id = msg.Identity.Identity
-	g.log = g.o.log.With("session", g.id, "node", g.o.node)
+	g.base = g.o.log.With("session", g.id, "node", g.o.node)
+	// Epoch 0 until the claim: no write of this activation can land yet.
+	g.log = g.base.With("epoch", 0)
 	self, root := ctx.Self(), ctx.ActorSystem().Root
-	host, node, timeout := g.o.host, g.o.node, g.o.openTimeout
+	host, node, timeout, classify := g.o.host, g.o.node, g.o.openTimeout, g.o.classify
 	// Claiming and opening read and write the store: off the mailbox.
 	go func() {
 		octx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		s, err := host.Open(octx, g.id, node)
-		root.Send(self, &opened{s: s, err: err})
+		o := &opened{s: s, err: err, reason: ReasonNew}
+		if err == nil && classify != nil {
+			o.reason, o.failover = classify(octx, s.Previous)
+		}
+		root.Send(self, o)
 	}()
 }
 
@@ -157,8 +199,16 @@ func (g *sessionGrain) onOpened(ctx actor.Context, msg *opened) {
 		return
 	}
 	g.sess, g.epoch = msg.s, msg.s.Epoch
-	g.log = g.log.With("epoch", g.epoch)
-	g.log.Info("cluster: session activated")
+	g.log = g.base.With("epoch", g.epoch)
+	if msg.reason == ReasonFailover {
+		g.log.Info("cluster: session activated", "reason", msg.reason, "previous", msg.s.Previous, "failover_seconds", msg.failover.Seconds())
+		failoverSeconds.Observe(msg.failover.Seconds())
+	} else {
+		g.log.Info("cluster: session activated", "reason", msg.reason, "previous", msg.s.Previous)
+	}
+	activations.Add(msg.reason, 1)
+	sessionsHosted.Add(1)
+	g.counted = true
 	if g.o.activated != nil {
 		g.o.activated()
 	}
@@ -251,11 +301,79 @@ func (g *sessionGrain) onSubmit(ctx actor.Context, sender *actor.PID, m *Submit)
 		g.reply(ctx, sender, &dup)
 		return
 	}
-	um := g.sess.Submit(m.Body, m.Mode)
-	acc := &Accepted{InputID: m.InputID, MessageID: um.ID, Epoch: g.epoch}
-	g.inputs[m.InputID] = acc
+	if _, ok := g.sess.Session.(serve.Accepter); !ok {
+		// A session without an input ledger: duplicates are caught
+		// within this activation only.
+		um := g.sess.Submit(m.Body, m.Mode)
+		acc := &Accepted{InputID: m.InputID, MessageID: um.ID, Epoch: g.epoch}
+		g.inputs[m.InputID] = acc
+		g.inFlight++
+		g.reply(ctx, sender, acc)
+		return
+	}
+	// Counted now, before the session can see it: its turn_finished may
+	// come back before the ledger's answer does.
 	g.inFlight++
-	g.reply(ctx, sender, acc)
+	g.accepts = append(g.accepts, pendingSubmit{sender: sender, m: m})
+	g.nextAccept(ctx)
+}
+
+// nextAccept writes the first waiting submit into the session's input
+// ledger, off the mailbox: the ledger records it under the caller's
+// input ID at this activation's epoch before the session runs it, so an
+// ID any activation took before (a retry after failover, a client's
+// repeated Idempotency-Key) is answered Dup and runs once, and one that
+// a dead owner left unfinished is resumed by the next activation.
+func (g *sessionGrain) nextAccept(ctx actor.Context) {
+	if g.accepting || len(g.accepts) == 0 {
+		return
+	}
+	if g.closing {
+		// Not taken here: the caller asks this activation's successor,
+		// which takes them in the ledger.
+		for _, p := range g.accepts {
+			g.inFlight = max(g.inFlight-1, 0)
+			g.reply(ctx, p.sender, &Failure{Error: "the session is closing", Fenced: true})
+		}
+		g.accepts = nil
+		return
+	}
+	g.accepting = true
+	a := g.sess.Session.(serve.Accepter)
+	m, self, root, timeout := g.accepts[0].m, ctx.Self(), ctx.ActorSystem().Root, g.o.openTimeout
+	go func() {
+		c, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		um, state, dup, err := a.Accept(c, m.InputID, m.Body, m.Mode)
+		root.Send(self, &ledgerDone{um: um, state: state, dup: dup, err: err})
+	}()
+}
+
+func (g *sessionGrain) onLedgerDone(ctx actor.Context, msg *ledgerDone) {
+	p := g.accepts[0]
+	g.accepts = g.accepts[1:]
+	g.accepting = false
+	switch {
+	case errors.Is(msg.err, store.ErrFenced):
+		// A later claim owns the session: the caller asks its successor.
+		// This activation stops (the claim's fence watch tells it).
+		g.inFlight = max(g.inFlight-1, 0)
+		g.reply(ctx, p.sender, &Failure{Error: msg.err.Error(), Fenced: true})
+	case msg.err != nil:
+		g.inFlight = max(g.inFlight-1, 0)
+		g.log.Warn("cluster: the input ledger refused an input", "input", p.m.InputID, "err", msg.err)
+		g.reply(ctx, p.sender, &Failure{Error: msg.err.Error()})
+	default:
+		if msg.dup {
+			g.inFlight = max(g.inFlight-1, 0)
+		}
+		acc := &Accepted{InputID: p.m.InputID, MessageID: msg.um.ID, Epoch: g.epoch, State: msg.state, Dup: msg.dup}
+		if !msg.dup {
+			g.inputs[p.m.InputID] = acc
+		}
+		g.reply(ctx, p.sender, acc)
+	}
+	g.nextAccept(ctx)
 }
 
 // queue answers a queue request off the mailbox: the Orchestrator answers
@@ -379,6 +497,7 @@ func (g *sessionGrain) onIdle(ctx actor.Context) {
 		return
 	}
 	g.log.Info("cluster: session idle; passivating")
+	passivations.Inc()
 	for _, pid := range g.subs {
 		g.reply(ctx, pid, &Passivated{Epoch: g.epoch})
 	}
@@ -392,6 +511,7 @@ func (g *sessionGrain) shutdown(ctx actor.Context, graceful bool) {
 	}
 	g.closing = true
 	ctx.SetReceiveTimeout(0)
+	g.nextAccept(ctx) // answers the submits still waiting
 	s, self, root, timeout := g.sess, ctx.Self(), ctx.ActorSystem().Root, g.o.openTimeout
 	if s == nil {
 		ctx.Stop(self)
@@ -418,6 +538,10 @@ func (g *sessionGrain) shutdown(ctx actor.Context, graceful bool) {
 func (g *sessionGrain) onStopping() {
 	if g.stopBr != nil {
 		defer g.stopBr()
+	}
+	if g.counted {
+		g.counted = false
+		sessionsHosted.Add(-1)
 	}
 	if g.sess == nil || g.closing {
 		return

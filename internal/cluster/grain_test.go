@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,12 +16,36 @@ import (
 	"github.com/odin-code/odin/messages"
 )
 
-// countingSession records what a grain does with it.
+// countingSession records what a grain does with it. Its input ledger
+// is its host's, shared by every activation as the store's is.
 type countingSession struct {
 	idleSession
+	host    *recordingHost
+	fenced  chan struct{}
 	mu      sync.Mutex
 	submits []string
 	closed  bool
+}
+
+// Accept implements serve.Accepter over the host's ledger: an ID taken
+// by any activation is a duplicate; a fenced activation takes nothing.
+func (s *countingSession) Accept(_ context.Context, key, body string, mode messages.Mode) (messages.UserMessage, string, bool, error) {
+	select {
+	case <-s.fenced:
+		return messages.UserMessage{}, "", false, fmt.Errorf("accept: %w", store.ErrFenced)
+	default:
+	}
+	s.host.mu.Lock()
+	_, dup := s.host.ledger[key]
+	if !dup {
+		s.host.ledger[key] = body
+	}
+	s.host.mu.Unlock()
+	if dup {
+		return messages.UserMessage{ID: key, Body: body, Mode: mode}, store.InputAccepted, true, nil
+	}
+	s.Submit(body, mode)
+	return messages.UserMessage{ID: key, Body: body, Mode: mode}, store.InputAccepted, false, nil
 }
 
 func (s *countingSession) Submit(body string, mode messages.Mode) messages.UserMessage {
@@ -50,19 +75,26 @@ type recordingHost struct {
 	sessions []*countingSession
 	fence    []chan struct{}
 	fail     error
+	ledger   map[string]string // input ID → body
+	owner    string            // the node of the last claim
 }
 
-func (h *recordingHost) Open(_ context.Context, id, _ string) (*Hosted, error) {
+func (h *recordingHost) Open(_ context.Context, id, node string) (*Hosted, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fail != nil {
 		return nil, h.fail
 	}
-	s := &countingSession{idleSession: idleSession{id: id, bus: events.New(id, nil)}}
+	if h.ledger == nil {
+		h.ledger = map[string]string{}
+	}
 	f := make(chan struct{})
+	s := &countingSession{idleSession: idleSession{id: id, bus: events.New(id, nil)}, host: h, fenced: f}
 	h.sessions = append(h.sessions, s)
 	h.fence = append(h.fence, f)
-	return &Hosted{Session: s, Epoch: int64(len(h.sessions)), Fenced: f}, nil
+	prev := h.owner
+	h.owner = node
+	return &Hosted{Session: s, Epoch: int64(len(h.sessions)), Fenced: f, Previous: prev}, nil
 }
 
 func (h *recordingHost) opened() int {
@@ -100,6 +132,7 @@ func TestSessionGrain(t *testing.T) {
 	}
 	defer st.Close()
 	host := &recordingHost{}
+	newBefore, reBefore := activations.Value(ReasonNew), activations.Value(ReasonReactivation)
 	n, err := Start(Config{Name: "grain", Store: st, Host: host, TTL: time.Second, Idle: 500 * time.Millisecond, RequestTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -159,11 +192,21 @@ func TestSessionGrain(t *testing.T) {
 	if err != nil || a3.Epoch != 2 {
 		t.Fatalf("submit after the fence: %+v %v, want epoch 2", a3, err)
 	}
+	// The first input again, to the new activation: its ledger (the
+	// store's, shared by every activation) knows it, so it does not run
+	// twice.
+	again, err := rs.SubmitInput(ctx, in, "one", "")
+	if err != nil || !again.Dup || again.Epoch != 2 || again.State != store.InputAccepted {
+		t.Fatalf("the first input re-sent to the next activation: %+v %v, want a dup in the ledger", again, err)
+	}
+	s2, _ := host.session(1)
+	if got, _ := s2.state(); len(got) != 1 || got[0] != "two" {
+		t.Errorf("the second activation ran %q, want only \"two\"", got)
+	}
 
 	// A turn in flight keeps the grain active; once it finishes, 500 ms
 	// idle passivate it (closed, no new activation until the next
 	// request).
-	s2, _ := host.session(1)
 	time.Sleep(800 * time.Millisecond)
 	if _, closed := s2.state(); closed {
 		t.Fatal("a session with a turn in flight was passivated")
@@ -177,6 +220,25 @@ func TestSessionGrain(t *testing.T) {
 	a4, err := rs.SubmitInput(ctx, uuid.NewString(), "three", "")
 	if err != nil || a4.Epoch != 3 {
 		t.Fatalf("submit after passivation: %+v %v, want epoch 3", a4, err)
+	}
+	if d := activations.Value(ReasonNew) - newBefore; d != 1 {
+		t.Errorf("%d activations counted new, want 1", d)
+	}
+	if d := activations.Value(ReasonReactivation) - reBefore; d != 2 {
+		t.Errorf("%d activations counted reactivation (the fenced one claimed again, the passivated one), want 2", d)
+	}
+
+	// A fenced activation with a submit waiting for the ledger answers it
+	// Fenced; the front asks the next activation, which takes it.
+	_, fence3 := host.session(2)
+	close(fence3)
+	a5, err := rs.SubmitInput(ctx, uuid.NewString(), "four", "")
+	if err != nil || a5.Epoch != 4 || a5.Dup {
+		t.Fatalf("submit to a fenced activation: %+v %v, want taken at epoch 4", a5, err)
+	}
+	s4, _ := host.session(3)
+	if got, _ := s4.state(); len(got) != 1 || got[0] != "four" {
+		t.Errorf("the fourth activation ran %q, want only \"four\"", got)
 	}
 
 	// A session that cannot be opened: the request fails with the reason.

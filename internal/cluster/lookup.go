@@ -137,6 +137,7 @@ func (l *Lookup) rebuildLocked() {
 			live = append(live, m)
 		}
 	}
+	members.Set(float64(len(live)))
 	rdv := cluster.NewRendezvous()
 	rdv.UpdateMembers(live)
 	l.rdv = rdv
@@ -161,6 +162,17 @@ func (l *Lookup) Owner(ci *cluster.ClusterIdentity) string {
 		return ""
 	}
 	return rdv.GetByClusterIdentity(ci)
+}
+
+// alive reports whether member id is in the topology with a live
+// endpoint.
+func (l *Lookup) alive(id string) bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if _, dead := l.down[id]; dead {
+		return false
+	}
+	return containsID(l.members, id)
 }
 
 // AddressDown reports whether no live member is at address: its

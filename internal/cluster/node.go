@@ -117,7 +117,7 @@ func Start(cfg Config) (_ *Node, err error) {
 	if cfg.Host != nil {
 		opts = append(opts, cluster.WithKinds(newSessionKind(grainOptions{
 			host: cfg.Host, node: sys.ID, idle: cfg.Idle, openTimeout: max(cfg.ActivationTimeout, 30*time.Second),
-			replay: 1024, log: cfg.Log, activated: func() { n.activations.Add(1) },
+			replay: 1024, log: cfg.Log, activated: func() { n.activations.Add(1) }, classify: n.classify,
 		})))
 	}
 	opts = append(opts, cluster.WithRequestTimeout(cfg.RequestTimeout))
@@ -183,6 +183,8 @@ func (n *Node) request(ctx context.Context, id string, msg any) (any, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.RequestTimeout)
 	defer cancel()
+	began := time.Now()
+	defer func() { requestSeconds.Observe(time.Since(began).Seconds()) }()
 	var last error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {

@@ -34,7 +34,10 @@ type RemoteSession struct {
 	closed  bool
 }
 
-var _ serve.Session = (*RemoteSession)(nil)
+var (
+	_ serve.Session  = (*RemoteSession)(nil)
+	_ serve.Accepter = (*RemoteSession)(nil)
+)
 
 // Attach subscribes to session id's grain (activating it) and returns
 // the session once the grain answered.
@@ -81,6 +84,20 @@ func (rs *RemoteSession) Submit(body string, mode messages.Mode) messages.UserMe
 	}
 	um.ID = acc.MessageID
 	return um
+}
+
+// Accept implements serve.Accepter: the input goes to the grain under
+// key (a client's Idempotency-Key; a new ID when empty), and the grain's
+// input ledger answers a key any activation took before as a duplicate.
+func (rs *RemoteSession) Accept(ctx context.Context, key, body string, mode messages.Mode) (messages.UserMessage, string, bool, error) {
+	if key == "" {
+		key = uuid.NewString()
+	}
+	acc, err := rs.SubmitInput(ctx, key, body, mode)
+	if err != nil {
+		return messages.UserMessage{}, "", false, err
+	}
+	return messages.UserMessage{ID: acc.MessageID, Body: body, Mode: mode, At: time.Now()}, acc.State, acc.Dup, nil
 }
 
 // SubmitInput sends an input with the caller's input ID; a retry with the

@@ -113,12 +113,15 @@ type Submit struct {
 }
 
 // Accepted answers Submit: the session's message ID for the input, the
-// epoch of the claim that took it, and Dup when the input ID had been
-// submitted to this activation already.
+// epoch of the activation that answered, the input's state in the
+// session's input ledger (accepted or done; empty for a session without
+// one), and Dup when the input ID had been taken before, by this
+// activation or an earlier one on any node.
 type Accepted struct {
 	InputID   string `json:"input_id"`
 	MessageID string `json:"message_id"`
 	Epoch     int64  `json:"epoch"`
+	State     string `json:"state,omitempty"`
 	Dup       bool   `json:"dup,omitempty"`
 }
 

@@ -218,3 +218,38 @@ func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 // LatencyBuckets are upper bounds in seconds from 1 ms to 2 minutes, for
 // disk writes and model requests alike.
 var LatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
+
+// Gauge is a value that goes up and down (members of a cluster, sessions
+// hosted).
+type Gauge struct {
+	help string
+	bits atomic.Uint64
+}
+
+// NewGauge registers a gauge.
+func NewGauge(name, help string) *Gauge {
+	g := &Gauge{help: help}
+	register(name, g)
+	return g
+}
+
+// Set sets the value.
+func (g *Gauge) Set(v float64) { g.bits.Store(math.Float64bits(v)) }
+
+// Add adds d (negative to subtract).
+func (g *Gauge) Add(d float64) {
+	for {
+		old := g.bits.Load()
+		if g.bits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+d)) {
+			return
+		}
+	}
+}
+
+// Value is the current value.
+func (g *Gauge) Value() float64 { return math.Float64frombits(g.bits.Load()) }
+
+func (g *Gauge) write(w io.Writer, name string) {
+	Header(w, name, "gauge", g.help)
+	Sample(w, name, g.Value())
+}

@@ -37,3 +37,16 @@ test_wait_seconds_count 3
 		t.Errorf("count %d, value %d", h.Count(), c.Value("plain"))
 	}
 }
+
+func TestGauge(t *testing.T) {
+	g := NewGauge("test_members", "Members.")
+	g.Set(3)
+	g.Add(-1)
+	g.Add(0.5)
+	var b strings.Builder
+	g.write(&b, "test_members")
+	want := "# HELP test_members Members.\n# TYPE test_members gauge\ntest_members 2.5\n"
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("exposition (-want +got):\n%s", diff)
+	}
+}

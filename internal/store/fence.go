@@ -56,9 +56,17 @@ type fence struct {
 // Claim implements Claimer.
 func (s *SQLite) Claim(ctx context.Context, sessionID, node string) (*Fenced, error) {
 	var epoch int64
+	var prev string
 	err := s.write(ctx, func(tx *wtx) error {
-		err := tx.QueryRowContext(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = ? WHERE id = ? RETURNING epoch`,
-			node, sessionID).Scan(&epoch)
+		q := `SELECT owner FROM sessions WHERE id = ?`
+		if s.dialect == dialectPostgres {
+			q += ` FOR NO KEY UPDATE`
+		}
+		err := tx.QueryRowContext(ctx, q, sessionID).Scan(&prev)
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = ? WHERE id = ? RETURNING epoch`,
+				node, sessionID).Scan(&epoch)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
 		}
@@ -67,7 +75,7 @@ func (s *SQLite) Claim(ctx context.Context, sessionID, node string) (*Fenced, er
 	if err != nil {
 		return nil, fmt.Errorf("store: claim: %w", err)
 	}
-	return &Fenced{Store: s, batch: s.Batch, f: fence{session: sessionID, epoch: epoch}}, nil
+	return &Fenced{Store: s, batch: s.Batch, f: fence{session: sessionID, epoch: epoch}, prev: prev}, nil
 }
 
 // Claim implements Claimer; the handle's batches join the group commits.
@@ -97,12 +105,14 @@ func (s *SQLite) fenced(ctx context.Context, fn func(tx *wtx) error) func(tx *wt
 		var epoch int64
 		err := tx.QueryRowContext(ctx, q, f.session).Scan(&epoch)
 		if errors.Is(err, sql.ErrNoRows) {
+			fencedWrites.Inc()
 			return &FencedError{Session: f.session, Epoch: f.epoch}
 		}
 		if err != nil {
 			return err
 		}
 		if epoch != f.epoch {
+			fencedWrites.Inc()
 			return &FencedError{Session: f.session, Epoch: f.epoch, Current: epoch}
 		}
 		return fn(tx)
@@ -117,12 +127,18 @@ type Fenced struct {
 	Store
 	batch func(ctx context.Context, fn func(ctx context.Context) error) error
 	f     fence
+	prev  string
 }
 
 var _ Store = (*Fenced)(nil)
 
 // Epoch is the claim's epoch.
 func (h *Fenced) Epoch() int64 { return h.f.epoch }
+
+// Previous is the node that held the session's claim before this one
+// ("" for a session never claimed): a cluster tells a failover from a
+// move or a re-activation by it.
+func (h *Fenced) Previous() string { return h.prev }
 
 // SessionID is the claimed session's ID.
 func (h *Fenced) SessionID() string { return h.f.session }

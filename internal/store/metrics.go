@@ -14,6 +14,8 @@ var (
 		"Duration of store write transactions (begin to commit), the session journals' batches included.", metrics.LatencyBuckets...)
 	writeErrors = metrics.NewCounter("odin_store_write_errors_total",
 		"Store write transactions that failed (rolled back, or the commit failed).", "")
+	fencedWrites = metrics.NewCounter("odin_fenced_writes_total",
+		"Writes refused because a later claim owns their session (a node that lost it kept writing).", "")
 )
 
 func observeWrite(d time.Duration, err error) {

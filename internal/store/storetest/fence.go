@@ -54,6 +54,9 @@ func testZombieWriter(t *testing.T, open Opener) {
 	if a.Epoch() != 1 || b.Epoch() != 2 {
 		t.Fatalf("epochs %d and %d, want 1 and 2", a.Epoch(), b.Epoch())
 	}
+	if a.Previous() != "" || b.Previous() != "node-a" {
+		t.Errorf("previous owners %q and %q, want none and node-a", a.Previous(), b.Previous())
+	}
 	if _, err := c.Claim(ctx, "no-such-session", "node-c"); err == nil {
 		t.Errorf("Claim of a missing session succeeded")
 	} else {
