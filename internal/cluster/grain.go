@@ -64,14 +64,14 @@ type grainOptions struct {
 // new epoch on activation and run here until it is idle (passivated),
 // fenced (another node claimed it), or moved.
 type sessionGrain struct {
-	o      grainOptions
-	id     string
-	log    *slog.Logger // with session, node and epoch
-	base   *slog.Logger // with session and node
+	o    grainOptions
+	id   string
+	log  *slog.Logger // with session, node and epoch
+	base *slog.Logger // with session and node
 	// counted: this activation is in odin_sessions_active.
 	counted bool
-	sess   *Hosted
-	stopBr context.CancelFunc // stops the bus bridge
+	sess    *Hosted
+	stopBr  context.CancelFunc // stops the bus bridge
 
 	// pending holds requests that came while the session was opening.
 	pending []pendingReq
