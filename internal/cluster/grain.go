@@ -411,7 +411,7 @@ func (g *sessionGrain) onSubscribe(ctx actor.Context, sender *actor.PID, m *Subs
 		ctx.Watch(pid)
 	}
 	self := ctx.Self()
-	g.reply(ctx, sender, &Subscribed{Epoch: g.epoch, Node: g.o.node, Address: self.Address, ID: self.Id})
+	g.reply(ctx, sender, &Subscribed{Epoch: g.epoch, Node: g.o.node, Address: self.Address, ID: self.Id, Pending: g.sess.Pending()})
 	// Catch the subscriber up: the events after its last one when this
 	// activation still holds them; one resync when it missed events it
 	// cannot get (a lost activation's, or more than the ring holds),

@@ -185,6 +185,17 @@ func (rs *RemoteSession) Close(ctx context.Context) error {
 	return rs.n.System.Root.StopFuture(rs.sub).Wait()
 }
 
+// setPending replaces the approvals pending with those the grain's
+// activation waits for now.
+func (rs *RemoteSession) setPending(pending []messages.ApprovalRequested) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	clear(rs.pending)
+	for _, a := range pending {
+		rs.pending[a.ID] = a
+	}
+}
+
 // publish hands an event from the grain to the bus.
 func (rs *RemoteSession) publish(ev messages.Event) {
 	switch e := ev.(type) {
@@ -299,6 +310,7 @@ func (s *subscriber) onSubscribed(ctx actor.Context, msg *subscribeResult) {
 		return
 	}
 	s.attempt = 0
+	s.rs.setPending(msg.res.Pending)
 	if s.grain != nil {
 		ctx.Unwatch(s.grain)
 	}

@@ -170,6 +170,11 @@ type Subscribed struct {
 	Node    string `json:"node"`
 	Address string `json:"address"`
 	ID      string `json:"id"`
+	// Pending are the approvals this activation waits for: the
+	// subscriber's list is replaced by them, so that approvals a lost
+	// activation asked (which nobody can answer any more) disappear, and
+	// those its successor asks again appear.
+	Pending []messages.ApprovalRequested `json:"pending,omitempty"`
 }
 
 // Event is one session event: its sequence number within the epoch, the

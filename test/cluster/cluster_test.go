@@ -508,6 +508,8 @@ func killMidTurn(t *testing.T, storeURL string) {
 	script.Add("orchestrator",
 		llmtest.Step{When: "first", Text: "first answer"},
 		llmtest.Step{When: "stream", ChunkDelay: llmtest.Duration(100 * time.Millisecond), ChunkSize: 4, Text: strings.Repeat("streaming text ", 20)},
+		// B again, resumed by the survivor.
+		llmtest.Step{When: "stream", Text: "B finished by the survivor"},
 	)
 	for range 5 {
 		script.Add("orchestrator", llmtest.Step{When: "after", Text: "answered by the survivor"})
@@ -549,17 +551,7 @@ func killMidTurn(t *testing.T, storeURL string) {
 		t.Fatalf("message B: %d %v %v", code, out, err)
 	}
 	// Kill the owner once B is streaming.
-	for streaming := false; !streaming; {
-		select {
-		case ev, ok := <-evs:
-			if !ok {
-				t.Fatal("event stream ended before B streamed")
-			}
-			streaming = ev.typ == "text_delta"
-		case <-ctx.Done():
-			t.Fatal("B never streamed")
-		}
-	}
+	waitStreaming(ctx, t, evs, "stream B")
 	killed := time.Now()
 	if err := victim.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -691,6 +683,8 @@ func TestZombie(t *testing.T) {
 	script.Add("orchestrator",
 		llmtest.Step{When: "first", Text: "first answer"},
 		llmtest.Step{When: "stream", ChunkDelay: llmtest.Duration(100 * time.Millisecond), ChunkSize: 4, Text: "ZOMBIE " + strings.Repeat("streaming text ", 20)},
+		// B again, resumed by the survivor.
+		llmtest.Step{When: "stream", Text: "B finished by the survivor"},
 	)
 	for range 5 {
 		script.Add("orchestrator", llmtest.Step{When: "after", Text: "answered by the survivor"})
@@ -731,14 +725,7 @@ func TestZombie(t *testing.T) {
 	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "stream B"}); err != nil || code != http.StatusAccepted {
 		t.Fatalf("message B: %d %v %v", code, out, err)
 	}
-	for streaming := false; !streaming; {
-		select {
-		case ev := <-evs:
-			streaming = ev.typ == "text_delta"
-		case <-ctx.Done():
-			t.Fatal("B never streamed")
-		}
-	}
+	waitStreaming(ctx, t, evs, "stream B")
 	stopped := time.Now()
 	if err := zombie.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -886,6 +873,32 @@ func TestApprovalAcrossNodes(t *testing.T) {
 	}
 }
 
+// waitStreaming returns once the turn of the input body streams text: its
+// turn_started, then a text_delta (the stream replays the earlier turns'
+// deltas first, which must not count).
+func waitStreaming(ctx context.Context, t *testing.T, evs <-chan sse, body string) {
+	t.Helper()
+	for started := false; ; {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				t.Fatalf("the event stream ended before %q streamed", body)
+			}
+			switch ev.typ {
+			case "turn_started":
+				in, _ := ev.data["input"].(map[string]any)
+				started = in["body"] == body
+			case "text_delta":
+				if started {
+					return
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("%q never streamed", body)
+		}
+	}
+}
+
 // longCluster skips the failover, passivation and PostgreSQL runs unless
 // ODIN_CLUSTER_TESTS=1 (make test-cluster): they take minutes, and cluster
 // runs belong beside the benchmarks, not in make test. TestPlacement, the
@@ -894,5 +907,139 @@ func longCluster(t *testing.T) {
 	t.Helper()
 	if os.Getenv("ODIN_CLUSTER_TESTS") != "1" {
 		t.Skip("a long cluster run: make test-cluster (ODIN_CLUSTER_TESTS=1) runs it")
+	}
+}
+
+// TestApprovalFailover: the worker whose session waits for an approval is
+// SIGKILLed before anyone answers. The survivor takes the session over
+// and resumes the turn: the command the lost node asked about never ran,
+// so the model asks for it again and the survivor asks for approval
+// again; the front lists only the survivor's approval (the lost one can
+// no longer be answered: answering it fails), and the command approved
+// through serve runs once.
+func TestApprovalFailover(t *testing.T) {
+	longCluster(t)
+	if testing.Short() {
+		t.Skip("starts three odin processes")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap not installed: commands cannot run sandboxed")
+	}
+	cmd := llmtest.Call("ExecuteCommand", map[string]any{"command": "rm -f keep.txt && echo ran >> runs.txt"})
+	script := llmtest.NewScript()
+	script.Add("orchestrator",
+		llmtest.Step{When: "approve me", ToolCalls: []llmtest.ToolCall{cmd}},
+		llmtest.Step{When: "Exit code", Text: "ran it"},
+		// The survivor's resumption: the lost node's call never ran (the
+		// store repairs it as cancelled when it was saved, else the turn
+		// starts over from its input), so the model asks for it again.
+		llmtest.Step{ToolCalls: []llmtest.ToolCall{cmd}},
+	)
+	f := newFleet(t, script, "")
+	workers := []*proc{f.worker("worker-1"), f.worker("worker-2")}
+	fr := f.front()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	id := s["id"].(string)
+	evs, err := fr.events(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "approve me"}); err != nil || code != http.StatusAccepted {
+		t.Fatalf("message: %d %v %v", code, out, err)
+	}
+	runs := filepath.Join(f.project, "runs.txt")
+	nextApproval := func() string {
+		t.Helper()
+		for {
+			select {
+			case ev, ok := <-evs:
+				if !ok {
+					t.Fatal("the event stream ended")
+				}
+				switch ev.typ {
+				case "approval_requested":
+					aid, _ := ev.data["id"].(string)
+					return aid
+				case "turn_finished":
+					t.Fatalf("the turn finished before an approval: %v", ev.data)
+				}
+			case <-ctx.Done():
+				t.Fatal("no approval request")
+			}
+		}
+	}
+	first := nextApproval()
+	owner := f.owners(ctx, []string{id})[id]
+	var victim *proc
+	for _, w := range workers {
+		if w.member == owner.Owner {
+			victim = w
+		}
+	}
+	if victim == nil {
+		t.Fatalf("session owned by %q, not a worker", owner.Owner)
+	}
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	second := nextApproval()
+	if second == first {
+		t.Fatalf("the survivor's approval has the lost one's ID %s", first)
+	}
+	if _, err := os.Stat(runs); !os.IsNotExist(err) {
+		t.Fatalf("the command ran before the second approval was answered: %v", err)
+	}
+	if c := f.owners(ctx, []string{id})[id]; c.Epoch != 2 || c.Owner == victim.member {
+		t.Fatalf("after the kill: owner %s epoch %d, want the survivor at epoch 2", c.Owner, c.Epoch)
+	}
+	req, _ := http.NewRequest("GET", fr.base+"/v1/sessions/"+id+"/approvals", nil)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("pending approvals: %d %s", resp.StatusCode, body)
+	}
+	listed := string(body)
+	if !strings.Contains(listed, second) || strings.Contains(listed, first) {
+		t.Errorf("pending approvals %s, want the survivor's %s and not the lost %s", listed, second, first)
+	}
+	if code, _, err := fr.call("POST", "/v1/sessions/"+id+"/approvals/"+first, map[string]string{"decision": "once"}); err != nil || code == http.StatusNoContent {
+		t.Errorf("answering the lost activation's approval: %d %v, want a refusal", code, err)
+	}
+	if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/approvals/"+second, map[string]string{"decision": "once"}); err != nil || code != http.StatusNoContent {
+		t.Fatalf("answer %s: %d %v %v", second, code, out, err)
+	}
+	for finished := false; !finished; {
+		select {
+		case ev, ok := <-evs:
+			if !ok {
+				t.Fatal("the event stream ended")
+			}
+			switch ev.typ {
+			case "approval_requested":
+				t.Fatalf("asked a third time: %v", ev.data)
+			case "turn_finished":
+				finished = true
+				res, _ := ev.data["result"].(map[string]any)
+				if res["status"] != "done" || res["answer"] != "ran it" {
+					t.Errorf("turn %v %q", res["status"], res["answer"])
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("the turn never finished")
+		}
+	}
+	b, err := os.ReadFile(runs)
+	if err != nil || string(b) != "ran\n" {
+		t.Errorf("runs.txt %q %v, want the command run once", b, err)
 	}
 }
