@@ -610,60 +610,112 @@ func killMidTurn(t *testing.T, storeURL string) {
 	t.Logf("failover: claimed on the survivor %.3f s after the SIGKILL; C accepted %.3f s after it", claimed.Seconds(), accepted.Seconds())
 }
 
-// TestPassivation: a worker passivates an idle session grain (its
-// session closed, the grain stopped) and the next message activates it
-// again from the store: a new claim (epoch 2), the history intact.
+// TestPassivation: a worker passivates idle session grains (each session
+// closed, its grain stopped) and the next message activates each again
+// from the store: a new claim (epoch 2), the history intact. 20 sessions;
+// the time from sending the message to its acceptance, which includes
+// the re-activation (claim, open the session from the store, resume), is
+// logged for each (issue 29 asks for < 500 ms; tests assert no
+// wall-clock time).
 func TestPassivation(t *testing.T) {
 	longCluster(t)
 	if testing.Short() {
 		t.Skip("starts three odin processes")
 	}
-	script := helloScript(4)
-	script.Add("orchestrator", llmtest.Step{When: "remember", Text: "I remember"})
+	const n = 20
+	script := helloScript(n)
+	for range n {
+		script.Add("orchestrator", llmtest.Step{When: "remember", Text: "I remember"})
+	}
 	f := newFleet(t, script, "")
 	f.worker("worker-1", "--idle", "300ms")
 	fr := f.front()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
-	if err != nil || code != http.StatusCreated {
-		t.Fatalf("create session: %d %v %v", code, s, err)
+	ids := make([]string, n)
+	for i := range ids {
+		code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
+		if err != nil || code != http.StatusCreated {
+			t.Fatalf("create session: %d %v %v", code, s, err)
+		}
+		ids[i] = s["id"].(string)
+		if st, _, err := fr.turn(ctx, ids[i], fmt.Sprintf("hello there %d", i)); err != nil || st != "done" {
+			t.Fatalf("first turn: %s %v", st, err)
+		}
 	}
-	id := s["id"].(string)
-	if st, _, err := fr.turn(ctx, id, "hello there"); err != nil || st != "done" {
-		t.Fatalf("first turn: %s %v", st, err)
-	}
-	// The grain passivates 300 ms after its last event; logged by the
+	// Each grain passivates 300 ms after its last event; logged by the
 	// worker, in the shared log.
 	logFile := filepath.Join(f.dir, "state", "odin", "odin.log")
+	passivated := regexp.MustCompile(`"session":"([^"]+)"[^\n]*session idle; passivating`)
 	for {
 		b, _ := os.ReadFile(logFile)
-		if bytes.Contains(b, []byte("session idle; passivating")) && bytes.Contains(b, []byte(id)) {
+		seen := map[string]bool{}
+		for _, m := range passivated.FindAllSubmatch(b, -1) {
+			seen[string(m[1])] = true
+		}
+		all := true
+		for _, id := range ids {
+			all = all && seen[id]
+		}
+		if all {
 			break
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatal("the idle session was never passivated")
+			t.Fatalf("idle sessions never passivated: %d of %d", len(seen), n)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	if c := f.owners(ctx, []string{id})[id]; c.Epoch != 1 {
-		t.Fatalf("epoch %d before the next message, want 1", c.Epoch)
+	for id, c := range f.owners(ctx, ids) {
+		if c.Epoch != 1 {
+			t.Fatalf("session %s: epoch %d before the next message, want 1", id, c.Epoch)
+		}
 	}
-	if st, ans, err := fr.turn(ctx, id, "remember"); err != nil || st != "done" || ans != "I remember" {
-		t.Fatalf("turn after passivation: %s %q %v", st, ans, err)
+	took := make([]time.Duration, 0, n)
+	for _, id := range ids {
+		evs, err := fr.events(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		if code, out, err := fr.call("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "remember"}); err != nil || code != http.StatusAccepted {
+			t.Fatalf("message after passivation: %d %v %v", code, out, err)
+		}
+		took = append(took, time.Since(t0))
+		for done := false; !done; {
+			select {
+			case ev := <-evs:
+				if ev.typ == "turn_finished" {
+					res, _ := ev.data["result"].(map[string]any)
+					in, _ := res["input"].(map[string]any)
+					if in["body"] == "remember" {
+						done = true
+						if res["status"] != "done" || res["answer"] != "I remember" {
+							t.Errorf("turn after passivation: %v %q", res["status"], res["answer"])
+						}
+					}
+				}
+			case <-ctx.Done():
+				t.Fatal("the turn after passivation never finished")
+			}
+		}
 	}
-	if c := f.owners(ctx, []string{id})[id]; c.Epoch != 2 {
-		t.Errorf("epoch %d after the re-activation, want 2", c.Epoch)
+	for id, c := range f.owners(ctx, ids) {
+		if c.Epoch != 2 {
+			t.Errorf("session %s: epoch %d after the re-activation, want 2", id, c.Epoch)
+		}
 	}
 	reqs := f.model.RequestsFor("orchestrator")
 	var history strings.Builder
 	for _, m := range reqs[len(reqs)-1].Body.LLMMessages() {
 		history.WriteString(m.Content + "\n")
 	}
-	if !strings.Contains(history.String(), "hello there") {
+	if !strings.Contains(history.String(), fmt.Sprintf("hello there %d", n-1)) {
 		t.Errorf("the re-activated session forgot its history:\n%s", history.String())
 	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	t.Logf("re-activation (message accepted by a passivated session) over %d sessions: p50 %.1f ms, max %.1f ms",
+		n, float64(took[n/2].Microseconds())/1e3, float64(took[n-1].Microseconds())/1e3)
 }
 
 // TestZombie: the owner of a session is stopped (SIGSTOP) mid-stream;
