@@ -3,13 +3,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +21,7 @@ import (
 
 	"github.com/odin-code/odin/internal/cluster"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/metrics"
 	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/internal/store"
 )
@@ -30,6 +35,15 @@ func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if f.metrics != "" {
+		stopMetrics, addr, err := serveNodeMetrics(f.metrics)
+		if err != nil {
+			closeNode()
+			return &exitError{code: exitFailed, err: err}
+		}
+		defer stopMetrics()
+		fmt.Fprintf(stdout, "odin worker: metrics on http://%s/metrics\n", addr)
+	}
 	fmt.Fprintf(stdout, "odin worker: member %s of cluster %s at %s\n", node.ID(), f.name, node.Address())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -38,6 +52,28 @@ func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error 
 	fmt.Fprintln(stderr, "odin worker: leaving the cluster: closing its sessions")
 	closeNode()
 	return nil
+}
+
+// serveNodeMetrics serves a worker's GET /metrics: the process-wide
+// instruments (the cluster's, the store's, the model client's) and the
+// process's goroutines, as odin serve's /metrics writes them.
+func serveNodeMetrics(addr string) (stop func(), bound string, err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("--metrics %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		var b bytes.Buffer
+		metrics.WriteAll(&b)
+		metrics.Header(&b, "go_goroutines", "gauge", "Goroutines that currently exist.")
+		metrics.Sample(&b, "go_goroutines", float64(runtime.NumGoroutine()))
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = w.Write(b.Bytes())
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { _ = srv.Close() }, ln.Addr().String(), nil
 }
 
 // startClusterNode opens the cluster's store and joins the cluster,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ type clusterFlags struct {
 	idle              time.Duration
 	// hostSessions is serve's --host-sessions; a worker always hosts.
 	hostSessions bool
+	// metrics is a worker's --metrics listen address ("" for none).
+	metrics string
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
@@ -32,6 +35,7 @@ func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
 		fl.BoolVar(&f.hostSessions, "host-sessions", true, "with --cluster: run sessions on this node too (false: the HTTP front only)")
 	} else {
 		fl.DurationVar(&f.idle, "idle", 10*time.Minute, "passivate a session idle for this long")
+		fl.StringVar(&f.metrics, "metrics", "", "serve GET /metrics (Prometheus text) on this loopback `HOST:PORT` (port 0: any free one)")
 	}
 }
 
@@ -44,6 +48,17 @@ func (f *clusterFlags) check() error {
 	}
 	if !isLoopback(f.advertise) {
 		return usageError("--advertise %s is not a loopback address: the cluster wire has no TLS yet, so nodes may only talk over loopback", f.advertise)
+	}
+	if f.metrics != "" {
+		host, _, err := net.SplitHostPort(f.metrics)
+		if err != nil {
+			return usageError("--metrics %q: want HOST:PORT: %v", f.metrics, err)
+		}
+		if !isLoopback(host) {
+			// The listener has no token: what it tells (sessions, members,
+			// activity) stays on the machine, as the wire does.
+			return usageError("--metrics %s is not a loopback address: the metrics listener has no authentication", f.metrics)
+		}
 	}
 	if f.port < 0 || f.port > 65535 {
 		return usageError("--cluster-port %d: want 0-65535", f.port)

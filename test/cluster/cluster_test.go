@@ -74,12 +74,13 @@ type fleet struct {
 
 // proc is one odin child process.
 type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	member string // cluster member ID
-	addr   string // cluster address
-	exited chan struct{}
-	out    *lockedBuffer
+	name    string
+	cmd     *exec.Cmd
+	member  string // cluster member ID
+	addr    string // cluster address
+	metrics string // a worker's /metrics URL
+	exited  chan struct{}
+	out     *lockedBuffer
 }
 
 type lockedBuffer struct {
@@ -140,8 +141,9 @@ func newFleet(t *testing.T, script *llmtest.Script, storeURL string) *fleet {
 }
 
 var (
-	memberLine = regexp.MustCompile(`member (\S+) of cluster \S+ at (\S+)`)
-	listenLine = regexp.MustCompile(`listening on (https?://\S+) \(token in (\S+);`)
+	memberLine  = regexp.MustCompile(`member (\S+) of cluster \S+ at (\S+)`)
+	listenLine  = regexp.MustCompile(`listening on (https?://\S+) \(token in (\S+);`)
+	metricsLine = regexp.MustCompile(`metrics on (http://\S+)`)
 )
 
 // start runs odin with args and waits for the lines it prints once up
@@ -188,6 +190,9 @@ func (f *fleet) start(name string, want int, args ...string) (*proc, []string) {
 			if m := memberLine.FindStringSubmatch(l); m != nil {
 				p.member, p.addr = m[1], m[2]
 			}
+			if m := metricsLine.FindStringSubmatch(l); m != nil {
+				p.metrics = m[1]
+			}
 		case <-timeout:
 			f.t.Fatalf("%s is not up after 60 s:\n%s", name, p.out)
 		}
@@ -222,12 +227,38 @@ func (f *fleet) stopAll() {
 }
 
 func (f *fleet) worker(name string, extra ...string) *proc {
-	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info"}, extra...)
-	p, _ := f.start(name, 1, args...)
-	if p.member == "" {
-		f.t.Fatalf("%s printed no member line:\n%s", name, p.out)
+	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info", "--metrics", "127.0.0.1:0"}, extra...)
+	p, _ := f.start(name, 2, args...)
+	if p.member == "" || p.metrics == "" {
+		f.t.Fatalf("%s printed no member or metrics line:\n%s", name, p.out)
 	}
 	return p
+}
+
+// metric scrapes p's /metrics and returns the sample of name with the
+// given labels (`reason="new"`, or "" for none); 0 when absent.
+func (p *proc) metric(t *testing.T, name, labels string) float64 {
+	t.Helper()
+	resp, err := http.Get(p.metrics)
+	if err != nil {
+		t.Fatalf("%s metrics: %v", p.name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	want := name
+	if labels != "" {
+		want += "{" + labels + "}"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, want+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err != nil {
+				t.Fatalf("%s metrics: %q: %v", p.name, line, err)
+			}
+			return f
+		}
+	}
+	return 0
 }
 
 // front is odin serve --cluster --host-sessions=false as an API client.
@@ -460,6 +491,12 @@ func placement(t *testing.T, storeURL string) {
 	t.Logf("placement: %s %d, %s %d, front %d", w1.name, perNode[w1.member], w2.name, perNode[w2.member], perNode[fr.member])
 	if perNode[fr.member] != 0 {
 		t.Errorf("%d sessions on the front, which hosts none", perNode[fr.member])
+	}
+	if got := w1.metric(t, "odin_activations_total", `reason="new"`) + w2.metric(t, "odin_activations_total", `reason="new"`); got != n {
+		t.Errorf("the workers count %v new activations, want %d", got, n)
+	}
+	if got := w1.metric(t, "odin_members", "") + w2.metric(t, "odin_members", ""); got != 6 {
+		t.Errorf("the workers see %v members between them, want 3 each", got)
 	}
 	if perNode[w1.member] == 0 || perNode[w2.member] == 0 || perNode[w1.member]+perNode[w2.member] != n {
 		keys := make([]string, 0, len(perNode))
@@ -827,6 +864,12 @@ func TestZombie(t *testing.T) {
 	// Let anything the zombie could still write land, then read the
 	// transcript: no reply of the zombie's is complete in it.
 	time.Sleep(2 * time.Second)
+	if n := zombie.metric(t, "odin_fenced_writes_total", ""); n <= 0 {
+		t.Errorf("the zombie counts %v fenced writes, want some", n)
+	}
+	if n := survivor.metric(t, "odin_activations_total", `reason="failover"`); n != 1 {
+		t.Errorf("the survivor counts %v failover activations, want 1", n)
+	}
 	var export bytes.Buffer
 	req, _ := http.NewRequest("GET", fr.base+"/v1/sessions/"+id+"/export?format=jsonl", nil)
 	req.Header.Set("Authorization", "Bearer "+fr.token)
