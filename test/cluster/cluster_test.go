@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 // fleet is a cluster of odin processes on one machine sharing a SQLite
 // file (or a PostgreSQL database).
 type fleet struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	project string
 	store   string // --store
@@ -100,7 +100,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-func newFleet(t *testing.T, script *llmtest.Script, storeURL string) *fleet {
+func newFleet(t testing.TB, script *llmtest.Script, storeURL string) *fleet {
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func (f *fleet) worker(name string, extra ...string) *proc {
 
 // metric scrapes p's /metrics and returns the sample of name with the
 // given labels (`reason="new"`, or "" for none); 0 when absent.
-func (p *proc) metric(t *testing.T, name, labels string) float64 {
+func (p *proc) metric(t testing.TB, name, labels string) float64 {
 	t.Helper()
 	resp, err := http.Get(p.metrics)
 	if err != nil {
