@@ -9,7 +9,7 @@ LDFLAGS ?= -s -w
 # libc mapped: 1.7 MB less resident memory). odin-sitter needs cgo for
 # tree-sitter.
 
-.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster demo clean models
+.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster bench-cluster demo clean models
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
@@ -45,6 +45,15 @@ bench-all:
 # make test runs only its placement check.
 test-cluster:
 	ODIN_CLUSTER_TESTS=1 $(GO) test -race -count=1 -timeout 25m ./test/cluster
+
+# bench-cluster measures the cluster (issue 29): the cross-node round trip
+# to a session grain over 1,000 calls, 1,000 idle grains passivated by
+# their timer and 20 re-activated, and the latency of streamed text from
+# the model to serve's SSE client through a worker.
+bench-cluster:
+	$(GO) test -run '^$$' -bench RemoteRoundTrip -benchtime 1000x ./internal/cluster
+	$(GO) test -run '^$$' -bench Passivation -benchtime 1x ./internal/cluster
+	$(GO) test -run '^$$' -bench SSEText -benchtime 3x ./test/cluster
 
 bench-sandbox:
 	$(GO) test -run '^$$' -bench Launch ./internal/sandbox
