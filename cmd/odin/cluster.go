@@ -122,6 +122,9 @@ func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.No
 		TTL: f.ttl, ActivationTimeout: f.activationTimeout, Idle: f.idle,
 		Log: logging.Slog(log),
 	}
+	if f.tlsCert != "" {
+		cfg.TLS = &cluster.TLSFiles{Cert: f.tlsCert, Key: f.tlsKey, CA: f.tlsCA}
+	}
 	if host {
 		claimer, ok := st.(store.Claimer)
 		if !ok {

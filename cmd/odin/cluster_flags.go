@@ -23,11 +23,16 @@ type clusterFlags struct {
 	hostSessions bool
 	// metrics is a worker's --metrics listen address ("" for none).
 	metrics string
+	// tlsCert, tlsKey, tlsCA: the wire's mutual TLS (all or none).
+	tlsCert, tlsKey, tlsCA string
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
 	fl.StringVar(&f.name, "cluster", "", "join the Odin cluster of this `NAME` (nodes sharing one --store)")
-	fl.StringVar(&f.advertise, "advertise", "127.0.0.1", "`HOST` other nodes reach this node at (a loopback address: the cluster wire has no TLS yet)")
+	fl.StringVar(&f.advertise, "advertise", "127.0.0.1", "`HOST` other nodes reach this node at (beyond loopback only with --cluster-tls-*)")
+	fl.StringVar(&f.tlsCert, "cluster-tls-cert", "", "this node's certificate for the cluster wire (PEM; must name the --advertise host)")
+	fl.StringVar(&f.tlsKey, "cluster-tls-key", "", "the key of --cluster-tls-cert (PEM)")
+	fl.StringVar(&f.tlsCA, "cluster-ca", "", "the cluster's CA (PEM): peers must present a certificate it signed")
 	fl.IntVar(&f.port, "cluster-port", 0, "port of the cluster wire (0: any free port)")
 	fl.DurationVar(&f.ttl, "cluster-ttl", 3*time.Second, "a node whose heartbeat is older than this leaves the cluster")
 	fl.DurationVar(&f.activationTimeout, "activation-timeout", 5*time.Second, "how long to wait for a node to activate a session")
@@ -46,8 +51,17 @@ func (f *clusterFlags) check() error {
 	if strings.TrimSpace(f.name) == "" {
 		return usageError("--cluster NAME is required")
 	}
-	if !isLoopback(f.advertise) {
-		return usageError("--advertise %s is not a loopback address: the cluster wire has no TLS yet, so nodes may only talk over loopback", f.advertise)
+	tlsSet := 0
+	for _, v := range []string{f.tlsCert, f.tlsKey, f.tlsCA} {
+		if v != "" {
+			tlsSet++
+		}
+	}
+	if tlsSet != 0 && tlsSet != 3 {
+		return usageError("--cluster-tls-cert, --cluster-tls-key and --cluster-ca go together")
+	}
+	if !isLoopback(f.advertise) && tlsSet == 0 {
+		return usageError("--advertise %s is not a loopback address: give --cluster-tls-cert, --cluster-tls-key and --cluster-ca (the wire carries transcripts; plaintext is for loopback only)", f.advertise)
 	}
 	if f.metrics != "" {
 		host, _, err := net.SplitHostPort(f.metrics)
@@ -84,8 +98,9 @@ Cluster support is built in with -tags cluster (go build -tags cluster
 ./cmd/odin): it links gRPC, which keeps the default binary from dropping
 unused code (see README). Every node of a cluster shares one --store: a SQLite file when all run on
 one machine, PostgreSQL for several. Membership is a table in that store
-(a heartbeat every --cluster-ttl/5). The cluster wire is plaintext gRPC,
-so --advertise must be a loopback address for now.`,
+(a heartbeat every --cluster-ttl/5). The cluster wire is gRPC: plaintext
+on loopback; beyond it, mutual TLS (--cluster-tls-cert, --cluster-tls-key,
+--cluster-ca on every node). See docs/cluster.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.check(); err != nil {

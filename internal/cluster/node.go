@@ -42,7 +42,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Idle passivates a session grain after this long without work.
 	Idle time.Duration
-	Log  *slog.Logger
+	// TLS, when set, makes the wire mutual TLS; nil leaves it plaintext
+	// (the caller allows that on loopback only).
+	TLS *TLSFiles
+	Log *slog.Logger
 }
 
 // Defaults fills the zero durations with what the spike found to work
@@ -94,6 +97,12 @@ func Start(cfg Config) (_ *Node, err error) {
 	if cfg.Name == "" || cfg.Store == nil {
 		return nil, errors.New("cluster: a node needs a cluster name and a store")
 	}
+	var ropts []remote.ConfigOption
+	if cfg.TLS != nil {
+		if ropts, err = cfg.TLS.remoteOptions(); err != nil {
+			return nil, err
+		}
+	}
 	port := cfg.Port
 	if port == 0 {
 		// The remote advertises host:port as given, so the port must be
@@ -112,7 +121,8 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.System = sys
 	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log}
 	n.lookup = &Lookup{ActivationTimeout: cfg.ActivationTimeout}
-	rc := remote.Configure(cfg.Bind, port, remote.WithAdvertisedHost(net.JoinHostPort(cfg.Advertise, strconv.Itoa(port))))
+	ropts = append(ropts, remote.WithAdvertisedHost(net.JoinHostPort(cfg.Advertise, strconv.Itoa(port))))
+	rc := remote.Configure(cfg.Bind, port, ropts...)
 	var opts []cluster.ConfigOption
 	if cfg.Host != nil {
 		opts = append(opts, cluster.WithKinds(newSessionKind(grainOptions{

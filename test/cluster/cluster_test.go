@@ -67,6 +67,8 @@ type fleet struct {
 	// ownState gives each process its own state directory (as on
 	// separate hosts): no shared session leases, only the store.
 	ownState bool
+	// nodeArgs go to every node (worker and serve).
+	nodeArgs []string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -227,7 +229,8 @@ func (f *fleet) stopAll() {
 }
 
 func (f *fleet) worker(name string, extra ...string) *proc {
-	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info", "--metrics", "127.0.0.1:0"}, extra...)
+	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info", "--metrics", "127.0.0.1:0"}, f.nodeArgs...)
+	args = append(args, extra...)
 	p, _ := f.start(name, 2, args...)
 	if p.member == "" || p.metrics == "" {
 		f.t.Fatalf("%s printed no member or metrics line:\n%s", name, p.out)
@@ -268,8 +271,9 @@ type front struct {
 }
 
 func (f *fleet) front() *front {
-	p, lines := f.start("serve", 2, "serve", "--cluster", "t", "--store", f.store, "--host-sessions=false",
-		"--cluster-ttl", "1s", "--listen", "127.0.0.1:0", "--root", f.project, "--log-level", "info")
+	args := append([]string{"serve", "--cluster", "t", "--store", f.store, "--host-sessions=false",
+		"--cluster-ttl", "1s", "--listen", "127.0.0.1:0", "--root", f.project, "--log-level", "info"}, f.nodeArgs...)
+	p, lines := f.start("serve", 2, args...)
 	fr := &front{proc: p}
 	for _, l := range lines {
 		if m := listenLine.FindStringSubmatch(l); m != nil {
