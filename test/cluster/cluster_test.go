@@ -41,8 +41,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-tags", "cluster", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	args := []string{"build", "-tags", "cluster", "-o", dir + "/"}
+	env := append(os.Environ(), "CGO_ENABLED=0")
+	if raceTest {
+		// Under -race the nodes are race-built too, their reports read by
+		// checkRaces (the race detector needs cgo).
+		args = append(args, "-race")
+		env = append(os.Environ(), "CGO_ENABLED=1")
+	}
+	build := exec.Command("go", append(args, "github.com/odin-code/odin/cmd/odin")...)
+	build.Env = env
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building odin:", err)
@@ -129,6 +137,9 @@ func newFleet(t testing.TB, script *llmtest.Script, storeURL string) *fleet {
 		"HOME="+filepath.Join(dir, "home"), "XDG_STATE_HOME="+filepath.Join(dir, "state"),
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "NO_COLOR=1",
 		"OPENAI_BASE_URL="+model.URL(), "OPENAI_API_KEY=")
+	// Cleanups run last first: the race logs are read once every node
+	// has exited.
+	t.Cleanup(f.checkRaces)
 	t.Cleanup(f.stopAll)
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -153,9 +164,13 @@ var (
 func (f *fleet) start(name string, want int, args ...string) (*proc, []string) {
 	f.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "odin"), args...)
-	cmd.Env, cmd.Dir = f.env, f.project
+	// A race-built node writes its reports to race/NAME.PID and goes on.
+	cmd.Env, cmd.Dir = append(append([]string(nil), f.env...), "GORACE=log_path="+filepath.Join(f.dir, "race", name)+" halt_on_error=0"), f.project
 	if f.ownState {
-		cmd.Env = append(append([]string(nil), f.env...), "XDG_STATE_HOME="+filepath.Join(f.dir, "state-"+name))
+		cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+filepath.Join(f.dir, "state-"+name))
+	}
+	if err := os.MkdirAll(filepath.Join(f.dir, "race"), 0o755); err != nil {
+		f.t.Fatal(err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
