@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,7 @@ func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.No
 	}
 	opener := newSessionOpener(g)
 	cfg := cluster.Config{
-		Name: f.name, Store: members, Bind: f.advertise, Advertise: f.advertise, Port: f.port,
+		Name: f.name, Store: members, Bind: cmp.Or(f.bind, f.advertise), Advertise: f.advertise, Port: f.port,
 		TTL: f.ttl, ActivationTimeout: f.activationTimeout, Idle: f.idle,
 		Log: logging.Slog(log),
 	}

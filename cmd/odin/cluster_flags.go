@@ -15,6 +15,7 @@ import (
 type clusterFlags struct {
 	name              string
 	advertise         string
+	bind              string
 	port              int
 	ttl               time.Duration
 	activationTimeout time.Duration
@@ -30,6 +31,7 @@ type clusterFlags struct {
 func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
 	fl.StringVar(&f.name, "cluster", "", "join the Odin cluster of this `NAME` (nodes sharing one --store)")
 	fl.StringVar(&f.advertise, "advertise", "127.0.0.1", "`HOST` other nodes reach this node at (beyond loopback only with --cluster-tls-*)")
+	fl.StringVar(&f.bind, "cluster-bind", "", "`HOST` the cluster wire listens on (default: the --advertise host; 0.0.0.0 in a container)")
 	fl.StringVar(&f.tlsCert, "cluster-tls-cert", "", "this node's certificate for the cluster wire (PEM; must name the --advertise host)")
 	fl.StringVar(&f.tlsKey, "cluster-tls-key", "", "the key of --cluster-tls-cert (PEM)")
 	fl.StringVar(&f.tlsCA, "cluster-ca", "", "the cluster's CA (PEM): peers must present a certificate it signed")
@@ -60,7 +62,7 @@ func (f *clusterFlags) check() error {
 	if tlsSet != 0 && tlsSet != 3 {
 		return usageError("--cluster-tls-cert, --cluster-tls-key and --cluster-ca go together")
 	}
-	if !isLoopback(f.advertise) && tlsSet == 0 {
+	if (!isLoopback(f.advertise) || (f.bind != "" && !isLoopback(f.bind))) && tlsSet == 0 {
 		return usageError("--advertise %s is not a loopback address: give --cluster-tls-cert, --cluster-tls-key and --cluster-ca (the wire carries transcripts; plaintext is for loopback only)", f.advertise)
 	}
 	if f.metrics != "" {

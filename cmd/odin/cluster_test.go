@@ -8,9 +8,11 @@ import (
 	"testing"
 )
 
-// TestClusterRefusesPlaintextBeyondLoopback: the cluster wire has no TLS,
-// so a node advertising a non-loopback address is refused before it
-// opens the store or listens: no database file appears, exit code 2.
+// TestClusterRefusesPlaintextBeyondLoopback: without its TLS files the
+// cluster wire is plaintext, so a node advertising (or listening on) a
+// non-loopback address is refused before it opens the store or listens:
+// no database file appears, exit code 2. Half the TLS files are refused
+// too.
 func TestClusterRefusesPlaintextBeyondLoopback(t *testing.T) {
 	work := t.TempDir()
 	t.Setenv("HOME", filepath.Join(work, "home"))
@@ -23,6 +25,7 @@ func TestClusterRefusesPlaintextBeyondLoopback(t *testing.T) {
 		{"worker", "--cluster", "c", "--store", db, "--advertise", "10.1.2.3"},
 		{"serve", "--cluster", "c", "--store", db, "--advertise", "192.168.0.7", "--root", work},
 		{"worker", "--cluster", "c", "--store", db, "--advertise", "0.0.0.0"},
+		{"worker", "--cluster", "c", "--store", db, "--cluster-bind", "0.0.0.0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(append([]string{"-C", work}, args...), strings.NewReader(""), &stdout, &stderr)
@@ -34,6 +37,15 @@ func TestClusterRefusesPlaintextBeyondLoopback(t *testing.T) {
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {
 			t.Fatalf("odin %s opened the store before refusing: %v", strings.Join(args, " "), err)
+		}
+	}
+	for _, args := range [][]string{
+		{"worker", "--cluster", "c", "--store", db, "--advertise", "10.1.2.3", "--cluster-tls-cert", "c.pem"},
+		{"worker", "--cluster", "c", "--store", db, "--cluster-ca", "ca.pem", "--cluster-tls-key", "k.pem"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(append([]string{"-C", work}, args...), strings.NewReader(""), &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "go together") {
+			t.Errorf("odin %s: exit %d, %q", strings.Join(args, " "), code, stderr.String())
 		}
 	}
 	var stdout, stderr bytes.Buffer
