@@ -323,6 +323,43 @@ func (fr *front) call(method, path string, body any) (int, map[string]any, error
 	return resp.StatusCode, out, nil
 }
 
+// userMessages counts the session's stored user messages by text (its
+// JSONL export).
+func (fr *front) userMessages(t testing.TB, id string) map[string]int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", fr.base+"/v1/sessions/"+id+"/export?format=jsonl", nil)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 8<<20)
+	for sc.Scan() {
+		var line struct {
+			Type    string `json:"type"`
+			Message struct {
+				Role  string `json:"role"`
+				Parts []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "message" || line.Message.Role != "user" {
+			continue
+		}
+		for _, p := range line.Message.Parts {
+			if p.Type == "text" {
+				out[p.Text]++
+			}
+		}
+	}
+	return out
+}
+
 type sse struct {
 	typ  string
 	data map[string]any
@@ -539,15 +576,21 @@ func TestKillMidTurn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three odin processes")
 	}
+	for run := range clusterRuns(t) {
+		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t, "") })
+	}
+}
+
+// clusterRuns is how many times to repeat a failover run:
+// ODIN_CLUSTER_RUNS, default 1.
+func clusterRuns(t *testing.T) int {
 	runs := 1
 	if v := os.Getenv("ODIN_CLUSTER_RUNS"); v != "" {
 		if _, err := fmt.Sscan(v, &runs); err != nil || runs < 1 {
 			t.Fatalf("ODIN_CLUSTER_RUNS=%q", v)
 		}
 	}
-	for run := range runs {
-		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t, "") })
-	}
+	return runs
 }
 
 // TestKillMidTurnPostgres is TestKillMidTurn on a PostgreSQL store.
@@ -556,7 +599,10 @@ func TestKillMidTurnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three odin processes and PostgreSQL")
 	}
-	killMidTurn(t, pgtest.New(t).Database(t))
+	srv := pgtest.New(t)
+	for run := range clusterRuns(t) {
+		t.Run(fmt.Sprint(run+1), func(t *testing.T) { killMidTurn(t, srv.Database(t)) })
+	}
 }
 
 func killMidTurn(t *testing.T, storeURL string) {
@@ -632,6 +678,7 @@ func killMidTurn(t *testing.T, storeURL string) {
 		}
 	}
 	resynced, finishedC := false, false
+	finished := map[string]int{}
 	for !finishedC {
 		select {
 		case ev, ok := <-evs:
@@ -644,7 +691,12 @@ func killMidTurn(t *testing.T, storeURL string) {
 			case "turn_finished":
 				res, _ := ev.data["result"].(map[string]any)
 				in, _ := res["input"].(map[string]any)
-				if in["body"] == "after the kill C" {
+				body, _ := in["body"].(string)
+				finished[body]++
+				if body == "stream B" && (res["status"] != "done" || res["answer"] != "B finished by the survivor") {
+					t.Errorf("B finished %v %q, want done by the survivor", res["status"], res["answer"])
+				}
+				if body == "after the kill C" {
 					finishedC = true
 					if res["status"] != "done" || res["answer"] != "answered by the survivor" {
 						t.Errorf("C finished %v %q", res["status"], res["answer"])
@@ -657,6 +709,23 @@ func killMidTurn(t *testing.T, storeURL string) {
 	}
 	if !resynced {
 		t.Error("no resync event on the stream between the lost activation and the new one")
+	}
+	// B (resumed by the survivor, before C) and C each finished once.
+	if finished["stream B"] != 1 || finished["after the kill C"] != 1 {
+		t.Errorf("turn_finished after the kill: %v, want B and C once each", finished)
+	}
+	// One stored user message per input.
+	stored := fr.userMessages(t, id)
+	for _, body := range []string{"first", "stream B", "after the kill C"} {
+		n := 0
+		for text, c := range stored {
+			if strings.Contains(text, body) {
+				n += c
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d stored user messages with %q, want 1 (stored: %v)", n, body, stored)
+		}
 	}
 	select {
 	case <-victim.exited:
