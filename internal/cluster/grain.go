@@ -161,7 +161,7 @@ func (g *sessionGrain) Receive(ctx actor.Context) {
 	case *actor.Terminated:
 		delete(g.subs, msg.Who.String())
 	case *actor.Stopping:
-		g.onStopping()
+		g.onStopping(ctx)
 	case *actor.Started, *actor.Stopped, *actor.Restarting:
 	default:
 		g.log.Warn("cluster: session grain: unexpected message", "type", fmt.Sprintf("%T", msg))
@@ -535,10 +535,17 @@ func (g *sessionGrain) shutdown(ctx actor.Context, graceful bool) {
 
 // onStopping closes a session still open (the node is shutting down, or
 // the grain moved): bounded, since the placement actor waits for it.
-func (g *sessionGrain) onStopping() {
+func (g *sessionGrain) onStopping(ctx actor.Context) {
 	if g.stopBr != nil {
 		defer g.stopBr()
 	}
+	// Submits still waiting for the ledger go to this activation's
+	// successor (the one being written may land there as a dup, which
+	// the ledger then resumes).
+	for _, p := range g.accepts {
+		g.reply(ctx, p.sender, &Failure{Error: "the session is moving", Fenced: true})
+	}
+	g.accepts = nil
 	if g.counted {
 		g.counted = false
 		sessionsHosted.Add(-1)

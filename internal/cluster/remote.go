@@ -90,14 +90,18 @@ func (rs *RemoteSession) Submit(body string, mode messages.Mode) messages.UserMe
 // key (a client's Idempotency-Key; a new ID when empty), and the grain's
 // input ledger answers a key any activation took before as a duplicate.
 func (rs *RemoteSession) Accept(ctx context.Context, key, body string, mode messages.Mode) (messages.UserMessage, string, bool, error) {
-	if key == "" {
+	mine := key == ""
+	if mine {
 		key = uuid.NewString()
 	}
 	acc, err := rs.SubmitInput(ctx, key, body, mode)
 	if err != nil {
 		return messages.UserMessage{}, "", false, err
 	}
-	return messages.UserMessage{ID: acc.MessageID, Body: body, Mode: mode, At: time.Now()}, acc.State, acc.Dup, nil
+	// A key made here was sent by nobody else: a dup is this request's
+	// own retry (an attempt whose answer was lost), not a second input.
+	dup := acc.Dup && !mine
+	return messages.UserMessage{ID: acc.MessageID, Body: body, Mode: mode, At: time.Now()}, acc.State, dup, nil
 }
 
 // SubmitInput sends an input with the caller's input ID; a retry with the

@@ -750,7 +750,7 @@ func TestPassivation(t *testing.T) {
 		t.Skip("starts three odin processes")
 	}
 	const n = 20
-	script := helloScript(n)
+	script := helloScript(n + 1)
 	for range n {
 		script.Add("orchestrator", llmtest.Step{When: "remember", Text: "I remember"})
 	}
@@ -839,6 +839,54 @@ func TestPassivation(t *testing.T) {
 	}
 	if !strings.Contains(history.String(), fmt.Sprintf("hello there %d", n-1)) {
 		t.Errorf("the re-activated session forgot its history:\n%s", history.String())
+	}
+	// A client's Idempotency-Key is the input's ID in the store's ledger:
+	// the input the first activation took is a duplicate for the second.
+	keyed := func() (int, map[string]any) {
+		b, _ := json.Marshal(map[string]string{"body": "hello once"})
+		req, _ := http.NewRequest("POST", fr.base+"/v1/sessions/"+ids[0]+"/messages", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+fr.token)
+		req.Header.Set("Idempotency-Key", "key-"+ids[0])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		return resp.StatusCode, out
+	}
+	before := len(f.model.RequestsFor("orchestrator"))
+	if code, out := keyed(); code != http.StatusAccepted || out["duplicate"] == true {
+		t.Fatalf("a keyed input: %d %v", code, out)
+	}
+	// Once its turn is over the session passivates again; the repeat then
+	// goes to a third activation.
+	for {
+		b, _ := os.ReadFile(logFile)
+		times := 0
+		for _, m := range passivated.FindAllSubmatch(b, -1) {
+			if string(m[1]) == ids[0] {
+				times++
+			}
+		}
+		if times >= 2 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the session did not passivate again")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if code, out := keyed(); code != http.StatusOK || out["duplicate"] != true {
+		t.Fatalf("the keyed input repeated to the next activation: %d %v, want 200 and a duplicate", code, out)
+	}
+	if c := f.owners(ctx, ids[:1])[ids[0]]; c.Epoch != 3 {
+		t.Errorf("epoch %d after the repeat, want 3 (a new activation answered it)", c.Epoch)
+	}
+	if got := len(f.model.RequestsFor("orchestrator")); got != before+1 {
+		t.Errorf("%d model requests for the keyed input and its repeat, want 1", got-before)
 	}
 	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
 	t.Logf("re-activation (message accepted by a passivated session) over %d sessions: p50 %.1f ms, max %.1f ms",
