@@ -362,6 +362,27 @@ func (fr *front) userMessages(t testing.TB, id string) map[string]int {
 	return out
 }
 
+// messageLines is the session's stored messages as its JSONL export
+// renders them, byte for byte.
+func (fr *front) messageLines(t testing.TB, id string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", fr.base+"/v1/sessions/"+id+"/export?format=jsonl", nil)
+	req.Header.Set("Authorization", "Bearer "+fr.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out strings.Builder
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, `{"type":"message"`) {
+			out.WriteString(l + "\n")
+		}
+	}
+	return out.String()
+}
+
 type sse struct {
 	typ  string
 	data map[string]any
@@ -984,6 +1005,16 @@ func TestZombie(t *testing.T) {
 	if after.Owner != survivor.member || after.Epoch != 2 {
 		t.Fatalf("after the stop: owner %s epoch %d, want the survivor at epoch 2", after.Owner, after.Epoch)
 	}
+	// The survivor's history once it is settled (two reads alike): the
+	// zombie must not change a byte of it.
+	var settled string
+	for prev := ""; ; prev = settled {
+		settled = fr.messageLines(t, id)
+		if settled == prev {
+			break
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
 	// Resume the zombie: its stream goes on, every write of it fenced.
 	_ = zombie.cmd.Process.Signal(syscall.SIGCONT)
 	resumed = true
@@ -1019,6 +1050,9 @@ func TestZombie(t *testing.T) {
 	}
 	_, _ = io.Copy(&export, resp.Body)
 	resp.Body.Close()
+	if got := fr.messageLines(t, id); got != settled {
+		t.Errorf("the stored history changed after the zombie resumed:\nbefore:\n%s\nafter:\n%s", settled, got)
+	}
 	full := "ZOMBIE " + strings.Repeat("streaming text ", 20)
 	if strings.Contains(export.String(), strings.TrimSpace(full)) {
 		t.Errorf("the zombie completed its reply in the store after losing the session:\n%s", export.String())
