@@ -79,6 +79,9 @@ type fleet struct {
 	ownState bool
 	// nodeArgs go to every node (worker and serve).
 	nodeArgs []string
+	// ttl is every node's --cluster-ttl: short (1s) for the failover
+	// runs, which measure the time to notice a lost node.
+	ttl string
 
 	mu    sync.Mutex
 	procs []*proc
@@ -132,7 +135,7 @@ func newFleet(t testing.TB, script *llmtest.Script, storeURL string) *fleet {
 	if storeURL == "" {
 		storeURL = filepath.Join(dir, "cluster.db")
 	}
-	f := &fleet{t: t, dir: dir, project: project, store: storeURL, model: model}
+	f := &fleet{t: t, dir: dir, project: project, store: storeURL, model: model, ttl: "1s"}
 	// One state directory for all: on one machine the nodes share it
 	// (the serve token, the session leases beside the database).
 	f.env = append(os.Environ(),
@@ -246,7 +249,7 @@ func (f *fleet) stopAll() {
 }
 
 func (f *fleet) worker(name string, extra ...string) *proc {
-	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", "1s", "--log-level", "info", "--metrics", "127.0.0.1:0"}, f.nodeArgs...)
+	args := append([]string{"worker", "--cluster", "t", "--store", f.store, "--cluster-ttl", f.ttl, "--log-level", "info", "--metrics", "127.0.0.1:0"}, f.nodeArgs...)
 	args = append(args, extra...)
 	p, _ := f.start(name, 2, args...)
 	if p.member == "" || p.metrics == "" {
@@ -289,7 +292,7 @@ type front struct {
 
 func (f *fleet) front() *front {
 	args := append([]string{"serve", "--cluster", "t", "--store", f.store, "--host-sessions=false",
-		"--cluster-ttl", "1s", "--listen", "127.0.0.1:0", "--root", f.project, "--log-level", "info"}, f.nodeArgs...)
+		"--cluster-ttl", f.ttl, "--listen", "127.0.0.1:0", "--root", f.project, "--log-level", "info"}, f.nodeArgs...)
 	p, lines := f.start("serve", 2, args...)
 	fr := &front{proc: p}
 	for _, l := range lines {
@@ -526,6 +529,9 @@ func TestPlacementPostgres(t *testing.T) {
 
 func placement(t *testing.T, storeURL string) {
 	f := newFleet(t, helloScript(40), storeURL)
+	// No node is lost here: a TTL that a race-built node on a loaded
+	// machine cannot miss by a late heartbeat, which would move sessions.
+	f.ttl = "3s"
 	w1 := f.worker("worker-1")
 	w2 := f.worker("worker-2")
 	fr := f.front()
