@@ -1,0 +1,387 @@
+package repl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/odin-code/odin/internal/llm/llmtest"
+)
+
+// served is an `odin serve` child process with its scripted model.
+type served struct {
+	t     *testing.T
+	URL   string
+	Token string
+	Root  string
+	State string
+	Srv   *llmtest.Server
+}
+
+// startServed runs `odin serve` on a free loopback port in a fresh
+// project; the process is stopped (SIGTERM, then SIGKILL) and reaped at
+// the end of the test.
+func startServed(t *testing.T, script *llmtest.Script, args ...string) *served {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	srv := llmtest.NewServer(t, script, llmtest.WithVars(map[string]string{"root": root}))
+	cmd := exec.Command(odinBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + state,
+		"XDG_STATE_HOME=" + filepath.Join(state, "state"),
+		"XDG_CONFIG_HOME=" + filepath.Join(state, "config"),
+		"OPENAI_BASE_URL=" + srv.URL(),
+		"OPENAI_API_KEY=test",
+		"ODIN_MODELS_MAIN=scripted-model",
+		"ODIN_MODELS_SMALL=scripted-model",
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("odin serve stderr:\n%s", stderr.String())
+		}
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("odin serve printed no address: %v\n%s", err, stderr.String())
+	}
+	m := regexp.MustCompile(`listening on (https?://\S+) \(token in (\S+);`).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("odin serve said %q", line)
+	}
+	tok, err := os.ReadFile(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return &served{t: t, URL: m[1], Token: strings.TrimSpace(string(tok)), Root: root, State: state, Srv: srv}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// api is a plain API call, as a second client (a script, the web viewer)
+// makes it.
+func (s *served) api(method, path string, hdr map[string]string, body any, want int) []byte {
+	s.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, s.URL+path, rd)
+	req.Header.Set("Authorization", "Bearer "+s.Token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		s.t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, raw, want)
+	}
+	return raw
+}
+
+func (s *served) create() string {
+	s.t.Helper()
+	var info struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(s.api("POST", "/v1/sessions", nil, map[string]string{"project": s.Root}, 201), &info); err != nil {
+		s.t.Fatal(err)
+	}
+	return info.ID
+}
+
+// idle waits until the session has no input in flight.
+func (s *served) idle(id string) {
+	s.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		var info struct {
+			InFlight int `json:"in_flight"`
+		}
+		_ = json.Unmarshal(s.api("GET", "/v1/sessions/"+id, nil, nil, 200), &info)
+		if info.InFlight == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("session %s still busy after %s", id, waitFor)
+}
+
+// attach runs `odin attach` in a pseudo-terminal, on the served machine
+// (same state directory: the recorded address and token file).
+func (s *served) attach(args ...string) *term {
+	return start(s.t, &llmtest.Script{}, options{root: s.Root, state: s.State, args: append([]string{"attach"}, args...)})
+}
+
+// countedRun is a command the test can count (each run appends a line)
+// that edit mode asks about (rm -r is destructive).
+func countedRun() llmtest.Step {
+	return llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "ExecuteCommand",
+		Arguments: llmtest.Args(map[string]any{"command": "rm -rf build && echo ran >> ran.txt"})}}}
+}
+
+// afterRun is the model's step once the command's result is in.
+const afterRun = "Exit code: 0"
+
+func ranLines(t *testing.T, root string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "ran.txt"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "ran\n")
+}
+
+// TestAttach: attach to a session odin serve hosts, type, see the streamed
+// answer, approve a command (it runs once), detach; the session goes on
+// (a turn sent by another client while detached runs and is stored), and
+// attaching again shows the history.
+func TestAttach(t *testing.T) {
+	s := startServed(t, steps(
+		llmtest.Step{When: "say hello", Text: "hello from the served session", ChunkSize: 3},
+		llmtest.Step{When: "run the command", ToolCalls: countedRun().ToolCalls},
+		llmtest.Step{When: afterRun, Text: "the command ran"},
+		llmtest.Step{When: "while away", Text: "done while you were away"},
+	))
+	id := s.create()
+	tm := s.attach(id[:8])
+	tm.Expect("odin attach")
+	tm.Expect("session " + id[:8])
+	tm.Expect("edit ❯")
+	tm.Type("say hello" + enter)
+	tm.Expect("❯ [edit] say hello")
+	tm.Expect("hello from the served session")
+
+	tm.Type("run the command" + enter)
+	tm.Expect("approval needed: orchestrator asks to run ExecuteCommand")
+	tm.Expect("1 allow once · 2 allow for this session · 3 deny")
+	tm.Type("1" + enter)
+	tm.Expect("allowed once: ExecuteCommand")
+	tm.Expect("the command ran")
+	if n := ranLines(t, s.Root); n != 1 {
+		t.Fatalf("the approved command ran %d times, want 1", n)
+	}
+
+	tm.Type("/detach" + enter)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+	if !strings.Contains(tm.screen(), "detached from session "+id[:8]) {
+		t.Errorf("no detach message")
+	}
+	// The session is the server's: it takes input from another client.
+	s.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "away-1"}, map[string]string{"body": "work while away"}, 202)
+	s.idle(id)
+
+	again := s.attach(id, "--history", "5")
+	again.Expect("the last 3 of 3 turn(s)")
+	again.Expect("❯ say hello")
+	again.Expect("odin: hello from the served session")
+	again.Expect("❯ run the command")
+	again.Expect("odin: the command ran")
+	again.Expect("❯ work while away")
+	again.Expect("odin: done while you were away")
+	again.Expect("edit ❯")
+	again.Type(ctrlD)
+	if err := again.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if n := ranLines(t, s.Root); n != 1 {
+		t.Fatalf("the command ran %d times after reattaching, want 1", n)
+	}
+}
+
+// TestAttachApprovalAnsweredElsewhere: another client answers the
+// approval first; the attached REPL's prompt goes away with a note and the
+// command runs once.
+func TestAttachApprovalAnsweredElsewhere(t *testing.T) {
+	s := startServed(t, steps(
+		countedRun(),
+		llmtest.Step{When: afterRun, Text: "finished after the other client's answer"},
+	))
+	id := s.create()
+	tm := s.attach(id)
+	tm.Expect("edit ❯")
+	tm.Type("run the command" + enter)
+	tm.Expect("approval needed: orchestrator asks to run ExecuteCommand")
+	var pending []struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(s.api("GET", "/v1/sessions/"+id+"/approvals", nil, nil, 200), &pending); err != nil || len(pending) != 1 {
+		t.Fatalf("pending approvals: %v %v", pending, err)
+	}
+	s.api("POST", "/v1/sessions/"+id+"/approvals/"+pending[0].ID, nil, map[string]string{"decision": "once"}, 204)
+	tm.Expect("allowed once elsewhere: ExecuteCommand")
+	tm.Expect("finished after the other client's answer")
+	screen := tm.screen()
+	if after := screen[strings.LastIndex(screen, "allowed once elsewhere"):]; strings.Contains(after, "1 allow once") {
+		t.Errorf("the approval prompt is still shown after the other client's answer:\n%s", after)
+	}
+	if n := ranLines(t, s.Root); n != 1 {
+		t.Fatalf("the command ran %d times, want 1", n)
+	}
+	tm.Type(ctrlD)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
+// TestAttachResumesAfterADroppedConnection: the connection to odin serve
+// drops (a proxy in between cuts it and refuses new ones); a turn another
+// client sends meanwhile is shown once the REPL reconnects after the last
+// event it saw: nothing lost, nothing shown twice.
+func TestAttachResumesAfterADroppedConnection(t *testing.T) {
+	s := startServed(t, steps(
+		llmtest.Step{When: "first", Text: "alpha answer line\n\nalpha second line"},
+		llmtest.Step{When: "second", Text: "bravo answer line"},
+		llmtest.Step{When: "third", Text: "charlie answer line"},
+	))
+	id := s.create()
+	px := newCutProxy(t, strings.TrimPrefix(s.URL, "http://"))
+	tm := s.attach(id, "--server", "http://"+px.addr())
+	tm.Expect("edit ❯")
+	tm.Type("first" + enter)
+	tm.Expect("alpha second line")
+
+	px.cut(true)
+	tm.Expect("connection to odin serve lost")
+	s.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "second-1"}, map[string]string{"body": "second"}, 202)
+	s.idle(id)
+	px.cut(false)
+	tm.Expect("reconnected to odin serve")
+	tm.Expect("❯ [edit] second")
+	tm.Expect("bravo answer line")
+	tm.Type("third" + enter)
+	tm.Expect("charlie answer line")
+	screen := tm.screen()
+	for _, line := range []string{"alpha answer line", "alpha second line", "bravo answer line", "charlie answer line", "❯ [edit] second"} {
+		if n := strings.Count(screen, line); n != 1 {
+			t.Errorf("%q shown %d times, want once", line, n)
+		}
+	}
+	tm.Type("/detach" + enter)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
+// cutProxy forwards TCP to odin serve; cut(true) drops every connection
+// and refuses new ones until cut(false).
+type cutProxy struct {
+	t      *testing.T
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	down   bool
+	conns  map[net.Conn]bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{t: t, ln: ln, target: target, conns: map[net.Conn]bool{}}
+	t.Cleanup(func() { ln.Close(); p.cut(true) })
+	go p.serve()
+	return p
+}
+
+func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *cutProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		if p.down {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		up, err := net.Dial("tcp", p.target)
+		if err != nil {
+			p.mu.Unlock()
+			c.Close()
+			continue
+		}
+		p.conns[c], p.conns[up] = true, true
+		p.mu.Unlock()
+		go func() { _, _ = io.Copy(up, c); up.Close(); c.Close() }()
+		go func() { _, _ = io.Copy(c, up); up.Close(); c.Close() }()
+	}
+}
+
+func (p *cutProxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
