@@ -384,4 +384,3 @@ func (p *cutProxy) cut(down bool) {
 		clear(p.conns)
 	}
 }
-
