@@ -214,9 +214,14 @@ func runAttach(g *globalFlags, f *attachFlags, id string, stdin io.Reader, stdou
 	if info.TakenOver != "" {
 		banner = append(banner, "note: "+termsafe.Line(info.TakenOver))
 	}
-	banner = append(banner, c.historyTail(ctx, id, f.turns, qs.Running)...)
+	stored, _, err := c.transcript(ctx, id)
+	if err != nil {
+		banner = append(banner, "note: the session's history could not be read: "+termsafe.Line(err.Error()))
+	}
+	banner = append(banner, historyTail(id, stored, f.turns, qs.Running)...)
 
 	sess := newRemoteSession(c, id, info.LastEvent, initial)
+	sess.storedTurns = len(stored)
 	opts := term.Options{
 		In: stdin, Out: stdout, Session: sess, Mode: mode, Banner: banner,
 		DetachOnInterrupt: true,
@@ -271,24 +276,21 @@ func hostOf(base string) string {
 	return u.Hostname()
 }
 
-// historyTail renders the session's last turns from its stored transcript
-// as the REPL's banner shows a resumed session's: the user's input and
-// the answer, clipped. The running turn (shown live) is left out. A server
-// that keeps no history shows none.
-func (c *attachClient) historyTail(ctx context.Context, id string, turns int, running *messages.UserMessage) []string {
-	if turns <= 0 {
-		return nil
-	}
+// storedTurn is one turn of a stored transcript: the user's input and
+// the turn's last reply.
+type storedTurn struct{ user, answer string }
+
+// transcript reads the session's stored messages; ok is false when the
+// server keeps no history (501).
+func (c *attachClient) transcript(ctx context.Context, id string) (turns []storedTurn, ok bool, err error) {
 	var tr serve.Transcript
 	if _, err := c.call(ctx, http.MethodGet, "/v1/history/"+url.PathEscape(id)+"/transcript", nil, nil, &tr); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) && ae.Code == http.StatusNotImplemented {
-			return nil
+			return nil, false, nil
 		}
-		return []string{"note: the session's history could not be read: " + termsafe.Line(err.Error())}
+		return nil, false, err
 	}
-	type turn struct{ user, answer string }
-	var list []turn
 	for _, e := range tr.Entries {
 		var text strings.Builder
 		for _, p := range e.Parts {
@@ -302,17 +304,29 @@ func (c *attachClient) historyTail(ctx context.Context, id string, turns int, ru
 		}
 		switch e.Role {
 		case "user":
-			list = append(list, turn{user: body})
+			// Odin's own notes to the model (the gates' outcome) are not
+			// turns the user started.
+			if strings.HasPrefix(body, "[Odin] ") {
+				continue
+			}
+			turns = append(turns, storedTurn{user: body})
 		case "assistant":
-			if len(list) > 0 {
-				list[len(list)-1].answer = body // the turn's last reply is its answer
+			if len(turns) > 0 {
+				turns[len(turns)-1].answer = body // the turn's last reply is its answer
 			}
 		}
 	}
+	return turns, true, nil
+}
+
+// historyTail renders the last turns of the stored transcript as the
+// REPL's banner shows a resumed session's: the user's input and the
+// answer, clipped. The running turn (shown live) is left out.
+func historyTail(id string, list []storedTurn, turns int, running *messages.UserMessage) []string {
 	if running != nil && len(list) > 0 && list[len(list)-1].user == strings.TrimSpace(running.Body) {
 		list = list[:len(list)-1]
 	}
-	if len(list) == 0 {
+	if turns <= 0 || len(list) == 0 {
 		return nil
 	}
 	skipped := max(0, len(list)-turns)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +34,9 @@ type remoteSession struct {
 	// (the turn running and the inputs queued at that moment).
 	start   uint64
 	initial []messages.Event
+	// storedTurns is how many turns the stored transcript held when the
+	// attachment started: the turns shown before the live ones.
+	storedTurns int
 
 	sends   chan remoteSend
 	sendsMu sync.Mutex // guards closing sends against Submit
@@ -219,12 +224,14 @@ func (s *remoteSession) pump(ctx context.Context, out chan<- messages.Envelope) 
 			return false
 		}
 	}
+	st := &streamState{last: s.start, turns: s.storedTurns}
 	for _, ev := range s.initial {
+		// The running turn's input is stored already: counted in turns.
+		st.track(ev, false)
 		if !emit(messages.Envelope{Event: ev}) {
 			return
 		}
 	}
-	st := &streamState{last: s.start}
 	wait := s.retryWait
 	dropped := false
 	for {
@@ -316,9 +323,116 @@ func (s *remoteSession) forwardNotes(ctx context.Context, emit func(messages.Env
 	}
 }
 
-// streamState is where the stream stands: the last event delivered.
+// streamState is where the stream stands: the last event delivered, and
+// what the REPL was shown of the session (to mend after events were
+// lost): the stored turns it has seen, the turn it shows running, the
+// inputs it shows queued.
 type streamState struct {
-	last uint64
+	last    uint64
+	turns   int
+	running string
+	queued  []string
+}
+
+// track follows the events that change what the REPL shows as running,
+// queued or done; live is false for the turn running at attach, whose
+// stored input was counted already.
+func (st *streamState) track(ev messages.Event, live bool) {
+	switch ev := ev.(type) {
+	case messages.TurnStarted:
+		if live && !ev.Input.Resumed {
+			st.turns++
+		}
+		st.running = ev.Input.ID
+		st.queued = slices.DeleteFunc(st.queued, func(id string) bool { return id == ev.Input.ID })
+	case messages.TurnFinished:
+		st.running = ""
+	case messages.InputQueued:
+		st.queued = append(st.queued, ev.Input.ID)
+	case messages.InputRemoved:
+		st.queued = slices.DeleteFunc(st.queued, func(id string) bool { return id == ev.ID })
+	}
+}
+
+// catchUp mends the REPL after the server said it no longer holds the
+// events after st.last (a resync: the session was passivated, or its
+// buffer moved on while the connection was down). The stream goes on
+// from the server's newest event; what was missed is told from the
+// stored transcript and the queue: the end of the turn shown running,
+// the turns that ran meanwhile (their input and answer), the turn running
+// now and the inputs queued now.
+func (s *remoteSession) catchUp(ctx context.Context, st *streamState, emit func(messages.Envelope) bool) bool {
+	info, err := s.c.session(ctx, s.id)
+	var qs *messages.QueueState
+	if err == nil {
+		qs, err = s.c.queue(ctx, s.id)
+	}
+	var list []storedTurn
+	if err == nil {
+		list, _, err = s.c.transcript(ctx, s.id)
+	}
+	if err != nil {
+		return emit(messages.Envelope{Event: messages.Notice{Level: "warn", Text: "events were missed and the session's state could not be read (" + err.Error() + "); /detach and attach again"}})
+	}
+	dropped := 0
+	if info.LastEvent > st.last {
+		dropped = int(info.LastEvent - st.last)
+		st.last = info.LastEvent
+	}
+	var evs []messages.Event
+	evs = append(evs, messages.Resync{Dropped: dropped})
+	runningID := ""
+	if qs.Running != nil {
+		runningID = qs.Running.ID
+	}
+	if st.running != "" && st.running != runningID {
+		// The turn shown running ended meanwhile: its answer, as stored.
+		res := messages.TurnResult{}
+		if st.turns >= 1 && st.turns <= len(list) {
+			res.Answer = list[st.turns-1].answer
+		}
+		evs = append(evs, messages.TurnFinished{Result: res})
+	}
+	end := len(list)
+	if qs.Running != nil && runningID != st.running && end > st.turns {
+		end-- // the running turn's input, shown below as it runs
+	}
+	if missed := list[min(st.turns, end):end]; len(missed) > 0 {
+		evs = append(evs, messages.Notice{Level: "warn", Text: fmt.Sprintf("%d turn(s) ran while the events were missed; from the stored history:", len(missed))})
+		for _, t := range missed {
+			evs = append(evs, messages.Notice{Level: "info", Text: "❯ " + firstLine(t.user)})
+			for i, l := range strings.Split(clip(t.answer, 8), "\n") {
+				if i == 0 {
+					l = "odin: " + l
+				}
+				evs = append(evs, messages.Notice{Level: "info", Text: l})
+			}
+		}
+	}
+	st.turns = max(st.turns, end)
+	for _, id := range st.queued {
+		if !slices.ContainsFunc(qs.Queued, func(q messages.UserMessage) bool { return q.ID == id }) && id != runningID {
+			evs = append(evs, messages.InputRemoved{ID: id})
+		}
+	}
+	if qs.Running != nil && runningID != st.running {
+		evs = append(evs, messages.TurnStarted{Input: *qs.Running})
+	}
+	for i, q := range qs.Queued {
+		if !slices.Contains(st.queued, q.ID) {
+			evs = append(evs, messages.InputQueued{Input: q, Position: i + 1})
+		}
+	}
+	for _, ev := range evs {
+		st.track(ev, false)
+		if !emit(messages.Envelope{Event: ev}) {
+			return false
+		}
+	}
+	if qs.Running != nil && runningID != "" && st.turns < len(list) {
+		st.turns = len(list)
+	}
+	return true
 }
 
 type streamEnd int
@@ -348,7 +462,10 @@ func (s *remoteSession) drain(ctx context.Context, recs <-chan sseRecord, st *st
 			return streamEnded
 		}
 		if rec.typ == "resync" {
-			continue // the jump of the next event's id says how many
+			if !s.catchUp(ctx, st, emit) {
+				return streamEnded
+			}
+			continue
 		}
 		if rec.id == 0 {
 			continue // not an event of the session
@@ -357,8 +474,8 @@ func (s *remoteSession) drain(ctx context.Context, recs <-chan sseRecord, st *st
 			continue // seen before the connection dropped
 		}
 		if rec.id > st.last+1 {
-			// Events the server no longer holds (it says so with a
-			// resync first): say how many, once, whatever it said.
+			// A jump the server did not announce with a resync (it
+			// would): say how many events are missing.
 			if !emit(messages.Envelope{Event: messages.Resync{Dropped: int(rec.id - st.last - 1)}}) {
 				return streamEnded
 			}
@@ -377,7 +494,11 @@ func (s *remoteSession) drain(ctx context.Context, recs <-chan sseRecord, st *st
 		if err != nil {
 			env, known = messages.Envelope{Event: messages.Notice{Level: "warn", Text: err.Error()}}, true
 		}
-		if known && !emit(env) {
+		if !known {
+			continue
+		}
+		st.track(env.Event, true)
+		if !emit(env) {
 			return streamEnded
 		}
 	}

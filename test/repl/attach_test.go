@@ -288,40 +288,76 @@ func TestAttachApprovalAnsweredElsewhere(t *testing.T) {
 // TestAttachResumesAfterADroppedConnection: the connection to odin serve
 // drops (a proxy in between cuts it and refuses new ones); a turn another
 // client sends meanwhile is shown once the REPL reconnects after the last
-// event it saw: nothing lost, nothing shown twice.
+// event it saw: nothing lost, nothing shown twice. When the server no
+// longer holds those events (the idle session was passivated, which drops
+// its buffer), it says resync and the REPL tells the missed turn from the
+// stored history instead.
 func TestAttachResumesAfterADroppedConnection(t *testing.T) {
-	s := startServed(t, steps(
-		llmtest.Step{When: "first", Text: "alpha answer line\n\nalpha second line"},
-		llmtest.Step{When: "second", Text: "bravo answer line"},
-		llmtest.Step{When: "third", Text: "charlie answer line"},
-	))
-	id := s.create()
-	px := newCutProxy(t, strings.TrimPrefix(s.URL, "http://"))
-	tm := s.attach(id, "--server", "http://"+px.addr())
-	tm.Expect("edit ❯")
-	tm.Type("first" + enter)
-	tm.Expect("alpha second line")
+	tests := []struct {
+		name      string
+		serveArgs []string
+		passivate bool
+		missed    []string // what shows the missed turn, in order
+	}{
+		{"events still held", nil, false, []string{"reconnected to odin serve", "❯ [edit] second", "bravo answer line"}},
+		{"session passivated: resync", []string{"--idle", "1s"}, true, []string{"reconnected to odin serve", "1 turn(s) ran while the events were missed", "❯ second", "odin: bravo answer line"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServed(t, steps(
+				llmtest.Step{When: "first", Text: "alpha answer line\n\nalpha second line"},
+				llmtest.Step{When: "second", Text: "bravo answer line"},
+				llmtest.Step{When: "third", Text: "charlie answer line"},
+			), tt.serveArgs...)
+			id := s.create()
+			px := newCutProxy(t, strings.TrimPrefix(s.URL, "http://"))
+			tm := s.attach(id, "--server", "http://"+px.addr())
+			tm.Expect("edit ❯")
+			tm.Type("first" + enter)
+			tm.Expect("alpha second line")
 
-	px.cut(true)
-	tm.Expect("connection to odin serve lost")
-	s.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "second-1"}, map[string]string{"body": "second"}, 202)
-	s.idle(id)
-	px.cut(false)
-	tm.Expect("reconnected to odin serve")
-	tm.Expect("❯ [edit] second")
-	tm.Expect("bravo answer line")
-	tm.Type("third" + enter)
-	tm.Expect("charlie answer line")
-	screen := tm.screen()
-	for _, line := range []string{"alpha answer line", "alpha second line", "bravo answer line", "charlie answer line", "❯ [edit] second"} {
-		if n := strings.Count(screen, line); n != 1 {
-			t.Errorf("%q shown %d times, want once", line, n)
+			px.cut(true)
+			tm.Expect("connection to odin serve lost")
+			s.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "second-1"}, map[string]string{"body": "second"}, 202)
+			s.idle(id)
+			if tt.passivate {
+				s.passivated(id)
+			}
+			px.cut(false)
+			for _, want := range tt.missed {
+				tm.Expect(want)
+			}
+			tm.Type("third" + enter)
+			tm.Expect("charlie answer line")
+			screen := tm.screen()
+			for _, line := range append([]string{"alpha answer line", "alpha second line", "charlie answer line"}, tt.missed...) {
+				if n := strings.Count(screen, line); n != 1 {
+					t.Errorf("%q shown %d times, want once", line, n)
+				}
+			}
+			tm.Type("/detach" + enter)
+			if err := tm.Exited(); err != nil {
+				t.Fatalf("exit: %v", err)
+			}
+		})
+	}
+}
+
+// passivated waits until the server has passivated the session.
+func (s *served) passivated(id string) {
+	s.t.Helper()
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		var info struct {
+			Active bool `json:"active"`
 		}
+		_ = json.Unmarshal(s.api("GET", "/v1/sessions/"+id, nil, nil, 200), &info)
+		if !info.Active {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	tm.Type("/detach" + enter)
-	if err := tm.Exited(); err != nil {
-		t.Fatalf("exit: %v", err)
-	}
+	s.t.Fatalf("session %s not passivated after %s", id, waitFor)
 }
 
 // cutProxy forwards TCP to odin serve; cut(true) drops every connection
