@@ -3,8 +3,17 @@ package repl
 import (
 	"bufio"
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -28,6 +37,7 @@ type served struct {
 	Root  string
 	State string
 	Srv   *llmtest.Server
+	hc    *http.Client // nil: http.DefaultClient
 }
 
 // startServed runs `odin serve` on a free loopback port in a fresh
@@ -123,7 +133,11 @@ func (s *served) api(method, path string, hdr map[string]string, body any, want 
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	hc := s.hc
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -419,4 +433,98 @@ func (p *cutProxy) cut(down bool) {
 		}
 		clear(p.conns)
 	}
+}
+
+// TestAttachOverTLSWithAToken: attach from another machine's view (its own
+// state directory: no recorded address, no token file) to a server with a
+// TLS certificate, trusting it with --tls-ca and giving the token in the
+// environment; plain http to a non-loopback address is refused before
+// anything is sent.
+func TestAttachOverTLSWithAToken(t *testing.T) {
+	cert, key := selfSigned(t)
+	s := startServed(t, steps(llmtest.Step{When: "over tls", Text: "answered over tls"}), "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(s.URL, "https://") {
+		t.Fatalf("odin serve with a certificate listens on %s", s.URL)
+	}
+	var info struct {
+		ID string `json:"id"`
+	}
+	s.hc = tlsClient(t, cert)
+	if err := json.Unmarshal(s.api("POST", "/v1/sessions", nil, map[string]string{"project": s.Root}, 201), &info); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := t.TempDir()
+	tm := start(t, &llmtest.Script{}, options{state: elsewhere, args: []string{"attach", info.ID[:8], "--server", s.URL, "--tls-ca", cert},
+		env: []string{"ODIN_SERVE_TOKEN=" + s.Token}})
+	tm.Expect("edit ❯")
+	tm.Type("over tls" + enter)
+	tm.Expect("answered over tls")
+	tm.Type("/detach" + enter)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+
+	// Without the token: a clear error naming the flag and the variable.
+	isolated := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + elsewhere, "XDG_STATE_HOME=" + filepath.Join(elsewhere, "state")}
+	cmd := exec.Command(odinBin, "attach", info.ID, "--server", s.URL, "--tls-ca", cert)
+	cmd.Env = isolated
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "--token") || !strings.Contains(string(out), "ODIN_SERVE_TOKEN") {
+		t.Errorf("attach without a token: %v\n%s", err, out)
+	}
+	// Plain http beyond loopback: refused as a usage error before any
+	// request (the host does not even resolve here).
+	cmd = exec.Command(odinBin, "attach", info.ID, "--server", "http://odin.invalid:7700")
+	cmd.Env = append(isolated, "ODIN_SERVE_TOKEN="+s.Token)
+	out, err = cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "plain http beyond loopback") {
+		t.Errorf("attach over plain http to a remote host: %v\n%s", err, out)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "odin attach test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// tlsClient trusts the certificate in certFile.
+func tlsClient(t *testing.T, certFile string) *http.Client {
+	t.Helper()
+	b, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b) {
+		t.Fatal("no certificate in " + certFile)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 }
