@@ -3,6 +3,7 @@ package repl
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -527,4 +528,64 @@ func tlsClient(t *testing.T, certFile string) *http.Client {
 		t.Fatal("no certificate in " + certFile)
 	}
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+}
+
+// TestAttachQueueCancelAndCtrlC: type-ahead is queued on the server and
+// listed by /queue; /cancel cancels the running turn and the queued input
+// runs; Ctrl-C cancels a turn and a second Ctrl-C detaches.
+func TestAttachQueueCancelAndCtrlC(t *testing.T) {
+	s := startServed(t, steps(
+		llmtest.Step{When: "long task", Hold: "long", Text: "never shown"},
+		llmtest.Step{When: "queued task", Text: "the queued answer"},
+		llmtest.Step{When: "long again", Hold: "again", Text: "never shown either"},
+	))
+	id := s.create()
+	tm := s.attach(id)
+	tm.Expect("edit ❯")
+	tm.Type("long task" + enter)
+	tm.Expect("❯ [edit] long task")
+	waitHeld(t, s.Srv, "long")
+	tm.Type("queued task" + enter)
+	tm.Expect("⏵ queued edit queued task")
+	tm.Type("/queue" + enter)
+	tm.Expect("1. [edit] queued task")
+	var qs struct {
+		Queued []struct {
+			Body string `json:"body"`
+		} `json:"queued"`
+	}
+	if err := json.Unmarshal(s.api("GET", "/v1/sessions/"+id+"/queue", nil, nil, 200), &qs); err != nil || len(qs.Queued) != 1 || qs.Queued[0].Body != "queued task" {
+		t.Fatalf("the server's queue: %+v %v", qs, err)
+	}
+	tm.Type("/cancel" + enter)
+	tm.Expect("⏹ cancelled")
+	tm.Expect("❯ [edit] queued task")
+	tm.Expect("the queued answer")
+
+	tm.Type("long again" + enter)
+	waitHeld(t, s.Srv, "again")
+	tm.Type(ctrlC)
+	tm.Expect("Ctrl-C again detaches")
+	tm.Type(ctrlC)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	if !strings.Contains(tm.screen(), "detached from session") {
+		t.Error("no detach message")
+	}
+	// The first Ctrl-C cancelled the turn on the server; the session is
+	// still there, idle.
+	s.idle(id)
+	if strings.Contains(tm.screen(), "never shown") {
+		t.Error("a cancelled turn's answer was shown")
+	}
+}
+
+func waitHeld(t *testing.T, srv *llmtest.Server, gate string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if err := srv.WaitHeld(ctx, gate); err != nil {
+		t.Fatal(err)
+	}
 }
