@@ -1,15 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -146,5 +152,53 @@ func TestAttachDecodesEveryEvent(t *testing.T) {
 		if _, ok := attachEventKinds[ty]; !ok {
 			t.Errorf("odin attach does not decode the %q event", ty)
 		}
+	}
+}
+
+// TestRemoteSendRetriesWithTheSameKey: the answer to a message is lost (the
+// connection closes after the server read it); the retry carries the same
+// Idempotency-Key, so the server can tell it from a second input, and a
+// detach waits for it.
+func TestRemoteSendRetriesWithTheSameKey(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/messages") {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		first := len(keys) == 1
+		mu.Unlock()
+		if first {
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	defer srv.Close()
+	s := newRemoteSession(&attachClient{base: srv.URL, token: "t", hc: srv.Client()}, "s1", 0, nil)
+	s.retryWait = time.Millisecond
+	in := s.Submit("do it", "edit")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{in.ID, in.ID}, keys); diff != "" {
+		t.Errorf("Idempotency-Keys (-want +got):\n%s", diff)
+	}
+	select {
+	case n := <-s.notes:
+		t.Errorf("a note after a successful retry: %v", n)
+	default:
 	}
 }
