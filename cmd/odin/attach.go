@@ -182,6 +182,11 @@ func runAttach(g *globalFlags, f *attachFlags, id string, stdin io.Reader, stdou
 	if err != nil {
 		return err
 	}
+	// Line mode would answer every approval "deny" for a session others
+	// may be answering; scripts have the API itself.
+	if !term.IsTerminal(stdin, stdout) {
+		return usageError("odin attach needs a terminal (stdin and stdout); scripts can drive the session through odin serve's HTTP API (/openapi.yaml)")
+	}
 	c := &attachClient{base: target.base, token: target.token, hc: target.hc}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -208,9 +213,7 @@ func runAttach(g *globalFlags, f *attachFlags, id string, stdin io.Reader, stdou
 		initial = append(initial, messages.InputQueued{Input: q, Position: i + 1})
 	}
 	banner := []string{fmt.Sprintf("odin attach · %s · project %s · session %s", termsafe.Line(target.base), termsafe.Line(info.Project), shortID(id))}
-	if term.IsTerminal(stdin, stdout) {
-		banner = append(banner, "Type a task, /help for commands; Ctrl-C cancels the turn, twice detaches; /detach or Ctrl-D leaves the session running.")
-	}
+	banner = append(banner, "Type a task, /help for commands; Ctrl-C cancels the turn, twice detaches; /detach or Ctrl-D leaves the session running.")
 	if info.TakenOver != "" {
 		banner = append(banner, "note: "+termsafe.Line(info.TakenOver))
 	}

@@ -474,6 +474,14 @@ func TestAttachOverTLSWithAToken(t *testing.T) {
 	if err == nil || !strings.Contains(string(out), "--token") || !strings.Contains(string(out), "ODIN_SERVE_TOKEN") {
 		t.Errorf("attach without a token: %v\n%s", err, out)
 	}
+	// Without a terminal: refused (line mode would deny every approval of
+	// a session others may be answering).
+	cmd = exec.Command(odinBin, "attach", info.ID, "--server", s.URL, "--tls-ca", cert)
+	cmd.Env = append(isolated, "ODIN_SERVE_TOKEN="+s.Token)
+	cmd.Stdin = strings.NewReader("hello\n")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "needs a terminal") {
+		t.Errorf("attach without a terminal: %v\n%s", err, out)
+	}
 	// Plain http beyond loopback: refused as a usage error before any
 	// request (the host does not even resolve here).
 	cmd = exec.Command(odinBin, "attach", info.ID, "--server", "http://odin.invalid:7700")
