@@ -106,9 +106,12 @@ func (c *attachClient) resolve(ctx context.Context, prefix string) (string, erro
 	if prefix == "" {
 		return "", errors.New("no session ID")
 	}
-	_, err := c.session(ctx, prefix)
+	info, err := c.session(ctx, prefix)
 	var ae *apiError
 	if err == nil {
+		if info.ID != "" {
+			return info.ID, nil
+		}
 		return prefix, nil
 	}
 	if !errors.As(err, &ae) || ae.Code != http.StatusNotFound {
