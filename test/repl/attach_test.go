@@ -599,3 +599,43 @@ func waitHeld(t *testing.T, srv *llmtest.Server, gate string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAttachShowsAPendingApproval: attaching to a session whose turn
+// (sent by another client) waits on an approval shows the running turn
+// and the approval; answering it here runs the command once.
+func TestAttachShowsAPendingApproval(t *testing.T) {
+	s := startServed(t, steps(
+		countedRun(),
+		llmtest.Step{When: afterRun, Text: "ran after the late answer"},
+	))
+	id := s.create()
+	s.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "k1"}, map[string]string{"body": "run the command"}, 202)
+	deadline := time.Now().Add(waitFor)
+	for {
+		var pending []json.RawMessage
+		_ = json.Unmarshal(s.api("GET", "/v1/sessions/"+id+"/approvals", nil, nil, 200), &pending)
+		if len(pending) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no pending approval")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	tm := s.attach(id)
+	tm.Expect("❯ [edit] run the command")
+	tm.Expect("approval needed: orchestrator asks to run ExecuteCommand")
+	if n := ranLines(t, s.Root); n != 0 {
+		t.Fatalf("the command ran %d times before the answer", n)
+	}
+	tm.Type("1" + enter)
+	tm.Expect("allowed once: ExecuteCommand")
+	tm.Expect("ran after the late answer")
+	if n := ranLines(t, s.Root); n != 1 {
+		t.Fatalf("the command ran %d times, want 1", n)
+	}
+	tm.Type(ctrlD)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
