@@ -235,6 +235,15 @@ func (s *remoteSession) pump(ctx context.Context, out chan<- messages.Envelope) 
 	wait := s.retryWait
 	dropped := false
 	for {
+		if dropped {
+			// A restarted server numbers its events from 1 again: what it
+			// holds is all new (checked before the stream opens, which
+			// would otherwise wait for the old numbers).
+			if info, err := s.c.session(ctx, s.id); err == nil && info.LastEvent < st.last {
+				st.last = 0
+				emit(messages.Envelope{Event: messages.Notice{Level: "warn", Text: "odin serve restarted; events from before its restart that were not received are not shown"}})
+			}
+		}
 		recs, err := s.c.openEvents(ctx, s.id, st.last)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -259,12 +268,6 @@ func (s *remoteSession) pump(ctx context.Context, out chan<- messages.Envelope) 
 		if dropped {
 			dropped = false
 			wait = s.retryWait
-			if info, err := s.c.session(ctx, s.id); err == nil && info.LastEvent < st.last {
-				// A restarted server numbers its events from 1 again:
-				// everything it holds is new to us.
-				st.last = 0
-				emit(messages.Envelope{Event: messages.Notice{Level: "warn", Text: "odin serve restarted; events from before its restart that were not received are not shown"}})
-			}
 			emit(messages.Envelope{Event: messages.Notice{Level: "info", Text: fmt.Sprintf("reconnected to odin serve (after event %d)", st.last)}})
 		}
 		switch s.drain(ctx, recs, st, emit) {

@@ -39,6 +39,8 @@ type served struct {
 	State string
 	Srv   *llmtest.Server
 	hc    *http.Client // nil: http.DefaultClient
+	// stop ends the server (SIGTERM) and reaps it.
+	stop func()
 }
 
 // startServed runs `odin serve` on a free loopback port in a fresh
@@ -52,7 +54,14 @@ func startServed(t *testing.T, script *llmtest.Script, args ...string) *served {
 	}
 	state := t.TempDir()
 	srv := llmtest.NewServer(t, script, llmtest.WithVars(map[string]string{"root": root}))
-	cmd := exec.Command(odinBin, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	return serveIn(t, root, state, srv, "127.0.0.1:0", args...)
+}
+
+// serveIn runs `odin serve` on listen with the project, state and model
+// given, and returns when it listens.
+func serveIn(t *testing.T, root, state string, srv *llmtest.Server, listen string, args ...string) *served {
+	t.Helper()
+	cmd := exec.Command(odinBin, append([]string{"serve", "--listen", listen}, args...)...)
 	cmd.Dir = root
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -100,7 +109,10 @@ func startServed(t *testing.T, script *llmtest.Script, args ...string) *served {
 		t.Fatal(err)
 	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
-	return &served{t: t, URL: m[1], Token: strings.TrimSpace(string(tok)), Root: root, State: state, Srv: srv}
+	return &served{t: t, URL: m[1], Token: strings.TrimSpace(string(tok)), Root: root, State: state, Srv: srv, stop: func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		<-done
+	}}
 }
 
 type syncBuffer struct {
@@ -635,6 +647,36 @@ func TestAttachShowsAPendingApproval(t *testing.T) {
 		t.Fatalf("the command ran %d times, want 1", n)
 	}
 	tm.Type(ctrlD)
+	if err := tm.Exited(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
+// TestAttachAcrossAServerRestart: odin serve stops (its stream ends with
+// "shutdown") and starts again on the same address; its events are
+// numbered from 1 again, and the attached REPL, which had seen more than
+// that, still shows the next turn.
+func TestAttachAcrossAServerRestart(t *testing.T) {
+	s := startServed(t, steps(
+		llmtest.Step{When: "before", Text: "answer before the restart\n", ChunkSize: 1000},
+		llmtest.Step{When: "after", Text: "answer after the restart\n", ChunkSize: 1000},
+	))
+	id := s.create()
+	tm := s.attach(id, "--server", s.URL)
+	tm.Expect("edit ❯")
+	tm.Type("before" + enter)
+	tm.Expect("answer before the restart")
+	s.stop()
+	tm.Expect("odin serve is shutting down")
+	again := serveIn(t, s.Root, s.State, s.Srv, strings.TrimPrefix(s.URL, "http://"))
+	tm.Expect("odin serve restarted")
+	tm.Expect("reconnected to odin serve")
+	// The restarted server holds the session in its store only: a short
+	// message from another client makes it live, and its events flow.
+	again.api("POST", "/v1/sessions/"+id+"/messages", map[string]string{"Idempotency-Key": "after-1"}, map[string]string{"body": "after"}, 202)
+	tm.Expect("❯ [edit] after")
+	tm.Expect("answer after the restart")
+	tm.Type("/detach" + enter)
 	if err := tm.Exited(); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
