@@ -166,6 +166,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 		newDoctorCmd(g, stdout),
 		newACPCmd(g, stdin, stdout),
 		newServeCmd(g, stdout, stderr),
+		newAttachCmd(g, stdin, stdout, stderr),
 		newWorkerCmd(g, stdout, stderr),
 		newViewCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),

@@ -170,6 +170,7 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 		scheme = "https"
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	defer recordServeAddr(a.stateDir, scheme, ln.Addr())() // for odin attach (attach.go)
 	fmt.Fprintf(stdout, "odin serve: listening on %s://%s (token in %s; roots %s)\n", scheme, ln.Addr(), tokenFile, strings.Join(roots, ", "))
 	errc := make(chan error, 1)
 	go func() {

@@ -64,25 +64,35 @@ func (h *hub) append(typ string, data []byte) {
 // (the client must resync), a channel closed at the next change, and
 // whether the hub is closed.
 func (h *hub) since(seq uint64) (out []record, gap bool, changed <-chan struct{}, closed bool) {
+	out, from, changed, closed := h.after(seq)
+	return out, from > seq, changed, closed
+}
+
+// after is since with where the records follow: seq, or the newest event
+// no longer held when events after seq were dropped. A stream continues
+// from there once it has told the client so; from seq it would find the
+// same gap again at every later event.
+func (h *hub) after(seq uint64) (out []record, from uint64, changed <-chan struct{}, closed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	oldest := h.next
 	if len(h.buf) > 0 {
 		oldest = h.buf[0].seq
 	}
+	from = seq
 	if seq+1 < oldest {
-		gap = true
+		from = oldest - 1
 	}
 	// Sequence numbers in the buffer are consecutive: the events after
 	// seq start at a computed index. The slice shares the buffer, capped
 	// so that appends never reach it (a trim copies to a new array).
 	if seq >= h.next {
-		return nil, gap, h.changed, h.closed
+		return nil, from, h.changed, h.closed
 	}
 	if i := int(max(seq+1, oldest) - oldest); i < len(h.buf) {
 		out = h.buf[i:len(h.buf):len(h.buf)]
 	}
-	return out, gap, h.changed, h.closed
+	return out, from, h.changed, h.closed
 }
 
 // last is the seq of the newest event.

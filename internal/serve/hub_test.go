@@ -74,3 +74,26 @@ func TestHubSinceAcrossTrims(t *testing.T) {
 		t.Errorf("since(0) = %d records gap=%v, want a gap and at least the 8 newest", len(recs), gap)
 	}
 }
+
+// TestHubGapIsToldOnce: a client behind a passivation (the buffer
+// dropped) hears of the gap once; continuing from where the gap ends, it
+// gets the events that follow without being told again.
+func TestHubGapIsToldOnce(t *testing.T) {
+	h := newHub(8)
+	for _, s := range []string{"a", "b", "c"} {
+		h.add(messages.Envelope{Event: messages.TextDelta{Text: s}})
+	}
+	h.trim()
+	recs, from, _, _ := h.after(1)
+	if len(recs) != 0 || from != 3 {
+		t.Fatalf("after(1) on an empty buffer = %d records from %d, want none from 3", len(recs), from)
+	}
+	h.add(messages.Envelope{Event: messages.TextDelta{Text: "d"}})
+	recs, next, _, _ := h.after(from)
+	if next != from || len(recs) != 1 || recs[0].seq != 4 {
+		t.Errorf("after(%d) = %v from %d, want event 4 and no new gap", from, recs, next)
+	}
+	if _, again, _, _ := h.after(1); again != 3 {
+		t.Errorf("after(1) = from %d, want 3: the gap is still there for a client that never heard of it", again)
+	}
+}

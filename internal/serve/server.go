@@ -448,12 +448,13 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 	var buf []byte
 	for {
-		recs, gap, changed, closed := e.hub.since(after)
+		recs, from, changed, closed := e.hub.after(after)
 		buf = buf[:0]
-		if gap {
+		if from > after {
 			buf = append(buf, `event: resync`+"\n"+`data: {"type":"resync","after":`...)
 			buf = strconv.AppendUint(buf, after, 10)
 			buf = append(buf, "}\n\n"...)
+			after = from // told once: the next events follow the gap
 		}
 		// One write for what is pending: the events of a turn arrive in
 		// bursts, and each write to the connection is a system call.

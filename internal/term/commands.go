@@ -48,6 +48,8 @@ type Result struct {
 	Session Session
 	// Prompt, when set, is submitted as user input in the current mode.
 	Prompt string
+	// Quit ends the REPL once Text is printed (odin attach's /detach).
+	Quit bool
 }
 
 // CustomCommand is a prompt template from a Markdown file in a commands

@@ -63,6 +63,10 @@ type Options struct {
 	// MCP offers the session's MCP resources (@server:uri attachments)
 	// and prompts (/mcp__server__prompt); nil offers none.
 	MCP MCPCatalog
+	// DetachOnInterrupt makes a second Ctrl-C while a turn runs end the
+	// REPL (odin attach: the session runs on a server and goes on), where
+	// the local REPL only cancels again.
+	DetachOnInterrupt bool
 }
 
 // ErrNoSession is returned by Run without a session.

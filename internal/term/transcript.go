@@ -247,6 +247,11 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 		t.byAgent[k] = prev
 	}
 	u := res.Usage
+	if res.Elapsed == 0 && u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
+		// A result known only from the stored history (odin attach after
+		// lost events): no figures to show rather than zeros.
+		return out
+	}
 	out = append(out, th.Paint(th.Dim, fmt.Sprintf("  %s · %s in · %s out · %s", Elapsed(res.Elapsed), HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown))))
 	return out
 }

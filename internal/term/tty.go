@@ -458,11 +458,22 @@ func (m *ui) events(evs []messages.Envelope) {
 				m.approvals = append(m.approvals, ev)
 			}
 		case messages.ApprovalResolved:
+			// Still on screen: answered by someone else (another client of
+			// the session, or a cancel), not by a key here.
 			for i, a := range m.approvals {
 				if a.ID == ev.ID {
 					m.approvals = append(m.approvals[:i:i], m.approvals[i+1:]...)
-					if ev.Decision == string(policy.Reject) {
-						m.print("    " + m.th.Paint(m.th.Warn, "⎿ not approved: ") + strings.TrimSpace(a.Tool+" "+oneLine(a.Subject, 80)))
+					if m.choice.id == a.ID {
+						m.choice = approvalChoice{}
+					}
+					what := strings.TrimSpace(a.Tool + " " + oneLine(a.Subject, 80))
+					switch policy.Decision(ev.Decision) {
+					case policy.Reject:
+						m.print("    " + m.th.Paint(m.th.Warn, "⎿ not approved: ") + what)
+					case policy.AllowOnce:
+						m.print("    " + m.th.Paint(m.th.OK, "⎿ allowed once elsewhere: ") + what)
+					case policy.AllowSession:
+						m.print("    " + m.th.Paint(m.th.OK, "⎿ allowed for this session elsewhere: ") + what)
 					}
 					break
 				}
@@ -610,6 +621,14 @@ func (m *ui) resize() {
 func (m *ui) interrupt() tea.Cmd {
 	now := m.now()
 	if m.act.Busy() || len(m.approvals) > 0 {
+		if m.o.DetachOnInterrupt {
+			if !m.lastInterrupt.IsZero() && now.Sub(m.lastInterrupt) <= interruptWindow {
+				return m.quit()
+			}
+			m.sess.Cancel("cancelled by the user (Ctrl-C)")
+			m.lastInterrupt = now
+			return m.flash("cancelling… (Ctrl-C again detaches; queued inputs stay queued: /queue)")
+		}
 		m.sess.Cancel("cancelled by the user (Ctrl-C)")
 		m.lastInterrupt = time.Time{}
 		return m.flash("cancelling… (queued inputs stay queued: /queue)")
@@ -913,6 +932,9 @@ func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
 	}
 	if msg.res.Prompt != "" {
 		m.sess.Submit(msg.res.Prompt, m.mode)
+	}
+	if msg.res.Quit {
+		cmds = append(cmds, m.quit())
 	}
 	return tea.Batch(cmds...)
 }
