@@ -200,7 +200,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	ls := a.add(s, a.opts.Mode, o.calls())
-	a.out.after(s.ID(), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
+	a.out.after(sessionMarker(s.ID()), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
@@ -422,18 +422,21 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// the next one arrives, yet that one waits in the queue behind it.
 	// Only session/cancel cancels; a closed connection closes the
 	// session (s.done).
+	// The response names the input: the pump holds the next turn back
+	// until it is written (afterWrite).
+	meta := map[string]any{inputMetaKey: m.ID}
 	select {
 	case res := <-ch:
 		u := turnUsage(res.Usage)
 		switch res.Status {
 		case messages.TurnDone, messages.TurnGateFailed:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u, Meta: meta}, nil
 		case messages.TurnCancelled:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u, Meta: meta}, nil
 		}
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error, inputMetaKey: m.ID})
 	case <-s.done:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Meta: meta}, nil
 	}
 }
 

@@ -180,7 +180,8 @@ func (ls *liveSession) modeState() *sdk.SessionModeState {
 // a notification, so sending one never waits for the editor. Everything
 // a turn publishes reaches the client before the turn's session/prompt
 // answers: the answer is released here, in event order, after the
-// updates before it were written.
+// updates before it were written; and nothing of the next turn is sent
+// before that answer is written (answer).
 func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 	defer close(ls.done)
 	for env := range evs {
@@ -193,7 +194,7 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 			delete(ls.waiting, e.Result.Input.ID)
 			ls.mu.Unlock()
 			if ch != nil {
-				ch <- e.Result
+				ls.answer(ctx, ch, e.Result)
 			}
 			continue
 		case messages.ApprovalRequested:
@@ -220,6 +221,34 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 			ls.calls.drop(callID(e.Origin, e.CallID))
 		}
 	}
+}
+
+// responseWait bounds how long the pump holds a session's events back for
+// a prompt response to be written: the handler only builds the response
+// once it has the result, so only a broken connection takes this long.
+const responseWait = 30 * time.Second
+
+// answer hands a turn's result to its session/prompt handler and returns
+// once the handler's response is on the wire. The SDK writes a response
+// after its handler returns, while the next queued turn starts as soon as
+// this one finished: without the wait, that turn's first updates could
+// reach the client before this turn's response.
+func (ls *liveSession) answer(ctx context.Context, ch chan<- messages.TurnResult, res messages.TurnResult) {
+	marker := inputMarker(res.Input.ID)
+	written := make(chan struct{})
+	ls.a.out.after(marker, func() { close(written) })
+	ch <- res
+	t := time.NewTimer(responseWait)
+	defer t.Stop()
+	select {
+	case <-written:
+		return
+	case <-ctx.Done():
+	case <-ls.a.conn.Done():
+	case <-t.C:
+		ls.a.opts.Log.Warn("acp: a session/prompt response was not written in time; the next turn goes on", "input", res.Input.ID)
+	}
+	ls.a.out.forget(marker)
 }
 
 func (ls *liveSession) send(ctx context.Context, us []sdk.SessionUpdate) {
