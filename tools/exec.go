@@ -259,7 +259,6 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	pgid := cmd.Process.Pid
 
 	readDone := make(chan struct{})
 	go func() {
@@ -275,10 +274,10 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	case waitErr = <-waitDone:
 	case <-timer.C:
 		state = stateTimedOut
-		waitErr = x.stopGroup(pgid, waitDone)
+		waitErr = x.stopGroup(proc, waitDone)
 	case <-ctx.Done():
 		state = stateCancelled
-		waitErr = x.stopGroup(pgid, waitDone)
+		waitErr = x.stopGroup(proc, waitDone)
 	}
 
 	// The shell is gone, but a background job may still hold the output
@@ -288,7 +287,7 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	select {
 	case <-readDone:
 	case <-drain.C:
-		x.stopGroup(pgid, nil)
+		x.stopGroup(proc, nil)
 		// A process that left the group (setsid) could keep the pipe
 		// open forever; stop reading rather than wait for it.
 		_ = pr.SetReadDeadline(time.Now())
@@ -301,11 +300,13 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	return state, waitErr, proc.Blocked(), nil
 }
 
-// stopGroup sends SIGTERM to the process group, waits up to KillGrace for
-// it to empty, then sends SIGKILL. When waitDone is set it returns the
+// stopGroup terminates the process (SIGTERM to its group; at once under
+// bubblewrap, see sandbox.Process.Terminate), waits up to KillGrace for the
+// group to empty, then kills it. When waitDone is set it returns the
 // shell's wait error.
-func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error {
+	pgid := proc.Process.Pid
+	_ = proc.Terminate()
 	var waitErr error
 	gotWait := waitDone == nil
 	deadline := time.NewTimer(x.opts.KillGrace)
@@ -326,7 +327,7 @@ func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
 		}
 		break
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = proc.Kill()
 	if !gotWait {
 		waitErr = <-waitDone
 	}

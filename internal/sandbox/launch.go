@@ -164,6 +164,8 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	p.infoR, p.infoW = infoR, infoW
+	p.nsReady = make(chan struct{})
+	go p.readInfo()
 	args = append([]string{"--info-fd", "3"}, args...)
 	extra := []*os.File{infoW}
 	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {
@@ -182,8 +184,9 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	cmd.Dir = spec.Dir
 	cmd.Env = env
 	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
-	// Killing bwrap kills the sandbox's PID namespace, so everything in it.
-	cmd.Cancel = killGroup(cmd)
+	// Killing the namespace's init kills everything in it; bwrap dies with
+	// its group.
+	cmd.Cancel = p.Kill
 	p.Cmd = cmd
 	return nil
 }
