@@ -171,11 +171,11 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {
 		// No init: bwrap applies the filter itself, just before it runs
 		// the command, which saves starting Odin's binary once more.
-		r, err := filterPipe(sc.AllowUnix)
+		r, prog, err := filterPipe(sc.AllowUnix)
 		if err != nil {
 			return err
 		}
-		p.seccompR = r
+		p.seccompR, p.seccompProg = r, prog
 		extra = append(extra, r)
 		args = append([]string{"--seccomp", "4"}, args...)
 	}
@@ -285,12 +285,21 @@ func grantBeneath(dir string, protected []string) []string {
 }
 
 // filterPipe returns a pipe holding the compiled socket filter, for bwrap
-// --seccomp, which reads it to the end.
-func filterPipe(allowUnix bool) (*os.File, error) {
+// --seccomp, which reads it to the end, and the filter itself.
+func filterPipe(allowUnix bool) (*os.File, []byte, error) {
 	prog, err := bwrapFilter(allowUnix)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
+	r, err := progPipe(prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, prog, nil
+}
+
+// progPipe returns a pipe holding prog, read to the end by bwrap.
+func progPipe(prog []byte) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

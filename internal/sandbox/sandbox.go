@@ -314,9 +314,12 @@ type Process struct {
 	nsReady  chan struct{}
 	ns       *nsHandle
 	seccompR *os.File // bwrap's --seccomp
-	released bool
-	git      *gitGuard // write-mode commands: .git dirs they may create
-	removed  []string
+	exe      string   // Odin's own binary, for a handoff
+	// seccompProg is the filter seccompR holds, for a handoff.
+	seccompProg []byte
+	released    bool
+	git         *gitGuard // write-mode commands: .git dirs they may create
+	removed     []string
 }
 
 // infoWait bounds the wait for bwrap to report its namespace's init, which
@@ -472,7 +475,7 @@ func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
 		spec.Dir = l.opts.Root
 	}
 	env := l.childEnv(spec)
-	p := &Process{}
+	p := &Process{exe: l.exe}
 	if spec.Write {
 		p.git = newGitGuard(l.writableDirs())
 	}
