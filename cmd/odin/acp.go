@@ -239,11 +239,15 @@ func (s *frontSession) stored(ctx context.Context) (messages.Mode, float64, erro
 }
 
 // frontOf is what the editor brings, as the session opener takes it. A nil
-// *EditorFS must not become a non-nil tools.Editor.
+// *EditorFS (*EditorTerminal) must not become a non-nil tools.Editor
+// (tools.CommandTerminal).
 func frontOf(o acp.OpenOptions) frontOptions {
 	fo := frontOptions{MCPServers: o.MCPServers}
 	if o.Editor != nil {
 		fo.Editor = o.Editor
+	}
+	if o.Terminal != nil {
+		fo.Terminal = o.Terminal
 	}
 	return fo
 }

@@ -45,9 +45,10 @@ type liveSession struct {
 	titled bool
 	// cmds are the session's slash commands, read when it opened.
 	cmds []Command
-	// calls tells the session's editor fs which tool calls the client
-	// has seen announced.
+	// calls tells the session's editor fs and terminals which tool calls
+	// the client has seen announced; cards are the terminals calls show.
 	calls *announcer
+	cards *terminalCards
 
 	approvals sync.WaitGroup
 	closeOnce sync.Once
@@ -76,11 +77,12 @@ func newLiveSession(a *Agent, s Session, mode messages.Mode, calls *announcer) *
 
 // add registers s and starts its event pump. The bus subscription is made
 // before anything is submitted, so no event of a turn is missed. mode is
-// the session's mode (the stored one for a loaded session); calls is the
-// announcer its editor fs waits on, nil without one.
-func (a *Agent) add(s Session, mode messages.Mode, calls *announcer) *liveSession {
+// the session's mode (the stored one for a loaded session); o holds the
+// announcer its editor fs and terminals wait on.
+func (a *Agent) add(s Session, mode messages.Mode, o OpenOptions) *liveSession {
 	ctx, stop := context.WithCancel(context.Background())
-	ls := newLiveSession(a, s, mode, calls)
+	ls := newLiveSession(a, s, mode, o.calls)
+	ls.cards = o.cards
 	ls.stop = stop
 	ls.cmds = s.Commands()
 	evs := s.Bus().Subscribe(ctx, 256, true)
@@ -319,8 +321,9 @@ func (ls *liveSession) endCalls(cancelled bool) []sdk.SessionUpdate {
 		ls.mu.Lock()
 		delete(ls.before, id)
 		ls.mu.Unlock()
+		content := append(ls.cards.take(id), sdk.ToolContent(sdk.TextBlock("cancelled: the turn ended before this call finished")))
 		out = append(out, sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("cancelled: the turn ended before this call finished"))})))
+			sdk.WithUpdateContent(content)))
 	}
 	return out
 }
@@ -426,7 +429,8 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		if e.IsError || e.Denied {
 			status = sdk.ToolCallStatusFailed
 		}
-		content := []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Output))}
+		// A terminal the call ran in stays on its card.
+		content := append(ls.cards.take(id), sdk.ToolContent(sdk.TextBlock(e.Output)))
 		ls.mu.Lock()
 		b, ok := ls.before[id]
 		delete(ls.before, id)
