@@ -71,7 +71,8 @@ type ExecuteCommandOptions struct {
 	// they run here as without a Terminal.
 	Terminal CommandTerminal
 	// HandoffDir is where the one-use files of handed-off commands are
-	// written (under Odin's state directory). Required with Terminal.
+	// written (under Odin's state directory); without one the Terminal
+	// is not used.
 	HandoffDir string
 }
 
@@ -205,7 +206,7 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	var blocked []string
 	var err error
 	code := 0
-	if x.opts.Terminal != nil && x.opts.Launcher.CanHandoff() {
+	if x.opts.Terminal != nil && x.opts.HandoffDir != "" && x.opts.Launcher.CanHandoff() {
 		state, code, blocked, err = x.executeInTerminal(ctx, spec, timeout, out)
 		if err != nil {
 			return Errorf("cannot start the command in the editor's terminal: %v", err), nil

@@ -610,9 +610,11 @@ func (a *app) baseTools() tools.Set {
 		Launcher: a.sandbox(),
 		// The editor's terminals, when it offers them: commands run there
 		// handed off, in the same sandbox.
-		Terminal:   a.terminal,
-		HandoffDir: filepath.Join(a.stateDir, "handoff"),
+		Terminal: a.terminal,
 	}}
+	if a.stateDir != "" {
+		opts.ExecuteCommand.HandoffDir = filepath.Join(a.stateDir, "handoff")
+	}
 	opts.RepoMaps = a.repoMaps()
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	var cache web.Cache = web.NewMemoryCache(0)
