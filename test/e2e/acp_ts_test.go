@@ -88,7 +88,7 @@ func TestACPTypeScriptClient(t *testing.T) {
 }
 
 // TestACPTypeScriptConformance runs testdata/acpts/conformance.mjs with the
-// TypeScript SDK's client: queued prompts answered in order, one id per
+// TypeScript SDK's client: queued prompts answered in order (20 rounds), one id per
 // tool call, fs requests and every update of a turn before its response
 // (20 rounds with a cancel each), the mode after load, the commands list.
 func TestACPTypeScriptConformance(t *testing.T) {
@@ -101,13 +101,17 @@ func TestACPTypeScriptConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, ".odin", "commands"), "review.md", "---\ndescription: review a file\n---\nReview $ARGUMENTS.\n")
-	steps := []llmtest.Step{
-		// Slow enough for the second prompt to arrive while it runs.
-		{When: "first question", Latency: llmtest.Duration(2 * time.Second), Text: "first answer"},
-		{When: "second question", Text: "second answer"},
+	var steps []llmtest.Step
+	for i := range rounds {
+		steps = append(steps,
+			// Slow enough for the second prompt to arrive while it runs.
+			llmtest.Step{When: fmt.Sprintf("first question (%d)", i), Latency: llmtest.Duration(600 * time.Millisecond), Text: fmt.Sprintf("first answer (%d)", i)},
+			llmtest.Step{When: fmt.Sprintf("second question (%d)", i), Text: fmt.Sprintf("second answer (%d)", i)})
+	}
+	steps = append(steps, []llmtest.Step{
 		{When: "delete keep.txt", ToolCalls: []llmtest.ToolCall{{ID: "call_rm_ts", Name: "ExecuteCommand", Arguments: llmtest.Args(map[string]any{"command": "rm keep.txt"})}}},
 		{When: "Exit code", Text: "Deleted keep.txt."},
-	}
+	}...)
 	for i := range rounds {
 		steps = append(steps, roundSteps(root, i)...)
 	}
