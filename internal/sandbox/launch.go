@@ -166,6 +166,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	p.infoR, p.infoW = infoR, infoW
 	p.nsReady = make(chan struct{})
 	go p.readInfo()
+	track(p)
 	args = append([]string{"--info-fd", "3"}, args...)
 	extra := []*os.File{infoW}
 	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {

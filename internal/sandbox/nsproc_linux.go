@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -16,7 +17,8 @@ import (
 // the process is reaped, a pidfd never names another process.
 type nsHandle struct {
 	pid int
-	fd  int // -1 when pidfd_open is unavailable
+	mu  sync.Mutex // kill, wait and close may race (Shutdown, Release)
+	fd  int        // -1 when pidfd_open is unavailable or closed
 }
 
 func openNS(pid int) *nsHandle {
@@ -31,6 +33,8 @@ func openNS(pid int) *nsHandle {
 // before 5.3) the pid is signalled only while it is still bwrap's child,
 // whose pid cannot have been reused.
 func (h *nsHandle) kill(bwrap int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.fd >= 0 {
 		_ = unix.PidfdSendSignal(h.fd, unix.SIGKILL, nil, 0)
 		return
@@ -59,9 +63,13 @@ func parentOf(pid int) int {
 	return ppid
 }
 
-// wait returns once the init has exited, at most d.
+// wait returns once the init has exited, at most d. Only the caller of
+// close may call it (it polls without the lock close takes).
 func (h *nsHandle) wait(d time.Duration) {
-	if h.fd < 0 {
+	h.mu.Lock()
+	fd := h.fd
+	h.mu.Unlock()
+	if fd < 0 {
 		waitGone(h.pid, d)
 		return
 	}
@@ -71,7 +79,7 @@ func (h *nsHandle) wait(d time.Duration) {
 		if left <= 0 {
 			return
 		}
-		fds := []unix.PollFd{{Fd: int32(h.fd), Events: unix.POLLIN}}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
 		if errors.Is(err, unix.EINTR) {
 			continue
@@ -83,6 +91,8 @@ func (h *nsHandle) wait(d time.Duration) {
 }
 
 func (h *nsHandle) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.fd >= 0 {
 		_ = unix.Close(h.fd)
 		h.fd = -1

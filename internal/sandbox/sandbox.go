@@ -357,6 +357,55 @@ func (p *Process) namespace() *nsHandle {
 	}
 }
 
+// live are the bubblewrap processes prepared and not yet released, for
+// Shutdown.
+var live struct {
+	mu    sync.Mutex
+	procs map[*Process]struct{}
+}
+
+func track(p *Process) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.procs == nil {
+		live.procs = map[*Process]struct{}{}
+	}
+	live.procs[p] = struct{}{}
+}
+
+func untrack(p *Process) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	delete(live.procs, p)
+}
+
+// Shutdown kills the sandbox of every command still running: call it when
+// Odin exits. bwrap dies with Odin, but a namespace init it has not yet
+// let go on survives it, blocked for good; a command whose cancel is still
+// on its way when Odin exits would leave one.
+func Shutdown() {
+	live.mu.Lock()
+	procs := make([]*Process, 0, len(live.procs))
+	for p := range live.procs {
+		procs = append(procs, p)
+	}
+	live.mu.Unlock()
+	deadline := time.NewTimer(infoWait)
+	defer deadline.Stop()
+	for _, p := range procs {
+		select {
+		case <-p.nsReady:
+		case <-deadline.C:
+			return
+		}
+		if p.ns != nil {
+			// Not bwrap's pid: bwrap may be gone, its pid reused; the
+			// pidfd names the init whatever happened.
+			p.ns.kill(0)
+		}
+	}
+}
+
 // Kill kills the process and everything it started, at once. Under
 // bubblewrap the namespace's init is killed first: bwrap's own death
 // leaves behind an init it had not yet let go on (one cancelled in its
@@ -402,6 +451,7 @@ func (p *Process) Release() {
 		p.proxy.Close()
 	}
 	if p.infoW != nil {
+		defer untrack(p)
 		p.closeInfoW.Do(func() { _ = p.infoW.Close() })
 		_ = p.infoR.SetReadDeadline(time.Now().Add(time.Second))
 		<-p.nsReady
