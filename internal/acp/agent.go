@@ -426,6 +426,7 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// the next one arrives, yet that one waits in the queue behind it.
 	// Only session/cancel cancels; a closed connection closes the
 	// session (s.done).
+	//
 	// The response names the input: the pump holds the next turn back
 	// until it is written (afterWrite).
 	meta := map[string]any{inputMetaKey: m.ID}
