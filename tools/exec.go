@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"golang.org/x/sys/unix"
 
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
@@ -62,6 +64,42 @@ type ExecuteCommandOptions struct {
 	// Launcher starts the commands inside the session's sandbox; nil runs
 	// them unconfined (with the environment still filtered), for tests.
 	Launcher *sandbox.Launcher
+	// Terminal, when set, runs commands in the editor's terminals (ACP
+	// terminal/*), where the user watches them live. They run there only
+	// when the Launcher can hand a command off (bubblewrap): the editor
+	// starts Odin's own binary, which sets the same sandbox up; otherwise
+	// they run here as without a Terminal.
+	Terminal CommandTerminal
+	// HandoffDir is where the one-use files of handed-off commands are
+	// written (under Odin's state directory); without one the Terminal
+	// is not used.
+	HandoffDir string
+}
+
+// CommandTerminal creates terminals in the editor Odin runs in. The
+// command it is given is already approved and sandboxed; it runs it as
+// given, never through a shell of its own.
+type CommandTerminal interface {
+	// CreateTerminal starts argv in dir in a new terminal whose retained
+	// output is capped at outputLimit bytes (the editor drops the
+	// beginning), shows it on the card of the tool call ctx runs for,
+	// and returns it. An error means nothing was started.
+	CreateTerminal(ctx context.Context, argv []string, dir string, outputLimit int) (TerminalHandle, error)
+}
+
+// TerminalHandle is a terminal CreateTerminal started.
+type TerminalHandle interface {
+	// WaitForExit returns the command's exit code, or the signal that
+	// killed it, once it has exited, or ctx's error.
+	WaitForExit(ctx context.Context) (code *int, signal *string, err error)
+	// Output returns the retained output and whether the editor dropped
+	// the beginning of it.
+	Output(ctx context.Context) (output string, truncated bool, err error)
+	// Kill kills the command; the terminal stays.
+	Kill(ctx context.Context) error
+	// Release kills the command if it still runs and frees the terminal;
+	// the editor keeps showing its output.
+	Release(ctx context.Context) error
 }
 
 func (o ExecuteCommandOptions) withDefaults() ExecuteCommandOptions {
@@ -163,9 +201,22 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	out := newHeadTail(x.opts.MaxOutput)
 	spec := sandbox.Spec{Args: []string{"bash", "-c", in.Command}, Dir: env.Root,
 		Env: append(commandEnv(), x.opts.Env...), Write: writeMode(env.Mode) && !env.ReadOnlyCommands, Agent: env.Agent}
-	state, waitErr, blocked, err := x.execute(ctx, spec, timeout, out)
-	if err != nil {
-		return Errorf("cannot start the command: %v", err), nil
+	var state runState
+	var waitErr error
+	var blocked []string
+	var err error
+	code := 0
+	if x.opts.Terminal != nil && x.opts.HandoffDir != "" && x.opts.Launcher.CanHandoff() {
+		state, code, blocked, err = x.executeInTerminal(ctx, spec, timeout, out)
+		if err != nil {
+			return Errorf("cannot start the command in the editor's terminal: %v", err), nil
+		}
+	} else {
+		state, waitErr, blocked, err = x.execute(ctx, spec, timeout, out)
+		if err != nil {
+			return Errorf("cannot start the command: %v", err), nil
+		}
+		code, notes = exitCode(waitErr, notes)
 	}
 	if len(blocked) > 0 {
 		notes = append(notes, fmt.Sprintf("the sandbox's proxy refused %s; if the command needs it, ask the user to add it to %s",
@@ -177,7 +228,7 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 		Elapsed:   time.Since(start),
 	}
 	oc.Output, oc.TruncatedBytes = out.String()
-	oc.ExitCode, notes = exitCode(waitErr, notes)
+	oc.ExitCode = code
 	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 {
 		switch {
 		case sandboxRefusal(oc.Output) && env.ReadOnlyCommands && writeMode(env.Mode):
@@ -259,7 +310,6 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	pgid := cmd.Process.Pid
 
 	readDone := make(chan struct{})
 	go func() {
@@ -275,10 +325,10 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	case waitErr = <-waitDone:
 	case <-timer.C:
 		state = stateTimedOut
-		waitErr = x.stopGroup(pgid, waitDone)
+		waitErr = x.stopGroup(proc, waitDone)
 	case <-ctx.Done():
 		state = stateCancelled
-		waitErr = x.stopGroup(pgid, waitDone)
+		waitErr = x.stopGroup(proc, waitDone)
 	}
 
 	// The shell is gone, but a background job may still hold the output
@@ -288,7 +338,7 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	select {
 	case <-readDone:
 	case <-drain.C:
-		x.stopGroup(pgid, nil)
+		x.stopGroup(proc, nil)
 		// A process that left the group (setsid) could keep the pipe
 		// open forever; stop reading rather than wait for it.
 		_ = pr.SetReadDeadline(time.Now())
@@ -301,11 +351,127 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	return state, waitErr, proc.Blocked(), nil
 }
 
-// stopGroup sends SIGTERM to the process group, waits up to KillGrace for
-// it to empty, then sends SIGKILL. When waitDone is set it returns the
+// terminalOutputFactor is how much more output than MaxOutput the editor's
+// terminal keeps: it keeps the end only, and the model is shown the start
+// and the end of what it kept.
+const terminalOutputFactor = 4
+
+// executeInTerminal runs spec in a terminal of the editor: the sandboxed
+// command is handed off (sandbox.Process.Handoff) and the terminal runs
+// Odin's binary on it, so the command gets the sandbox and environment it
+// would get here. The output read from the terminal is written to out; a
+// timeout or cancellation kills the terminal's command, and the terminal
+// is always released. It returns how the run ended, the exit code and
+// the hosts the proxy refused; err is set when it could not start.
+func (x *executor) executeInTerminal(ctx context.Context, spec sandbox.Spec, timeout time.Duration, out io.Writer) (state runState, code int, blocked []string, err error) {
+	proc, err := x.opts.Launcher.Command(context.WithoutCancel(ctx), spec)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	// After the terminal's command: the proxy serves it until then.
+	defer proc.Release()
+	argv, remove, err := proc.Handoff(x.opts.HandoffDir)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	// The file is removed by the command it starts; this removes one the
+	// editor never ran.
+	defer remove()
+	term, err := x.opts.Terminal.CreateTerminal(ctx, argv, spec.Dir, x.opts.MaxOutput*terminalOutputFactor)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	// Cleanup runs after a cancel too, with a bound of its own.
+	cleanup := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), x.opts.KillGrace+5*time.Second)
+	}
+	defer func() {
+		cctx, cancel := cleanup()
+		defer cancel()
+		_ = term.Release(cctx)
+	}()
+
+	type exit struct {
+		code   *int
+		signal *string
+		err    error
+	}
+	waitCtx, stopWait := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWait()
+	exited := make(chan exit, 1)
+	go func() {
+		c, s, err := term.WaitForExit(waitCtx)
+		exited <- exit{c, s, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var e exit
+	select {
+	case e = <-exited:
+	case <-timer.C:
+		state = stateTimedOut
+	case <-ctx.Done():
+		state = stateCancelled
+	}
+	if state != stateExited {
+		cctx, cancel := cleanup()
+		_ = term.Kill(cctx)
+		select {
+		case e = <-exited:
+		case <-cctx.Done():
+		}
+		cancel()
+	}
+	cctx, cancel := cleanup()
+	defer cancel()
+	text, truncated, oerr := term.Output(cctx)
+	if oerr != nil && e.err == nil {
+		e.err = oerr
+	}
+	if truncated {
+		fmt.Fprintf(out, "[odin: the editor's terminal kept only the last %d bytes of the output]\n", x.opts.MaxOutput*terminalOutputFactor)
+	}
+	_, _ = io.WriteString(out, text)
+	proc.Release()
+	if removed := proc.Removed(); len(removed) > 0 {
+		fmt.Fprintf(out, "\n[odin: removed what this command planted where git would run it outside the sandbox: %s. A new repository may hold only what `git init` makes; ask the user to create or configure it]\n", strings.Join(removed, "; "))
+	}
+	switch {
+	case e.code != nil:
+		code = *e.code
+	case e.signal != nil:
+		code = 128 + signalNumber(*e.signal)
+		fmt.Fprintf(out, "\n[odin: terminated by signal %s]\n", *e.signal)
+	case e.err != nil && state == stateExited:
+		return 0, 0, nil, fmt.Errorf("terminal: %w", e.err)
+	default:
+		code = -1
+	}
+	return state, code, proc.Blocked(), nil
+}
+
+// signalNumber is the number of a signal the editor names ("SIGKILL",
+// "KILL", "9"), 0 when unknown.
+func signalNumber(name string) int {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n
+	}
+	name = strings.TrimPrefix(strings.ToUpper(name), "SIG")
+	for i := syscall.Signal(1); i < 65; i++ {
+		if strings.TrimPrefix(strings.ToUpper(unix.SignalName(i)), "SIG") == name && name != "" {
+			return int(i)
+		}
+	}
+	return 0
+}
+
+// stopGroup terminates the process (SIGTERM to its group; at once under
+// bubblewrap, see sandbox.Process.Terminate), waits up to KillGrace for the
+// group to empty, then kills it. When waitDone is set it returns the
 // shell's wait error.
-func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error {
+	pgid := proc.Process.Pid
+	_ = proc.Terminate()
 	var waitErr error
 	gotWait := waitDone == nil
 	deadline := time.NewTimer(x.opts.KillGrace)
@@ -326,7 +492,7 @@ func (x *executor) stopGroup(pgid int, waitDone <-chan error) error {
 		}
 		break
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = proc.Kill()
 	if !gotWait {
 		waitErr = <-waitDone
 	}

@@ -33,8 +33,9 @@ session/load and session/resume reopen one). Approvals are asked through
 the editor on the tool call's card; modes ask, plan and edit are ACP
 session modes, stored with the session; the custom commands are its slash
 commands and the configured models its model choices. A prompt sent while
-a turn runs waits its turn; only session/cancel cancels. Logs go to the
-log file, never to stdout.`,
+a turn runs waits its turn; only session/cancel cancels. When the editor
+offers terminals, commands run in them, still in Odin's sandbox (see
+docs/acp.md). Logs go to the log file, never to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			gcFor(longLived)
@@ -239,11 +240,15 @@ func (s *frontSession) stored(ctx context.Context) (messages.Mode, float64, erro
 }
 
 // frontOf is what the editor brings, as the session opener takes it. A nil
-// *EditorFS must not become a non-nil tools.Editor.
+// *EditorFS (*EditorTerminal) must not become a non-nil tools.Editor
+// (tools.CommandTerminal).
 func frontOf(o acp.OpenOptions) frontOptions {
 	fo := frontOptions{MCPServers: o.MCPServers}
 	if o.Editor != nil {
 		fo.Editor = o.Editor
+	}
+	if o.Terminal != nil {
+		fo.Terminal = o.Terminal
 	}
 	return fo
 }

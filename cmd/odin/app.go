@@ -141,6 +141,7 @@ type app struct {
 	// buffers for the file tools, and the names of the MCP servers it
 	// declared, which are the user's own.
 	editor    tools.Editor
+	terminal  tools.CommandTerminal // the editor's terminals (odin acp), nil without
 	editorMCP map[string]bool
 	cat       *models.Catalog // parsed on first use (catalog)
 	catOnce   sync.Once
@@ -607,7 +608,13 @@ func (a *app) baseTools() tools.Set {
 		// a CDPATH cannot send cd elsewhere.
 		Env:      append(policy.CommandGitEnv(), "CDPATH="),
 		Launcher: a.sandbox(),
+		// The editor's terminals, when it offers them: commands run there
+		// handed off, in the same sandbox.
+		Terminal: a.terminal,
 	}}
+	if a.stateDir != "" {
+		opts.ExecuteCommand.HandoffDir = filepath.Join(a.stateDir, "handoff")
+	}
 	opts.RepoMaps = a.repoMaps()
 	webOpts := []web.Option{web.WithVersion(versionString())}
 	var cache web.Cache = web.NewMemoryCache(0)

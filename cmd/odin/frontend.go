@@ -73,6 +73,8 @@ func (p *actorPool) shutdown() {
 type frontOptions struct {
 	// Editor, when set, is where the file tools read and write.
 	Editor tools.Editor
+	// Terminal, when set, is where commands run (in Odin's sandbox).
+	Terminal tools.CommandTerminal
 	// MCPServers are servers the editor declares for the session, by
 	// name. They are the user's own (the editor is the user's tool), so
 	// they need no trust and their env may carry secrets, like servers in
@@ -94,6 +96,7 @@ func (o sessionOpener) open(ctx context.Context, dir, resume string, fo frontOpt
 	a.stores = o.stores
 	a.actors = o.actors
 	a.editor = fo.Editor
+	a.terminal = fo.Terminal
 	if len(fo.MCPServers) > 0 {
 		servers := maps.Clone(a.cfg.MCP.Servers)
 		if servers == nil {

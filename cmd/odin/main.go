@@ -42,7 +42,10 @@ func main() {
 	// becomes the command; otherwise it returns at once.
 	sandbox.Main()
 	gcFor(shortLived)
-	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// A command whose cancel is still on its way must not outlive Odin.
+	sandbox.Shutdown()
+	os.Exit(code)
 }
 
 // GC targets, used unless the user sets GOGC. A command or a session

@@ -107,8 +107,10 @@ type Agent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*liveSession
-	// fs is what the client offered of its file system in initialize.
-	fs sdk.FileSystemCapabilities
+	// fs is what the client offered of its file system in initialize;
+	// terminal says whether it offered terminal/*.
+	fs       sdk.FileSystemCapabilities
+	terminal bool
 }
 
 var (
@@ -151,6 +153,7 @@ func (a *Agent) closeAll() error {
 func (a *Agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	a.mu.Lock()
 	a.fs = p.ClientCapabilities.Fs
+	a.terminal = p.ClientCapabilities.Terminal
 	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
@@ -190,17 +193,15 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	if o.Editor != nil {
-		o.Editor.setSession(s.ID())
-	}
+	o.setSession(s.ID())
 	// The connection's mode is the session's, recorded so that a load
 	// starts in it rather than in the configuration's.
 	if err := s.SetMode(ctx, a.opts.Mode); err != nil {
 		_ = s.Close(context.WithoutCancel(ctx))
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	ls := a.add(s, a.opts.Mode, o.calls())
-	a.out.after(s.ID(), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
+	ls := a.add(s, a.opts.Mode, o)
+	a.out.after(sessionMarker(s.ID()), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
 }
 
@@ -238,9 +239,7 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
-	if o.Editor != nil {
-		o.Editor.setSession(string(id))
-	}
+	o.setSession(string(id))
 	s, l, err := a.opts.Opener.Load(ctx, string(id), cwd, o)
 	if err != nil {
 		return nil, sdk.NewInvalidParams(err.Error())
@@ -257,7 +256,7 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 	if l.Mode != "" {
 		mode = l.Mode
 	}
-	ls := a.add(s, mode, o.calls())
+	ls := a.add(s, mode, o)
 	ls.mu.Lock()
 	ls.cost = l.Cost
 	ls.mu.Unlock()
@@ -266,30 +265,35 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 }
 
 // openOptions is what a session of this connection gets from the client:
-// its fs methods, if it offered any, and its MCP servers.
+// its fs methods and its terminals, if it offered any, and its MCP
+// servers.
 func (a *Agent) openOptions(servers []sdk.McpServer) (OpenOptions, error) {
-	var o OpenOptions
+	o := OpenOptions{calls: newAnnouncer(), cards: newTerminalCards()}
 	m, err := mcpServers(servers)
 	if err != nil {
 		return o, err
 	}
 	o.MCPServers = m
 	a.mu.Lock()
-	fs := a.fs
+	fs, term := a.fs, a.terminal
 	a.mu.Unlock()
 	if fs.ReadTextFile || fs.WriteTextFile {
-		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile, calls: newAnnouncer()}
+		o.Editor = &EditorFS{conn: a.conn, read: fs.ReadTextFile, write: fs.WriteTextFile, calls: o.calls}
+	}
+	if term {
+		o.Terminal = &EditorTerminal{conn: a.conn, calls: o.calls, cards: o.cards}
 	}
 	return o, nil
 }
 
-// calls is the announcer the session's editor fs waits on, nil without
-// an editor fs.
-func (o OpenOptions) calls() *announcer {
-	if o.Editor == nil {
-		return nil
+// setSession tells the editor's fs and terminals the session's ID.
+func (o OpenOptions) setSession(id string) {
+	if o.Editor != nil {
+		o.Editor.setSession(id)
 	}
-	return o.Editor.calls
+	if o.Terminal != nil {
+		o.Terminal.setSession(id)
+	}
 }
 
 // CloseSession implements sdk.Agent.
@@ -422,18 +426,22 @@ func (a *Agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	// the next one arrives, yet that one waits in the queue behind it.
 	// Only session/cancel cancels; a closed connection closes the
 	// session (s.done).
+	//
+	// The response names the input: the pump holds the next turn back
+	// until it is written (afterWrite).
+	meta := map[string]any{inputMetaKey: m.ID}
 	select {
 	case res := <-ch:
 		u := turnUsage(res.Usage)
 		switch res.Status {
 		case messages.TurnDone, messages.TurnGateFailed:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn, Usage: u, Meta: meta}, nil
 		case messages.TurnCancelled:
-			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u}, nil
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Usage: u, Meta: meta}, nil
 		}
-		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error})
+		return sdk.PromptResponse{}, sdk.NewInternalError(map[string]any{"status": string(res.Status), "error": res.Error, inputMetaKey: m.ID})
 	case <-s.done:
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled, Meta: meta}, nil
 	}
 }
 

@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"strings"
 	"sync"
@@ -83,28 +84,27 @@ func (ls *liveSession) compact(ctx context.Context) sdk.PromptResponse {
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}
 }
 
-// afterWrite is the connection's writer with hooks run once a message
-// naming a session has been written: the SDK writes a response only after
-// its handler returns, and a session's first notifications
-// (available_commands_update) must follow the session/new response that
-// tells the client the session's ID.
+// afterWrite is the connection's writer with hooks run once a response
+// holding a marker has been written: the SDK writes a response only after
+// its handler returns, and what follows a response must not overtake it
+// (a session's first notifications, available_commands_update, follow the
+// session/new response that tells the client the session's ID; the next
+// turn's updates follow the previous turn's session/prompt response).
 type afterWrite struct {
 	w io.Writer
 
 	mu      sync.Mutex
-	pending map[string]func() // by the session ID a written result names
+	pending map[string]func() // by the marker a written response holds
 }
 
 func (a *afterWrite) Write(b []byte) (int, error) {
 	n, err := a.w.Write(b)
 	a.mu.Lock()
 	var run []func()
-	if len(a.pending) > 0 && bytes.Contains(b, []byte(`"result"`)) {
-		for id, f := range a.pending {
-			if bytes.Contains(b, []byte(`"sessionId":"`+id+`"`)) {
-				run = append(run, f)
-				delete(a.pending, id)
-			}
+	for marker, f := range a.pending {
+		if bytes.Contains(b, []byte(marker)) && isResponse(b) {
+			run = append(run, f)
+			delete(a.pending, marker)
 		}
 	}
 	a.mu.Unlock()
@@ -115,16 +115,35 @@ func (a *afterWrite) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// after runs f once a result naming session id has been written.
-func (a *afterWrite) after(id string, f func()) {
+// isResponse reports whether the JSON-RPC message b is a response (no
+// method): a notification may quote a marker in its params.
+func isResponse(b []byte) bool {
+	var m struct {
+		Method *string `json:"method"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.Method == nil
+}
+
+// after runs f once a response holding marker has been written.
+func (a *afterWrite) after(marker string, f func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.pending[id] = f
+	a.pending[marker] = f
 }
 
 // forget drops a hook whose response was never written.
-func (a *afterWrite) forget(id string) {
+func (a *afterWrite) forget(marker string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.pending, id)
+	delete(a.pending, marker)
 }
+
+// sessionMarker is what the session/new response naming session id holds.
+func sessionMarker(id string) string { return `"sessionId":"` + id + `"` }
+
+// inputMetaKey is the _meta key of a session/prompt response (or error
+// data) naming the Odin input it answers: the marker the session's pump
+// waits for before it sends anything of the next turn.
+const inputMetaKey = "odinInputId"
+
+func inputMarker(id string) string { return `"` + inputMetaKey + `":"` + id + `"` }

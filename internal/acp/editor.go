@@ -19,9 +19,17 @@ type OpenOptions struct {
 	// fs/write_text_file, is where Odin's file tools read and write: the
 	// editor's buffers, unsaved edits included. Nil otherwise.
 	Editor *EditorFS
+	// Terminal, when the client offers terminal/*, runs the session's
+	// commands in the client's terminals (still in Odin's sandbox). Nil
+	// otherwise.
+	Terminal *EditorTerminal
 	// MCPServers are the servers the client declared in session/new or
 	// session/load, as Odin's MCP configuration, by name.
 	MCPServers map[string]config.MCPServer
+
+	// calls and cards are shared by Editor, Terminal and the session.
+	calls *announcer
+	cards *terminalCards
 }
 
 // EditorFS reads and writes text files through the client (ACP's fs

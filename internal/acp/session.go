@@ -45,9 +45,10 @@ type liveSession struct {
 	titled bool
 	// cmds are the session's slash commands, read when it opened.
 	cmds []Command
-	// calls tells the session's editor fs which tool calls the client
-	// has seen announced.
+	// calls tells the session's editor fs and terminals which tool calls
+	// the client has seen announced; cards are the terminals calls show.
 	calls *announcer
+	cards *terminalCards
 
 	approvals sync.WaitGroup
 	closeOnce sync.Once
@@ -76,11 +77,12 @@ func newLiveSession(a *Agent, s Session, mode messages.Mode, calls *announcer) *
 
 // add registers s and starts its event pump. The bus subscription is made
 // before anything is submitted, so no event of a turn is missed. mode is
-// the session's mode (the stored one for a loaded session); calls is the
-// announcer its editor fs waits on, nil without one.
-func (a *Agent) add(s Session, mode messages.Mode, calls *announcer) *liveSession {
+// the session's mode (the stored one for a loaded session); o holds the
+// announcer its editor fs and terminals wait on.
+func (a *Agent) add(s Session, mode messages.Mode, o OpenOptions) *liveSession {
 	ctx, stop := context.WithCancel(context.Background())
-	ls := newLiveSession(a, s, mode, calls)
+	ls := newLiveSession(a, s, mode, o.calls)
+	ls.cards = o.cards
 	ls.stop = stop
 	ls.cmds = s.Commands()
 	evs := s.Bus().Subscribe(ctx, 256, true)
@@ -180,7 +182,8 @@ func (ls *liveSession) modeState() *sdk.SessionModeState {
 // a notification, so sending one never waits for the editor. Everything
 // a turn publishes reaches the client before the turn's session/prompt
 // answers: the answer is released here, in event order, after the
-// updates before it were written.
+// updates before it were written; and nothing of the next turn is sent
+// before that answer is written (answer).
 func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 	defer close(ls.done)
 	for env := range evs {
@@ -193,7 +196,7 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 			delete(ls.waiting, e.Result.Input.ID)
 			ls.mu.Unlock()
 			if ch != nil {
-				ch <- e.Result
+				ls.answer(ctx, ch, e.Result)
 			}
 			continue
 		case messages.ApprovalRequested:
@@ -220,6 +223,34 @@ func (ls *liveSession) pump(ctx context.Context, evs <-chan messages.Envelope) {
 			ls.calls.drop(callID(e.Origin, e.CallID))
 		}
 	}
+}
+
+// responseWait bounds how long the pump holds a session's events back for
+// a prompt response to be written: the handler only builds the response
+// once it has the result, so only a broken connection takes this long.
+const responseWait = 30 * time.Second
+
+// answer hands a turn's result to its session/prompt handler and returns
+// once the handler's response is on the wire. The SDK writes a response
+// after its handler returns, while the next queued turn starts as soon as
+// this one finished: without the wait, that turn's first updates could
+// reach the client before this turn's response.
+func (ls *liveSession) answer(ctx context.Context, ch chan<- messages.TurnResult, res messages.TurnResult) {
+	marker := inputMarker(res.Input.ID)
+	written := make(chan struct{})
+	ls.a.out.after(marker, func() { close(written) })
+	ch <- res
+	t := time.NewTimer(responseWait)
+	defer t.Stop()
+	select {
+	case <-written:
+		return
+	case <-ctx.Done():
+	case <-ls.a.conn.Done():
+	case <-t.C:
+		ls.a.opts.Log.Warn("acp: a session/prompt response was not written in time; the next turn goes on", "input", res.Input.ID)
+	}
+	ls.a.out.forget(marker)
 }
 
 func (ls *liveSession) send(ctx context.Context, us []sdk.SessionUpdate) {
@@ -290,8 +321,9 @@ func (ls *liveSession) endCalls(cancelled bool) []sdk.SessionUpdate {
 		ls.mu.Lock()
 		delete(ls.before, id)
 		ls.mu.Unlock()
+		content := append(ls.cards.take(id), sdk.ToolContent(sdk.TextBlock("cancelled: the turn ended before this call finished")))
 		out = append(out, sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
-			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("cancelled: the turn ended before this call finished"))})))
+			sdk.WithUpdateContent(content)))
 	}
 	return out
 }
@@ -397,7 +429,8 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 		if e.IsError || e.Denied {
 			status = sdk.ToolCallStatusFailed
 		}
-		content := []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Output))}
+		// A terminal the call ran in stays on its card.
+		content := append(ls.cards.take(id), sdk.ToolContent(sdk.TextBlock(e.Output)))
 		ls.mu.Lock()
 		b, ok := ls.before[id]
 		delete(ls.before, id)

@@ -24,10 +24,14 @@ type LandlockStatus struct {
 }
 
 // Main runs the sandbox's init helper when the process was started as one
-// by a Launcher, and never returns then; in any other process it returns at
+// by a Launcher, or a handed-off command (Process.Handoff), and never
+// returns then; in any other process it returns at
 // once. Call it first thing in main (and in TestMain of packages whose
 // tests launch commands).
 func Main() {
+	if len(os.Args) == 3 && os.Args[1] == execArg {
+		os.Exit(runHandoff(os.Args[2]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != initArg {
 		return
 	}

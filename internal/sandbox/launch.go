@@ -164,16 +164,19 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	p.infoR, p.infoW = infoR, infoW
+	p.nsReady = make(chan struct{})
+	go p.readInfo()
+	track(p)
 	args = append([]string{"--info-fd", "3"}, args...)
 	extra := []*os.File{infoW}
 	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {
 		// No init: bwrap applies the filter itself, just before it runs
 		// the command, which saves starting Odin's binary once more.
-		r, err := filterPipe(sc.AllowUnix)
+		r, prog, err := filterPipe(sc.AllowUnix)
 		if err != nil {
 			return err
 		}
-		p.seccompR = r
+		p.seccompR, p.seccompProg = r, prog
 		extra = append(extra, r)
 		args = append([]string{"--seccomp", "4"}, args...)
 	}
@@ -182,8 +185,9 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	cmd.Dir = spec.Dir
 	cmd.Env = env
 	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
-	// Killing bwrap kills the sandbox's PID namespace, so everything in it.
-	cmd.Cancel = killGroup(cmd)
+	// Killing the namespace's init kills everything in it; bwrap dies with
+	// its group.
+	cmd.Cancel = p.Kill
 	p.Cmd = cmd
 	return nil
 }
@@ -282,12 +286,21 @@ func grantBeneath(dir string, protected []string) []string {
 }
 
 // filterPipe returns a pipe holding the compiled socket filter, for bwrap
-// --seccomp, which reads it to the end.
-func filterPipe(allowUnix bool) (*os.File, error) {
+// --seccomp, which reads it to the end, and the filter itself.
+func filterPipe(allowUnix bool) (*os.File, []byte, error) {
 	prog, err := bwrapFilter(allowUnix)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
+	r, err := progPipe(prog)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, prog, nil
+}
+
+// progPipe returns a pipe holding prog, read to the end by bwrap.
+func progPipe(prog []byte) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

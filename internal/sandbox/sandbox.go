@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,15 +308,137 @@ type Process struct {
 	*exec.Cmd
 	proxy        *proxy
 	infoR, infoW *os.File // bwrap's --info-fd
-	seccompR     *os.File // bwrap's --seccomp
-	released     bool
-	git          *gitGuard // write-mode commands: .git dirs they may create
-	removed      []string
+	closeInfoW   sync.Once
+	// nsReady is closed once bwrap reported its namespace's init (then
+	// in ns) or cannot any more; nil without bwrap.
+	nsReady  chan struct{}
+	ns       *nsHandle
+	seccompR *os.File // bwrap's --seccomp
+	exe      string   // Odin's own binary, for a handoff
+	// seccompProg is the filter seccompR holds, for a handoff.
+	seccompProg []byte
+	released    bool
+	git         *gitGuard // write-mode commands: .git dirs they may create
+	removed     []string
 }
 
-// Release waits (briefly) until everything the process started is gone
-// and stops its network proxy. Call it after Wait; safe on a nil Process
-// and more than once.
+// infoWait bounds the wait for bwrap to report its namespace's init, which
+// it does within moments of starting, before it lets the init go on.
+const infoWait = 2 * time.Second
+
+// readInfo reads bwrap's report of its namespace's init as soon as bwrap
+// writes it and pins that process (openNS) while it is certainly alive:
+// bwrap writes the report before it lets the init go on.
+func (p *Process) readInfo() {
+	defer close(p.nsReady)
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if json.NewDecoder(p.infoR).Decode(&info) == nil && info.ChildPID > 0 {
+		p.ns = openNS(info.ChildPID)
+	}
+}
+
+// namespace returns bwrap's namespace init, nil for a process that is not
+// bwrap or whose bwrap said nothing in time. Call it after Start.
+func (p *Process) namespace() *nsHandle {
+	if p.nsReady == nil {
+		return nil
+	}
+	// bwrap holds its own copy now: the read ends when bwrap closes it.
+	p.closeInfoW.Do(func() { _ = p.infoW.Close() })
+	t := time.NewTimer(infoWait)
+	defer t.Stop()
+	select {
+	case <-p.nsReady:
+		return p.ns
+	case <-t.C:
+		return nil
+	}
+}
+
+// live are the bubblewrap processes prepared and not yet released, for
+// Shutdown.
+var live struct {
+	mu    sync.Mutex
+	procs map[*Process]struct{}
+}
+
+func track(p *Process) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	if live.procs == nil {
+		live.procs = map[*Process]struct{}{}
+	}
+	live.procs[p] = struct{}{}
+}
+
+func untrack(p *Process) {
+	live.mu.Lock()
+	defer live.mu.Unlock()
+	delete(live.procs, p)
+}
+
+// Shutdown kills the sandbox of every command still running: call it when
+// Odin exits. bwrap dies with Odin, but a namespace init it has not yet
+// let go on survives it, blocked for good; a command whose cancel is still
+// on its way when Odin exits would leave one.
+func Shutdown() {
+	live.mu.Lock()
+	procs := make([]*Process, 0, len(live.procs))
+	for p := range live.procs {
+		procs = append(procs, p)
+	}
+	live.mu.Unlock()
+	deadline := time.NewTimer(infoWait)
+	defer deadline.Stop()
+	for _, p := range procs {
+		select {
+		case <-p.nsReady:
+		case <-deadline.C:
+			return
+		}
+		if p.ns != nil {
+			// Not bwrap's pid: bwrap may be gone, its pid reused; the
+			// pidfd names the init whatever happened.
+			p.ns.kill(0)
+		}
+	}
+}
+
+// Kill kills the process and everything it started, at once. Under
+// bubblewrap the namespace's init is killed first: bwrap's own death
+// leaves behind an init it had not yet let go on (one cancelled in its
+// first moments), blocked for good outside the process group. Call it
+// after Start; safe more than once. It is the process's Cancel.
+func (p *Process) Kill() error {
+	if p == nil || p.Cmd == nil || p.Process == nil {
+		return nil
+	}
+	if ns := p.namespace(); ns != nil {
+		ns.kill(p.Process.Pid)
+	}
+	return syscall.Kill(-p.Process.Pid, syscall.SIGKILL)
+}
+
+// Terminate asks the process to stop: SIGTERM to its group, which the init
+// helper answers by killing everything the command started. Under
+// bubblewrap it is Kill: the command is the namespace's init, which gets no
+// signal it has no handler for, and bwrap's death always took the
+// namespace down at once.
+func (p *Process) Terminate() error {
+	if p == nil || p.Cmd == nil || p.Process == nil {
+		return nil
+	}
+	if p.nsReady != nil {
+		return p.Kill()
+	}
+	return syscall.Kill(-p.Process.Pid, syscall.SIGTERM)
+}
+
+// Release kills what is left of the process's sandbox, waits (briefly)
+// until everything the process started is gone and stops its network
+// proxy. Call it after Wait; safe on a nil Process and more than once.
 func (p *Process) Release() {
 	if p == nil || p.released {
 		return
@@ -330,15 +451,22 @@ func (p *Process) Release() {
 		p.proxy.Close()
 	}
 	if p.infoW != nil {
-		_ = p.infoW.Close()
+		defer untrack(p)
+		p.closeInfoW.Do(func() { _ = p.infoW.Close() })
 		_ = p.infoR.SetReadDeadline(time.Now().Add(time.Second))
-		data, _ := io.ReadAll(p.infoR)
+		<-p.nsReady
 		_ = p.infoR.Close()
-		var info struct {
-			ChildPID int `json:"child-pid"`
-		}
-		if json.Unmarshal(data, &info) == nil && info.ChildPID > 0 && p.ProcessState != nil {
-			waitGone(info.ChildPID, 2*time.Second)
+		if p.ns != nil {
+			// However the command ended, nothing of its namespace
+			// outlives it; bwrap itself exits as soon as the command
+			// does, before the kernel has finished killing the rest.
+			bwrap := 0
+			if p.Process != nil {
+				bwrap = p.Process.Pid
+			}
+			p.ns.kill(bwrap)
+			p.ns.wait(2 * time.Second)
+			p.ns.close()
 		}
 	}
 	// Everything the command started is gone: nothing can recreate what
@@ -397,7 +525,7 @@ func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
 		spec.Dir = l.opts.Root
 	}
 	env := l.childEnv(spec)
-	p := &Process{}
+	p := &Process{exe: l.exe}
 	if spec.Write {
 		p.git = newGitGuard(l.writableDirs())
 	}

@@ -357,7 +357,7 @@ func BenchmarkSocketRule(b *testing.B) {
 	env := os.Environ()
 	for b.Loop() {
 		_ = socketArgs(Spec{}, nil, env)
-		r, err := filterPipe(false)
+		r, _, err := filterPipe(false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,7 +88,7 @@ func TestACPTypeScriptClient(t *testing.T) {
 }
 
 // TestACPTypeScriptConformance runs testdata/acpts/conformance.mjs with the
-// TypeScript SDK's client: queued prompts answered in order, one id per
+// TypeScript SDK's client: queued prompts answered in order (20 rounds), one id per
 // tool call, fs requests and every update of a turn before its response
 // (20 rounds with a cancel each), the mode after load, the commands list.
 func TestACPTypeScriptConformance(t *testing.T) {
@@ -99,13 +101,17 @@ func TestACPTypeScriptConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(root, ".odin", "commands"), "review.md", "---\ndescription: review a file\n---\nReview $ARGUMENTS.\n")
-	steps := []llmtest.Step{
-		// Slow enough for the second prompt to arrive while it runs.
-		{When: "first question", Latency: llmtest.Duration(2 * time.Second), Text: "first answer"},
-		{When: "second question", Text: "second answer"},
+	var steps []llmtest.Step
+	for i := range rounds {
+		steps = append(steps,
+			// Slow enough for the second prompt to arrive while it runs.
+			llmtest.Step{When: fmt.Sprintf("first question (%d)", i), Latency: llmtest.Duration(600 * time.Millisecond), Text: fmt.Sprintf("first answer (%d)", i)},
+			llmtest.Step{When: fmt.Sprintf("second question (%d)", i), Text: fmt.Sprintf("second answer (%d)", i)})
+	}
+	steps = append(steps, []llmtest.Step{
 		{When: "delete keep.txt", ToolCalls: []llmtest.ToolCall{{ID: "call_rm_ts", Name: "ExecuteCommand", Arguments: llmtest.Args(map[string]any{"command": "rm keep.txt"})}}},
 		{When: "Exit code", Text: "Deleted keep.txt."},
-	}
+	}...)
 	for i := range rounds {
 		steps = append(steps, roundSteps(root, i)...)
 	}
@@ -126,5 +132,79 @@ func TestACPTypeScriptConformance(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "keep.txt")); !os.IsNotExist(err) {
 		t.Errorf("keep.txt still there after the client allowed its deletion: %v", err)
+	}
+}
+
+// TestACPTerminalKeepsTheSandbox: with an editor that offers terminals
+// (the TypeScript SDK's client, spawning what terminal/create asks in its
+// own environment), an approved command runs in the editor's terminal and
+// its output reaches the model; a rejected one never reaches the
+// terminal; and the attack run there stays in Odin's sandbox: its write
+// outside the project leaves no canary, and the secret in the editor's
+// environment is in no byte of the terminal's output or of what the model
+// got.
+func TestACPTerminalKeepsTheSandbox(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed: commands would not be handed to the editor's terminal")
+	}
+	node, driver := acpTSDriver(t, "terminal.mjs")
+	env, root := acpEnv(t)
+	writeFile(t, root, "keep.txt", "keep\n")
+	secret := fmt.Sprintf("editor-secret-%d", time.Now().UnixNano())
+	canaryDir, err := os.MkdirTemp("/var/tmp", "odin-terminal-canary-") // bwrap's /tmp is private
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(canaryDir)
+	canary := filepath.Join(canaryDir, "pwned")
+	attack := fmt.Sprintf("echo secret=[$EDITOR_SECRET]; env | sort; d=%s; echo pwned > $d/pwned; echo wrote=$?", canaryDir)
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "delete keep.txt", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "rm keep.txt"})}},
+		llmtest.Step{When: "not approved", Text: "I was not allowed to."},
+		llmtest.Step{When: "list the project", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": "echo visible-output; ls"})}},
+		llmtest.Step{When: "visible-output", Text: "Listed."},
+		llmtest.Step{When: "try to escape", ToolCalls: []llmtest.ToolCall{llmtest.Call("ExecuteCommand", map[string]any{"command": attack})}},
+		llmtest.Step{When: "secret=[", Text: "Tried."},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env = append(env, "OPENAI_BASE_URL="+srv.URL(), "EDITOR_SECRET="+secret)
+	outFile := filepath.Join(t.TempDir(), "terminal-output.txt")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, driver, filepath.Join(binDir, "odin"), root, outFile)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasSuffix(strings.TrimSpace(string(out)), "ok") {
+		t.Fatalf("the TypeScript client failed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "keep.txt")); err != nil {
+		t.Errorf("keep.txt is gone although the user rejected its deletion: %v", err)
+	}
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Errorf("the command run in the editor's terminal wrote outside the project: %v", err)
+	}
+	termOut, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(termOut), "secret=[]") || !strings.Contains(string(termOut), "wrote=1") {
+		t.Errorf("the attack did not run in the terminal as expected:\n%s", termOut)
+	}
+	reqs := srv.RequestsFor("orchestrator")
+	var seen strings.Builder
+	for _, r := range reqs {
+		seen.Write(r.Raw)
+	}
+	if !strings.Contains(seen.String(), "visible-output") {
+		t.Errorf("the terminal's output did not reach the model")
+	}
+	for what, b := range map[string][]byte{"the terminal output": termOut, "the model's requests": []byte(seen.String()), "the client's output": out} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("the editor's secret is in %s", what)
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
 )
@@ -215,21 +216,28 @@ func wiredSession(ctx context.Context, t *testing.T, env []string, root string, 
 
 func prompt(text string) []sdk.ContentBlock { return []sdk.ContentBlock{sdk.TextBlock(text)} }
 
-// TestACPQueuedPromptsAnsweredInOrder: a second prompt sent while the
-// first runs waits in the queue; the first is not cancelled, and both are
-// answered, in order, each after its own answer streamed.
+// TestACPQueuedPromptsAnsweredInOrder, 20 rounds on one session: a second
+// prompt sent while the first runs waits in the queue; the first is not
+// cancelled, and both are answered, in order, each after its own answer
+// streamed and before anything of the next turn (the second turn starts
+// the moment the first ends, while the SDK writes the first response only
+// after its handler returns).
 func TestACPQueuedPromptsAnsweredInOrder(t *testing.T) {
+	const rounds = 20
 	env, root := acpEnv(t)
-	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
-		llmtest.Step{When: "first question", Hold: "first", Text: "first answer"},
-		llmtest.Step{When: "second question", Text: "second answer"},
-	))
+	var steps []llmtest.Step
+	for r := range rounds {
+		steps = append(steps,
+			llmtest.Step{When: fmt.Sprintf("first question (%d)", r), Hold: fmt.Sprintf("first-%d", r), Text: fmt.Sprintf("first answer (%d)", r)},
+			llmtest.Step{When: fmt.Sprintf("second question (%d)", r), Text: fmt.Sprintf("second answer (%d)", r)})
+	}
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator", steps...))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	env = append(env, "OPENAI_BASE_URL="+srv.URL())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	p, w, sid := wiredSession(ctx, t, env, root, &acpClient{answer: "once"}, false)
 
@@ -237,35 +245,46 @@ func TestACPQueuedPromptsAnsweredInOrder(t *testing.T) {
 		r   sdk.PromptResponse
 		err error
 	}
-	first, second := make(chan answer, 1), make(chan answer, 1)
-	go func() {
-		r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: prompt("first question")})
-		first <- answer{r, err}
-	}()
-	if err := srv.WaitHeld(ctx, "first"); err != nil {
-		t.Fatal(err)
+	var want []string
+	for r := range rounds {
+		first, second := make(chan answer, 1), make(chan answer, 1)
+		go func() {
+			res, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: prompt(fmt.Sprintf("first question (%d)", r))})
+			first <- answer{res, err}
+		}()
+		if err := srv.WaitHeld(ctx, fmt.Sprintf("first-%d", r)); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			res, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: prompt(fmt.Sprintf("second question (%d)", r))})
+			second <- answer{res, err}
+		}()
+		// The first turn's model reply is held: nothing may answer the
+		// first prompt now (before the queue fix the second prompt
+		// cancelled it at once). The first round watches for it; later
+		// ones only give the second prompt time to reach the queue, so
+		// that the second turn starts the moment the first ends.
+		settle := 200 * time.Millisecond
+		if r == 0 {
+			settle = 2 * time.Second
+		}
+		select {
+		case a := <-first:
+			t.Fatalf("round %d: the first prompt was answered (%+v, %v) while its model reply was held: the second prompt cancelled it", r, a.r, a.err)
+		case <-time.After(settle):
+		}
+		srv.Release(fmt.Sprintf("first-%d", r))
+		a1, a2 := <-first, <-second
+		if a1.err != nil || a1.r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("round %d: first prompt: %+v, %v; want end_turn", r, a1.r, a1.err)
+		}
+		if a2.err != nil || a2.r.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("round %d: second prompt: %+v, %v; want end_turn", r, a2.r, a2.err)
+		}
+		want = append(want, fmt.Sprintf("first answer (%d)", r), fmt.Sprintf("second answer (%d)", r))
 	}
-	go func() {
-		r, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sid, Prompt: prompt("second question")})
-		second <- answer{r, err}
-	}()
-	// The first turn's model reply is held: nothing may answer the first
-	// prompt now. Before the fix the second prompt cancelled it at once.
-	select {
-	case a := <-first:
-		t.Fatalf("the first prompt was answered (%+v, %v) while its model reply was held: the second prompt cancelled it", a.r, a.err)
-	case <-time.After(2 * time.Second):
-	}
-	srv.Release("first")
-	a1, a2 := <-first, <-second
-	if a1.err != nil || a1.r.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("first prompt: %+v, %v; want end_turn", a1.r, a1.err)
-	}
-	if a2.err != nil || a2.r.StopReason != sdk.StopReasonEndTurn {
-		t.Errorf("second prompt: %+v, %v; want end_turn", a2.r, a2.err)
-	}
-	// On the wire: the first answer's text, the first response, the
-	// second answer's text, the second response.
+	// On the wire: each answer's text, then its prompt's response, before
+	// any text of the next.
 	var seq []string
 	var text strings.Builder
 	for _, m := range w.snapshot() {
@@ -277,12 +296,17 @@ func TestACPQueuedPromptsAnsweredInOrder(t *testing.T) {
 			text.Reset()
 		}
 	}
-	if want := []string{"first answer", "second answer"}; fmt.Sprint(seq) != fmt.Sprint(want) {
-		t.Errorf("text streamed before each prompt response = %q, want %q", seq, want)
+	if diff := cmp.Diff(want, seq); diff != "" {
+		t.Errorf("text streamed before each prompt response (-want +got):\n%s", diff)
 	}
 	reqs := srv.RequestsFor("orchestrator")
-	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Raw), "first answer") {
-		t.Errorf("the model got %d requests; the second must follow the first's answer", len(reqs))
+	if len(reqs) != 2*rounds {
+		t.Fatalf("the model got %d requests, want %d", len(reqs), 2*rounds)
+	}
+	for r := range rounds {
+		if !strings.Contains(string(reqs[2*r+1].Raw), fmt.Sprintf("first answer (%d)", r)) {
+			t.Errorf("round %d: the second request does not follow the first's answer", r)
+		}
 	}
 }
 

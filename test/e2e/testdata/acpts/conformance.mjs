@@ -1,6 +1,6 @@
 // Checks `odin acp` against issue 31's ACP defects with the ACP TypeScript
 // SDK's client from npm (@agentclientprotocol/sdk): two queued prompts both
-// answered in order; one id per tool call (announcement, permission,
+// answered in order (20 rounds); one id per tool call (announcement, permission,
 // updates); a tool's fs requests after its tool_call and every update of a
 // turn before its response, cancelled turns included (20 rounds); the mode
 // after session/load in a new process; the commands list. The order is
@@ -100,15 +100,21 @@ const cmdsAt = await waitFor(p, 0, "available_commands_update", (m) => m.params?
 assert.ok(p.wire.findIndex((m) => p.isResponse(m, "session/new")) < cmdsAt, "commands after the session/new response");
 assert.deepEqual(p.wire[cmdsAt].params.update.availableCommands.map((c) => c.name), ["compact", "review"]);
 
-// Two prompts on one session: the second waits; both end their turn, in order.
+// Two prompts on one session, 20 rounds: the second waits; both end their
+// turn, in order, and nothing of the second turn precedes the first
+// response (the second turn starts the moment the first ends).
 const ask = (t) => p.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: t }] });
 let from = p.wire.length;
-const first = ask("first question");
-await sleep(500);
-const second = ask("second question");
-const [r1, r2] = await Promise.all([first, second]);
-assert.equal(r1.stopReason, "end_turn", "the first prompt was not cancelled by the second");
-assert.equal(r2.stopReason, "end_turn");
+const expected = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const first = ask(`first question (${i})`);
+  await sleep(200);
+  const second = ask(`second question (${i})`);
+  const [r1, r2] = await Promise.all([first, second]);
+  assert.equal(r1.stopReason, "end_turn", `round ${i}: the first prompt was not cancelled by the second`);
+  assert.equal(r2.stopReason, "end_turn");
+  expected.push(`first answer (${i})`, `second answer (${i})`);
+}
 const said = [];
 let acc = [];
 for (const m of p.wire.slice(from)) {
@@ -118,7 +124,7 @@ for (const m of p.wire.slice(from)) {
     acc = [];
   }
 }
-assert.deepEqual(said, ["first answer", "second answer"]);
+assert.deepEqual(said, expected);
 
 // One id per tool call: the permission names the call its tool_call announced.
 from = p.wire.length;
