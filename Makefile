@@ -9,12 +9,19 @@ LDFLAGS ?= -s -w
 # libc mapped: 1.7 MB less resident memory). odin-sitter needs cgo for
 # tree-sitter.
 
-.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster bench-cluster demo clean models
+.PHONY: install build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster bench-cluster demo clean models
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
+	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-fetch ./cmd/odin-fetch
 	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
 	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
+
+# install puts odin and odin-fetch (WebFetch's page process, which odin
+# finds beside itself) in $GOBIN, and odin-sitter where cgo is available.
+install:
+	CGO_ENABLED=0 $(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin ./cmd/odin-fetch
+	-$(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin-sitter
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -588,7 +588,7 @@ func (a *app) repoMaps() *repomap.Pool {
 		if a.stateDir == "" {
 			return
 		}
-		a.repoMapPool = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.sitterLaunch,
+		a.repoMapPool = repomap.NewPool(repomap.Options{CacheDir: filepath.Join(a.stateDir, "repomap"), Launch: a.helperLaunch,
 			Exclude: a.denyRead.Hides})
 		ctx, cancel := context.WithCancel(context.Background())
 		a.repoMapCtx = ctx
@@ -616,7 +616,7 @@ func (a *app) baseTools() tools.Set {
 		opts.ExecuteCommand.HandoffDir = filepath.Join(a.stateDir, "handoff")
 	}
 	opts.RepoMaps = a.repoMaps()
-	webOpts := []web.Option{web.WithVersion(versionString())}
+	webOpts := []web.Option{web.WithVersion(versionString()), web.WithLaunch(a.helperLaunch)}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
 		cache = web.StoreCache{S: st}
@@ -795,11 +795,14 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	return p.Cmd, p.Release, nil
 }
 
-// sitterLaunch starts odin-sitter, the repo map's tree-sitter parser, in
-// the session's sandbox: read-only, no network, the filtered environment.
-// It reads no file itself (the map sends it each file's text), so the
-// confinement only has to hold a C parser fed untrusted input.
-func (a *app) sitterLaunch(ctx context.Context, argv []string) (*exec.Cmd, func(), error) {
+// helperLaunch starts one of Odin's parser processes — odin-sitter, the
+// repo map's tree-sitter parser, and odin-fetch, WebFetch's HTML process —
+// in the session's sandbox: read-only, no network, the filtered
+// environment. Neither opens a file or a connection itself (Odin sends
+// odin-sitter each file's text and makes odin-fetch's requests through its
+// address policy), so the confinement only has to hold a parser fed
+// untrusted input.
+func (a *app) helperLaunch(ctx context.Context, argv []string) (*exec.Cmd, func(), error) {
 	var visible []string
 	if abs, err := filepath.Abs(argv[0]); err == nil {
 		visible = append(visible, abs)

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"golang.org/x/text/encoding/charmap"
 )
 
 func TestCut(t *testing.T) {
@@ -51,34 +49,6 @@ func TestCut(t *testing.T) {
 	}
 }
 
-func TestDecode(t *testing.T) {
-	latin := func(s string) []byte {
-		b, err := charmap.Windows1252.NewEncoder().Bytes([]byte(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	tests := []struct {
-		name          string
-		body          []byte
-		headerDecoded bool
-		want          string
-	}{
-		{"utf-8 undeclared", []byte("<p>naïve</p>"), false, "<p>naïve</p>"},
-		{"utf-8 with BOM", []byte("\ufeff<p>BOM</p>"), false, "<p>BOM</p>"},
-		{"windows-1252 undeclared", latin("<p>café €5</p>"), false, "<p>café €5</p>"},
-		{"windows-1252 by meta", append([]byte(`<meta charset="windows-1252">`), latin("é")...), false, `<meta charset="windows-1252">é`},
-		{"already decoded by header", []byte("<p>ok</p>\xff"), true, "<p>ok</p>\ufffd"},
-		{"utf-16 by BOM", []byte{0xff, 0xfe, 'h', 0, 'i', 0}, false, "hi"},
-	}
-	for _, tt := range tests {
-		if got := decode(tt.body, tt.headerDecoded); got != tt.want {
-			t.Errorf("%s: decode = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestClassifyAndSniff(t *testing.T) {
 	tests := []struct {
 		mediaType string
@@ -99,23 +69,8 @@ func TestClassifyAndSniff(t *testing.T) {
 		{"", "", false},
 	}
 	for _, tt := range tests {
-		if kind, ok := classify(tt.mediaType); kind != tt.kind || ok != tt.ok {
-			t.Errorf("classify(%q) = %s %v, want %s %v", tt.mediaType, kind, ok, tt.kind, tt.ok)
-		}
-	}
-	sniffs := []struct {
-		body string
-		kind PageKind
-	}{
-		{"<!DOCTYPE html><html><body>x</body></html>", KindHTML},
-		{`{"a": 1}`, KindJSON},
-		{"just words", KindText},
-		{"%PDF-1.7\n...", KindBinary},
-		{"\x89PNG\r\n\x1a\n\x00\x00", KindBinary},
-	}
-	for _, tt := range sniffs {
-		if kind, _ := sniff([]byte(tt.body)); kind != tt.kind {
-			t.Errorf("sniff(%.12q) = %s, want %s", tt.body, kind, tt.kind)
+		if kind, ok := Classify(tt.mediaType); kind != tt.kind || ok != tt.ok {
+			t.Errorf("Classify(%q) = %s %v, want %s %v", tt.mediaType, kind, ok, tt.kind, tt.ok)
 		}
 	}
 }

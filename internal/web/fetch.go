@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
-	"github.com/gocolly/colly/v2"
 
 	"github.com/odin-code/odin/config"
 )
@@ -67,9 +64,10 @@ type Page struct {
 	Cached bool `json:"-"`
 }
 
-// Fetcher fetches web pages for models: one GET with colly, bounded in
-// time, size and redirects, with every connection checked against the
-// address policy, then converted to Markdown or text and cached.
+// Fetcher fetches web pages for models: one GET, bounded in time, size
+// and redirects, with every connection checked against the address policy,
+// then converted to Markdown or text (in odin-fetch, see proc.go) and
+// cached.
 //
 // A Fetcher is safe for concurrent use. Close releases its idle
 // connections.
@@ -84,7 +82,7 @@ type Fetcher struct {
 	now       func() time.Time
 	policy    *policy
 	transport *http.Transport
-	conv      *converter.Converter
+	proc      *proc
 }
 
 // Option configures a Fetcher or a Searcher.
@@ -98,6 +96,8 @@ type options struct {
 	budget     int
 	allowHosts []string
 	timeout    time.Duration
+	fetchPath  string
+	launch     Launch
 }
 
 // WithCache sets the cache (default: a MemoryCache of 256 pages). Wire a
@@ -163,7 +163,6 @@ func NewFetcher(cfg config.Web, opts ...Option) (*Fetcher, error) {
 		userAgent: UserAgent(o.version),
 		cache:     o.cache,
 		now:       o.now,
-		conv:      newConverter(),
 	}
 	if f.cache == nil {
 		f.cache = NewMemoryCache(0)
@@ -174,6 +173,7 @@ func NewFetcher(cfg config.Web, opts ...Option) (*Fetcher, error) {
 	}
 	f.policy = p
 	f.transport = newTransport(p, f.timeout)
+	f.proc = newProc(cmpOr(o.fetchPath, FetchPath()), o.launch)
 	return f, nil
 }
 
@@ -202,8 +202,11 @@ func cmpOr[T comparable](vals ...T) T {
 	return zero
 }
 
-// Close closes idle connections.
-func (f *Fetcher) Close() { f.transport.CloseIdleConnections() }
+// Close stops the odin-fetch process and closes idle connections.
+func (f *Fetcher) Close() {
+	f.proc.close()
+	f.transport.CloseIdleConnections()
+}
 
 // TTL is the cache lifetime of an ordinary fetch (web.cache_ttl); 0 means
 // ordinary fetches never hit the cache.
@@ -302,12 +305,16 @@ func (f *Fetcher) normalize(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-// redirects is the redirect policy of one fetch.
-type redirects struct {
-	crossHost *url.URL
+// Redirects is the redirect policy of one fetch, an http.Client's
+// CheckRedirect: same-host redirects are followed (at most MaxRedirects,
+// never in a loop); one to another host stops the fetch and is recorded in
+// CrossHost, for the model to decide about.
+type Redirects struct {
+	CrossHost *url.URL
 }
 
-func (r *redirects) check(req *http.Request, via []*http.Request) error {
+// Check is the http.Client CheckRedirect function.
+func (r *Redirects) Check(req *http.Request, via []*http.Request) error {
 	for _, v := range via {
 		if sameURL(v.URL, req.URL) {
 			chain := make([]string, 0, len(via)+1)
@@ -322,7 +329,7 @@ func (r *redirects) check(req *http.Request, via []*http.Request) error {
 		return fmt.Errorf("%w: more than %d, last to %s", ErrTooManyRedirects, MaxRedirects, req.URL)
 	}
 	if !sameHost(via[0].URL, req.URL) {
-		r.crossHost = req.URL
+		r.CrossHost = req.URL
 		return http.ErrUseLastResponse
 	}
 	return nil
@@ -348,131 +355,71 @@ func effectivePort(u *url.URL) string {
 	return p
 }
 
-// fetch performs the request. colly does the HTTP work; the client it is
-// given carries the guarded transport and the redirect policy, and
-// everything colly would otherwise take from COLLY_* environment variables
-// is set explicitly.
+// fetch has odin-fetch fetch and convert u: it parses the page in its
+// sandbox, and every request it makes comes back here to pass the address
+// policy on f.transport.
 func (f *Fetcher) fetch(parent context.Context, u *url.URL) (*Page, error) {
 	ctx, cancel := context.WithTimeout(parent, f.timeout)
 	defer cancel()
-
-	rd := &redirects{}
-	c := colly.NewCollector()
-	c.UserAgent = f.userAgent
-	// One byte over the cap tells a body that exactly fits from one that
-	// was cut.
-	c.MaxBodySize = int(f.maxBytes) + 1
-	c.AllowURLRevisit = true
-	c.ParseHTTPErrorResponse = true
-	c.IgnoreRobotsTxt = true
-	c.Async = false
-	c.CacheDir = ""
-	c.DetectCharset = false
-	c.CheckHead = false
-	c.TraceHTTP = false
-	c.MaxDepth, c.MaxRequests = 0, 0
-	c.AllowedDomains, c.DisallowedDomains = nil, nil
-	c.URLFilters, c.DisallowedURLFilters = nil, nil
-	c.Context = ctx
-	c.SetClient(&http.Client{Transport: f.transport, Timeout: f.timeout, CheckRedirect: rd.check})
-
-	var (
-		resp      *colly.Response
-		binary    bool
-		binStatus int
-		binType   string
-		binSize   int64 = -1
-		finalURL        = u
-	)
-	// A body declared binary is not downloaded: its type and size are
-	// all the model can use.
-	c.OnResponseHeaders(func(r *colly.Response) {
-		finalURL = r.Request.URL
-		if r.StatusCode < 200 || r.StatusCode > 299 {
-			return
+	page, err := f.proc.fetch(ctx, Msg{Op: OpFetch, URL: u.String(), UserAgent: f.userAgent,
+		MaxBytes: f.maxBytes, Budget: f.budget, TimeoutMS: f.timeout.Milliseconds()}, f.do)
+	if err != nil {
+		var he *HTTPError
+		if errors.As(err, &he) {
+			return nil, fmt.Errorf("web: %w", he)
 		}
-		mt := mediaTypeOf(r.Headers.Get("Content-Type"))
-		if kind, ok := classify(mt); ok && kind == KindBinary {
-			binary, binStatus, binType = true, r.StatusCode, mt
-			if n, err := strconv.ParseInt(r.Headers.Get("Content-Length"), 10, 64); err == nil {
-				binSize = n
-			}
-			r.Request.Abort()
+		if errors.Is(err, errNoFetcher) {
+			return nil, err
 		}
-	})
-	c.OnResponse(func(r *colly.Response) { resp = r })
-
-	hdr := http.Header{}
-	hdr.Set("User-Agent", f.userAgent)
-	hdr.Set("Accept", accept)
-	hdr.Set("Accept-Language", "en-US,en;q=0.8,*;q=0.5")
-	err := c.Request(http.MethodGet, u.String(), nil, nil, hdr)
-
-	page := &Page{URL: u.String(), FinalURL: finalURL.String(), FetchedAt: f.now()}
-	switch {
-	case binary:
-		page.Status, page.Kind, page.ContentType, page.Size = binStatus, KindBinary, binType, binSize
-		return page, nil
-	case err != nil:
 		return nil, f.fetchError(parent, u, err)
-	case resp == nil:
-		return nil, fmt.Errorf("web: fetch %s: no response", u)
 	}
-	page.Status = resp.StatusCode
-	if rd.crossHost != nil && resp.StatusCode >= 300 && resp.StatusCode <= 399 {
-		page.Kind, page.RedirectTo = KindRedirect, rd.crossHost.String()
-		return page, nil
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("web: %w", &HTTPError{URL: page.FinalURL, StatusCode: resp.StatusCode})
-	}
-	if err := f.render(ctx, page, resp, finalURL); err != nil {
-		return nil, fmt.Errorf("web: %s: %w", u, err)
-	}
+	page.FetchedAt = f.now()
 	return page, nil
 }
 
-// render fills page's content from a successful response.
-func (f *Fetcher) render(ctx context.Context, page *Page, resp *colly.Response, finalURL *url.URL) error {
-	body := resp.Body
-	cutBody := int64(len(body)) > f.maxBytes
-	if cutBody {
-		body = body[:f.maxBytes]
-	}
-	page.Size = int64(len(body))
+// forwarded are the request headers odin-fetch may set; the rest (cookies,
+// authorization, hop-by-hop headers) are not its to choose.
+var forwarded = []string{"User-Agent", "Accept", "Accept-Language"}
 
-	ct := resp.Headers.Get("Content-Type")
-	page.ContentType = mediaTypeOf(ct)
-	kind, ok := classify(page.ContentType)
-	if !ok {
-		kind, page.ContentType = sniff(body)
+// do makes one request of odin-fetch's through the guarded transport: GET
+// only, the body read up to the size cap (one byte over, so that odin-fetch
+// tells a body that exactly fits from one that was cut) and not at all for
+// a successful binary response, whose type and size are all it needs.
+func (f *Fetcher) do(ctx context.Context, m Msg) Msg {
+	out := Msg{Op: OpHTTPResp, ID: m.ID, Req: m.Req}
+	u, err := url.Parse(m.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || m.Method != http.MethodGet {
+		out.Err = EncodeError(fmt.Errorf("%w: odin-fetch asked for %s %q", ErrInvalidURL, m.Method, m.URL))
+		return out
 	}
-	page.Kind = kind
-	if kind == KindBinary {
-		return nil
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		out.Err = EncodeError(err)
+		return out
 	}
-	_, params, _ := mime.ParseMediaType(ct)
-	text := decode(body, params["charset"] != "")
-
-	switch kind {
-	case KindHTML:
-		title, md, err := htmlToMarkdown(ctx, f.conv, text, finalURL)
-		if err != nil {
-			return err
-		}
-		page.Title, text = title, md
-	case KindJSON:
-		if !cutBody {
-			text = prettyJSON(text)
+	for _, h := range forwarded {
+		if v := m.Header.Get(h); v != "" {
+			req.Header.Set(h, v)
 		}
 	}
-	if cutBody {
-		text = strings.TrimRight(text, "\n") + fmt.Sprintf("\n\n[The response was larger than %d bytes; only the beginning was read.]", f.maxBytes)
+	resp, err := f.transport.RoundTrip(req)
+	if err != nil {
+		out.Err = EncodeError(err)
+		return out
 	}
-	content, cutText := Cut(text, f.budget)
-	page.Content = content
-	page.Truncated = cutBody || cutText
-	return nil
+	defer resp.Body.Close()
+	out.Status, out.Header = resp.StatusCode, resp.Header
+	if kind, ok := Classify(MediaType(resp.Header.Get("Content-Type"))); ok && kind == KindBinary && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return out
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
+	if err != nil {
+		out.Status, out.Header = 0, nil
+		out.Err = EncodeError(err)
+		return out
+	}
+	out.Body = body
+	return out
 }
 
 // fetchError classifies a failed request; parent is the caller's context,
