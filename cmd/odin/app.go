@@ -177,6 +177,11 @@ type app struct {
 	mcpBus     *events.Bus
 	mcpPending []string
 	mcpSpecs   map[string]sandbox.Spec // each stdio server's last launch (mcpExplain)
+	// elicitor asks the user MCP servers' questions (elicitation): set by
+	// a session whose front end can show a form (the terminal REPL, odin
+	// serve); nil declines each request with elicitNoWhy's reason.
+	elicitor    *mcp.BusElicitor
+	elicitNoWhy string
 }
 
 // sandbox is the session's one launcher for child processes: commands,

@@ -259,11 +259,17 @@ func (a *app) mcpConnectTimeout() time.Duration {
 	return max(a.cfg.MCP.ConnectTimeout, 2*time.Minute)
 }
 
-// mcpElicit answers an MCP server's request for input (elicitation). No
-// front end here can fill in a server's form yet, so each request is
-// declined and the user is told which server asked what; a request made
-// outside a tool call is told on the session's bus.
-func (a *app) mcpElicit(_ context.Context, e mcp.Elicitation) (*sdkmcp.ElicitResult, error) {
+// mcpElicit answers an MCP server's request for input (elicitation):
+// the session's front end asks the user when it can show a form (the
+// terminal REPL, odin serve); otherwise (odin run, line mode, ACP) the
+// request is declined and the user told which server asked what, and why.
+func (a *app) mcpElicit(ctx context.Context, e mcp.Elicitation) (*sdkmcp.ElicitResult, error) {
+	a.mu.Lock()
+	el, why := a.elicitor, a.elicitNoWhy
+	a.mu.Unlock()
+	if el != nil {
+		return el.Elicit(ctx, e)
+	}
 	if e.Publish == nil {
 		e.Publish = func(ev any) {
 			if n, ok := ev.(messages.Notice); ok {
@@ -271,6 +277,9 @@ func (a *app) mcpElicit(_ context.Context, e mcp.Elicitation) (*sdkmcp.ElicitRes
 			}
 		}
 	}
-	mcp.DeclineNotice(e, "Odin answers no MCP input requests in this run (headless, or a front end without forms)")
-	return &sdkmcp.ElicitResult{Action: "decline"}, nil
+	if why == "" {
+		why = "this run is headless (odin run, odin tool or line mode): nobody can answer it"
+	}
+	mcp.DeclineNotice(e, why)
+	return &sdkmcp.ElicitResult{Action: mcp.ActionDecline}, nil
 }

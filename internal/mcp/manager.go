@@ -587,7 +587,9 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
 		// roots with listChanged (SetRoots notifies).
-		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}},
+		// elicitation in both modes: a URL is shown for the user to open.
+		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
