@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/odin-code/odin/internal/elicit"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
@@ -47,7 +48,7 @@ type BusElicitor struct {
 
 type pendingElicitation struct {
 	event  messages.ElicitationRequested
-	form   Form
+	form   elicit.Form
 	answer chan *sdk.ElicitResult
 }
 
@@ -86,7 +87,7 @@ func (b *BusElicitor) Elicit(ctx context.Context, e Elicitation) (*sdk.ElicitRes
 		}
 		p.event.Mode, p.event.URL = "url", e.URL
 	} else {
-		form, err := ParseForm(e.Schema)
+		form, err := elicit.ParseForm(e.Schema)
 		if err != nil {
 			return decline(err.Error())
 		}

@@ -1,4 +1,4 @@
-package mcp
+package elicit
 
 import (
 	"encoding/json"
@@ -458,4 +458,78 @@ func (f Form) Complete(content map[string]any) (map[string]any, error) {
 		out[fld.Name] = got
 	}
 	return out, errors.Join(errs...)
+}
+
+// Hint describes what the field takes, for a prompt: its kind, bounds,
+// default and numbered choices (the server's texts: sanitise before
+// showing).
+func (f Field) Hint() string {
+	var parts []string
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	switch {
+	case f.Type == "array":
+		parts = append(parts, "choose one or more, comma-separated")
+	case len(f.Choices) > 0:
+		parts = append(parts, "choose one")
+	case f.Type == "boolean":
+		parts = append(parts, "yes/no")
+	case f.Type == "integer":
+		parts = append(parts, "whole number")
+	case f.Type == "number":
+		parts = append(parts, "number")
+	case f.Format != "":
+		parts = append(parts, f.Format)
+	default:
+		parts = append(parts, "text")
+	}
+	if f.Minimum != nil && f.Maximum != nil {
+		parts = append(parts, num(*f.Minimum)+"–"+num(*f.Maximum))
+	} else if f.Minimum != nil {
+		parts = append(parts, "≥ "+num(*f.Minimum))
+	} else if f.Maximum != nil {
+		parts = append(parts, "≤ "+num(*f.Maximum))
+	}
+	switch {
+	case f.Default != nil:
+		parts = append(parts, "Enter for "+Show(f.Default))
+	case f.Required:
+		parts = append(parts, "required")
+	default:
+		parts = append(parts, "Enter to skip")
+	}
+	s := strings.Join(parts, "; ")
+	if len(f.Choices) > 0 {
+		var cs []string
+		for i, c := range f.Choices {
+			l := c.Value
+			if c.Label != "" && c.Label != c.Value {
+				l = c.Label + " (" + c.Value + ")"
+			}
+			cs = append(cs, fmt.Sprintf("%d %s", i+1, l))
+		}
+		s += " · " + strings.Join(cs, ", ")
+	}
+	return s
+}
+
+// Show renders a field's value for a person.
+func Show(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, Show(e))
+		}
+		return strings.Join(out, ", ")
+	}
+	return fmt.Sprint(v)
 }
