@@ -138,10 +138,11 @@ type ui struct {
 	// elicits wait behind it.
 	elicit  *formState
 	elicits []messages.ElicitationRequested
-	mode    messages.Mode
-	ta      textarea.Model
-	width   int
-	height  int
+
+	mode   messages.Mode
+	ta     textarea.Model
+	width  int
+	height int
 
 	hist    *History
 	histPos int
