@@ -182,6 +182,9 @@ type app struct {
 	// serve); nil declines each request with elicitNoWhy's reason.
 	elicitor    *mcp.BusElicitor
 	elicitNoWhy string
+	// sampleApprover asks whether a server may use the model (sampling):
+	// the newest session's approver behind a memory of "for this session".
+	sampleApprover policy.Approver
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -677,6 +680,7 @@ func (a *app) mcpManager() *mcp.Manager {
 		Roots:        a.mcpRoots(),
 		Explain:      a.mcpExplain,
 		Elicit:       a.mcpElicit,
+		Sample:       a.mcpSample,
 		LogLevel:     a.cfg.Log.Level,
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {

@@ -236,6 +236,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	// /resume moves them on; serve and ACP give each session its app).
 	a.mu.Lock()
 	a.elicitor, a.elicitNoWhy = elicitor, o.NoElicit
+	a.sampleApprover = policy.NewMemory(approver)
 	a.mu.Unlock()
 	deps, err := a.buildDeps(bus, approver)
 	if err != nil {

@@ -88,6 +88,9 @@ type Options struct {
 	// Elicit answers servers' requests for input from the user; nil
 	// declines each, telling the user why.
 	Elicit ElicitFunc
+	// Sample answers servers' requests to use the model (sampling); nil
+	// refuses each. The capability is advertised either way.
+	Sample SampleFunc
 	// LogLevel is Odin's log level (debug, info, warn, error): servers
 	// that log are asked for that level (logging/setLevel), and what they
 	// send goes to Log. Empty: info.
@@ -603,6 +606,7 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		ProgressNotificationHandler: s.m.progress.handle,
 		LoggingMessageHandler:       s.logMessage,
 		ElicitationHandler:          s.elicit,
+		CreateMessageHandler:        s.sample,
 	})
 	s.m.rootsMu.Lock()
 	client.AddRoots(s.m.roots...)
