@@ -47,6 +47,11 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	}
 	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
 		e.Publish = env.Publish
+	} else if req != nil && req.Params != nil {
+		// A task's request arrives outside the call that started it.
+		if env := s.relatedTaskEnv(req.Params.Meta); env != nil {
+			e.Publish = env.Publish
+		}
 	}
 	if s.m.opts.Elicit != nil {
 		return s.m.opts.Elicit(ctx, e)

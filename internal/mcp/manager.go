@@ -352,11 +352,14 @@ type server struct {
 	name string
 	cfg  config.MCPServer
 
-	mu       sync.Mutex
-	state    State
-	started  bool
-	client   *sdk.Client // of the live or latest connection: roots go to it
-	cs       *sdk.ClientSession
+	mu      sync.Mutex
+	state   State
+	started bool
+	client  *sdk.Client // of the live or latest connection: roots go to it
+	cs      *sdk.ClientSession
+	// tc is the live connection's side channel for MCP tasks (nil over
+	// Streamable HTTP).
+	tc       *taskConn
 	tools    []*sdk.Tool // live list; nil until listed
 	cached   []*sdk.Tool // remembered list; nil when none
 	built    []tool.Tool // adapters for tools (or cached), rebuilt on change
@@ -588,6 +591,7 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	if err != nil {
 		return nil, nil, err
 	}
+	t, tt := wrapForTasks(t)
 	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
 		// roots with listChanged (SetRoots notifies).
 		// elicitation in both modes: a URL is shown for the user to open.
@@ -618,6 +622,12 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
+	s.mu.Lock()
+	s.tc = nil
+	if tt != nil {
+		s.tc = tt.conn
+	}
+	s.mu.Unlock()
 	list, err := listTools(cctx, cs)
 	if err != nil {
 		_ = cs.Close()

@@ -67,6 +67,9 @@ func (s *server) sample(ctx context.Context, req *sdk.CreateMessageRequest) (*sd
 	sm.Prompt = strings.TrimRight(b.String(), "\n")
 	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
 		sm.Env = env
+	} else if env := s.relatedTaskEnv(p.Meta); env != nil {
+		// A task's request arrives outside the call that started it.
+		sm.Env = env
 	}
 	if s.m.opts.Sample == nil {
 		return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "User rejected sampling request: this Odin answers none"}

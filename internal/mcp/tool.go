@@ -130,17 +130,28 @@ func (t *remoteTool) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	// Protocol 2026-07-28 carries the log level in each request.
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: args,
 		Meta: sdk.Meta{sdk.MetaKeyLogLevel: mcpLevel(t.s.m.opts.LogLevel)}}
+	var status func(string)
 	if env != nil && env.Publish != nil {
 		// Progress is shown live to whoever watches the session.
 		publish, name := env.Publish, t.info.Name
 		tok, done := t.s.m.progress.track(func(p *sdk.ProgressNotificationParams) { publish(progressNotice(name, p)) })
 		defer done()
 		params.SetProgressToken(tok)
+		status = func(text string) { publish(taskNotice(text)) }
 	}
 	if env != nil {
 		ctx = withElicitEnv(ctx, env)
 	}
-	res, err := cs.CallTool(ctx, params)
+	t.s.mu.Lock()
+	tc := t.s.tc
+	t.s.mu.Unlock()
+	var res *sdk.CallToolResult
+	if tc != nil && tc.taskSupport(t.remote) == "required" {
+		// The server runs this tool only as a task (see tasks.go).
+		res, err = tc.callTask(ctx, env, t.info.Name, params, status)
+	} else {
+		res, err = cs.CallTool(ctx, params)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
