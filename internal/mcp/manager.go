@@ -359,7 +359,11 @@ type server struct {
 	cs      *sdk.ClientSession
 	// tc is the live connection's side channel for MCP tasks (nil over
 	// Streamable HTTP).
-	tc       *taskConn
+	tc *taskConn
+	// active are the envs of the calls in flight, oldest first: a server's
+	// request that arrives on its own (stdio and SSE before protocol
+	// 2026-07-28 carry no link to the call) belongs to the newest.
+	active   []*tool.Env
 	tools    []*sdk.Tool // live list; nil until listed
 	cached   []*sdk.Tool // remembered list; nil when none
 	built    []tool.Tool // adapters for tools (or cached), rebuilt on change

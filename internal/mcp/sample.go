@@ -65,12 +65,7 @@ func (s *server) sample(ctx context.Context, req *sdk.CreateMessageRequest) (*sd
 		fmt.Fprintf(&b, "[%s]\n%s\n\n", m.Role, tc.Text)
 	}
 	sm.Prompt = strings.TrimRight(b.String(), "\n")
-	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
-		sm.Env = env
-	} else if env := s.relatedTaskEnv(p.Meta); env != nil {
-		// A task's request arrives outside the call that started it.
-		sm.Env = env
-	}
+	sm.Env = s.callEnv(ctx, p.Meta)
 	if s.m.opts.Sample == nil {
 		return nil, &jsonrpc.Error{Code: codeUserRejected, Message: "User rejected sampling request: this Odin answers none"}
 	}

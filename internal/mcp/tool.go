@@ -141,6 +141,7 @@ func (t *remoteTool) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	}
 	if env != nil {
 		ctx = withElicitEnv(ctx, env)
+		defer t.s.enter(env)()
 	}
 	t.s.mu.Lock()
 	tc := t.s.tc
@@ -276,3 +277,38 @@ func convert(name string, res *sdk.CallToolResult, limit int) tool.Result {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// enter records env as a call in flight; the returned func ends it.
+func (s *server) enter(env *tool.Env) func() {
+	s.mu.Lock()
+	s.active = append(s.active, env)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i := len(s.active) - 1; i >= 0; i-- {
+			if s.active[i] == env {
+				s.active = append(s.active[:i:i], s.active[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// callEnv is the env a server's request belongs to: the call whose
+// context carries it (multi round-trip), the call whose task it names,
+// else the newest call in flight; nil outside any call.
+func (s *server) callEnv(ctx context.Context, meta map[string]any) *tool.Env {
+	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
+		return env
+	}
+	if env := s.relatedTaskEnv(meta); env != nil {
+		return env
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.active); n > 0 {
+		return s.active[n-1]
+	}
+	return nil
+}
