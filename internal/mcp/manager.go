@@ -352,18 +352,11 @@ type server struct {
 	name string
 	cfg  config.MCPServer
 
-	mu      sync.Mutex
-	state   State
-	started bool
-	client  *sdk.Client // of the live or latest connection: roots go to it
-	cs      *sdk.ClientSession
-	// tc is the live connection's side channel for MCP tasks (nil over
-	// Streamable HTTP).
-	tc *taskConn
-	// active are the envs of the calls in flight, oldest first: a server's
-	// request that arrives on its own (stdio and SSE before protocol
-	// 2026-07-28 carry no link to the call) belongs to the newest.
-	active   []*tool.Env
+	mu       sync.Mutex
+	state    State
+	started  bool
+	client   *sdk.Client // of the live or latest connection: roots go to it
+	cs       *sdk.ClientSession
 	tools    []*sdk.Tool // live list; nil until listed
 	cached   []*sdk.Tool // remembered list; nil when none
 	built    []tool.Tool // adapters for tools (or cached), rebuilt on change
@@ -377,6 +370,14 @@ type server struct {
 	resources []Resource
 	prompts   []Prompt
 	listed    bool // the live session's lists are in (or failed)
+
+	// tc is the live connection's side channel for MCP tasks (nil over
+	// Streamable HTTP).
+	tc *taskConn
+	// active are the envs of the calls in flight, oldest first: a server's
+	// request that arrives on its own (stdio and SSE before protocol
+	// 2026-07-28 carry no link to the call) belongs to the newest.
+	active []*tool.Env
 }
 
 // notify must be called with s.mu held.
