@@ -627,11 +627,16 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
-	s.mu.Lock()
-	s.tc = nil
+	var tc *taskConn
 	if tt != nil {
-		s.tc = tt.conn
+		tc = tt.conn
+	} else if st, ok := t.(*sdk.StreamableClientTransport); ok {
+		// Over HTTP the tools' taskSupport takes a list of Odin's own.
+		tc = newHTTPTasks(s, st, cs)
+		tc.relist(cctx)
 	}
+	s.mu.Lock()
+	s.tc = tc
 	s.mu.Unlock()
 	list, err := listTools(cctx, cs)
 	if err != nil {
@@ -668,11 +673,15 @@ func (s *server) refresh(cs *sdk.ClientSession) {
 		return
 	}
 	s.mu.Lock()
+	tc := s.tc
 	if s.cs == cs {
 		s.setToolsLocked(list)
 		s.notify()
 	}
 	s.mu.Unlock()
+	if tc != nil && tc.Connection == nil {
+		tc.relist(ctx) // HTTP: the SDK's list passed unseen
+	}
 	s.saveCache(list)
 }
 

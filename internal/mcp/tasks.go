@@ -23,15 +23,15 @@ import (
 // tasks/cancel, and drops a tool's execution.taskSupport. A server whose
 // tool requires task augmentation (server-everything's
 // simulate-research-query) refuses a plain call. taskConn supplies the
-// client side under the SDK: it sits between the SDK and the transport's
-// connection, sends those requests with IDs of its own and takes their
-// responses off the stream before the SDK's reader sees them, and reads
-// taskSupport from the tools/list results passing by.
+// client side under the SDK: on stdio and SSE it sits between the SDK and
+// the transport's connection, sends those requests with IDs of its own
+// and takes their responses off the stream before the SDK's reader sees
+// them, and reads taskSupport from the tools/list results passing by.
 //
 // A Streamable HTTP connection is not wrapped: the SDK tells it of the
 // session's start through an unexported method (opening the standalone
-// SSE stream) that a wrapper would hide. Over HTTP a tool that requires
-// a task therefore still fails, with the server's own error.
+// SSE stream) that a wrapper would hide. Over HTTP the side channel posts
+// its requests itself, in the SDK's session (httptasks.go).
 
 // relatedTaskKey is the _meta key naming the task a message belongs to.
 const relatedTaskKey = "io.modelcontextprotocol/related-task"
@@ -68,7 +68,10 @@ func wrapForTasks(t sdk.Transport) (sdk.Transport, *taskTransport) {
 // Safe for concurrent use: the SDK reads from one goroutine and writes
 // from many.
 type taskConn struct {
-	sdk.Connection
+	sdk.Connection // nil for the HTTP side channel
+	// send writes one message: the connection's Write, or over
+	// Streamable HTTP a POST of Odin's own (httptasks.go).
+	send func(context.Context, jsonrpc.Message) error
 	next atomic.Int64
 
 	mu       sync.Mutex
@@ -83,8 +86,43 @@ type taskConn struct {
 }
 
 func newTaskConn(c sdk.Connection) *taskConn {
-	return &taskConn{Connection: c, waiting: map[string]chan *jsonrpc.Response{}, listIDs: map[any]bool{},
+	tc := &taskConn{Connection: c, waiting: map[string]chan *jsonrpc.Response{}, listIDs: map[any]bool{},
 		support: map[string]string{}, watchers: map[string]func(taskInfo){}, envs: map[string]*tool.Env{}, ended: make(chan struct{})}
+	if c != nil {
+		tc.send = c.Write
+	}
+	return tc
+}
+
+// deliver hands a response to the side-channel call waiting for it and
+// reports whether it was one of Odin's own.
+func (c *taskConn) deliver(m *jsonrpc.Response) bool {
+	id, ok := m.ID.Raw().(string)
+	if !ok || !strings.HasPrefix(id, "odin-task-") {
+		return false
+	}
+	c.mu.Lock()
+	ch := c.waiting[id]
+	delete(c.waiting, id)
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- m
+	}
+	return true
+}
+
+// status hands notifications/tasks/status to its task's watcher.
+func (c *taskConn) status(params json.RawMessage) {
+	var t taskInfo
+	if json.Unmarshal(params, &t) != nil {
+		return
+	}
+	c.mu.Lock()
+	w := c.watchers[t.TaskID]
+	c.mu.Unlock()
+	if w != nil {
+		w(t)
+	}
 }
 
 // taskInfo is the protocol's Task.
@@ -126,14 +164,7 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Response:
-			if id, ok := m.ID.Raw().(string); ok && strings.HasPrefix(id, "odin-task-") {
-				c.mu.Lock()
-				ch := c.waiting[id]
-				delete(c.waiting, id)
-				c.mu.Unlock()
-				if ch != nil {
-					ch <- m
-				}
+			if c.deliver(m) {
 				continue // the SDK never asked it
 			}
 			c.mu.Lock()
@@ -145,15 +176,7 @@ func (c *taskConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 		case *jsonrpc.Request:
 			if !m.ID.IsValid() && m.Method == "notifications/tasks/status" {
-				var t taskInfo
-				if json.Unmarshal(m.Params, &t) == nil {
-					c.mu.Lock()
-					w := c.watchers[t.TaskID]
-					c.mu.Unlock()
-					if w != nil {
-						w(t)
-					}
-				}
+				c.status(m.Params)
 				continue // unknown to the SDK
 			}
 		}
@@ -220,7 +243,7 @@ func (c *taskConn) call(ctx context.Context, method string, params any, out any)
 		delete(c.waiting, id)
 		c.mu.Unlock()
 	}
-	if err := c.Connection.Write(ctx, &jsonrpc.Request{ID: jid, Method: method, Params: raw}); err != nil {
+	if err := c.send(ctx, &jsonrpc.Request{ID: jid, Method: method, Params: raw}); err != nil {
 		forget()
 		return fmt.Errorf("%s: %w", method, err)
 	}
@@ -246,7 +269,7 @@ func (c *taskConn) call(ctx context.Context, method string, params any, out any)
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		note, _ := json.Marshal(map[string]any{"requestId": id, "reason": "cancelled by Odin"})
-		_ = c.Connection.Write(cctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: note})
+		_ = c.send(cctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: note})
 		return ctx.Err()
 	}
 }

@@ -3,12 +3,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
 )
@@ -145,4 +148,66 @@ func lastToolOutput(evs []sseEvent) string {
 		}
 	}
 	return ""
+}
+
+// TestMCPEverythingTaskOverStreamableHTTP: server-everything started as
+// its README says for Streamable HTTP (npx
+// @modelcontextprotocol/server-everything streamableHttp, PORT set), its
+// task-only research tool called through `odin tool`: the call runs as a
+// task over Odin's own HTTP side channel, its status messages shown, the
+// question it asks on the way declined with the reason (headless).
+func TestMCPEverythingTaskOverStreamableHTTP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node servers")
+	}
+	cache := npxCache(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := exec.Command("npx", "-y", "@modelcontextprotocol/server-everything", "streamableHttp")
+	srv.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), "npm_config_cache="+cache, "npm_config_prefer_offline=true", "npm_config_update_notifier=false")
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var logs strings.Builder
+	srv.Stderr = &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+		_ = srv.Wait()
+	})
+	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 600 {
+			t.Fatalf("server-everything did not listen on %d: %s", port, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	env, root := acpEnv(t)
+	work := filepath.Dir(root)
+	if err := os.MkdirAll(filepath.Join(work, "config", "odin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(work, "config", "odin"), "odin.yaml", fmt.Sprintf("mcp:\n  servers:\n    ev:\n      url: %s\n", url))
+	cmd := exec.Command(filepath.Join(binDir, "odin"), "--allow", "mcp__ev__*", "tool", "mcp__ev__simulate-research-query", `{"topic":"python","ambiguous":true}`)
+	cmd.Dir, cmd.Env = root, append(env, "OPENAI_API_KEY=sk-test")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("odin tool: %v\n%s", err, out)
+	}
+	for _, want := range []string{"Research Report: python (User declined - using default interpretation)",
+		"mcp__ev__simulate-research-query: Gathering sources... (working)",
+		`MCP server ev asked for input ("The research query \"python\" could have multiple interpretations`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
 }
