@@ -371,8 +371,7 @@ type server struct {
 	prompts   []Prompt
 	listed    bool // the live session's lists are in (or failed)
 
-	// tc is the live connection's side channel for MCP tasks (nil over
-	// Streamable HTTP).
+	// tc is the live session's side channel for MCP tasks (tasks.go).
 	tc *taskConn
 	// active are the envs of the calls in flight, oldest first: a server's
 	// request that arrives on its own (stdio and SSE before protocol
