@@ -521,4 +521,11 @@ type MCPServer struct {
 	// does not start. Odin's protected paths (.git, .odin, its config and
 	// state) stay read-only inside them.
 	Writable []string `mapstructure:"writable" yaml:"writable"`
+	// Sampling is what a server's request to use the model
+	// (sampling/createMessage) gets: ask (default: the user is shown the
+	// server and its prompt; headless runs decline), allow (answered by
+	// the small model without asking; honoured only from the user's own
+	// config, a project's allow asks) or deny. Either way the tokens are
+	// charged to the agent whose tool call the request came from.
+	Sampling string `mapstructure:"sampling" yaml:"sampling"`
 }

@@ -405,6 +405,11 @@ func (v *validator) mcp(m MCP) {
 				v.add(key+".headers."+h, "is not a valid HTTP header name")
 			}
 		}
+		switch s.Sampling {
+		case "", "ask", "allow", "deny":
+		default:
+			v.add(key+".sampling", "must be ask, allow or deny (got %q)", s.Sampling)
+		}
 		switch s.Startup {
 		case "", "lazy", "eager":
 		default:

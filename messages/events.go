@@ -220,6 +220,30 @@ type ApprovalResolved struct {
 	Decision string `json:"decision"` // once, session, deny
 }
 
+// ElicitationRequested: an MCP server asks the user for input
+// (elicitation/create). Message and the schema's texts are the server's,
+// untrusted: show them sanitised, never as markup.
+type ElicitationRequested struct {
+	ID     string `json:"id"`
+	Server string `json:"server"`
+	// Mode is "form" (fill in Schema's fields) or "url" (open URL).
+	Mode    string `json:"mode"`
+	Message string `json:"message"`
+	// Schema is the requested form's JSON schema, as the server sent it.
+	Schema json.RawMessage `json:"schema,omitempty"`
+	URL    string          `json:"url,omitempty"`
+	// CallID is the model's tool call during which the server asked,
+	// empty when no call of this session asks.
+	CallID string `json:"call_id,omitempty"`
+}
+
+// ElicitationResolved: an elicitation was answered (accept, decline or
+// cancel), or withdrawn (cancel) when its call ended first.
+type ElicitationResolved struct {
+	ID     string `json:"id"`
+	Action string `json:"action"`
+}
+
 // Compacted: old history was replaced by a summary.
 type Compacted struct {
 	Messages     int   `json:"messages"`
@@ -293,3 +317,6 @@ func (TurnFinished) EventType() string      { return "turn_finished" }
 func (Init) EventType() string              { return "init" }
 func (Resync) EventType() string            { return "resync" }
 func (SessionFenced) EventType() string     { return "session_fenced" }
+
+func (ElicitationRequested) EventType() string { return "elicitation_requested" }
+func (ElicitationResolved) EventType() string  { return "elicitation_resolved" }

@@ -243,7 +243,10 @@ func (s *frontSession) stored(ctx context.Context) (messages.Mode, float64, erro
 // *EditorFS (*EditorTerminal) must not become a non-nil tools.Editor
 // (tools.CommandTerminal).
 func frontOf(o acp.OpenOptions) frontOptions {
-	fo := frontOptions{MCPServers: o.MCPServers}
+	fo := frontOptions{MCPServers: o.MCPServers,
+		// ACP's session/request_permission offers options, not fields:
+		// a server's form cannot be shown faithfully in the editor.
+		NoElicit: "the editor (ACP) has no way to show an MCP server's form; use the terminal REPL or odin serve for servers that ask for input"}
 	if o.Editor != nil {
 		fo.Editor = o.Editor
 	}

@@ -178,6 +178,14 @@ type app struct {
 	mcpBus     *events.Bus
 	mcpPending []string
 	mcpSpecs   map[string]sandbox.Spec // each stdio server's last launch (mcpExplain)
+	// elicitor asks the user MCP servers' questions (elicitation): set by
+	// a session whose front end can show a form (the terminal REPL, odin
+	// serve); nil declines each request with elicitNoWhy's reason.
+	elicitor    *mcp.BusElicitor
+	elicitNoWhy string
+	// sampleApprover asks whether a server may use the model (sampling):
+	// the newest session's approver behind a memory of "for this session".
+	sampleApprover policy.Approver
 }
 
 // sandbox is the session's one launcher for child processes: commands,
@@ -679,6 +687,7 @@ func (a *app) mcpManager() *mcp.Manager {
 		Roots:        a.mcpRoots(),
 		Explain:      a.mcpExplain,
 		Elicit:       a.mcpElicit,
+		Sample:       a.mcpSample,
 		LogLevel:     a.cfg.Log.Level,
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {

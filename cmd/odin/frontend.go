@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"sync"
@@ -15,7 +17,9 @@ import (
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
@@ -80,6 +84,9 @@ type frontOptions struct {
 	// they need no trust and their env may carry secrets, like servers in
 	// the user's config; one named like a configured server replaces it.
 	MCPServers map[string]config.MCPServer
+	// NoElicit, when set, is why MCP servers' requests for input are
+	// declined (sessionOptions.NoElicit).
+	NoElicit string
 }
 
 // open starts a new session of the project at dir, or resumes the stored
@@ -116,7 +123,7 @@ func (o sessionOpener) open(ctx context.Context, dir, resume string, fo frontOpt
 		a.Close()
 		return nil, err
 	}
-	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: resume, Mode: a.cfg.Mode})
+	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: resume, Mode: a.cfg.Mode, NoElicit: fo.NoElicit})
 	if err != nil {
 		a.Close()
 		return nil, err
@@ -161,6 +168,28 @@ func (s *frontSession) Answer(id string, d policy.Decision) error {
 }
 
 func (s *frontSession) Pending() []messages.ApprovalRequested { return s.live.Approver.Pending() }
+
+// AnswerElicitation answers an MCP server's request for input
+// (serve.Elicitor).
+func (s *frontSession) AnswerElicitation(id, action string, content map[string]any) error {
+	if s.live.Elicitor == nil {
+		return fmt.Errorf("%w: %q (this session declines them)", mcp.ErrUnknownElicitation, id)
+	}
+	err := s.live.Elicitor.Answer(id, action, content)
+	if errors.Is(err, mcp.ErrInvalidAnswer) {
+		return fmt.Errorf("%w: %w", serve.ErrInvalidAnswer, err)
+	}
+	return err
+}
+
+// PendingElicitations lists the requests for input waiting for an answer
+// (serve.Elicitor).
+func (s *frontSession) PendingElicitations() []messages.ElicitationRequested {
+	if s.live.Elicitor == nil {
+		return nil
+	}
+	return s.live.Elicitor.Pending()
+}
 
 func (s *frontSession) Queue(ctx context.Context) (*messages.QueueState, error) {
 	return s.live.Session.Queue(ctx)

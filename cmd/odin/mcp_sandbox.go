@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/mcp"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
@@ -259,11 +260,17 @@ func (a *app) mcpConnectTimeout() time.Duration {
 	return max(a.cfg.MCP.ConnectTimeout, 2*time.Minute)
 }
 
-// mcpElicit answers an MCP server's request for input (elicitation). No
-// front end here can fill in a server's form yet, so each request is
-// declined and the user is told which server asked what; a request made
-// outside a tool call is told on the session's bus.
-func (a *app) mcpElicit(_ context.Context, e mcp.Elicitation) (*sdkmcp.ElicitResult, error) {
+// mcpElicit answers an MCP server's request for input (elicitation):
+// the session's front end asks the user when it can show a form (the
+// terminal REPL, odin serve); otherwise (odin run, line mode, ACP) the
+// request is declined and the user told which server asked what, and why.
+func (a *app) mcpElicit(ctx context.Context, e mcp.Elicitation) (*sdkmcp.ElicitResult, error) {
+	a.mu.Lock()
+	el, why := a.elicitor, a.elicitNoWhy
+	a.mu.Unlock()
+	if el != nil {
+		return el.Elicit(ctx, e)
+	}
 	if e.Publish == nil {
 		e.Publish = func(ev any) {
 			if n, ok := ev.(messages.Notice); ok {
@@ -271,6 +278,64 @@ func (a *app) mcpElicit(_ context.Context, e mcp.Elicitation) (*sdkmcp.ElicitRes
 			}
 		}
 	}
-	mcp.DeclineNotice(e, "Odin answers no MCP input requests in this run (headless, or a front end without forms)")
-	return &sdkmcp.ElicitResult{Action: "decline"}, nil
+	if why == "" {
+		why = "this run is headless (odin run, odin tool or line mode): nobody can answer it"
+	}
+	mcp.DeclineNotice(e, why)
+	return &sdkmcp.ElicitResult{Action: mcp.ActionDecline}, nil
+}
+
+// mcpSample answers an MCP server's request to use the model (sampling):
+// refused outside a tool call (no agent to charge) and when
+// mcp.servers.NAME.sampling is deny; otherwise, unless the user's own
+// config says allow for a server wholly the user's, the session's approver
+// is asked (the REPL and serve show the server and its prompt; headless
+// runs decline unless --yolo). The small model answers through the
+// calling agent's metered handle, so the tokens count against that
+// agent's budgets and cost.
+func (a *app) mcpSample(ctx context.Context, s mcp.Sampling) (string, string, error) {
+	if s.Env == nil || s.Env.Small == nil {
+		return "", "", fmt.Errorf("%w: it came outside a tool call, with no agent to charge", mcp.ErrSamplingRefused)
+	}
+	setting := a.cfg.MCP.Servers[s.Server].Sampling
+	if setting == "allow" && serverIsProject(s.Server, a.src, a.plugins, a.editorMCP) {
+		setting = "ask" // a project cannot spend the user's tokens unasked
+	}
+	switch setting {
+	case "deny":
+		return "", "", fmt.Errorf("%w: mcp.servers.%s.sampling is deny", mcp.ErrSamplingRefused, s.Server)
+	case "allow":
+	default:
+		a.mu.Lock()
+		ap := a.sampleApprover
+		a.mu.Unlock()
+		if ap == nil {
+			ap = policy.NewMemory(a.headlessApprover())
+		}
+		key := "mcp-sampling:" + s.Server
+		prompt := s.Prompt
+		if s.System != "" {
+			prompt = "[system] " + s.System + "\n" + prompt
+		}
+		if r := []rune(prompt); len(r) > 600 {
+			prompt = string(r[:600]) + "…"
+		}
+		d, err := ap.Approve(ctx, policy.Request{Kind: policy.KindMCP, Tool: "mcp__" + s.Server + "__sampling",
+			Subject: "MCP server " + s.Server + " asks the model: " + prompt,
+			Origin:  messages.Origin{Agent: s.Env.Agent, TaskID: s.Env.AgentID},
+			Findings: []policy.Finding{{Action: policy.Ask, Rule: "mcp-sampling", Subject: s.Server, Key: key,
+				Reason: fmt.Sprintf("the MCP server %s asks to use the model (sampling); set mcp.servers.%s.sampling: allow in your user config to stop asking", s.Server, s.Server)}}})
+		if err != nil {
+			return "", "", err
+		}
+		if d != policy.AllowOnce && d != policy.AllowSession {
+			return "", "", fmt.Errorf("%w: not approved", mcp.ErrSamplingRefused)
+		}
+	}
+	model := a.cfg.Models.Small
+	if ref, err := a.cfg.ResolveModel("small"); err == nil {
+		model = ref.ID
+	}
+	text, err := s.Env.Small.Complete(ctx, s.System, s.Prompt)
+	return text, model, err
 }

@@ -68,3 +68,20 @@ func (s *replSession) Pending() []messages.ApprovalRequested {
 }
 
 func (s *replSession) Close(ctx context.Context) error { return s.live.Close(ctx) }
+
+// AnswerElicitation answers an MCP server's request for input
+// (term.Elicitor).
+func (s *replSession) AnswerElicitation(id, action string, content map[string]any) error {
+	if s.live.Elicitor == nil {
+		return errNoApprover
+	}
+	return s.live.Elicitor.Answer(id, action, content)
+}
+
+// PendingElicitations lists the requests for input waiting (term.Elicitor).
+func (s *replSession) PendingElicitations() []messages.ElicitationRequested {
+	if s.live.Elicitor == nil {
+		return nil
+	}
+	return s.live.Elicitor.Pending()
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
+	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
@@ -69,6 +70,10 @@ type sessionOptions struct {
 	Interactive bool
 	// Mode is recorded on a new session.
 	Mode string
+	// NoElicit, when set, is why an interactive session's front end
+	// cannot answer MCP servers' requests for input (ACP has no forms):
+	// they are declined with it.
+	NoElicit string
 }
 
 // liveSession is a running session and what the front end needs of it.
@@ -78,6 +83,9 @@ type liveSession struct {
 	Bus      *events.Bus
 	Deps     *actors.Deps
 	Approver *policy.BusApprover // nil for headless sessions
+	// Elicitor asks MCP servers' questions through the bus; nil when the
+	// front end cannot (headless, ACP).
+	Elicitor *mcp.BusElicitor
 	// Resumed is true when an existing session was continued.
 	Resumed bool
 	// lease makes this process the session's only writer.
@@ -216,10 +224,20 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	var busApprover *policy.BusApprover
 	approver := a.headlessApprover()
 	bus := events.New(id, nil)
+	var elicitor *mcp.BusElicitor
 	if o.Interactive {
 		busApprover = policy.NewBusApprover(bus, newID)
 		approver = busApprover
+		if o.NoElicit == "" {
+			elicitor = mcp.NewBusElicitor(bus, newID)
+		}
 	}
+	// The app's MCP servers ask the newest session's user (a REPL's
+	// /resume moves them on; serve and ACP give each session its app).
+	a.mu.Lock()
+	a.elicitor, a.elicitNoWhy = elicitor, o.NoElicit
+	a.sampleApprover = policy.NewMemory(approver)
+	a.mu.Unlock()
 	deps, err := a.buildDeps(bus, approver)
 	if err != nil {
 		return nil, err
@@ -242,7 +260,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		return nil, err
 	}
 	ok = true
-	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Resumed: resumed, lease: lease, Recovery: recovery}, nil
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Elicitor: elicitor, Resumed: resumed, lease: lease, Recovery: recovery}, nil
 }
 
 // claimSession claims the session for this process (store.Claimer) and

@@ -187,7 +187,8 @@ func collapse(q []messages.Envelope) []messages.Envelope {
 func essential(ev messages.Event) bool {
 	switch ev.(type) {
 	case messages.TurnStarted, messages.TurnFinished, messages.InputQueued, messages.InputRemoved,
-		messages.ApprovalRequested, messages.ApprovalResolved:
+		messages.ApprovalRequested, messages.ApprovalResolved,
+		messages.ElicitationRequested, messages.ElicitationResolved:
 		return true
 	}
 	return false

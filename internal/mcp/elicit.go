@@ -45,7 +45,11 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	if req != nil && req.Params != nil {
 		e.Message, e.Schema, e.URL = req.Params.Message, req.Params.RequestedSchema, req.Params.URL
 	}
-	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
+	var meta map[string]any
+	if req != nil && req.Params != nil {
+		meta = req.Params.Meta
+	}
+	if env := s.callEnv(ctx, meta); env != nil {
 		e.Publish = env.Publish
 	}
 	if s.m.opts.Elicit != nil {

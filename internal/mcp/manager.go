@@ -88,6 +88,9 @@ type Options struct {
 	// Elicit answers servers' requests for input from the user; nil
 	// declines each, telling the user why.
 	Elicit ElicitFunc
+	// Sample answers servers' requests to use the model (sampling); nil
+	// refuses each. The capability is advertised either way.
+	Sample SampleFunc
 	// LogLevel is Odin's log level (debug, info, warn, error): servers
 	// that log are asked for that level (logging/setLevel), and what they
 	// send goes to Log. Empty: info.
@@ -367,6 +370,13 @@ type server struct {
 	resources []Resource
 	prompts   []Prompt
 	listed    bool // the live session's lists are in (or failed)
+
+	// tc is the live session's side channel for MCP tasks (tasks.go).
+	tc *taskConn
+	// active are the envs of the calls in flight, oldest first: a server's
+	// request that arrives on its own (stdio and SSE before protocol
+	// 2026-07-28 carry no link to the call) belongs to the newest.
+	active []*tool.Env
 }
 
 // notify must be called with s.mu held.
@@ -585,9 +595,12 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	if err != nil {
 		return nil, nil, err
 	}
+	t, tt := wrapForTasks(t)
 	client := sdk.NewClient(&sdk.Implementation{Name: "odin", Version: s.m.opts.Version}, &sdk.ClientOptions{
 		// roots with listChanged (SetRoots notifies).
-		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}},
+		// elicitation in both modes: a URL is shown for the user to open.
+		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true},
+			Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			// The handler runs on the connection's reader: list elsewhere.
 			go s.refresh(req.Session)
@@ -601,6 +614,7 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 		ProgressNotificationHandler: s.m.progress.handle,
 		LoggingMessageHandler:       s.logMessage,
 		ElicitationHandler:          s.elicit,
+		CreateMessageHandler:        s.sample,
 	})
 	s.m.rootsMu.Lock()
 	client.AddRoots(s.m.roots...)
@@ -612,6 +626,17 @@ func (s *server) dial(cctx context.Context) (*sdk.ClientSession, []*sdk.Tool, er
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect: %w", err)
 	}
+	var tc *taskConn
+	if tt != nil {
+		tc = tt.conn
+	} else if st, ok := t.(*sdk.StreamableClientTransport); ok {
+		// Over HTTP the tools' taskSupport takes a list of Odin's own.
+		tc = newHTTPTasks(s, st, cs)
+		tc.relist(cctx)
+	}
+	s.mu.Lock()
+	s.tc = tc
+	s.mu.Unlock()
 	list, err := listTools(cctx, cs)
 	if err != nil {
 		_ = cs.Close()
@@ -647,11 +672,15 @@ func (s *server) refresh(cs *sdk.ClientSession) {
 		return
 	}
 	s.mu.Lock()
+	tc := s.tc
 	if s.cs == cs {
 		s.setToolsLocked(list)
 		s.notify()
 	}
 	s.mu.Unlock()
+	if tc != nil && tc.Connection == nil {
+		tc.relist(ctx) // HTTP: the SDK's list passed unseen
+	}
 	s.saveCache(list)
 }
 

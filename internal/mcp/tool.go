@@ -130,17 +130,29 @@ func (t *remoteTool) Run(ctx context.Context, env *tool.Env, input json.RawMessa
 	// Protocol 2026-07-28 carries the log level in each request.
 	params := &sdk.CallToolParams{Name: t.remote, Arguments: args,
 		Meta: sdk.Meta{sdk.MetaKeyLogLevel: mcpLevel(t.s.m.opts.LogLevel)}}
+	var status func(string)
 	if env != nil && env.Publish != nil {
 		// Progress is shown live to whoever watches the session.
 		publish, name := env.Publish, t.info.Name
 		tok, done := t.s.m.progress.track(func(p *sdk.ProgressNotificationParams) { publish(progressNotice(name, p)) })
 		defer done()
 		params.SetProgressToken(tok)
+		status = func(text string) { publish(taskNotice(text)) }
 	}
 	if env != nil {
 		ctx = withElicitEnv(ctx, env)
+		defer t.s.enter(env)()
 	}
-	res, err := cs.CallTool(ctx, params)
+	t.s.mu.Lock()
+	tc := t.s.tc
+	t.s.mu.Unlock()
+	var res *sdk.CallToolResult
+	if tc != nil && tc.taskSupport(t.remote) == "required" {
+		// The server runs this tool only as a task (see tasks.go).
+		res, err = tc.callTask(ctx, env, t.info.Name, params, status)
+	} else {
+		res, err = cs.CallTool(ctx, params)
+	}
 	if err != nil {
 		switch {
 		case ctx.Err() == context.DeadlineExceeded:
@@ -265,3 +277,38 @@ func convert(name string, res *sdk.CallToolResult, limit int) tool.Result {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// enter records env as a call in flight; the returned func ends it.
+func (s *server) enter(env *tool.Env) func() {
+	s.mu.Lock()
+	s.active = append(s.active, env)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for i := len(s.active) - 1; i >= 0; i-- {
+			if s.active[i] == env {
+				s.active = append(s.active[:i:i], s.active[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// callEnv is the env a server's request belongs to: the call whose
+// context carries it (multi round-trip), the call whose task it names,
+// else the newest call in flight; nil outside any call.
+func (s *server) callEnv(ctx context.Context, meta map[string]any) *tool.Env {
+	if env, ok := ctx.Value(elicitEnvKey{}).(*tool.Env); ok && env != nil {
+		return env
+	}
+	if env := s.relatedTaskEnv(meta); env != nil {
+		return env
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.active); n > 0 {
+		return s.active[n-1]
+	}
+	return nil
+}

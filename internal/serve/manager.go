@@ -31,6 +31,20 @@ type Session interface {
 	Close(ctx context.Context) error
 }
 
+// Elicitor is a Session whose MCP servers' requests for input
+// (messages.ElicitationRequested) are answered through the API.
+// AnswerElicitation's error wraps ErrInvalidAnswer when accepted content
+// does not fit the form (the request stays pending); any other error
+// means the request is not pending.
+type Elicitor interface {
+	AnswerElicitation(id, action string, content map[string]any) error
+	PendingElicitations() []messages.ElicitationRequested
+}
+
+// ErrInvalidAnswer marks an answer to an elicitation that does not fit
+// its form (answered 400).
+var ErrInvalidAnswer = errors.New("serve: the answer does not fit the form")
+
 // Accepter is a Session that keeps an input ledger: Accept queues an input
 // under the caller's key, or, for a key accepted before, queues nothing
 // and returns the first input with its state and dup set.

@@ -32,7 +32,7 @@ func TestOpenAPIMatchesTheRoutes(t *testing.T) {
 			if method == "parameters" {
 				continue
 			}
-			p := strings.NewReplacer("{id}", "nosuch", "{input}", "x", "{approval}", "x").Replace(path)
+			p := strings.NewReplacer("{id}", "nosuch", "{input}", "x", "{approval}", "x", "{elicitation}", "x").Replace(path)
 			req := httptest.NewRequest(strings.ToUpper(method), p, strings.NewReader("{}"))
 			req.Header.Set("Authorization", "Bearer tok")
 			rec := httptest.NewRecorder()

@@ -96,6 +96,8 @@ func New(opts Options) (*Server, error) {
 	mux.HandleFunc("POST /v1/sessions/{id}/undo", s.undo)
 	mux.HandleFunc("GET /v1/sessions/{id}/approvals", s.approvals)
 	mux.HandleFunc("POST /v1/sessions/{id}/approvals/{approval}", s.answer)
+	mux.HandleFunc("GET /v1/sessions/{id}/elicitations", s.elicitations)
+	mux.HandleFunc("POST /v1/sessions/{id}/elicitations/{elicitation}", s.answerElicitation)
 	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("GET /v1/history", s.listHistory)
 	mux.HandleFunc("GET /v1/history/{id}", s.timeline)
@@ -406,6 +408,69 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		}
 		if err := sess.Answer(r.PathValue("approval"), d); err != nil {
 			writeError(w, http.StatusNotFound, err)
+			return nil
+		}
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	})
+}
+
+func (s *Server) elicitations(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	_ = e.withSession(func(sess Session) error {
+		out := []messages.ElicitationRequested{}
+		if el, ok := sess.(Elicitor); ok && sess != nil {
+			out = append(out, el.PendingElicitations()...)
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	})
+}
+
+type elicitationAnswer struct {
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
+}
+
+// answerElicitation answers an MCP server's request for input: 400 when
+// the content does not fit the form (the request stays pending, to be
+// answered again), 404 when it is not pending.
+func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request) {
+	e := s.entry(w, r)
+	if e == nil {
+		return
+	}
+	var req elicitationAnswer
+	if err := readJSON(r, &req); err != nil {
+		writeError(w, bodyStatus(err), err)
+		return
+	}
+	switch req.Action {
+	case "accept", "decline", "cancel":
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("action: %q is not accept, decline or cancel", req.Action))
+		return
+	}
+	if req.Action != "accept" && len(req.Content) > 0 {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("content goes only with accept"))
+		return
+	}
+	id := r.PathValue("elicitation")
+	_ = e.withSession(func(sess Session) error {
+		el, ok := sess.(Elicitor)
+		if sess == nil || !ok {
+			writeError(w, http.StatusNotFound, fmt.Errorf("no pending elicitation %s", id))
+			return nil
+		}
+		if err := el.AnswerElicitation(id, req.Action, req.Content); err != nil {
+			status := http.StatusNotFound
+			if errors.Is(err, ErrInvalidAnswer) {
+				status = http.StatusBadRequest
+			}
+			writeError(w, status, err)
 			return nil
 		}
 		w.WriteHeader(http.StatusNoContent)

@@ -134,6 +134,11 @@ type ui struct {
 	// choice is the answer chosen with the arrows for the approval whose
 	// ID it names; Enter on an empty input gives it.
 	choice approvalChoice
+	// elicit is the MCP server's request for input being answered;
+	// elicits wait behind it.
+	elicit  *formState
+	elicits []messages.ElicitationRequested
+
 	mode   messages.Mode
 	ta     textarea.Model
 	width  int
@@ -307,6 +312,11 @@ func (m *ui) startPump() {
 	if pend := m.sess.Pending(); len(pend) > 0 {
 		m.approvals = append(m.approvals[:0], pend...)
 	}
+	if el, ok := m.sess.(Elicitor); ok {
+		for _, ev := range el.PendingElicitations() {
+			_ = m.addElicitation(ev)
+		}
+	}
 	go func() {
 		for ev := range ch {
 			batch := []messages.Envelope{ev}
@@ -457,6 +467,10 @@ func (m *ui) events(evs []messages.Envelope) {
 			if !slices.ContainsFunc(m.approvals, func(a messages.ApprovalRequested) bool { return a.ID == ev.ID }) {
 				m.approvals = append(m.approvals, ev)
 			}
+		case messages.ElicitationRequested:
+			_ = m.addElicitation(ev)
+		case messages.ElicitationResolved:
+			m.dropElicitation(ev.ID, ev.Action)
 		case messages.ApprovalResolved:
 			// Still on screen: answered by someone else (another client of
 			// the session, or a cancel), not by a key here.
@@ -500,6 +514,10 @@ func (m *ui) dropQueued(id string) {
 func (m *ui) key(k tea.KeyMsg) tea.Cmd {
 	if len(m.approvals) > 0 {
 		if cmd, ok := m.approvalKey(k); ok {
+			return cmd
+		}
+	} else if m.elicit != nil && !k.Paste {
+		if cmd, ok := m.elicitKey(k); ok {
 			return cmd
 		}
 	}
@@ -916,6 +934,7 @@ func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
 		old := m.sess
 		m.sess = s
 		m.act, m.queue, m.approvals = Activity{}, nil, nil
+		m.elicit, m.elicits = nil, nil
 		m.tr.md.Reset()
 		m.startPump()
 		go func() {
@@ -1070,6 +1089,9 @@ func (m *ui) View() string {
 		b.WriteString(Truncate(bar+strings.Join(opts, " · "), w) + "\n")
 		b.WriteString(Truncate(th.Paint(th.Warn, "╰ ")+th.Paint(th.Dim, "answer: the number alone + Enter, or ↑/↓ + Enter; other typing is a message"), w) + "\n")
 	}
+	if m.elicit != nil && len(m.approvals) == 0 {
+		b.WriteString(m.elicitView(w))
+	}
 	b.WriteString(m.ta.View())
 	b.WriteByte('\n')
 	b.WriteString(m.menuView(w))
@@ -1086,6 +1108,8 @@ func (m *ui) footer() string {
 	switch {
 	case len(m.approvals) > 0:
 		parts = append(parts, "answer the approval above (1/2/3 + enter)", "enter queues text", "ctrl+c cancel the turn")
+	case m.elicit != nil:
+		parts = append(parts, "answer the MCP server's request above", "ctrl+c cancel the turn")
 	case m.act.Busy():
 		parts = append(parts, "esc/ctrl+c cancel", "enter queues")
 	default:

@@ -37,6 +37,7 @@ func mcpFixture() int {
 	say := flag.String("stderr", "", "a line to write to stderr on start, followed by a terminal title escape")
 	waitFor := flag.String("wait-for", "", "file whose appearance the server waits for before it answers (a slow start)")
 	listed := flag.String("listed", "", "file to create once the server has answered tools/list ($VARs expand)")
+	asks := flag.Bool("asks", false, "offer ask (elicitation) and sample (sampling), which ask the client")
 	flag.Parse()
 	if *waitFor != "" {
 		for {
@@ -113,6 +114,9 @@ func mcpFixture() int {
 		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "Say hello to " + req.Params.Arguments["name"]}}}}, nil
 		})
+	if *asks {
+		addAskingTools(s)
+	}
 	if *listed != "" {
 		s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 			return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -128,4 +132,36 @@ func mcpFixture() int {
 		return 0 // stdin closed: the client went away
 	}
 	return 0
+}
+
+// addAskingTools adds ask, whose call asks the user a form (elicitation),
+// and sample, whose call asks the client's model (sampling); each reports
+// the client's answer, or its refusal, as its result.
+func addAskingTools(s *sdk.Server) {
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Ask the user for their name."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			params := &sdk.ElicitParams{Message: "What is your name?", RequestedSchema: map[string]any{"type": "object",
+				"properties": map[string]any{"name": map[string]any{"type": "string"}}}}
+			res, ok := req.Params.InputResponses["ask"].(*sdk.ElicitResult)
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"ask": params}}, nil, nil
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "the user answered " + res.Action}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "sample", Description: "Ask the client's model."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
+			params := &sdk.CreateMessageParams{MaxTokens: 50, SystemPrompt: "Be brief.",
+				Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "Name a colour."}}}}
+			res, ok := req.Params.InputResponses["sample"].(*sdk.CreateMessageWithToolsResult)
+			if !ok {
+				return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{"sample": params}}, nil, nil
+			}
+			var b strings.Builder
+			for _, c := range res.Content {
+				if tc, ok := c.(*sdk.TextContent); ok {
+					b.WriteString(tc.Text)
+				}
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "the model (" + res.Model + ") said: " + b.String()}}}, nil, nil
+		})
 }

@@ -23,6 +23,10 @@ import (
 var odinBin string
 
 func TestMain(m *testing.M) {
+	// This binary doubles as the MCP server the elicitation test starts.
+	if os.Getenv(askerEnv) == "1" {
+		os.Exit(askerServer())
+	}
 	dir, err := os.MkdirTemp("", "odin-repl-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
