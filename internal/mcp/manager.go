@@ -429,6 +429,14 @@ func (s *server) supervise() {
 				err = fmt.Errorf("%w (its stderr: %s)", err, lines[len(lines)-1])
 			}
 			if s.needsLogin(err) {
+				// The transport's wrapping ("connect: calling initialize:
+				// sending ...: rejected by transport") says nothing to a
+				// user: the login error says what to run.
+				var nl *needsLoginError
+				if !errors.As(err, &nl) {
+					nl = &needsLoginError{server: s.name}
+				}
+				err = nl
 				log.Warn().Err(err).Msg("mcp server needs login")
 				s.fail(err)
 				s.loggedOut()
@@ -502,9 +510,6 @@ func (s *server) needsLogin(err error) bool {
 func (s *server) loggedOut() {
 	s.mu.Lock()
 	s.state = StateNeedsLogin
-	if s.lastErr == nil || !errors.Is(s.lastErr, ErrNeedsLogin) {
-		s.lastErr = &needsLoginError{server: s.name}
-	}
 	s.cs = nil
 	s.tools, s.cached, s.built = nil, nil, nil
 	s.notify()

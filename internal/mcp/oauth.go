@@ -120,7 +120,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		h.mu.Lock()
 		h.stepUp = resp.StatusCode == http.StatusForbidden
 		h.mu.Unlock()
-		return h.browserFlow(ctx, req, resp)
+		return h.browserFlow(ctx, req, resp, bearer["resource_metadata"])
 	}
 	drain(resp)
 	if resp.StatusCode == http.StatusForbidden {
@@ -236,7 +236,17 @@ func (h *oauthHandler) scopes(discovered []string) []string {
 // (RFC 8252) on a random port, the user's browser, and the exchange with
 // the resource (RFC 8707). The token is saved before the request is
 // retried.
-func (h *oauthHandler) browserFlow(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (h *oauthHandler) browserFlow(ctx context.Context, req *http.Request, resp *http.Response, metadataURL string) error {
+	if metadataURL != "" {
+		// The SDK quietly falls back to other metadata locations when the
+		// named one is unusable, and then fails somewhere later with an
+		// error about registration; the metadata's own problem is the one
+		// the user can act on.
+		if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadataURL, req.URL.String(), h.client); err != nil {
+			drain(resp)
+			return fmt.Errorf("authorization: the server's protected-resource metadata is unusable: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		drain(resp)

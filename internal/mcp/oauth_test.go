@@ -238,15 +238,19 @@ func TestOAuthStepUpAsksForTheScopeAtNextLogin(t *testing.T) {
 }
 
 func TestOAuthBadMetadataIsAClearError(t *testing.T) {
-	for name, opts := range map[string]oauthtest.Options{
-		"server metadata": {BadServerMetadata: true},
+	for name, tc := range map[string]struct {
+		opts oauthtest.Options
+		want string
+	}{
+		"resource metadata": {oauthtest.Options{BadResourceMetadata: true}, "protected-resource metadata is unusable"},
+		"server metadata":   {oauthtest.Options{BadServerMetadata: true}, "authorization server metadata"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := newAuthRig(t, opts)
+			r := newAuthRig(t, tc.opts)
 			m := r.manager(t, true, nil)
 			m.StartAll()
 			_, err := m.AwaitReady(t.Context(), "prot")
-			if err == nil || !strings.Contains(err.Error(), "authorization server metadata") {
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("login with bad metadata = %v", err)
 			}
 			if c, _ := r.store.Load(r.as.MCPURL()); c != nil {
