@@ -442,6 +442,10 @@ func (s *server) supervise() {
 				s.loggedOut()
 				return
 			}
+			var ae *authError
+			if errors.As(err, &ae) {
+				err = ae
+			}
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
 			s.fail(err)

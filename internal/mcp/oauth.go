@@ -38,6 +38,14 @@ func (e *needsLoginError) Error() string {
 
 func (e *needsLoginError) Is(target error) bool { return target == ErrNeedsLogin }
 
+// authError is a failed browser flow. The transport buries it under its
+// own wrapping ("connect: calling initialize: sending initialize: rejected
+// by transport"); the manager reports it alone, as the step that failed.
+type authError struct{ err error }
+
+func (e *authError) Error() string { return "authorization: " + e.err.Error() }
+func (e *authError) Unwrap() error { return e.err }
+
 // LoginFlow is the interactive part of an authorization: `odin mcp login`
 // sets it on the Manager it connects with.
 type LoginFlow struct {
@@ -244,13 +252,13 @@ func (h *oauthHandler) browserFlow(ctx context.Context, req *http.Request, resp 
 		// the user can act on.
 		if _, err := oauthex.GetProtectedResourceMetadata(ctx, metadataURL, req.URL.String(), h.client); err != nil {
 			drain(resp)
-			return fmt.Errorf("authorization: the server's protected-resource metadata is unusable: %w", err)
+			return &authError{fmt.Errorf("the server's protected-resource metadata is unusable: %w", err)}
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		drain(resp)
-		return fmt.Errorf("listen for the authorization redirect: %w", err)
+		return &authError{fmt.Errorf("listen for the redirect: %w", err)}
 	}
 	redirect := "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + "/callback"
 	results := make(chan callbackResult, 1)
@@ -305,10 +313,10 @@ func (h *oauthHandler) browserFlow(ctx context.Context, req *http.Request, resp 
 	flow, err := auth.NewAuthorizationCodeHandler(conf)
 	if err != nil {
 		drain(resp)
-		return fmt.Errorf("authorization: %w", err)
+		return &authError{err}
 	}
 	if err := flow.Authorize(ctx, req, resp); err != nil {
-		return fmt.Errorf("authorization: %w", err)
+		return &authError{err}
 	}
 	return nil
 }
