@@ -23,7 +23,7 @@ import (
 func newMCPCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mcp",
-		Short: "List, inspect, add and remove MCP servers (mcp.servers, .mcp.json, ~/.claude.json)",
+		Short: "List, inspect, add, remove and log in to MCP servers (mcp.servers, .mcp.json, ~/.claude.json)",
 	}
 	c.AddCommand(newMCPListCmd(g, stdout), newMCPToolsCmd(g, stdout), newMCPAddCmd(stdout), newMCPRemoveCmd(stdout),
 		newMCPLoginCmd(g, stdout), newMCPLogoutCmd(g, stdout))

@@ -156,7 +156,7 @@ func TestMCPOAuthLoginThroughTheCLI(t *testing.T) {
 	}
 
 	// The login: the browser follows the redirect to Odin's listener.
-	if !h.odin(nil, "mcp", "login", "prot") {
+	if !h.odin(nil, "--log-level", "debug", "mcp", "login", "prot") {
 		t.Fatal("odin mcp login failed")
 	}
 	if !strings.Contains(h.stdout, "logged in to MCP server prot (2 tools)") || !strings.Contains(h.stdout, as.URL+"/as/authorize?") {
@@ -214,7 +214,7 @@ func TestMCPOAuthLoginThroughTheCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := h.secrets()
-	if !h.odin(nil, "mcp", "list") || !authMatch(`(?m)^prot\s+http\s+ready`, h.stdout) {
+	if !h.odin(nil, "--log-level", "debug", "mcp", "list") || !authMatch(`(?m)^prot\s+http\s+ready`, h.stdout) {
 		t.Fatalf("mcp list with an expired token:\n%s", h.stdout)
 	}
 	if as.Refreshes() != 1 {
