@@ -41,6 +41,8 @@ refreshed when it expires. See docs/mcp-auth.md.`,
 				if err != nil {
 					return err
 				}
+				// One may log in before enabling the server.
+				cfg.Disabled = false
 				ctx, stop := context.WithTimeout(cmd.Context(), timeout)
 				defer stop()
 				var opened atomic.Bool

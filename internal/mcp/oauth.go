@@ -136,7 +136,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		if err := h.recordStepUp(scopes); err != nil {
 			h.log.Warn().Err(err).Str("mcp_server", h.server).Msg("mcp: remember the scopes a server asked for")
 		}
-		h.setNeedLogin()
+		// The token still serves the rest: only this call needs more.
 		why := " with more scope"
 		if len(scopes) > 0 {
 			why = " with more scope (" + strings.Join(scopes, " ") + ")"
