@@ -233,6 +233,11 @@ func (h *oauthHandler) scopes(discovered []string) []string {
 		}
 	}
 	if c, err := h.store.Load(h.serverURL); err == nil && c != nil {
+		if stepUp {
+			// Each flow is a new SDK handler, which knows no earlier
+			// grant: keep what the stored token was granted.
+			out = union(c.Scopes, out)
+		}
 		out = union(out, c.StepUp)
 	}
 	return out

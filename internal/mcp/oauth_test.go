@@ -294,3 +294,28 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// With a browser at hand (the login's manager), a 403 insufficient_scope
+// runs the flow again for the union of the granted and the demanded
+// scopes, and the call is retried.
+func TestOAuthInteractiveStepUpKeepsGrantedScopes(t *testing.T) {
+	r := newAuthRig(t, oauthtest.Options{Scopes: []string{"read"}, RequiredScope: "admin"})
+	m := r.manager(t, true, nil)
+	m.StartAll()
+	if _, err := m.AwaitReady(t.Context(), "prot"); err != nil {
+		t.Fatal(err)
+	}
+	if out, isErr := callTool(t, m, "mcp__prot__admin"); isErr || out != "admin done" {
+		t.Fatalf("admin with step-up = %q (error %v)", out, isErr)
+	}
+	reqs := r.as.ScopeRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("authorization requests = %q, want the login's and the step-up's", reqs)
+	}
+	if got := strings.Fields(reqs[1]); !contains(got, "read") || !contains(got, "admin") {
+		t.Errorf("step-up asked for %q, want read and admin", reqs[1])
+	}
+	if c := r.credentials(t); !contains(c.Scopes, "admin") || !contains(c.Scopes, "read") {
+		t.Errorf("stored scopes = %v", c.Scopes)
+	}
+}
