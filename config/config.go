@@ -528,4 +528,25 @@ type MCPServer struct {
 	// config, a project's allow asks) or deny. Either way the tokens are
 	// charged to the agent whose tool call the request came from.
 	Sampling string `mapstructure:"sampling" yaml:"sampling"`
+	// OAuth configures the OAuth 2.1 login of an http server that answers
+	// 401 (see docs/mcp-auth.md): without it, Odin registers itself with
+	// the server's authorization server (dynamic client registration).
+	// Tokens come from `odin mcp login NAME` and live in Odin's state
+	// directory; a server with bearer_token_env or an Authorization
+	// header does not use OAuth.
+	OAuth *MCPOAuth `mapstructure:"oauth" yaml:"oauth,omitempty" json:",omitempty"`
+}
+
+// MCPOAuth is a pre-registered OAuth client for an MCP server.
+type MCPOAuth struct {
+	// ClientID is the client registered with the server's authorization
+	// server (its redirect URI must accept http://127.0.0.1 on any port).
+	ClientID string `mapstructure:"client_id" yaml:"client_id"`
+	// ClientSecret, for a confidential client; ${VAR} expands (from your
+	// environment, for a server of your own config only).
+	ClientSecret string `mapstructure:"client_secret" yaml:"client_secret"`
+	// Scopes to request in place of those the server advertises; scopes
+	// a server later demands (403 insufficient_scope) are added at the
+	// next login.
+	Scopes []string `mapstructure:"scopes" yaml:"scopes"`
 }

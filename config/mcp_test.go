@@ -60,6 +60,8 @@ func TestMCPServerValidation(t *testing.T) {
 		"bad.name": {command: x}
 		wrong: {command: x, type: sse}
 		lazy: {command: x, startup: sometimes}
+		stdiooauth: {command: x, oauth: {client_id: c}}
+		secretonly: {url: "https://a/b", oauth: {client_secret: s}}
 `)
 	_, _, err := Load(f.options(nil, nil))
 	got := strings.Join(problems(t, err), "\n")
@@ -69,6 +71,8 @@ func TestMCPServerValidation(t *testing.T) {
 		"mcp.servers.bad.name: a server name may hold only",
 		"mcp.servers.wrong.type: is \"sse\" but the server has a command",
 		"mcp.servers.lazy.startup: must be lazy or eager",
+		"mcp.servers.stdiooauth.oauth: is for http servers",
+		"mcp.servers.secretonly.oauth.client_secret: needs oauth.client_id",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing problem %q in:\n%s", want, got)

@@ -400,6 +400,14 @@ func (v *validator) mcp(m MCP) {
 		if s.BearerTokenEnv != "" {
 			v.envName(key+".bearer_token_env", s.BearerTokenEnv)
 		}
+		if s.OAuth != nil {
+			if s.Command != "" {
+				v.add(key+".oauth", "is for http servers; a stdio server (command) does not log in")
+			}
+			if s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "" {
+				v.add(key+".oauth.client_secret", "needs oauth.client_id")
+			}
+		}
 		for _, h := range sortedKeys(s.Headers) {
 			if !headerName().MatchString(h) {
 				v.add(key+".headers."+h, "is not a valid HTTP header name")

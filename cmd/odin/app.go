@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -689,14 +690,28 @@ func (a *app) mcpManager() *mcp.Manager {
 		Elicit:       a.mcpElicit,
 		Sample:       a.mcpSample,
 		LogLevel:     a.cfg.Log.Level,
+		Auth:         a.mcpAuthStore(),
 		Version:      versionString(), Log: a.log,
 		Report: func(server string, err error) {
 			a.log.Warn().Str("mcp_server", server).Err(err).Msg("mcp server failed")
+			if errors.Is(err, mcp.ErrNeedsLogin) {
+				a.mcpNotice("warn", fmt.Sprintf("MCP server %s %v; its tools are left out", server, err))
+				return
+			}
 			a.mcpNotice("warn", fmt.Sprintf("MCP server %s failed to start (%v); its tools are unavailable", server, err))
 		},
 	})
 	a.closers = append(a.closers, a.mcp)
 	return a.mcp
+}
+
+// mcpAuthStore keeps MCP servers' OAuth tokens in the state directory's
+// mcp-auth (hidden from every sandboxed process: newDenyRead).
+func (a *app) mcpAuthStore() mcp.TokenStore {
+	if a.stateDir == "" {
+		return mcp.TokenStore{}
+	}
+	return mcp.TokenStore{Dir: filepath.Join(a.stateDir, mcpAuthDir)}
 }
 
 // mcpRoots are the directories MCP servers are offered as roots: the
@@ -847,7 +862,7 @@ func (a *app) startMCP(ctx context.Context) {
 func newDenyRead(home, root string, odinDirs []string, perms config.Permissions) (*readdeny.Rules, error) {
 	var private, skip []string
 	if state := odinDirs[0]; state != "" {
-		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"))
+		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"), filepath.Join(state, mcpAuthDir))
 	}
 	for _, d := range odinDirs {
 		if d != "" {

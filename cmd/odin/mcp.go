@@ -23,9 +23,10 @@ import (
 func newMCPCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mcp",
-		Short: "List, inspect, add and remove MCP servers (mcp.servers, .mcp.json, ~/.claude.json)",
+		Short: "List, inspect, add, remove and log in to MCP servers (mcp.servers, .mcp.json, ~/.claude.json)",
 	}
-	c.AddCommand(newMCPListCmd(g, stdout), newMCPToolsCmd(g, stdout), newMCPAddCmd(stdout), newMCPRemoveCmd(stdout))
+	c.AddCommand(newMCPListCmd(g, stdout), newMCPToolsCmd(g, stdout), newMCPAddCmd(stdout), newMCPRemoveCmd(stdout),
+		newMCPLoginCmd(g, stdout), newMCPLogoutCmd(g, stdout))
 	return c
 }
 
@@ -63,7 +64,9 @@ func newMCPListCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				}
 				for _, st := range m.Status() {
 					status := string(st.State)
-					if st.Err != "" && st.State != mcp.StateReady {
+					if st.State == mcp.StateNeedsLogin {
+						status = "needs login: run `odin mcp login " + st.Name + "`"
+					} else if st.Err != "" && st.State != mcp.StateReady {
 						status += ": " + st.Err
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", st.Name, st.Transport, status, len(st.Tools),

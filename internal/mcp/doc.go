@@ -23,4 +23,10 @@
 // they send, and hands input requests (elicitation) to Options.Elicit. A
 // failure's stderr or error text is searched for the paths it names
 // (PathProblems), which Options.Explain turns into the sandbox's reason.
+//
+// An http server that answers 401 is authorized with OAuth 2.1 through the
+// SDK's auth package (oauth.go): the token comes from Options.Auth, a
+// TokenStore of 0600 files, and is refreshed there; with Options.Login set
+// (`odin mcp login`) the browser flow runs, else the server is in
+// StateNeedsLogin and contributes no tools.
 package mcp

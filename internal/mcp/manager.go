@@ -97,6 +97,18 @@ type Options struct {
 	LogLevel string
 	// Version is Odin's version, sent in the handshake.
 	Version string
+	// Auth keeps the OAuth credentials of http servers (docs/mcp-auth.md);
+	// its zero value turns OAuth off: a server that answers 401 then
+	// fails like any other. A server with bearer_token_env or an
+	// Authorization header never uses OAuth.
+	Auth TokenStore
+	// Login, when set, runs the browser flow when a server asks for
+	// authorization (`odin mcp login`); nil: such a server is in
+	// StateNeedsLogin until the user logs in, and contributes no tools.
+	Login *LoginFlow
+	// AuthClient makes OAuth discovery, registration and token requests;
+	// nil: a client with a 30s timeout and the SDK's SSRF checks.
+	AuthClient *http.Client
 	// Log receives server lifecycle events.
 	Log zerolog.Logger
 }
@@ -110,6 +122,9 @@ const (
 	StateConnecting State = "connecting" // starting, or restarting after a crash
 	StateReady      State = "ready"
 	StateFailed     State = "failed" // gave up: failed MaxRestarts times in a row
+	// StateNeedsLogin: the server asked for OAuth authorization and no
+	// usable token is stored; `odin mcp login NAME` gives it one.
+	StateNeedsLogin State = "needs login"
 	StateDisabled   State = "disabled"
 	StateClosed     State = "closed"
 )
@@ -365,6 +380,7 @@ type server struct {
 	restarts int
 	changed  chan struct{} // closed and replaced on every change
 	stderr   *stderrLog    // the stdio process's stderr, across restarts
+	auth     *oauthHandler // an http server's OAuth, across reconnections; nil when off
 	// resources and prompts are the live session's, listed in the
 	// background once it is ready and when the server says they changed.
 	resources []Resource
@@ -422,6 +438,24 @@ func (s *server) supervise() {
 			} else if len(lines) > 0 {
 				err = fmt.Errorf("%w (its stderr: %s)", err, lines[len(lines)-1])
 			}
+			if s.needsLogin(err) {
+				// The transport's wrapping ("connect: calling initialize:
+				// sending ...: rejected by transport") says nothing to a
+				// user: the login error says what to run.
+				var nl *needsLoginError
+				if !errors.As(err, &nl) {
+					nl = &needsLoginError{server: s.name}
+				}
+				err = nl
+				log.Warn().Err(err).Msg("mcp server needs login")
+				s.fail(err)
+				s.loggedOut()
+				return
+			}
+			var ae *authError
+			if errors.As(err, &ae) {
+				err = ae
+			}
 			failures++
 			log.Warn().Err(err).Int("failures", failures).Msg("mcp server failed to start")
 			s.fail(err)
@@ -469,6 +503,33 @@ func (s *server) supervise() {
 			s.setState(StateClosed, nil)
 			return
 		}
+	}
+}
+
+// needsLogin reports whether a failed connection is the server asking for
+// a login no one can give here: retrying cannot help.
+func (s *server) needsLogin(err error) bool {
+	if errors.Is(err, ErrNeedsLogin) {
+		return true
+	}
+	s.mu.Lock()
+	h := s.auth
+	s.mu.Unlock()
+	return h != nil && h.needsLogin()
+}
+
+// loggedOut puts the server in StateNeedsLogin: its tools (and the
+// remembered list, so that the next session asks it again rather than
+// advertising tools it cannot call) are dropped.
+func (s *server) loggedOut() {
+	s.mu.Lock()
+	s.state = StateNeedsLogin
+	s.cs = nil
+	s.tools, s.cached, s.built = nil, nil, nil
+	s.notify()
+	s.mu.Unlock()
+	if f := s.cacheFile(); f != "" {
+		_ = os.Remove(f)
 	}
 }
 
@@ -727,11 +788,42 @@ func (s *server) transport(ctx context.Context) (sdk.Transport, error) {
 		hc := &http.Client{Transport: headerTransport{hdr: hdr, next: http.DefaultTransport}}
 		u := Expand(c.URL, look)
 		if transportName(c) == "sse" {
+			if s.m.opts.Login != nil {
+				return nil, Refused(errors.New("OAuth login needs a Streamable HTTP server (type http); this one is sse"))
+			}
 			return &sdk.SSEClientTransport{Endpoint: u, HTTPClient: hc}, nil
 		}
-		return &sdk.StreamableClientTransport{Endpoint: u, HTTPClient: hc}, nil
+		t := &sdk.StreamableClientTransport{Endpoint: u, HTTPClient: hc}
+		if h := s.oauth(u, hdr, look); h != nil {
+			t.OAuthHandler = h
+		}
+		return t, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", c.Type)
+}
+
+// oauth is the server's OAuth handler for endpoint u, made once; nil when
+// OAuth is off or the config already authorizes the server.
+func (s *server) oauth(u string, hdr http.Header, look func(string) (string, bool)) *oauthHandler {
+	if (s.m.opts.Auth.Dir == "" && s.m.opts.Login == nil) || hdr.Get("Authorization") != "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.auth != nil && s.auth.serverURL == u {
+		return s.auth
+	}
+	hc := s.m.opts.AuthClient
+	if hc == nil {
+		hc = &http.Client{Timeout: authTimeout}
+	}
+	h := &oauthHandler{server: s.name, serverURL: u, cfg: s.cfg.OAuth, store: s.m.opts.Auth,
+		client: hc, login: s.m.opts.Login, log: s.m.opts.Log}
+	if h.cfg != nil {
+		h.secret = Expand(h.cfg.ClientSecret, look)
+	}
+	s.auth = h
+	return h
 }
 
 // headerTransport adds a server's headers to every request.
@@ -761,6 +853,8 @@ func (s *server) session(ctx context.Context) (*sdk.ClientSession, error) {
 			return cs, nil
 		case StateFailed:
 			return nil, fmt.Errorf("it failed to start: %v", err)
+		case StateNeedsLogin:
+			return nil, fmt.Errorf("it %v", err)
 		case StateDisabled, StateClosed:
 			return nil, fmt.Errorf("it is %s", st)
 		}
@@ -851,7 +945,7 @@ func (m *Manager) AwaitReady(ctx context.Context, name string) (int, error) {
 		switch st {
 		case StateReady:
 			return n, nil
-		case StateFailed, StateClosed, StateDisabled:
+		case StateFailed, StateClosed, StateDisabled, StateNeedsLogin:
 			if lastErr == nil {
 				lastErr = fmt.Errorf("it is %s", st)
 			}
