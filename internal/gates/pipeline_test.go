@@ -14,7 +14,7 @@ import (
 
 // Events for the table, named after what happened.
 var (
-	gated     = ChangeFacts{Files: []string{"a.go", "b.go"}}   // two files: review and QA required
+	gated     = ChangeFacts{Files: []string{"a.go", "b.go"}}    // two files: review and QA required
 	ungated   = ChangeFacts{Files: []string{"internal/x/x.go"}} // one low-risk file
 	criterion = ChangeFacts{Files: []string{"notes.txt"}, Acceptance: 1}
 

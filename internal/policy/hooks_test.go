@@ -53,4 +53,3 @@ func TestHookExit2BlocksToolCall(t *testing.T) {
 		t.Errorf("tool ran %d times, want 1", runs.Load())
 	}
 }
-
