@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"time"
+
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/hooks"
+	"github.com/odin-code/odin/internal/policy/trust"
 )
 
 // The hook runner lives in internal/hooks; these names keep the callers
@@ -40,3 +43,24 @@ func HookEvents() []string { return hooks.Events() }
 func NewHooks(byEvent map[string][]config.Hook, opts HooksOptions) (*Hooks, error) {
 	return hooks.New(byEvent, opts)
 }
+
+// Trust records and program pins live in internal/policy/trust.
+type (
+	// TrustStore is trust.Store.
+	TrustStore = trust.Store
+	// Program is trust.Program.
+	Program = trust.Program
+	// Pins is trust.Pins.
+	Pins = trust.Pins
+)
+
+// ErrUnpinnable is trust.ErrUnpinnable.
+var ErrUnpinnable = trust.ErrUnpinnable
+
+// NewTrustStore is trust.NewStore.
+func NewTrustStore(stateDir string, now func() time.Time) *TrustStore {
+	return trust.NewStore(stateDir, now)
+}
+
+// PinProgram is trust.PinProgram.
+func PinProgram(root string, p Program) (Pins, error) { return trust.PinProgram(root, p) }
