@@ -12,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/odin-code/odin/internal/policy/approve"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -101,7 +102,7 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 			continue
 		}
 		for _, f := range v.Findings {
-			w.v.add(f)
+			w.v.Add(f)
 		}
 	}
 }
@@ -245,7 +246,7 @@ func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
 	if filepath.Clean(lexical) != resolved {
 		via = " (through " + filepath.Clean(lexical) + ")"
 	}
-	w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+	w.ask(RuleOutsideRoot, resolved, approve.PathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 		subject, resolved, via, w.c.guard.root, RuleOutsideRoot, suggestDir(resolved)))
 }
 
@@ -429,7 +430,7 @@ func (w *walker) linksOut(args []word, subject string, sc *scope) {
 					return nil
 				}
 				if err == nil && w.c.guard.container(target) == "" {
-					w.ask(RuleOutsideRoot, target, pathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+					w.ask(RuleOutsideRoot, target, approve.PathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 						subject, p, target, w.c.guard.root, RuleOutsideRoot, suggestDir(target)))
 				}
 				return nil

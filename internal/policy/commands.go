@@ -134,14 +134,14 @@ func (w *walker) deny(rule, subject, reason string) {
 	if w.forbiddenOnly && rule != RuleForbidden {
 		return
 	}
-	w.v.add(Finding{Action: Deny, Rule: rule, Subject: subject, Reason: reason})
+	w.v.Add(Finding{Action: Deny, Rule: rule, Subject: subject, Reason: reason})
 }
 
 func (w *walker) ask(rule, subject, key, reason string) {
 	if w.forbiddenOnly {
 		return
 	}
-	w.v.add(Finding{Action: Ask, Rule: rule, Subject: subject, Key: key, Reason: reason})
+	w.v.Add(Finding{Action: Ask, Rule: rule, Subject: subject, Key: key, Reason: reason})
 }
 
 // needsEdit records a command that is not read-only: refused in ask and plan
@@ -579,6 +579,6 @@ func (w *walker) codeText(text string) {
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
 	sub.nested(doc, &scope{cwds: []string{w.c.guard.root}})
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/hooks"
+	"github.com/odin-code/odin/internal/policy/approve"
 	"github.com/odin-code/odin/internal/policy/trust"
 )
 
@@ -64,3 +66,70 @@ func NewTrustStore(stateDir string, now func() time.Time) *TrustStore {
 
 // PinProgram is trust.PinProgram.
 func PinProgram(root string, p Program) (Pins, error) { return trust.PinProgram(root, p) }
+
+// Verdicts, denials and approvals live in internal/policy/approve.
+type (
+	// Action is approve.Action.
+	Action = approve.Action
+	// Finding is approve.Finding.
+	Finding = approve.Finding
+	// Verdict is approve.Verdict.
+	Verdict = approve.Verdict
+	// Denial is approve.Denial.
+	Denial = approve.Denial
+	// Decision is approve.Decision.
+	Decision = approve.Decision
+	// RequestKind is approve.RequestKind.
+	RequestKind = approve.RequestKind
+	// Request is approve.Request.
+	Request = approve.Request
+	// Approver is approve.Approver.
+	Approver = approve.Approver
+	// Headless is approve.Headless.
+	Headless = approve.Headless
+	// Memory is approve.Memory.
+	Memory = approve.Memory
+	// BusApprover is approve.BusApprover.
+	BusApprover = approve.BusApprover
+)
+
+// Actions, decisions, request kinds and rules (see approve).
+const (
+	Allow = approve.Allow
+	Ask   = approve.Ask
+	Deny  = approve.Deny
+
+	AllowOnce    = approve.AllowOnce
+	AllowSession = approve.AllowSession
+	Reject       = approve.Reject
+
+	KindCommand = approve.KindCommand
+	KindPath    = approve.KindPath
+	KindMCP     = approve.KindMCP
+
+	RuleOutsideRoot  = approve.RuleOutsideRoot
+	RuleProtected    = approve.RuleProtected
+	RuleAgentFilter  = approve.RuleAgentFilter
+	RuleMode         = approve.RuleMode
+	RuleForbidden    = approve.RuleForbidden
+	RuleNotAllowed   = approve.RuleNotAllowed
+	RuleUnresolvable = approve.RuleUnresolvable
+	RuleDynamic      = approve.RuleDynamic
+	RuleUnsafeText   = approve.RuleUnsafeText
+	RuleMCP          = approve.RuleMCP
+	RuleNotApproved  = approve.RuleNotApproved
+)
+
+// ErrUnknownApproval is approve.ErrUnknownApproval.
+var ErrUnknownApproval = approve.ErrUnknownApproval
+
+// ParseDecision is approve.ParseDecision.
+func ParseDecision(s string) (Decision, error) { return approve.ParseDecision(s) }
+
+// NewMemory is approve.NewMemory.
+func NewMemory(next Approver) *Memory { return approve.NewMemory(next) }
+
+// NewBusApprover is approve.NewBusApprover.
+func NewBusApprover(bus *events.Bus, newID func() string) *BusApprover {
+	return approve.NewBusApprover(bus, newID)
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/odin-code/odin/internal/policy/approve"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -255,7 +256,7 @@ func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
 		}
 	}
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
 }
 
@@ -271,7 +272,7 @@ func (w *walker) forbiddenScript(args []word, sc *scope) {
 	src := strings.Join(texts(args), " ")
 	sub.script(src, sc.clone(), src)
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
 }
 
@@ -557,7 +558,7 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 				continue // cd fails; the shell stays where it was
 			}
 			if w.c.guard.container(resolved) == "" {
-				w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+				w.ask(RuleOutsideRoot, resolved, approve.PathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
 			}
 			next = append(next, resolved)
 		}
