@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/odin-code/odin/internal/policy/approve"
+	"github.com/odin-code/odin/internal/policy/rules"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -90,7 +91,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
 			}
 		}
-		ok, why, sensitive := readOnly(name, texts(args))
+		ok, why, sensitive := rules.ReadOnly(name, texts(args))
 		if ok && sensitive {
 			for _, a := range args {
 				if !a.static {
@@ -126,7 +127,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s, so the paths they name cannot be checked", subject, dynamicInput))
 	}
 	w.paths(pathWords, subject, sc, readOnlyCmd)
-	if readOnlyCmd && followsLinks(name, texts(args)) {
+	if readOnlyCmd && rules.FollowsLinks(name, texts(args)) {
 		w.linksOut(args, subject, sc)
 	}
 }

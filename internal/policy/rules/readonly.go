@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // read-only. The classification is deliberately narrow: a command missing
 // there asks (in edit mode) or is refused (in ask and plan modes), which
 // is safe.
-func readOnly(name string, args []string) (ok bool, why string, sensitive bool) {
+func ReadOnly(name string, args []string) (ok bool, why string, sensitive bool) {
 	r := readOnlyIndex[name]
 	if r == nil {
 		return false, fmt.Sprintf("%s is not a known read-only command", name), false
@@ -839,7 +839,7 @@ func args0(args []string, long string) string {
 // and follows the symlinks it meets there, so it may read outside the
 // directories its arguments name: grep -R, rg -L, fd -L, find -L, diff -r
 // (which follows them unless --no-dereference).
-func followsLinks(name string, args []string) bool {
+func FollowsLinks(name string, args []string) bool {
 	switch name {
 	case "grep", "egrep", "fgrep":
 		return shortFlag(args, "R") || args0(args, "--dereference-recursive") != ""
