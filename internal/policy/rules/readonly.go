@@ -2,7 +2,6 @@ package rules
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -532,20 +531,37 @@ func dateReadOnly(args []string) (bool, string, bool) {
 }
 
 func sedReadOnly(args []string) (bool, string, bool) {
-	var scripts []string
+	scripts, why := sedScripts(args)
+	if why != "" {
+		return false, why, true
+	}
+	for _, s := range scripts {
+		if ok, why := sedScriptReadOnly(s); !ok {
+			return false, why, true
+		}
+	}
+	return true, "", true
+}
+
+// sedScripts finds the scripts of a sed command line: those of -e and
+// --expression, else the first operand. A script sed reads from a file
+// (-f) or an in-place edit (-i) is refused with why.
+func sedScripts(args []string) (scripts []string, why string) {
 	explicit := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		short := len(a) > 1 && a[0] == '-' && a[1] != '-'
+		beforeE := strings.SplitN(a, "e", 2)[0]
 		switch {
 		case a == "--":
 			if !explicit && i+1 < len(args) {
 				scripts = append(scripts, args[i+1])
 			}
-			i = len(args)
-		case a == "-i" || longIs(a, "in-place") != "" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(strings.SplitN(a, "e", 2)[0], "iI")):
-			return false, "sed -i edits files in place", true
+			return scripts, ""
+		case a == "-i" || longIs(a, "in-place") != "" || (short && strings.ContainsAny(beforeE, "iI")):
+			return nil, "sed -i edits files in place"
 		case a == "-f" || longIs(a, "file") != "":
-			return false, "sed -f runs a script file that cannot be checked", true
+			return nil, "sed -f runs a script file that cannot be checked"
 		case a == "-e" || (longIs(a, "expression") != "" && !strings.Contains(a, "=")):
 			explicit = true
 			if i+1 < len(args) {
@@ -558,34 +574,40 @@ func sedReadOnly(args []string) (bool, string, bool) {
 			scripts = append(scripts, v)
 		case a == "-l" || (longIs(a, "line-length") != "" && !strings.Contains(a, "=")):
 			i++
-		case len(a) > 1 && a[0] == '-' && a[1] != '-':
-			// A cluster such as -ne 'p': the script follows e.
-			if j := strings.IndexByte(a, 'e'); j > 0 {
-				explicit = true
-				if rest := a[j+1:]; rest != "" {
-					scripts = append(scripts, rest)
-				} else if i+1 < len(args) {
-					scripts = append(scripts, args[i+1])
-					i++
-				}
+		case short:
+			var took bool
+			scripts, took = sedCluster(a, args[i+1:], scripts)
+			if took {
+				i++
 			}
-			if strings.ContainsRune(strings.SplitN(a, "e", 2)[0], 'f') {
-				return false, "sed -f runs a script file that cannot be checked", true
+			explicit = explicit || strings.IndexByte(a, 'e') > 0
+			if strings.ContainsRune(beforeE, 'f') {
+				return nil, "sed -f runs a script file that cannot be checked"
 			}
 		case strings.HasPrefix(a, "-"):
-		default:
-			if !explicit {
-				scripts = append(scripts, a)
-				explicit = true
-			}
+		case !explicit:
+			scripts = append(scripts, a)
+			explicit = true
 		}
 	}
-	for _, s := range scripts {
-		if ok, why := sedScriptReadOnly(s); !ok {
-			return false, why, true
-		}
+	return scripts, ""
+}
+
+// sedCluster reads the script of a short option cluster such as -ne 'p'
+// (the script follows e, in the cluster or as the next argument); took
+// says it used the next argument.
+func sedCluster(a string, next, scripts []string) (_ []string, took bool) {
+	j := strings.IndexByte(a, 'e')
+	if j <= 0 {
+		return scripts, false
 	}
-	return true, "", true
+	if rest := a[j+1:]; rest != "" {
+		return append(scripts, rest), false
+	}
+	if len(next) > 0 {
+		return append(scripts, next[0]), true
+	}
+	return scripts, false
 }
 
 // awkProgramReadOnly accepts an awk program given on the command line that cannot
@@ -657,190 +679,6 @@ func goReadOnly(args []string) (bool, string, bool) {
 		return false, "go mod " + strings.Join(rest, " ") + " changes go.mod, go.sum or the module cache", true
 	}
 	return false, "go " + sub + " builds or runs code", true
-}
-
-// gitReadOnly classifies git invocations. Only builtin subcommands are
-// listed, because git prefers a builtin over an alias of the same name,
-// while an unknown name could be an alias defined by the repository.
-func gitReadOnly(args []string) (bool, string, bool) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if !strings.HasPrefix(a, "-") {
-			return gitSubReadOnly(a, args[i+1:])
-		}
-		skip, why := gitGlobalOption(a)
-		if why != "" {
-			return false, why, true
-		}
-		if skip {
-			i++
-		}
-	}
-	return true, "", true
-}
-
-// gitHarmlessGlobals are git's global options that change nothing and run
-// nothing.
-var gitHarmlessGlobals = strings.Fields(`-P --no-pager --no-replace-objects --literal-pathspecs --glob-pathspecs
-	--noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice --exec-path --html-path --man-path
-	--info-path --version -v`)
-
-// gitGlobalOption judges one of git's global options: why it is refused,
-// or whether it takes the next argument as its value.
-func gitGlobalOption(a string) (skipValue bool, why string) {
-	switch {
-	case a == "-c" || (strings.HasPrefix(a, "-c") && len(a) > 2) || a == "--config-env" || strings.HasPrefix(a, "--config-env="):
-		return false, "git -c sets configuration, which can run programs (core.pager, core.fsmonitor, diff.external...)"
-	case a == "--git-dir" || strings.HasPrefix(a, "--git-dir=") || a == "--work-tree" || strings.HasPrefix(a, "--work-tree=") || a == "--bare":
-		return false, "git " + a + " points git at another repository, whose configuration can run programs"
-	case strings.HasPrefix(a, "--exec-path="):
-		return false, "git --exec-path= runs git commands from another directory"
-	case a == "-p" || a == "--paginate":
-		return false, "git -p runs a pager"
-	case a == "-C" || a == "--namespace" || a == "--super-prefix":
-		return true, ""
-	case strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--super-prefix=") || strings.HasPrefix(a, "--list-cmds="),
-		slices.Contains(gitHarmlessGlobals, a):
-		return false, ""
-	}
-	return false, "git option " + a + " is not known to be harmless"
-}
-
-// gitReadOnlySubs are the builtin subcommands that only read, whatever
-// their arguments (gitRunsProgram still applies).
-var gitReadOnlySubs = strings.Fields(`status diff log show shortlog whatchanged diff-tree diff-files diff-index
-	range-diff rev-parse ls-files ls-tree blame annotate describe merge-base rev-list name-rev show-ref
-	for-each-ref count-objects check-ignore check-attr version cat-file show-branch cherry grep`)
-
-// gitSubRules decide the subcommands that read only in some forms.
-var gitSubRules = map[string]func(rest []string) (bool, string, bool){
-	"branch": func(rest []string) (bool, string, bool) {
-		return listOnly("branch", rest, "-a -r -v -vv -i --all --remotes --verbose --ignore-case --show-current --no-color --no-column --no-abbrev",
-			"--contains --no-contains --merged --no-merged --points-at --sort --format --color --column --abbrev")
-	},
-	"tag": func(rest []string) (bool, string, bool) {
-		return listOnly("tag", rest, "-i --ignore-case --no-color --no-column",
-			"--contains --no-contains --merged --no-merged --points-at --sort --format --color --column")
-	},
-	"remote": firstIs(func(rest []string) bool {
-		return len(rest) == 0 || (len(rest) == 1 && (rest[0] == "-v" || rest[0] == "--verbose")) || rest[0] == "get-url"
-	}),
-	"config":   gitConfigReadOnly,
-	"stash":    firstIs(func(rest []string) bool { return len(rest) > 0 && (rest[0] == "list" || rest[0] == "show") }),
-	"worktree": firstIs(func(rest []string) bool { return len(rest) > 0 && rest[0] == "list" }),
-	"notes":    firstIs(func(rest []string) bool { return len(rest) == 0 || rest[0] == "list" || rest[0] == "show" }),
-	"reflog": func(rest []string) (bool, string, bool) {
-		for _, a := range rest {
-			if a == "expire" || a == "delete" {
-				return false, "git reflog " + a + " changes the reflog", true
-			}
-		}
-		return true, "", true
-	},
-}
-
-// firstIs accepts the forms ok holds for; the caller words the refusal.
-func firstIs(ok func(rest []string) bool) func(rest []string) (bool, string, bool) {
-	return func(rest []string) (bool, string, bool) { return ok(rest), "", true }
-}
-
-func gitSubReadOnly(sub string, rest []string) (bool, string, bool) {
-	if why := gitRunsProgram(sub, rest); why != "" {
-		return false, why, true
-	}
-	if slices.Contains(gitReadOnlySubs, sub) {
-		return true, "", true
-	}
-	if f := gitSubRules[sub]; f != nil {
-		if ok, why, sensitive := f(rest); ok || why != "" {
-			return ok, why, sensitive
-		}
-	}
-	return false, strings.TrimSpace("git "+sub+" "+strings.Join(rest, " ")) + " is not a read-only git command", true
-}
-
-// gitRunsProgram says why an option of any subcommand writes a file or
-// runs a program (an output file, an external diff, conversion filters, a
-// pager).
-func gitRunsProgram(sub string, rest []string) string {
-	for _, a := range rest {
-		long := strings.HasPrefix(a, "--")
-		switch n := flagName(a); {
-		case n == "output" && long, a == "-o":
-			return "git " + sub + " " + a + " writes a file"
-		case n == "ext-diff" && long:
-			return "git " + sub + " --ext-diff runs an external diff program"
-		case (n == "textconv" || n == "filters") && long,
-			sub == "cat-file" && longIs(a, "textconv", "filters") != "":
-			return "git " + sub + " " + a + " runs conversion programs"
-		case n == "open-files-in-pager" && long, sub == "grep" && (strings.HasPrefix(a, "-O") || longIs(a, "open-files-in-pager") != ""):
-			return "git grep -O opens a pager"
-		}
-	}
-	return ""
-}
-
-// gitConfigReadOnly accepts git config that only reads (--get, --list,
-// get, list) and nothing that writes alongside.
-func gitConfigReadOnly(rest []string) (bool, string, bool) {
-	reads := false
-	for _, a := range rest {
-		switch a {
-		case "--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list":
-			reads = true
-		}
-	}
-	if !reads {
-		return false, "git config without --get or --list changes configuration", true
-	}
-	for _, b := range rest {
-		// git's option parser accepts unambiguous abbreviations:
-		// --ed is --edit.
-		switch {
-		case b == "-e" || b == "set" || b == "unset" || b == "edit" || b == "rename-section" || b == "remove-section",
-			longIs(b, "add", "unset", "unset-all", "replace-all", "rename-section", "remove-section", "edit") != "":
-			return false, "git config " + b + " changes configuration", true
-		}
-	}
-	return true, "", true
-}
-
-// listOnly accepts git branch/tag invocations that only list: flags from
-// flags, valued options from valued (as --opt=v, --opt v or -n<num>), and
-// positional patterns only with -l/--list.
-func listOnly(sub string, rest []string, flags, valued string) (bool, string, bool) {
-	isFlag := map[string]bool{}
-	for _, f := range strings.Fields(flags) {
-		isFlag[f] = true
-	}
-	isValued := map[string]bool{}
-	for _, f := range strings.Fields(valued) {
-		isValued[f] = true
-	}
-	list := false
-	var operands []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "-l" || a == "--list":
-			list = true
-		case isFlag[a]:
-		case isValued[a]:
-			if a != "--color" && a != "--column" && a != "--abbrev" {
-				i++
-			}
-		case strings.HasPrefix(a, "--") && strings.Contains(a, "=") && isValued[a[:strings.IndexByte(a, '=')]]:
-		case sub == "tag" && strings.HasPrefix(a, "-n"):
-		case strings.HasPrefix(a, "-"):
-			return false, "git " + sub + " " + a + " is not a listing option", true
-		default:
-			operands = append(operands, a)
-		}
-	}
-	if len(operands) > 0 && !list {
-		return false, "git " + sub + " " + strings.Join(operands, " ") + " creates a " + sub, true
-	}
-	return true, "", true
 }
 
 // longIs reports which of names the long option a (--name or --name=value)
