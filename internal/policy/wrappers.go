@@ -277,12 +277,55 @@ func (w *walker) forbiddenScript(args []word, sc *scope) {
 	}
 }
 
+// optionWrapper is a wrapper that runs the command after its options (and
+// after operands of its own, such as timeout's duration).
+type optionWrapper struct {
+	// valued are the options whose value is the next word; shortValued
+	// says every two-character option takes one (stdbuf -o L).
+	valued      []string
+	shortValued bool
+	// own is the number of the wrapper's own operands before the command.
+	own int
+}
+
+// optionWrappers are the wrappers that need no more than option skipping.
+var optionWrappers = map[string]optionWrapper{
+	"timeout": {valued: []string{"-s", "-k", "--signal", "--kill-after"}, own: 1},
+	"nice":    {valued: []string{"-n"}},
+	"nohup":   {}, "builtin": {}, "setsid": {},
+	"stdbuf": {shortValued: true},
+	"exec":   {valued: []string{"-a"}},
+}
+
+// split divides args into the wrapper's own words and the command it runs.
+func (ow optionWrapper) split(args []word) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+		if slices.Contains(ow.valued, args[i].text) || (ow.shortValued && len(args[i].text) == 2) {
+			i++
+		}
+		i++
+	}
+	if ow.own > 0 {
+		if i >= len(args) {
+			return nil, args
+		}
+		i += ow.own
+	}
+	i = min(i, len(args))
+	return args[i:], args[:i]
+}
+
 // unwrap returns the command a wrapper runs. extra are the wrapper's own
 // arguments (checked as paths); dynamic says why the inner command gets
 // arguments at run time; ok is false when argv is not a wrapper.
 func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []word, dynamic string, ok bool) {
 	name := argv[0].text
 	args := argv[1:]
+	if ow, found := optionWrappers[name]; found {
+		inner, extra = ow.split(args)
+		return inner, extra, "", true
+	}
 	switch name {
 	case "sudo", "doas", "su", "pkexec", "run0":
 		if w.forbiddenOnly && !w.code {
@@ -292,118 +335,96 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 		return nil, nil, "", true
 	case "env":
 		return w.unwrapEnv(args, subject)
-	case "timeout":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			switch args[i].text {
-			case "-s", "-k", "--signal", "--kill-after":
-				i++
-			}
-			i++
-		}
-		if i >= len(args) {
-			return nil, args, "", true
-		}
-		return args[i+1:], args[:i+1], "", true
-	case "nice":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if args[i].text == "-n" {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
 	case "jobs":
-		// jobs -x CMD ARGS runs CMD with job specs replaced by process
-		// group IDs.
-		i, run := 0, false
-		for ; i < len(args) && args[i].static && strings.HasPrefix(args[i].text, "-") && args[i].text != "-"; i++ {
-			if args[i].text == "--" {
-				i++
-				break
-			}
-			run = run || strings.ContainsRune(args[i].text, 'x')
-		}
-		if !run {
-			return nil, nil, "", false
-		}
-		return args[i:], args[:i], "", true
-	case "nohup", "builtin", "setsid":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			i++
-		}
-		return args[i:], args[:i], "", true
-	case "stdbuf":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if len(args[i].text) == 2 {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
-	case "exec":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if args[i].text == "-a" {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+		inner, extra, ok = unwrapJobs(args)
+		return inner, extra, "", ok
 	case "command":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if strings.ContainsAny(args[i].text, "vV") {
-				return nil, nil, "", true // command -v name: a lookup
-			}
-			i++
-		}
-		return args[i:], args[:i], "", true
+		inner, extra = unwrapCommand(args)
+		return inner, extra, "", true
 	case "time":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			t := args[i].text
-			switch {
-			case t == "-o" || t == "--output":
-				if i+1 < len(args) {
-					w.redirectTarget(args[i+1], true, subject, sc)
-				}
-				i++
-			case strings.HasPrefix(t, "--output="):
-				w.redirectTarget(word{text: strings.TrimPrefix(t, "--output="), static: args[i].static}, true, subject, sc)
-			case t == "-f" || t == "--format":
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], nil, "", true
+		return w.unwrapTime(args, subject, sc), nil, "", true
 	case "xargs":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			t := args[i].text
-			if t == "--" {
-				i++
-				break
-			}
-			switch t {
-			case "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s":
-				i++
-			}
-			if strings.HasPrefix(t, "--process-slot-var") {
-				w.needsEdit(subject, "xargs --process-slot-var sets an environment variable", false)
-			}
-			i++
-		}
-		rest := args[min(i, len(args)):]
-		if len(rest) == 0 {
-			rest = []word{{text: "echo", static: true}}
-		}
-		return rest, args[:min(i, len(args))], "xargs appends arguments read from its input", true
+		inner, extra = w.unwrapXargs(args, subject)
+		return inner, extra, "xargs appends arguments read from its input", true
 	}
 	return nil, nil, "", false
+}
+
+// unwrapJobs: jobs -x CMD ARGS runs CMD with job specs replaced by process
+// group IDs; any other jobs is not a wrapper.
+func unwrapJobs(args []word) (inner, extra []word, ok bool) {
+	i, run := 0, false
+	for ; i < len(args) && args[i].static && strings.HasPrefix(args[i].text, "-") && args[i].text != "-"; i++ {
+		if args[i].text == "--" {
+			i++
+			break
+		}
+		run = run || strings.ContainsRune(args[i].text, 'x')
+	}
+	if !run {
+		return nil, nil, false
+	}
+	return args[i:], args[:i], true
+}
+
+// unwrapCommand: command [-p] CMD runs CMD; command -v/-V NAME is a lookup
+// that runs nothing.
+func unwrapCommand(args []word) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+		if strings.ContainsAny(args[i].text, "vV") {
+			return nil, nil
+		}
+		i++
+	}
+	return args[i:], args[:i]
+}
+
+// unwrapTime: time's -o FILE writes FILE, checked as a redirection.
+func (w *walker) unwrapTime(args []word, subject string, sc *scope) (inner []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+		t := args[i].text
+		switch {
+		case t == "-o" || t == "--output":
+			if i+1 < len(args) {
+				w.redirectTarget(args[i+1], true, subject, sc)
+			}
+			i++
+		case strings.HasPrefix(t, "--output="):
+			w.redirectTarget(word{text: strings.TrimPrefix(t, "--output="), static: args[i].static}, true, subject, sc)
+		case t == "-f" || t == "--format":
+			i++
+		}
+		i++
+	}
+	return args[min(i, len(args)):]
+}
+
+// unwrapXargs: xargs runs its command (echo by default) with arguments
+// read from its input.
+func (w *walker) unwrapXargs(args []word, subject string) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].text, "-") {
+		t := args[i].text
+		if t == "--" {
+			i++
+			break
+		}
+		switch t {
+		case "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s":
+			i++
+		}
+		if strings.HasPrefix(t, "--process-slot-var") {
+			w.needsEdit(subject, "xargs --process-slot-var sets an environment variable", false)
+		}
+		i++
+	}
+	rest := args[min(i, len(args)):]
+	if len(rest) == 0 {
+		rest = []word{{text: "echo", static: true}}
+	}
+	return rest, args[:min(i, len(args))]
 }
 
 func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dynamic string, ok bool) {
