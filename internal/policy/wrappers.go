@@ -24,30 +24,9 @@ func argsAreData(name string) bool {
 
 // simple checks one simple command given as words, unwrapping wrappers.
 func (w *walker) simple(argv []word, subject string, sc *scope) {
-	var pathWords []word // arguments of every layer, checked as paths
-	dynamicInput := ""   // why arguments arrive at run time (xargs)
-	cur := argv
-	for len(cur) > 0 {
-		name := cur[0]
-		if !name.static || name.glob || name.tilde {
-			w.unresolvable(subject, fmt.Sprintf("the command name %s is not a plain word, so what runs cannot be known", name.text))
-			w.forbiddenSuffixes(cur, sc)
-			return
-		}
-		w.checkForbidden(cur, subject)
-		inner, extra, why, ok := w.unwrap(cur, subject, sc)
-		if !ok {
-			break
-		}
-		pathWords = append(pathWords, extra...)
-		if why != "" {
-			dynamicInput = why
-		}
-		if len(inner) == 0 {
-			cur = nil
-			break
-		}
-		cur = inner
+	cur, pathWords, dynamicInput, ok := w.peel(argv, subject, sc)
+	if !ok {
+		return
 	}
 	if len(cur) == 0 {
 		w.paths(pathWords, subject, sc, true)
@@ -82,42 +61,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.cd(args, subject, sc)
 		return
 	default:
-		w.builtin(name, args, subject)
-		if name == "git" {
-			w.gitConfig(args, subject)
-		}
-		if name == "find" || name == "fd" || name == "fdfind" {
-			for _, inner := range execArgs(name, args) {
-				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
-			}
-		}
-		ok, why, sensitive := rules.ReadOnly(name, texts(args))
-		if ok && sensitive {
-			for _, a := range args {
-				if !a.static {
-					ok, why = false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
-					break
-				}
-				if a.glob && globMatchesOption(w.c.guard, a, sc) {
-					ok, why = false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
-					break
-				}
-			}
-		}
-		if ok && name == "git" {
-			if risk := w.gitRepoRisk(args, sc); risk != "" {
-				ok, why = false, risk
-			}
-		}
-		if ok && dynamicInput != "" && sensitive {
-			ok, why = false, dynamicInput+", which could include an option that writes or runs"
-		}
-		if !ok {
-			w.needsEdit(subject, why, allowed)
-			w.destructive(cur, subject, sc, allowed)
-			w.forbiddenSuffixes(cur, sc)
-		}
-		readOnlyCmd = ok
+		readOnlyCmd = w.program(cur, subject, sc, allowed, dynamicInput)
 		if argsAreData(name) {
 			return
 		}
@@ -130,6 +74,87 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 	if readOnlyCmd && rules.FollowsLinks(name, texts(args)) {
 		w.linksOut(args, subject, sc)
 	}
+}
+
+// peel takes the wrappers (sudo, env, timeout, xargs...) off argv: cur is
+// the command they run (nil when they run none), pathWords their own
+// arguments, dynamicInput why the command gets arguments at run time. ok
+// is false when the command cannot be known, which was reported.
+func (w *walker) peel(argv []word, subject string, sc *scope) (cur, pathWords []word, dynamicInput string, ok bool) {
+	cur = argv
+	for len(cur) > 0 {
+		name := cur[0]
+		if !name.static || name.glob || name.tilde {
+			w.unresolvable(subject, fmt.Sprintf("the command name %s is not a plain word, so what runs cannot be known", name.text))
+			w.forbiddenSuffixes(cur, sc)
+			return nil, nil, "", false
+		}
+		w.checkForbidden(cur, subject)
+		inner, extra, why, wrapped := w.unwrap(cur, subject, sc)
+		if !wrapped {
+			break
+		}
+		pathWords = append(pathWords, extra...)
+		if why != "" {
+			dynamicInput = why
+		}
+		cur = inner
+	}
+	return cur, pathWords, dynamicInput, true
+}
+
+// program checks a command that is neither a shell nor a builtin that
+// runs code: read-only by the rules, or it needs edit mode (and may be
+// destructive). It reports whether the command is read-only.
+func (w *walker) program(cur []word, subject string, sc *scope, allowed bool, dynamicInput string) bool {
+	name, args := cur[0].text, cur[1:]
+	w.builtin(name, args, subject)
+	if name == "git" {
+		w.gitConfig(args, subject)
+	}
+	if name == "find" || name == "fd" || name == "fdfind" {
+		for _, inner := range execArgs(name, args) {
+			w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
+		}
+	}
+	ok, why := w.readOnly(name, args, sc, dynamicInput)
+	if !ok {
+		w.needsEdit(subject, why, allowed)
+		w.destructive(cur, subject, sc, allowed)
+		w.forbiddenSuffixes(cur, sc)
+	}
+	return ok
+}
+
+// readOnly applies the read-only rules to words: arguments known only at
+// run time, a glob that matches an option-like file name, a git command
+// in a repository that can run programs, or input from xargs void a
+// verdict that depends on the arguments.
+func (w *walker) readOnly(name string, args []word, sc *scope, dynamicInput string) (bool, string) {
+	ok, why, sensitive := rules.ReadOnly(name, texts(args))
+	if !ok {
+		return false, why
+	}
+	for _, a := range args {
+		if !sensitive {
+			break
+		}
+		if !a.static {
+			return false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
+		}
+		if a.glob && globMatchesOption(w.c.guard, a, sc) {
+			return false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
+		}
+	}
+	if name == "git" {
+		if risk := w.gitRepoRisk(args, sc); risk != "" {
+			return false, risk
+		}
+	}
+	if dynamicInput != "" && sensitive {
+		return false, dynamicInput + ", which could include an option that writes or runs"
+	}
+	return true, ""
 }
 
 // isShell names the shells whose -c script is parsed as bash.
