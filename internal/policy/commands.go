@@ -362,69 +362,78 @@ func (w *walker) testVarNames(x syntax.TestExpr, subject string) {
 func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
 	subject := printNode(d)
 	w.nested(d, sc)
-	exported := d.Variant.Value == "export"
+	exported, prints := w.declOptions(d, subject)
 	named := 0
-	prints := false
 	for _, a := range d.Args {
-		if a.Name == nil && a.Value != nil {
-			ws := evalWord(a.Value)
-			for _, o := range ws {
-				if !o.static {
-					w.unresolvable(subject, "an option of "+d.Variant.Value+" is only known at run time")
-					continue
-				}
-				if strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
-					if strings.ContainsRune(o.text, 'x') && o.text[0] == '-' {
-						exported = true
-					}
-					if strings.ContainsRune(o.text, 'n') && o.text[0] == '-' {
-						w.unresolvable(subject, d.Variant.Value+" -n makes a name refer to another variable, whose subscript every later use evaluates as arithmetic")
-					}
-					if strings.ContainsRune(o.text, 'i') && o.text[0] == '-' {
-						w.unresolvable(subject, d.Variant.Value+" -i makes every later assignment to the variable an arithmetic evaluation of the value")
-					}
-					if strings.ContainsAny(o.text, "pfF") {
-						prints = true
-					}
-				}
+		switch {
+		case a.Name != nil:
+			named++
+			if a.Value != nil {
+				ws := evalWord(a.Value)
+				w.codeLike(ws, subject)
+				w.compoundValue(d.Variant.Value, ws, subject)
 			}
+			w.variable(a.Name.Value, exported, subject)
+		case a.Value != nil:
+			named += w.declQuoted(d.Variant.Value, a.Value, exported, subject)
 		}
-	}
-	for _, a := range d.Args {
-		if a.Name == nil {
-			if a.Value == nil {
-				continue
-			}
-			// A quoted argument ('a[$(cmd)]=1', "PATH=.") is still an
-			// assignment to bash, which parses it at run time.
-			for _, o := range evalWord(a.Value) {
-				if !o.static || strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
-					continue
-				}
-				named++
-				name, value, hasValue := strings.Cut(o.text, "=")
-				name = strings.TrimSuffix(name, "+")
-				if base := w.varName(word{text: name, static: true, glob: o.glob}, subject); base != "" {
-					w.variable(base, exported, subject)
-				}
-				if hasValue {
-					w.codeLike([]word{{text: value, static: true}}, subject)
-					w.compoundValue(d.Variant.Value, []word{{text: value, static: true}}, subject)
-				}
-			}
-			continue
-		}
-		named++
-		if a.Value != nil {
-			ws := evalWord(a.Value)
-			w.codeLike(ws, subject)
-			w.compoundValue(d.Variant.Value, ws, subject)
-		}
-		w.variable(a.Name.Value, exported, subject)
 	}
 	if named == 0 && (prints || len(d.Args) == 0) && (exported || d.Variant.Value == "declare" || d.Variant.Value == "typeset" || d.Variant.Value == "readonly") {
 		w.needsEdit(subject, "it prints shell variables, which may hold secrets", false)
 	}
+}
+
+// declOptions reads a declaration's options: -x exports, -n and -i make
+// later uses arithmetic (unresolvable), -p/-f/-F print.
+func (w *walker) declOptions(d *syntax.DeclClause, subject string) (exported, prints bool) {
+	exported = d.Variant.Value == "export"
+	for _, a := range d.Args {
+		if a.Name != nil || a.Value == nil {
+			continue
+		}
+		for _, o := range evalWord(a.Value) {
+			if !o.static {
+				w.unresolvable(subject, "an option of "+d.Variant.Value+" is only known at run time")
+				continue
+			}
+			if !strings.HasPrefix(o.text, "-") && !strings.HasPrefix(o.text, "+") {
+				continue
+			}
+			minus := o.text[0] == '-'
+			exported = exported || (minus && strings.ContainsRune(o.text, 'x'))
+			if minus && strings.ContainsRune(o.text, 'n') {
+				w.unresolvable(subject, d.Variant.Value+" -n makes a name refer to another variable, whose subscript every later use evaluates as arithmetic")
+			}
+			if minus && strings.ContainsRune(o.text, 'i') {
+				w.unresolvable(subject, d.Variant.Value+" -i makes every later assignment to the variable an arithmetic evaluation of the value")
+			}
+			prints = prints || strings.ContainsAny(o.text, "pfF")
+		}
+	}
+	return exported, prints
+}
+
+// declQuoted checks a declaration argument that is not a plain
+// assignment: a quoted argument ('a[$(cmd)]=1', "PATH=.") is still an
+// assignment to bash, which parses it at run time. It returns how many
+// names it assigns.
+func (w *walker) declQuoted(variant string, value *syntax.Word, exported bool, subject string) (named int) {
+	for _, o := range evalWord(value) {
+		if !o.static || strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
+			continue
+		}
+		named++
+		name, val, hasValue := strings.Cut(o.text, "=")
+		name = strings.TrimSuffix(name, "+")
+		if base := w.varName(word{text: name, static: true, glob: o.glob}, subject); base != "" {
+			w.variable(base, exported, subject)
+		}
+		if hasValue {
+			w.codeLike([]word{{text: val, static: true}}, subject)
+			w.compoundValue(variant, []word{{text: val, static: true}}, subject)
+		}
+	}
+	return named
 }
 
 // compoundValue checks a value the declaration builtin variant assigns:
