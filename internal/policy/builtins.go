@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"strings"
 )
 
@@ -114,15 +115,15 @@ func (w *walker) builtin(name string, args []word, subject string) {
 	switch name {
 	case "let":
 		for _, a := range args {
-			if !a.static || !isNumber(a.text) {
+			if !a.Static || !shell.IsNumber(a.Text) {
 				w.unresolvable(subject, "let evaluates its arguments as arithmetic, which runs any $(...) in them or in the variables they name")
-				w.codeText(a.text)
+				w.codeText(a.Text)
 			}
 		}
 	case "declare", "typeset", "local", "export", "readonly":
 		w.unresolvable(subject, name+" reached through quotes or a wrapper still parses its arguments as assignments at run time, evaluating subscripts as arithmetic")
 		for _, a := range args {
-			w.codeText(a.text)
+			w.codeText(a.Text)
 		}
 	case "hash":
 		flags, _ := builtinOpts(args, "pt")
@@ -145,7 +146,7 @@ func (w *walker) mapfile(name string, args []word, subject string) {
 	if cb, ok := flags['C']; ok {
 		w.unresolvable(subject, name+" -C runs a callback for every line read")
 		for _, c := range cb {
-			w.codeText(c.text)
+			w.codeText(c.Text)
 		}
 	}
 	if len(ops) > 0 {
@@ -179,11 +180,11 @@ func (w *walker) assigns(a word, subject string) {
 // unquoted expansion may split into both.
 func (w *walker) testBuiltin(args []word, subject string) {
 	for i, a := range args {
-		if a.splits || a.glob {
-			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.text))
+		if a.Splits || a.Glob {
+			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.Text))
 			continue
 		}
-		if i+1 < len(args) && (!a.static || a.text == "-v" || a.text == "-R") {
+		if i+1 < len(args) && (!a.Static || a.Text == "-v" || a.Text == "-R") {
 			w.varName(args[i+1], subject)
 		}
 	}
@@ -196,22 +197,22 @@ func builtinOpts(args []word, valued string) (map[byte][]word, []word) {
 	flags := map[byte][]word{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.static || a.text == "-" || !strings.HasPrefix(a.text, "-") {
+		if !a.Static || a.Text == "-" || !strings.HasPrefix(a.Text, "-") {
 			return flags, args[i:]
 		}
-		if a.text == "--" {
+		if a.Text == "--" {
 			return flags, args[i+1:]
 		}
 	cluster:
-		for j := 1; j < len(a.text); j++ {
-			c := a.text[j]
+		for j := 1; j < len(a.Text); j++ {
+			c := a.Text[j]
 			if !strings.ContainsRune(valued, rune(c)) {
 				flags[c] = append(flags[c], word{})
 				continue
 			}
 			switch {
-			case j+1 < len(a.text):
-				flags[c] = append(flags[c], word{text: a.text[j+1:], static: true})
+			case j+1 < len(a.Text):
+				flags[c] = append(flags[c], word{Text: a.Text[j+1:], Static: true})
 			case i+1 < len(args):
 				i++
 				flags[c] = append(flags[c], args[i])

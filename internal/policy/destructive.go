@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"github.com/odin-code/odin/internal/policy/rules"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"os"
 	"strings"
 )
@@ -38,7 +39,7 @@ func (w *walker) destructive(argv []word, subject string, sc *scope, allowed boo
 	if !allowed || w.ro || w.forbiddenOnly {
 		return
 	}
-	t := texts(argv)
+	t := shell.Texts(argv)
 	exists := func(p string) bool {
 		for _, cwd := range sc.cwds {
 			if r, err := resolveShell(cwd, p); err == nil {
