@@ -25,7 +25,7 @@
 // the user could do to allow it.
 //
 // Policy ties the pieces together for one session and implements
-// tools.Permission; Hooks implements tools.HookRunner. Guards, Commands and
+// tool.Permission (internal/hooks.Hooks implements tool.HookRunner). Guards, Commands and
 // Policy are immutable after construction and safe for concurrent use; the
 // session state they share (approvals remembered for the session) lives in a
 // Memory, which is safe for concurrent use too.
