@@ -305,7 +305,8 @@ func (g *gateRun) fix(c actor.Context, s gates.Step) {
 		if unmet := g.unmetCriteria(); unmet != "" {
 			brief += "\nThe change is not done until each of the plan's acceptance criteria holds; these do not yet (fix them too):\n" + unmet
 		}
-		g.o.spawnTask(c, def, "fix "+s.Failed+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+		stage := s.Failed
+		g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
 			if g.t.tracker != nil {
 				g.t.files = addUnique(g.t.files, g.t.tracker.Changed()...)
