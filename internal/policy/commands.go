@@ -35,7 +35,7 @@ const maxDepth = 8
 //     the like), a write to a protected path, control characters, and in
 //     ask and plan modes anything that is not provably read-only.
 //   - Ask: in edit mode, a command that is neither read-only nor matched by
-//     permissions.allowed_commands, a destructive form (destructive.go)
+//     permissions.allowed_commands, a destructive form (rules/destructive.go)
 //     that the matching allowed pattern does not name, or a command that
 //     cannot be resolved statically (eval, source, a command name from an
 //     expansion, a subscript bash evaluates as arithmetic, a parse
@@ -267,7 +267,7 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 		w.unresolvable(shell.Print(x), "it defines a shell function, which can shadow any command name")
 		w.stmt(x.Body, sc.clone())
 	case *syntax.ArithmCmd, *syntax.LetClause:
-		// Their arithmetic is checked by the contexts of arith.go.
+		// Their arithmetic is checked by the contexts of shell/arith.go.
 		w.nested(x, sc)
 	case *syntax.TestClause:
 		w.nested(x, sc)

@@ -70,7 +70,7 @@ func legacy(f func(args []string) (bool, string, bool)) func(string, []string) (
 func alwaysOK(string, []string) (bool, string) { return true, "" }
 
 // Long options are matched by prefix (longIs), as getopt_long and git
-// accept abbreviations. Bash builtins are explained in builtins.go.
+// accept abbreviations. Bash builtins are explained in internal/policy/builtins.go.
 var readOnlyRules = []readOnlyRule{
 	{
 		Names: []string{"ls", "cat", "head", "tail", "nl", "tac", "rev", "cut", "paste", "join", "tr", "fold", "fmt",
@@ -106,7 +106,7 @@ var readOnlyRules = []readOnlyRule{
 	{
 		Names: []string{"pwd", "echo", "true", "false", ":", "type", "test", "[", "exit", "return", "break", "continue",
 			"shift", "help", "times", "dirs", "popd", "unset"},
-		Why:   "bash builtins that print, test or change nothing a later command depends on (builtins.go)",
+		Why:   "bash builtins that print, test or change nothing a later command depends on (internal/policy/builtins.go)",
 		Match: []string{"echo hi", "test -f a", "unset x"},
 	},
 	{

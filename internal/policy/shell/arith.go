@@ -100,7 +100,7 @@ var ArithContexts = []ArithContext{
 			"let 'a[$(touch CANARY)]=1'",
 			`let "a[$(touch CANARY)]=1"`,
 			"let x",
-			"'let' 'a[$(touch CANARY)]'",       // a quoted let is the builtin (builtins.go)
+			"'let' 'a[$(touch CANARY)]'",       // a quoted let is the builtin (internal/policy/builtins.go)
 			"builtin let 'a[$(touch CANARY)]'", // so is one behind builtin
 		},
 		Refused: []string{"let i=1"},
@@ -267,7 +267,7 @@ var ArithContexts = []ArithContext{
 			"exec {a[1]}>/dev/null",
 		},
 	},
-	// Contexts checked by the walker (builtins.go, testVarNames), listed for
+	// Contexts checked by the walker (internal/policy/builtins.go, testVarNames), listed for
 	// their examples.
 	{
 		Name: "variable name a builtin evaluates",
@@ -294,7 +294,7 @@ var ArithContexts = []ArithContext{
 		},
 	},
 	{
-		// Checked by compoundValue (commands.go); v is set by the
+		// Checked by compoundValue (internal/policy/commands.go); v is set by the
 		// preamble, as an earlier command could have.
 		Name: "array assignment a declaration re-parses",
 		Runs: []string{
@@ -319,7 +319,7 @@ var ArithContexts = []ArithContext{
 		},
 	},
 	{
-		// Checked by variable (commands.go): every way of assigning them.
+		// Checked by variable (internal/policy/commands.go): every way of assigning them.
 		Name: "assignment to a shell variable bash evaluates",
 		Runs: []string{
 			"OPTIND='a[$(touch CANARY)]'; getopts a o",
