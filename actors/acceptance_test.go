@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/odin-code/odin/internal/gates"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -51,15 +52,15 @@ func TestJudgeCriteria(t *testing.T) {
 }
 
 func TestDecideRefactorAndAcceptance(t *testing.T) {
-	d := Decide(ChangeFacts{Files: []string{"main.go"}, Refactors: []string{"renamed exported identifier A → B (main.go)"}})
+	d := gates.Decide(gates.ChangeFacts{Files: []string{"main.go"}, Refactors: []string{"renamed exported identifier A → B (main.go)"}})
 	if !d.ReviewRequired || !d.QARequired || d.Reasons[0] != "significant refactor: renamed exported identifier A → B (main.go)" {
 		t.Errorf("a single-file rename must force the gates: %+v", d)
 	}
-	d = Decide(ChangeFacts{Files: []string{"notes.txt"}, Acceptance: 2})
+	d = gates.Decide(gates.ChangeFacts{Files: []string{"notes.txt"}, Acceptance: 2})
 	if !d.ReviewRequired || d.Reasons[0] != "acceptance criteria to verify: 2" {
 		t.Errorf("acceptance criteria must force QA: %+v", d)
 	}
-	if d := Decide(ChangeFacts{Files: []string{"notes.txt"}}); d.ReviewRequired {
+	if d := gates.Decide(gates.ChangeFacts{Files: []string{"notes.txt"}}); d.ReviewRequired {
 		t.Errorf("a plain single-file change was gated: %+v", d)
 	}
 }

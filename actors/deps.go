@@ -134,8 +134,8 @@ type Deps struct {
 	// Changes provides per-turn change sets; nil disables checkpoints and
 	// diffs.
 	Changes ChangeSets
-	// Gates runs the quality-gate checks (QA commands); nil uses the default
-	// runner.
+	// Checks runs the quality-gate checks (QA commands); nil fails every
+	// gate that requires QA ("no check runner is available").
 	Checks CheckRunner
 	// Coverage measures the changed packages' coverage before and after
 	// for QA; nil skips it.

@@ -1,14 +1,18 @@
 // Package actors is Odin's actor system: the Orchestrator (one per
 // session, whose mailbox is the input queue), the one generic Specialist
 // actor configured by a roster entry, their supervision and deadlines, the
-// layered tool filtering, and the quality gates enforced in code.
+// layered tool filtering, and the execution of the quality gates, whose
+// every decision is internal/gates' (gates.go only carries out its steps).
 //
-// Actors never block in Receive: model calls, tool runs and disk work
-// (diffs, checkpoint commits, plan writes) happen in goroutines started by
-// the async helpers and come back as messages, so Cancel and status
-// queries are handled at once, even mid-turn. The Orchestrator's states
-// are behaviours (idle, busy, compacting stacked over either); a result
-// arriving for a turn that has ended is recognised in one place (live).
+// Actors do not block in Receive: model calls, tool runs and most disk
+// work (gate diffs, checkpoint commits, plan writes, QA checks) happen in
+// goroutines started by the async helpers and come back as messages, so
+// Cancel and status queries are handled at once, even mid-turn. One
+// exception remains: a Code specialist's report reads and diffs the files
+// it changed (the "code" finaliser in roles.go) inside its Receive. The
+// Orchestrator's states are behaviours (idle, busy, gating stacked over
+// busy, compacting stacked over either); a result arriving for a turn
+// that has ended is recognised in one place (live).
 // When quality gates ran, the turn's answer is written after the last of
 // them (synthesis.go). Only the Orchestrator touches its conversation
 // state.

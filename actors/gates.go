@@ -1,243 +1,20 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/odin-code/odin/internal/untrusted"
-	"go/ast"
-	"go/parser"
-	"go/printer"
-	"go/token"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/gates"
+	"github.com/odin-code/odin/internal/untrusted"
 	"github.com/odin-code/odin/messages"
 )
-
-// ChangeFacts are the facts a gate decision is made from.
-type ChangeFacts struct {
-	// Files are the changed files, relative to the project root.
-	Files []string
-	// Quality holds quality.risk_paths and quality.public_api.
-	Quality config.Quality
-	// APIChanges are Go files whose exported API changed, with what changed.
-	APIChanges map[string][]string
-	// Requested is the Orchestrator model's reason for asking review, if any.
-	Requested string
-	// Refactors are the significant refactors found (internal/refactor):
-	// renames and moves of exported identifiers or files, a large change.
-	Refactors []string
-	// Acceptance is the number of acceptance criteria the plan's todo
-	// items carry: QA must check them.
-	Acceptance int
-}
-
-// Decide is the quality-gate rule (seed 004, enforced in code): two or more
-// changed files, a risk path, a public API change or an explicit request
-// make review and QA mandatory. Every reason is recorded.
-func Decide(f ChangeFacts) messages.GateDecision {
-	d := messages.GateDecision{Files: slices.Clone(f.Files), Reasons: []string{}}
-	if n := len(f.Files); n >= 2 {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("multi-file change: %d files changed", n))
-	}
-	for _, file := range f.Files {
-		if g, ok := f.Quality.MatchRiskPath(filepath.ToSlash(file)); ok {
-			d.Reasons = append(d.Reasons, fmt.Sprintf("risk path: %s matches %s", file, g))
-		}
-	}
-	files := make([]string, 0, len(f.APIChanges))
-	for file := range f.APIChanges {
-		files = append(files, file)
-	}
-	sort.Strings(files)
-	for _, file := range files {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("public API change in %s: %s", file, strings.Join(f.APIChanges[file], ", ")))
-	}
-	for _, file := range f.Files {
-		if strings.HasSuffix(file, ".go") {
-			continue
-		}
-		if g, ok := f.Quality.MatchPublicAPI(filepath.ToSlash(file)); ok {
-			d.Reasons = append(d.Reasons, fmt.Sprintf("public API file: %s matches %s", file, g))
-		}
-	}
-	if f.Acceptance > 0 {
-		d.Reasons = append(d.Reasons, fmt.Sprintf("acceptance criteria to verify: %d", f.Acceptance))
-	}
-	for _, r := range f.Refactors {
-		d.Reasons = append(d.Reasons, "significant refactor: "+r)
-	}
-	if f.Requested != "" {
-		d.Reasons = append(d.Reasons, "requested by the Orchestrator: "+f.Requested)
-	}
-	d.ReviewRequired = len(d.Reasons) > 0
-	d.QARequired = d.ReviewRequired
-	return d
-}
-
-// GoAPIChanges compares the exported API of a Go file before and after a
-// change: exported functions, methods on exported types, types, and
-// package-level variables and constants, with their signatures. Test files
-// and package main have no public API. A file that does not parse is
-// compared as changed only if it parsed before.
-func GoAPIChanges(path string, before, after []byte, existed bool) []string {
-	if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-		return nil
-	}
-	var old map[string]string
-	if existed {
-		old = exportedAPI(before)
-	}
-	cur := exportedAPI(after)
-	if cur == nil && old == nil {
-		return nil
-	}
-	var out []string
-	for name, sig := range cur {
-		prev, ok := old[name]
-		switch {
-		case !ok:
-			out = append(out, "added "+name)
-		case prev != sig:
-			out = append(out, "changed "+name)
-		}
-	}
-	for name := range old {
-		if _, ok := cur[name]; !ok {
-			out = append(out, "removed "+name)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// exportedAPI maps each exported identifier of a Go source file to its
-// declaration text; nil when the file does not parse or is package main.
-func exportedAPI(src []byte) map[string]string {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
-	if err != nil || f.Name.Name == "main" {
-		return nil
-	}
-	api := map[string]string{}
-	render := func(n any) string {
-		var b bytes.Buffer
-		_ = printer.Fprint(&b, fset, n)
-		return b.String()
-	}
-	for _, decl := range f.Decls {
-		switch d := decl.(type) {
-		case *ast.FuncDecl:
-			if !d.Name.IsExported() {
-				continue
-			}
-			name := d.Name.Name
-			if d.Recv != nil && len(d.Recv.List) > 0 {
-				recv := receiverType(d.Recv.List[0].Type)
-				if !ast.IsExported(recv) {
-					continue
-				}
-				name = recv + "." + name
-			}
-			api[name] = render(d.Type)
-		case *ast.GenDecl:
-			for _, spec := range d.Specs {
-				switch s := spec.(type) {
-				case *ast.TypeSpec:
-					if s.Name.IsExported() {
-						api[s.Name.Name] = render(exportedShape(s))
-					}
-				case *ast.ValueSpec:
-					for _, n := range s.Names {
-						if n.IsExported() {
-							sig := ""
-							if s.Type != nil {
-								sig = render(s.Type)
-							}
-							api[n.Name] = d.Tok.String() + " " + sig
-						}
-					}
-				}
-			}
-		}
-	}
-	return api
-}
-
-// exportedShape strips unexported struct fields and interface methods so
-// that changes to them do not count as API changes.
-func exportedShape(s *ast.TypeSpec) *ast.TypeSpec {
-	cp := *s
-	switch t := s.Type.(type) {
-	case *ast.StructType:
-		st := *t
-		fl := &ast.FieldList{}
-		for _, f := range t.Fields.List {
-			keep := len(f.Names) == 0 // embedded
-			for _, n := range f.Names {
-				keep = keep || n.IsExported()
-			}
-			if keep {
-				nf := *f
-				nf.Doc, nf.Comment = nil, nil
-				fl.List = append(fl.List, &nf)
-			}
-		}
-		st.Fields = fl
-		cp.Type = &st
-	}
-	cp.Doc, cp.Comment = nil, nil
-	return &cp
-}
-
-func receiverType(e ast.Expr) string {
-	switch t := e.(type) {
-	case *ast.StarExpr:
-		return receiverType(t.X)
-	case *ast.IndexExpr:
-		return receiverType(t.X)
-	case *ast.IndexListExpr:
-		return receiverType(t.X)
-	case *ast.Ident:
-		return t.Name
-	}
-	return ""
-}
-
-// BlockingIssues are the review issues that send a change back to Code:
-// every critical or major issue, and every issue whose severity is not one
-// of messages.Severities (a reviewer that says "high" or "blocker" means it
-// and must not pass by a vocabulary mismatch). A review that does not
-// approve the change but names no blocking issue is itself blocking: its
-// rejection becomes one major issue carrying the review's summary, so that
-// "approved: false" can never end in a passed gate.
-func BlockingIssues(r messages.ReviewResult) []messages.ReviewIssue {
-	var out []messages.ReviewIssue
-	for _, is := range r.Issues {
-		switch strings.ToLower(strings.TrimSpace(is.Severity)) {
-		case messages.SeverityMinor, messages.SeverityInfo:
-		default:
-			out = append(out, is)
-		}
-	}
-	if len(out) == 0 && !r.Approved {
-		why := strings.TrimSpace(r.Summary)
-		if why == "" {
-			why = "no reason given"
-		}
-		out = append(out, messages.ReviewIssue{Severity: messages.SeverityMajor, Category: "correctness",
-			Message: "the review did not approve the change: " + why})
-	}
-	return out
-}
 
 // CheckRunner finds and runs the QA checks of a project.
 type CheckRunner interface {
@@ -247,25 +24,36 @@ type CheckRunner interface {
 	Run(ctx context.Context, check messages.QACheck) messages.QACheck
 }
 
-// gateRun drives the quality-gate pipeline of one turn: review → test →
-// QA, with fix rounds through the Code specialist.
+// gateRun executes one turn's quality-gate pipeline (gates.Pipeline): the
+// pipeline decides each step, gateRun carries it out — spawns the gate
+// agents, runs the checks, publishes the stages — and feeds the outcome
+// back. It decides nothing itself.
 type gateRun struct {
 	o      *Orchestrator
 	t      *turnState
+	p      gates.Pipeline
 	report messages.GateReport
-	// testFailing is set when a Test report of this turn showed failures:
-	// the test stage then reruns after fixes.
-	testFailing bool
+	// diagnosing is QA's result while the diagnostician works on it; it
+	// joins the report with the diagnosis.
+	diagnosing *messages.QAResult
 }
 
 func newGateRun(o *Orchestrator, t *turnState) *gateRun {
-	return &gateRun{o: o, t: t}
+	_, reviewer := o.deps.Roster.ByRole(RoleReviewer)
+	_, tester := o.deps.Roster.ByRole(RoleTester)
+	_, diagnostician := o.deps.Roster.ByRole(RoleDiagnostician)
+	_, fixer := o.deps.Roster.ByRole(RoleFixer)
+	return &gateRun{o: o, t: t, p: gates.Pipeline{
+		MaxFixRounds: o.deps.Config.Quality.MaxFixRounds,
+		Roles:        gates.Roles{Reviewer: reviewer, Tester: tester, Diagnostician: diagnostician, Fixer: fixer},
+		CheckRunner:  o.deps.Checks != nil,
+	}}
 }
 
 // facts gathers what the decision needs; it reads the changed files, so
 // it runs off the mailbox and must not touch the actor.
-func facts(root string, q config.Quality, files []string, requested string, tracker ChangeTracker) ChangeFacts {
-	f := ChangeFacts{Files: relPaths(root, files), Quality: q, Requested: requested, APIChanges: map[string][]string{}}
+func facts(root string, q config.Quality, files []string, requested string, tracker ChangeTracker) gates.ChangeFacts {
+	f := gates.ChangeFacts{Files: relPaths(root, files), Quality: q, Requested: requested, APIChanges: map[string][]string{}}
 	if tracker != nil {
 		for _, abs := range files {
 			before, existed, ok := tracker.Snapshot(abs)
@@ -273,7 +61,7 @@ func facts(root string, q config.Quality, files []string, requested string, trac
 				continue
 			}
 			after, _ := readFileLimited(abs)
-			if ch := GoAPIChanges(abs, before, after, existed); len(ch) > 0 {
+			if ch := gates.GoAPIChanges(abs, before, after, existed); len(ch) > 0 {
 				f.APIChanges[relPath(root, abs)] = ch
 			}
 		}
@@ -282,32 +70,56 @@ func facts(root string, q config.Quality, files []string, requested string, trac
 	return f
 }
 
-// start reads the facts of the change off the mailbox, then decides.
+// start reads the facts of the change off the mailbox, then lets the
+// pipeline decide.
 func (g *gateRun) start(c actor.Context) {
 	root, q, files, requested, tracker := g.o.deps.Root, g.o.deps.Config.Quality, append([]string(nil), g.t.files...), g.t.review, g.t.tracker
 	criteria := len(criteriaOf(g.o.todos))
-	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) ChangeFacts {
+	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) gates.ChangeFacts {
 		f := facts(root, q, files, requested, tracker)
 		f.Acceptance = criteria
 		return f
-	}, g.decide)
+	}, func(c actor.Context, f gates.ChangeFacts) {
+		g.next(c, gates.Event{Kind: gates.EventStart, Facts: f, TestFailing: g.t.testFailed})
+	})
 }
 
-func (g *gateRun) decide(c actor.Context, f ChangeFacts) {
-	d := Decide(f)
-	g.report.Decision = d
-	g.o.deps.Bus.Publish(messages.GateDecided{Decision: d})
-	g.testFailing = g.t.testFailed
-	if !d.ReviewRequired && !g.testFailing {
+// next feeds ev to the pipeline and executes the step it returns.
+func (g *gateRun) next(c actor.Context, ev gates.Event) {
+	var s gates.Step
+	g.p, s = g.p.Next(ev)
+	g.report.FixRounds = g.p.FixRounds
+	if ev.Kind == gates.EventStart {
+		g.report.Decision = g.p.Decision
+		g.o.deps.Bus.Publish(messages.GateDecided{Decision: g.p.Decision})
+	}
+	g.exec(c, s)
+}
+
+func (g *gateRun) exec(c actor.Context, s gates.Step) {
+	switch s.Kind {
+	case gates.StepFinish:
 		g.report.Passed = true
 		g.o.finishTurn(c, messages.TurnDone, "")
-		return
+	case gates.StepReview:
+		g.review(c, s.Round)
+	case gates.StepTest:
+		g.test(c, s.Round)
+	case gates.StepQA:
+		g.qa(c, s.Round)
+	case gates.StepDiagnose:
+		g.diagnose(c, s.Round)
+	case gates.StepFix:
+		g.fix(c, s)
+	case gates.StepPass:
+		g.pass(c)
+	case gates.StepFail:
+		if s.Stage != "" {
+			g.stage(messages.GateStageResult{Stage: s.Stage, Round: s.Round}, false)
+			g.stage(messages.GateStageResult{Stage: s.Stage, Round: s.Round, Summary: s.Summary}, true)
+		}
+		g.fail(c, s.Why)
 	}
-	if d.ReviewRequired {
-		g.review(c)
-		return
-	}
-	g.test(c)
 }
 
 func (g *gateRun) stage(res messages.GateStageResult, done bool) {
@@ -337,88 +149,64 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 	}, then)
 }
 
-func (g *gateRun) review(c actor.Context) {
-	def, ok := g.o.deps.Roster.ByRole(RoleReviewer)
+// agent returns the definition playing role; the pipeline only asks for
+// roles the roster filled when the run started.
+func (g *gateRun) agent(c actor.Context, role Role) (*AgentDefinition, bool) {
+	def, ok := g.o.deps.Roster.ByRole(role)
 	if !ok {
-		g.fail(c, "review is mandatory but no agent has the reviewer role (the review agent is disabled)")
-		return
+		g.fail(c, fmt.Sprintf("internal error: no agent has the %s role any more", role))
 	}
-	round := g.report.FixRounds
-	g.stage(messages.GateStageResult{Stage: "review", Round: round}, false)
-	g.withBrief(c, func(c actor.Context, brief string) {
-		g.spawnReview(c, def, round, brief+acceptanceBrief(g.o.todos)+"\nReview this change. Report critical and major issues only when they are real; approve otherwise.")
-	})
+	return def, ok
 }
 
-func (g *gateRun) spawnReview(c actor.Context, def *AgentDefinition, round int, brief string) {
-	g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
-		var rr messages.ReviewResult
-		if r.Status != messages.ReportOK || json.Unmarshal(r.Result, &rr) != nil || r.Result == nil {
-			g.stage(messages.GateStageResult{Stage: "review", Round: round, Summary: "review did not complete: " + r.Summary, TaskID: r.TaskID}, true)
-			g.fail(c, fmt.Sprintf("the mandatory review did not complete (%s: %s)", r.Status, r.Summary))
-			return
-		}
-		g.report.Review = &rr
-		blocking := BlockingIssues(rr)
-		passed := len(blocking) == 0
-		g.stage(messages.GateStageResult{Stage: "review", Round: round, Passed: passed, TaskID: r.TaskID,
-			Summary: fmt.Sprintf("%d issue(s), %d blocking: %s", len(rr.Issues), len(blocking), rr.Summary)}, true)
-		if !passed {
-			g.fix(c, "review", issuesText(blocking), g.review)
-			return
-		}
-		g.test(c)
-	})
-}
-
-func (g *gateRun) test(c actor.Context) {
-	if !g.testFailing {
-		g.qa(c)
-		return
-	}
-	def, ok := g.o.deps.Roster.ByRole(RoleTester)
+func (g *gateRun) review(c actor.Context, round int) {
+	def, ok := g.agent(c, RoleReviewer)
 	if !ok {
-		g.qa(c)
 		return
 	}
-	round := g.report.FixRounds
-	g.stage(messages.GateStageResult{Stage: "test", Round: round}, false)
+	g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		g.spawnTest(c, def, round, brief+"\nRun the project's tests for this change and report the results. Do not change production code.")
+		brief += acceptanceBrief(g.o.todos) + "\nReview this change. Report critical and major issues only when they are real; approve otherwise."
+		g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+			var rr messages.ReviewResult
+			if r.Status != messages.ReportOK || r.Result == nil || json.Unmarshal(r.Result, &rr) != nil {
+				g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round, Summary: "review did not complete: " + r.Summary, TaskID: r.TaskID}, true)
+				g.next(c, gates.Event{Kind: gates.EventReviewed, Report: r})
+				return
+			}
+			g.report.Review = &rr
+			blocking := gates.BlockingIssues(rr)
+			g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round, Passed: len(blocking) == 0, TaskID: r.TaskID,
+				Summary: fmt.Sprintf("%d issue(s), %d blocking: %s", len(rr.Issues), len(blocking), rr.Summary)}, true)
+			g.next(c, gates.Event{Kind: gates.EventReviewed, Report: r, Review: &rr})
+		})
 	})
 }
 
-func (g *gateRun) spawnTest(c actor.Context, def *AgentDefinition, round int, brief string) {
-	g.o.spawnTask(c, def, "rerun the tests", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
-		var tr messages.TestResult
-		ok := r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &tr) == nil
-		if ok {
-			g.report.Test = &tr
-		}
-		passed := ok && tr.Failed == 0
-		g.stage(messages.GateStageResult{Stage: "test", Round: round, Passed: passed, TaskID: r.TaskID, Summary: r.Summary}, true)
-		if !passed {
-			g.fix(c, "tests", testFailuresText(tr, r), g.test)
-			return
-		}
-		g.testFailing = false
-		g.qa(c)
-	})
-}
-
-func (g *gateRun) qa(c actor.Context) {
-	if !g.report.Decision.QARequired {
-		g.pass(c)
+func (g *gateRun) test(c actor.Context, round int) {
+	def, ok := g.agent(c, RoleTester)
+	if !ok {
 		return
 	}
-	round := g.report.FixRounds
-	g.stage(messages.GateStageResult{Stage: "qa", Round: round}, false)
+	g.stage(messages.GateStageResult{Stage: gates.StageTest, Round: round}, false)
+	g.withBrief(c, func(c actor.Context, brief string) {
+		brief += "\nRun the project's tests for this change and report the results. Do not change production code."
+		g.o.spawnTask(c, def, "rerun the tests", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+			ev := gates.Event{Kind: gates.EventTested, Report: r}
+			var tr messages.TestResult
+			if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &tr) == nil {
+				g.report.Test = &tr
+				ev.Test = &tr
+			}
+			g.stage(messages.GateStageResult{Stage: gates.StageTest, Round: round, Passed: ev.Test != nil && tr.Failed == 0, TaskID: r.TaskID, Summary: r.Summary}, true)
+			g.next(c, ev)
+		})
+	})
+}
+
+func (g *gateRun) qa(c actor.Context, round int) {
+	g.stage(messages.GateStageResult{Stage: gates.StageQA, Round: round}, false)
 	runner := g.o.deps.Checks
-	if runner == nil {
-		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: false, Summary: "no QA check runner configured"}, true)
-		g.fail(c, "QA is mandatory but no check runner is available")
-		return
-	}
 	id := g.t.id
 	crit := criterionChecks(criteriaOf(g.o.todos))
 	meter, root, files, tracker := g.o.deps.Coverage, g.o.deps.Root, append([]string(nil), g.t.files...), g.t.tracker
@@ -434,9 +222,10 @@ func (g *gateRun) qa(c actor.Context) {
 	})
 }
 
+// onChecks judges the checks: exit codes and the acceptance criteria
+// decide QA's verdict; the pipeline decides what follows.
 func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
-	o := g.o
-	round := g.report.FixRounds
+	round := g.p.FixRounds
 	qa := &messages.QAResult{Checks: msg.checks, Passed: true, Blockers: []string{}, Warnings: []string{}}
 	for _, ch := range msg.checks {
 		if ch.Required && !ch.Passed {
@@ -447,24 +236,32 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 	if len(msg.checks) == 0 {
 		qa.Warnings = append(qa.Warnings, "no build, lint or test command is configured (quality.build/lint/test) or detectable")
 	}
-	applyAcceptance(qa, judgeCriteria(criteriaOf(o.todos), msg.criteria, g.report.Review), msg.coverage)
-	if qa.Passed {
+	applyAcceptance(qa, judgeCriteria(criteriaOf(g.o.todos), msg.criteria, g.report.Review), msg.coverage)
+	switch {
+	case !qa.Passed && g.p.Roles.Diagnostician:
+		g.diagnosing = qa
+	case qa.Passed:
 		qa.Summary = fmt.Sprintf("%d check(s) passed", len(msg.checks))
-		g.report.QA = qa
-		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: true, Summary: qa.Summary}, true)
-		g.pass(c)
-		return
-	}
-	// A failing check is diagnosed by the QA specialist; the verdict
-	// itself stays the exit codes'.
-	def, ok := o.deps.Roster.ByRole(RoleDiagnostician)
-	if !ok {
+		g.stage(messages.GateStageResult{Stage: gates.StageQA, Round: round, Passed: true, Summary: qa.Summary}, true)
+	case !g.p.Roles.Diagnostician:
 		qa.Summary = strings.Join(qa.Blockers, "; ")
+		g.stage(messages.GateStageResult{Stage: gates.StageQA, Round: round, Summary: qa.Summary}, true)
+	}
+	if g.diagnosing == nil {
 		g.report.QA = qa
-		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Summary: qa.Summary}, true)
-		g.fix(c, "QA", strings.Join(qa.Blockers, "\n")+"\n\n"+checksText(qa.Checks), g.qa)
+	}
+	// The QA stage of a diagnosed failure ends with the diagnosis.
+	g.next(c, gates.Event{Kind: gates.EventChecked, Passed: qa.Passed, Problems: qaProblems(qa)})
+}
+
+// diagnose has the QA specialist diagnose failing checks; the verdict
+// itself stays the exit codes'.
+func (g *gateRun) diagnose(c actor.Context, round int) {
+	def, ok := g.agent(c, RoleDiagnostician)
+	if !ok {
 		return
 	}
+	qa := g.diagnosing
 	g.withBrief(c, func(c actor.Context, brief string) {
 		brief += "\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n" + checksText(qa.Checks)
 		if unmet := unmetCriteriaText(qa.Criteria); unmet != "" {
@@ -472,55 +269,49 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 			// missing, and its report cannot clear them.
 			brief += "\nThe plan's acceptance criteria that are NOT met (Odin's verdict, final; each one blocks this change):\n" + unmet
 		}
-		g.spawnDiagnosis(c, def, round, qa, brief+"\nDiagnose each failing check and unmet acceptance criterion: name the blockers precisely (file, line, cause, fix).")
+		brief += "\nDiagnose each failing check and unmet acceptance criterion: name the blockers precisely (file, line, cause, fix)."
+		g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
+			var mr messages.QAResult
+			if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
+				qa.Blockers = mergeBlockers(qa.Blockers, mr.Blockers)
+				qa.Warnings = append(qa.Warnings, mr.Warnings...)
+				qa.Summary = mr.Summary
+			}
+			if qa.Summary == "" {
+				qa.Summary = strings.Join(qa.Blockers, "; ")
+			}
+			g.report.QA, g.diagnosing = qa, nil
+			g.stage(messages.GateStageResult{Stage: gates.StageQA, Round: round, Passed: false, TaskID: r.TaskID, Summary: qa.Summary}, true)
+			g.next(c, gates.Event{Kind: gates.EventDiagnosed, Problems: qaProblems(qa)})
+		})
 	})
 }
 
-func (g *gateRun) spawnDiagnosis(c actor.Context, def *AgentDefinition, round int, qa *messages.QAResult, brief string) {
-	g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
-		var mr messages.QAResult
-		if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
-			qa.Blockers = mergeBlockers(qa.Blockers, mr.Blockers)
-			qa.Warnings = append(qa.Warnings, mr.Warnings...)
-			qa.Summary = mr.Summary
-		}
-		if qa.Summary == "" {
-			qa.Summary = strings.Join(qa.Blockers, "; ")
-		}
-		g.report.QA = qa
-		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: false, TaskID: r.TaskID, Summary: qa.Summary}, true)
-		g.fix(c, "QA", strings.Join(qa.Blockers, "\n")+"\n\n"+checksText(qa.Checks), g.qa)
-	})
+func qaProblems(qa *messages.QAResult) string {
+	return strings.Join(qa.Blockers, "\n") + "\n\n" + checksText(qa.Checks)
 }
 
-// fix sends the change back to Code with the problems of stage, then
-// reruns next; after quality.max_fix_rounds rounds the gate fails.
-func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.Context)) {
-	max := g.o.deps.Config.Quality.MaxFixRounds
-	if g.report.FixRounds >= max {
-		g.fail(c, fmt.Sprintf("%s still failing after %d fix round(s)", stage, max))
-		return
-	}
-	def, ok := g.o.deps.Roster.ByRole(RoleFixer)
+// fix sends the change back to Code with the problems of the failed stage;
+// the pipeline then reruns that stage.
+func (g *gateRun) fix(c actor.Context, s gates.Step) {
+	def, ok := g.agent(c, RoleFixer)
 	if !ok {
-		g.fail(c, stage+" failed and no agent has the fixer role (the code agent is disabled), so it cannot be fixed")
 		return
 	}
-	g.report.FixRounds++
-	round := g.report.FixRounds
-	g.stage(messages.GateStageResult{Stage: "fix", Round: round}, false)
+	g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
 		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
-			stage, round, max, problems)
+			s.Failed, s.Round, g.p.MaxFixRounds, s.Problems)
 		if unmet := g.unmetCriteria(); unmet != "" {
 			brief += "\nThe change is not done until each of the plan's acceptance criteria holds; these do not yet (fix them too):\n" + unmet
 		}
+		stage := s.Failed
 		g.o.spawnTask(c, def, "fix "+stage+" findings", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
-			g.stage(messages.GateStageResult{Stage: "fix", Round: round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
+			g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round, Passed: r.Status == messages.ReportOK, TaskID: r.TaskID, Summary: r.Summary}, true)
 			if g.t.tracker != nil {
 				g.t.files = addUnique(g.t.files, g.t.tracker.Changed()...)
 			}
-			next(c)
+			g.next(c, gates.Event{Kind: gates.EventFixed})
 		})
 	})
 }
@@ -554,33 +345,6 @@ func (g *gateRun) pass(c actor.Context) {
 func (g *gateRun) fail(c actor.Context, why string) {
 	g.report.Passed = false
 	g.o.synthesize(c, messages.TurnGateFailed, "quality gate failed: "+why)
-}
-
-func issuesText(issues []messages.ReviewIssue) string {
-	var b strings.Builder
-	for _, is := range issues {
-		loc := is.File
-		if is.Line > 0 {
-			loc += fmt.Sprintf(":%d", is.Line)
-		}
-		fmt.Fprintf(&b, "- [%s] %s: %s\n", is.Severity, loc, is.Message)
-	}
-	return b.String()
-}
-
-func testFailuresText(tr messages.TestResult, r *messages.Report) string {
-	if len(tr.Failures) == 0 {
-		return r.Summary
-	}
-	var b strings.Builder
-	for _, f := range tr.Failures {
-		fmt.Fprintf(&b, "- %s: %s", f.Test, f.Message)
-		if f.Diagnosis != "" {
-			fmt.Fprintf(&b, " (diagnosis: %s)", f.Diagnosis)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
 }
 
 // checksText lists the QA checks for a specialist's brief. A failing

@@ -810,12 +810,7 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 		run.timer.Stop()
 	}
 	c.Stop(run.pid)
-	if r.Restarts == 0 {
-		r.Restarts = run.crashes
-	}
-	if r.SessionID == "" {
-		r.SessionID = run.delegate.TaskID
-	}
+	r = withRunFacts(r, run.crashes, run.delegate.TaskID)
 	status := messages.AgentRunStatus(r.Status)
 	if r.Error == "stopped by the Orchestrator" {
 		status = messages.RunStopped
@@ -831,6 +826,21 @@ func (o *Orchestrator) complete(c actor.Context, run *taskRun, r *messages.Repor
 	}
 	o.deps.Bus.Publish(messages.AgentFinished{Report: *r})
 	run.onReport(c, r)
+}
+
+// withRunFacts returns the report completed with what only the parent
+// knows: the restarts it counted and the run's session ID. The received
+// report is left as it was sent: a message is never mutated after
+// sending, and its sender (or anyone it was shown to) may still read it.
+func withRunFacts(r *messages.Report, crashes int, taskID string) *messages.Report {
+	cp := *r
+	if cp.Restarts == 0 {
+		cp.Restarts = crashes
+	}
+	if cp.SessionID == "" {
+		cp.SessionID = taskID
+	}
+	return &cp
 }
 
 func (o *Orchestrator) onCrash(msg *specialistCrashed) {

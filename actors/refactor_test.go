@@ -8,6 +8,7 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/gates"
 )
 
 // A single-file rename of an exported identifier, read from the
@@ -35,7 +36,7 @@ func TestFactsFindSingleFileRename(t *testing.T) {
 		if err := os.WriteFile(main, []byte(tc.after), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d := Decide(facts(root, config.Default().Quality, []string{main}, "", tr))
+		d := gates.Decide(facts(root, config.Default().Quality, []string{main}, "", tr))
 		if d.ReviewRequired != tc.gated || (tc.gated && d.Reasons[0] != tc.reason) {
 			t.Errorf("after %q: decision %+v", tc.after, d)
 		}

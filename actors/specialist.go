@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -542,7 +543,7 @@ func (s *specialist) finish(c actor.Context, status messages.ReportStatus, summa
 		summary = problem
 	}
 	rep := &messages.Report{TaskID: s.t.delegate.TaskID, Agent: s.t.def.Name, Status: status,
-		Summary: strings.TrimSpace(summary), Result: result, Files: s.files, Error: problem,
+		Summary: strings.TrimSpace(summary), Result: result, Files: slices.Clone(s.files), Error: problem,
 		Usage: s.usage, Model: s.model.ID, Turns: s.turn, Restarts: s.restart,
 		Elapsed: s.deps.now().Sub(s.started)}
 	// The parent stops this actor once it has the report: stopping here

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/odin-code/odin/internal/gates"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
@@ -190,7 +191,7 @@ func synthesisFacts(request, interim string, files []string, diff string, r mess
 		for _, is := range rv.Issues {
 			fmt.Fprintf(&b, "\n- [%s] %s:%d %s", is.Severity, is.File, is.Line, is.Message)
 		}
-		if blocking := BlockingIssues(*rv); len(blocking) > 0 {
+		if blocking := gates.BlockingIssues(*rv); len(blocking) > 0 {
 			b.WriteString("\nBlocking findings of the last review:")
 			for _, is := range blocking {
 				fmt.Fprintf(&b, "\n- %s", is.Message)

@@ -285,7 +285,8 @@ type SessionFenced struct {
 
 // Resync: this subscriber fell too far behind and Dropped events were
 // discarded from its backlog instead of stalling the session (streamed
-// text, tool and agent progress; never turn, input or approval events).
+// text, tool and agent progress; never turn, input, approval or fencing
+// events).
 // What they said is in the session's state: the turn's result, the stored
 // transcript (odin sessions show).
 type Resync struct {

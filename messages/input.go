@@ -178,7 +178,7 @@ type TurnResult struct {
 	ByAgent []AgentUsage `json:"by_agent,omitempty"`
 	// PlanFile is the plan written in plan mode, relative to the root.
 	PlanFile string `json:"plan_file,omitempty"`
-	// Report is the specialist's report of a direct task (RunTask).
+	// Report is the specialist's report of a direct task (Session.RunAgent).
 	Report *Report `json:"report,omitempty"`
 	// NotSaved, when set, says why the turn's history could not be
 	// committed to the session store: the answer was given, but a

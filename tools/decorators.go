@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"github.com/rs/zerolog"
 )
@@ -52,20 +51,4 @@ func PanicResult(ctx context.Context, name string, p any, stack []byte) Result {
 		Msg("tools: a tool call panicked; it failed with an internal error")
 	return Result{IsError: true, Output: fmt.Sprintf(
 		"%s failed with an internal error in Odin (panic: %v); the call was not completed. This is a bug in Odin, not in the input; try another way to do it.", name, p)}
-}
-
-// WithTimeout bounds each call of t by d. A call that runs out of time
-// returns an error Result saying so.
-func WithTimeout(d time.Duration) func(Tool) Tool {
-	return func(t Tool) Tool {
-		return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
-			ctx, cancel := context.WithTimeout(ctx, d)
-			defer cancel()
-			res, err := t.Run(ctx, env, input)
-			if ctx.Err() == context.DeadlineExceeded && (err != nil || res.IsError) {
-				return Errorf("%s timed out after %s", t.Info().Name, d), nil
-			}
-			return res, err
-		})
-	}
 }

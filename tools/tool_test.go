@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
@@ -222,7 +220,8 @@ func TestNewSetPanicsOnDuplicate(t *testing.T) {
 func TestWithRecover(t *testing.T) {
 	panicky := New[echoInput]("Boom", ClassRead, "", func(context.Context, *Env, echoInput) (Result, error) {
 		var m map[string]int
-		m["x"] = 1 // a real runtime panic: assignment to a nil map
+		//lint:ignore SA5000 a real runtime panic (assignment to a nil map) is what this test needs
+		m["x"] = 1
 		return Result{}, nil
 	})
 	var logged bytes.Buffer
@@ -253,36 +252,6 @@ func TestWithRecover(t *testing.T) {
 	}
 	if WithRecover(newEcho()).Info().Name != "Echo" {
 		t.Error("WithRecover lost Info")
-	}
-}
-
-func TestWithTimeout(t *testing.T) {
-	blocking := New[echoInput]("Slow", ClassRead, "", func(ctx context.Context, _ *Env, in echoInput) (Result, error) {
-		if in.Name == "fast" {
-			return Result{Output: "done"}, nil
-		}
-		<-ctx.Done()
-		return Result{}, ctx.Err()
-	})
-	tool := WithTimeout(20 * time.Millisecond)(blocking)
-
-	res, err := tool.Run(t.Context(), nil, json.RawMessage(`{"name":"slow"}`))
-	if err != nil {
-		t.Fatalf("Go error: %v", err)
-	}
-	if !res.IsError || !strings.Contains(res.Output, "Slow timed out after 20ms") {
-		t.Errorf("result = %+v", res)
-	}
-	res, err = tool.Run(t.Context(), nil, json.RawMessage(`{"name":"fast"}`))
-	if err != nil || res.IsError || res.Output != "done" {
-		t.Errorf("fast call = %+v, %v", res, err)
-	}
-	// The caller's own cancellation is not reported as a timeout.
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	_, err = WithTimeout(time.Hour)(blocking).Run(ctx, nil, json.RawMessage(`{"name":"slow"}`))
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled call: err = %v, want context.Canceled", err)
 	}
 }
 

@@ -42,11 +42,9 @@ func (a *app) mcpWritable(server string, argv []string) (dirs, env []string, err
 		case a.editorMCP[server]:
 			return nil, nil, fmt.Errorf("%s: an editor's server cannot be granted directories; declare the server in %s", key, userFile)
 		case isProjectLabel(origin):
-			file := origin
+			file := filepath.Join(a.root, origin)
 			if origin == config.FileName && a.src.ProjectFile != "" {
 				file = a.src.ProjectFile
-			} else {
-				file = filepath.Join(a.root, origin)
 			}
 			return nil, nil, fmt.Errorf("%s is set in %s, a project's config: a project cannot let an MCP server write outside the sandbox; move the key to %s", key, file, userFile)
 		case origin == "":

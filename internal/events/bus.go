@@ -181,12 +181,16 @@ func collapse(q []messages.Envelope) []messages.Envelope {
 }
 
 // essential events are never discarded: a front end cannot recover them
-// from the session's state without also knowing they happened (a turn
-// started or ended, an input was queued or removed, an approval waits or
-// was answered).
+// from the session's state without also knowing they happened. Above all
+// the terminal ones: `odin run`, ACP and the web viewer wait for the end
+// of a turn (TurnFinished) or of the session (SessionFenced), and a
+// collapsed end leaves them waiting forever. The others: a turn started,
+// an input was queued or removed, an approval waits or was answered.
 func essential(ev messages.Event) bool {
 	switch ev.(type) {
-	case messages.TurnStarted, messages.TurnFinished, messages.InputQueued, messages.InputRemoved,
+	case messages.TurnFinished, messages.SessionFenced:
+		return true
+	case messages.TurnStarted, messages.InputQueued, messages.InputRemoved,
 		messages.ApprovalRequested, messages.ApprovalResolved,
 		messages.ElicitationRequested, messages.ElicitationResolved:
 		return true

@@ -145,7 +145,10 @@ func writeFileIn(root, rel string, data []byte, perm fs.FileMode) (err error) {
 	defer func() {
 		if err != nil {
 			f.Close()
-			unix.Unlinkat(dfd, name, 0)
+			// Best effort: the write already failed with err, which is
+			// what the caller needs; a temp file left behind is swept
+			// as stale later.
+			_ = unix.Unlinkat(dfd, name, 0)
 		}
 	}()
 	if _, err = f.Write(data); err != nil {
@@ -281,7 +284,7 @@ func cleanStaleAt(dfd int, now time.Time) {
 			continue
 		}
 		if staleTemp(n, time.Unix(st.Mtim.Unix()), now, pidAlive) {
-			unix.Unlinkat(dfd, n, 0)
+			_ = unix.Unlinkat(dfd, n, 0) // a sweep: one that fails is retried next time
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"github.com/odin-code/odin/messages"
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -26,7 +27,7 @@ func TestArithContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, c := range arithContexts {
+	for _, c := range shell.ArithContexts {
 		if len(c.Runs)+len(c.Refused) == 0 || len(c.Safe) == 0 {
 			t.Errorf("%s: a context needs examples to refuse and to allow", c.Name)
 		}
@@ -53,7 +54,7 @@ func TestArithContexts(t *testing.T) {
 }
 
 // TestArithContextsInBash proves the table against bash: every Runs
-// example creates the canary file, every Safe example does not. The
+// example creates the shell.Canary file, every Safe example does not. The
 // examples run inside a function (local needs one) after a preamble
 // giving them an indexed array a, positional parameters, a variable x
 // whose value is a subscript with a command substitution and a variable v
@@ -67,7 +68,7 @@ func TestArithContextsInBash(t *testing.T) {
 	runs := func(t *testing.T, cmd string) bool {
 		t.Helper()
 		dir := t.TempDir()
-		script := "f() {\na=(0 1 2); x='b[$(touch " + canary + ")]'; v='([$(touch " + canary + ")]=1)'; set -- 1 2 3\n" + cmd + "\n}; f"
+		script := "f() {\na=(0 1 2); x='b[$(touch " + shell.Canary + ")]'; v='([$(touch " + shell.Canary + ")]=1)'; set -- 1 2 3\n" + cmd + "\n}; f"
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		c := exec.CommandContext(ctx, bash, "--norc", "--noprofile", "-c", script)
@@ -77,21 +78,21 @@ func TestArithContextsInBash(t *testing.T) {
 		if ctx.Err() != nil {
 			t.Fatalf("%q: bash did not finish: %v\n%s", cmd, err, out)
 		}
-		_, statErr := os.Stat(filepath.Join(dir, canary))
+		_, statErr := os.Stat(filepath.Join(dir, shell.Canary))
 		return statErr == nil
 	}
-	for _, c := range arithContexts {
+	for _, c := range shell.ArithContexts {
 		for _, cmd := range c.Runs {
-			if !strings.Contains(cmd, canary) && !strings.Contains(cmd, "x") && !strings.Contains(cmd, "$v") {
+			if !strings.Contains(cmd, shell.Canary) && !strings.Contains(cmd, "x") && !strings.Contains(cmd, "$v") {
 				t.Errorf("%s: %q runs nothing an attacker placed", c.Name, cmd)
 			}
 			if !runs(t, cmd) {
-				t.Errorf("%s: %q is listed as running its substitution, but bash did not create the canary", c.Name, cmd)
+				t.Errorf("%s: %q is listed as running its substitution, but bash did not create the shell.Canary", c.Name, cmd)
 			}
 		}
 		for _, cmd := range c.Safe {
 			if runs(t, cmd) {
-				t.Errorf("%s: %q is listed as safe, but bash created the canary", c.Name, cmd)
+				t.Errorf("%s: %q is listed as safe, but bash created the shell.Canary", c.Name, cmd)
 			}
 		}
 		for _, cmd := range c.Refused {
@@ -123,8 +124,8 @@ func TestCrashers(t *testing.T) {
 			t.Errorf("%q in %s mode: %v, want %v", tc.cmd, tc.mode, v, tc.want)
 		}
 	}
-	if v := printNode((*syntax.Word)(nil)); v != "" {
-		t.Errorf("printNode(nil word) = %q", v)
+	if v := shell.Print((*syntax.Word)(nil)); v != "" {
+		t.Errorf("shell.Print(nil word) = %q", v)
 	}
 	// Empty text to scan as code is no word at all.
 	w := &walker{c: c, mode: messages.ModeAsk, ro: true}

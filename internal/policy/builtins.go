@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"strings"
 )
 
@@ -64,32 +65,65 @@ import (
 // Keywords ((( )), [[ ]], for, select, case, coproc, function definitions,
 // time) are nodes of the syntax tree and are checked in commands.go.
 
+// opaqueBuiltins run code the policy cannot see, whatever their
+// arguments; each says why.
+var opaqueBuiltins = map[string]string{
+	"alias":    "alias replaces a command name with other text, and sh expands aliases on later lines",
+	"enable":   "enable loads builtins from shared objects (-f) or swaps builtins for programs (-n)",
+	"bind":     "bind -x binds shell code to keys",
+	"compgen":  "compgen runs commands (-C), functions (-F) and expands word lists (-W) at run time",
+	"complete": "complete runs commands (-C), functions (-F) and expands word lists (-W) at run time",
+	"compopt":  "compopt runs commands (-C), functions (-F) and expands word lists (-W) at run time",
+	"fc":       "fc runs an editor and re-runs commands from the history",
+}
+
+// assigningBuiltins assign to the variables named by their options (the
+// letters) or operands: the names are checked like assignments.
+var assigningBuiltins = map[string]struct {
+	valued string // option letters that take a value
+	names  string // option letters whose value is a variable name
+	ops    func(ops []word) []word
+}{
+	"read":    {valued: "adinNptu", names: "a", ops: func(ops []word) []word { return ops }},
+	"printf":  {valued: "v", names: "v"},
+	"wait":    {valued: "p", names: "p"},
+	"getopts": {ops: func(ops []word) []word { return ops[min(1, len(ops)):min(2, len(ops))] }},
+}
+
 // builtin records what the builtin name does beyond what readOnly says
 // about it: code it runs that cannot be checked, and the variables it
 // assigns.
 func (w *walker) builtin(name string, args []word, subject string) {
+	if why, ok := opaqueBuiltins[name]; ok {
+		w.unresolvable(subject, why)
+		return
+	}
+	if ab, ok := assigningBuiltins[name]; ok {
+		flags, ops := builtinOpts(args, ab.valued)
+		for _, c := range []byte(ab.names) {
+			for _, a := range flags[c] {
+				w.assigns(a, subject)
+			}
+		}
+		if ab.ops != nil {
+			for _, a := range ab.ops(ops) {
+				w.assigns(a, subject)
+			}
+		}
+		return
+	}
 	switch name {
-	case "alias":
-		w.unresolvable(subject, "alias replaces a command name with other text, and sh expands aliases on later lines")
-	case "enable":
-		w.unresolvable(subject, "enable loads builtins from shared objects (-f) or swaps builtins for programs (-n)")
-	case "bind":
-		w.unresolvable(subject, "bind -x binds shell code to keys")
-	case "compgen", "complete", "compopt":
-		w.unresolvable(subject, name+" runs commands (-C), functions (-F) and expands word lists (-W) at run time")
-	case "fc":
-		w.unresolvable(subject, "fc runs an editor and re-runs commands from the history")
 	case "let":
 		for _, a := range args {
-			if !a.static || !isNumber(a.text) {
+			if !a.Static || !shell.IsNumber(a.Text) {
 				w.unresolvable(subject, "let evaluates its arguments as arithmetic, which runs any $(...) in them or in the variables they name")
-				w.codeText(a.text)
+				w.codeText(a.Text)
 			}
 		}
 	case "declare", "typeset", "local", "export", "readonly":
 		w.unresolvable(subject, name+" reached through quotes or a wrapper still parses its arguments as assignments at run time, evaluating subscripts as arithmetic")
 		for _, a := range args {
-			w.codeText(a.text)
+			w.codeText(a.Text)
 		}
 	case "hash":
 		flags, _ := builtinOpts(args, "pt")
@@ -97,50 +131,39 @@ func (w *walker) builtin(name string, args []word, subject string) {
 			w.unresolvable(subject, "hash -p makes a command name run any file")
 		}
 	case "mapfile", "readarray":
-		flags, ops := builtinOpts(args, "dnOsuCc")
-		if cb, ok := flags['C']; ok {
-			w.unresolvable(subject, name+" -C runs a callback for every line read")
-			for _, c := range cb {
-				w.codeText(c.text)
-			}
-		}
-		if len(ops) > 0 {
-			w.assigns(ops[len(ops)-1], subject)
-		}
-	case "read":
-		flags, ops := builtinOpts(args, "adinNptu")
-		for _, a := range flags['a'] {
-			w.assigns(a, subject)
-		}
-		for _, a := range ops {
-			w.assigns(a, subject)
-		}
-	case "printf":
-		flags, _ := builtinOpts(args, "v")
-		for _, a := range flags['v'] {
-			w.assigns(a, subject)
-		}
-	case "wait":
-		flags, _ := builtinOpts(args, "p")
-		for _, a := range flags['p'] {
-			w.assigns(a, subject)
-		}
-	case "getopts":
-		if _, ops := builtinOpts(args, ""); len(ops) > 1 {
-			w.assigns(ops[1], subject)
-		}
+		w.mapfile(name, args, subject)
 	case "unset":
-		flags, ops := builtinOpts(args, "")
-		if _, fn := flags['f']; fn {
-			return // function names: nothing is evaluated
-		}
-		for _, a := range ops {
-			if base := w.varName(a, subject); base != "" && specialName(base) {
-				w.needsEdit(subject, fmt.Sprintf("unsetting %s changes how later commands are found or run", base), false)
-			}
-		}
+		w.unset(args, subject)
 	case "test", "[":
 		w.testBuiltin(args, subject)
+	}
+}
+
+// mapfile: -C runs a callback for every line read; the last operand is
+// the array it fills.
+func (w *walker) mapfile(name string, args []word, subject string) {
+	flags, ops := builtinOpts(args, "dnOsuCc")
+	if cb, ok := flags['C']; ok {
+		w.unresolvable(subject, name+" -C runs a callback for every line read")
+		for _, c := range cb {
+			w.codeText(c.Text)
+		}
+	}
+	if len(ops) > 0 {
+		w.assigns(ops[len(ops)-1], subject)
+	}
+}
+
+// unset: unsetting PATH-like variables changes what later commands run.
+func (w *walker) unset(args []word, subject string) {
+	flags, ops := builtinOpts(args, "")
+	if _, fn := flags['f']; fn {
+		return // function names: nothing is evaluated
+	}
+	for _, a := range ops {
+		if base := w.varName(a, subject); base != "" && specialName(base) {
+			w.needsEdit(subject, fmt.Sprintf("unsetting %s changes how later commands are found or run", base), false)
+		}
 	}
 }
 
@@ -157,11 +180,11 @@ func (w *walker) assigns(a word, subject string) {
 // unquoted expansion may split into both.
 func (w *walker) testBuiltin(args []word, subject string) {
 	for i, a := range args {
-		if a.splits || a.glob {
-			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.text))
+		if a.Splits || a.Glob {
+			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.Text))
 			continue
 		}
-		if i+1 < len(args) && (!a.static || a.text == "-v" || a.text == "-R") {
+		if i+1 < len(args) && (!a.Static || a.Text == "-v" || a.Text == "-R") {
 			w.varName(args[i+1], subject)
 		}
 	}
@@ -174,22 +197,22 @@ func builtinOpts(args []word, valued string) (map[byte][]word, []word) {
 	flags := map[byte][]word{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.static || a.text == "-" || !strings.HasPrefix(a.text, "-") {
+		if !a.Static || a.Text == "-" || !strings.HasPrefix(a.Text, "-") {
 			return flags, args[i:]
 		}
-		if a.text == "--" {
+		if a.Text == "--" {
 			return flags, args[i+1:]
 		}
 	cluster:
-		for j := 1; j < len(a.text); j++ {
-			c := a.text[j]
+		for j := 1; j < len(a.Text); j++ {
+			c := a.Text[j]
 			if !strings.ContainsRune(valued, rune(c)) {
 				flags[c] = append(flags[c], word{})
 				continue
 			}
 			switch {
-			case j+1 < len(a.text):
-				flags[c] = append(flags[c], word{text: a.text[j+1:], static: true})
+			case j+1 < len(a.Text):
+				flags[c] = append(flags[c], word{Text: a.Text[j+1:], Static: true})
 			case i+1 < len(args):
 				i++
 				flags[c] = append(flags[c], args[i])

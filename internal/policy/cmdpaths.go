@@ -12,6 +12,8 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/odin-code/odin/internal/policy/approve"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -35,8 +37,8 @@ func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
 		return // the body is data; its substitutions were walked above
 	case syntax.RdrIn:
 	case syntax.DplIn, syntax.DplOut:
-		ws := evalWord(r.Word)
-		if len(ws) == 1 && ws[0].static && (ws[0].text == "-" || isNumber(strings.TrimSuffix(ws[0].text, "-"))) {
+		ws := shell.Eval(r.Word)
+		if len(ws) == 1 && ws[0].Static && (ws[0].Text == "-" || shell.IsNumber(strings.TrimSuffix(ws[0].Text, "-"))) {
 			return // duplicating or closing a descriptor
 		}
 		write = r.Op == syntax.DplOut
@@ -48,8 +50,8 @@ func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
 			return // a pipe to a command walked above
 		}
 	}
-	ws := evalWord(r.Word)
-	subject := r.Op.String() + printNode(r.Word)
+	ws := shell.Eval(r.Word)
+	subject := r.Op.String() + shell.Print(r.Word)
 	if len(ws) != 1 {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("the redirection `%s` has several targets", subject))
 		return
@@ -62,7 +64,7 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 	if w.forbiddenOnly {
 		return
 	}
-	if !t.static || t.glob || t.tilde {
+	if !t.Static || t.Glob || t.Tilde {
 		if write && w.ro {
 			w.deny(RuleMode, subject, fmt.Sprintf("`%s` writes to a file only known at run time; %s mode changes nothing", subject, w.mode))
 			return
@@ -70,12 +72,12 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the redirection target is only known at run time, so it cannot be checked", subject))
 		return
 	}
-	if devPath(t.text) {
+	if devPath(t.Text) {
 		return
 	}
-	if strings.HasPrefix(t.text, "/dev/tcp/") || strings.HasPrefix(t.text, "/dev/udp/") {
+	if strings.HasPrefix(t.Text, "/dev/tcp/") || strings.HasPrefix(t.Text, "/dev/udp/") {
 		// bash itself opens a network connection for these names.
-		w.unresolvable(subject, fmt.Sprintf("bash opens a network connection for %s, not a file", t.text))
+		w.unresolvable(subject, fmt.Sprintf("bash opens a network connection for %s, not a file", t.Text))
 		return
 	}
 	access := tool.AccessRead
@@ -83,11 +85,11 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 		access = tool.AccessWrite
 	}
 	for _, cwd := range sc.cwds {
-		lexical := t.text
+		lexical := t.Text
 		if !filepath.IsAbs(lexical) {
 			lexical = filepath.Join(cwd, lexical)
 		}
-		resolved, err := resolveShell(cwd, t.text)
+		resolved, err := resolveShell(cwd, t.Text)
 		if w.processRelative(err, subject) {
 			return
 		}
@@ -101,7 +103,7 @@ func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
 			continue
 		}
 		for _, f := range v.Findings {
-			w.v.add(f)
+			w.v.Add(f)
 		}
 	}
 }
@@ -138,16 +140,16 @@ func (w *walker) paths(ws []word, subject string, sc *scope, readOnlyCmd bool) {
 		return
 	}
 	for _, a := range ws {
-		if !a.static {
-			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the argument %s is only known at run time, so the paths it names cannot be checked", subject, a.text))
+		if !a.Static {
+			w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the argument %s is only known at run time, so the paths it names cannot be checked", subject, a.Text))
 			continue
 		}
-		if a.tilde {
-			w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s names a home directory, outside the project root %s", subject, a.text, w.c.guard.root))
+		if a.Tilde {
+			w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s names a home directory, outside the project root %s", subject, a.Text, w.c.guard.root))
 			continue
 		}
-		for _, cand := range pathCandidates(a.text) {
-			w.pathArg(cand, a.glob, subject, sc, readOnlyCmd)
+		for _, cand := range pathCandidates(a.Text) {
+			w.pathArg(cand, a.Glob, subject, sc, readOnlyCmd)
 		}
 	}
 }
@@ -245,7 +247,7 @@ func (w *walker) pathTarget(t, cwd, subject string, readOnlyCmd bool) {
 	if filepath.Clean(lexical) != resolved {
 		via = " (through " + filepath.Clean(lexical) + ")"
 	}
-	w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+	w.ask(RuleOutsideRoot, resolved, approve.PathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` uses %s%s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 		subject, resolved, via, w.c.guard.root, RuleOutsideRoot, suggestDir(resolved)))
 }
 
@@ -257,12 +259,12 @@ func exists(p string) bool {
 // globMatchesOption reports whether a glob argument matches a file whose
 // name starts with '-' in one of the possible directories.
 func globMatchesOption(g *Guard, a word, sc *scope) bool {
-	prefix := globStart(a.text)
+	prefix := globStart(a.Text)
 	for _, cwd := range sc.cwds {
 		if start, err := resolveShell(cwd, prefix); err != nil || g.container(start) == "" {
 			continue // outside: the path check asks about it anyway
 		}
-		p := a.text
+		p := a.Text
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
@@ -296,7 +298,7 @@ func globStart(pattern string) string {
 func (w *walker) gitRepoRisk(args []word, sc *scope) string {
 	dirs := slices.Clone(sc.cwds)
 	for i := 0; i < len(args); i++ {
-		a := args[i].text
+		a := args[i].Text
 		if !strings.HasPrefix(a, "-") {
 			break
 		}
@@ -309,7 +311,7 @@ func (w *walker) gitRepoRisk(args []word, sc *scope) string {
 			i++
 			var next []string
 			for _, d := range dirs {
-				if r, err := resolveShell(d, args[i].text); err == nil {
+				if r, err := resolveShell(d, args[i].Text); err == nil {
 					next = append(next, r)
 				}
 			}
@@ -398,10 +400,10 @@ func (w *walker) linksOut(args []word, subject string, sc *scope) {
 	for _, cwd := range sc.cwds {
 		var dirs []string
 		for _, a := range args {
-			if !a.static || strings.HasPrefix(a.text, "-") {
+			if !a.Static || strings.HasPrefix(a.Text, "-") {
 				continue
 			}
-			if dir, err := resolveShell(cwd, a.text); err == nil {
+			if dir, err := resolveShell(cwd, a.Text); err == nil {
 				if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 					dirs = append(dirs, dir)
 				}
@@ -429,7 +431,7 @@ func (w *walker) linksOut(args []word, subject string, sc *scope) {
 					return nil
 				}
 				if err == nil && w.c.guard.container(target) == "" {
-					w.ask(RuleOutsideRoot, target, pathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
+					w.ask(RuleOutsideRoot, target, approve.PathKey(tool.AccessRead, target), fmt.Sprintf("`%s` follows symlinks, and %s leads to %s, outside the project root %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 						subject, p, target, w.c.guard.root, RuleOutsideRoot, suggestDir(target)))
 				}
 				return nil

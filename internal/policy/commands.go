@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -34,7 +35,7 @@ const maxDepth = 8
 //     the like), a write to a protected path, control characters, and in
 //     ask and plan modes anything that is not provably read-only.
 //   - Ask: in edit mode, a command that is neither read-only nor matched by
-//     permissions.allowed_commands, a destructive form (destructive.go)
+//     permissions.allowed_commands, a destructive form (rules/destructive.go)
 //     that the matching allowed pattern does not name, or a command that
 //     cannot be resolved statically (eval, source, a command name from an
 //     expansion, a subscript bash evaluates as arithmetic, a parse
@@ -120,28 +121,21 @@ type walker struct {
 	code bool
 }
 
-// word is a shell word after static evaluation.
-type word struct {
-	text   string // the value after quote removal, or the source text when dynamic
-	prefix string // for a dynamic word: the static text it starts with
-	static bool   // the value is known without running anything
-	glob   bool   // contains unquoted pattern characters
-	tilde  bool   // starts with an unquoted ~
-	splits bool   // has an unquoted expansion, so it may become several words
-}
+// word is the walker's short name for a statically evaluated shell word.
+type word = shell.Word
 
 func (w *walker) deny(rule, subject, reason string) {
 	if w.forbiddenOnly && rule != RuleForbidden {
 		return
 	}
-	w.v.add(Finding{Action: Deny, Rule: rule, Subject: subject, Reason: reason})
+	w.v.Add(Finding{Action: Deny, Rule: rule, Subject: subject, Reason: reason})
 }
 
 func (w *walker) ask(rule, subject, key, reason string) {
 	if w.forbiddenOnly {
 		return
 	}
-	w.v.add(Finding{Action: Ask, Rule: rule, Subject: subject, Key: key, Reason: reason})
+	w.v.Add(Finding{Action: Ask, Rule: rule, Subject: subject, Key: key, Reason: reason})
 }
 
 // needsEdit records a command that is not read-only: refused in ask and plan
@@ -254,9 +248,9 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 		case *syntax.WordIter:
 			for _, it := range l.Items {
 				w.nested(it, sc)
-				w.codeLike(evalWord(it), printNode(x.Loop))
+				w.codeLike(shell.Eval(it), shell.Print(x.Loop))
 			}
-			w.variable(l.Name.Value, false, printNode(x.Loop))
+			w.variable(l.Name.Value, false, shell.Print(x.Loop))
 		case *syntax.CStyleLoop:
 			w.nested(l, sc)
 		}
@@ -270,14 +264,14 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 			w.stmts(item.Stmts, sc)
 		}
 	case *syntax.FuncDecl:
-		w.unresolvable(printNode(x), "it defines a shell function, which can shadow any command name")
+		w.unresolvable(shell.Print(x), "it defines a shell function, which can shadow any command name")
 		w.stmt(x.Body, sc.clone())
 	case *syntax.ArithmCmd, *syntax.LetClause:
-		// Their arithmetic is checked by the contexts of arith.go.
+		// Their arithmetic is checked by the contexts of shell/arith.go.
 		w.nested(x, sc)
 	case *syntax.TestClause:
 		w.nested(x, sc)
-		w.testVarNames(x.X, printNode(x))
+		w.testVarNames(x.X, shell.Print(x))
 	case *syntax.DeclClause:
 		w.decl(x, sc)
 	case *syntax.TimeClause:
@@ -287,7 +281,7 @@ func (w *walker) command(cmd syntax.Command, sc *scope) {
 	case *syntax.CoprocClause:
 		w.stmt(x.Stmt, sc.clone())
 	default:
-		w.unresolvable(printNode(cmd), fmt.Sprintf("the construct %T is not supported", cmd))
+		w.unresolvable(shell.Print(cmd), fmt.Sprintf("the construct %T is not supported", cmd))
 	}
 }
 
@@ -308,35 +302,23 @@ func (w *walker) nested(node syntax.Node, sc *scope) {
 			w.stmts(x.Stmts, sc.clone())
 			return false
 		case *syntax.ParamExp:
-			subject := printNode(x)
+			subject := shell.Print(x)
 			if x.Excl {
 				w.unresolvable(subject, "indirect expansion ${!name} can evaluate a subscript taken from a variable's value")
 			}
-			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(printNode(x.Exp.Word), "P") {
+			if x.Exp != nil && x.Exp.Op == syntax.OtherParamOps && x.Exp.Word != nil && strings.Contains(shell.Print(x.Exp.Word), "P") {
 				w.unresolvable(subject, "${name@P} expands a variable's value as a prompt, which runs the command substitutions in it")
 			}
 			if x.Exp != nil && (x.Exp.Op == syntax.AssignUnset || x.Exp.Op == syntax.AssignUnsetOrNull) && x.Param != nil {
 				// ${NAME:=value} assigns NAME, like NAME=value.
 				if x.Exp.Word != nil {
-					w.codeLike(evalWord(x.Exp.Word), subject)
+					w.codeLike(shell.Eval(x.Exp.Word), subject)
 				}
 				w.variable(x.Param.Value, false, subject)
 			}
 		}
 		return true
 	})
-}
-
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // testVarNames checks the names [[ -v NAME ]] and [[ -R NAME ]] test:
@@ -347,8 +329,8 @@ func (w *walker) testVarNames(x syntax.TestExpr, subject string) {
 		if u, ok := n.(*syntax.UnaryTest); ok && (u.Op == syntax.TsVarSet || u.Op == syntax.TsRefVar) {
 			// [[ -v a[i] ]] evaluates the subscript i as arithmetic.
 			if wd, ok := u.X.(*syntax.Word); ok {
-				for _, v := range evalWord(wd) {
-					v.glob = false // [[ ]] does not expand file names
+				for _, v := range shell.Eval(wd) {
+					v.Glob = false // [[ ]] does not expand file names
 					w.varName(v, subject)
 				}
 			} else {
@@ -360,71 +342,80 @@ func (w *walker) testVarNames(x syntax.TestExpr, subject string) {
 }
 
 func (w *walker) decl(d *syntax.DeclClause, sc *scope) {
-	subject := printNode(d)
+	subject := shell.Print(d)
 	w.nested(d, sc)
-	exported := d.Variant.Value == "export"
+	exported, prints := w.declOptions(d, subject)
 	named := 0
-	prints := false
 	for _, a := range d.Args {
-		if a.Name == nil && a.Value != nil {
-			ws := evalWord(a.Value)
-			for _, o := range ws {
-				if !o.static {
-					w.unresolvable(subject, "an option of "+d.Variant.Value+" is only known at run time")
-					continue
-				}
-				if strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
-					if strings.ContainsRune(o.text, 'x') && o.text[0] == '-' {
-						exported = true
-					}
-					if strings.ContainsRune(o.text, 'n') && o.text[0] == '-' {
-						w.unresolvable(subject, d.Variant.Value+" -n makes a name refer to another variable, whose subscript every later use evaluates as arithmetic")
-					}
-					if strings.ContainsRune(o.text, 'i') && o.text[0] == '-' {
-						w.unresolvable(subject, d.Variant.Value+" -i makes every later assignment to the variable an arithmetic evaluation of the value")
-					}
-					if strings.ContainsAny(o.text, "pfF") {
-						prints = true
-					}
-				}
+		switch {
+		case a.Name != nil:
+			named++
+			if a.Value != nil {
+				ws := shell.Eval(a.Value)
+				w.codeLike(ws, subject)
+				w.compoundValue(d.Variant.Value, ws, subject)
 			}
+			w.variable(a.Name.Value, exported, subject)
+		case a.Value != nil:
+			named += w.declQuoted(d.Variant.Value, a.Value, exported, subject)
 		}
-	}
-	for _, a := range d.Args {
-		if a.Name == nil {
-			if a.Value == nil {
-				continue
-			}
-			// A quoted argument ('a[$(cmd)]=1', "PATH=.") is still an
-			// assignment to bash, which parses it at run time.
-			for _, o := range evalWord(a.Value) {
-				if !o.static || strings.HasPrefix(o.text, "-") || strings.HasPrefix(o.text, "+") {
-					continue
-				}
-				named++
-				name, value, hasValue := strings.Cut(o.text, "=")
-				name = strings.TrimSuffix(name, "+")
-				if base := w.varName(word{text: name, static: true, glob: o.glob}, subject); base != "" {
-					w.variable(base, exported, subject)
-				}
-				if hasValue {
-					w.codeLike([]word{{text: value, static: true}}, subject)
-					w.compoundValue(d.Variant.Value, []word{{text: value, static: true}}, subject)
-				}
-			}
-			continue
-		}
-		named++
-		if a.Value != nil {
-			ws := evalWord(a.Value)
-			w.codeLike(ws, subject)
-			w.compoundValue(d.Variant.Value, ws, subject)
-		}
-		w.variable(a.Name.Value, exported, subject)
 	}
 	if named == 0 && (prints || len(d.Args) == 0) && (exported || d.Variant.Value == "declare" || d.Variant.Value == "typeset" || d.Variant.Value == "readonly") {
 		w.needsEdit(subject, "it prints shell variables, which may hold secrets", false)
 	}
+}
+
+// declOptions reads a declaration's options: -x exports, -n and -i make
+// later uses arithmetic (unresolvable), -p/-f/-F print.
+func (w *walker) declOptions(d *syntax.DeclClause, subject string) (exported, prints bool) {
+	exported = d.Variant.Value == "export"
+	for _, a := range d.Args {
+		if a.Name != nil || a.Value == nil {
+			continue
+		}
+		for _, o := range shell.Eval(a.Value) {
+			if !o.Static {
+				w.unresolvable(subject, "an option of "+d.Variant.Value+" is only known at run time")
+				continue
+			}
+			if !strings.HasPrefix(o.Text, "-") && !strings.HasPrefix(o.Text, "+") {
+				continue
+			}
+			minus := o.Text[0] == '-'
+			exported = exported || (minus && strings.ContainsRune(o.Text, 'x'))
+			if minus && strings.ContainsRune(o.Text, 'n') {
+				w.unresolvable(subject, d.Variant.Value+" -n makes a name refer to another variable, whose subscript every later use evaluates as arithmetic")
+			}
+			if minus && strings.ContainsRune(o.Text, 'i') {
+				w.unresolvable(subject, d.Variant.Value+" -i makes every later assignment to the variable an arithmetic evaluation of the value")
+			}
+			prints = prints || strings.ContainsAny(o.Text, "pfF")
+		}
+	}
+	return exported, prints
+}
+
+// declQuoted checks a declaration argument that is not a plain
+// assignment: a quoted argument ('a[$(cmd)]=1', "PATH=.") is still an
+// assignment to bash, which parses it at run time. It returns how many
+// names it assigns.
+func (w *walker) declQuoted(variant string, value *syntax.Word, exported bool, subject string) (named int) {
+	for _, o := range shell.Eval(value) {
+		if !o.Static || strings.HasPrefix(o.Text, "-") || strings.HasPrefix(o.Text, "+") {
+			continue
+		}
+		named++
+		name, val, hasValue := strings.Cut(o.Text, "=")
+		name = strings.TrimSuffix(name, "+")
+		if base := w.varName(word{Text: name, Static: true, Glob: o.Glob}, subject); base != "" {
+			w.variable(base, exported, subject)
+		}
+		if hasValue {
+			w.codeLike([]word{{Text: val, Static: true}}, subject)
+			w.compoundValue(variant, []word{{Text: val, Static: true}}, subject)
+		}
+	}
+	return named
 }
 
 // compoundValue checks a value the declaration builtin variant assigns:
@@ -437,13 +428,13 @@ func (w *walker) compoundValue(variant string, ws []word, subject string) {
 		return
 	}
 	for _, v := range ws {
-		if !v.static {
-			w.unresolvable(subject, fmt.Sprintf("%s parses the value %s, only known at run time, as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
+		if !v.Static {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the value %s, only known at run time, as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.Text))
 			return
 		}
-		if strings.HasPrefix(v.text, "(") {
-			w.unresolvable(subject, fmt.Sprintf("%s parses the quoted value %s as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.text))
-			w.codeText(v.text)
+		if strings.HasPrefix(v.Text, "(") {
+			w.unresolvable(subject, fmt.Sprintf("%s parses the quoted value %s as an array assignment when the variable is an array, evaluating its subscripts as arithmetic", variant, v.Text))
+			w.codeText(v.Text)
 			return
 		}
 	}
@@ -453,9 +444,9 @@ func (w *walker) compoundValue(variant string, ws []word, subject string) {
 // arithmetic or prompt expansion of the variable could run it.
 func (w *walker) codeLike(ws []word, subject string) {
 	for _, v := range ws {
-		if v.static && (strings.Contains(v.text, "$(") || strings.Contains(v.text, "`") || strings.Contains(v.text, "${") || strings.Contains(v.text, "$[")) {
+		if v.Static && (strings.Contains(v.Text, "$(") || strings.Contains(v.Text, "`") || strings.Contains(v.Text, "${") || strings.Contains(v.Text, "$[")) {
 			w.unresolvable(subject, "it stores shell code in a variable, where a later expansion could run it")
-			w.codeText(v.text)
+			w.codeText(v.Text)
 		}
 	}
 }
@@ -498,7 +489,7 @@ func safeEnvName(name string) bool {
 }
 
 func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
-	subject := printNode(ce)
+	subject := shell.Print(ce)
 	for _, a := range ce.Assigns {
 		w.nested(a, sc)
 	}
@@ -508,7 +499,7 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 	if len(ce.Args) == 0 {
 		for _, a := range ce.Assigns {
 			if a.Value != nil {
-				w.codeLike(evalWord(a.Value), subject)
+				w.codeLike(shell.Eval(a.Value), subject)
 			}
 			w.variable(a.Name.Value, false, subject)
 		}
@@ -519,7 +510,7 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 	}
 	var argv []word
 	for _, a := range ce.Args {
-		argv = append(argv, evalWord(a)...)
+		argv = append(argv, shell.Eval(a)...)
 	}
 	w.simple(argv, subject, sc)
 }
@@ -532,24 +523,24 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 // substitutions in them, quotes or not: unset 'a[$(cmd)]' runs cmd. So a
 // subscript other than a plain number, @ or * cannot be checked.
 func (w *walker) varName(v word, subject string) string {
-	if !v.static {
-		w.unresolvable(subject, fmt.Sprintf("the variable name %s is only known at run time, and a subscript in it would be evaluated as arithmetic", v.text))
+	if !v.Static {
+		w.unresolvable(subject, fmt.Sprintf("the variable name %s is only known at run time, and a subscript in it would be evaluated as arithmetic", v.Text))
 		return ""
 	}
-	if v.glob {
+	if v.Glob {
 		// unset * names the files here, and a file name can hold a
 		// subscript.
-		w.unresolvable(subject, fmt.Sprintf("the pattern %s expands to file names, which could hold a subscript bash evaluates as arithmetic", v.text))
+		w.unresolvable(subject, fmt.Sprintf("the pattern %s expands to file names, which could hold a subscript bash evaluates as arithmetic", v.Text))
 		return ""
 	}
-	name, sub, ok := strings.Cut(v.text, "[")
+	name, sub, ok := strings.Cut(v.Text, "[")
 	if !ok {
 		return name
 	}
 	idx, closed := strings.CutSuffix(sub, "]")
-	if !closed || !(isNumber(idx) || idx == "@" || idx == "*") {
-		w.unresolvable(subject, fmt.Sprintf("the subscript of %s is evaluated as arithmetic, which runs any $(...) in it or in the variables it names", v.text))
-		w.codeText(v.text)
+	if !closed || !(shell.IsNumber(idx) || idx == "@" || idx == "*") {
+		w.unresolvable(subject, fmt.Sprintf("the subscript of %s is evaluated as arithmetic, which runs any $(...) in it or in the variables it names", v.Text))
+		w.codeText(v.Text)
 	}
 	return name
 }
@@ -579,6 +570,6 @@ func (w *walker) codeText(text string) {
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
 	sub.nested(doc, &scope{cwds: []string{w.c.guard.root}})
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
 }

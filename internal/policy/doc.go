@@ -1,10 +1,16 @@
 // Package policy decides what Odin's tools may touch and run: it resolves and
-// confines paths (Guard), classifies shell commands from their syntax tree
-// (Commands), asks for and remembers approvals (Approver, Memory), records
-// which projects the user trusts (TrustStore) and fingerprints the project
-// files their MCP servers and hooks execute (PinProgram), runs the user's hook commands
-// on session events (Hooks), and builds the git invocations Odin itself makes
-// (GitArgs, GitEnv).
+// confines paths (Guard) and walks shell commands' syntax trees (Commands)
+// down to every simple command, which it judges with the packages below it:
+//
+//   - shell: static evaluation of words and the places bash evaluates
+//     arithmetic;
+//   - rules: read-only, destructive and test-runner forms as tables with
+//     examples;
+//   - approve: verdicts, denials and approvers (Memory, BusApprover);
+//   - trust: the trust store and the pins of trusted programs.
+//
+// The hook runner is internal/hooks. The old names of approve's, trust's
+// and hooks' types stay available here (facade.go) for existing callers.
 //
 // Every decision is made from facts, never from string prefixes: paths are
 // made absolute and symlink-resolved the way the kernel does it before a
@@ -19,7 +25,7 @@
 // the user could do to allow it.
 //
 // Policy ties the pieces together for one session and implements
-// tools.Permission; Hooks implements tools.HookRunner. Guards, Commands and
+// tool.Permission (internal/hooks.Hooks implements tool.HookRunner). Guards, Commands and
 // Policy are immutable after construction and safe for concurrent use; the
 // session state they share (approvals remembered for the session) lives in a
 // Memory, which is safe for concurrent use too.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/odin-code/odin/internal/policy/approve"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
@@ -144,7 +145,7 @@ func (g *Guard) Resolve(ctx context.Context, path string, access tool.Access) (s
 	case Allow:
 		return resolved, nil
 	case Deny:
-		return "", denialOf(v, resolved, "")
+		return "", approve.DenialOf(v, resolved, "")
 	}
 	req := Request{
 		Kind:    KindPath,
@@ -152,7 +153,7 @@ func (g *Guard) Resolve(ctx context.Context, path string, access tool.Access) (s
 		Access:  access,
 		Origin:  g.origin,
 	}
-	if err := requestApproval(ctx, g.approver, req, v); err != nil {
+	if err := approve.RequestApproval(ctx, g.approver, req, v); err != nil {
 		return "", err
 	}
 	return resolved, nil
@@ -189,7 +190,7 @@ func (g *Guard) classify(lexical, resolved string, access tool.Access) Verdict {
 	if access == tool.AccessWrite {
 		for _, p := range []string{resolved, lexical} {
 			if why := g.protectedReason(p); why != "" {
-				v.add(Finding{Action: Deny, Rule: RuleProtected, Subject: p, Reason: why})
+				v.Add(Finding{Action: Deny, Rule: RuleProtected, Subject: p, Reason: why})
 				return v
 			}
 		}
@@ -201,7 +202,7 @@ func (g *Guard) classify(lexical, resolved string, access tool.Access) Verdict {
 			rel, _ = filepath.Rel(base, resolved)
 		}
 		if !g.filter.allows(rel) {
-			v.add(Finding{Action: Deny, Rule: RuleAgentFilter, Subject: resolved, Reason: fmt.Sprintf(
+			v.Add(Finding{Action: Deny, Rule: RuleAgentFilter, Subject: resolved, Reason: fmt.Sprintf(
 				"the %s agent may write only %s (%s); %s is not one (rule %s)",
 				g.filter.Agent, g.filter.Kind, g.filter.describe(), g.display(resolved), RuleAgentFilter)})
 			return v
@@ -212,11 +213,11 @@ func (g *Guard) classify(lexical, resolved string, access tool.Access) Verdict {
 		if lexical != resolved {
 			via = fmt.Sprintf(" (reached through a symlink from %s)", lexical)
 		}
-		v.add(Finding{
+		v.Add(Finding{
 			Action:  Ask,
 			Rule:    RuleOutsideRoot,
 			Subject: resolved,
-			Key:     pathKey(access, resolved),
+			Key:     approve.PathKey(access, resolved),
 			Reason: fmt.Sprintf("%s%s is outside the project root %s%s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs",
 				resolved, via, g.root, g.dirsNote(), RuleOutsideRoot, suggestDir(resolved)),
 		})
@@ -295,9 +296,4 @@ func suggestDir(p string) string {
 		return p
 	}
 	return filepath.Dir(p)
-}
-
-// pathKey is the approval-memory key of access to p.
-func pathKey(access tool.Access, p string) string {
-	return "path:" + string(access) + ":" + p
 }

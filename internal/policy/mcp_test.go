@@ -46,3 +46,7 @@ func TestMCPToolCallsAskUnlessAllowedByPattern(t *testing.T) {
 		t.Errorf("approvals asked = %+v; want one mcp request (the session remembers)", asked)
 	}
 }
+
+type approverFunc func(context.Context, Request) (Decision, error)
+
+func (f approverFunc) Approve(ctx context.Context, r Request) (Decision, error) { return f(ctx, r) }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/policy/approve"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
@@ -108,7 +109,7 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 			// can never succeed (protected path, agent write filter).
 			if path := stringField(input, "file_path"); path != "" {
 				if resolved, v, err := p.GuardFor(env.Agent, env.AgentID).Check(path, tool.AccessWrite); err == nil && v.Action == Deny {
-					return denialOf(v, resolved, info.Name)
+					return approve.DenialOf(v, resolved, info.Name)
 				}
 			}
 			return nil
@@ -138,9 +139,9 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 		case Allow:
 			return nil
 		case Deny:
-			return denialOf(v, command, info.Name)
+			return approve.DenialOf(v, command, info.Name)
 		}
-		return requestApproval(ctx, p.memory, Request{
+		return approve.RequestApproval(ctx, p.memory, Request{
 			Kind:    KindCommand,
 			Tool:    info.Name,
 			Subject: command,
@@ -172,7 +173,7 @@ func (p *Policy) authorizeMCP(ctx context.Context, env *tool.Env, info tool.Info
 	if args := strings.TrimSpace(string(input)); args != "" && args != "{}" {
 		subject += " " + args
 	}
-	return requestApproval(ctx, p.memory, Request{Kind: KindMCP, Tool: info.Name, Subject: subject, Origin: origin},
+	return approve.RequestApproval(ctx, p.memory, Request{Kind: KindMCP, Tool: info.Name, Subject: subject, Origin: origin},
 		Verdict{Findings: []Finding{{Action: Ask, Rule: RuleMCP, Subject: info.Name, Key: "mcp:" + info.Name,
 			Reason: "it calls a tool of an MCP server, whose effects Odin cannot check"}}})
 }

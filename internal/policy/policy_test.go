@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
@@ -319,4 +320,15 @@ func TestWithPermissionEndToEnd(t *testing.T) {
 	if execRuns.Load() != 1 || writeRuns.Load() != 0 {
 		t.Fatalf("runs: exec %d write %d", execRuns.Load(), writeRuns.Load())
 	}
+}
+
+func next(t *testing.T, sub <-chan messages.Envelope) messages.Event {
+	t.Helper()
+	select {
+	case env := <-sub:
+		return env.Event
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event")
+	}
+	return nil
 }

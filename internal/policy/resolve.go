@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/odin-code/odin/internal/policy/shell"
 	"github.com/odin-code/odin/internal/workspace"
 )
 
@@ -57,5 +58,5 @@ func processRelative(p string) bool {
 		return false
 	}
 	first, _, _ := strings.Cut(rest, "/")
-	return first == "self" || first == "thread-self" || isNumber(first)
+	return first == "self" || first == "thread-self" || shell.IsNumber(first)
 }

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/odin-code/odin/internal/policy/approve"
+	"github.com/odin-code/odin/internal/policy/rules"
+	"github.com/odin-code/odin/internal/policy/shell"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -22,38 +25,17 @@ func argsAreData(name string) bool {
 
 // simple checks one simple command given as words, unwrapping wrappers.
 func (w *walker) simple(argv []word, subject string, sc *scope) {
-	var pathWords []word // arguments of every layer, checked as paths
-	dynamicInput := ""   // why arguments arrive at run time (xargs)
-	cur := argv
-	for len(cur) > 0 {
-		name := cur[0]
-		if !name.static || name.glob || name.tilde {
-			w.unresolvable(subject, fmt.Sprintf("the command name %s is not a plain word, so what runs cannot be known", name.text))
-			w.forbiddenSuffixes(cur, sc)
-			return
-		}
-		w.checkForbidden(cur, subject)
-		inner, extra, why, ok := w.unwrap(cur, subject, sc)
-		if !ok {
-			break
-		}
-		pathWords = append(pathWords, extra...)
-		if why != "" {
-			dynamicInput = why
-		}
-		if len(inner) == 0 {
-			cur = nil
-			break
-		}
-		cur = inner
+	cur, pathWords, dynamicInput, ok := w.peel(argv, subject, sc)
+	if !ok {
+		return
 	}
 	if len(cur) == 0 {
 		w.paths(pathWords, subject, sc, true)
 		return
 	}
-	name := cur[0].text
+	name := cur[0].Text
 	args := cur[1:]
-	if why := w.c.guard.agentCommand(name, texts(args)); why != "" {
+	if why := w.c.guard.agentCommand(name, shell.Texts(args)); why != "" {
 		w.deny(RuleAgentFilter, subject, why)
 		return
 	}
@@ -80,42 +62,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.cd(args, subject, sc)
 		return
 	default:
-		w.builtin(name, args, subject)
-		if name == "git" {
-			w.gitConfig(args, subject)
-		}
-		if name == "find" || name == "fd" || name == "fdfind" {
-			for _, inner := range execArgs(name, args) {
-				w.simple(inner, strings.Join(texts(inner), " "), sc.clone())
-			}
-		}
-		ok, why, sensitive := readOnly(name, texts(args))
-		if ok && sensitive {
-			for _, a := range args {
-				if !a.static {
-					ok, why = false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
-					break
-				}
-				if a.glob && globMatchesOption(w.c.guard, a, sc) {
-					ok, why = false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.text, name)
-					break
-				}
-			}
-		}
-		if ok && name == "git" {
-			if risk := w.gitRepoRisk(args, sc); risk != "" {
-				ok, why = false, risk
-			}
-		}
-		if ok && dynamicInput != "" && sensitive {
-			ok, why = false, dynamicInput+", which could include an option that writes or runs"
-		}
-		if !ok {
-			w.needsEdit(subject, why, allowed)
-			w.destructive(cur, subject, sc, allowed)
-			w.forbiddenSuffixes(cur, sc)
-		}
-		readOnlyCmd = ok
+		readOnlyCmd = w.program(cur, subject, sc, allowed, dynamicInput)
 		if argsAreData(name) {
 			return
 		}
@@ -125,9 +72,90 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: %s, so the paths they name cannot be checked", subject, dynamicInput))
 	}
 	w.paths(pathWords, subject, sc, readOnlyCmd)
-	if readOnlyCmd && followsLinks(name, texts(args)) {
+	if readOnlyCmd && rules.FollowsLinks(name, shell.Texts(args)) {
 		w.linksOut(args, subject, sc)
 	}
+}
+
+// peel takes the wrappers (sudo, env, timeout, xargs...) off argv: cur is
+// the command they run (nil when they run none), pathWords their own
+// arguments, dynamicInput why the command gets arguments at run time. ok
+// is false when the command cannot be known, which was reported.
+func (w *walker) peel(argv []word, subject string, sc *scope) (cur, pathWords []word, dynamicInput string, ok bool) {
+	cur = argv
+	for len(cur) > 0 {
+		name := cur[0]
+		if !name.Static || name.Glob || name.Tilde {
+			w.unresolvable(subject, fmt.Sprintf("the command name %s is not a plain word, so what runs cannot be known", name.Text))
+			w.forbiddenSuffixes(cur, sc)
+			return nil, nil, "", false
+		}
+		w.checkForbidden(cur, subject)
+		inner, extra, why, wrapped := w.unwrap(cur, subject, sc)
+		if !wrapped {
+			break
+		}
+		pathWords = append(pathWords, extra...)
+		if why != "" {
+			dynamicInput = why
+		}
+		cur = inner
+	}
+	return cur, pathWords, dynamicInput, true
+}
+
+// program checks a command that is neither a shell nor a builtin that
+// runs code: read-only by the rules, or it needs edit mode (and may be
+// destructive). It reports whether the command is read-only.
+func (w *walker) program(cur []word, subject string, sc *scope, allowed bool, dynamicInput string) bool {
+	name, args := cur[0].Text, cur[1:]
+	w.builtin(name, args, subject)
+	if name == "git" {
+		w.gitConfig(args, subject)
+	}
+	if name == "find" || name == "fd" || name == "fdfind" {
+		for _, inner := range execArgs(name, args) {
+			w.simple(inner, strings.Join(shell.Texts(inner), " "), sc.clone())
+		}
+	}
+	ok, why := w.readOnly(name, args, sc, dynamicInput)
+	if !ok {
+		w.needsEdit(subject, why, allowed)
+		w.destructive(cur, subject, sc, allowed)
+		w.forbiddenSuffixes(cur, sc)
+	}
+	return ok
+}
+
+// readOnly applies the read-only rules to words: arguments known only at
+// run time, a glob that matches an option-like file name, a git command
+// in a repository that can run programs, or input from xargs void a
+// verdict that depends on the arguments.
+func (w *walker) readOnly(name string, args []word, sc *scope, dynamicInput string) (bool, string) {
+	ok, why, sensitive := rules.ReadOnly(name, shell.Texts(args))
+	if !ok {
+		return false, why
+	}
+	for _, a := range args {
+		if !sensitive {
+			break
+		}
+		if !a.Static {
+			return false, fmt.Sprintf("%s's arguments are only known at run time and could include an option that writes or runs", name)
+		}
+		if a.Glob && globMatchesOption(w.c.guard, a, sc) {
+			return false, fmt.Sprintf("the pattern %s matches a file name starting with '-', which %s would read as an option", a.Text, name)
+		}
+	}
+	if name == "git" {
+		if risk := w.gitRepoRisk(args, sc); risk != "" {
+			return false, risk
+		}
+	}
+	if dynamicInput != "" && sensitive {
+		return false, dynamicInput + ", which could include an option that writes or runs"
+	}
+	return true, ""
 }
 
 // isShell names the shells whose -c script is parsed as bash.
@@ -141,7 +169,7 @@ func isShell(name string) bool {
 
 // allowedMatch reports whether argv matches an allowed pattern.
 func (w *walker) allowedMatch(argv []word) bool {
-	t := texts(argv)
+	t := shell.Texts(argv)
 	for _, p := range w.c.allowed {
 		if p.Match(t) {
 			return true
@@ -158,18 +186,18 @@ func (w *walker) checkForbidden(argv []word, subject string) {
 		return
 	}
 	forms := [][]word{argv}
-	if base := filepath.Base(argv[0].text); base != argv[0].text {
+	if base := filepath.Base(argv[0].Text); base != argv[0].Text {
 		b := slices.Clone(argv)
-		b[0].text = base
+		b[0].Text = base
 		forms = append(forms, b)
 	}
-	if filepath.Base(argv[0].text) == "git" {
+	if filepath.Base(argv[0].Text) == "git" {
 		forms = append(forms, gitWithoutGlobals(argv))
 	}
 	for _, p := range w.c.forbidden {
 		for _, f := range forms {
 			if matchConservative(p, f) {
-				w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` matches the forbidden pattern `%s` (permissions.forbidden_commands) and is never run", strings.Join(texts(argv), " "), p))
+				w.deny(RuleForbidden, subject, fmt.Sprintf("`%s` matches the forbidden pattern `%s` (permissions.forbidden_commands) and is never run", strings.Join(shell.Texts(argv), " "), p))
 				return
 			}
 		}
@@ -180,12 +208,12 @@ func (w *walker) checkForbidden(argv []word, subject string) {
 // anything: they match every pattern word, and a dynamic word in the tail
 // makes the tail match.
 func matchConservative(p Pattern, argv []word) bool {
-	if p.Match(texts(argv)) {
+	if p.Match(shell.Texts(argv)) {
 		return true
 	}
 	dyn := false
 	for _, a := range argv {
-		dyn = dyn || !a.static || a.glob
+		dyn = dyn || !a.Static || a.Glob
 	}
 	if !dyn {
 		return false
@@ -195,10 +223,10 @@ func matchConservative(p Pattern, argv []word) bool {
 		if i >= len(argv) {
 			return false
 		}
-		if argv[i].static && !argv[i].glob && !p.words[i].MatchString(argv[i].text) {
+		if argv[i].Static && !argv[i].Glob && !p.words[i].MatchString(argv[i].Text) {
 			return false
 		}
-		if !argv[i].static && !p.couldStartWith(i, argv[i].prefix) {
+		if !argv[i].Static && !p.couldStartWith(i, argv[i].Prefix) {
 			return false
 		}
 	}
@@ -207,23 +235,23 @@ func matchConservative(p Pattern, argv []word) bool {
 	}
 	if !p.tail && len(argv) > n {
 		// A dynamic word may expand to several words or none.
-		return slices.ContainsFunc(argv, func(a word) bool { return !a.static })
+		return slices.ContainsFunc(argv, func(a word) bool { return !a.Static })
 	}
 	for _, a := range argv[n-1:] {
-		if !a.static || a.glob {
+		if !a.Static || a.Glob {
 			return true
 		}
 	}
-	return p.words[n-1].MatchString(strings.Join(texts(argv[n-1:]), " "))
+	return p.words[n-1].MatchString(strings.Join(shell.Texts(argv[n-1:]), " "))
 }
 
 // gitWithoutGlobals drops git's global options (git -C dir -c k=v push is
 // git push) for forbidden matching.
 func gitWithoutGlobals(argv []word) []word {
-	out := []word{{text: "git", static: true}}
+	out := []word{{Text: "git", Static: true}}
 	i := 1
 	for ; i < len(argv); i++ {
-		t := argv[i].text
+		t := argv[i].Text
 		if !strings.HasPrefix(t, "-") {
 			break
 		}
@@ -246,16 +274,16 @@ func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true}
 	for i := 1; i < len(argv); i++ {
 		a := argv[i]
-		if !a.static || strings.HasPrefix(a.text, "-") {
+		if !a.Static || strings.HasPrefix(a.Text, "-") {
 			continue
 		}
-		sub.simple(argv[i:], strings.Join(texts(argv), " "), sc.clone())
-		if strings.ContainsAny(a.text, " \t\n;&|") {
-			sub.script(a.text, sc.clone(), a.text)
+		sub.simple(argv[i:], strings.Join(shell.Texts(argv), " "), sc.clone())
+		if strings.ContainsAny(a.Text, " \t\n;&|") {
+			sub.script(a.Text, sc.clone(), a.Text)
 		}
 	}
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
 }
 
@@ -268,19 +296,62 @@ func (w *walker) forbiddenScript(args []word, sc *scope) {
 	// The script runs when this command does; inside a suffix scan it
 	// may not run at all, so sudo there stays data.
 	sub := &walker{c: w.c, mode: w.mode, ro: w.ro, depth: w.depth + 1, forbiddenOnly: true, code: !w.forbiddenOnly || w.code}
-	src := strings.Join(texts(args), " ")
+	src := strings.Join(shell.Texts(args), " ")
 	sub.script(src, sc.clone(), src)
 	for _, f := range sub.v.Findings {
-		w.v.add(f)
+		w.v.Add(f)
 	}
+}
+
+// optionWrapper is a wrapper that runs the command after its options (and
+// after operands of its own, such as timeout's duration).
+type optionWrapper struct {
+	// valued are the options whose value is the next word; shortValued
+	// says every two-character option takes one (stdbuf -o L).
+	valued      []string
+	shortValued bool
+	// own is the number of the wrapper's own operands before the command.
+	own int
+}
+
+// optionWrappers are the wrappers that need no more than option skipping.
+var optionWrappers = map[string]optionWrapper{
+	"timeout": {valued: []string{"-s", "-k", "--signal", "--kill-after"}, own: 1},
+	"nice":    {valued: []string{"-n"}},
+	"nohup":   {}, "builtin": {}, "setsid": {},
+	"stdbuf": {shortValued: true},
+	"exec":   {valued: []string{"-a"}},
+}
+
+// split divides args into the wrapper's own words and the command it runs.
+func (ow optionWrapper) split(args []word) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
+		if slices.Contains(ow.valued, args[i].Text) || (ow.shortValued && len(args[i].Text) == 2) {
+			i++
+		}
+		i++
+	}
+	if ow.own > 0 {
+		if i >= len(args) {
+			return nil, args
+		}
+		i += ow.own
+	}
+	i = min(i, len(args))
+	return args[i:], args[:i]
 }
 
 // unwrap returns the command a wrapper runs. extra are the wrapper's own
 // arguments (checked as paths); dynamic says why the inner command gets
 // arguments at run time; ok is false when argv is not a wrapper.
 func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []word, dynamic string, ok bool) {
-	name := argv[0].text
+	name := argv[0].Text
 	args := argv[1:]
+	if ow, found := optionWrappers[name]; found {
+		inner, extra = ow.split(args)
+		return inner, extra, "", true
+	}
 	switch name {
 	case "sudo", "doas", "su", "pkexec", "run0":
 		if w.forbiddenOnly && !w.code {
@@ -290,127 +361,105 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 		return nil, nil, "", true
 	case "env":
 		return w.unwrapEnv(args, subject)
-	case "timeout":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			switch args[i].text {
-			case "-s", "-k", "--signal", "--kill-after":
-				i++
-			}
-			i++
-		}
-		if i >= len(args) {
-			return nil, args, "", true
-		}
-		return args[i+1:], args[:i+1], "", true
-	case "nice":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if args[i].text == "-n" {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
 	case "jobs":
-		// jobs -x CMD ARGS runs CMD with job specs replaced by process
-		// group IDs.
-		i, run := 0, false
-		for ; i < len(args) && args[i].static && strings.HasPrefix(args[i].text, "-") && args[i].text != "-"; i++ {
-			if args[i].text == "--" {
-				i++
-				break
-			}
-			run = run || strings.ContainsRune(args[i].text, 'x')
-		}
-		if !run {
-			return nil, nil, "", false
-		}
-		return args[i:], args[:i], "", true
-	case "nohup", "builtin", "setsid":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			i++
-		}
-		return args[i:], args[:i], "", true
-	case "stdbuf":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if len(args[i].text) == 2 {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
-	case "exec":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if args[i].text == "-a" {
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], args[:min(i, len(args))], "", true
+		inner, extra, ok = unwrapJobs(args)
+		return inner, extra, "", ok
 	case "command":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			if strings.ContainsAny(args[i].text, "vV") {
-				return nil, nil, "", true // command -v name: a lookup
-			}
-			i++
-		}
-		return args[i:], args[:i], "", true
+		inner, extra = unwrapCommand(args)
+		return inner, extra, "", true
 	case "time":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			t := args[i].text
-			switch {
-			case t == "-o" || t == "--output":
-				if i+1 < len(args) {
-					w.redirectTarget(args[i+1], true, subject, sc)
-				}
-				i++
-			case strings.HasPrefix(t, "--output="):
-				w.redirectTarget(word{text: strings.TrimPrefix(t, "--output="), static: args[i].static}, true, subject, sc)
-			case t == "-f" || t == "--format":
-				i++
-			}
-			i++
-		}
-		return args[min(i, len(args)):], nil, "", true
+		return w.unwrapTime(args, subject, sc), nil, "", true
 	case "xargs":
-		i := 0
-		for i < len(args) && strings.HasPrefix(args[i].text, "-") {
-			t := args[i].text
-			if t == "--" {
-				i++
-				break
-			}
-			switch t {
-			case "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s":
-				i++
-			}
-			if strings.HasPrefix(t, "--process-slot-var") {
-				w.needsEdit(subject, "xargs --process-slot-var sets an environment variable", false)
-			}
-			i++
-		}
-		rest := args[min(i, len(args)):]
-		if len(rest) == 0 {
-			rest = []word{{text: "echo", static: true}}
-		}
-		return rest, args[:min(i, len(args))], "xargs appends arguments read from its input", true
+		inner, extra = w.unwrapXargs(args, subject)
+		return inner, extra, "xargs appends arguments read from its input", true
 	}
 	return nil, nil, "", false
+}
+
+// unwrapJobs: jobs -x CMD ARGS runs CMD with job specs replaced by process
+// group IDs; any other jobs is not a wrapper.
+func unwrapJobs(args []word) (inner, extra []word, ok bool) {
+	i, run := 0, false
+	for ; i < len(args) && args[i].Static && strings.HasPrefix(args[i].Text, "-") && args[i].Text != "-"; i++ {
+		if args[i].Text == "--" {
+			i++
+			break
+		}
+		run = run || strings.ContainsRune(args[i].Text, 'x')
+	}
+	if !run {
+		return nil, nil, false
+	}
+	return args[i:], args[:i], true
+}
+
+// unwrapCommand: command [-p] CMD runs CMD; command -v/-V NAME is a lookup
+// that runs nothing.
+func unwrapCommand(args []word) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
+		if strings.ContainsAny(args[i].Text, "vV") {
+			return nil, nil
+		}
+		i++
+	}
+	return args[i:], args[:i]
+}
+
+// unwrapTime: time's -o FILE writes FILE, checked as a redirection.
+func (w *walker) unwrapTime(args []word, subject string, sc *scope) (inner []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
+		t := args[i].Text
+		switch {
+		case t == "-o" || t == "--output":
+			if i+1 < len(args) {
+				w.redirectTarget(args[i+1], true, subject, sc)
+			}
+			i++
+		case strings.HasPrefix(t, "--output="):
+			w.redirectTarget(word{Text: strings.TrimPrefix(t, "--output="), Static: args[i].Static}, true, subject, sc)
+		case t == "-f" || t == "--format":
+			i++
+		}
+		i++
+	}
+	return args[min(i, len(args)):]
+}
+
+// unwrapXargs: xargs runs its command (echo by default) with arguments
+// read from its input.
+func (w *walker) unwrapXargs(args []word, subject string) (inner, extra []word) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
+		t := args[i].Text
+		if t == "--" {
+			i++
+			break
+		}
+		switch t {
+		case "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s":
+			i++
+		}
+		if strings.HasPrefix(t, "--process-slot-var") {
+			w.needsEdit(subject, "xargs --process-slot-var sets an environment variable", false)
+		}
+		i++
+	}
+	rest := args[min(i, len(args)):]
+	if len(rest) == 0 {
+		rest = []word{{Text: "echo", Static: true}}
+	}
+	return rest, args[:min(i, len(args))]
 }
 
 func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dynamic string, ok bool) {
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
-		t := a.text
+		t := a.Text
 		switch {
-		case !a.static:
+		case !a.Static:
 			w.unresolvable(subject, "an argument of env is only known at run time")
 			return nil, nil, "", true
 		case t == "--":
@@ -428,7 +477,7 @@ func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dy
 			// the environment (GIT_CONFIG_COUNT keeps git from using a
 			// planted bare repository).
 			if i+1 < len(args) {
-				w.unsetEnv(args[i+1].text, subject)
+				w.unsetEnv(args[i+1].Text, subject)
 			}
 			i++
 		case strings.HasPrefix(t, "--unset="):
@@ -456,16 +505,16 @@ done:
 // a child shell; a script file or standard input cannot be checked. It
 // returns the words to check as paths.
 func (w *walker) shell(argv []word, subject string, sc *scope, allowed bool) []word {
-	name := argv[0].text
+	name := argv[0].Text
 	args := argv[1:]
 	hasC, stdin := false, false
 	i := 0
 loop:
 	for ; i < len(args); i++ {
 		a := args[i]
-		t := a.text
+		t := a.Text
 		switch {
-		case !a.static:
+		case !a.Static:
 			w.unresolvable(subject, "an option of "+name+" is only known at run time")
 			return nil
 		case t == "--" || t == "-":
@@ -492,16 +541,16 @@ loop:
 	switch {
 	case hasC && len(operands) == 0:
 		w.unresolvable(subject, name+" -c has no command string")
-	case hasC && !operands[0].static:
+	case hasC && !operands[0].Static:
 		w.unresolvable(subject, "the script given to "+name+" -c is only known at run time")
 		return operands[1:]
 	case hasC:
-		w.script(operands[0].text, sc.clone(), subject)
+		w.script(operands[0].Text, sc.clone(), subject)
 		return operands[1:]
 	case stdin || len(operands) == 0:
 		w.unresolvable(subject, name+" reads commands from its standard input, which cannot be checked")
 	default:
-		w.needsEdit(subject, name+" runs the script "+operands[0].text, allowed)
+		w.needsEdit(subject, name+" runs the script "+operands[0].Text, allowed)
 		return operands
 	}
 	return nil
@@ -512,7 +561,7 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	var target *word
 	for i := range args {
 		a := args[i]
-		if a.static && strings.HasPrefix(a.text, "-") && a.text != "-" {
+		if a.Static && strings.HasPrefix(a.Text, "-") && a.Text != "-" {
 			continue
 		}
 		target = &a
@@ -522,13 +571,13 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 	case target == nil:
 		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` goes to the home directory, outside the project root %s", subject, w.c.guard.root))
 		return
-	case target.text == "-" && target.static:
+	case target.Text == "-" && target.Static:
 		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` returns to a directory that cannot be known", subject))
 		return
-	case !target.static || target.glob:
+	case !target.Static || target.Glob:
 		w.ask(RuleDynamic, subject, "cmd:"+subject, fmt.Sprintf("`%s`: the directory is only known at run time, so where later commands run cannot be checked", subject))
 		return
-	case target.tilde:
+	case target.Tilde:
 		w.ask(RuleOutsideRoot, subject, "cmd:"+subject, fmt.Sprintf("`%s` goes to a home directory, outside the project root %s", subject, w.c.guard.root))
 		return
 	}
@@ -537,13 +586,13 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 		// bash's cd is logical: it removes dir/.. before following
 		// symlinks (cd link/.. stays here), while the kernel follows link
 		// first. The shell may end up in either.
-		cands := []string{target.text}
-		if strings.Contains(target.text, "..") {
+		cands := []string{target.Text}
+		if strings.Contains(target.Text, "..") {
 			base := cwd
-			if filepath.IsAbs(target.text) {
+			if filepath.IsAbs(target.Text) {
 				base = "/"
 			}
-			cands = append(cands, filepath.Join(base, target.text)) // Join cleans lexically
+			cands = append(cands, filepath.Join(base, target.Text)) // Join cleans lexically
 		}
 		for _, cand := range cands {
 			resolved, err := resolveShell(cwd, cand)
@@ -557,7 +606,7 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 				continue // cd fails; the shell stays where it was
 			}
 			if w.c.guard.container(resolved) == "" {
-				w.ask(RuleOutsideRoot, resolved, pathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
+				w.ask(RuleOutsideRoot, resolved, approve.PathKey(tool.AccessRead, resolved), fmt.Sprintf("`%s` leaves the project root %s for %s (rule %s); to allow it, run with --add-dir %s or add it to permissions.additional_dirs", subject, w.c.guard.root, resolved, RuleOutsideRoot, resolved))
 			}
 			next = append(next, resolved)
 		}
@@ -573,7 +622,7 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 func execArgs(name string, args []word) [][]word {
 	var out [][]word
 	for i := 0; i < len(args); i++ {
-		t := args[i].text
+		t := args[i].Text
 		var start bool
 		switch name {
 		case "find":
@@ -585,7 +634,7 @@ func execArgs(name string, args []word) [][]word {
 			continue
 		}
 		j := i + 1
-		for j < len(args) && args[j].text != ";" && !(name == "find" && args[j].text == "+") {
+		for j < len(args) && args[j].Text != ";" && !(name == "find" && args[j].Text == "+") {
 			j++
 		}
 		if j > i+1 {
@@ -614,25 +663,25 @@ func (w *walker) unsetEnv(name, subject string) {
 func (w *walker) gitConfig(args []word, subject string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if !a.static || !strings.HasPrefix(a.text, "-") {
+		if !a.Static || !strings.HasPrefix(a.Text, "-") {
 			return
 		}
 		var kv string
 		switch {
-		case a.text == "-c" || a.text == "--config-env":
+		case a.Text == "-c" || a.Text == "--config-env":
 			if i+1 < len(args) {
 				i++
-				kv = args[i].text
-				if !args[i].static {
+				kv = args[i].Text
+				if !args[i].Static {
 					w.unresolvable(subject, "a git configuration given on the command line is only known at run time")
 					continue
 				}
 			}
-		case strings.HasPrefix(a.text, "--config-env="):
-			kv = strings.TrimPrefix(a.text, "--config-env=")
-		case strings.HasPrefix(a.text, "-c") && len(a.text) > 2:
-			kv = a.text[2:]
-		case a.text == "-C" || a.text == "--namespace" || a.text == "--git-dir" || a.text == "--work-tree" || a.text == "--super-prefix":
+		case strings.HasPrefix(a.Text, "--config-env="):
+			kv = strings.TrimPrefix(a.Text, "--config-env=")
+		case strings.HasPrefix(a.Text, "-c") && len(a.Text) > 2:
+			kv = a.Text[2:]
+		case a.Text == "-C" || a.Text == "--namespace" || a.Text == "--git-dir" || a.Text == "--work-tree" || a.Text == "--super-prefix":
 			i++
 			continue
 		default:
@@ -644,17 +693,17 @@ func (w *walker) gitConfig(args []word, subject string) {
 		}
 		w.unresolvable(subject, fmt.Sprintf("git -c %s sets configuration that can name programs or commands (aliases, pagers, helpers)", key))
 		// Program-valued keys (and ! aliases) hold shell command lines.
-		w.forbiddenScript([]word{{text: strings.TrimPrefix(value, "!"), static: true}}, &scope{cwds: []string{w.c.guard.root}})
+		w.forbiddenScript([]word{{Text: strings.TrimPrefix(value, "!"), Static: true}}, &scope{cwds: []string{w.c.guard.root}})
 		if strings.HasPrefix(strings.ToLower(key), "alias.") && !strings.HasPrefix(value, "!") {
 			// alias.p=push: git p ... is git push ...
 			rest := args[i+1:]
-			for len(rest) > 0 && strings.HasPrefix(rest[0].text, "-") {
+			for len(rest) > 0 && strings.HasPrefix(rest[0].Text, "-") {
 				rest = rest[1:]
 			}
-			if len(rest) > 0 && rest[0].text == strings.TrimPrefix(strings.ToLower(key), "alias.") {
-				argv := []word{{text: "git", static: true}}
+			if len(rest) > 0 && rest[0].Text == strings.TrimPrefix(strings.ToLower(key), "alias.") {
+				argv := []word{{Text: "git", Static: true}}
 				for _, f := range strings.Fields(value) {
-					argv = append(argv, word{text: f, static: true})
+					argv = append(argv, word{Text: f, Static: true})
 				}
 				w.checkForbidden(append(argv, rest[1:]...), subject)
 			}

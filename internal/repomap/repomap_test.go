@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -21,7 +20,7 @@ import (
 // goroot returns $(go env GOROOT)/src/name, skipping when it is absent.
 func gorootSrc(t testing.TB, name string) string {
 	t.Helper()
-	root := runtime.GOROOT()
+	root := ""
 	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
 		root = strings.TrimSpace(string(out))
 	}

@@ -38,9 +38,6 @@ const (
 	ModeOff Mode = "off"
 )
 
-// Modes lists the valid modes.
-func Modes() []Mode { return []Mode{ModeAuto, ModeBubblewrap, ModeLandlock, ModeRequired, ModeOff} }
-
 // Kind is the confinement actually in force.
 type Kind string
 

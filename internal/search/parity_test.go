@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -28,7 +27,11 @@ func rgPath(t testing.TB) string {
 // subtree only, to keep the run short).
 func goSrc(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(runtime.GOROOT(), "src")
+	root := ""
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		root = strings.TrimSpace(string(out))
+	}
+	dir := filepath.Join(root, "src")
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		t.Skipf("Go source tree not found at %s", dir)
 	}

@@ -27,12 +27,6 @@ func TypeNames() []string {
 	return names
 }
 
-// TypeGlobs returns the globs of a type and whether it exists.
-func TypeGlobs(name string) ([]string, bool) {
-	g, ok := defaultTypes()[name]
-	return g, ok
-}
-
 // NewTypeFilter selects the named types. An unknown name is an error that
 // lists close names, so a model can correct itself.
 func NewTypeFilter(names ...string) (*TypeFilter, error) {

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/odin-code/odin/internal/workspace"
@@ -61,16 +60,6 @@ type Entry struct {
 
 // IsDir reports whether the entry is a directory.
 func (e Entry) IsDir() bool { return e.Type.IsDir() }
-
-// Name is the last element of Path.
-func (e Entry) Name() string { return baseName(e.Path) }
-
-func baseName(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 && i < len(p)-1 {
-		return p[i+1:]
-	}
-	return p
-}
 
 // WalkFunc receives each entry. worker identifies the calling goroutine
 // (0 <= worker < the number of workers), so callers can keep per-worker

@@ -1,4 +1,4 @@
-package policy
+package approve
 
 import (
 	"context"
@@ -195,7 +195,7 @@ func (m *Memory) granted(key string) bool {
 		return false
 	}
 	for dir := p; ; dir = filepath.Dir(dir) {
-		if m.keys[pathKey(tool.AccessWrite, dir)] || (access == string(tool.AccessRead) && m.keys[pathKey(tool.AccessRead, dir)]) {
+		if m.keys[PathKey(tool.AccessWrite, dir)] || (access == string(tool.AccessRead) && m.keys[PathKey(tool.AccessRead, dir)]) {
 			return true
 		}
 		if filepath.Dir(dir) == dir {
@@ -298,14 +298,14 @@ func (a *BusApprover) Pending() []messages.ApprovalRequested {
 	return out
 }
 
-// requestApproval asks approver (nil: Headless{}) about the Ask findings of
+// RequestApproval asks approver (nil: Headless{}) about the Ask findings of
 // v and returns nil when allowed, a *Denial when refused, or the approver's
 // error (a cancelled context).
-func requestApproval(ctx context.Context, approver Approver, req Request, v Verdict) error {
+func RequestApproval(ctx context.Context, approver Approver, req Request, v Verdict) error {
 	if approver == nil {
 		approver = Headless{}
 	}
-	req.Findings = v.asks()
+	req.Findings = v.Asks()
 	d, err := approver.Approve(ctx, req)
 	if err != nil {
 		return err
@@ -334,9 +334,9 @@ func notApproved(req Request) *Denial {
 	}
 }
 
-// denialOf is the error for a Deny verdict about subject.
-func denialOf(v Verdict, subject, tool string) *Denial {
-	ds := v.denials()
+// DenialOf is the error for a Deny verdict about subject.
+func DenialOf(v Verdict, subject, tool string) *Denial {
+	ds := v.Denials()
 	rule := ""
 	var reasons []string
 	for _, f := range ds {
@@ -374,4 +374,9 @@ func dedupe(in []string) []string {
 		}
 	}
 	return out
+}
+
+// PathKey is the approval-memory key of access to p.
+func PathKey(access tool.Access, p string) string {
+	return "path:" + string(access) + ":" + p
 }

@@ -1,4 +1,4 @@
-package policy
+package approve
 
 import (
 	"fmt"
@@ -66,7 +66,7 @@ func (v Verdict) Reasons() []string {
 }
 
 // add records f and raises the verdict's action to f's.
-func (v *Verdict) add(f Finding) {
+func (v *Verdict) Add(f Finding) {
 	for _, g := range v.Findings {
 		if g.Action == f.Action && g.Reason == f.Reason && g.Key == f.Key {
 			return
@@ -79,7 +79,7 @@ func (v *Verdict) add(f Finding) {
 }
 
 // asks returns the findings that need approval.
-func (v Verdict) asks() []Finding {
+func (v Verdict) Asks() []Finding {
 	var out []Finding
 	for _, f := range v.Findings {
 		if f.Action == Ask {
@@ -90,7 +90,7 @@ func (v Verdict) asks() []Finding {
 }
 
 // denials returns the findings that refuse.
-func (v Verdict) denials() []Finding {
+func (v Verdict) Denials() []Finding {
 	var out []Finding
 	for _, f := range v.Findings {
 		if f.Action == Deny {

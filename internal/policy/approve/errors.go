@@ -1,4 +1,4 @@
-package policy
+package approve
 
 import "errors"
 
@@ -40,7 +40,7 @@ const (
 
 // ErrUnknownApproval is returned by BusApprover.Answer for an ID that is not
 // pending (already answered, cancelled, or never asked).
-var ErrUnknownApproval = errors.New("policy: no pending approval with that id")
+var ErrUnknownApproval = errors.New("approve: no pending approval with that id")
 
 // Denial is a permission refusal. Its message is written for the model: what
 // was refused, by which rule, and what would allow it. It satisfies

@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // read-only. The classification is deliberately narrow: a command missing
 // there asks (in edit mode) or is refused (in ask and plan modes), which
 // is safe.
-func readOnly(name string, args []string) (ok bool, why string, sensitive bool) {
+func ReadOnly(name string, args []string) (ok bool, why string, sensitive bool) {
 	r := readOnlyIndex[name]
 	if r == nil {
 		return false, fmt.Sprintf("%s is not a known read-only command", name), false
@@ -70,7 +70,7 @@ func legacy(f func(args []string) (bool, string, bool)) func(string, []string) (
 func alwaysOK(string, []string) (bool, string) { return true, "" }
 
 // Long options are matched by prefix (longIs), as getopt_long and git
-// accept abbreviations. Bash builtins are explained in builtins.go.
+// accept abbreviations. Bash builtins are explained in internal/policy/builtins.go.
 var readOnlyRules = []readOnlyRule{
 	{
 		Names: []string{"ls", "cat", "head", "tail", "nl", "tac", "rev", "cut", "paste", "join", "tr", "fold", "fmt",
@@ -106,7 +106,7 @@ var readOnlyRules = []readOnlyRule{
 	{
 		Names: []string{"pwd", "echo", "true", "false", ":", "type", "test", "[", "exit", "return", "break", "continue",
 			"shift", "help", "times", "dirs", "popd", "unset"},
-		Why:   "bash builtins that print, test or change nothing a later command depends on (builtins.go)",
+		Why:   "bash builtins that print, test or change nothing a later command depends on (internal/policy/builtins.go)",
 		Match: []string{"echo hi", "test -f a", "unset x"},
 	},
 	{
@@ -531,20 +531,37 @@ func dateReadOnly(args []string) (bool, string, bool) {
 }
 
 func sedReadOnly(args []string) (bool, string, bool) {
-	var scripts []string
+	scripts, why := sedScripts(args)
+	if why != "" {
+		return false, why, true
+	}
+	for _, s := range scripts {
+		if ok, why := sedScriptReadOnly(s); !ok {
+			return false, why, true
+		}
+	}
+	return true, "", true
+}
+
+// sedScripts finds the scripts of a sed command line: those of -e and
+// --expression, else the first operand. A script sed reads from a file
+// (-f) or an in-place edit (-i) is refused with why.
+func sedScripts(args []string) (scripts []string, why string) {
 	explicit := false
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		short := len(a) > 1 && a[0] == '-' && a[1] != '-'
+		beforeE := strings.SplitN(a, "e", 2)[0]
 		switch {
 		case a == "--":
 			if !explicit && i+1 < len(args) {
 				scripts = append(scripts, args[i+1])
 			}
-			i = len(args)
-		case a == "-i" || longIs(a, "in-place") != "" || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.ContainsAny(strings.SplitN(a, "e", 2)[0], "iI")):
-			return false, "sed -i edits files in place", true
+			return scripts, ""
+		case a == "-i" || longIs(a, "in-place") != "" || (short && strings.ContainsAny(beforeE, "iI")):
+			return nil, "sed -i edits files in place"
 		case a == "-f" || longIs(a, "file") != "":
-			return false, "sed -f runs a script file that cannot be checked", true
+			return nil, "sed -f runs a script file that cannot be checked"
 		case a == "-e" || (longIs(a, "expression") != "" && !strings.Contains(a, "=")):
 			explicit = true
 			if i+1 < len(args) {
@@ -557,34 +574,40 @@ func sedReadOnly(args []string) (bool, string, bool) {
 			scripts = append(scripts, v)
 		case a == "-l" || (longIs(a, "line-length") != "" && !strings.Contains(a, "=")):
 			i++
-		case len(a) > 1 && a[0] == '-' && a[1] != '-':
-			// A cluster such as -ne 'p': the script follows e.
-			if j := strings.IndexByte(a, 'e'); j > 0 {
-				explicit = true
-				if rest := a[j+1:]; rest != "" {
-					scripts = append(scripts, rest)
-				} else if i+1 < len(args) {
-					scripts = append(scripts, args[i+1])
-					i++
-				}
+		case short:
+			var took bool
+			scripts, took = sedCluster(a, args[i+1:], scripts)
+			if took {
+				i++
 			}
-			if strings.ContainsRune(strings.SplitN(a, "e", 2)[0], 'f') {
-				return false, "sed -f runs a script file that cannot be checked", true
+			explicit = explicit || strings.IndexByte(a, 'e') > 0
+			if strings.ContainsRune(beforeE, 'f') {
+				return nil, "sed -f runs a script file that cannot be checked"
 			}
 		case strings.HasPrefix(a, "-"):
-		default:
-			if !explicit {
-				scripts = append(scripts, a)
-				explicit = true
-			}
+		case !explicit:
+			scripts = append(scripts, a)
+			explicit = true
 		}
 	}
-	for _, s := range scripts {
-		if ok, why := sedScriptReadOnly(s); !ok {
-			return false, why, true
-		}
+	return scripts, ""
+}
+
+// sedCluster reads the script of a short option cluster such as -ne 'p'
+// (the script follows e, in the cluster or as the next argument); took
+// says it used the next argument.
+func sedCluster(a string, next, scripts []string) (_ []string, took bool) {
+	j := strings.IndexByte(a, 'e')
+	if j <= 0 {
+		return scripts, false
 	}
-	return true, "", true
+	if rest := a[j+1:]; rest != "" {
+		return append(scripts, rest), false
+	}
+	if len(next) > 0 {
+		return append(scripts, next[0]), true
+	}
+	return scripts, false
 }
 
 // awkProgramReadOnly accepts an awk program given on the command line that cannot
@@ -658,147 +681,6 @@ func goReadOnly(args []string) (bool, string, bool) {
 	return false, "go " + sub + " builds or runs code", true
 }
 
-// gitReadOnly classifies git invocations. Only builtin subcommands are
-// listed, because git prefers a builtin over an alias of the same name,
-// while an unknown name could be an alias defined by the repository.
-func gitReadOnly(args []string) (bool, string, bool) {
-	i := 0
-	for ; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "-c" || (strings.HasPrefix(a, "-c") && len(a) > 2) || a == "--config-env" || strings.HasPrefix(a, "--config-env="):
-			return false, "git -c sets configuration, which can run programs (core.pager, core.fsmonitor, diff.external...)", true
-		case a == "--git-dir" || strings.HasPrefix(a, "--git-dir=") || a == "--work-tree" || strings.HasPrefix(a, "--work-tree=") || a == "--bare":
-			return false, "git " + a + " points git at another repository, whose configuration can run programs", true
-		case strings.HasPrefix(a, "--exec-path="):
-			return false, "git --exec-path= runs git commands from another directory", true
-		case a == "-p" || a == "--paginate":
-			return false, "git -p runs a pager", true
-		case a == "-C" || a == "--namespace" || a == "--super-prefix":
-			i++
-		case strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--super-prefix=") || strings.HasPrefix(a, "--list-cmds="):
-		case a == "-P" || a == "--no-pager" || a == "--no-replace-objects" || a == "--literal-pathspecs" ||
-			a == "--glob-pathspecs" || a == "--noglob-pathspecs" || a == "--icase-pathspecs" ||
-			a == "--no-optional-locks" || a == "--no-advice" || a == "--exec-path" || a == "--html-path" ||
-			a == "--man-path" || a == "--info-path" || a == "--version" || a == "-v":
-		case strings.HasPrefix(a, "-"):
-			return false, "git option " + a + " is not known to be harmless", true
-		default:
-			return gitSubReadOnly(a, args[i+1:])
-		}
-	}
-	return true, "", true
-}
-
-func gitSubReadOnly(sub string, rest []string) (bool, string, bool) {
-	for _, a := range rest {
-		switch n := flagName(a); {
-		case n == "output" && strings.HasPrefix(a, "--"), a == "-o":
-			return false, "git " + sub + " " + a + " writes a file", true
-		case n == "ext-diff" && strings.HasPrefix(a, "--"):
-			return false, "git " + sub + " --ext-diff runs an external diff program", true
-		case (n == "textconv" || n == "filters") && strings.HasPrefix(a, "--"),
-			sub == "cat-file" && longIs(a, "textconv", "filters") != "":
-			return false, "git " + sub + " " + a + " runs conversion programs", true
-		case n == "open-files-in-pager" && strings.HasPrefix(a, "--"), sub == "grep" && (strings.HasPrefix(a, "-O") || longIs(a, "open-files-in-pager") != ""):
-			return false, "git grep -O opens a pager", true
-		}
-	}
-	switch sub {
-	case "status", "diff", "log", "show", "shortlog", "whatchanged", "diff-tree", "diff-files",
-		"diff-index", "range-diff", "rev-parse", "ls-files", "ls-tree", "blame", "annotate",
-		"describe", "merge-base", "rev-list", "name-rev", "show-ref", "for-each-ref",
-		"count-objects", "check-ignore", "check-attr", "version", "cat-file", "show-branch",
-		"cherry", "grep":
-		return true, "", true
-	case "branch":
-		return listOnly("branch", rest, "-a -r -v -vv -i --all --remotes --verbose --ignore-case --show-current --no-color --no-column --no-abbrev",
-			"--contains --no-contains --merged --no-merged --points-at --sort --format --color --column --abbrev")
-	case "tag":
-		return listOnly("tag", rest, "-i --ignore-case --no-color --no-column",
-			"--contains --no-contains --merged --no-merged --points-at --sort --format --color --column")
-	case "remote":
-		if len(rest) == 0 || (len(rest) == 1 && (rest[0] == "-v" || rest[0] == "--verbose")) || rest[0] == "get-url" {
-			return true, "", true
-		}
-	case "config":
-		for _, a := range rest {
-			switch a {
-			case "--get", "--get-all", "--get-regexp", "--list", "-l", "get", "list":
-				for _, b := range rest {
-					// git's option parser accepts unambiguous
-					// abbreviations: --ed is --edit.
-					switch {
-					case b == "-e" || b == "set" || b == "unset" || b == "edit" || b == "rename-section" || b == "remove-section",
-						longIs(b, "add", "unset", "unset-all", "replace-all", "rename-section", "remove-section", "edit") != "":
-						return false, "git config " + b + " changes configuration", true
-					}
-				}
-				return true, "", true
-			}
-		}
-		return false, "git config without --get or --list changes configuration", true
-	case "stash":
-		if len(rest) > 0 && (rest[0] == "list" || rest[0] == "show") {
-			return true, "", true
-		}
-	case "worktree":
-		if len(rest) > 0 && rest[0] == "list" {
-			return true, "", true
-		}
-	case "notes":
-		if len(rest) == 0 || rest[0] == "list" || rest[0] == "show" {
-			return true, "", true
-		}
-	case "reflog":
-		for _, a := range rest {
-			if a == "expire" || a == "delete" {
-				return false, "git reflog " + a + " changes the reflog", true
-			}
-		}
-		return true, "", true
-	}
-	return false, strings.TrimSpace("git "+sub+" "+strings.Join(rest, " ")) + " is not a read-only git command", true
-}
-
-// listOnly accepts git branch/tag invocations that only list: flags from
-// flags, valued options from valued (as --opt=v, --opt v or -n<num>), and
-// positional patterns only with -l/--list.
-func listOnly(sub string, rest []string, flags, valued string) (bool, string, bool) {
-	isFlag := map[string]bool{}
-	for _, f := range strings.Fields(flags) {
-		isFlag[f] = true
-	}
-	isValued := map[string]bool{}
-	for _, f := range strings.Fields(valued) {
-		isValued[f] = true
-	}
-	list := false
-	var operands []string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "-l" || a == "--list":
-			list = true
-		case isFlag[a]:
-		case isValued[a]:
-			if a != "--color" && a != "--column" && a != "--abbrev" {
-				i++
-			}
-		case strings.HasPrefix(a, "--") && strings.Contains(a, "=") && isValued[a[:strings.IndexByte(a, '=')]]:
-		case sub == "tag" && strings.HasPrefix(a, "-n"):
-		case strings.HasPrefix(a, "-"):
-			return false, "git " + sub + " " + a + " is not a listing option", true
-		default:
-			operands = append(operands, a)
-		}
-	}
-	if len(operands) > 0 && !list {
-		return false, "git " + sub + " " + strings.Join(operands, " ") + " creates a " + sub, true
-	}
-	return true, "", true
-}
-
 // longIs reports which of names the long option a (--name or --name=value)
 // stands for, or "". GNU getopt_long and git's option parser accept any
 // unambiguous prefix (sed --i is sed --in-place), so a prefix of a name
@@ -839,7 +721,7 @@ func args0(args []string, long string) string {
 // and follows the symlinks it meets there, so it may read outside the
 // directories its arguments name: grep -R, rg -L, fd -L, find -L, diff -r
 // (which follows them unless --no-dereference).
-func followsLinks(name string, args []string) bool {
+func FollowsLinks(name string, args []string) bool {
 	switch name {
 	case "grep", "egrep", "fgrep":
 		return shortFlag(args, "R") || args0(args, "--dereference-recursive") != ""

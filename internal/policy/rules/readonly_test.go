@@ -1,4 +1,4 @@
-package policy
+package rules
 
 import (
 	"slices"
@@ -29,15 +29,15 @@ func TestReadOnlyRules(t *testing.T) {
 			if !slices.Contains(r.Names, f[0]) {
 				t.Errorf("rule %v: example %q is for another command", r.Names, cmd)
 			}
-			got, why, sensitive := readOnly(f[0], f[1:])
+			got, why, sensitive := ReadOnly(f[0], f[1:])
 			if got != want {
-				t.Errorf("readOnly(%q) = %v (%s), want %v", cmd, got, why, want)
+				t.Errorf("ReadOnly(%q) = %v (%s), want %v", cmd, got, why, want)
 			}
 			if !got && why == "" {
-				t.Errorf("readOnly(%q): no reason", cmd)
+				t.Errorf("ReadOnly(%q): no reason", cmd)
 			}
 			if sensitive != (r.Check != nil) {
-				t.Errorf("readOnly(%q): sensitive %v for a rule with Check %v", cmd, sensitive, r.Check != nil)
+				t.Errorf("ReadOnly(%q): sensitive %v for a rule with Check %v", cmd, sensitive, r.Check != nil)
 			}
 		}
 		for _, cmd := range r.Match {
@@ -49,28 +49,8 @@ func TestReadOnlyRules(t *testing.T) {
 	}
 	for _, cmd := range notReadOnlyExamples {
 		f := strings.Fields(cmd)
-		if got, why, _ := readOnly(f[0], f[1:]); got || why == "" {
-			t.Errorf("readOnly(%q) = %v (%q): no rule should name it", cmd, got, why)
-		}
-	}
-}
-
-func TestPathCandidates(t *testing.T) {
-	cases := map[string][]string{
-		"main.go":          {"main.go"},
-		"--file=/etc/x":    {"--file=/etc/x", "/etc/x"},
-		"-f/etc/passwd":    {"-f/etc/passwd", "/etc/passwd"},
-		"-C..":             {"-C..", ".."},
-		"-t/":              {"-t/"},
-		"-n5":              {"-n5"},
-		"--exclude=vendor": {"--exclude=vendor", "vendor"},
-		"--color":          {"--color"},
-		"-I~/include":      {"-I~/include", "~/include"},
-	}
-	for in, want := range cases {
-		got := pathCandidates(in)
-		if strings.Join(got, "|") != strings.Join(want, "|") {
-			t.Errorf("pathCandidates(%q) = %q, want %q", in, got, want)
+		if got, why, _ := ReadOnly(f[0], f[1:]); got || why == "" {
+			t.Errorf("ReadOnly(%q) = %v (%q): no rule should name it", cmd, got, why)
 		}
 	}
 }

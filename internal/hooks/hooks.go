@@ -1,4 +1,4 @@
-package policy
+package hooks
 
 import (
 	"bytes"
@@ -27,19 +27,19 @@ const (
 	PreCompact       = "PreCompact"
 )
 
-// HookEvents lists the events hooks can be configured for.
-func HookEvents() []string {
+// Events lists the events hooks can be configured for.
+func Events() []string {
 	return []string{PreToolUse, PostToolUse, UserPromptSubmit, SubagentStart, SubagentStop, Stop, PreCompact}
 }
 
-// DefaultHookTimeout bounds a hook without a timeout of its own.
-const DefaultHookTimeout = 30 * time.Second
+// DefaultTimeout bounds a hook without a timeout of its own.
+const DefaultTimeout = 30 * time.Second
 
 // maxHookOutput caps what is kept of a hook's stdout and of its stderr.
 const maxHookOutput = 64 << 10
 
-// HookInput is the event a hook receives as JSON on its standard input.
-type HookInput struct {
+// Input is the event a hook receives as JSON on its standard input.
+type Input struct {
 	SessionID string `json:"session_id"`
 	// Event is the event's name (PreToolUse, ...).
 	Event string `json:"hook_event_name"`
@@ -53,7 +53,7 @@ type HookInput struct {
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
 	// ToolResult for PostToolUse.
-	ToolResult *HookToolResult `json:"tool_result,omitempty"`
+	ToolResult *ToolResult `json:"tool_result,omitempty"`
 	// Prompt is the user's message (UserPromptSubmit) or the specialist's
 	// brief (SubagentStart).
 	Prompt string `json:"prompt,omitempty"`
@@ -64,15 +64,15 @@ type HookInput struct {
 	Trigger string `json:"trigger,omitempty"`
 }
 
-// HookToolResult is a tool call's outcome as PostToolUse hooks see it.
-type HookToolResult struct {
+// ToolResult is a tool call's outcome as PostToolUse hooks see it.
+type ToolResult struct {
 	Output  string   `json:"output"`
 	IsError bool     `json:"is_error"`
 	Files   []string `json:"files,omitempty"`
 }
 
-// HookResult is what a session's hooks decided about one event.
-type HookResult struct {
+// Result is what a session's hooks decided about one event.
+type Result struct {
 	// Blocked: a hook exited 2. What that means depends on the event:
 	// PreToolUse — the tool does not run and Feedback is the model's tool
 	// result; PostToolUse — Feedback is shown to the model; UserPromptSubmit
@@ -93,8 +93,8 @@ type HookResult struct {
 	Warnings []string
 }
 
-// HooksOptions configure Hooks.
-type HooksOptions struct {
+// Options configure Hooks.
+type Options struct {
 	// Root is the project root: hooks run there and get it as cwd.
 	Root string
 	// SessionID is used when an event does not carry one.
@@ -129,22 +129,22 @@ type HooksOptions struct {
 // it implements tool.HookRunner.
 type Hooks struct {
 	byEvent map[string][]config.Hook
-	opts    HooksOptions
+	opts    Options
 }
 
 var _ tool.HookRunner = (*Hooks)(nil)
 
-// NewHooks validates hooks (known event names, non-empty commands,
+// New validates hooks (known event names, non-empty commands,
 // non-negative timeouts) and returns a runner.
-func NewHooks(hooks map[string][]config.Hook, opts HooksOptions) (*Hooks, error) {
+func New(hooks map[string][]config.Hook, opts Options) (*Hooks, error) {
 	if opts.Shell == "" {
 		opts.Shell = "bash"
 	}
 	h := &Hooks{byEvent: map[string][]config.Hook{}, opts: opts}
 	var problems []string
 	for event, list := range hooks {
-		if !slices.Contains(HookEvents(), event) {
-			problems = append(problems, fmt.Sprintf("hooks.%s: unknown event (want one of %s)", event, strings.Join(HookEvents(), ", ")))
+		if !slices.Contains(Events(), event) {
+			problems = append(problems, fmt.Sprintf("hooks.%s: unknown event (want one of %s)", event, strings.Join(Events(), ", ")))
 			continue
 		}
 		for i, hk := range list {
@@ -169,8 +169,8 @@ func (h *Hooks) Has(event string) bool { return h != nil && len(h.byEvent[event]
 
 // Run runs the hooks of in.Event that match it. It never fails: problems
 // with hooks are warnings. It returns early when ctx ends.
-func (h *Hooks) Run(ctx context.Context, in HookInput) HookResult {
-	var res HookResult
+func (h *Hooks) Run(ctx context.Context, in Input) Result {
+	var res Result
 	if h == nil {
 		return res
 	}
@@ -255,12 +255,12 @@ func (h *Hooks) PostToolUse(ctx context.Context, env *tool.Env, info tool.Info, 
 		return tool.HookVerdict{}
 	}
 	in := toolHookInput(env, PostToolUse, info, input)
-	in.ToolResult = &HookToolResult{Output: r.Output, IsError: r.IsError, Files: r.Files}
+	in.ToolResult = &ToolResult{Output: r.Output, IsError: r.IsError, Files: r.Files}
 	return verdictOf(h.Run(ctx, in))
 }
 
-func toolHookInput(env *tool.Env, event string, info tool.Info, input json.RawMessage) HookInput {
-	in := HookInput{Event: event, ToolName: info.Name}
+func toolHookInput(env *tool.Env, event string, info tool.Info, input json.RawMessage) Input {
+	in := Input{Event: event, ToolName: info.Name}
 	if json.Valid(input) {
 		in.ToolInput = input
 	} else if len(input) > 0 {
@@ -273,7 +273,7 @@ func toolHookInput(env *tool.Env, event string, info tool.Info, input json.RawMe
 	return in
 }
 
-func verdictOf(r HookResult) tool.HookVerdict {
+func verdictOf(r Result) tool.HookVerdict {
 	return tool.HookVerdict{Block: r.Blocked, Message: r.Feedback, Context: r.Context, Warnings: r.Warnings}
 }
 
@@ -308,7 +308,7 @@ type hookOutcome struct {
 func (h *Hooks) runOne(ctx context.Context, hk config.Hook, event, session string, stdin []byte) hookOutcome {
 	timeout := hk.Timeout
 	if timeout <= 0 {
-		timeout = DefaultHookTimeout
+		timeout = DefaultTimeout
 	}
 	out := hookOutcome{timeout: timeout}
 	if h.opts.Check != nil {

@@ -1,4 +1,4 @@
-package policy
+package approve
 
 import (
 	"context"
@@ -128,23 +128,23 @@ func TestMemoryOnceAndDenyAreNotRemembered(t *testing.T) {
 
 func TestMemoryPathGrants(t *testing.T) {
 	m := NewMemory(&recorder{answer: AllowSession})
-	if _, err := m.Approve(t.Context(), req("/data", pathKey(tools.AccessRead, "/data"))); err != nil {
+	if _, err := m.Approve(t.Context(), req("/data", PathKey(tools.AccessRead, "/data"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Approve(t.Context(), req("/out", pathKey(tools.AccessWrite, "/out"))); err != nil {
+	if _, err := m.Approve(t.Context(), req("/out", PathKey(tools.AccessWrite, "/out"))); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		key  string
 		want bool
 	}{
-		{pathKey(tools.AccessRead, "/data"), true},
-		{pathKey(tools.AccessRead, "/data/sub/file"), true},
-		{pathKey(tools.AccessWrite, "/data/file"), false}, // read grants no write
-		{pathKey(tools.AccessRead, "/data_evil/file"), false},
-		{pathKey(tools.AccessRead, "/"), false},
-		{pathKey(tools.AccessWrite, "/out/x"), true},
-		{pathKey(tools.AccessRead, "/out/x"), true}, // write grants read
+		{PathKey(tools.AccessRead, "/data"), true},
+		{PathKey(tools.AccessRead, "/data/sub/file"), true},
+		{PathKey(tools.AccessWrite, "/data/file"), false}, // read grants no write
+		{PathKey(tools.AccessRead, "/data_evil/file"), false},
+		{PathKey(tools.AccessRead, "/"), false},
+		{PathKey(tools.AccessWrite, "/out/x"), true},
+		{PathKey(tools.AccessRead, "/out/x"), true}, // write grants read
 		{"cmd:/data", false},
 	}
 	for _, c := range cases {

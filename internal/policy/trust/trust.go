@@ -1,4 +1,4 @@
-package policy
+package trust
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 )
 
-// TrustStore records which projects the user trusts, so that what a
+// Store records which projects the user trusts, so that what a
 // project supplies that could run code, send data, change the model
 // endpoint or a mode, or replace a built-in agent (config.TrustItem: its
 // odin.yaml keys, agent and command files, check commands) is honoured only
@@ -25,14 +25,14 @@ import (
 //
 // The store is one JSON file (trust.json in Odin's state dir) written
 // atomically with mode 0600. A missing or unreadable file trusts nothing.
-// A TrustStore is safe for concurrent use within a process; two processes
+// A Store is safe for concurrent use within a process; two processes
 // trusting at the same instant may lose one of the two entries, never the
 // file.
 //
 // The fingerprint covers what the entries say (a server's command line),
 // not the files they run: those are pinned per entry (TrustPinned,
 // Pinned), so that a rewritten script stops its own entry only.
-type TrustStore struct {
+type Store struct {
 	path string
 	now  func() time.Time
 	mu   sync.Mutex
@@ -54,20 +54,20 @@ type trustEntry struct {
 	Pins   map[string]Pins `json:"pins,omitempty"`
 }
 
-// NewTrustStore returns the store kept in stateDir (created on first
+// NewStore returns the store kept in stateDir (created on first
 // write); now stamps entries (nil: time.Now).
-func NewTrustStore(stateDir string, now func() time.Time) *TrustStore {
+func NewStore(stateDir string, now func() time.Time) *Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &TrustStore{path: filepath.Join(stateDir, "trust.json"), now: now}
+	return &Store{path: filepath.Join(stateDir, "trust.json"), now: now}
 }
 
 // Path is the store's file.
-func (s *TrustStore) Path() string { return s.path }
+func (s *Store) Path() string { return s.path }
 
 // Trusted reports whether root was trusted with this fingerprint.
-func (s *TrustStore) Trusted(root, fingerprint string) bool {
+func (s *Store) Trusted(root, fingerprint string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.read()
@@ -81,7 +81,7 @@ func (s *TrustStore) Trusted(root, fingerprint string) bool {
 // Trust records that the user trusts root with the items whose fingerprint
 // is given (items as shown to the user, kept for Previous), replacing an
 // earlier entry for root.
-func (s *TrustStore) Trust(root, fingerprint string, items ...string) error {
+func (s *Store) Trust(root, fingerprint string, items ...string) error {
 	if fingerprint == "" {
 		return errors.New("policy: trust: empty fingerprint")
 	}
@@ -93,7 +93,7 @@ func (s *TrustStore) Trust(root, fingerprint string, items ...string) error {
 // TrustPinned is Trust that also records, by entry ("MCP server 'x'"),
 // the project files each trusted entry executes with their digests
 // (PinProgram): an entry whose files change no longer runs (Pinned).
-func (s *TrustStore) TrustPinned(root, fingerprint string, pins map[string]Pins, items ...string) error {
+func (s *Store) TrustPinned(root, fingerprint string, pins map[string]Pins, items ...string) error {
 	if fingerprint == "" {
 		return errors.New("policy: trust: empty fingerprint")
 	}
@@ -109,7 +109,7 @@ func (s *TrustStore) TrustPinned(root, fingerprint string, pins map[string]Pins,
 // Pinned returns the file pins recorded for root's entries; ok is false
 // when root is not trusted or was trusted before Odin pinned files (its
 // entries that execute project files must then be trusted again).
-func (s *TrustStore) Pinned(root string) (pins map[string]Pins, ok bool) {
+func (s *Store) Pinned(root string) (pins map[string]Pins, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.read()
@@ -128,7 +128,7 @@ func (s *TrustStore) Pinned(root string) (pins map[string]Pins, ok bool) {
 
 // Previous returns the items root was last trusted with, and whether it
 // was trusted at all (with any fingerprint).
-func (s *TrustStore) Previous(root string) ([]string, bool) {
+func (s *Store) Previous(root string) ([]string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.read()
@@ -140,11 +140,11 @@ func (s *TrustStore) Previous(root string) ([]string, bool) {
 }
 
 // Revoke forgets root.
-func (s *TrustStore) Revoke(root string) error {
+func (s *Store) Revoke(root string) error {
 	return s.update(func(f *trustFile) { delete(f.Projects, canonicalRoot(root)) })
 }
 
-func (s *TrustStore) update(change func(*trustFile)) error {
+func (s *Store) update(change func(*trustFile)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f, err := s.read()
@@ -160,7 +160,7 @@ func (s *TrustStore) update(change func(*trustFile)) error {
 }
 
 // read returns the file's content; a missing file is an empty store.
-func (s *TrustStore) read() (*trustFile, error) {
+func (s *Store) read() (*trustFile, error) {
 	f := &trustFile{Version: 1, Projects: map[string]trustEntry{}}
 	data, err := os.ReadFile(s.path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -1,4 +1,4 @@
-package policy
+package shell
 
 import (
 	"fmt"
@@ -11,91 +11,101 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// evalWord evaluates a word statically. Brace expansion yields several
+// Word is a shell word after static evaluation.
+type Word struct {
+	Text   string // the value after quote removal, or the source text when dynamic
+	Prefix string // for a dynamic word: the static text it starts with
+	Static bool   // the value is known without running anything
+	Glob   bool   // contains unquoted pattern characters
+	Tilde  bool   // starts with an unquoted ~
+	Splits bool   // has an unquoted expansion, so it may become several words
+}
+
+// Eval evaluates a word statically. Brace expansion yields several
 // words; anything that needs the shell at run time (parameters,
 // substitutions, arithmetic, extended globs) yields a dynamic word.
-func evalWord(wd *syntax.Word) []word {
+func Eval(wd *syntax.Word) []Word {
 	if wd == nil {
 		return nil
 	}
 	cp := *wd
 	cp.Parts = slices.Clone(wd.Parts)
 	if syntax.SplitBraces(&cp) {
-		var out []word
+		var out []Word
 		for bw, err := range expand.BracesSeq(nil, &cp) {
 			if err != nil || len(out) >= 256 {
-				return []word{{text: printNode(wd)}}
+				return []Word{{Text: Print(wd)}}
 			}
 			out = append(out, evalSingle(bw))
 		}
 		return out
 	}
-	return []word{evalSingle(&cp)}
+	return []Word{evalSingle(&cp)}
 }
 
-func evalSingle(wd *syntax.Word) word {
-	v := word{static: true}
+func evalSingle(wd *syntax.Word) Word {
+	v := Word{Static: true}
 	for i, part := range wd.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			if pattern.HasMeta(p.Value, 0) {
-				v.glob = true
+				v.Glob = true
 			}
 			if i == 0 && strings.HasPrefix(p.Value, "~") {
-				v.tilde = true
+				v.Tilde = true
 			}
 		case *syntax.SglQuoted:
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				// $"..." is translated through the locale's message
 				// catalogue at run time.
-				v.static = false
+				v.Static = false
 			}
 			for _, q := range p.Parts {
 				if _, ok := q.(*syntax.Lit); !ok {
-					v.static = false
+					v.Static = false
 				}
 			}
 		case *syntax.ArithmExp:
-			v.static = false // a number: it cannot split
+			v.Static = false // a number: it cannot split
 		case *syntax.ParamExp:
-			v.static = false
-			v.splits = v.splits || !numericParam(p)
+			v.Static = false
+			v.Splits = v.Splits || !numericParam(p)
 		default:
-			v.static = false
-			v.splits = true
+			v.Static = false
+			v.Splits = true
 		}
 	}
-	if v.static {
+	if v.Static {
 		s, err := expand.Literal(nil, wd)
 		if err != nil {
-			v.static = false
+			v.Static = false
 		} else {
-			v.text = s
+			v.Text = s
 		}
 	}
-	if !v.static {
-		v.text = printNode(wd)
+	if !v.Static {
+		v.Text = Print(wd)
 		for _, part := range wd.Parts {
 			lit, ok := part.(*syntax.Lit)
 			if !ok {
 				break
 			}
-			v.prefix += lit.Value
+			v.Prefix += lit.Value
 		}
 	}
 	return v
 }
 
-func texts(ws []word) []string {
+func Texts(ws []Word) []string {
 	out := make([]string, len(ws))
 	for i, x := range ws {
-		out[i] = x.text
+		out[i] = x.Text
 	}
 	return out
 }
 
-func printNode(n syntax.Node) string {
+func Print(n syntax.Node) string {
 	// A node field the parser leaves empty (the value of arr=([0]=)) is a
 	// typed nil, which the printer dereferences.
 	if n == nil || reflect.ValueOf(n).IsNil() {

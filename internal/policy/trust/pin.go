@@ -1,4 +1,4 @@
-package policy
+package trust
 
 import (
 	"crypto/sha256"
@@ -253,74 +253,11 @@ func (pn *pinner) argv(args []string, dir string, depth int, generic bool) {
 		pn.script(prog, dir)
 	}
 	base := filepath.Base(prog)
-	rest := args[1:]
-	switch {
-	case base == "env":
-		for len(rest) > 0 && (strings.HasPrefix(rest[0], "-") || strings.Contains(rest[0], "=")) {
-			if rest[0] == "-u" || rest[0] == "-C" || rest[0] == "-S" {
-				if len(rest) > 1 && rest[0] == "-C" {
-					dir = pn.abs(rest[1], dir)
-				}
-				rest = rest[min(2, len(rest)):]
-				continue
-			}
-			rest = rest[1:]
-		}
-		pn.argv(rest, dir, depth, generic)
+	if inner, innerDir, ok := pn.unwrap(base, args[1:], dir); ok {
+		pn.argv(inner, innerDir, depth, generic)
 		return
-	case base == "exec" || base == "nohup" || base == "command" || base == "builtin":
-		pn.argv(dropFlags(rest, nil), dir, depth, generic)
-		return
-	case base == "nice":
-		pn.argv(dropFlags(rest, []string{"-n"}), dir, depth, generic)
-		return
-	case base == "timeout":
-		rest = dropFlags(rest, []string{"-s", "-k", "--signal", "--kill-after"})
-		if len(rest) > 0 {
-			pn.argv(rest[1:], dir, depth, generic)
-		}
-		return
-	case isPinShell(base):
-		pn.shellArgs(rest, dir, depth)
-	case isPython(base):
-		pn.pythonArgs(rest, dir)
-	case base == "node" || base == "nodejs" || base == "ts-node" || base == "tsx":
-		pn.nodeArgs(rest, dir, []string{"-e", "--eval", "-p", "--print"})
-	case base == "bun":
-		if len(rest) > 0 && rest[0] == "run" {
-			rest = rest[1:]
-		}
-		pn.nodeArgs(rest, dir, []string{"-e", "--eval", "-p", "--print"})
-	case base == "deno":
-		if len(rest) > 0 && (rest[0] == "run" || rest[0] == "serve") {
-			pn.nodeArgs(rest[1:], dir, []string{"--eval"})
-		}
-	case base == "ruby" || base == "perl" || base == "php":
-		pn.interpArgs(rest, dir, []string{"-e", "-E", "-r"}, []string{"-I", "-C", "-d", "-x"})
-	case base == "uv":
-		if len(rest) > 0 && rest[0] == "run" {
-			rest = dropFlags(rest[1:], []string{"--with", "--python", "-p", "--project", "--directory", "--package", "--extra", "--group", "--env-file", "--index", "--with-requirements"})
-			if len(rest) > 0 {
-				if isPython(filepath.Base(rest[0])) || strings.Contains(rest[0], "/") {
-					pn.argv(rest, dir, depth, generic)
-				} else {
-					pn.script(rest[0], dir)
-				}
-			}
-		}
-	case base == "npx" || base == "pnpx" || (base == "pnpm" && len(rest) > 0 && rest[0] == "dlx"):
-		if base == "pnpm" {
-			rest = rest[1:]
-		}
-		rest = dropFlags(rest, []string{"-p", "--package", "-c", "--call"})
-		if len(rest) > 0 {
-			pn.npxTarget(rest[0], dir)
-		}
-	case base == "go":
-		if len(rest) > 0 && rest[0] == "run" {
-			pn.goRun(rest[1:], dir)
-		}
 	}
+	rest := pn.interpreter(base, args[1:], dir, depth, generic)
 	if !generic {
 		return
 	}
@@ -334,6 +271,92 @@ func (pn *pinner) argv(args []string, dir string, depth int, generic bool) {
 			pn.existing(a, dir)
 		}
 	}
+}
+
+// unwrap returns the command a wrapper (env, exec, nohup, nice, timeout...)
+// runs and the directory it runs in; ok is false when base is no wrapper.
+func (pn *pinner) unwrap(base string, rest []string, dir string) (inner []string, innerDir string, ok bool) {
+	switch base {
+	case "env":
+		for len(rest) > 0 && (strings.HasPrefix(rest[0], "-") || strings.Contains(rest[0], "=")) {
+			if rest[0] == "-u" || rest[0] == "-C" || rest[0] == "-S" {
+				if len(rest) > 1 && rest[0] == "-C" {
+					dir = pn.abs(rest[1], dir)
+				}
+				rest = rest[min(2, len(rest)):]
+				continue
+			}
+			rest = rest[1:]
+		}
+		return rest, dir, true
+	case "exec", "nohup", "command", "builtin":
+		return dropFlags(rest, nil), dir, true
+	case "nice":
+		return dropFlags(rest, []string{"-n"}), dir, true
+	case "timeout":
+		rest = dropFlags(rest, []string{"-s", "-k", "--signal", "--kill-after"})
+		return rest[min(1, len(rest)):], dir, true
+	}
+	return nil, dir, false
+}
+
+// nodeEval are the options of node and bun whose value is code.
+var nodeEval = []string{"-e", "--eval", "-p", "--print"}
+
+// interpreter pins the script an interpreter or package runner runs, and
+// returns the arguments left for the generic pass.
+func (pn *pinner) interpreter(base string, rest []string, dir string, depth int, generic bool) []string {
+	switch {
+	case isPinShell(base):
+		pn.shellArgs(rest, dir, depth)
+	case isPython(base):
+		pn.pythonArgs(rest, dir)
+	case base == "node" || base == "nodejs" || base == "ts-node" || base == "tsx":
+		pn.nodeArgs(rest, dir, nodeEval)
+	case base == "bun":
+		if len(rest) > 0 && rest[0] == "run" {
+			rest = rest[1:]
+		}
+		pn.nodeArgs(rest, dir, nodeEval)
+	case base == "deno":
+		if len(rest) > 0 && (rest[0] == "run" || rest[0] == "serve") {
+			pn.nodeArgs(rest[1:], dir, []string{"--eval"})
+		}
+	case base == "ruby" || base == "perl" || base == "php":
+		pn.interpArgs(rest, dir, []string{"-e", "-E", "-r"}, []string{"-I", "-C", "-d", "-x"})
+	case base == "uv":
+		rest = pn.uvRun(rest, dir, depth, generic)
+	case base == "npx" || base == "pnpx" || (base == "pnpm" && len(rest) > 0 && rest[0] == "dlx"):
+		if base == "pnpm" {
+			rest = rest[1:]
+		}
+		rest = dropFlags(rest, []string{"-p", "--package", "-c", "--call"})
+		if len(rest) > 0 {
+			pn.npxTarget(rest[0], dir)
+		}
+	case base == "go":
+		if len(rest) > 0 && rest[0] == "run" {
+			pn.goRun(rest[1:], dir)
+		}
+	}
+	return rest
+}
+
+// uvRun pins what uv run runs: a Python or a path is a command line, any
+// other name a script. It returns the arguments after uv run's options.
+func (pn *pinner) uvRun(rest []string, dir string, depth int, generic bool) []string {
+	if len(rest) == 0 || rest[0] != "run" {
+		return rest
+	}
+	rest = dropFlags(rest[1:], []string{"--with", "--python", "-p", "--project", "--directory", "--package", "--extra", "--group", "--env-file", "--index", "--with-requirements"})
+	switch {
+	case len(rest) == 0:
+	case isPython(filepath.Base(rest[0])) || strings.Contains(rest[0], "/"):
+		pn.argv(rest, dir, depth, generic)
+	default:
+		pn.script(rest[0], dir)
+	}
+	return rest
 }
 
 func isPinShell(base string) bool {

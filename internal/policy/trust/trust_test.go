@@ -1,4 +1,4 @@
-package policy
+package trust
 
 import (
 	"os"
@@ -15,7 +15,7 @@ func TestTrustStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s := NewTrustStore(state, func() time.Time { return now })
+	s := NewStore(state, func() time.Time { return now })
 	fp := "3f2a9c"
 
 	if s.Trusted(project, fp) {
@@ -37,7 +37,7 @@ func TestTrustStore(t *testing.T) {
 		t.Fatal("another project is trusted")
 	}
 	// Another store on the same file sees the entry.
-	if !NewTrustStore(state, nil).Trusted(project, fp) {
+	if !NewStore(state, nil).Trusted(project, fp) {
 		t.Fatal("trust not persisted")
 	}
 	fi, err := os.Stat(s.Path())
@@ -64,7 +64,7 @@ func TestTrustStore(t *testing.T) {
 
 func TestTrustStoreCorruptFile(t *testing.T) {
 	state := t.TempDir()
-	s := NewTrustStore(state, nil)
+	s := NewStore(state, nil)
 	if err := os.WriteFile(s.Path(), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestTrustStoreCorruptFile(t *testing.T) {
 }
 
 func TestTrustStorePrevious(t *testing.T) {
-	s := NewTrustStore(t.TempDir(), nil)
+	s := NewStore(t.TempDir(), nil)
 	root := t.TempDir()
 	if _, ok := s.Previous(root); ok {
 		t.Fatal("an unknown project has no previous trust")
@@ -105,7 +105,7 @@ func TestTrustStorePrevious(t *testing.T) {
 func TestTrustStorePins(t *testing.T) {
 	state := t.TempDir()
 	project := t.TempDir()
-	s := NewTrustStore(state, nil)
+	s := NewStore(state, nil)
 	if _, ok := s.Pinned(project); ok {
 		t.Fatal("pins for a project never trusted")
 	}
@@ -119,7 +119,7 @@ func TestTrustStorePins(t *testing.T) {
 	if err := s.TrustPinned(project, "fp", pins, "item"); err != nil {
 		t.Fatal(err)
 	}
-	got, ok := NewTrustStore(state, nil).Pinned(project)
+	got, ok := NewStore(state, nil).Pinned(project)
 	if !ok || got["MCP server 'x'"]["srv.py"] != "sha256:ab" || got["hook Stop `true`"] == nil {
 		t.Fatalf("Pinned = %v, %v", got, ok)
 	}
