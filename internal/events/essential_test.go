@@ -31,6 +31,9 @@ var everyEvent = []struct {
 	{messages.InputRemoved{ID: "q1"}, true},
 	{messages.ApprovalRequested{}, true},
 	{messages.ApprovalResolved{}, true},
+	// An MCP server waits on a form only a front end can show.
+	{messages.ElicitationRequested{}, true},
+	{messages.ElicitationResolved{}, true},
 
 	{messages.TextDelta{Text: "x"}, false},
 	{messages.ReasoningDelta{}, false},
