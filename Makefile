@@ -9,12 +9,20 @@ LDFLAGS ?= -s -w
 # libc mapped: 1.7 MB less resident memory). odin-sitter needs cgo for
 # tree-sitter.
 
-.PHONY: build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster demo clean models
+.PHONY: build install build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster demo clean models
 
+# BUILDFLAGS=-v prints each package as it compiles (the demo's first
+# build turns that into progress lines: scripts/build-progress.sh).
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
-	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
-	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
+	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
+	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
+
+# install puts odin (static, no cgo) and odin-sitter (cgo: tree-sitter)
+# into $(go env GOPATH)/bin, or $GOBIN when set.
+install:
+	CGO_ENABLED=0 $(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin
+	$(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin-sitter
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -58,7 +66,8 @@ SESSIONS ?= 300,1000
 bench-serve: build
 	$(GO) run ./test/serveload/benchserve -bin $(BIN) -sessions $(SESSIONS) -v
 
-demo: build-hint build
+demo: build-hint
+	@./scripts/build-progress.sh $(MAKE) --no-print-directory build BUILDFLAGS=-v
 	./scripts/demo.sh
 
 # build-hint says why the first build is slow (it compiles SQLite and the
