@@ -28,6 +28,9 @@ type LandlockStatus struct {
 // once. Call it first thing in main (and in TestMain of packages whose
 // tests launch commands).
 func Main() {
+	if len(os.Args) >= 2 && os.Args[1] == goCacheProgArg {
+		os.Exit(runGoCacheProg(os.Args[2:]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != initArg {
 		return
 	}

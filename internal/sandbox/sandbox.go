@@ -197,6 +197,9 @@ type Launcher struct {
 	// homeModCache is the user's Go module cache, offered read-only to
 	// children as a GOPROXY.
 	homeModCache string
+	// homeGoCache is the user's Go build cache, offered read-only to
+	// sandboxed go commands through GOCACHEPROG (goCacheProgEnv).
+	homeGoCache string
 }
 
 // New returns a Launcher. It does not probe yet.
@@ -242,6 +245,7 @@ func (l *Launcher) probe() {
 		}
 	}
 	l.homeModCache = goModCache(l.opts.Environ())
+	l.homeGoCache = userGoCache(l.opts.Environ())
 	var bwrapWhy, llWhy string
 	if l.opts.Mode != ModeOff && l.opts.Mode != ModeLandlock {
 		l.bwrap, bwrapWhy = probeBwrap(l.opts.Bwrap)
