@@ -56,6 +56,9 @@ type taskRun struct {
 	crash    string
 	crashes  int
 	reported bool
+	// checking: the model has reported and the checks before the report
+	// run; checksExtended: the deadline was extended once for them.
+	checking, checksExtended bool
 	// turn is the turn that started it.
 	turn int
 	// background runs answer their call at once; their report is kept
@@ -228,6 +231,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		o.onReport(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
+	case *reportPending:
+		o.onReportPending(msg)
 	case *actor.Terminated:
 		o.onTerminated(c, msg)
 	case *taskExpired:
@@ -269,6 +274,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onResearchRequest(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
+	case *reportPending:
+		o.onReportPending(msg)
 	case *actor.Terminated:
 		o.onTerminated(c, msg)
 	case *taskExpired:
@@ -859,9 +866,29 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 		Restarts: max(run.crashes-1, 0)})
 }
 
+// onReportPending notes that a run's model has reported: its deadline
+// no longer applies to the checks that follow.
+func (o *Orchestrator) onReportPending(msg *reportPending) {
+	if run := o.tasks[msg.taskID]; run != nil && !run.reported {
+		run.checking = true
+	}
+}
+
 func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
 	run := o.tasks[msg.taskID]
 	if run == nil || run.reported {
+		return
+	}
+	if run.checking && !run.checksExtended {
+		// The report is in and the checks after it are still running
+		// (a cold build cache on a loaded machine): they get one more
+		// deadline of their own rather than turning the report into a
+		// timeout. The checks bound each command themselves.
+		run.checksExtended = true
+		system, self, turn, id := c.ActorSystem(), c.Self(), msg.turn, msg.taskID
+		run.timer = time.AfterFunc(run.delegate.Timeout+taskGrace, func() {
+			system.Root.Send(self, &taskExpired{turn: turn, taskID: id})
+		})
 		return
 	}
 	c.Stop(run.pid)
