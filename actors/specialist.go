@@ -92,9 +92,9 @@ type specialist struct {
 	// compile does not turn a delivered report into a timeout. cancel
 	// cancels it too.
 	checksCtx context.Context
-	origin  messages.Origin
-	model   Model
-	tools   tools.Set
+	origin    messages.Origin
+	model     Model
+	tools     tools.Set
 	// extras are the task's own tools (ResearchRequest, Skill), built
 	// once: see agentToolsNow.
 	extras  []tools.Tool
