@@ -446,7 +446,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				return
 			}
 			o.firstTurnMap(c, t, func(c actor.Context, repoMap string) {
-				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Images: llmImages(in.Images)}
+				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Typed: in.Body, Images: llmImages(in.Images)}
 				o.history = append(o.history, user)
 				o.j.appendInput(o.session, in.ID, user, t.started)
 				if !o.titled {

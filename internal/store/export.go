@@ -336,6 +336,11 @@ func writeMessageMarkdown(w *bufio.Writer, m Message, summary bool) {
 	for _, p := range m.Parts {
 		switch v := p.(type) {
 		case TextPart:
+			if v.Injected {
+				// Context Odin added for the model; the transcript
+				// shows what was typed.
+				continue
+			}
 			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(v.Text, "\n"))
 		case ReasoningPart:
 			fmt.Fprintf(w, "\n<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n", strings.TrimRight(v.Text, "\n"))
