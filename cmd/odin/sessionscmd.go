@@ -106,10 +106,15 @@ func storedAgentRuns(ctx context.Context, st store.Store, sessionID string) ([]m
 	return runs, nil
 }
 
-// agentRunsText renders agent runs (the AgentMonitor) as a fenced table:
-// running ones first, then finished ones newest first, each with its last
-// activities.
+// agentRunsText renders agent runs as a fenced table, for Markdown.
 func agentRunsText(runs []messages.AgentRun, now time.Time) string {
+	return "```\n" + agentRunsTable(runs, now) + "\n```"
+}
+
+// agentRunsTable renders agent runs (the AgentMonitor) as aligned plain
+// text: running ones first, then finished ones newest first, each with
+// its last activities.
+func agentRunsTable(runs []messages.AgentRun, now time.Time) string {
 	sorted := slices.Clone(runs)
 	slices.SortStableFunc(sorted, func(a, b messages.AgentRun) int {
 		if a.Finished() != b.Finished() {
@@ -144,7 +149,7 @@ func agentRunsText(runs []messages.AgentRun, now time.Time) string {
 		}
 	}
 	_ = tw.Flush()
-	return "```\n" + termsafe.Text(strings.TrimRight(b.String(), "\n")) + "\n```"
+	return termsafe.Text(strings.TrimRight(b.String(), "\n"))
 }
 
 func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
