@@ -28,9 +28,9 @@ type transcript struct {
 	// (printed in full) or a note before the gates (one dim line).
 	changed bool
 	held    strings.Builder
-	usage    messages.Usage
-	byAgent  map[string]messages.AgentUsage
-	turns    int
+	usage   messages.Usage
+	byAgent map[string]messages.AgentUsage
+	turns   int
 	// budgets are the budgets the supervisor found spent, for /cost.
 	budgets []messages.BudgetExceeded
 }
