@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
