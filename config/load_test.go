@@ -439,6 +439,8 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 	}{
 		{name: "unknown key with a suggestion", project: "models:\n\tmian: gpt-4o\n",
 			want: []string{`odin.yaml: models.mian: unknown key (did you mean "main"?)`}},
+		{name: "a tab in the indentation is called a tab", project: "mode: edit\nquality:\n\tbuild: \"make\"\n",
+			want: []string{`odin.yaml:3: a tab indents this line; YAML indents with spaces only (replace the tab with spaces)`}},
 		{name: "unknown key without one", project: "colour: blue\n",
 			want: []string{`odin.yaml: colour: unknown key (valid keys: provider, providers, models, model_info, mode, max_turns, agents, supervision, budget, runaway, quality, permissions, hooks, context, web, log, store, mcp)`}},
 		{name: "unknown key deep in a map entry", user: "agents:\n\tcode:\n\t\ttimout: 5m\n",
