@@ -22,6 +22,11 @@ type doctorCheck struct {
 // doctorChecks are the checks in the order they run; add new ones here.
 func doctorChecks() []doctorCheck {
 	return []doctorCheck{
+		{name: "config", run: checkConfigFiles},
+		{name: "provider", run: checkProvider},
+		{name: "mcp", run: checkMCP},
+		{name: "odin-sitter", run: checkSitter},
+		{name: "trust", run: checkTrust},
 		{name: "sandbox", run: checkSandbox},
 	}
 }
@@ -29,7 +34,7 @@ func doctorChecks() []doctorCheck {
 func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor",
-		Short: "Check this machine and project: which sandbox confines commands, and how",
+		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, and the sandbox",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return withApp(g, func(a *app) error {
@@ -68,6 +73,9 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 		fmt.Fprintf(w, "  read-only inside them: %s\n", list(d.Protected))
 		fmt.Fprintln(w, "  ask and plan mode: nothing writable but the build cache")
 		fmt.Fprintf(w, "  build cache (private to this project, writable): %s\n", d.Cache)
+		if d.GoCacheLower != "" {
+			fmt.Fprintf(w, "  beneath it, read-only: your Go build cache %s (GOCACHEPROG)\n", d.GoCacheLower)
+		}
 		if st.Kind == sandbox.KindBubblewrap {
 			fmt.Fprintln(w, "  /tmp: private; /dev: minimal; /proc: fresh; new session, no terminal; dies with odin")
 		} else {

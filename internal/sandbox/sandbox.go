@@ -576,6 +576,9 @@ type Confinement struct {
 	Protected []string
 	// Cache is the project's private build cache.
 	Cache string
+	// GoCacheLower is the user's Go build cache, read beneath the private
+	// one through GOCACHEPROG; "" when not offered.
+	GoCacheLower string
 	// Domains are reachable through the proxy (all agents).
 	Domains []string
 	// AgentDomains are the per-agent additions.
@@ -590,7 +593,8 @@ type Confinement struct {
 func (l *Launcher) Describe() Confinement {
 	l = l.get()
 	w := l.writableDirs()
-	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir,
+	l.Status() // probes: the Go cache offered depends on Odin's binary
+	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir, GoCacheLower: l.goCacheLower(l.cacheDir()),
 		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames(),
 		Sockets: l.describeSockets(l.Status())}
 }
