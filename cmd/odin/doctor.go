@@ -33,13 +33,27 @@ func doctorChecks() []doctorCheck {
 
 func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "doctor",
+		Use:   "doctor [CHECK...]",
 		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, and the sandbox",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, ...); " +
+			"the provider check sends one GET /models to the configured endpoint. Exits 1 when a check fails.",
+		RunE: func(_ *cobra.Command, args []string) error {
+			checks := doctorChecks()
+			for _, name := range args {
+				if !slices.ContainsFunc(checks, func(c doctorCheck) bool { return c.name == name }) {
+					var names []string
+					for _, c := range checks {
+						names = append(names, c.name)
+					}
+					return usageError("odin doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
+				}
+			}
 			return withApp(g, func(a *app) error {
 				var failed []string
-				for _, c := range doctorChecks() {
+				for _, c := range checks {
+					if len(args) > 0 && !slices.Contains(args, c.name) {
+						continue
+					}
 					ok, advice := c.run(a, stdout)
 					if !ok {
 						failed = append(failed, c.name)
