@@ -362,7 +362,7 @@ func (g *gateRun) spawnReview(c actor.Context, def *AgentDefinition, round int, 
 		blocking := BlockingIssues(rr)
 		passed := len(blocking) == 0
 		g.stage(messages.GateStageResult{Stage: "review", Round: round, Passed: passed, TaskID: r.TaskID,
-			Summary: fmt.Sprintf("%d issue(s), %d blocking: %s", len(rr.Issues), len(blocking), rr.Summary)}, true)
+			Summary: fmt.Sprintf("%s, %d blocking: %s", plural(len(rr.Issues), "issue"), len(blocking), rr.Summary)}, true)
 		if !passed {
 			g.fix(c, "review", issuesText(blocking), g.review)
 			return
@@ -449,7 +449,7 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 	}
 	applyAcceptance(qa, judgeCriteria(criteriaOf(o.todos), msg.criteria, g.report.Review), msg.coverage)
 	if qa.Passed {
-		qa.Summary = fmt.Sprintf("%d check(s) passed", len(msg.checks))
+		qa.Summary = plural(len(msg.checks), "check") + " passed"
 		g.report.QA = qa
 		g.stage(messages.GateStageResult{Stage: "qa", Round: round, Passed: true, Summary: qa.Summary}, true)
 		g.pass(c)
@@ -498,7 +498,7 @@ func (g *gateRun) spawnDiagnosis(c actor.Context, def *AgentDefinition, round in
 func (g *gateRun) fix(c actor.Context, stage, problems string, next func(actor.Context)) {
 	max := g.o.deps.Config.Quality.MaxFixRounds
 	if g.report.FixRounds >= max {
-		g.fail(c, fmt.Sprintf("%s still failing after %d fix round(s)", stage, max))
+		g.fail(c, fmt.Sprintf("%s still failing after %s", stage, plural(max, "fix round")))
 		return
 	}
 	def, ok := g.o.deps.Roster.ByRole(RoleFixer)
@@ -620,4 +620,13 @@ func readFileLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("too large")
 	}
 	return os.ReadFile(path)
+}
+
+// plural is "1 issue", "2 issues": counts in what users read are never
+// written "issue(s)".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -405,7 +405,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	}
 	t.model = m
 	if len(in.Images) > 0 && m.NoImages {
-		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %d attached image(s) were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, len(in.Images), m.ID))
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %s attached were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, plural(len(in.Images), "image"), m.ID))
 		return
 	}
 	if in.Mode == messages.ModeEdit && o.deps.Changes != nil {
@@ -862,7 +862,7 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 	}
 	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportFailed,
 		Summary:  fmt.Sprintf("the %s specialist failed: %s", run.def.Name, reason),
-		Error:    fmt.Sprintf("crashed %d time(s), restart limit %d reached: %s", run.crashes, o.deps.Config.Supervision.MaxRestarts, reason),
+		Error:    fmt.Sprintf("crashed %s, restart limit %d reached: %s", plural(run.crashes, "time"), o.deps.Config.Supervision.MaxRestarts, reason),
 		Restarts: max(run.crashes-1, 0)})
 }
 

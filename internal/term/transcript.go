@@ -309,7 +309,7 @@ func gateLines(th *Theme, g *messages.GateReport) []string {
 	if !g.Passed {
 		verdict = th.Paint(th.Err, "FAILED")
 	}
-	out := []string{fmt.Sprintf("Quality gates: %s after %d fix round(s)", verdict, g.FixRounds)}
+	out := []string{fmt.Sprintf("Quality gates: %s after %s", verdict, Plural(g.FixRounds, "fix round"))}
 	for _, why := range d.Reasons {
 		out = append(out, "  required because: "+firstLine(why))
 	}
@@ -359,7 +359,7 @@ func (t *transcript) costLines() []string {
 		}
 		return rows[i].Agent+rows[i].Model < rows[j].Agent+rows[j].Model
 	})
-	out := []string{fmt.Sprintf("Usage over %d turn(s):", t.turns)}
+	out := []string{fmt.Sprintf("Usage over %s:", Plural(t.turns, "turn"))}
 	for _, u := range rows {
 		est := ""
 		if u.Estimated {

@@ -991,7 +991,7 @@ func (m *ui) removeQueued(ids ...string) tea.Cmd {
 		if removed < len(ids) {
 			return infoMsg{text: fmt.Sprintf("removed %d of %d: the others had started", removed, len(ids)), warn: true}
 		}
-		return infoMsg{text: fmt.Sprintf("removed %d queued input(s)", removed)}
+		return infoMsg{text: fmt.Sprintf("removed %s", Plural(removed, "queued input"))}
 	}
 }
 
