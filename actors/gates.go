@@ -256,6 +256,8 @@ type gateRun struct {
 	// testFailing is set when a Test report of this turn showed failures:
 	// the test stage then reruns after fixes.
 	testFailing bool
+	// runs counts each stage's runs (GateStageResult.Run).
+	runs map[string]int
 }
 
 func newGateRun(o *Orchestrator, t *turnState) *gateRun {
@@ -311,6 +313,13 @@ func (g *gateRun) decide(c actor.Context, f ChangeFacts) {
 }
 
 func (g *gateRun) stage(res messages.GateStageResult, done bool) {
+	if g.runs == nil {
+		g.runs = map[string]int{}
+	}
+	if !done {
+		g.runs[res.Stage]++
+	}
+	res.Run = g.runs[res.Stage]
 	if done {
 		g.report.Stages = append(g.report.Stages, res)
 	}
