@@ -155,7 +155,7 @@ func (l *Launcher) cacheEnv(kind Kind) []string {
 // user has already compiled (53 s of CPU against 0.46 s for the demo's
 // first go vet under bubblewrap) instead of compiling them in an empty cache.
 func (l *Launcher) goCacheLower(c string) string {
-	if l.exe == "" || l.homeGoCache == "" || within(c, l.homeGoCache) || within(l.homeGoCache, c) {
+	if c == "" || l.exe == "" || l.homeGoCache == "" || within(c, l.homeGoCache) || within(l.homeGoCache, c) {
 		return ""
 	}
 	return l.homeGoCache
