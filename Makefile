@@ -11,11 +11,13 @@ LDFLAGS ?= -s -w
 
 .PHONY: install build build-hint test vet fmt-check lint bench bench-all bench-sandbox bench-serve test-cluster bench-cluster demo clean models
 
+# BUILDFLAGS=-v prints each package as it compiles (the demo's first
+# build turns that into progress lines: scripts/build-progress.sh).
 build:
-	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
-	CGO_ENABLED=0 $(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-fetch ./cmd/odin-fetch
-	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
-	$(GO) build -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-fetch ./cmd/odin-fetch
+	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
+	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
 
 # install puts odin and odin-fetch (WebFetch's page process, which odin
 # finds beside itself) in $GOBIN, and odin-sitter where cgo is available.
@@ -88,7 +90,8 @@ SESSIONS ?= 300,1000
 bench-serve: build
 	$(GO) run ./test/serveload/benchserve -bin $(BIN) -sessions $(SESSIONS) -v
 
-demo: build-hint build
+demo: build-hint
+	@./scripts/build-progress.sh $(MAKE) --no-print-directory build BUILDFLAGS=-v
 	./scripts/demo.sh
 
 # build-hint says why the first build is slow (it compiles SQLite and the

@@ -399,7 +399,7 @@ func (o *Orchestrator) holdForBackground(c actor.Context, t *turnState) bool {
 	}
 	t.holding = true
 	if running > 0 {
-		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("waiting for %d background agent run(s) before the turn ends", running)})
+		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("waiting for %s before the turn ends", plural(running, "background agent run"))})
 		return true
 	}
 	o.releaseHold(c, t)

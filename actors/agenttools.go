@@ -25,7 +25,7 @@ type researchRoute struct {
 // capped at its permission_mode, then its Report tool, ResearchRequest
 // when it declares it and another agent holds the researcher role, and
 // the Skill tool when it is offered skills that exist. The request
-// builder, `odin agents` and the README's table all come from it, so what
+// builder, `odin agents` and docs/agents.md's table all come from it, so what
 // a user reads is what the model gets.
 //
 // The ResearchRequest tool of this listing has no Orchestrator to ask: a
@@ -90,7 +90,7 @@ func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
 }
 
 // ListedTools names the tools AgentTools gives def in mode, for people
-// (`odin agents`, the README): MCP tools are known only once their servers
+// (`odin agents`, docs/agents.md): MCP tools are known only once their servers
 // connect, so an MCP pattern of the declaration that no tool of all
 // matches yet is listed as the pattern (mcp__github__*).
 func ListedTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode) []string {

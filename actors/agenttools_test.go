@@ -111,10 +111,10 @@ func TestAgentToolsLayers(t *testing.T) {
 	}
 }
 
-// TestReadmeAgentTools: the README's list of the built-in agents' tools is
+// TestDocAgentTools: docs/agents.md's list of the built-in agents' tools is
 // what AgentTools gives them (what `odin agents` and the wire show).
-func TestReadmeAgentTools(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestDocAgentTools(t *testing.T) {
+	readme, err := os.ReadFile("../docs/agents.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,10 +132,10 @@ func TestReadmeAgentTools(t *testing.T) {
 		fmt.Fprintf(&want, "| %s | %s |\n", def.Name, strings.Join(ListedTools(all, r, def, messages.ModeEdit), ", "))
 	}
 	if !ok || !ok2 {
-		t.Fatalf("README.md has no %q … %q block; it should hold:\n%s", begin, end, want.String())
+		t.Fatalf("docs/agents.md has no %q … %q block; it should hold:\n%s", begin, end, want.String())
 	}
 	if diff := cmp.Diff(want.String(), block); diff != "" {
-		t.Errorf("README.md's agent tools block is stale (-want +got):\n%s", diff)
+		t.Errorf("docs/agents.md's agent tools block is stale (-want +got):\n%s", diff)
 	}
 }
 

@@ -193,7 +193,7 @@ func (o *Orchestrator) refuseDone(c actor.Context, t *turnState) bool {
 	next := llm.Message{Role: llm.RoleUser, Content: b.String()}
 	o.history = append(o.history, next)
 	o.j.appendMessage(o.session, next, "", "", o.deps.now())
-	o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("not done: %d item(s) of the plan remain; the Orchestrator continues", len(f.Remaining))})
+	o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("not done: %s of the plan remain; the Orchestrator continues", plural(len(f.Remaining), "item"))})
 	o.callModel(c)
 	return true
 }

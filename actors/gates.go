@@ -33,6 +33,8 @@ type gateRun struct {
 	t      *turnState
 	p      gates.Pipeline
 	report messages.GateReport
+	// runs counts each stage's runs (GateStageResult.Run).
+	runs map[string]int
 	// diagnosing is QA's result while the diagnostician works on it; it
 	// joins the report with the diagnosis.
 	diagnosing *messages.QAResult
@@ -123,6 +125,13 @@ func (g *gateRun) exec(c actor.Context, s gates.Step) {
 }
 
 func (g *gateRun) stage(res messages.GateStageResult, done bool) {
+	if g.runs == nil {
+		g.runs = map[string]int{}
+	}
+	if !done {
+		g.runs[res.Stage]++
+	}
+	res.Run = g.runs[res.Stage]
 	if done {
 		g.report.Stages = append(g.report.Stages, res)
 	}
@@ -177,7 +186,7 @@ func (g *gateRun) review(c actor.Context, round int) {
 			g.report.Review = &rr
 			blocking := gates.BlockingIssues(rr)
 			g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round, Passed: len(blocking) == 0, TaskID: r.TaskID,
-				Summary: fmt.Sprintf("%d issue(s), %d blocking: %s", len(rr.Issues), len(blocking), rr.Summary)}, true)
+				Summary: fmt.Sprintf("%s, %d blocking: %s", plural(len(rr.Issues), "issue"), len(blocking), rr.Summary)}, true)
 			g.next(c, gates.Event{Kind: gates.EventReviewed, Report: r, Review: &rr})
 		})
 	})
@@ -241,7 +250,7 @@ func (g *gateRun) onChecks(c actor.Context, msg *checksDone) {
 	case !qa.Passed && g.p.Roles.Diagnostician:
 		g.diagnosing = qa
 	case qa.Passed:
-		qa.Summary = fmt.Sprintf("%d check(s) passed", len(msg.checks))
+		qa.Summary = plural(len(msg.checks), "check") + " passed"
 		g.stage(messages.GateStageResult{Stage: gates.StageQA, Round: round, Passed: true, Summary: qa.Summary}, true)
 	case !g.p.Roles.Diagnostician:
 		qa.Summary = strings.Join(qa.Blockers, "; ")
@@ -384,4 +393,13 @@ func readFileLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("too large")
 	}
 	return os.ReadFile(path)
+}
+
+// plural is "1 issue", "2 issues": counts in what users read are never
+// written "issue(s)".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -758,10 +758,32 @@ func ToStoreMessage(sessionID string, m llm.Message, model string, finish llm.Fi
 			sm.Parts = append(sm.Parts, store.FinishPart{Reason: finish, Time: at})
 		}
 	default:
-		sm.Parts = append(sm.Parts, store.TextPart{Text: m.Content})
+		sm.Parts = append(sm.Parts, textParts(m)...)
 		sm.Parts = append(sm.Parts, imageParts(m.Images)...)
 	}
 	return sm
+}
+
+// textParts splits a user message's content into what the user typed and
+// the context Odin added before and after it, so transcripts can leave
+// the latter out while the model keeps getting all of it.
+func textParts(m llm.Message) []store.Part {
+	i := -1
+	if m.Typed != "" && m.Typed != m.Content {
+		i = strings.Index(m.Content, m.Typed)
+	}
+	if i < 0 {
+		return []store.Part{store.TextPart{Text: m.Content}}
+	}
+	var parts []store.Part
+	if i > 0 {
+		parts = append(parts, store.TextPart{Text: m.Content[:i], Injected: true})
+	}
+	parts = append(parts, store.TextPart{Text: m.Typed})
+	if rest := m.Content[i+len(m.Typed):]; rest != "" {
+		parts = append(parts, store.TextPart{Text: rest, Injected: true})
+	}
+	return parts
 }
 
 // imageParts are the stored form of a message's images.

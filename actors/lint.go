@@ -48,7 +48,7 @@ func (s *specialist) lintBeforeReport(c actor.Context, result any) bool {
 	s.deps.Bus.Publish(messages.AgentProgress{TaskID: s.t.delegate.TaskID, Agent: s.t.def.Name, Tokens: s.usage.TotalTokens,
 		ToolCalls: s.toolCalls, Activities: append(append([]string(nil), s.activities...), "formatting and linting the changed files"),
 		Elapsed: s.deps.now().Sub(s.started)})
-	runAsync(c, s.ctx, func(ctx context.Context) any {
+	runAsync(c, s.checksCtx, func(ctx context.Context) any {
 		return &lintDone{turn: turn, report: linter.Lint(ctx, files), result: result}
 	})
 	return true

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/llm/llmtest"
@@ -96,4 +97,50 @@ func TestCodeLintOff(t *testing.T) {
 // codeWrites gives the Code agent the harness's real file writer.
 func codeWrites(d *Deps) {
 	d.Config.Agents = map[string]config.Agent{"code": {Tools: []string{"Write"}}}
+}
+
+// slowLinter runs past the Code agent's deadline and its grace, as a
+// first build on a cold cache does on a loaded machine.
+type slowLinter struct {
+	wait      time.Duration
+	cancelled bool
+}
+
+func (f *slowLinter) Lint(ctx context.Context, _ []string) messages.LintReport {
+	select {
+	case <-ctx.Done():
+		f.cancelled = true
+		return messages.LintReport{Runs: []messages.LintRun{{Kind: "lint", Command: "vet", ExitCode: 1, Output: "killed"}}}
+	case <-time.After(f.wait):
+	}
+	return messages.LintReport{Runs: []messages.LintRun{{Kind: "lint", Command: "vet"}}, Clean: true, Passes: 1}
+}
+
+// Checks after the model's report do not count against the deadline: a
+// lint pass that outlasts it leaves the report ok, recorded as ok in the
+// registry as in the report.
+func TestChecksAfterReportOutlastDeadline(t *testing.T) {
+	const deadline = 500 * time.Millisecond
+	lint := &slowLinter{wait: deadline + taskGrace + time.Second}
+	h := newHarness(t, lintScript(), func(d *Deps) { d.Lint = lint }, withConfig(func(c *config.Config) {
+		c.Agents = map[string]config.Agent{"code": {Tools: []string{"Write"}, Timeout: deadline, MaxTimeout: deadline}}
+	}))
+	h.sess.Submit("write notes", messages.ModeEdit)
+	fin, _ := next[messages.AgentFinished](h)
+	h.turn()
+	if fin.Report.Status != messages.ReportOK {
+		t.Fatalf("report status = %s (%s); want ok: the checks after the report ran past the deadline", fin.Report.Status, fin.Report.Error)
+	}
+	if lint.cancelled {
+		t.Error("the lint pass was cancelled at the deadline")
+	}
+	runs, err := h.sess.AgentRuns(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range runs {
+		if run.Agent == "code" && run.Status != messages.AgentRunStatus(messages.ReportOK) {
+			t.Errorf("agent run registry says %s for code; the report said ok", run.Status)
+		}
+	}
 }

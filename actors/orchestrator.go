@@ -56,6 +56,9 @@ type taskRun struct {
 	crash    string
 	crashes  int
 	reported bool
+	// checking: the model has reported and the checks before the report
+	// run; checksExtended: the deadline was extended once for them.
+	checking, checksExtended bool
 	// turn is the turn that started it.
 	turn int
 	// background runs answer their call at once; their report is kept
@@ -228,6 +231,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 		o.onReport(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
+	case *reportPending:
+		o.onReportPending(msg)
 	case *actor.Terminated:
 		o.onTerminated(c, msg)
 	case *taskExpired:
@@ -269,6 +274,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onResearchRequest(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
+	case *reportPending:
+		o.onReportPending(msg)
 	case *actor.Terminated:
 		o.onTerminated(c, msg)
 	case *taskExpired:
@@ -398,7 +405,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	}
 	t.model = m
 	if len(in.Images) > 0 && m.NoImages {
-		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %d attached image(s) were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, len(in.Images), m.ID))
+		o.finishTurn(c, messages.TurnFailed, fmt.Sprintf("the model %s does not take images, so the %s attached were not sent: switch to a model that does (/model, --model), or set model_info.%s.images: true if it does", m.ID, plural(len(in.Images), "image"), m.ID))
 		return
 	}
 	if in.Mode == messages.ModeEdit && o.deps.Changes != nil {
@@ -439,7 +446,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 				return
 			}
 			o.firstTurnMap(c, t, func(c actor.Context, repoMap string) {
-				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Images: llmImages(in.Images)}
+				user := llm.Message{Role: llm.RoleUser, Content: o.takeInbox(withRepoMap(withContext(in.Body, hr.Context), repoMap)), Typed: in.Body, Images: llmImages(in.Images)}
 				o.history = append(o.history, user)
 				o.j.appendInput(o.session, in.ID, user, t.started)
 				if !o.titled {
@@ -865,13 +872,33 @@ func (o *Orchestrator) onTerminated(c actor.Context, msg *actor.Terminated) {
 	}
 	o.complete(c, run, &messages.Report{TaskID: run.delegate.TaskID, Agent: run.def.Name, Status: messages.ReportFailed,
 		Summary:  fmt.Sprintf("the %s specialist failed: %s", run.def.Name, reason),
-		Error:    fmt.Sprintf("crashed %d time(s), restart limit %d reached: %s", run.crashes, o.deps.Config.Supervision.MaxRestarts, reason),
+		Error:    fmt.Sprintf("crashed %s, restart limit %d reached: %s", plural(run.crashes, "time"), o.deps.Config.Supervision.MaxRestarts, reason),
 		Restarts: max(run.crashes-1, 0)})
+}
+
+// onReportPending notes that a run's model has reported: its deadline
+// no longer applies to the checks that follow.
+func (o *Orchestrator) onReportPending(msg *reportPending) {
+	if run := o.tasks[msg.taskID]; run != nil && !run.reported {
+		run.checking = true
+	}
 }
 
 func (o *Orchestrator) onTaskExpired(c actor.Context, msg *taskExpired) {
 	run := o.tasks[msg.taskID]
 	if run == nil || run.reported {
+		return
+	}
+	if run.checking && !run.checksExtended {
+		// The report is in and the checks after it are still running
+		// (a cold build cache on a loaded machine): they get one more
+		// deadline of their own rather than turning the report into a
+		// timeout. The checks bound each command themselves.
+		run.checksExtended = true
+		system, self, turn, id := c.ActorSystem(), c.Self(), msg.turn, msg.taskID
+		run.timer = time.AfterFunc(run.delegate.Timeout+taskGrace, func() {
+			system.Root.Send(self, &taskExpired{turn: turn, taskID: id})
+		})
 		return
 	}
 	c.Stop(run.pid)

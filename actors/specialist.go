@@ -30,6 +30,13 @@ type specialistCrashed struct {
 	restart int
 }
 
+// reportPending tells the parent that the model has called Report and
+// only the checks before it (lint, SubagentStop hooks) remain: they do
+// not count against the task's deadline.
+type reportPending struct {
+	taskID string
+}
+
 // task is what a specialist works on: the delegation, resolved where the
 // specialist runs, plus the state that outlives a restart of the actor
 // (the absolute deadline).
@@ -81,9 +88,14 @@ type specialist struct {
 	restart int
 	ctx     context.Context
 	cancel  context.CancelFunc
-	origin  messages.Origin
-	model   Model
-	tools   tools.Set
+	// checksCtx has no deadline: the checks run after the model called
+	// Report (lint, SubagentStop hooks) use it, so a machine slow to
+	// compile does not turn a delivered report into a timeout. cancel
+	// cancels it too.
+	checksCtx context.Context
+	origin    messages.Origin
+	model     Model
+	tools     tools.Set
 	// extras are the task's own tools (ResearchRequest, Skill), built
 	// once: see agentToolsNow.
 	extras  []tools.Tool
@@ -218,7 +230,10 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	s.hooks = hookRunner{deps: s.deps, session: d.SessionID}
 	s.started = s.deps.now()
 	s.origin = messages.Origin{Agent: def.Name, TaskID: d.TaskID}
-	s.ctx, s.cancel = context.WithDeadline(context.Background(), t.deadline)
+	base, cancelBase := context.WithCancel(context.Background())
+	ctx, cancelDeadline := context.WithDeadline(base, t.deadline)
+	s.ctx, s.checksCtx = ctx, base
+	s.cancel = func() { cancelDeadline(); cancelBase() }
 	m, err := s.deps.Models.Model(def.Model)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", fmt.Sprintf("model %q: %v", def.Model, err), nil)
@@ -427,6 +442,9 @@ func (s *specialist) onToolsDone(c actor.Context, msg *toolsDone) {
 	}
 	s.progress(c)
 	if report != nil {
+		// From here on the model's work is done: the parent stops
+		// counting the deadline while the checks below run.
+		c.Send(c.Parent(), &reportPending{taskID: s.t.delegate.TaskID})
 		if !s.lintBeforeReport(c, report.result.Meta) {
 			s.beforeStop(c, report.result.Meta)
 		}
@@ -475,7 +493,7 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 		summary = summaryOf(raw)
 	}
 	in := policy.HookInput{Event: policy.SubagentStop, Agent: s.t.def.Name, TaskID: s.t.delegate.TaskID, Summary: summary}
-	s.hooks.run(c, s.ctx, in, func(c actor.Context, hr policy.HookResult) {
+	s.hooks.run(c, s.checksCtx, in, func(c actor.Context, hr policy.HookResult) {
 		if s.done {
 			return
 		}

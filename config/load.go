@@ -414,6 +414,11 @@ func readFile(path, label, baseDir, home string) (tree map[string]any, found boo
 	}
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
+		if line := tabIndentedLine(data); line > 0 {
+			// YAML's own words ("found character that cannot start any
+			// token") do not say that the character is a tab.
+			return nil, false, []Problem{{Source: label, Line: line, Msg: "a tab indents this line; YAML indents with spaces only (replace the tab with spaces)"}}
+		}
 		return nil, false, yamlProblems(label, err)
 	}
 	if raw == nil {
@@ -425,6 +430,18 @@ func readFile(path, label, baseDir, home string) (tree map[string]any, found boo
 		return nil, false, n.problems
 	}
 	return out.(map[string]any), true, n.problems
+}
+
+// tabIndentedLine is the first line (1-based) whose indentation holds a
+// tab, or 0.
+func tabIndentedLine(data []byte) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if strings.Contains(indent, "\t") && strings.TrimSpace(l) != "" {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // yamlProblems turns a YAML error into problems carrying its line:

@@ -527,7 +527,16 @@ func TestTabIndentationIsASyntaxErrorWithItsLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := Load(f.options(nil, nil))
-	want := []string{"odin.yaml:2: yaml: found a tab character that violates indentation"}
+	want := []string{"odin.yaml:2: a tab indents this line; YAML indents with spaces only (replace the tab with spaces)"}
+	if diff := cmp.Diff(want, problems(t, err)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// YAML's own message for this one does not mention a tab at all.
+	if err := os.WriteFile(filepath.Join(f.root, FileName), []byte("mode: edit\nquality:\n\tbuild: \"make\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Load(f.options(nil, nil))
+	want = []string{"odin.yaml:3: a tab indents this line; YAML indents with spaces only (replace the tab with spaces)"}
 	if diff := cmp.Diff(want, problems(t, err)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

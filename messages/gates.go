@@ -18,6 +18,10 @@ type GateStageResult struct {
 	Passed  bool   `json:"passed"`
 	Summary string `json:"summary"`
 	TaskID  string `json:"task_id,omitempty"`
+	// Run counts this stage's runs in the turn, this one included: QA's
+	// first run is run 1 even when a fix round came before it. 0 in
+	// records from before it was kept.
+	Run int `json:"run,omitempty"`
 }
 
 // ShownRound is the stage's round as users (and the synthesis model) see

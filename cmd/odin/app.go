@@ -445,7 +445,7 @@ func (a *app) model(name string) (actors.Model, error) {
 			hc = &http.Client{Transport: a.flags.transport}
 		}
 		c = llm.NewOpenAI(llm.OpenAIOptions{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout,
-			IdleTimeout: p.IdleTimeout, IdleConnTimeout: p.IdleConnTimeout, Budget: p.Budget, Provider: ref.ProviderName,
+			IdleTimeout: p.IdleTimeout, IdleConnTimeout: p.IdleConnTimeout, Budget: p.Budget, Provider: ref.ProviderName, KeyEnv: p.APIKeyEnv,
 			MaxRetries: p.MaxRetries, Headers: p.Headers, Limiter: a.limiter(ref), HTTPClient: hc})
 		a.clients[ref.ProviderName] = c
 	}

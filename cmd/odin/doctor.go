@@ -22,19 +22,38 @@ type doctorCheck struct {
 // doctorChecks are the checks in the order they run; add new ones here.
 func doctorChecks() []doctorCheck {
 	return []doctorCheck{
+		{name: "config", run: checkConfigFiles},
+		{name: "provider", run: checkProvider},
+		{name: "mcp", run: checkMCP},
+		{name: "odin-sitter", run: checkSitter},
+		{name: "trust", run: checkTrust},
 		{name: "sandbox", run: checkSandbox},
 	}
 }
 
 func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
-		Use:   "doctor",
-		Short: "Check this machine and project: which sandbox confines commands, and how",
-		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Use:   "doctor [CHECK...]",
+		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, and the sandbox",
+		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, ...); " +
+			"the provider check sends one GET /models to the configured endpoint. Exits 1 when a check fails.",
+		RunE: func(_ *cobra.Command, args []string) error {
+			checks := doctorChecks()
+			for _, name := range args {
+				if !slices.ContainsFunc(checks, func(c doctorCheck) bool { return c.name == name }) {
+					var names []string
+					for _, c := range checks {
+						names = append(names, c.name)
+					}
+					return usageError("odin doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
+				}
+			}
 			return withApp(g, func(a *app) error {
 				var failed []string
-				for _, c := range doctorChecks() {
+				for _, c := range checks {
+					if len(args) > 0 && !slices.Contains(args, c.name) {
+						continue
+					}
 					ok, advice := c.run(a, stdout)
 					if !ok {
 						failed = append(failed, c.name)
@@ -68,6 +87,9 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 		fmt.Fprintf(w, "  read-only inside them: %s\n", list(d.Protected))
 		fmt.Fprintln(w, "  ask and plan mode: nothing writable but the build cache")
 		fmt.Fprintf(w, "  build cache (private to this project, writable): %s\n", d.Cache)
+		if d.GoCacheLower != "" {
+			fmt.Fprintf(w, "  beneath it, read-only: your Go build cache %s (GOCACHEPROG)\n", d.GoCacheLower)
+		}
 		if st.Kind == sandbox.KindBubblewrap {
 			fmt.Fprintln(w, "  /tmp: private; /dev: minimal; /proc: fresh; new session, no terminal; dies with odin")
 		} else {

@@ -309,7 +309,7 @@ func printGates(w io.Writer, g *messages.GateReport) {
 		fmt.Fprintf(w, "Quality gates: not required (%d file, no risk path, no public API change)\n", len(d.Files))
 		return
 	}
-	fmt.Fprintf(w, "Quality gates: %s after %d fix round(s)\n", verdict, g.FixRounds)
+	fmt.Fprintf(w, "Quality gates: %s after %s\n", verdict, term.Plural(g.FixRounds, "fix round"))
 	for _, why := range d.Reasons {
 		fmt.Fprintf(w, "  required because: %s\n", firstLine(why))
 	}

@@ -192,9 +192,9 @@ func (r *repl) commands() []term.Command {
 			}
 			text := "No agent runs in this session yet."
 			if len(runs) > 0 {
-				text = "Agent runs:\n" + agentRunsText(runs, time.Now())
+				text = "Agent runs:\n" + agentRunsTable(runs, time.Now())
 			}
-			return term.Result{Text: text + "\n\nSpecialists:\n" + r.agents()}, nil
+			return term.Result{Listing: text + "\n\nSpecialists:\n" + r.agents()}, nil
 		}},
 		{Name: "undo", Usage: "/undo [--force]", Description: "restore the files of the last change set", Idle: true,
 			Run: func(ctx context.Context, args string) (term.Result, error) {
@@ -222,7 +222,7 @@ func (r *repl) commands() []term.Command {
 			}},
 		{Name: "sessions", Description: "list this project's sessions", Run: func(ctx context.Context, _ string) (term.Result, error) {
 			text, err := r.sessions(ctx)
-			return term.Result{Text: text}, err
+			return term.Result{Listing: text}, err
 		}},
 		{Name: "resume", Usage: "/resume [ID]", Description: "continue a stored session (the latest other one without ID)", Idle: true,
 			Run: func(ctx context.Context, args string) (term.Result, error) {
@@ -244,7 +244,7 @@ func (r *repl) agents() string {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", def.Name, def.Model, def.Timeout, ro, firstLine(def.Description))
 	}
 	_ = tw.Flush()
-	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```"
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func (r *repl) sessions(ctx context.Context) (string, error) {
@@ -263,10 +263,10 @@ func (r *repl) sessions(ctx context.Context) (string, error) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tCOST\tTITLE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, term.CostText(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", shortID(s.ID), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, term.CostText(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
 	}
 	_ = tw.Flush()
-	return "```\n" + strings.TrimRight(b.String(), "\n") + "\n```\n/resume ID continues one.", nil
+	return strings.TrimRight(b.String(), "\n") + "\n/resume ID continues one (the ID or any unique prefix).", nil
 }
 
 func oneLineTitle(s string) string {

@@ -179,7 +179,7 @@ func (a *app) rewind(ctx context.Context, session string, n int, scope rewindSco
 		return "", err
 	}
 	if n < 1 || n > len(points) {
-		return "", fmt.Errorf("no message %d to rewind to: the session has %d user message(s) in its conversation", n, len(points))
+		return "", fmt.Errorf("no message %d to rewind to: the session has %s in its conversation", n, term.Plural(len(points), "user message"))
 	}
 	target := points[n-1]
 	j := &rewindJournal{Session: session, N: n, Seq: target.Seq, Text: target.Text, Code: scope.code, Conversation: scope.conversation,

@@ -22,6 +22,7 @@ import (
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -158,7 +159,7 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "odin serve: could not look for interrupted turns: %v\n", err)
 	} else if n > 0 {
-		fmt.Fprintf(stderr, "odin serve: resuming the interrupted turns of %d session(s)\n", n)
+		fmt.Fprintf(stderr, "odin serve: resuming the interrupted turns of %s\n", term.Plural(n, "session"))
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

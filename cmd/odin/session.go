@@ -17,6 +17,7 @@ import (
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -414,7 +415,7 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 		}
 	}
 	when := cp.CreatedAt.Local().Format("2006-01-02 15:04")
-	msg := fmt.Sprintf("Restored %d file(s) from the change set %q (%s):", n, cp.Label, when)
+	msg := fmt.Sprintf("Restored %s from the change set %q (%s):", term.Plural(n, "file"), cp.Label, when)
 	if n == 0 {
 		msg = fmt.Sprintf("Nothing to restore: the change set %q (%s) was interrupted before any of its writes landed; it is marked as undone:", cp.Label, when)
 	}

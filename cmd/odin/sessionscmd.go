@@ -73,7 +73,7 @@ func newSessionsShowCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if err := store.ExportMarkdown(ctx, st, stdout, id); err != nil {
+				if err := store.ExportMarkdownPriced(ctx, st, stdout, id, a.modelPriced); err != nil {
 					return notFound(err, args[0])
 				}
 				runs, err := storedAgentRuns(ctx, st, id)
@@ -106,10 +106,15 @@ func storedAgentRuns(ctx context.Context, st store.Store, sessionID string) ([]m
 	return runs, nil
 }
 
-// agentRunsText renders agent runs (the AgentMonitor) as a fenced table:
-// running ones first, then finished ones newest first, each with its last
-// activities.
+// agentRunsText renders agent runs as a fenced table, for Markdown.
 func agentRunsText(runs []messages.AgentRun, now time.Time) string {
+	return "```\n" + agentRunsTable(runs, now) + "\n```"
+}
+
+// agentRunsTable renders agent runs (the AgentMonitor) as aligned plain
+// text: running ones first, then finished ones newest first, each with
+// its last activities.
+func agentRunsTable(runs []messages.AgentRun, now time.Time) string {
 	sorted := slices.Clone(runs)
 	slices.SortStableFunc(sorted, func(a, b messages.AgentRun) int {
 		if a.Finished() != b.Finished() {
@@ -144,7 +149,7 @@ func agentRunsText(runs []messages.AgentRun, now time.Time) string {
 		}
 	}
 	_ = tw.Flush()
-	return "```\n" + termsafe.Text(strings.TrimRight(b.String(), "\n")) + "\n```"
+	return termsafe.Text(strings.TrimRight(b.String(), "\n"))
 }
 
 func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -161,7 +166,7 @@ func newSessionsExportCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				}
 				switch format {
 				case "md", "markdown":
-					return notFound(store.ExportMarkdown(ctx, st, stdout, id), args[0])
+					return notFound(store.ExportMarkdownPriced(ctx, st, stdout, id, a.modelPriced), args[0])
 				case "jsonl":
 					return notFound(store.ExportJSONL(ctx, st, stdout, id), args[0])
 				}
@@ -335,21 +340,27 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				unpriced, err := unpricedModels(ctx, a, st, q)
+				if err != nil {
+					return err
+				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tCACHED\tOUTPUT\tCOST\t\n", strings.ToUpper(by))
 				var total store.StatsRow
 				for _, r := range rows {
-					cost := term.CostText(r.Cost, by == "model" && !a.modelPriced(r.Key))
+					unknown := by == "model" && !a.modelPriced(r.Key)
+					if by != "model" && len(unpriced) > 0 && r.Cost == 0 && r.PromptTokens+r.CompletionTokens > 0 {
+						// A day's or an agent's tokens priced at nothing while
+						// some model had no known price: unknown, not free.
+						unknown = true
+					}
+					cost := term.CostText(r.Cost, unknown)
 					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), cost)
 					total.Calls += r.Calls
 					total.PromptTokens += r.PromptTokens
 					total.CachedTokens += r.CachedTokens
 					total.CompletionTokens += r.CompletionTokens
 					total.Cost += r.Cost
-				}
-				unpriced, err := unpricedModels(ctx, a, st, q)
-				if err != nil {
-					return err
 				}
 				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), term.CostText(total.Cost, len(unpriced) > 0))
 				if err := tw.Flush(); err != nil {

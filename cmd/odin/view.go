@@ -95,6 +95,17 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if session != "" {
+		// The viewer takes the full ID; the ID's unique prefix (what the
+		// banner and odin sessions show) is resolved here, as everywhere.
+		st, err := a.openStore(context.Background())
+		if err != nil {
+			return err
+		}
+		if session, err = resolveSession(context.Background(), st, session); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return &exitError{code: exitFailed, err: fmt.Errorf("listen %s: %w", f.listen, err)}

@@ -249,7 +249,7 @@ func (p *Pipeline) enter(stage string) Step {
 // it; past MaxFixRounds, or without a fixer, the gate fails instead.
 func (p *Pipeline) fix(failed, problems, resume string) Step {
 	if p.FixRounds >= p.MaxFixRounds {
-		return Step{Kind: StepFail, Why: fmt.Sprintf("%s still failing after %d fix round(s)", failed, p.MaxFixRounds)}
+		return Step{Kind: StepFail, Why: fmt.Sprintf("%s still failing after %d fix %s", failed, p.MaxFixRounds, rounds(p.MaxFixRounds))}
 	}
 	if !p.Roles.Fixer {
 		return Step{Kind: StepFail, Why: failed + " failed and no agent has the fixer role (the code agent is disabled), so it cannot be fixed"}
@@ -307,4 +307,13 @@ func testProblems(ev Event) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// rounds is "round" or "rounds" for n: what users read never says
+// "round(s)".
+func rounds(n int) string {
+	if n == 1 {
+		return "round"
+	}
+	return "rounds"
 }

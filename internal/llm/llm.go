@@ -57,6 +57,11 @@ type Message struct {
 	// messages carry only text, so the images of a run of tool messages
 	// are sent in one user message right after it (see encodeRequest).
 	Images []Image `json:"images,omitempty"`
+	// Typed is the part of a user message's Content the user typed, set
+	// when Odin added context around it (the repo map, hook context,
+	// reports of detached runs). The model gets Content; the store keeps
+	// the rest apart, so transcripts show only Typed. Never sent.
+	Typed string `json:"-"`
 }
 
 // Image is one picture sent to the model as a base64 data URL.

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -71,6 +72,9 @@ type OpenAIOptions struct {
 	// Provider names the provider in error messages, so that a timeout
 	// names the config key that changes it (providers.<Provider>.timeout).
 	Provider string
+	// KeyEnv is the variable the key came from, named when the provider
+	// refuses the key (401, 403).
+	KeyEnv string
 	// MaxRetries is how many times a retryable failure is retried after
 	// the first attempt; 0 (or less) means never, so that a configured
 	// max_retries: 0 is honoured. Pass DefaultMaxRetries for the default.
@@ -293,7 +297,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		// spent for every agent of the provider.
 		c.ratePause(&req, e, wait)
 		if e.Kind == KindCanceled || !e.Retryable() || attempt > c.opts.MaxRetries || e.RetryAfter > c.opts.MaxRetryAfter {
-			return nil, e
+			return nil, c.nextStep(e)
 		}
 		onEvent(Event{Kind: EventRetry, Retry: &RetryInfo{Attempt: attempt, Wait: wait.Milliseconds(), Err: e}})
 		if err := c.opts.Sleep(bctx, wait); err != nil {
@@ -421,6 +425,38 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 		return nil, &Error{Kind: KindNetwork, Message: "stream ended before the response finished", Err: io.ErrUnexpectedEOF}
 	}
 	return acc.response(req)
+}
+
+// nextStep adds to a failure that will not go away by retrying the step
+// that fixes it: the variable the refused key came from, the command that
+// lists models, the URL nothing answered at.
+func (c *OpenAI) nextStep(e *Error) *Error {
+	prov := c.opts.Provider
+	if prov == "" {
+		prov = "openai"
+	}
+	switch {
+	case e.Kind == KindAuth:
+		key := "the provider's API key (providers." + prov + ".api_key_env names its variable)"
+		if c.opts.KeyEnv != "" {
+			key = "$" + c.opts.KeyEnv + " (providers." + prov + ".api_key_env)"
+		} else if c.opts.APIKey == "" {
+			key = "no key was sent: set providers." + prov + ".api_key_env to the variable that holds one"
+		}
+		e.Message += "; check " + key + ", or run `odin doctor`"
+	case e.StatusCode == http.StatusNotFound && isModelNotFound(e.Message):
+		e.Message += "; `odin models` lists the models Odin knows; choose one with --model or models.main"
+	case e.StatusCode == http.StatusNotFound:
+		e.Message += fmt.Sprintf("; check the base URL %s (providers.%s.base_url or OPENAI_BASE_URL; most servers' URLs end in /v1) and the model (`odin models`)", c.opts.BaseURL, prov)
+	case e.Kind == KindNetwork && errors.Is(e.Err, syscall.ECONNREFUSED):
+		e.Message += fmt.Sprintf("; nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", c.opts.BaseURL, prov)
+	}
+	return e
+}
+
+func isModelNotFound(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "model_not_found") || strings.Contains(m, "model") && (strings.Contains(m, "not found") || strings.Contains(m, "does not exist") || strings.Contains(m, "not exist"))
 }
 
 // requestError classifies a failure to get a 2xx response.

@@ -226,6 +226,8 @@ func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
 	if tail <= 0 {
 		tail = 4000
 	}
+	parent := ctx
+	started := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	// A check is project code (a test the model wrote, say): it runs in
@@ -246,9 +248,14 @@ func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
 	c.Output = tailOf(out.String(), tail)
 	var ee *exec.ExitError
 	switch {
+	case parent.Err() != nil:
+		// Stopped from outside (the turn was cancelled): say so, not that
+		// the check ran out of its own time, so one outcome is told.
+		c.ExitCode = -1
+		c.Output += fmt.Sprintf("\n[odin: check stopped after %s: %s]", time.Since(started).Round(time.Second), stopCause(parent.Err()))
 	case ctx.Err() != nil:
 		c.ExitCode = -1
-		c.Output += fmt.Sprintf("\n[odin: check stopped: %v after %s]", ctx.Err(), timeout)
+		c.Output += fmt.Sprintf("\n[odin: check stopped at its time limit of %s (quality.check_timeout)]", timeout)
 	case errors.As(err, &ee):
 		c.ExitCode = ee.ExitCode()
 	case err != nil:
@@ -257,6 +264,14 @@ func (r *Runner) Run(ctx context.Context, c messages.QACheck) messages.QACheck {
 	}
 	c.Passed = c.ExitCode == 0
 	return c
+}
+
+// stopCause says why a caller's context ended a check.
+func stopCause(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "the run it belonged to reached its deadline"
+	}
+	return "cancelled"
 }
 
 func tailOf(s string, n int) string {

@@ -1,6 +1,7 @@
 package qa
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -125,8 +126,17 @@ func TestRun(t *testing.T) {
 	// uses 31.4159) may have a sleep of its own running at the same time.
 	sleep := fmt.Sprintf("sleep 30.%d", os.Getpid())
 	slow := r.Run(t.Context(), messages.QACheck{Name: "t", Command: sleep + " & " + sleep})
-	if slow.Passed || slow.ExitCode != -1 || !strings.Contains(slow.Output, "check stopped") {
+	if slow.Passed || slow.ExitCode != -1 || !strings.Contains(slow.Output, "check stopped at its time limit of 200ms") {
 		t.Errorf("timed-out check: %+v", slow)
+	}
+	// Stopped by its caller (the run it belonged to ended): the output says
+	// that, never that the check used up its own limit.
+	r.Timeout = time.Minute
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	cut := r.Run(ctx, messages.QACheck{Name: "t", Command: sleep})
+	if cut.Passed || !strings.Contains(cut.Output, "the run it belonged to reached its deadline") || strings.Contains(cut.Output, "1m") {
+		t.Errorf("check cut by its caller: %+v", cut)
 	}
 	if out, err := exec.Command("pgrep", "-f", sleep).Output(); err == nil {
 		t.Errorf("the check's background process survived the timeout: pids %s", out)

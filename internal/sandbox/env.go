@@ -104,7 +104,8 @@ func (l *Launcher) childEnv(spec Spec) []string {
 
 // cacheEnv points the toolchains' caches at the project's private cache:
 // the Go build cache, npm's and pip's caches and XDG_CACHE_HOME are
-// writable there; Go modules are extracted into a private module cache
+// writable there, and the go command reads the user's own build cache
+// beneath it through Odin's GOCACHEPROG (never writing to it); Go modules are extracted into a private module cache
 // from the user's own module cache, which is offered read-only as the
 // first GOPROXY (a file:// URL), so no download is needed for what the
 // user already has and nothing a command does can plant code in the
@@ -130,12 +131,34 @@ func (l *Launcher) cacheEnv(kind Kind) []string {
 		}
 		env = append(env, "GOPROXY=file://"+filepath.Join(l.homeModCache, "cache", "download")+","+upstream)
 	}
+	if gc := l.goCacheLower(c); gc != "" {
+		exe := l.exe
+		if kind == KindBubblewrap {
+			exe = innerInit
+		}
+		if kv := goCacheProgEnv(exe, gc, filepath.Join(c, "go-build")); kv != "" {
+			env = append(env, kv)
+		}
+	}
 	if kind == KindBubblewrap {
 		env = append(env, "TMPDIR=/tmp")
 	} else {
 		env = append(env, "TMPDIR="+filepath.Join(c, "tmp"))
 	}
 	return env
+}
+
+// goCacheLower is the user's Go build cache when sandboxed go commands
+// may read it as the lower layer of their build cache: Odin's binary is
+// there to serve it and it is not inside the private cache c. The first
+// check of a project then reuses the standard library and the modules the
+// user has already compiled (53 s of CPU against 0.46 s for the demo's
+// first go vet under bubblewrap) instead of compiling them in an empty cache.
+func (l *Launcher) goCacheLower(c string) string {
+	if c == "" || l.exe == "" || l.homeGoCache == "" || within(c, l.homeGoCache) || within(l.homeGoCache, c) {
+		return ""
+	}
+	return l.homeGoCache
 }
 
 // ScrubEnv filters entries a caller declared for a process (an MCP

@@ -32,6 +32,9 @@ func Main() {
 	if len(os.Args) == 3 && os.Args[1] == execArg {
 		os.Exit(runHandoff(os.Args[2]))
 	}
+	if len(os.Args) >= 2 && os.Args[1] == goCacheProgArg {
+		os.Exit(runGoCacheProg(os.Args[2:]))
+	}
 	if len(os.Args) < 4 || os.Args[1] != initArg {
 		return
 	}

@@ -135,6 +135,14 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	if c := l.cacheDir(); c != "" {
 		args = append(args, "--bind", c, c)
 	}
+	// The user's build cache, read through GOCACHEPROG by Odin's binary
+	// (bound where the init goes): read-only even where a parent is
+	// writable, and visible when it lives under the hidden /tmp.
+	exeBound := false
+	if gc := l.goCacheLower(l.cacheDir()); gc != "" {
+		args = append(args, "--ro-bind", gc, gc, "--ro-bind", l.exe, innerInit)
+		exeBound = true
+	}
 	args = append(args, l.denyArgs()...)
 	argv := spec.Args
 	if len(domains) > 0 {
@@ -150,7 +158,10 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		// filter it: it installs the filter on the thread it starts the
 		// command from (see installSocketFilter).
 		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy, Seccomp: l.seccomp(sockets)})
-		args = append(args, "--ro-bind", l.exe, innerInit, "--bind", px.socket, innerProxy)
+		if !exeBound {
+			args = append(args, "--ro-bind", l.exe, innerInit)
+		}
+		args = append(args, "--bind", px.socket, innerProxy)
 		argv = append([]string{innerInit, initArg, string(js), "--"}, argv...)
 	}
 	args = append(args, "--chdir", spec.Dir, "--")

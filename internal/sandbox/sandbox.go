@@ -193,6 +193,9 @@ type Launcher struct {
 	// homeModCache is the user's Go module cache, offered read-only to
 	// children as a GOPROXY.
 	homeModCache string
+	// homeGoCache is the user's Go build cache, offered read-only to
+	// sandboxed go commands through GOCACHEPROG (goCacheProgEnv).
+	homeGoCache string
 }
 
 // New returns a Launcher. It does not probe yet.
@@ -238,6 +241,7 @@ func (l *Launcher) probe() {
 		}
 	}
 	l.homeModCache = goModCache(l.opts.Environ())
+	l.homeGoCache = userGoCache(l.opts.Environ())
 	var bwrapWhy, llWhy string
 	if l.opts.Mode != ModeOff && l.opts.Mode != ModeLandlock {
 		l.bwrap, bwrapWhy = probeBwrap(l.opts.Bwrap)
@@ -697,6 +701,9 @@ type Confinement struct {
 	Protected []string
 	// Cache is the project's private build cache.
 	Cache string
+	// GoCacheLower is the user's Go build cache, read beneath the private
+	// one through GOCACHEPROG; "" when not offered.
+	GoCacheLower string
 	// Domains are reachable through the proxy (all agents).
 	Domains []string
 	// AgentDomains are the per-agent additions.
@@ -711,7 +718,8 @@ type Confinement struct {
 func (l *Launcher) Describe() Confinement {
 	l = l.get()
 	w := l.writableDirs()
-	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir,
+	l.Status() // probes: the Go cache offered depends on Odin's binary
+	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir, GoCacheLower: l.goCacheLower(l.cacheDir()),
 		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames(),
 		Sockets: l.describeSockets(l.Status())}
 }

@@ -538,6 +538,9 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) {
 			for _, p := range m.Parts {
 				switch p := p.(type) {
 				case store.TextPart:
+					if p.Injected {
+						continue // context Odin added for the model, not said by anyone
+					}
 					e.Parts = append(e.Parts, Part{Type: "text", Text: p.Text})
 				case store.ReasoningPart:
 					e.Parts = append(e.Parts, Part{Type: "reasoning", Text: p.Text})

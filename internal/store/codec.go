@@ -36,6 +36,7 @@ import (
 //	  bytes  data         = 15; // image
 //	  int64  width        = 16; // image
 //	  int64  height       = 17; // image
+//	  bool   injected     = 18; // text Odin added to the user's input
 //	}
 const (
 	fieldPart protowire.Number = 1
@@ -57,6 +58,7 @@ const (
 	fieldData       protowire.Number = 15
 	fieldWidth      protowire.Number = 16
 	fieldHeight     protowire.Number = 17
+	fieldInjected   protowire.Number = 18
 )
 
 const (
@@ -120,6 +122,7 @@ func appendPart(b []byte, p Part) ([]byte, error) {
 	case TextPart:
 		b = appendKind(b, kindText)
 		b = appendString(b, fieldText, v.Text)
+		b = appendBool(b, fieldInjected, v.Injected)
 	case ReasoningPart:
 		b = appendKind(b, kindReasoning)
 		b = appendString(b, fieldText, v.Text)
@@ -201,7 +204,7 @@ func decodePart(b []byte) (Part, error) {
 		extra, mime                                    string
 		data                                           []byte
 		width, height                                  int
-		finished, isError, cancelled                   bool
+		finished, isError, cancelled, injected         bool
 		at                                             time.Time
 	)
 	for len(b) > 0 {
@@ -257,6 +260,8 @@ func decodePart(b []byte) (Part, error) {
 				isError = v != 0
 			case fieldCancelled:
 				cancelled = v != 0
+			case fieldInjected:
+				injected = v != 0
 			case fieldTime:
 				at = time.Unix(0, protowire.DecodeZigZag(v)).UTC()
 			case fieldWidth:
@@ -274,7 +279,7 @@ func decodePart(b []byte) (Part, error) {
 	}
 	switch kind {
 	case kindText:
-		return TextPart{Text: text}, nil
+		return TextPart{Text: text, Injected: injected}, nil
 	case kindReasoning:
 		return ReasoningPart{Text: text}, nil
 	case kindToolCall:

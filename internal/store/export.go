@@ -252,6 +252,14 @@ func parseLine(raw []byte, sawHeader *bool, archives *[]SessionArchive, index ma
 // control sequence (termsafe.Text): it is shown on terminals and in
 // pagers. The JSONL export keeps the text as data.
 func ExportMarkdown(ctx context.Context, s Store, w io.Writer, sessionID string) error {
+	return ExportMarkdownPriced(ctx, s, w, sessionID, nil)
+}
+
+// ExportMarkdownPriced is ExportMarkdown with priced telling whether a
+// model's price is known: a session on a model with none shows "cost
+// unknown" rather than "$0.0000", which would read as free. nil treats
+// every model as priced.
+func ExportMarkdownPriced(ctx context.Context, s Store, w io.Writer, sessionID string, priced func(model string) bool) error {
 	archives, err := Export(ctx, s, sessionID)
 	if err != nil {
 		return err
@@ -262,7 +270,7 @@ func ExportMarkdown(ctx context.Context, s Store, w io.Writer, sessionID string)
 		if i > 0 {
 			bw.WriteString("\n---\n\n")
 		}
-		writeSessionMarkdown(bw, a, i > 0)
+		writeSessionMarkdown(bw, a, i > 0, priced)
 	}
 	bw.Flush() // into memory: cannot fail
 	if _, err := io.WriteString(w, termsafe.Text(buf.String())); err != nil {
@@ -271,7 +279,7 @@ func ExportMarkdown(ctx context.Context, s Store, w io.Writer, sessionID string)
 	return nil
 }
 
-func writeSessionMarkdown(w *bufio.Writer, a SessionArchive, child bool) {
+func writeSessionMarkdown(w *bufio.Writer, a SessionArchive, child bool, priced func(string) bool) {
 	ss := a.Session
 	title := ss.Title
 	if title == "" {
@@ -301,8 +309,15 @@ func writeSessionMarkdown(w *bufio.Writer, a SessionArchive, child bool) {
 		fmt.Fprintf(w, "- %s\n", strings.Join(who, " · "))
 	}
 	fmt.Fprintf(w, "- Created: %s · Updated: %s\n", mdTime(ss.CreatedAt), mdTime(ss.UpdatedAt))
-	fmt.Fprintf(w, "- Messages: %d · Tokens: %d prompt, %d completion, %d cached · Cost: $%.4f\n",
-		ss.MessageCount, ss.PromptTokens, ss.CompletionTokens, ss.CachedTokens, ss.Cost)
+	cost := fmt.Sprintf("$%.4f", ss.Cost)
+	if priced != nil && ss.Model != "" && !priced(ss.Model) {
+		cost = "cost unknown"
+		if ss.Cost > 0 {
+			cost = fmt.Sprintf("$%.4f + unknown", ss.Cost)
+		}
+	}
+	fmt.Fprintf(w, "- Messages: %d · Tokens: %d prompt, %d completion, %d cached · Cost: %s\n",
+		ss.MessageCount, ss.PromptTokens, ss.CompletionTokens, ss.CachedTokens, cost)
 	if len(a.Todos) > 0 {
 		w.WriteString("\n## Todos\n\n")
 		for _, t := range a.Todos {
@@ -336,6 +351,11 @@ func writeMessageMarkdown(w *bufio.Writer, m Message, summary bool) {
 	for _, p := range m.Parts {
 		switch v := p.(type) {
 		case TextPart:
+			if v.Injected {
+				// Context Odin added for the model; the transcript
+				// shows what was typed.
+				continue
+			}
 			fmt.Fprintf(w, "\n%s\n", strings.TrimRight(v.Text, "\n"))
 		case ReasoningPart:
 			fmt.Fprintf(w, "\n<details><summary>Reasoning</summary>\n\n%s\n\n</details>\n", strings.TrimRight(v.Text, "\n"))

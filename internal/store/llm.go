@@ -35,10 +35,12 @@ func LLMMessages(msgs []Message) []llm.Message {
 			continue
 		}
 		lm := llm.Message{Role: m.Role}
+		injected := false
 		for _, p := range m.Parts {
 			switch v := p.(type) {
 			case TextPart:
 				lm.Content += v.Text
+				injected = injected || v.Injected
 			case ReasoningPart:
 				lm.Reasoning += v.Text
 			case ImagePart:
@@ -53,6 +55,9 @@ func LLMMessages(msgs []Message) []llm.Message {
 		}
 		if lm.Content == "" && len(lm.ToolCalls) == 0 && m.Role == llm.RoleAssistant {
 			continue
+		}
+		if injected {
+			lm.Typed = m.Text()
 		}
 		out = append(out, lm)
 	}

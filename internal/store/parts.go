@@ -20,6 +20,10 @@ type Part interface {
 // summary.
 type TextPart struct {
 	Text string
+	// Injected marks text Odin added to the user's input for the model
+	// (the first turn's repo map, hook context, reports of detached runs):
+	// the model gets it, transcripts show only what the user typed.
+	Injected bool
 }
 
 // ReasoningPart is the model's reasoning text.
@@ -91,11 +95,12 @@ func (ImagePart) partType() string      { return "image" }
 // CancelledContent is the result Messages gives a tool call that has none.
 const CancelledContent = "cancelled: the session ended before this tool call finished"
 
-// Text returns the concatenated text parts of m.
+// Text returns the concatenated text parts of m that are not injected
+// context: what a transcript shows (the model gets all of them).
 func (m Message) Text() string {
 	var s string
 	for _, p := range m.Parts {
-		if t, ok := p.(TextPart); ok {
+		if t, ok := p.(TextPart); ok && !t.Injected {
 			s += t.Text
 		}
 	}
@@ -165,12 +170,13 @@ type wirePart struct {
 	Data       []byte    `json:"data,omitempty"`
 	Width      int       `json:"width,omitempty"`
 	Height     int       `json:"height,omitempty"`
+	Injected   bool      `json:"injected,omitempty"`
 }
 
 func toWire(p Part) (wirePart, error) {
 	switch v := p.(type) {
 	case TextPart:
-		return wirePart{Type: "text", Text: v.Text}, nil
+		return wirePart{Type: "text", Text: v.Text, Injected: v.Injected}, nil
 	case ReasoningPart:
 		return wirePart{Type: "reasoning", Text: v.Text}, nil
 	case ToolCallPart:
@@ -194,7 +200,7 @@ func toWire(p Part) (wirePart, error) {
 func fromWire(w wirePart) (Part, error) {
 	switch w.Type {
 	case "text":
-		return TextPart{Text: w.Text}, nil
+		return TextPart{Text: w.Text, Injected: w.Injected}, nil
 	case "reasoning":
 		return ReasoningPart{Text: w.Text}, nil
 	case "tool_call":

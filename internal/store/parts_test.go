@@ -26,6 +26,7 @@ var everyPart = []Part{
 	FinishPart{Reason: "canceled"},
 	FinishPart{Time: time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC)}, // before 1970: zigzag
 	TextPart{},
+	TextPart{Text: "<repo_map>…</repo_map>", Injected: true},
 	ImagePart{Name: "shot.png", MIME: "image/png", Data: []byte("\x89PNG\r\n\x1a\n\x00binary"), Width: 640, Height: 480},
 	ImagePart{},
 }
@@ -191,5 +192,19 @@ func TestLLMMessages(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, LLMMessages(msgs)); diff != "" {
 		t.Errorf("LLMMessages (-want +got):\n%s", diff)
+	}
+}
+
+// Injected context goes to the model but not into Text, the transcript's
+// view of a message.
+func TestInjectedTextApart(t *testing.T) {
+	m := Message{Role: llm.RoleUser, Parts: []Part{
+		TextPart{Text: "[reports]\n\n", Injected: true}, TextPart{Text: "fix it"}, TextPart{Text: "\n\n<repo_map>x</repo_map>", Injected: true}}}
+	if got := m.Text(); got != "fix it" {
+		t.Errorf("Text() = %q; want only the typed text", got)
+	}
+	lm := LLMMessages([]Message{m})
+	if len(lm) != 1 || lm[0].Content != "[reports]\n\nfix it\n\n<repo_map>x</repo_map>" || lm[0].Typed != "fix it" {
+		t.Errorf("LLMMessages = %+v; want all of it for the model and the typed text kept", lm)
 	}
 }

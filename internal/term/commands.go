@@ -43,6 +43,10 @@ type Command struct {
 type Result struct {
 	// Text is printed above the prompt (Markdown, rendered like answers).
 	Text string
+	// Listing is aligned plain text (runs, sessions, agents) printed after
+	// Text as it is: never wrapped, a line wider than the terminal is cut
+	// with an ellipsis, so its columns stay aligned.
+	Listing string
 	// Session, when set, replaces the REPL's session (/resume, /clear):
 	// the REPL closes the old one.
 	Session Session

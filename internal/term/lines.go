@@ -197,6 +197,9 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 				if res.Text != "" {
 					println(strings.TrimRight(res.Text, "\n"))
 				}
+				if res.Listing != "" {
+					println(strings.TrimRight(res.Listing, "\n"))
+				}
 				if res.Quit {
 					return sess, nil
 				}

@@ -65,7 +65,7 @@ func TestLineModeRunsInputsInOrder(t *testing.T) {
 	if strings.Contains(s, "\x1b") {
 		t.Errorf("line mode wrote escape sequences:\n%q", s)
 	}
-	for _, w := range []string{"banner line", "❯ [edit] hello", "answer to hello", "mode: plan", "❯ [plan] second ", "answer to second ", "Usage over 3 turn(s):", "total", "$0.0300", "unknown command /nope"} {
+	for _, w := range []string{"banner line", "❯ [edit] hello", "answer to hello", "mode: plan", "❯ [plan] second ", "answer to second ", "Usage over 3 turns:", "total", "$0.0300", "unknown command /nope"} {
 		if !strings.Contains(s, w) {
 			t.Errorf("output lacks %q:\n%s", w, s)
 		}

@@ -23,6 +23,9 @@ type Markdown struct {
 	width int
 	line  strings.Builder
 	fence string // the open fence ("```", "~~~~"); "" outside code
+	// table holds the rows of a table being received: its columns are
+	// sized once the whole table is there.
+	table []string
 }
 
 // NewMarkdown returns a renderer for theme th wrapping at width (0: no
@@ -34,7 +37,8 @@ func NewMarkdown(th *Theme, width int) *Markdown {
 // SetWidth changes the wrapping width for the lines still to come.
 func (m *Markdown) SetWidth(w int) { m.width = w }
 
-// Write adds streamed text and returns the rendered lines it completed.
+// Write adds streamed text and returns the rendered lines it completed
+// (a table's lines only once the table has ended).
 func (m *Markdown) Write(s string) []string {
 	var out []string
 	for {
@@ -58,6 +62,7 @@ func (m *Markdown) Flush() []string {
 		out = m.renderLine(m.line.String())
 		m.line.Reset()
 	}
+	out = append(out, m.flushTable()...)
 	m.fence = ""
 	return out
 }
@@ -73,6 +78,7 @@ func (m *Markdown) InCode() bool { return m.fence != "" }
 func (m *Markdown) Reset() {
 	m.line.Reset()
 	m.fence = ""
+	m.table = nil
 }
 
 var (
@@ -93,16 +99,33 @@ func (m *Markdown) renderLine(raw string) []string {
 		return m.wrap(raw, "", "")
 	}
 	raw = strings.ReplaceAll(raw, "\t", "    ")
+	if m.fence == "" && reTable().MatchString(raw) {
+		m.table = append(m.table, raw)
+		return nil
+	}
+	out := m.flushTable()
+	return append(out, m.renderBlock(raw)...)
+}
+
+// renderBlock renders one line outside a table.
+func (m *Markdown) renderBlock(raw string) []string {
+	th := m.th
 	if m.fence != "" {
 		if t := strings.TrimSpace(raw); len(t) >= len(m.fence) && strings.Trim(t, m.fence[:1]) == "" {
+			// The code's own style marks where it ends.
 			m.fence = ""
-			return []string{th.Paint(th.Dim, t)}
+			return nil
 		}
-		return hardwrap(th.Paint(th.CodeBlock, raw), m.width)
+		// Indented, so code stands apart without its fences.
+		return hardwrap(th.Paint(th.CodeBlock, "  "+raw), m.width)
 	}
 	if g := reFence().FindStringSubmatch(raw); g != nil {
 		m.fence = g[1]
-		return []string{th.Paint(th.Dim, strings.TrimSpace(raw))}
+		if g[2] == "" {
+			return nil
+		}
+		// The language, as a label: the fence itself is markup.
+		return []string{th.Paint(th.Dim, g[2])}
 	}
 	if g := reHeading().FindStringSubmatch(raw); g != nil {
 		st := th.H3
@@ -142,11 +165,122 @@ func (m *Markdown) renderLine(raw string) []string {
 		hang := strings.Repeat(" ", len(indent)+ansi.StringWidth(bullet)+1)
 		return m.wrap(m.inline(rest, nil), head, hang)
 	}
-	if reTable().MatchString(raw) {
-		// Tables keep their columns: inline styling would shift them.
-		return hardwrap(raw, m.width)
-	}
 	return m.wrap(m.inline(raw, nil), "", "")
+}
+
+// flushTable renders the held table rows: cells styled inline, columns
+// padded to their widest cell, the header bold and ruled. A table wider
+// than the terminal, or rows that are not a table after all, are printed
+// as written (wrapped), since squeezing columns would garble them.
+func (m *Markdown) flushTable() []string {
+	rows := m.table
+	m.table = nil
+	if len(rows) == 0 {
+		return nil
+	}
+	th := m.th
+	var cells [][]string
+	header := false
+	for i, r := range rows {
+		cs := tableCells(r)
+		if i == 1 && isTableRule(cs) {
+			header = true
+			continue
+		}
+		cells = append(cells, cs)
+	}
+	cols := 0
+	for _, cs := range cells {
+		cols = max(cols, len(cs))
+	}
+	widths := make([]int, cols)
+	styled := make([][]string, len(cells))
+	for i, cs := range cells {
+		styled[i] = make([]string, cols)
+		for j := range cols {
+			c := ""
+			if j < len(cs) {
+				c = cs[j]
+			}
+			if header && i == 0 {
+				b := th.Bold
+				c = m.inline(c, &b)
+			} else {
+				c = m.inline(c, nil)
+			}
+			styled[i][j] = c
+			widths[j] = max(widths[j], ansi.StringWidth(c))
+		}
+	}
+	total := 0
+	for _, w := range widths {
+		total += w + 3
+	}
+	if cols == 0 || (m.width > 0 && total-1 > m.width) {
+		var out []string
+		for _, r := range rows {
+			out = append(out, hardwrap(r, m.width)...)
+		}
+		return out
+	}
+	sep := th.Paint(th.Dim, " │ ")
+	var out []string
+	for i, row := range styled {
+		var b strings.Builder
+		for j, c := range row {
+			if j > 0 {
+				b.WriteString(sep)
+			}
+			b.WriteString(c)
+			if j < cols-1 {
+				b.WriteString(strings.Repeat(" ", widths[j]-ansi.StringWidth(c)))
+			}
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+		if header && i == 0 {
+			parts := make([]string, cols)
+			for j, w := range widths {
+				parts[j] = strings.Repeat("─", w)
+			}
+			out = append(out, th.Paint(th.Dim, strings.Join(parts, "─┼─")))
+		}
+	}
+	return out
+}
+
+// tableCells splits a Markdown table row into its trimmed cells; an
+// escaped pipe (\|) stays in its cell.
+func tableCells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, "\\|") {
+		row = row[:len(row)-1]
+	}
+	var cells []string
+	var cur strings.Builder
+	for i := 0; i < len(row); i++ {
+		switch {
+		case row[i] == '\\' && i+1 < len(row) && row[i+1] == '|':
+			cur.WriteByte('|')
+			i++
+		case row[i] == '|':
+			cells = append(cells, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		default:
+			cur.WriteByte(row[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(cur.String()))
+}
+
+// isTableRule reports whether cells are a header rule (---, :--:).
+func isTableRule(cells []string) bool {
+	for _, c := range cells {
+		if strings.Trim(c, "-: ") != "" || !strings.Contains(c, "-") {
+			return false
+		}
+	}
+	return len(cells) > 0
 }
 
 // wrap word-wraps styled text to the width, the first line after head and

@@ -75,7 +75,7 @@ func TestMarkdownStreamsByLine(t *testing.T) {
 	for i, l := range got {
 		plain[i] = ansi.Strip(l)
 	}
-	want := []string{"Title", "Some bold text", "```go", "func main() {}", "```", "• item one", "1. first", "end"}
+	want := []string{"Title", "Some bold text", "go", "  func main() {}", "• item one", "1. first", "end"}
 	if diff := cmp.Diff(want, plain); diff != "" {
 		t.Errorf("rendered lines (-want +got):\n%s", diff)
 	}
@@ -101,9 +101,15 @@ func TestMarkdownBlocks(t *testing.T) {
 		{"quote", 0, "> quoted *text*\n", []string{"│ quoted text"}},
 		{"task list", 0, "- [ ] todo\n- [x] done\n", []string{"☐ todo", "☑ done"}},
 		{"nested list keeps indent", 0, "  * inner\n", []string{"  • inner"}},
-		{"code is not styled inline", 0, "```\n**x** `y`\n```\n", []string{"```", "**x** `y`", "```"}},
-		{"tilde fence closes only on tildes", 0, "~~~\n```\n~~~\n", []string{"~~~", "```", "~~~"}},
-		{"table kept as written", 0, "| a | **b** |\n", []string{"| a | **b** |"}},
+		{"code is not styled inline, fences are not shown", 0, "```\n**x** `y`\n```\n", []string{"  **x** `y`"}},
+		{"tilde fence closes only on tildes", 0, "~~~\n```\n~~~\n", []string{"  ```"}},
+		{"a fence's language is a label", 0, "```python\nx = 1\n```\nafter\n", []string{"python", "  x = 1", "after"}},
+		{"table columns aligned", 0, "| name | n |\n|---|--:|\n| **alpha** | 1 |\n| b | 22 |\nafter\n",
+			[]string{"name  │ n", "──────┼───", "alpha │ 1", "b     │ 22", "after"}},
+		{"a table row alone", 0, "| a | **b** |\n", []string{"a │ b"}},
+		{"escaped pipe stays in its cell", 0, "| a \\| b | c |\n", []string{"a | b │ c"}},
+		{"table wider than the terminal is printed as written", 12, "| alpha | beta |\n|---|---|\n| x | y |\n",
+			[]string{"| alpha | be", "ta |", "|---|---|", "| x | y |"}},
 		{"wraps words to width", 20, "one two three four five six\n", []string{"one two three four", "five six"}},
 		{"hanging indent for list items", 16, "- alpha beta gamma delta\n", []string{"• alpha beta", "  gamma delta"}},
 		{"tabs expand", 0, "\tx\n", []string{"    x"}},

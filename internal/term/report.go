@@ -47,10 +47,15 @@ func Verdict(r messages.Report) (ok bool, word string) {
 	return true, string(r.Status)
 }
 
-// StageRound is the round of a gate stage as users see it, counted from 1
-// for every stage: review, test and QA carry the number of fix rounds
-// before them (0 for the first pass), a fix its own number (from 1).
-func StageRound(s messages.GateStageResult) int { return s.ShownRound() }
+// StageRound is the round of a gate stage as users see it: the stage's own
+// run in the turn, from 1 (QA's first run is round 1 even after a fix
+// round); records without the count fall back to ShownRound.
+func StageRound(s messages.GateStageResult) int {
+	if s.Run > 0 {
+		return s.Run
+	}
+	return s.ShownRound()
+}
 
 // Plural is "1 call", "2 calls".
 func Plural(n int, noun string) string {

@@ -140,7 +140,7 @@ func TestStageRoundsCountFromOne(t *testing.T) {
 		{Stage: "review", Round: 1, Passed: true}, {Stage: "qa", Round: 1, Passed: true},
 	}, Passed: true}
 	want := []string{
-		"Quality gates: PASSED after 1 fix round(s)",
+		"Quality gates: PASSED after 1 fix round",
 		"  review round 1: passed  ", "  qa     round 1: failed  ", "  fix    round 1: applied ",
 		"  review round 2: passed  ", "  qa     round 2: passed  ",
 	}

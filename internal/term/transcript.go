@@ -22,9 +22,15 @@ type transcript struct {
 	th       *Theme
 	md       *Markdown
 	streamed bool // the turn's answer was streamed
-	usage    messages.Usage
-	byAgent  map[string]messages.AgentUsage
-	turns    int
+	// changed: the turn has changed files, so quality gates may follow
+	// the Orchestrator's answer and make it interim; held is that answer,
+	// kept back until the gate decision says whether it is the answer
+	// (printed in full) or a note before the gates (one dim line).
+	changed bool
+	held    strings.Builder
+	usage   messages.Usage
+	byAgent map[string]messages.AgentUsage
+	turns   int
 	// budgets are the budgets the supervisor found spent, for /cost.
 	budgets []messages.BudgetExceeded
 }
@@ -41,20 +47,28 @@ func (t *transcript) event(ev messages.Event) []string {
 	switch ev := ev.(type) {
 	case messages.TurnStarted:
 		t.md.Reset()
-		t.streamed = false
+		t.streamed, t.changed = false, false
+		t.held.Reset()
 		return t.userLines(ev.Input)
 	case messages.TextDelta:
 		if ev.TaskID != "" {
 			return nil
 		}
 		t.streamed = true
+		if t.changed {
+			t.held.WriteString(ev.Text)
+			return nil
+		}
 		return t.md.Write(ev.Text)
 	case messages.ToolStarted:
 		if ev.TaskID != "" || strings.HasPrefix(ev.Name, "agent_") {
 			return nil
 		}
-		return append(t.md.Flush(), th.Paint(th.Dim, "  ⏺ "+ToolLabel(ev.Name, ev.Input)))
+		return append(append(t.release(), t.md.Flush()...), th.Paint(th.Dim, "  ⏺ "+ToolLabel(ev.Name, ev.Input)))
 	case messages.ToolFinished:
+		if len(ev.Files) > 0 && !ev.Denied && !ev.IsError {
+			t.changed = true
+		}
 		if ev.Denied {
 			// Whole, even a specialist's: its second half says how to
 			// allow the call. The printer wraps it to the terminal.
@@ -79,7 +93,7 @@ func (t *transcript) event(ev messages.Event) []string {
 			return []string{"    " + th.Paint(th.Warn, "⎿ error: ") + firstLine(ev.Output)}
 		}
 	case messages.AgentStarted:
-		return append(t.md.Flush(), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Agent(ev.Agent), firstLine(ev.Description))+
+		return append(append(t.release(), t.md.Flush()...), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Agent(ev.Agent), firstLine(ev.Description))+
 			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
 	case messages.BudgetExceeded:
 		t.budgets = append(t.budgets, ev)
@@ -108,9 +122,12 @@ func (t *transcript) event(ev messages.Event) []string {
 	case messages.GateDecided:
 		d := ev.Decision
 		if !d.ReviewRequired && !d.QARequired {
-			return []string{"  " + th.Paint(th.Gate, "⚖") + " quality gates: not required (single low-risk change)"}
+			return append(t.release(), "  "+th.Paint(th.Gate, "⚖")+" quality gates: not required (single low-risk change)")
 		}
-		out := []string{"  " + th.Paint(th.Gate, "⚖") + " quality gates: review and QA required"}
+		// The gates may change the code; the answer written after them
+		// is the answer, so this one is progress.
+		out := t.interimLine()
+		out = append(out, "  "+th.Paint(th.Gate, "⚖")+" quality gates: review and QA required")
 		for _, why := range d.Reasons {
 			out = append(out, th.Paint(th.Dim, "      - "+firstLine(why)))
 		}
@@ -151,6 +168,7 @@ func (t *transcript) event(ev messages.Event) []string {
 		// The terminal fell behind and streamed text was skipped: drop
 		// the partial answer; the turn's result prints it whole.
 		t.md.Reset()
+		t.held.Reset()
 		t.streamed = false
 		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the answer follows in full", ev.Dropped))}
 	case messages.TurnFinished:
@@ -196,9 +214,40 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 	return out
 }
 
+// release prints the held answer in full: it was the Orchestrator's
+// narration before a tool call, or the answer itself.
+func (t *transcript) release() []string {
+	if t.held.Len() == 0 {
+		return nil
+	}
+	text := t.held.String()
+	t.held.Reset()
+	return t.md.Write(text)
+}
+
+// interimLine turns the held answer into one dim progress line.
+func (t *transcript) interimLine() []string {
+	text := strings.TrimSpace(t.held.String())
+	t.held.Reset()
+	if text == "" {
+		return nil
+	}
+	line := "  ⋯ odin (before the gates): " + firstLine(text)
+	if w := t.md.width; w > 8 && ansi.StringWidth(line) > w {
+		line = ansi.Truncate(line, w, "…")
+	}
+	return []string{t.th.Paint(t.th.Dim, line)}
+}
+
 func (t *transcript) finished(res messages.TurnResult) []string {
 	th := t.th
-	out := t.md.Flush()
+	var out []string
+	if res.Interim != "" {
+		out = t.interimLine()
+	} else {
+		out = t.release()
+	}
+	out = append(out, t.md.Flush()...)
 	// An answer synthesized after quality gates is printed after the gate
 	// report; what streamed before the gates was an interim note.
 	synthesized := res.Interim != ""
@@ -265,7 +314,7 @@ func gateLines(th *Theme, g *messages.GateReport) []string {
 	if !g.Passed {
 		verdict = th.Paint(th.Err, "FAILED")
 	}
-	out := []string{fmt.Sprintf("Quality gates: %s after %d fix round(s)", verdict, g.FixRounds)}
+	out := []string{fmt.Sprintf("Quality gates: %s after %s", verdict, Plural(g.FixRounds, "fix round"))}
 	for _, why := range d.Reasons {
 		out = append(out, "  required because: "+firstLine(why))
 	}
@@ -315,7 +364,7 @@ func (t *transcript) costLines() []string {
 		}
 		return rows[i].Agent+rows[i].Model < rows[j].Agent+rows[j].Model
 	})
-	out := []string{fmt.Sprintf("Usage over %d turn(s):", t.turns)}
+	out := []string{fmt.Sprintf("Usage over %s:", Plural(t.turns, "turn"))}
 	for _, u := range rows {
 		est := ""
 		if u.Estimated {

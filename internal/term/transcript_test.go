@@ -36,7 +36,7 @@ func TestTranscriptTurn(t *testing.T) {
 		"  ✗ code timeout: deadline 2m reached (3 calls, 0 tokens, 2m00s)",
 		"✗ quality gates failed: QA failed",
 		"", "Files changed (1):", "  a.go", "", "--- a/a.go", "+++ b/a.go", "@@ -1 +1 @@", "-x", "+y",
-		"", "Quality gates: FAILED after 0 fix round(s)", "  required because: 2 files changed", "  qa     round 2: failed  go test failed",
+		"", "Quality gates: FAILED after 0 fix rounds", "  required because: 2 files changed", "  qa     round 2: failed  go test failed",
 		"  3s · 1.5k in · 20 out · $0.5000",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -949,6 +949,9 @@ func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
 	if msg.res.Text != "" {
 		m.printText(msg.res.Text)
 	}
+	if msg.res.Listing != "" {
+		m.print(ListingLines(msg.res.Listing, max(m.width-1, 20))...)
+	}
 	if msg.res.Prompt != "" {
 		m.sess.Submit(msg.res.Prompt, m.mode)
 	}
@@ -956,6 +959,18 @@ func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
 		cmds = append(cmds, m.quit())
 	}
 	return tea.Batch(cmds...)
+}
+
+// ListingLines cuts each line of a listing at width with an ellipsis
+// rather than wrapping it, so the columns of the lines below stay aligned.
+func ListingLines(s string, width int) []string {
+	lines := strings.Split(strings.TrimRight(termsafe.Text(s), "\n"), "\n")
+	for i, l := range lines {
+		if width > 0 && ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
+		}
+	}
+	return lines
 }
 
 // printText prints command output as Markdown.
@@ -1017,7 +1032,7 @@ func (m *ui) removeQueued(ids ...string) tea.Cmd {
 		if removed < len(ids) {
 			return infoMsg{text: fmt.Sprintf("removed %d of %d: the others had started", removed, len(ids)), warn: true}
 		}
-		return infoMsg{text: fmt.Sprintf("removed %d queued input(s)", removed)}
+		return infoMsg{text: fmt.Sprintf("removed %s", Plural(removed, "queued input"))}
 	}
 }
 
@@ -1072,7 +1087,14 @@ func (m *ui) View() string {
 			}
 		}
 		if a.Reason != "" {
-			b.WriteString(Truncate(bar+th.Paint(th.Dim, "why: "+oneLine(a.Reason, 400)), w) + "\n")
+			// Wrapped, never cut: the reason often ends with the setting
+			// that would allow the call.
+			for i, l := range WrapWords("why: "+oneLine(a.Reason, 1000), w-7) {
+				if i > 0 {
+					l = "     " + l
+				}
+				b.WriteString(bar + th.Paint(th.Dim, l) + "\n")
+			}
 		}
 		sel := 0
 		if m.choice.id == a.ID {

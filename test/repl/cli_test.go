@@ -144,7 +144,7 @@ func TestCostUnknownModel(t *testing.T) {
 	tm.Expect("an answer")
 	tm.Expect("cost unknown")
 	tm.Type("/cost" + enter)
-	tm.Expect("Usage over 1 turn(s):")
+	tm.Expect("Usage over 1 turn:")
 	tm.Expect("orchestrator")
 	tm.Expect("cost unknown")
 	if strings.Contains(tm.screen(), "$0.0000") {

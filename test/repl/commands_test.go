@@ -87,7 +87,7 @@ func TestClearAndResume(t *testing.T) {
 	tm.Type("fresh start" + enter)
 	tm.Expect("clean slate") // the answer, not the echo of the input
 	tm.Type("/sessions" + enter)
-	tm.Expect("/resume ID continues one.")
+	tm.Expect("/resume ID continues one")
 	tm.Type("/resume" + enter)
 	tm.Expect("Resumed session")
 	tm.Type("what number" + enter)

@@ -36,7 +36,7 @@ func TestTypeAheadRunsQueuedInputWithItsMode(t *testing.T) {
 	tm.Expect("1. [ask] second task")
 	tm.Expect("2. [ask] third task")
 	tm.Type("/queue rm 2" + enter)
-	tm.Expect("removed 1 queued input(s)")
+	tm.Expect("removed 1 queued input")
 	if n := len(tm.Srv.RequestsFor("orchestrator")); n != 1 {
 		t.Fatalf("%d model requests while the first turn is held, want 1", n)
 	}
@@ -161,7 +161,7 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("notes.txt = %q after the turn", b)
 	}
 	tm.Type("/undo" + enter)
-	tm.Expect("Restored 1 file(s)")
+	tm.Expect("Restored 1 file ")
 	if b, _ := os.ReadFile(filepath.Join(tm.Root, "notes.txt")); string(b) != "original\n" {
 		t.Errorf("notes.txt = %q after /undo, want the original", b)
 	}

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/repomap"
+)
+
+// doctorProbeTimeout bounds the provider check's one request.
+const doctorProbeTimeout = 10 * time.Second
+
+// checkConfigFiles says which config files were found and read, which
+// project settings wait for `odin trust` (ignored until then), and the
+// environment variables that set keys.
+func checkConfigFiles(a *app, w io.Writer) (bool, string) {
+	fmt.Fprintln(w, "config:")
+	if a.src != nil && a.src.UserFile != "" {
+		fmt.Fprintf(w, "  read: %s (yours)\n", a.src.UserFile)
+	} else if dir := config.UserDir(nil); dir != "" {
+		fmt.Fprintf(w, "  not found: %s (yours; optional)\n", filepath.Join(dir, "odin.yaml"))
+	}
+	if a.src != nil && a.src.ProjectFile != "" {
+		fmt.Fprintf(w, "  read: %s (the project's)\n", a.src.ProjectFile)
+	} else {
+		fmt.Fprintf(w, "  not found: %s (the project's; optional)\n", filepath.Join(a.root, "odin.yaml"))
+	}
+	if a.src != nil && len(a.src.Env) > 0 {
+		fmt.Fprintf(w, "  from the environment: %s\n", strings.Join(a.src.Env, ", "))
+	}
+	if a.src != nil && len(a.src.Dropped) > 0 {
+		fmt.Fprintf(w, "  ignored until `odin trust`: %s\n", strings.Join(a.src.Dropped, ", "))
+	}
+	for _, warn := range a.warnings {
+		fmt.Fprintf(w, "  note: %s\n", firstLine(warn))
+	}
+	return true, ""
+}
+
+// checkTrust says whether the project is trusted and what waits for it.
+func checkTrust(a *app, w io.Writer) (bool, string) {
+	switch {
+	case len(a.trust.items) == 0:
+		fmt.Fprintln(w, "trust: the project supplies nothing that needs trust")
+	case a.trust.trusted:
+		fmt.Fprintf(w, "trust: this project is trusted (%d item%s honoured)\n", len(a.trust.items), pluralS(len(a.trust.items)))
+	default:
+		n := len(a.trust.items)
+		verb := "wait"
+		if n == 1 {
+			verb = "waits"
+		}
+		fmt.Fprintf(w, "trust: not trusted; %d item%s %s for `odin trust` (odin trust --show lists them)\n", n, pluralS(n), verb)
+	}
+	return true, ""
+}
+
+// checkProvider asks the provider for its model list (GET /models, no
+// tokens spent): it shows the endpoint answers, the key is accepted and
+// the configured models are offered.
+func checkProvider(a *app, w io.Writer) (bool, string) {
+	ref, err := a.cfg.ResolveModel(a.roleModel("main"))
+	if err != nil {
+		fmt.Fprintf(w, "provider: not configured: %v\n", firstLine(err.Error()))
+		return false, "set OPENAI_API_KEY (and OPENAI_BASE_URL for another server), or configure providers in odin.yaml; see docs/config.md"
+	}
+	p := ref.Provider
+	fmt.Fprintf(w, "provider: %s at %s\n", ref.ProviderName, p.BaseURL)
+	keyVar := p.APIKeyEnv
+	switch {
+	case keyVar == "":
+		fmt.Fprintln(w, "  key: none configured (fine for local servers)")
+	case os.Getenv(keyVar) == "":
+		fmt.Fprintf(w, "  key: $%s is not set\n", keyVar)
+	default:
+		fmt.Fprintf(w, "  key: from $%s\n", keyVar)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doctorProbeTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(p.BaseURL, "/")+"/models", nil)
+	if err != nil {
+		return false, fmt.Sprintf("the base URL %q is not a URL: fix providers.%s.base_url (or OPENAI_BASE_URL)", p.BaseURL, ref.ProviderName)
+	}
+	if p.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+p.APIKey)
+	}
+	for k, v := range p.Headers {
+		req.Header.Set(k, v)
+	}
+	hc := http.DefaultClient
+	if a.flags.transport != nil {
+		hc = &http.Client{Transport: a.flags.transport}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		fmt.Fprintf(w, "  reachable: no (%v)\n", err)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return false, fmt.Sprintf("nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", p.BaseURL, ref.ProviderName)
+		}
+		return false, fmt.Sprintf("check the network and the base URL %s (providers.%s.base_url or OPENAI_BASE_URL)", p.BaseURL, ref.ProviderName)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		fmt.Fprintf(w, "  reachable: yes; key: refused (HTTP %d)\n", resp.StatusCode)
+		if keyVar == "" {
+			return false, fmt.Sprintf("the server wants a key: set providers.%s.api_key_env to the variable that holds it", ref.ProviderName)
+		}
+		return false, fmt.Sprintf("check the key in $%s (providers.%s.api_key_env)", keyVar, ref.ProviderName)
+	case resp.StatusCode == http.StatusNotFound:
+		fmt.Fprintln(w, "  reachable: yes, but GET /models is not found")
+		return false, fmt.Sprintf("check the base URL %s: most servers' URLs end in /v1 (providers.%s.base_url or OPENAI_BASE_URL)", p.BaseURL, ref.ProviderName)
+	case resp.StatusCode >= 300:
+		fmt.Fprintf(w, "  reachable: yes, but GET /models answered HTTP %d\n", resp.StatusCode)
+		return true, ""
+	}
+	fmt.Fprintln(w, "  reachable: yes; key: accepted")
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil || len(list.Data) == 0 {
+		fmt.Fprintln(w, "  models: the server did not list any")
+		return true, ""
+	}
+	ids := make([]string, len(list.Data))
+	for i, m := range list.Data {
+		ids[i] = m.ID
+	}
+	ok := true
+	var missing []string
+	for _, role := range []string{"main", "small"} {
+		r, err := a.cfg.ResolveModel(a.roleModel(role))
+		if err != nil || r.ProviderName != ref.ProviderName {
+			continue
+		}
+		if slices.Contains(ids, r.ID) {
+			fmt.Fprintf(w, "  model %s (%s): offered\n", r.ID, role)
+		} else {
+			fmt.Fprintf(w, "  model %s (%s): not in the server's list of %d\n", r.ID, role, len(ids))
+			missing = append(missing, r.ID)
+			ok = false
+		}
+	}
+	if !ok {
+		return false, fmt.Sprintf("choose a model the server offers (--model, models.main/models.small); `odin models` lists the ones Odin knows. Not offered: %s", strings.Join(missing, ", "))
+	}
+	return true, ""
+}
+
+// checkMCP lists the configured MCP servers; `odin mcp list` starts them.
+func checkMCP(a *app, w io.Writer) (bool, string) {
+	names := make([]string, 0, len(a.cfg.MCP.Servers))
+	for name := range a.cfg.MCP.Servers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	if len(names) == 0 {
+		fmt.Fprintln(w, "mcp: no servers configured")
+		return true, ""
+	}
+	fmt.Fprintf(w, "mcp: %d server%s configured: %s (odin mcp list starts them and shows their tools)\n", len(names), pluralS(len(names)), strings.Join(names, ", "))
+	return true, ""
+}
+
+// checkSitter says whether repo maps cover languages other than Go.
+func checkSitter(_ *app, w io.Writer) (bool, string) {
+	if p := repomap.SitterPath(); p != "" {
+		fmt.Fprintf(w, "odin-sitter: %s (repo maps of Python, JS/TS, Rust and Java)\n", p)
+	} else {
+		fmt.Fprintln(w, "odin-sitter: not found beside odin or on PATH; repo maps cover Go only (make install puts it beside odin)")
+	}
+	return true, ""
+}
+
+func pluralS(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
