@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -172,6 +173,29 @@ func (s *remoteSession) Pending() []messages.ApprovalRequested {
 	var out []messages.ApprovalRequested
 	if _, err := s.c.call(s.ctx, http.MethodGet, sessionPath(s.id, "/approvals"), nil, nil, &out); err != nil {
 		s.note("warn", "pending approvals: "+err.Error())
+		return nil
+	}
+	return out
+}
+
+// AnswerElicitation answers an MCP server's request for input through the
+// server, as the local REPL answers it in process; the server checks the
+// content against the form (400 leaves the request pending).
+func (s *remoteSession) AnswerElicitation(id, action string, content map[string]any) error {
+	body := map[string]any{"action": action}
+	if action == "accept" {
+		body["content"] = content
+	}
+	_, err := s.c.call(s.ctx, http.MethodPost, sessionPath(s.id, "/elicitations/", id), nil, body, nil)
+	return err
+}
+
+// PendingElicitations lists the requests waiting on the server, asked
+// before this client attached.
+func (s *remoteSession) PendingElicitations() []messages.ElicitationRequested {
+	var out []messages.ElicitationRequested
+	if _, err := s.c.call(s.ctx, http.MethodGet, sessionPath(s.id, "/elicitations"), nil, nil, &out); err != nil {
+		s.note("warn", "pending MCP requests: "+err.Error())
 		return nil
 	}
 	return out
@@ -506,3 +530,6 @@ func (s *remoteSession) drain(ctx context.Context, recs <-chan sseRecord, st *st
 		}
 	}
 }
+
+// An attached REPL answers MCP servers' forms as the local one does.
+var _ term.Elicitor = (*remoteSession)(nil)
