@@ -19,6 +19,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/instructions"
@@ -72,6 +73,9 @@ type globalFlags struct {
 	// because every app of the process (each session of `odin serve` loads
 	// its own) is built from a copy of them: all draw from one quota.
 	rates *llm.RateLimits
+
+	// profile is --profile: a Codex profile's model and provider.
+	profile string
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -86,6 +90,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.BoolVar(&g.yolo, "yolo", false, "allow every command and path except forbidden commands and protected files (dangerous)")
 	f.StringVar(&g.logFile, "log-file", "", "log file (log.file; default $XDG_STATE_HOME/odin/odin.log)")
 	f.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (log.level)")
+	f.StringVar(&g.profile, "profile", "", "use this profile of Codex's ~/.codex/config.toml (its model and provider)")
 }
 
 // flagOverrides maps the set flags to config keys (the highest layer).
@@ -123,7 +128,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 
 // app is a loaded project: its root, configuration and log.
 type app struct {
-	flags    *globalFlags
+	flags *globalFlags
+	// foreign is what other agents' files supplied (foreign.go).
+	foreign  compat.Result
 	root     string
 	cfg      *config.Config
 	src      *config.Sources
@@ -300,6 +307,10 @@ func loadApp(g *globalFlags) (*app, error) {
 	userDir := config.UserDir(env)
 	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Environ: os.Environ, Flags: g.flagOverrides()}
 	store := policy.NewTrustStore(config.StateDir(env), nil)
+	foreign, err := readForeign(&opts, g, root, env)
+	if err != nil {
+		return nil, err
+	}
 	cfg, src, err := config.Load(opts)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
@@ -359,6 +370,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	for _, p := range pluginProblems {
 		a.warn(p)
 	}
+	a.applyForeign(foreign)
 	a.usePlugins(plugins)
 	a.enforcePins()
 	a.guardProjectServers()

@@ -23,6 +23,7 @@ type doctorCheck struct {
 func doctorChecks() []doctorCheck {
 	return []doctorCheck{
 		{name: "sandbox", run: checkSandbox},
+		{name: "other agents' settings", run: checkForeign},
 	}
 }
 
