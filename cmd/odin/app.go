@@ -421,6 +421,7 @@ func (a *app) untrustedNotice() string {
 		}
 		b.WriteString(config.Printable(w))
 	}
+	a.foreignNotesSaid()
 	return b.String()
 }
 

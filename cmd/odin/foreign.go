@@ -94,9 +94,25 @@ func (a *app) applyForeign(res compat.Result) {
 			}
 		}
 	}
-	for _, n := range a.newForeignNotes(res.Notes) {
-		a.warn("not applied from another agent's settings: " + n.String() + " (`odin doctor` lists them)")
+	for _, n := range a.newForeignNotes(res.Notes, false) {
+		a.warn(foreignNoteWarning(n))
 	}
+}
+
+func foreignNoteWarning(n compat.Note) string {
+	return "not applied from another agent's settings: " + n.String() + " (`odin doctor` lists them)"
+}
+
+// foreignNotesSaid records the notes the start-up notice just showed, so
+// the next start does not repeat them.
+func (a *app) foreignNotesSaid() {
+	var shown []compat.Note
+	for _, n := range a.foreign.Notes {
+		if slices.Contains(a.warnings, foreignNoteWarning(n)) {
+			shown = append(shown, n)
+		}
+	}
+	a.newForeignNotes(shown, true)
 }
 
 func sortedNames(m map[string]string) []string {
@@ -111,10 +127,10 @@ func sortedNames(m map[string]string) []string {
 // foreignNotesFile records, by hash, the notes already said.
 const foreignNotesFile = "foreign-notes"
 
-// newForeignNotes returns the notes not said before and records them; a
-// state directory that cannot be written means every note is new (said
-// again rather than lost).
-func (a *app) newForeignNotes(notes []compat.Note) []compat.Note {
+// newForeignNotes returns the notes not said before, and records them
+// when record is set; a state directory that cannot be written means
+// every note is new (said again rather than lost).
+func (a *app) newForeignNotes(notes []compat.Note, record bool) []compat.Note {
 	if len(notes) == 0 {
 		return nil
 	}
@@ -136,7 +152,7 @@ func (a *app) newForeignNotes(notes []compat.Note) []compat.Note {
 			seen = append(seen, h)
 		}
 	}
-	if len(fresh) > 0 {
+	if len(fresh) > 0 && record {
 		_ = fsutil.PrivateDir(a.stateDir)
 		_ = fsutil.WriteFileAtomic(path, []byte(strings.Join(seen, "\n")+"\n"), 0o600)
 	}
