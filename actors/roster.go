@@ -582,7 +582,7 @@ var foreignModels = map[string]string{
 type agentFrontMatter struct {
 	Name            string     `yaml:"name"`
 	Description     string     `yaml:"description"`
-	Tools           stringList `yaml:"tools"`
+	Tools           toolList   `yaml:"tools"`
 	DisallowedTools stringList `yaml:"disallowed_tools"`
 	Model           string     `yaml:"model"`
 	Timeout         string     `yaml:"timeout"`
@@ -625,20 +625,46 @@ func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
 		}
 		*s = l
 		return nil
-	case yaml.MappingNode:
-		var m map[string]bool
-		if err := n.Decode(&m); err != nil {
-			return err
-		}
-		for k, on := range m {
-			if on {
-				*s = append(*s, k)
-			}
-		}
-		sort.Strings(*s)
-		return nil
 	}
 	return fmt.Errorf("line %d: want a list of tool names", n.Line)
+}
+
+// toolList is an agent file's tools: a list or comma-separated string of
+// the tools allowed, or, as opencode writes it, a map of toggles over
+// every tool ({write: false, bash: false} is all tools but those two;
+// with "*": false only the tools switched on).
+type toolList struct {
+	allow stringList
+	off   []string
+}
+
+func (t *toolList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return t.allow.UnmarshalYAML(n)
+	}
+	var m map[string]bool
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: want a list of tool names or a map of tool name to true or false", n.Line)
+	}
+	all, starSet := m["*"]
+	if !starSet {
+		all = true
+	}
+	for k, on := range m {
+		switch {
+		case k == "*":
+		case on && !all:
+			t.allow = append(t.allow, k)
+		case !on:
+			t.off = append(t.off, k)
+		}
+	}
+	if all {
+		t.allow = stringList{"*"}
+	}
+	sort.Strings(t.allow)
+	sort.Strings(t.off)
+	return nil
 }
 
 func parseAgentFile(path, rel string) (*AgentDefinition, error) {
@@ -684,11 +710,11 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	if a.Custom == "" {
 		return nil, rerr("prompt", "the body after the front matter is the agent's prompt and must not be empty")
 	}
-	if len(fm.Tools) > 0 {
-		a.Tools = mapTools(fm.Tools)
+	if len(fm.Tools.allow) > 0 {
+		a.Tools = mapTools(fm.Tools.allow)
 	}
-	if len(fm.DisallowedTools) > 0 {
-		a.DisallowedTools = mapTools(fm.DisallowedTools)
+	if len(fm.DisallowedTools) > 0 || len(fm.Tools.off) > 0 {
+		a.DisallowedTools = mapTools(append(slices.Clone(fm.Tools.off), fm.DisallowedTools...))
 	}
 	if fm.Model != "" {
 		a.Model = fm.Model
