@@ -235,9 +235,12 @@ func (a *app) sandbox() *sandbox.Launcher {
 // skillDirs are where skills are found: the project's .odin/skills, then
 // the user's config dir's skills.
 func (a *app) skillDirs() []string {
-	dirs := []string{filepath.Join(a.root, ".odin", "skills")}
+	dirs := []string{filepath.Join(a.root, ".odin", "skills"), filepath.Join(a.root, ".claude", "skills")}
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "skills"))
+	}
+	if home, ok := a.env("HOME"); ok && home != "" {
+		dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
 	}
 	return dirs
 }
