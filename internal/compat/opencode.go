@@ -137,7 +137,8 @@ func readOpencodeFile(path string, project bool, r *Result) {
 		b.set(entry, "providers", name)
 		b.mapped("provider.%s → providers.%s", name, name)
 	}
-	for role, m := range map[string]string{"main": f.Model, "small": f.SmallModel} {
+	for _, rm := range [][2]string{{"main", f.Model}, {"small", f.SmallModel}} {
+		role, m := rm[0], rm[1]
 		if m == "" {
 			continue
 		}
