@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
@@ -51,6 +52,10 @@ type AgentDefinition struct {
 	// Tools is the allow list ("*" allows all); DisallowedTools always wins.
 	Tools           []string
 	DisallowedTools []string
+	// CommandPatterns, when set, are the only commands the agent's
+	// ExecuteCommand runs (Claude Code's Bash(git diff:*) tool spec), as
+	// Odin command patterns; the session's policy still applies on top.
+	CommandPatterns []string
 	// Model is "main", "small" or a model id.
 	Model      string
 	Timeout    time.Duration
@@ -711,7 +716,9 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 		return nil, rerr("prompt", "the body after the front matter is the agent's prompt and must not be empty")
 	}
 	if len(fm.Tools.allow) > 0 {
-		a.Tools = mapTools(fm.Tools.allow)
+		var allow []string
+		allow, a.CommandPatterns = toolSpecs(fm.Tools.allow)
+		a.Tools = mapTools(allow)
 	}
 	if len(fm.DisallowedTools) > 0 || len(fm.Tools.off) > 0 {
 		a.DisallowedTools = mapTools(append(slices.Clone(fm.Tools.off), fm.DisallowedTools...))
@@ -882,6 +889,40 @@ func knownTools(a *AgentDefinition, key string, list []string, known map[string]
 		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.Source, key, t))
 	}
 	return out, warnings
+}
+
+// reToolSpec is a Claude Code tool with a rule: Bash(git diff:*).
+var reToolSpec = regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`)
+
+// toolSpecs splits Claude Code's tool specs off a tools list: Bash(...)
+// becomes ExecuteCommand restricted to the pattern; a spec of another tool
+// (Read(./docs/**), WebFetch(domain:x)) keeps the tool, whose own rules
+// then apply. A bare Bash beside Bash(...) lifts the restriction.
+func toolSpecs(in []string) (tools, patterns []string) {
+	bare := false
+	for _, t := range in {
+		m := reToolSpec.FindStringSubmatch(t)
+		switch {
+		case m == nil:
+			if t == "Bash" || t == "bash" {
+				bare = true
+			}
+			tools = append(tools, t)
+		case m[1] == "Bash":
+			tools = append(tools, "Bash")
+			if p := strings.TrimSpace(m[2]); p != "" && p != "*" {
+				patterns = append(patterns, compat.BashPattern(p))
+			} else {
+				bare = true
+			}
+		default:
+			tools = append(tools, m[1])
+		}
+	}
+	if bare {
+		patterns = nil
+	}
+	return tools, patterns
 }
 
 func mapTools(in []string) []string {
