@@ -314,7 +314,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, src, err := config.Load(opts)
+	cfg, src, err := loadConfig(&opts, &foreign)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -341,7 +341,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
-		ucfg, usrc, err := config.Load(opts)
+		ucfg, usrc, err := loadConfig(&opts, &foreign)
 		switch {
 		case err == nil:
 			cfg, src = ucfg, usrc

@@ -193,3 +193,44 @@ func describeForeign(a *app, w interface{ Write([]byte) (int, error) }) {
 		}
 	}
 }
+
+// loadConfig is config.Load, except that another agent's file whose
+// settings Odin rejects does not stop Odin: the file is left out, said in
+// a note (once, and by `odin doctor`), and the rest loads. Odin's own
+// files still fail as they always did.
+func loadConfig(opts *config.LoadOptions, res *compat.Result) (*config.Config, *config.Sources, error) {
+	for {
+		cfg, src, err := config.Load(*opts)
+		var ce *config.Error
+		if err == nil || !errors.As(err, &ce) {
+			return cfg, src, err
+		}
+		bad := map[string][]string{}
+		for _, p := range ce.Problems {
+			for _, l := range opts.Foreign {
+				if p.Source == l.Label {
+					bad[l.Label] = append(bad[l.Label], p.String())
+				}
+			}
+		}
+		if len(bad) == 0 {
+			return cfg, src, err
+		}
+		kept := opts.Foreign[:0:0]
+		for _, l := range opts.Foreign {
+			if msgs, ok := bad[l.Label]; ok {
+				res.Notes = append(res.Notes, compat.Note{Source: l.Label, Msg: "left out, Odin rejects its settings: " + strings.Join(msgs, "; ")})
+				continue
+			}
+			kept = append(kept, l)
+		}
+		opts.Foreign = kept
+		var layers []compat.Layer
+		for _, l := range res.Layers {
+			if _, ok := bad[l.Source]; !ok {
+				layers = append(layers, l)
+			}
+		}
+		res.Layers = layers
+	}
+}
