@@ -328,6 +328,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	dataDir := config.DataDir(env)
 	plugins, pluginProblems := plugin.Discover(dataDir, plugin.ProjectDirs(root))
 	pt := collectTrust(root, src, instr, plugins)
+	pt.addForeign(root, foreign)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
 	// What the project's servers and hooks execute is pinned from the
 	// configuration with its settings, trusted or not: `odin trust`

@@ -234,3 +234,32 @@ func loadConfig(opts *config.LoadOptions, res *compat.Result) (*config.Config, *
 		res.Layers = layers
 	}
 }
+
+// addForeign adds the env values of the project's foreign files to the
+// trust items: their names are trusted with permissions.env, and a value
+// changed after `odin trust` (an innocent NODE_OPTIONS turned into a
+// --require) must ask again. The values take part in the fingerprint
+// only, never shown: one may be a token.
+func (pt *projectTrust) addForeign(root string, res compat.Result) {
+	added := false
+	for _, l := range res.Layers {
+		if !l.Project || len(l.Env) == 0 {
+			continue
+		}
+		rel, err := filepath.Rel(root, l.Source)
+		if err != nil {
+			rel = l.Source
+		}
+		h := sha256.New()
+		names := sortedNames(l.Env)
+		for _, n := range names {
+			fmt.Fprintf(h, "%s=%s\x00", n, l.Env[n])
+		}
+		pt.items = append(pt.items, config.TrustItem{Key: rel + " env", Value: strings.Join(names, ", "),
+			Note: "sets these variables for Odin and its commands", Digest: hex.EncodeToString(h.Sum(nil))})
+		added = true
+	}
+	if added {
+		pt.fingerprint = config.TrustFingerprint(pt.items)
+	}
+}
