@@ -602,9 +602,14 @@ type agentFrontMatter struct {
 	Skills           stringList          `yaml:"skills"`
 	Sandbox          config.AgentSandbox `yaml:"sandbox"`
 	Budget           config.Budget       `yaml:"budget"`
-	// Accepted for compatibility with other formats; Odin ignores them.
+	// Accepted for compatibility with other formats; Odin ignores them
+	// (opencode's permission, disable and top_p included: the session's
+	// policy and the roster decide those).
 	Mode        string `yaml:"mode"`
 	Temperature any    `yaml:"temperature"`
+	TopP        any    `yaml:"top_p"`
+	Permission  any    `yaml:"permission"`
+	Disable     bool   `yaml:"disable"`
 	// Claude Code's permissionMode (default, acceptEdits, plan,
 	// bypassPermissions) maps onto permission_mode.
 	ClaudePermissionMode string `yaml:"permissionMode"`
