@@ -196,6 +196,10 @@ func claudeRule(b *builder, list, rule, settingsDir string) {
 		if hasSpec && spec != "*" && spec != "" {
 			pat = BashPattern(spec)
 		}
+		if !validCommandPattern(pat) {
+			b.note(key, "%s: not a command pattern Odin can read; not applied", quote(rule))
+			return
+		}
 		switch list {
 		case "allow":
 			b.add(pat, "permissions", "allowed_commands")

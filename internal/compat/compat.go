@@ -3,10 +3,13 @@ package compat
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"mvdan.cc/sh/v3/pattern"
 )
 
 // Peer names another agent whose files Odin reads.
@@ -295,4 +298,24 @@ func deepCopy(v any) any {
 		return out
 	}
 	return v
+}
+
+// validCommandPattern reports whether s compiles as an Odin command
+// pattern (word by word, shell globs; see policy.ParsePattern): a pattern
+// that does not would stop Odin from starting, so it is named instead.
+func validCommandPattern(s string) bool {
+	fields := strings.Fields(s)
+	if len(fields) == 0 {
+		return false
+	}
+	for _, f := range fields {
+		expr, err := pattern.Regexp(f, 0)
+		if err != nil {
+			return false
+		}
+		if _, err := regexp.Compile("^(?s:" + expr + ")$"); err != nil {
+			return false
+		}
+	}
+	return true
 }

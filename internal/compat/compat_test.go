@@ -206,3 +206,17 @@ func TestOpencode(t *testing.T) {
 		t.Errorf("notes (-want +got):\n%s", d)
 	}
 }
+
+// A rule Odin's policy could not compile is named, not passed on to stop
+// Odin at start.
+func TestBadPatternIsANote(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, ClaudeSettings), `{"permissions":{"allow":["Bash(ls [z-a])","Bash(go test:*)"]}}`)
+	r := Discover(Options{Root: root, Peers: []Peer{Claude}})
+	if d := cmp.Diff([]any{"go test *"}, Merge(r.Layers)["permissions"].(map[string]any)["allowed_commands"]); d != "" {
+		t.Errorf("allowed (-want +got):\n%s", d)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0].Msg, "not a command pattern") {
+		t.Errorf("notes = %v", r.Notes)
+	}
+}

@@ -273,6 +273,10 @@ func opencodePermission(b *builder, perm map[string]json.RawMessage) {
 			}
 			for _, pat := range sortedKeys(patterns) {
 				p := strings.TrimSpace(pat)
+				if !validCommandPattern(p) {
+					b.note("permission.bash."+pat, "not a command pattern Odin can read; not applied")
+					continue
+				}
 				switch patterns[pat] {
 				case "allow":
 					b.add(p, "permissions", "allowed_commands")
