@@ -140,6 +140,7 @@ func (s *frontSession) Commands() []acp.Command {
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "commands"))
 	}
+	dirs = append(dirs, a.foreignUserDirs("commands")...)
 	dirs = append(dirs, a.pluginCommandDirs()...)
 	cmds, errs := term.LoadCustomCommands(dirs...)
 	for _, err := range errs {

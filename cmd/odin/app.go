@@ -246,16 +246,14 @@ func (a *app) skillDirs() []string {
 }
 
 // userAgentDirs are the user's own agent folders, Odin's first, then
-// Claude Code's: agents for every project, shadowed by a project's own.
+// Claude Code's and opencode's: agents for every project, shadowed by a
+// project's own.
 func (a *app) userAgentDirs() []string {
 	var dirs []string
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "agents"))
 	}
-	if home, ok := a.env("HOME"); ok && home != "" {
-		dirs = append(dirs, filepath.Join(home, ".claude", "agents"))
-	}
-	return dirs
+	return append(dirs, a.foreignUserDirs("agents")...)
 }
 
 // agentNetworks resolves each agent's network: permissions.network.agents

@@ -263,3 +263,18 @@ func (pt *projectTrust) addForeign(root string, res compat.Result) {
 		pt.fingerprint = config.TrustFingerprint(pt.items)
 	}
 }
+
+// foreignUserDirs are the other agents' user-level folders of a kind
+// ("agents" or "commands"), after Odin's own: Claude Code's ~/.claude/KIND
+// and opencode's ~/.config/opencode/agent|command.
+func (a *app) foreignUserDirs(kind string) []string {
+	home, _ := a.env("HOME")
+	if home == "" {
+		return nil
+	}
+	cfgHome, _ := a.env("XDG_CONFIG_HOME")
+	if cfgHome == "" {
+		cfgHome = filepath.Join(home, ".config")
+	}
+	return []string{filepath.Join(home, ".claude", kind), filepath.Join(cfgHome, "opencode", strings.TrimSuffix(kind, "s"))}
+}

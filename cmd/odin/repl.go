@@ -77,6 +77,7 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
 	}
+	opts.CommandDirs = append(opts.CommandDirs, a.foreignUserDirs("commands")...)
 	opts.CommandDirs = append(opts.CommandDirs, a.pluginCommandDirs()...)
 	opts.RunShell = a.commandShell(first.live.Deps)
 	if a.stateDir != "" {
