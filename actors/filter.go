@@ -14,8 +14,17 @@ import (
 // tool; the Orchestrator, def nil, goes without orchestratorOmits) → the
 // agent's deny list → its allow list ("*" = all) → the mode of
 // the message (ask and plan drop write-class tools). A model never sees a
-// tool it may not use.
+// tool it may not use. An agent with CommandPatterns gets an
+// ExecuteCommand that runs only those commands (restrictCommands).
 func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specialist bool) tools.Set {
+	set := filterTools(all, def, mode, specialist)
+	if def != nil && len(def.CommandPatterns) > 0 {
+		set = set.Map(restrictCommands(def.CommandPatterns))
+	}
+	return set
+}
+
+func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specialist bool) tools.Set {
 	return all.Filter(func(info tools.Info) bool {
 		if specialist && info.Class == tools.ClassSpawn {
 			return false

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
@@ -51,6 +52,10 @@ type AgentDefinition struct {
 	// Tools is the allow list ("*" allows all); DisallowedTools always wins.
 	Tools           []string
 	DisallowedTools []string
+	// CommandPatterns, when set, are the only commands the agent's
+	// ExecuteCommand runs (Claude Code's Bash(git diff:*) tool spec), as
+	// Odin command patterns; the session's policy still applies on top.
+	CommandPatterns []string
 	// Model is "main", "small" or a model id.
 	Model      string
 	Timeout    time.Duration
@@ -582,7 +587,7 @@ var foreignModels = map[string]string{
 type agentFrontMatter struct {
 	Name            string     `yaml:"name"`
 	Description     string     `yaml:"description"`
-	Tools           stringList `yaml:"tools"`
+	Tools           toolList   `yaml:"tools"`
 	DisallowedTools stringList `yaml:"disallowed_tools"`
 	Model           string     `yaml:"model"`
 	Timeout         string     `yaml:"timeout"`
@@ -597,9 +602,14 @@ type agentFrontMatter struct {
 	Skills           stringList          `yaml:"skills"`
 	Sandbox          config.AgentSandbox `yaml:"sandbox"`
 	Budget           config.Budget       `yaml:"budget"`
-	// Accepted for compatibility with other formats; Odin ignores them.
+	// Accepted for compatibility with other formats; Odin ignores them
+	// (opencode's permission, disable and top_p included: the session's
+	// policy and the roster decide those).
 	Mode        string `yaml:"mode"`
 	Temperature any    `yaml:"temperature"`
+	TopP        any    `yaml:"top_p"`
+	Permission  any    `yaml:"permission"`
+	Disable     bool   `yaml:"disable"`
 	// Claude Code's permissionMode (default, acceptEdits, plan,
 	// bypassPermissions) maps onto permission_mode.
 	ClaudePermissionMode string `yaml:"permissionMode"`
@@ -625,20 +635,46 @@ func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
 		}
 		*s = l
 		return nil
-	case yaml.MappingNode:
-		var m map[string]bool
-		if err := n.Decode(&m); err != nil {
-			return err
-		}
-		for k, on := range m {
-			if on {
-				*s = append(*s, k)
-			}
-		}
-		sort.Strings(*s)
-		return nil
 	}
 	return fmt.Errorf("line %d: want a list of tool names", n.Line)
+}
+
+// toolList is an agent file's tools: a list or comma-separated string of
+// the tools allowed, or, as opencode writes it, a map of toggles over
+// every tool ({write: false, bash: false} is all tools but those two;
+// with "*": false only the tools switched on).
+type toolList struct {
+	allow stringList
+	off   []string
+}
+
+func (t *toolList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return t.allow.UnmarshalYAML(n)
+	}
+	var m map[string]bool
+	if err := n.Decode(&m); err != nil {
+		return fmt.Errorf("line %d: want a list of tool names or a map of tool name to true or false", n.Line)
+	}
+	all, starSet := m["*"]
+	if !starSet {
+		all = true
+	}
+	for k, on := range m {
+		switch {
+		case k == "*":
+		case on && !all:
+			t.allow = append(t.allow, k)
+		case !on:
+			t.off = append(t.off, k)
+		}
+	}
+	if all {
+		t.allow = stringList{"*"}
+	}
+	sort.Strings(t.allow)
+	sort.Strings(t.off)
+	return nil
 }
 
 func parseAgentFile(path, rel string) (*AgentDefinition, error) {
@@ -684,11 +720,13 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	if a.Custom == "" {
 		return nil, rerr("prompt", "the body after the front matter is the agent's prompt and must not be empty")
 	}
-	if len(fm.Tools) > 0 {
-		a.Tools = mapTools(fm.Tools)
+	if len(fm.Tools.allow) > 0 {
+		var allow []string
+		allow, a.CommandPatterns = toolSpecs(fm.Tools.allow)
+		a.Tools = mapTools(allow)
 	}
-	if len(fm.DisallowedTools) > 0 {
-		a.DisallowedTools = mapTools(fm.DisallowedTools)
+	if len(fm.DisallowedTools) > 0 || len(fm.Tools.off) > 0 {
+		a.DisallowedTools = mapTools(append(slices.Clone(fm.Tools.off), fm.DisallowedTools...))
 	}
 	if fm.Model != "" {
 		a.Model = fm.Model
@@ -856,6 +894,40 @@ func knownTools(a *AgentDefinition, key string, list []string, known map[string]
 		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.Source, key, t))
 	}
 	return out, warnings
+}
+
+// reToolSpec is a Claude Code tool with a rule: Bash(git diff:*).
+var reToolSpec = regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`)
+
+// toolSpecs splits Claude Code's tool specs off a tools list: Bash(...)
+// becomes ExecuteCommand restricted to the pattern; a spec of another tool
+// (Read(./docs/**), WebFetch(domain:x)) keeps the tool, whose own rules
+// then apply. A bare Bash beside Bash(...) lifts the restriction.
+func toolSpecs(in []string) (tools, patterns []string) {
+	bare := false
+	for _, t := range in {
+		m := reToolSpec.FindStringSubmatch(t)
+		switch {
+		case m == nil:
+			if t == "Bash" || t == "bash" {
+				bare = true
+			}
+			tools = append(tools, t)
+		case m[1] == "Bash":
+			tools = append(tools, "Bash")
+			if p := strings.TrimSpace(m[2]); p != "" && p != "*" {
+				patterns = append(patterns, compat.BashPattern(p))
+			} else {
+				bare = true
+			}
+		default:
+			tools = append(tools, m[1])
+		}
+	}
+	if bare {
+		patterns = nil
+	}
+	return tools, patterns
 }
 
 func mapTools(in []string) []string {

@@ -52,6 +52,11 @@ type LoadOptions struct {
 	// Sources.ProjectWidens) — used until the user trusts the project.
 	// Sources.Dropped lists what was dropped.
 	IgnoreProjectWidening bool
+	// Foreign are the settings of other agents' files, lowest precedence
+	// first: the user's sit beneath the user's odin.yaml, the project's
+	// beneath the project's odin.yaml (and wait for trust with it). Within
+	// a scope maps merge, lists add up and the higher file wins a scalar.
+	Foreign []ForeignLayer
 }
 
 // Sources reports where the configuration came from. Its methods are safe
@@ -239,7 +244,18 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 		problems = append(problems, p...)
 		if found {
 			src.UserFile = path
-			layers = append(layers, layer{label: path, tree: tree})
+		}
+		ftrees, flabels, p := normalizeForeign(opts.Foreign, false, home, home)
+		problems = append(problems, p...)
+		if tree == nil && len(ftrees) > 0 {
+			tree = map[string]any{}
+		}
+		labels := map[string]string{}
+		for i, ft := range ftrees {
+			mergeUnder(tree, ft, "", flabels[i], labels)
+		}
+		if tree != nil {
+			layers = append(layers, layer{label: path, labels: labels, tree: tree})
 		}
 	}
 
@@ -262,6 +278,18 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 			for _, name := range mergeMissing(tree, mcpTree) {
 				leaves("mcp.servers."+name, at(tree, "mcp", "servers", name), func(k string, _ any) { labels[k] = ClaudeProjectFile })
 			}
+			found = true
+		}
+		ftrees, flabels, p := normalizeForeign(opts.Foreign, true, opts.Root, home)
+		problems = append(problems, p...)
+		for i, ft := range ftrees {
+			if tree == nil {
+				tree = map[string]any{}
+			}
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			mergeUnder(tree, ft, "", flabels[i], labels)
 			found = true
 		}
 		if found {

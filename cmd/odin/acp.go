@@ -141,14 +141,18 @@ func (s *frontSession) Commands() []acp.Command {
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "commands"))
 	}
+	dirs = append(dirs, a.foreignUserDirs("commands")...)
 	dirs = append(dirs, a.pluginCommandDirs()...)
 	cmds, errs := term.LoadCustomCommands(dirs...)
 	for _, err := range errs {
 		a.log.Warn().Err(err).Msg("acp: custom command not offered")
 	}
+	var untrusted []string
 	if !a.trust.trusted {
-		cmds = term.IgnoreUntrustedModes(cmds, append(commandDirs(a.root), projectPluginDirs(a.plugins, true)...))
+		untrusted = append(commandDirs(a.root), projectPluginDirs(a.plugins, true)...)
+		cmds = term.IgnoreUntrustedModes(cmds, untrusted)
 	}
+	cmds = term.WithShell(cmds, untrusted, a.commandShell(s.live.Deps))
 	out := make([]acp.Command, 0, len(cmds))
 	for _, c := range cmds {
 		out = append(out, acp.Command{Name: c.Name, Description: c.Description, Hint: c.ArgumentHint,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/instructions"
@@ -73,6 +74,9 @@ type globalFlags struct {
 	// because every app of the process (each session of `odin serve` loads
 	// its own) is built from a copy of them: all draw from one quota.
 	rates *llm.RateLimits
+
+	// profile is --profile: a Codex profile's model and provider.
+	profile string
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -87,6 +91,7 @@ func (g *globalFlags) register(c *cobra.Command) {
 	f.BoolVar(&g.yolo, "yolo", false, "allow every command and path except forbidden commands and protected files (dangerous)")
 	f.StringVar(&g.logFile, "log-file", "", "log file (log.file; default $XDG_STATE_HOME/odin/odin.log)")
 	f.StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (log.level)")
+	f.StringVar(&g.profile, "profile", "", "use this profile of Codex's ~/.codex/config.toml (its model and provider)")
 }
 
 // flagOverrides maps the set flags to config keys (the highest layer).
@@ -124,7 +129,9 @@ func (g *globalFlags) flagOverrides() map[string]any {
 
 // app is a loaded project: its root, configuration and log.
 type app struct {
-	flags    *globalFlags
+	flags *globalFlags
+	// foreign is what other agents' files supplied (foreign.go).
+	foreign  compat.Result
 	root     string
 	cfg      *config.Config
 	src      *config.Sources
@@ -238,24 +245,25 @@ func (a *app) sandbox() *sandbox.Launcher {
 // skillDirs are where skills are found: the project's .odin/skills, then
 // the user's config dir's skills.
 func (a *app) skillDirs() []string {
-	dirs := []string{filepath.Join(a.root, ".odin", "skills")}
+	dirs := []string{filepath.Join(a.root, ".odin", "skills"), filepath.Join(a.root, ".claude", "skills")}
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "skills"))
+	}
+	if home, ok := a.env("HOME"); ok && home != "" {
+		dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
 	}
 	return dirs
 }
 
 // userAgentDirs are the user's own agent folders, Odin's first, then
-// Claude Code's: agents for every project, shadowed by a project's own.
+// Claude Code's and opencode's: agents for every project, shadowed by a
+// project's own.
 func (a *app) userAgentDirs() []string {
 	var dirs []string
 	if a.userDir != "" {
 		dirs = append(dirs, filepath.Join(a.userDir, "agents"))
 	}
-	if home, ok := a.env("HOME"); ok && home != "" {
-		dirs = append(dirs, filepath.Join(home, ".claude", "agents"))
-	}
-	return dirs
+	return append(dirs, a.foreignUserDirs("agents")...)
 }
 
 // agentNetworks resolves each agent's network: permissions.network.agents
@@ -310,7 +318,11 @@ func loadApp(g *globalFlags) (*app, error) {
 	userDir := config.UserDir(env)
 	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Environ: os.Environ, Flags: g.flagOverrides()}
 	store := policy.NewTrustStore(config.StateDir(env), nil)
-	cfg, src, err := config.Load(opts)
+	foreign, err := readForeign(&opts, g, root, env)
+	if err != nil {
+		return nil, err
+	}
+	cfg, src, err := loadConfig(&opts, &foreign)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -324,6 +336,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	dataDir := config.DataDir(env)
 	plugins, pluginProblems := plugin.Discover(dataDir, plugin.ProjectDirs(root))
 	pt := collectTrust(root, src, instr, plugins)
+	pt.addForeign(root, foreign)
 	pt.trusted = len(pt.items) == 0 || store.Trusted(root, pt.fingerprint)
 	// What the project's servers and hooks execute is pinned from the
 	// configuration with its settings, trusted or not: `odin trust`
@@ -337,7 +350,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
-		ucfg, usrc, err := config.Load(opts)
+		ucfg, usrc, err := loadConfig(&opts, &foreign)
 		switch {
 		case err == nil:
 			cfg, src = ucfg, usrc
@@ -369,6 +382,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	for _, p := range pluginProblems {
 		a.warn(p)
 	}
+	a.applyForeign(foreign)
 	a.usePlugins(plugins)
 	a.enforcePins()
 	a.guardProjectServers()
@@ -419,6 +433,7 @@ func (a *app) untrustedNotice() string {
 		}
 		b.WriteString(config.Printable(w))
 	}
+	a.foreignNotesSaid()
 	return b.String()
 }
 

@@ -28,6 +28,7 @@ func doctorChecks() []doctorCheck {
 		{name: "odin-sitter", run: checkSitter},
 		{name: "trust", run: checkTrust},
 		{name: "sandbox", run: checkSandbox},
+		{name: "other agents' settings", run: checkForeign},
 	}
 }
 

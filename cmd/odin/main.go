@@ -174,6 +174,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 		newViewCmd(g, stdout, stderr),
 		newMCPCmd(g, stdout),
 		newPluginCmd(g, stdout),
+		newImportCmd(g, stdout),
 	)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())

@@ -77,7 +77,9 @@ func runREPL(_ *cobra.Command, g *globalFlags, resume sessionOptions, initial st
 	if a.userDir != "" {
 		opts.CommandDirs = append(opts.CommandDirs, filepath.Join(a.userDir, "commands"))
 	}
+	opts.CommandDirs = append(opts.CommandDirs, a.foreignUserDirs("commands")...)
 	opts.CommandDirs = append(opts.CommandDirs, a.pluginCommandDirs()...)
+	opts.RunShell = a.commandShell(first.live.Deps)
 	if a.stateDir != "" {
 		opts.HistoryPath = filepath.Join(a.stateDir, "history")
 	}

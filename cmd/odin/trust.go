@@ -39,12 +39,12 @@ type projectTrust struct {
 // agentDirs are the project's agent directories: Odin's, then Claude
 // Code's (whose files Odin reads as they are).
 func agentDirs(root string) []string {
-	return []string{filepath.Join(root, ".odin", "agents"), filepath.Join(root, ".claude", "agents")}
+	return []string{filepath.Join(root, ".odin", "agents"), filepath.Join(root, ".claude", "agents"), filepath.Join(root, ".opencode", "agent")}
 }
 
 // commandDirs are the project's custom command directories.
 func commandDirs(root string) []string {
-	return []string{filepath.Join(root, ".odin", "commands"), filepath.Join(root, ".claude", "commands")}
+	return []string{filepath.Join(root, ".odin", "commands"), filepath.Join(root, ".claude", "commands"), filepath.Join(root, ".opencode", "command")}
 }
 
 // collectTrust gathers the trust items of the project at root: the keys of

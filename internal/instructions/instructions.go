@@ -18,7 +18,36 @@ import (
 // Every one present is read (a project set up for other agents keeps its
 // AGENTS.md or CLAUDE.md after `odin init` writes ODIN.md); a file whose
 // content or target repeats one already read is skipped.
-var Names = []string{"ODIN.md", "AGENTS.md", "CLAUDE.md"}
+//
+// AGENTS.override.md stands in for AGENTS.md in its directory, as Codex
+// reads it; CLAUDE.local.md (Claude Code's personal, unshared file) and
+// GEMINI.md (Gemini CLI's) are read beside them.
+var Names = []string{"ODIN.md", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md"}
+
+// agentsOverride replaces AGENTS.md in a directory that holds it.
+const agentsOverride = "AGENTS.override.md"
+
+// names are the files to read in dir: Names, with AGENTS.override.md in
+// AGENTS.md's place when it exists.
+func names(dir string) []string {
+	out := make([]string, 0, len(Names))
+	_, err := os.Lstat(filepath.Join(dir, agentsOverride))
+	for _, n := range Names {
+		if n == "AGENTS.md" && err == nil {
+			n = agentsOverride
+		}
+		out = append(out, filepath.Join(dir, n))
+	}
+	return out
+}
+
+// homeFiles are the other agents' user-level instruction files, in the
+// home directory: Claude Code's, Codex's and Gemini CLI's.
+func homeFiles(home string) []string {
+	files := []string{filepath.Join(home, ".claude", "CLAUDE.md")}
+	files = append(files, names(filepath.Join(home, ".codex"))[1])
+	return append(files, filepath.Join(home, ".gemini", "GEMINI.md"))
+}
 
 // MaxBytes caps one instruction file.
 const MaxBytes = 64 << 10
@@ -82,8 +111,15 @@ func Load(opts Options) (Result, error) {
 	if opts.UserDir != "" {
 		// The user's own directory: its files may link wherever the user
 		// keeps them (dotfiles).
-		for _, n := range Names {
-			if err := l.read(filepath.Join(opts.UserDir, n), "", true); err != nil {
+		for _, p := range names(opts.UserDir) {
+			if err := l.read(p, "", true); err != nil {
+				return Result{}, err
+			}
+		}
+	}
+	if opts.Home != "" {
+		for _, p := range homeFiles(opts.Home) {
+			if err := l.read(p, "", true); err != nil {
 				return Result{}, err
 			}
 		}
@@ -106,8 +142,8 @@ func Load(opts Options) (Result, error) {
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		for _, n := range Names {
-			if err := l.read(filepath.Join(dirs[i], n), top, false); err != nil {
+		for _, p := range names(dirs[i]) {
+			if err := l.read(p, top, false); err != nil {
 				return Result{}, err
 			}
 		}

@@ -70,12 +70,91 @@ type CustomCommand struct {
 	Mode messages.Mode
 	Body string
 	Path string
+	// AllowedTools is the front matter's allowed-tools (Claude Code's
+	// "Bash(git status:*), Read"): the !`command` lines may run what its
+	// Bash(...) rules allow without asking.
+	AllowedTools []string
+	// Shell runs one !`command` line and returns what replaces it; it is
+	// set by the front end that loads the command (Options.RunShell), nil
+	// when there is none.
+	Shell func(command string) string
 }
 
 type frontMatter struct {
-	Description  string `yaml:"description"`
-	ArgumentHint string `yaml:"argument-hint"`
-	Mode         string `yaml:"mode"`
+	Description  string       `yaml:"description"`
+	ArgumentHint argumentHint `yaml:"argument-hint"`
+	Mode         string       `yaml:"mode"`
+	AllowedTools toolNames    `yaml:"allowed-tools"`
+}
+
+// quoteHintLine quotes the value of the front matter's argument-hint line
+// when it starts with "[", so "[pr] [priority]" reads as text.
+func quoteHintLine(head string) string {
+	lines := strings.Split(head, "\n")
+	for i, l := range lines {
+		v, ok := strings.CutPrefix(l, "argument-hint:")
+		if v = strings.TrimSpace(v); ok && strings.HasPrefix(v, "[") {
+			lines[i] = "argument-hint: '" + strings.ReplaceAll(v, "'", "''") + "'"
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// toolNames is a list of tool rules, as a YAML list or a comma-separated
+// string ("Bash(git add:*), Bash(git status:*)").
+type toolNames []string
+
+func (t *toolNames) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		depth, start := 0, 0
+		v := n.Value
+		for i := 0; i <= len(v); i++ {
+			if i < len(v) && v[i] == '(' {
+				depth++
+			} else if i < len(v) && v[i] == ')' {
+				depth--
+			} else if i == len(v) || (v[i] == ',' && depth == 0) {
+				if p := strings.TrimSpace(v[start:i]); p != "" {
+					*t = append(*t, p)
+				}
+				start = i + 1
+			}
+		}
+		return nil
+	case yaml.SequenceNode:
+		var l []string
+		if err := n.Decode(&l); err != nil {
+			return err
+		}
+		*t = l
+		return nil
+	}
+	return fmt.Errorf("line %d: allowed-tools: want a list of tools", n.Line)
+}
+
+// argumentHint is a command's argument-hint: a string ("<file> [flags]")
+// or, as Claude Code documents it, a YAML list ([issue-number] is the
+// list of one word), shown as "[issue-number]".
+type argumentHint string
+
+func (h *argumentHint) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*h = argumentHint(n.Value)
+		return nil
+	case yaml.SequenceNode:
+		var parts []string
+		for _, item := range n.Content {
+			if item.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: argument-hint: want words or a list of words", item.Line)
+			}
+			parts = append(parts, "["+item.Value+"]")
+		}
+		*h = argumentHint(strings.Join(parts, " "))
+		return nil
+	}
+	return fmt.Errorf("line %d: argument-hint: want words or a list of words", n.Line)
 }
 
 var reCommandName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]*$`) })
@@ -164,7 +243,13 @@ func parseCustomCommand(path, name string) (CustomCommand, error) {
 		}
 		var fm frontMatter
 		if err := yaml.Unmarshal([]byte(head), &fm); err != nil {
-			return c, fmt.Errorf("custom command %s: front matter: %w", path, err)
+			// Claude Code's documented "argument-hint: [pr] [priority]" is
+			// not YAML (a list followed by more text); Claude reads the
+			// line as text, and so does Odin.
+			fm = frontMatter{}
+			if err2 := yaml.Unmarshal([]byte(quoteHintLine(head)), &fm); err2 != nil {
+				return c, fmt.Errorf("custom command %s: front matter: %w", path, err)
+			}
 		}
 		if fm.Mode != "" {
 			m, err := messages.ParseMode(fm.Mode)
@@ -173,7 +258,8 @@ func parseCustomCommand(path, name string) (CustomCommand, error) {
 			}
 			c.Mode = m
 		}
-		c.Description, c.ArgumentHint = strings.TrimSpace(fm.Description), strings.TrimSpace(fm.ArgumentHint)
+		c.Description, c.ArgumentHint = strings.TrimSpace(fm.Description), strings.TrimSpace(string(fm.ArgumentHint))
+		c.AllowedTools = fm.AllowedTools
 		body = tail
 	}
 	c.Body = strings.TrimSpace(body)
@@ -188,7 +274,21 @@ func parseCustomCommand(path, name string) (CustomCommand, error) {
 
 // needsTrust reports whether a project command's mode could loosen the
 // session's: any mode but ask (the most restrictive) may.
-func (c CustomCommand) needsTrust() bool { return c.Mode != "" && c.Mode != messages.ModeAsk }
+func (c CustomCommand) needsTrust() bool {
+	return (c.Mode != "" && c.Mode != messages.ModeAsk) || len(c.ShellLines()) > 0
+}
+
+var reShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("!`([^`\n]+)`") })
+
+// ShellLines lists the commands of the body's !`command` lines, which
+// run when the command is used and whose output replaces them.
+func (c CustomCommand) ShellLines() []string {
+	var out []string
+	for _, m := range reShell().FindAllStringSubmatch(c.Body, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
 
 // CommandTrustItems lists the custom commands under the project's dirs
 // whose front matter sets a mode other than ask: an ask session would run
@@ -205,8 +305,14 @@ func CommandTrustItems(root string, dirs ...string) []config.TrustItem {
 		if err != nil {
 			rel = c.Path
 		}
-		items = append(items, config.TrustItem{Key: rel + " mode", Value: string(c.Mode),
-			Note: "/" + c.Name + " runs in " + string(c.Mode) + " mode whatever the session's mode", Digest: digest(c.Body)})
+		if c.Mode != "" && c.Mode != messages.ModeAsk {
+			items = append(items, config.TrustItem{Key: rel + " mode", Value: string(c.Mode),
+				Note: "/" + c.Name + " runs in " + string(c.Mode) + " mode whatever the session's mode", Digest: digest(c.Body)})
+		}
+		if lines := c.ShellLines(); len(lines) > 0 {
+			items = append(items, config.TrustItem{Key: rel + " commands", Value: strings.Join(lines, "; "),
+				Note: "/" + c.Name + " runs these commands when used", Digest: digest(c.Body)})
+		}
 	}
 	return items
 }
@@ -215,7 +321,32 @@ func CommandTrustItems(root string, dirs ...string) []config.TrustItem {
 // through it, so an untrusted project's modes are dropped everywhere.
 func (o Options) customCommands() ([]CustomCommand, []error) {
 	cmds, errs := LoadCustomCommands(o.CommandDirs...)
-	return IgnoreUntrustedModes(cmds, o.UntrustedCommandDirs), errs
+	return WithShell(IgnoreUntrustedModes(cmds, o.UntrustedCommandDirs), o.UntrustedCommandDirs, o.RunShell), errs
+}
+
+// WithShell gives each command its Shell: run (with the command's
+// allowed-tools) for the user's and trusted commands, a refusal naming
+// `odin trust` for those of the untrusted dirs. A nil run leaves Shell
+// nil.
+func WithShell(cmds []CustomCommand, untrusted []string, run func(command string, allowed []string) string) []CustomCommand {
+	out := slices.Clone(cmds)
+	for i, c := range out {
+		if len(c.ShellLines()) == 0 || run == nil {
+			continue
+		}
+		isUntrusted := slices.ContainsFunc(untrusted, func(d string) bool {
+			return d != "" && workspace.Within(filepath.Clean(d), filepath.Clean(c.Path))
+		})
+		if isUntrusted {
+			out[i].Shell = func(command string) string {
+				return "(not run: `" + command + "` comes from a project command; run `odin trust` to let it run)"
+			}
+			continue
+		}
+		allowed := c.AllowedTools
+		out[i].Shell = func(command string) string { return run(command, allowed) }
+	}
+	return out
 }
 
 // IgnoreUntrustedModes clears the mode of the commands loaded from dirs
@@ -254,6 +385,11 @@ func (c CustomCommand) Expand(args string) string {
 		}
 		return ""
 	})
+	if c.Shell != nil {
+		out = reShell().ReplaceAllStringFunc(out, func(m string) string {
+			return c.Shell(reShell().FindStringSubmatch(m)[1])
+		})
+	}
 	if !used && args != "" {
 		out += "\n\n" + args
 	}

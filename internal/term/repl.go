@@ -41,6 +41,12 @@ type Options struct {
 	// the user has not trusted: their commands run in the session's mode,
 	// whatever mode their front matter names (see CommandTrustItems).
 	UntrustedCommandDirs []string
+	// RunShell runs a custom command's !`command` line through the
+	// permission policy and the sandbox (allowed are the command's
+	// allowed-tools, which widen the policy for it as under Claude Code)
+	// and returns what is inlined in its place: the output, or why it did
+	// not run. Nil leaves such lines unexpanded, with a note.
+	RunShell func(command string, allowed []string) string
 	// AgentColors are the agents' declared colours by agent name (a
 	// colour name or #rrggbb), used for their lines.
 	AgentColors map[string]string
