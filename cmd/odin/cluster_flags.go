@@ -98,7 +98,7 @@ the lost node's writes are refused).
 
 Cluster support is built in with -tags cluster (go build -tags cluster
 ./cmd/odin): it links gRPC, which keeps the default binary from dropping
-unused code (see README). Every node of a cluster shares one --store: a SQLite file when all run on
+unused code (see docs/cluster.md). Every node of a cluster shares one --store: a SQLite file when all run on
 one machine, PostgreSQL for several. Membership is a table in that store
 (a heartbeat every --cluster-ttl/5). The cluster wire is gRPC: plaintext
 on loopback; beyond it, mutual TLS (--cluster-tls-cert, --cluster-tls-key,
