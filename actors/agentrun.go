@@ -14,7 +14,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // agentRuns is a session's agent-run registry (the seed's AgentMonitor):
@@ -162,7 +162,7 @@ const maxOutputWait = 10 * time.Minute
 
 // agentToolFor returns the turn's agent tool, built once per set of
 // agents (deriving a schema costs milliseconds).
-func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tools.Tool {
+func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tool.Tool {
 	var names []string
 	for _, a := range agents {
 		names = append(names, a.Name)
@@ -247,7 +247,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 				return
 			}
 			o.noteReport(t, def, r)
-			o.markRecord(call.ID, tools.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
+			o.markRecord(call.ID, tool.Result{IsError: r.Status != messages.ReportOK, Files: r.Files})
 			t.results[call.ID] = toolMessage(call, reportForModel(r, o.handle(r.TaskID)), r.Status != messages.ReportOK)
 			o.maybeContinue(c)
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/untrusted"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Budgets of the context modes and of the output filter, in estimated
@@ -158,7 +158,7 @@ func oneLine(s string, n int) string {
 // scopedFiles reads the files a scoped task names through the
 // specialist's own path guard (so a scoped task reaches nothing its agent
 // could not read) and fences their content.
-func scopedFiles(ctx context.Context, env *tools.Env, files []string) string {
+func scopedFiles(ctx context.Context, env *tool.Env, files []string) string {
 	if len(files) == 0 {
 		return ""
 	}
@@ -166,7 +166,7 @@ func scopedFiles(ctx context.Context, env *tools.Env, files []string) string {
 	var b strings.Builder
 	b.WriteString("# Files the Orchestrator gave you\n" + f.Rule() + "\n")
 	for _, name := range files {
-		p, err := env.Guard.Resolve(ctx, name, tools.AccessRead)
+		p, err := env.Guard.Resolve(ctx, name, tool.AccessRead)
 		if err != nil {
 			fmt.Fprintf(&b, "## %s\n(not readable: %v)\n", name, err)
 			continue

@@ -8,6 +8,7 @@ import (
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // researchRoute is where a running specialist's ResearchRequest goes: the
@@ -38,18 +39,18 @@ func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mo
 // agentToolSet is AgentTools with the agent's own tools (agentExtras)
 // already built: a running specialist builds them once per task and
 // recomputes only the filtered part for each request.
-func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tools.Tool) tools.Set {
+func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tool.Tool) tools.Set {
 	return FilterTools(all, def, EffectiveMode(def, mode), true).With(def.ReportTool()).With(extras...)
 }
 
 // agentExtras are the tools a specialist brings itself rather than the
 // session's set: ResearchRequest (asking through route; nil lists it
 // without anyone to ask) and the Skill tool.
-func agentExtras(r *Roster, def *AgentDefinition, route *researchRoute) []tools.Tool {
+func agentExtras(r *Roster, def *AgentDefinition, route *researchRoute) []tool.Tool {
 	if r == nil {
 		return nil
 	}
-	var out []tools.Tool
+	var out []tool.Tool
 	if researcher, ok := r.ByRole(RoleResearcher); ok && def.Role != RoleResearcher && offersResearch(def) {
 		wait := researcher.MaxTimeout + 2*taskGrace
 		if route != nil {
@@ -68,10 +69,10 @@ func agentExtras(r *Roster, def *AgentDefinition, route *researchRoute) []tools.
 
 // unroutedResearchTool is ResearchRequest as listed outside a running
 // task: the same name, description and schema, and no one to ask.
-func unroutedResearchTool() tools.Tool {
-	return tools.New[ResearchInput](NameResearchRequest, tools.ClassWeb, researchDescription,
-		func(context.Context, *tools.Env, ResearchInput) (tools.Result, error) {
-			return tools.Errorf("ResearchRequest works only inside a delegated agent run"), nil
+func unroutedResearchTool() tool.Tool {
+	return tool.New[ResearchInput](NameResearchRequest, tool.ClassWeb, researchDescription,
+		func(context.Context, *tool.Env, ResearchInput) (tool.Result, error) {
+			return tool.Errorf("ResearchRequest works only inside a delegated agent run"), nil
 		})
 }
 
@@ -83,7 +84,7 @@ func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
 		s.extras = agentExtras(s.deps.Roster, s.t.def,
 			&researchRoute{system: c.ActorSystem(), parent: c.Parent(), taskID: s.t.delegate.TaskID})
 		if s.extras == nil {
-			s.extras = []tools.Tool{}
+			s.extras = []tool.Tool{}
 		}
 	}
 	return agentToolSet(s.deps.allTools(), s.t.def, s.mode(), s.extras)

@@ -13,6 +13,7 @@ import (
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // cliTools is the built-in set as the CLI builds it with the default
@@ -24,7 +25,7 @@ func cliTools(t *testing.T) tools.Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	return tools.Builtin(tools.BuiltinOptions{Fetcher: f}).Filter(func(i tools.Info) bool { return i.Name != "WebSearch" })
+	return tools.Builtin(tools.BuiltinOptions{Fetcher: f}).Filter(func(i tool.Info) bool { return i.Name != "WebSearch" })
 }
 
 func writeSkill(t *testing.T, dir, name string) {
@@ -56,9 +57,9 @@ func TestAgentToolsLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mcpRead := fakeMCP{tools.Info{Name: "mcp__fx__lookup", Class: tools.ClassMCP, ReadOnly: true}}
-	mcpWrite := fakeMCP{tools.Info{Name: "mcp__fx__crash", Class: tools.ClassMCP}}
-	mcpOther := fakeMCP{tools.Info{Name: "mcp__gh__issue", Class: tools.ClassMCP, ReadOnly: true}}
+	mcpRead := fakeMCP{tool.Info{Name: "mcp__fx__lookup", Class: tool.ClassMCP, ReadOnly: true}}
+	mcpWrite := fakeMCP{tool.Info{Name: "mcp__fx__crash", Class: tool.ClassMCP}}
+	mcpOther := fakeMCP{tool.Info{Name: "mcp__gh__issue", Class: tool.ClassMCP, ReadOnly: true}}
 	withMCP := all.With(mcpRead, mcpWrite, mcpOther)
 	get := func(name string) *AgentDefinition {
 		def, ok := r.Get(name)
@@ -83,7 +84,7 @@ func TestAgentToolsLayers(t *testing.T) {
 	}
 	// The cap holds in an edit turn: no write-class tool for the planner.
 	for _, tl := range AgentTools(all, r, get("planner"), messages.ModeEdit).All() {
-		if tl.Info().Class == tools.ClassWrite {
+		if tl.Info().Class == tool.ClassWrite {
 			t.Errorf("planner (permission_mode plan) is offered %s in an edit turn", tl.Info().Name)
 		}
 	}
@@ -96,7 +97,7 @@ func TestAgentToolsLayers(t *testing.T) {
 	}
 	// Listed outside a run, ResearchRequest says it cannot ask anyone.
 	rr, _ := AgentTools(all, r, get("code"), messages.ModeEdit).Get(NameResearchRequest)
-	res, err := rr.Run(t.Context(), &tools.Env{}, []byte(`{"question":"q"}`))
+	res, err := rr.Run(t.Context(), &tool.Env{}, []byte(`{"question":"q"}`))
 	if err != nil || !res.IsError {
 		t.Errorf("unrouted ResearchRequest = %+v, %v; want a refusal", res, err)
 	}
@@ -151,12 +152,12 @@ func TestDelegationModels(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	tool := agentTool(Builtins(), got)
+	tl := agentTool(Builtins(), got)
 	in := `{"agent":"search","description":"d","prompt":"p","model":"%s"}`
-	if res, _ := tool.Run(t.Context(), &tools.Env{}, []byte(fmt.Sprintf(in, "big-model"))); res.IsError {
+	if res, _ := tl.Run(t.Context(), &tool.Env{}, []byte(fmt.Sprintf(in, "big-model"))); res.IsError {
 		t.Errorf("big-model refused: %s", res.Output)
 	}
-	if res, _ := tool.Run(t.Context(), &tools.Env{}, []byte(fmt.Sprintf(in, "gpt-4.1"))); !res.IsError {
+	if res, _ := tl.Run(t.Context(), &tool.Env{}, []byte(fmt.Sprintf(in, "gpt-4.1"))); !res.IsError {
 		t.Error("gpt-4.1, not configured, accepted")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // pricedHTTP makes the harness talk to the scripted server through the
@@ -339,12 +339,12 @@ func TestRunawayRepeatIsStoppedAtN(t *testing.T) {
 }
 
 // peekTool is a read tool that takes a file path, as ReadFile does.
-func peekTool() tools.Tool {
+func peekTool() tool.Tool {
 	type in struct {
 		FilePath string `json:"file_path"`
 	}
-	return tools.New[in]("Peek", tools.ClassRead, "read a file", func(_ context.Context, _ *tools.Env, i in) (tools.Result, error) {
-		return tools.Result{Output: "contents of " + i.FilePath}, nil
+	return tool.New[in]("Peek", tool.ClassRead, "read a file", func(_ context.Context, _ *tool.Env, i in) (tool.Result, error) {
+		return tool.Result{Output: "contents of " + i.FilePath}, nil
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // restrictCommands keeps an agent's ExecuteCommand to the command
@@ -17,18 +18,18 @@ import (
 // literal and match a pattern. Anything else — a pipeline, a list, a
 // substitution, a variable — is refused before the session's policy and
 // the sandbox even see it; those still apply to what passes.
-func restrictCommands(patterns []string) func(tools.Tool) tools.Tool {
+func restrictCommands(patterns []string) func(tool.Tool) tool.Tool {
 	var compiled []policy.Pattern
 	for _, p := range patterns {
 		if c, err := policy.ParsePattern(p); err == nil {
 			compiled = append(compiled, c)
 		}
 	}
-	return func(t tools.Tool) tools.Tool {
+	return func(t tool.Tool) tool.Tool {
 		if t.Info().Name != tools.NameExecuteCommand {
 			return t
 		}
-		return tools.Wrap(t, func(ctx context.Context, env *tools.Env, input json.RawMessage) (tools.Result, error) {
+		return tools.Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 			var in struct {
 				Command string `json:"command"`
 			}
@@ -42,7 +43,7 @@ func restrictCommands(patterns []string) func(tools.Tool) tools.Tool {
 					}
 				}
 			}
-			res := tools.Errorf("this agent may run only commands matching %s, each alone (no pipes, lists or substitutions); `%s` is not one",
+			res := tool.Errorf("this agent may run only commands matching %s, each alone (no pipes, lists or substitutions); `%s` is not one",
 				strings.Join(patterns, ", "), in.Command)
 			res.Denied = true
 			return res, nil

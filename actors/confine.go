@@ -7,7 +7,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // namedFiles records on a delegation the files its brief names, which the
@@ -27,7 +27,7 @@ func namedFiles(files []string) func(*messages.Delegate) {
 // so no prompt wording can widen them. An agent that already has a write
 // filter (Test, Docs) keeps it; a guard that cannot be narrowed is
 // returned as is only when no file is named.
-func confinedGuard(root string, def *AgentDefinition, d *messages.Delegate, g tools.PathGuard) tools.PathGuard {
+func confinedGuard(root string, def *AgentDefinition, d *messages.Delegate, g tool.PathGuard) tool.PathGuard {
 	if len(d.WriteFiles) == 0 || def.WriteScope != WriteAny {
 		return g
 	}

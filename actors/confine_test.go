@@ -8,6 +8,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // A brief that names files confines Code's writes to them: the write tool
@@ -31,7 +32,7 @@ func TestCodeConfinedToNamedFiles(t *testing.T) {
 	d := &messages.Delegate{TaskID: "t1", Agent: "code", Mode: messages.ModeEdit}
 	namedFiles([]string{filepath.Join(root, "named.go"), "pkg/*.go", " "})(d)
 	guard := confinedGuard(root, def, d, g.ForAgent("code", "t1"))
-	env := &tools.Env{Root: root, Agent: "code", AgentID: "t1", Mode: "edit", Reads: tools.NewReadState(), Guard: guard}
+	env := &tool.Env{Root: root, Agent: "code", AgentID: "t1", Mode: "edit", Reads: tool.NewReadState(), Guard: guard}
 	write := tools.NewWriteFile()
 	for _, tc := range []struct {
 		path string
@@ -49,7 +50,7 @@ func TestCodeConfinedToNamedFiles(t *testing.T) {
 		t.Errorf("other.go was changed: %q", b)
 	}
 	// Without named files, Code writes what the session allows.
-	if g2 := confinedGuard(root, def, &messages.Delegate{}, g); g2 != tools.PathGuard(g) {
+	if g2 := confinedGuard(root, def, &messages.Delegate{}, g); g2 != tool.PathGuard(g) {
 		t.Error("a brief without files must leave the guard alone")
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Names of the Orchestrator's agent tools (seed 001's AgentTool and its
@@ -50,7 +50,7 @@ type AgentInput struct {
 // agent parameter is an enum of agents, each described on one line in the
 // tool description. The Orchestrator intercepts its calls (a delegation
 // spawns an actor); Run only validates.
-func agentTool(agents []*AgentDefinition, models []string) tools.Tool {
+func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 	var b strings.Builder
 	b.WriteString("Delegate a task to a specialist agent; its structured report is the result.\nAgents (deadline, max):\n")
 	names := make([]any, 0, len(agents))
@@ -81,10 +81,10 @@ func agentTool(agents []*AgentDefinition, models []string) tools.Tool {
 	if t, ok := sharedAgentTools.m[key]; ok {
 		return t
 	}
-	t := tools.New[AgentInput](AgentToolName, tools.ClassSpawn, desc,
-		func(context.Context, *tools.Env, AgentInput) (tools.Result, error) {
-			return tools.Result{Output: handledByOrchestrator}, nil
-		}, tools.WithSchema(enum))
+	t := tool.New[AgentInput](AgentToolName, tool.ClassSpawn, desc,
+		func(context.Context, *tool.Env, AgentInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator}, nil
+		}, tool.WithSchema(enum))
 	if len(sharedAgentTools.m) >= maxAgentTools {
 		clear(sharedAgentTools.m)
 	}
@@ -135,8 +135,8 @@ func DelegationModels(cfg *config.Config, r *Roster) []string {
 // roster's schema once. Bounded: rosters change only with the projects' agent files.
 var sharedAgentTools = struct {
 	mu sync.Mutex
-	m  map[string]tools.Tool
-}{m: map[string]tools.Tool{}}
+	m  map[string]tool.Tool
+}{m: map[string]tool.Tool{}}
 
 const maxAgentTools = 64
 
@@ -171,26 +171,26 @@ type AgentStopInput struct {
 // deriving a tool's schema costs more than the rest of starting a turn:
 // every session of the process shares one of each (a Tool is immutable
 // and safe for concurrent use).
-var agentOutputTool = sync.OnceValue(func() tools.Tool {
-	return tools.New[AgentOutputInput](AgentOutputToolName, tools.ClassRead,
+var agentOutputTool = sync.OnceValue(func() tool.Tool {
+	return tool.New[AgentOutputInput](AgentOutputToolName, tool.ClassRead,
 		"Get the report of an agent run started with run_in_background once it finishes; until then its status, tokens and last activities.",
-		func(context.Context, *tools.Env, AgentOutputInput) (tools.Result, error) {
-			return tools.Result{Output: handledByOrchestrator}, nil
+		func(context.Context, *tool.Env, AgentOutputInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator}, nil
 		})
 })
 
-var agentStopTool = sync.OnceValue(func() tools.Tool {
-	return tools.New[AgentStopInput](AgentStopToolName, tools.ClassSpawn,
+var agentStopTool = sync.OnceValue(func() tool.Tool {
+	return tool.New[AgentStopInput](AgentStopToolName, tool.ClassSpawn,
 		"Stop a background agent run, or detach it to let it work on after this turn.",
-		func(context.Context, *tools.Env, AgentStopInput) (tools.Result, error) {
-			return tools.Result{Output: handledByOrchestrator}, nil
+		func(context.Context, *tool.Env, AgentStopInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator}, nil
 		})
 })
 
 // parseCall validates a call's arguments with the tool's own schema and
 // decodes them into in, returning an error text for the model when they
 // are bad.
-func parseCall(t tools.Tool, args string, in any) string {
+func parseCall(t tool.Tool, args string, in any) string {
 	res, err := t.Run(context.Background(), nil, json.RawMessage(args))
 	if err != nil {
 		return err.Error()
@@ -208,7 +208,7 @@ func parseCall(t tools.Tool, args string, in any) string {
 
 // parseDelegation validates an agent tool call against the agents of the
 // turn.
-func parseDelegation(t tools.Tool, agents map[string]*AgentDefinition, args string) (AgentInput, *AgentDefinition, string) {
+func parseDelegation(t tool.Tool, agents map[string]*AgentDefinition, args string) (AgentInput, *AgentDefinition, string) {
 	var in AgentInput
 	if p := parseCall(t, args, &in); p != "" {
 		return in, nil, p

@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Model is a resolved model: the client that serves it and what Odin knows
@@ -102,7 +103,7 @@ type Deps struct {
 	// Editor, when set, is the editor the session runs in (odin acp with
 	// a client offering fs methods): every agent's file tools read and
 	// write through its buffers.
-	Editor tools.Editor
+	Editor tool.Editor
 	// Config is the loaded configuration.
 	Config *config.Config
 	// Models resolves models for the Orchestrator and specialists.
@@ -113,18 +114,18 @@ type Deps struct {
 	// MCP returns the session's MCP tools as they stand now, decorated like
 	// Tools; nil means none. It must not block: a turn and a task take it
 	// when they start, so a changed tool list is seen by the next one.
-	MCP func() []tools.Tool
+	MCP func() []tool.Tool
 	// Roster holds the specialists.
 	Roster *Roster
 	// Bus receives every event of the session.
 	Bus *events.Bus
 	// Guard returns the path guard for an agent (write scopes differ).
-	Guard func(agent, taskID string) tools.PathGuard
+	Guard func(agent, taskID string) tool.PathGuard
 	// DenyRead is the read deny list every agent's file tools honour; nil
 	// denies nothing.
-	DenyRead tools.ReadDeny
+	DenyRead tool.ReadDeny
 	// Small is the small model for tools that summarise; may be nil.
-	Small tools.SmallModel
+	Small tool.SmallModel
 	// Instructions are the project's custom instructions (ODIN.md), given to
 	// the Orchestrator and specialists (except Init).
 	Instructions string
@@ -155,7 +156,7 @@ type Deps struct {
 	Store store.Store
 	// Locks serializes writes to one file across the session's agents;
 	// NewSession provides it when nil.
-	Locks *tools.PathLocks
+	Locks *tool.PathLocks
 	// Log is Odin's log.
 	Log zerolog.Logger
 	// Now and NewID are injected for deterministic tests.

@@ -10,6 +10,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Attack (seed 004): a Docs specialist talked into writing the files a
@@ -47,7 +48,7 @@ func TestDocsSpecialistCannotWriteExecutedFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Guard = func(agent, taskID string) tools.PathGuard { return g.ForAgent(agent, taskID) }
+		d.Guard = func(agent, taskID string) tool.PathGuard { return g.ForAgent(agent, taskID) }
 	})
 	files := map[string]string{"ODIN.md": odinMD, "docs/conf.py": confPy}
 	for name, content := range files {

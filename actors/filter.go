@@ -7,6 +7,7 @@ import (
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // FilterTools applies seed 001's layered filtering to the tools an agent
@@ -25,11 +26,11 @@ func FilterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 }
 
 func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specialist bool) tools.Set {
-	return all.Filter(func(info tools.Info) bool {
-		if specialist && info.Class == tools.ClassSpawn {
+	return all.Filter(func(info tool.Info) bool {
+		if specialist && info.Class == tool.ClassSpawn {
 			return false
 		}
-		if info.Class == tools.ClassMCP {
+		if info.Class == tool.ClassMCP {
 			return mcpAllowed(info, def, mode)
 		}
 		if def == nil && !specialist && slices.Contains(orchestratorOmits, info.Name) {
@@ -80,7 +81,7 @@ func matchesMCP(pattern, name string) bool {
 // them all; a specialist only those its allow list names by pattern (the
 // built-in Research agent has mcp__*) and its deny list does not. Read-only
 // modes keep only the tools their server marks read-only.
-func mcpAllowed(info tools.Info, def *AgentDefinition, mode messages.Mode) bool {
+func mcpAllowed(info tool.Info, def *AgentDefinition, mode messages.Mode) bool {
 	if mode.ReadOnly() && !info.ReadOnly {
 		return false
 	}
@@ -96,9 +97,9 @@ func mcpAllowed(info tools.Info, def *AgentDefinition, mode messages.Mode) bool 
 // modeAllows is the mode layer: ask and plan are read-only. Commands stay
 // available because the command policy lets those modes run only
 // read-only commands.
-func modeAllows(mode messages.Mode, c tools.Class) bool {
+func modeAllows(mode messages.Mode, c tool.Class) bool {
 	if mode.ReadOnly() {
-		return c != tools.ClassWrite
+		return c != tool.ClassWrite
 	}
 	return true
 }
@@ -113,7 +114,7 @@ func ReadOnlyAgent(all tools.Set, def *AgentDefinition) bool {
 	}
 	for _, t := range FilterTools(all, def, EffectiveMode(def, messages.ModeEdit), true).All() {
 		switch t.Info().Class {
-		case tools.ClassRead, tools.ClassWeb:
+		case tool.ClassRead, tool.ClassWeb:
 		default:
 			return false
 		}

@@ -12,22 +12,23 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // fakeMCP is an MCP tool as internal/mcp presents one.
-type fakeMCP struct{ info tools.Info }
+type fakeMCP struct{ info tool.Info }
 
-func (f fakeMCP) Info() tools.Info { return f.info }
-func (f fakeMCP) Run(context.Context, *tools.Env, json.RawMessage) (tools.Result, error) {
-	return tools.Result{}, nil
+func (f fakeMCP) Info() tool.Info { return f.info }
+func (f fakeMCP) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	return tool.Result{}, nil
 }
 
 func TestFilterToolsMCPPatterns(t *testing.T) {
 	all := tools.NewSet(
-		fakeMCP{tools.Info{Name: "ReadFile", Class: tools.ClassRead}},
-		fakeMCP{tools.Info{Name: "mcp__github__get_issue", Class: tools.ClassMCP, ReadOnly: true}},
-		fakeMCP{tools.Info{Name: "mcp__github__delete_repo", Class: tools.ClassMCP}},
-		fakeMCP{tools.Info{Name: "mcp__docs__search", Class: tools.ClassMCP, ReadOnly: true}},
+		fakeMCP{tool.Info{Name: "ReadFile", Class: tool.ClassRead}},
+		fakeMCP{tool.Info{Name: "mcp__github__get_issue", Class: tool.ClassMCP, ReadOnly: true}},
+		fakeMCP{tool.Info{Name: "mcp__github__delete_repo", Class: tool.ClassMCP}},
+		fakeMCP{tool.Info{Name: "mcp__docs__search", Class: tool.ClassMCP, ReadOnly: true}},
 	)
 	research := Builtins()[1]
 	cases := []struct {
@@ -78,9 +79,9 @@ func TestClaudeAgentFileWithMCPTools(t *testing.T) {
 		t.Fatal("triage not loaded")
 	}
 	all := tools.NewSet(
-		fakeMCP{tools.Info{Name: "ReadFile", Class: tools.ClassRead}},
-		fakeMCP{tools.Info{Name: "mcp__github__get_issue", Class: tools.ClassMCP}},
-		fakeMCP{tools.Info{Name: "mcp__github__close_issue", Class: tools.ClassMCP}},
+		fakeMCP{tool.Info{Name: "ReadFile", Class: tool.ClassRead}},
+		fakeMCP{tool.Info{Name: "mcp__github__get_issue", Class: tool.ClassMCP}},
+		fakeMCP{tool.Info{Name: "mcp__github__close_issue", Class: tool.ClassMCP}},
 	)
 	if diff := cmp.Diff([]string{"ReadFile", "mcp__github__get_issue"}, FilterTools(all, def, messages.ModeEdit, true).Names()); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)

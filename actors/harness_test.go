@@ -24,6 +24,7 @@ import (
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +39,7 @@ type denied struct{ msg string }
 func (d denied) Error() string { return d.msg }
 func (d denied) Denied() bool  { return true }
 
-func (g testGuard) Resolve(_ context.Context, path string, _ tools.Access) (string, error) {
+func (g testGuard) Resolve(_ context.Context, path string, _ tool.Access) (string, error) {
 	p, err := workspace.Resolve(g.root, path)
 	if err != nil {
 		return "", err
@@ -62,44 +63,44 @@ type writeIn struct {
 // writer (checkpointing through env.BeforeWrite), a slow read, and one that
 // panics.
 func testTools() tools.Set {
-	echo := tools.New[echoIn]("Echo", tools.ClassRead, "echo text", func(_ context.Context, _ *tools.Env, in echoIn) (tools.Result, error) {
-		return tools.Result{Output: "echo: " + in.Text}, nil
+	echo := tool.New[echoIn]("Echo", tool.ClassRead, "echo text", func(_ context.Context, _ *tool.Env, in echoIn) (tool.Result, error) {
+		return tool.Result{Output: "echo: " + in.Text}, nil
 	})
-	write := tools.New[writeIn]("Write", tools.ClassWrite, "write a file", func(ctx context.Context, env *tools.Env, in writeIn) (tools.Result, error) {
-		p, err := env.Guard.Resolve(ctx, in.Path, tools.AccessWrite)
+	write := tool.New[writeIn]("Write", tool.ClassWrite, "write a file", func(ctx context.Context, env *tool.Env, in writeIn) (tool.Result, error) {
+		p, err := env.Guard.Resolve(ctx, in.Path, tool.AccessWrite)
 		if err != nil {
-			return tools.Result{Output: err.Error(), IsError: true, Denied: tools.IsDenied(err)}, nil
+			return tool.Result{Output: err.Error(), IsError: true, Denied: tool.IsDenied(err)}, nil
 		}
 		if env.BeforeWrite != nil {
 			if err := env.BeforeWrite(p); err != nil {
-				return tools.Errorf("%v", err), nil
+				return tool.Errorf("%v", err), nil
 			}
 		}
 		if err := os.WriteFile(p, []byte(in.Content), 0o644); err != nil {
-			return tools.Errorf("%v", err), nil
+			return tool.Errorf("%v", err), nil
 		}
-		return tools.Result{Output: "wrote " + in.Path, Files: []string{p}}, nil
+		return tool.Result{Output: "wrote " + in.Path, Files: []string{p}}, nil
 	})
-	slow := tools.New[echoIn]("Slow", tools.ClassRead, "wait until cancelled", func(ctx context.Context, _ *tools.Env, in echoIn) (tools.Result, error) {
+	slow := tool.New[echoIn]("Slow", tool.ClassRead, "wait until cancelled", func(ctx context.Context, _ *tool.Env, in echoIn) (tool.Result, error) {
 		<-ctx.Done()
-		return tools.Errorf("stopped: %v", ctx.Err()), nil
+		return tool.Errorf("stopped: %v", ctx.Err()), nil
 	})
-	boom := tools.New[echoIn]("Boom", tools.ClassRead, "panics", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
+	boom := tool.New[echoIn]("Boom", tool.ClassRead, "panics", func(context.Context, *tool.Env, echoIn) (tool.Result, error) {
 		panic("boom")
 	})
-	broken := tools.New[echoIn]("Broken", tools.ClassRead, "fails with a Go error: the runtime broke", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
-		return tools.Result{}, errors.New("boom: the runtime broke")
+	broken := tool.New[echoIn]("Broken", tool.ClassRead, "fails with a Go error: the runtime broke", func(context.Context, *tool.Env, echoIn) (tool.Result, error) {
+		return tool.Result{}, errors.New("boom: the runtime broke")
 	})
-	set := []tools.Tool{echo, write, slow, boom, broken}
+	set := []tool.Tool{echo, write, slow, boom, broken}
 	// Stand-ins named and classed like the built-ins, so that the roster's
 	// tool lists and the mode filtering see a realistic set.
-	for name, class := range map[string]tools.Class{
-		"ReadFile": tools.ClassRead, "Glob": tools.ClassRead, "Grep": tools.ClassRead, "LS": tools.ClassRead,
-		"Tree": tools.ClassRead, "GitDiff": tools.ClassRead, "WriteFile": tools.ClassWrite, "EditTool": tools.ClassWrite,
-		"MultiEditTool": tools.ClassWrite, "ExecuteCommand": tools.ClassExecute, "WebFetch": tools.ClassWeb, "WebSearch": tools.ClassWeb,
+	for name, class := range map[string]tool.Class{
+		"ReadFile": tool.ClassRead, "Glob": tool.ClassRead, "Grep": tool.ClassRead, "LS": tool.ClassRead,
+		"Tree": tool.ClassRead, "GitDiff": tool.ClassRead, "WriteFile": tool.ClassWrite, "EditTool": tool.ClassWrite,
+		"MultiEditTool": tool.ClassWrite, "ExecuteCommand": tool.ClassExecute, "WebFetch": tool.ClassWeb, "WebSearch": tool.ClassWeb,
 	} {
-		set = append(set, tools.New[echoIn](name, class, "stand-in", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
-			return tools.Errorf("%s is a stand-in in actor tests", name), nil
+		set = append(set, tool.New[echoIn](name, class, "stand-in", func(context.Context, *tool.Env, echoIn) (tool.Result, error) {
+			return tool.Errorf("%s is a stand-in in actor tests", name), nil
 		}))
 	}
 	sort.Slice(set, func(i, j int) bool { return set[i].Info().Name < set[j].Info().Name })
@@ -153,7 +154,7 @@ func newHarness(t testing.TB, script *llmtest.Script, opts ...harnessOpt) *harne
 		Models: ModelFunc(func(name string) (Model, error) {
 			return Model{Client: client, ID: name + "-model", ContextWindow: 100000, Price: config.Price{Input: 1, Output: 2}}, nil
 		}),
-		Guard:   func(string, string) tools.PathGuard { return testGuard{root} },
+		Guard:   func(string, string) tool.PathGuard { return testGuard{root} },
 		Changes: trackerSets{root},
 		Log:     zerolog.Nop(),
 		NewID:   func() string { return fmt.Sprintf("id%d", ids.Add(1)) },

@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // modelDone carries a finished model call back to the actor.
@@ -27,7 +28,7 @@ type modelDone struct {
 // callOutcome is one executed tool call.
 type callOutcome struct {
 	call    llm.ToolCall
-	result  tools.Result
+	result  tool.Result
 	err     error // the runtime broke (a tool panicked or failed internally)
 	elapsed time.Duration
 }
@@ -75,7 +76,7 @@ func streamModel(ctx context.Context, m Model, req llm.Request, bus *events.Bus,
 //
 // kept[i] is calls[i] as the session keeps it (storedCall), which events
 // and outcomes carry; the tool alone gets calls[i].
-func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools.Env, calls, kept []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
+func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tool.Env, calls, kept []llm.ToolCall, bus *events.Bus, origin messages.Origin) []callOutcome {
 	ctx = log.WithContext(ctx)
 	out := make([]callOutcome, len(calls))
 	concurrent := func(c llm.ToolCall) bool {
@@ -84,7 +85,7 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools
 			return true
 		}
 		cl := t.Info().Class
-		return cl == tools.ClassRead || cl == tools.ClassWeb
+		return cl == tool.ClassRead || cl == tool.ClassWeb
 	}
 	for i := 0; i < len(calls); {
 		j := i + 1
@@ -107,10 +108,10 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tools
 	return out
 }
 
-func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
+func runOne(ctx context.Context, set tools.Set, env *tool.Env, call, kept llm.ToolCall, bus *events.Bus, origin messages.Origin) callOutcome {
 	start := time.Now()
 	bus.Publish(messages.ToolStarted{Origin: origin, CallID: call.ID, Name: call.Name, Input: kept.Arguments})
-	var res tools.Result
+	var res tool.Result
 	var err error
 	switch {
 	case ctx.Err() != nil:
@@ -121,7 +122,7 @@ func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.T
 		// The call's identity rides in ctx so that an approval it asks
 		// or an editor file it reads names this call (ACP shows them on
 		// the call's card).
-		res, err = runRecovered(tools.WithCall(ctx, tools.CallRef{Origin: origin, ID: call.ID}), set, env, call)
+		res, err = runRecovered(tool.WithCall(ctx, tool.CallRef{Origin: origin, ID: call.ID}), set, env, call)
 		if err == nil && ctx.Err() != nil && res.IsError {
 			res = cancelledResult()
 		}
@@ -138,7 +139,7 @@ func runOne(ctx context.Context, set tools.Set, env *tools.Env, call, kept llm.T
 }
 
 // runRecovered runs call, turning a panic into its error result.
-func runRecovered(ctx context.Context, set tools.Set, env *tools.Env, call llm.ToolCall) (res tools.Result, err error) {
+func runRecovered(ctx context.Context, set tools.Set, env *tool.Env, call llm.ToolCall) (res tool.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err = tools.PanicResult(ctx, call.Name, p, debug.Stack()), nil
@@ -147,8 +148,8 @@ func runRecovered(ctx context.Context, set tools.Set, env *tools.Env, call llm.T
 	return set.Run(ctx, env, call.Name, json.RawMessage(call.Arguments))
 }
 
-func cancelledResult() tools.Result {
-	return tools.Result{Output: "cancelled: the turn was cancelled before this tool call finished", IsError: true}
+func cancelledResult() tool.Result {
+	return tool.Result{Output: "cancelled: the turn was cancelled before this tool call finished", IsError: true}
 }
 
 // toolMessage is the conversation entry answering call.

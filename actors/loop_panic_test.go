@@ -12,6 +12,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // TestRunCallsRecoversPanics: a tool that panics outside any WithRecover
@@ -22,18 +23,18 @@ func TestRunCallsRecoversPanics(t *testing.T) {
 	type in struct {
 		X string `json:"x,omitempty"`
 	}
-	boom := tools.New[in]("Boom", tools.ClassRead, "panics", func(context.Context, *tools.Env, in) (tools.Result, error) {
+	boom := tool.New[in]("Boom", tool.ClassRead, "panics", func(context.Context, *tool.Env, in) (tool.Result, error) {
 		var m map[string]int
 		//lint:ignore SA5000 the runtime panic is what this test needs
 		m["x"] = 1
-		return tools.Result{}, nil
+		return tool.Result{}, nil
 	})
-	fine := tools.New[in]("Fine", tools.ClassRead, "works", func(context.Context, *tools.Env, in) (tools.Result, error) {
-		return tools.Result{Output: "fine"}, nil
+	fine := tool.New[in]("Fine", tool.ClassRead, "works", func(context.Context, *tool.Env, in) (tool.Result, error) {
+		return tool.Result{Output: "fine"}, nil
 	})
 	var logged bytes.Buffer
 	calls := []llm.ToolCall{{ID: "1", Name: "Boom", Arguments: "{}"}, {ID: "2", Name: "Fine", Arguments: "{}"}}
-	out := runCalls(t.Context(), zerolog.New(&logged), tools.NewSet(boom, fine), &tools.Env{}, calls, calls, events.New("t", nil), messages.Origin{Agent: "orchestrator"})
+	out := runCalls(t.Context(), zerolog.New(&logged), tools.NewSet(boom, fine), &tool.Env{}, calls, calls, events.New("t", nil), messages.Origin{Agent: "orchestrator"})
 	if out[0].err != nil || !out[0].result.IsError || !strings.Contains(out[0].result.Output, "Boom failed") {
 		t.Errorf("panicking call: %+v", out[0])
 	}

@@ -11,35 +11,35 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // imageMCP is an MCP tool whose result carries an image.
 type imageMCP struct{}
 
-func (imageMCP) Info() tools.Info {
-	return tools.Info{Name: "mcp__fx__shot", Class: tools.ClassMCP, ReadOnly: true, Description: "screenshot"}
+func (imageMCP) Info() tool.Info {
+	return tool.Info{Name: "mcp__fx__shot", Class: tool.ClassMCP, ReadOnly: true, Description: "screenshot"}
 }
-func (imageMCP) Run(context.Context, *tools.Env, json.RawMessage) (tools.Result, error) {
-	return tools.Result{Output: "[image: shot 2x2] follows", Images: []messages.Image{{Name: "shot", MIME: "image/png", Data: []byte("png"), Width: 2, Height: 2}}}, nil
+func (imageMCP) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
+	return tool.Result{Output: "[image: shot 2x2] follows", Images: []messages.Image{{Name: "shot", MIME: "image/png", Data: []byte("png"), Width: 2, Height: 2}}}, nil
 }
 
 // TestMCPToolListChangesReachTheNextRequest: a tool that appears mid-turn
 // (tools/list_changed) is offered on the turn's next model request.
 func TestMCPToolListChangesReachTheNextRequest(t *testing.T) {
 	var changed atomic.Bool
-	flip := tools.New[echoIn]("Flip", tools.ClassRead, "the server's tools change", func(context.Context, *tools.Env, echoIn) (tools.Result, error) {
+	flip := tool.New[echoIn]("Flip", tool.ClassRead, "the server's tools change", func(context.Context, *tool.Env, echoIn) (tool.Result, error) {
 		changed.Store(true)
-		return tools.Result{Output: "flipped"}, nil
+		return tool.Result{Output: "flipped"}, nil
 	})
 	script := llmtest.NewScript().Add("orchestrator",
 		llmtest.Calls(llmtest.Call("Flip", map[string]any{"text": "x"})),
 		llmtest.Reply("done"))
 	h := newHarness(t, script, func(d *Deps) {
 		d.Tools = d.Tools.With(flip)
-		d.MCP = func() []tools.Tool {
+		d.MCP = func() []tool.Tool {
 			if changed.Load() {
-				return []tools.Tool{imageMCP{}}
+				return []tool.Tool{imageMCP{}}
 			}
 			return nil
 		}
@@ -66,7 +66,7 @@ func TestImagesReachTheModel(t *testing.T) {
 		llmtest.Reply("seen"))
 	var noImages atomic.Bool
 	h := newHarness(t, script, func(d *Deps) {
-		d.MCP = func() []tools.Tool { return []tools.Tool{imageMCP{}} }
+		d.MCP = func() []tool.Tool { return []tool.Tool{imageMCP{}} }
 		inner := d.Models
 		d.Models = ModelFunc(func(name string) (Model, error) {
 			m, err := inner.Model(name)

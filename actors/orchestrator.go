@@ -20,6 +20,7 @@ import (
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Messages the Orchestrator sends itself.
@@ -86,7 +87,7 @@ type turnState struct {
 	tools   tools.Set
 	// extra are the turn's own tools (delegations, RequestReview), kept
 	// to rebuild tools when the MCP tools change mid-turn.
-	extra   []tools.Tool
+	extra   []tool.Tool
 	agents  map[string]*AgentDefinition // the agent tool's enum: name → agent
 	tracker ChangeTracker
 
@@ -156,7 +157,7 @@ type Orchestrator struct {
 	lastLen    int
 	// small meters the small model the Orchestrator's own tools use.
 	small *meteredSmall
-	reads *tools.ReadState
+	reads *tool.ReadState
 	// todos is the plan's todo list as last written; the gates check its
 	// acceptance criteria.
 	todos []messages.Todo
@@ -177,7 +178,7 @@ type Orchestrator struct {
 	// host is what specialists resolve their Delegate against.
 	host *specialistHost
 	// agentTool is the turn's agent tool, cached by its agents.
-	agentTool    tools.Tool
+	agentTool    tool.Tool
 	agentToolKey string
 	// research caches research answers (see researchCache).
 	research web.Cache
@@ -194,7 +195,7 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 	strategy := actor.NewOneForOneStrategy(maxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })
 	return actor.PropsFromProducer(func() actor.Actor {
 		o := &Orchestrator{deps: deps, j: j, session: sessionID, history: append([]llm.Message(nil), history...),
-			reads: tools.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
+			reads: tool.NewReadState(), titled: len(history) > 0, hooks: hookRunner{deps: deps, session: sessionID},
 			small: newMeteredSmall(deps.Small), disk: disk, tasks: map[string]*taskRun{}, runs: runs,
 			host: &specialistHost{deps: deps, j: j, changeSets: &changeSets{}}}
 		o.behavior.Become(o.idle)
@@ -412,7 +413,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		t.tracker = o.deps.Changes.Begin(t.ctx, o.session, shorten(in.Body, 80))
 	}
 	t.agents = map[string]*AgentDefinition{}
-	var agentTools []tools.Tool
+	var agentTools []tool.Tool
 	if avail := AvailableAgents(o.deps.Tools, o.deps.Roster, in.Mode); len(avail) > 0 {
 		for _, a := range avail {
 			t.agents[a.Name] = a
@@ -657,7 +658,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	o.maybeContinue(c)
 }
 
-func (o *Orchestrator) env(t *turnState) *tools.Env {
+func (o *Orchestrator) env(t *turnState) *tool.Env {
 	var before func(string) error
 	if t.tracker != nil {
 		before = t.tracker.BeforeWrite
@@ -666,7 +667,7 @@ func (o *Orchestrator) env(t *turnState) *tools.Env {
 	if iw, ok := t.tracker.(interface{ IntendWrite(string, []byte) error }); ok {
 		intend = iw.IntendWrite
 	}
-	env := &tools.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
+	env := &tool.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
 		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), DenyRead: o.deps.DenyRead, BeforeWrite: before, IntendWrite: intend,
 		Editor: o.deps.Editor, Locks: o.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
@@ -694,7 +695,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 		res := out.result
 		if out.err != nil {
 			o.deps.Log.Error().Err(out.err).Str("tool", out.call.Name).Msg("orchestrator: tool failed")
-			res = tools.Result{Output: "internal error while running " + out.call.Name + ": " + firstLine(out.err.Error()), IsError: true}
+			res = tool.Result{Output: "internal error while running " + out.call.Name + ": " + firstLine(out.err.Error()), IsError: true}
 		}
 		if todos, ok := res.Meta.([]messages.Todo); ok {
 			o.todos = todos
@@ -710,7 +711,7 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 	o.maybeContinue(c)
 }
 
-func (o *Orchestrator) markRecord(callID string, res tools.Result) {
+func (o *Orchestrator) markRecord(callID string, res tool.Result) {
 	t := o.turn
 	// By index: a fan-out's reports would otherwise scan every record each.
 	for _, i := range t.recordAt[callID] {
@@ -1268,10 +1269,10 @@ type requestReviewInput struct {
 // requestReviewTool lets the Orchestrator's model ask for review and QA of
 // a change that the rules would not force. It can only add gates, never
 // waive them.
-var requestReviewTool = sync.OnceValue(func() tools.Tool {
-	return tools.New[requestReviewInput](reviewToolName, tools.ClassSpawn,
+var requestReviewTool = sync.OnceValue(func() tool.Tool {
+	return tool.New[requestReviewInput](reviewToolName, tool.ClassSpawn,
 		"Ask for mandatory review and QA of this turn's changes even if the rules would not require them (e.g. a subtle change). Gates cannot be skipped, only added.",
-		func(context.Context, *tools.Env, requestReviewInput) (tools.Result, error) {
-			return tools.Result{Output: "review requested"}, nil
+		func(context.Context, *tool.Env, requestReviewInput) (tool.Result, error) {
+			return tool.Result{Output: "review requested"}, nil
 		})
 })

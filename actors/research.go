@@ -13,7 +13,7 @@ import (
 
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // NameResearchRequest is the tool a specialist calls to ask the Research
@@ -33,12 +33,12 @@ const researchDescription = "Ask the Research agent a question about external in
 // call sends a *messages.ResearchRequest to the Orchestrator (parent) and
 // waits, off the mailbox, for its *messages.ResearchAnswer, at most wait
 // or until the task is cancelled.
-func researchTool(system *actor.ActorSystem, parent *actor.PID, agent, taskID string, wait time.Duration) tools.Tool {
-	return tools.New[ResearchInput](NameResearchRequest, tools.ClassWeb, researchDescription,
-		func(ctx context.Context, _ *tools.Env, in ResearchInput) (tools.Result, error) {
+func researchTool(system *actor.ActorSystem, parent *actor.PID, agent, taskID string, wait time.Duration) tool.Tool {
+	return tool.New[ResearchInput](NameResearchRequest, tool.ClassWeb, researchDescription,
+		func(ctx context.Context, _ *tool.Env, in ResearchInput) (tool.Result, error) {
 			q := strings.TrimSpace(in.Question)
 			if q == "" {
-				return tools.Errorf("question is empty: say what to find out"), nil
+				return tool.Errorf("question is empty: say what to find out"), nil
 			}
 			fut := system.Root.RequestFuture(parent, &messages.ResearchRequest{TaskID: taskID, Agent: agent, Question: q}, wait)
 			type outcome struct {
@@ -53,24 +53,24 @@ func researchTool(system *actor.ActorSystem, parent *actor.PID, agent, taskID st
 			var out outcome
 			select {
 			case <-ctx.Done():
-				return tools.Errorf("research request cancelled: %v", ctx.Err()), nil
+				return tool.Errorf("research request cancelled: %v", ctx.Err()), nil
 			case out = <-ch:
 			}
 			if out.err != nil {
-				return tools.Errorf("the research request got no answer: %v", out.err), nil
+				return tool.Errorf("the research request got no answer: %v", out.err), nil
 			}
 			ans, ok := out.v.(*messages.ResearchAnswer)
 			switch {
 			case !ok:
-				return tools.Errorf("the research request got an unexpected reply %T", out.v), nil
+				return tool.Errorf("the research request got an unexpected reply %T", out.v), nil
 			case ans.Error != "":
-				return tools.Errorf("research failed: %s", ans.Error), nil
+				return tool.Errorf("research failed: %s", ans.Error), nil
 			}
 			text := ans.Answer
 			if ans.Cached {
 				text = "(from the research cache)\n" + text
 			}
-			return tools.Result{Output: text}, nil
+			return tool.Result{Output: text}, nil
 		})
 }
 

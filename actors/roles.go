@@ -10,7 +10,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Role is an agent's part in the quality-gate pipeline. The gates find
@@ -63,7 +63,7 @@ type reportContext struct {
 // result type, and what Odin fills in or corrects before the result leaves
 // the specialist.
 type reportSchema struct {
-	tool func() tools.Tool
+	tool func() tool.Tool
 	// finalize may replace fields of the typed result (the value the
 	// Report tool's Meta holds); nil leaves it as reported.
 	finalize func(rc reportContext, result any) any
@@ -74,9 +74,9 @@ type reportSchema struct {
 
 // reportSchemas are the Report kinds by name (config.ReportKinds).
 var reportSchemas = map[string]reportSchema{
-	"generic": {tool: func() tools.Tool { return reportTool[messages.GenericResult]("a short structured result") }},
-	"search":  {tool: func() tools.Tool { return reportTool[messages.SearchResult]("your findings") }},
-	"research": {tool: func() tools.Tool { return reportTool[messages.ResearchResult]("your research") },
+	"generic": {tool: func() tool.Tool { return reportTool[messages.GenericResult]("a short structured result") }},
+	"search":  {tool: func() tool.Tool { return reportTool[messages.SearchResult]("your findings") }},
+	"research": {tool: func() tool.Tool { return reportTool[messages.ResearchResult]("your research") },
 		finalize: func(_ reportContext, result any) any {
 			rr, ok := result.(messages.ResearchResult)
 			if !ok {
@@ -89,7 +89,7 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return rr
 		}},
-	"code": {tool: func() tools.Tool {
+	"code": {tool: func() tool.Tool {
 		return reportTool[messages.CodeResult]("the change you made", odinFills("files_modified", "files_created", "lint"))
 	},
 		finalize: func(rc reportContext, result any) any {
@@ -106,10 +106,10 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return cr
 		}},
-	"review": {tool: func() tools.Tool {
-		return reportTool[messages.ReviewResult]("your review", tools.WithSchema(severityEnum))
+	"review": {tool: func() tool.Tool {
+		return reportTool[messages.ReviewResult]("your review", tool.WithSchema(severityEnum))
 	}},
-	"test": {tool: func() tools.Tool { return reportTool[messages.TestResult]("the test results") },
+	"test": {tool: func() tool.Tool { return reportTool[messages.TestResult]("the test results") },
 		testsFailing: func(raw json.RawMessage) (bool, bool) {
 			var tr messages.TestResult
 			if raw == nil || json.Unmarshal(raw, &tr) != nil {
@@ -117,7 +117,7 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return tr.Failed > 0, true
 		}},
-	"docs": {tool: func() tools.Tool { return reportTool[messages.DocsResult]("the documentation change") },
+	"docs": {tool: func() tool.Tool { return reportTool[messages.DocsResult]("the documentation change") },
 		finalize: func(rc reportContext, result any) any {
 			dr, ok := result.(messages.DocsResult)
 			if !ok || len(dr.FilesUpdated) > 0 {
@@ -129,10 +129,10 @@ var reportSchemas = map[string]reportSchema{
 			}
 			return dr
 		}},
-	"qa": {tool: func() tools.Tool {
+	"qa": {tool: func() tool.Tool {
 		return reportTool[messages.QAResult]("the QA verdict", odinFills("criteria", "coverage"))
 	}},
-	"init": {tool: func() tools.Tool {
+	"init": {tool: func() tool.Tool {
 		return reportTool[messages.InitResult]("the ODIN.md sections", odinFills("mode", "path", "token_count", "token_budget", "changes_from_previous", "sections[].token_count"))
 	}},
 }

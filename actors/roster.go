@@ -24,7 +24,7 @@ import (
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // WriteScope limits which files an agent may write.
@@ -102,13 +102,13 @@ type AgentDefinition struct {
 // for concurrent use, so every task of the agent shares them.
 type defTools struct {
 	reportOnce sync.Once
-	report     tools.Tool
+	report     tool.Tool
 }
 
 // ReportTool returns the agent's Report tool, whose schema is its
 // structured result.
-func (a *AgentDefinition) ReportTool() tools.Tool {
-	build := func() tools.Tool { return a.schema().tool() }
+func (a *AgentDefinition) ReportTool() tool.Tool {
+	build := func() tool.Tool { return a.schema().tool() }
 	if a.tools == nil {
 		return build()
 	}
@@ -145,10 +145,10 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 }
 
 // reportTool builds a Report tool whose input is the result type T.
-func reportTool[T any](what string, opts ...tools.Option) tools.Tool {
+func reportTool[T any](what string, opts ...tool.Option) tool.Tool {
 	desc := "Finish your task by reporting " + what + ": call it exactly once, at the end. Only its input reaches the Orchestrator."
-	return tools.New[T]("Report", tools.ClassRead, desc, func(_ context.Context, _ *tools.Env, in T) (tools.Result, error) {
-		return tools.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
+	return tool.New[T]("Report", tool.ClassRead, desc, func(_ context.Context, _ *tool.Env, in T) (tool.Result, error) {
+		return tool.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)
 }
 
@@ -159,8 +159,8 @@ func reportTool[T any](what string, opts ...tools.Option) tools.Tool {
 // what it put there would be overwritten. With them gone from the schema
 // a model that sends one anyway gets a validation error to correct.
 // A property of an array's items is named "array[].property".
-func odinFills(props ...string) tools.Option {
-	return tools.WithSchema(func(s *jsonschema.Schema) {
+func odinFills(props ...string) tool.Option {
+	return tool.WithSchema(func(s *jsonschema.Schema) {
 		for _, path := range props {
 			obj, p := s, path
 			if array, prop, ok := strings.Cut(path, "[]."); ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // observedCall is what the supervisor sees of one tool call of a
@@ -38,22 +39,22 @@ func observe(set tools.Set, outcomes []callOutcome) []observedCall {
 			h.Write([]byte{0})
 		}
 		copy(ob.result[:], h.Sum(nil))
-		class := tools.Class("")
+		class := tool.Class("")
 		if t, ok := set.Get(o.call.Name); ok {
 			class = t.Info().Class
 		}
 		ok := !o.result.IsError && o.err == nil
 		switch class {
-		case tools.ClassRead, tools.ClassWeb:
+		case tool.ClassRead, tool.ClassWeb:
 			// A page fetched or a search made is a source read, as a
 			// file is: a researcher's progress.
 			if ok {
 				ob.read = readPath(o.call.Arguments)
 			}
-		case tools.ClassExecute:
+		case tool.ClassExecute:
 			ob.test = testRun(o.call.Arguments)
 		}
-		ob.wrote = ok && len(o.result.Files) > 0 && class != tools.ClassRead
+		ob.wrote = ok && len(o.result.Files) > 0 && class != tool.ClassRead
 		out = append(out, ob)
 	}
 	return out

@@ -8,11 +8,12 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
-func stubTool(name string, class tools.Class) tools.Tool {
-	return tools.New[struct{}](name, class, name, func(context.Context, *tools.Env, struct{}) (tools.Result, error) {
-		return tools.Result{}, nil
+func stubTool(name string, class tool.Class) tool.Tool {
+	return tool.New[struct{}](name, class, name, func(context.Context, *tool.Env, struct{}) (tool.Result, error) {
+		return tool.Result{}, nil
 	})
 }
 
@@ -20,10 +21,10 @@ func stubTool(name string, class tools.Class) tools.Tool {
 // its keys in another order is the same call; a new file, URL, edit or
 // test output is progress; a changed result breaks a run of repeats.
 func TestRunawayWatch(t *testing.T) {
-	set := tools.NewSet(stubTool("ReadFile", tools.ClassRead), stubTool("WebFetch", tools.ClassWeb),
-		stubTool("EditTool", tools.ClassWrite), stubTool("ExecuteCommand", tools.ClassExecute), stubTool("Grep", tools.ClassRead))
+	set := tools.NewSet(stubTool("ReadFile", tool.ClassRead), stubTool("WebFetch", tool.ClassWeb),
+		stubTool("EditTool", tool.ClassWrite), stubTool("ExecuteCommand", tool.ClassExecute), stubTool("Grep", tool.ClassRead))
 	out := func(name, args, output string, files ...string) callOutcome {
-		return callOutcome{call: llm.ToolCall{Name: name, Arguments: args}, result: tools.Result{Output: output, Files: files}}
+		return callOutcome{call: llm.ToolCall{Name: name, Arguments: args}, result: tool.Result{Output: output, Files: files}}
 	}
 	type want struct {
 		kind  messages.NoProgressKind

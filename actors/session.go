@@ -15,7 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Session runs one Orchestrator in its own actor system. It is the front
@@ -87,7 +87,7 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 		id = deps.NewID()
 	}
 	if deps.Locks == nil {
-		deps.Locks = &tools.PathLocks{}
+		deps.Locks = &tool.PathLocks{}
 	}
 	system, own := opts.System, false
 	if system == nil {

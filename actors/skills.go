@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/internal/workspace"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // NameSkill is the tool that loads a skill's instructions.
@@ -160,7 +160,7 @@ func skillsFor(def *AgentDefinition, all []Skill) []Skill {
 // skillTool returns the Skill tool offering skills: its description lists
 // them by name and description; a call returns the named skill's
 // instructions, read when asked (off the mailbox, like every tool run).
-func skillTool(skills []Skill) tools.Tool {
+func skillTool(skills []Skill) tool.Tool {
 	var b strings.Builder
 	b.WriteString("Load a skill: instructions for a kind of task, written for this project or this user. Call it with a skill's name when your task matches its description, then follow what it says.\n\nAvailable skills:\n")
 	byName := map[string]Skill{}
@@ -171,8 +171,8 @@ func skillTool(skills []Skill) tools.Tool {
 	type in struct {
 		Name string `json:"name" jsonschema:"the skill's name, as listed"`
 	}
-	return tools.New[in](NameSkill, tools.ClassRead, strings.TrimRight(b.String(), "\n"),
-		func(_ context.Context, _ *tools.Env, in in) (tools.Result, error) {
+	return tool.New[in](NameSkill, tool.ClassRead, strings.TrimRight(b.String(), "\n"),
+		func(_ context.Context, _ *tool.Env, in in) (tool.Result, error) {
 			sk, ok := byName[in.Name]
 			if !ok {
 				names := make([]string, 0, len(byName))
@@ -180,12 +180,12 @@ func skillTool(skills []Skill) tools.Tool {
 					names = append(names, n)
 				}
 				sort.Strings(names)
-				return tools.Errorf("no skill %q (available: %s)", in.Name, strings.Join(names, ", ")), nil
+				return tool.Errorf("no skill %q (available: %s)", in.Name, strings.Join(names, ", ")), nil
 			}
 			_, body, err := readSkill(sk.Path)
 			if err != nil {
-				return tools.Errorf("skill %s cannot be read: %v", sk.Name, err), nil
+				return tool.Errorf("skill %s cannot be read: %v", sk.Name, err), nil
 			}
-			return tools.Result{Output: fmt.Sprintf("Skill %s (%s):\n\n%s", sk.Name, sk.Path, body)}, nil
+			return tool.Result{Output: fmt.Sprintf("Skill %s (%s):\n\n%s", sk.Name, sk.Path, body)}, nil
 		})
 }

@@ -5,27 +5,27 @@ import (
 	"sync"
 
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // UsageSmallModel is a small model that also reports what a call cost, so
 // that the work tools do with it (WebFetch, ContextSummarizer) is counted
 // against the agent that called the tool.
 type UsageSmallModel interface {
-	tools.SmallModel
+	tool.SmallModel
 	CompleteWithUsage(ctx context.Context, system, user string) (text string, u messages.Usage, model string, err error)
 }
 
 // meteredSmall wraps an agent's small model and tallies its usage until the
 // agent takes it. Tools call it concurrently.
 type meteredSmall struct {
-	inner tools.SmallModel
+	inner tool.SmallModel
 
 	mu    sync.Mutex
 	usage map[string]messages.Usage // by model
 }
 
-func newMeteredSmall(inner tools.SmallModel) *meteredSmall {
+func newMeteredSmall(inner tool.SmallModel) *meteredSmall {
 	if inner == nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // specialistCrashed tells the parent that a specialist is about to fail
@@ -98,8 +99,8 @@ type specialist struct {
 	tools     tools.Set
 	// extras are the task's own tools (ResearchRequest, Skill), built
 	// once: see agentToolsNow.
-	extras  []tools.Tool
-	env     *tools.Env
+	extras  []tool.Tool
+	env     *tool.Env
 	small   *meteredSmall
 	history []llm.Message
 
@@ -250,8 +251,8 @@ func (s *specialist) begin(c actor.Context, t *task) {
 		intend = iw.IntendWrite
 	}
 	s.small = newMeteredSmall(s.deps.Small)
-	s.env = &tools.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
-		Mode: string(s.mode()), Reads: tools.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)), DenyRead: s.deps.DenyRead,
+	s.env = &tool.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
+		Mode: string(s.mode()), Reads: tool.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)), DenyRead: s.deps.DenyRead,
 		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
@@ -523,7 +524,7 @@ func (s *specialist) finishWithReport(c actor.Context, result any) {
 
 // publishTodos shows a specialist's own todo list (a TodoWrite result)
 // under it in the front ends; the Orchestrator's list is the session's.
-func (s *specialist) publishTodos(res tools.Result) {
+func (s *specialist) publishTodos(res tool.Result) {
 	if todos, ok := res.Meta.([]messages.Todo); ok && !res.IsError {
 		s.deps.Bus.Publish(messages.TodosUpdated{Agent: s.t.def.Name, TaskID: s.t.delegate.TaskID, Todos: todos})
 	}

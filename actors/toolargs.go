@@ -13,6 +13,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Tool-call arguments kept in the session. The tool receives the model's
@@ -303,8 +304,8 @@ func elidedWhole(args string) string {
 
 // droppedResult answers a call whose arguments were over the limit and
 // were never kept (llm.ToolCall.Dropped): nothing ran.
-func droppedResult(call llm.ToolCall) tools.Result {
-	return tools.Errorf("the arguments of this %s call were %s, more than Odin accepts for one tool call (context.max_tool_argument); nothing was run. "+
+func droppedResult(call llm.ToolCall) tool.Result {
+	return tool.Errorf("the arguments of this %s call were %s, more than Odin accepts for one tool call (context.max_tool_argument); nothing was run. "+
 		"Write large content in parts: create the file with a first part using WriteFile, then add the rest in further calls (EditTool), each of a few MB at most.",
 		call.Name, tools.HumanBytes(call.Dropped))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/web"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Names of the built-in tools, as the seed spells them. Policies, rosters
@@ -49,7 +50,7 @@ type BuiltinOptions struct {
 // registration): what a model can call is visible here. Tools that need
 // the actor system (AgentTool) are added by their owners with Set.With. Modes and permissions choose among these by Info().Class.
 func Builtin(opts BuiltinOptions) Set {
-	ts := []Tool{
+	ts := []tool.Tool{
 		NewLS(),
 		NewGlob(),
 		NewGrep(),

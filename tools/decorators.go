@@ -6,21 +6,22 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/odin-code/odin/tools/tool"
 	"github.com/rs/zerolog"
 )
 
 // wrapped lets a decorator replace Run while keeping Info.
 type wrapped struct {
-	Tool
-	run func(ctx context.Context, env *Env, input json.RawMessage) (Result, error)
+	tool.Tool
+	run func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error)
 }
 
-func (w wrapped) Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+func (w wrapped) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 	return w.run(ctx, env, input)
 }
 
 // Wrap returns t with its Run replaced by run; run may call t.Run.
-func Wrap(t Tool, run func(ctx context.Context, env *Env, input json.RawMessage) (Result, error)) Tool {
+func Wrap(t tool.Tool, run func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error)) tool.Tool {
 	return wrapped{Tool: t, run: run}
 }
 
@@ -31,8 +32,8 @@ func Wrap(t Tool, run func(ctx context.Context, env *Env, input json.RawMessage)
 // agent, the session or the process. The panic value and stack are logged
 // at error level to the zerolog logger in ctx (zerolog.Ctx), never shown
 // to the model.
-func WithRecover(t Tool) Tool {
-	return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (res Result, err error) {
+func WithRecover(t tool.Tool) tool.Tool {
+	return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (res tool.Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				res, err = PanicResult(ctx, t.Info().Name, p, debug.Stack()), nil
@@ -46,9 +47,9 @@ func WithRecover(t Tool) Tool {
 // panicked with value p; it logs p and stack to the zerolog logger in ctx.
 // Callers that run tools recover with it too, so a tool not wrapped with
 // WithRecover fails the same way.
-func PanicResult(ctx context.Context, name string, p any, stack []byte) Result {
+func PanicResult(ctx context.Context, name string, p any, stack []byte) tool.Result {
 	zerolog.Ctx(ctx).Error().Str("tool", name).Str("panic", fmt.Sprint(p)).Str("stack", string(stack)).
 		Msg("tools: a tool call panicked; it failed with an internal error")
-	return Result{IsError: true, Output: fmt.Sprintf(
+	return tool.Result{IsError: true, Output: fmt.Sprintf(
 		"%s failed with an internal error in Odin (panic: %v); the call was not completed. This is a bug in Odin, not in the input; try another way to do it.", name, p)}
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/odin-code/odin/tools/tool"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -12,13 +13,13 @@ import (
 // The refusal names the rule, so the user can see what to lift; it asks
 // the model not to work around it, since a command could not read the file
 // either under bubblewrap.
-func deniedRead(env *Env, paths ...string) *Result {
+func deniedRead(env *tool.Env, paths ...string) *tool.Result {
 	if env == nil || env.DenyRead == nil {
 		return nil
 	}
 	for _, p := range paths {
 		if rule, ok := env.DenyRead.Check(p); ok {
-			r := Errorf("%s is on the read deny list (rule %s): its contents are kept from the model. Do not try to read it another way; if the task needs something from it, ask the user.", p, rule)
+			r := tool.Errorf("%s is on the read deny list (rule %s): its contents are kept from the model. Do not try to read it another way; if the task needs something from it, ask the user.", p, rule)
 			r.Denied = true
 			return &r
 		}
@@ -28,7 +29,7 @@ func deniedRead(env *Env, paths ...string) *Result {
 
 // walkExclude is the search walk's filter for the read deny list; nil
 // when the Env has none.
-func walkExclude(env *Env) func(string, fs.FileMode) bool {
+func walkExclude(env *tool.Env) func(string, fs.FileMode) bool {
 	if env == nil || env.DenyRead == nil {
 		return nil
 	}
@@ -39,7 +40,7 @@ func walkExclude(env *Env) func(string, fs.FileMode) bool {
 // (a path relative to top, the repository's top level) is on the read deny
 // list with a line saying so. A tracked .env would otherwise show its
 // committed lines: the sandbox hides the file, so git sees it emptied.
-func hideDeniedDiffs(env *Env, top, diff string) string {
+func hideDeniedDiffs(env *tool.Env, top, diff string) string {
 	if env == nil || env.DenyRead == nil || top == "" {
 		return diff
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/odin-code/odin/internal/readdeny"
 	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // openGuard resolves like the real guard and allows everything: a user who
 // approved every path (or --yolo). The read deny list must hold anyway.
 type openGuard struct{ root string }
 
-func (g openGuard) Resolve(_ context.Context, path string, _ Access) (string, error) {
+func (g openGuard) Resolve(_ context.Context, path string, _ tool.Access) (string, error) {
 	return workspace.Resolve(g.root, path)
 }
 
@@ -30,7 +31,7 @@ const (
 // denyEnv is a fake home with an SSH key and AWS credentials, a project in
 // it with a .env, a .env.example, a link to the key and a denied
 // directory of Go code; the Env's deny list is built from user patterns.
-func denyEnv(t *testing.T, user ...string) (*Env, string) {
+func denyEnv(t *testing.T, user ...string) (*tool.Env, string) {
 	t.Helper()
 	home, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -50,10 +51,10 @@ func denyEnv(t *testing.T, user ...string) (*Env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Root: root, Agent: "test", Reads: NewReadState(), Guard: openGuard{root: root}, DenyRead: rules}, home
+	return &tool.Env{Root: root, Agent: "test", Reads: tool.NewReadState(), Guard: openGuard{root: root}, DenyRead: rules}, home
 }
 
-func assertNoCanary(t *testing.T, what string, res Result) {
+func assertNoCanary(t *testing.T, what string, res tool.Result) {
 	t.Helper()
 	for _, c := range []string{canaryKey, canaryAWS, canaryEnv, canaryGo, "CANARY-go"} {
 		if strings.Contains(res.Output, c) {
@@ -69,7 +70,7 @@ func TestDenyReadFileTools(t *testing.T) {
 	root := env.Root
 	refused := []struct {
 		name string
-		tool Tool
+		tool tool.Tool
 		in   map[string]any
 	}{
 		{"ReadFile key", NewReadFile(), map[string]any{"file_path": home + "/.ssh/id_rsa"}},
@@ -101,7 +102,7 @@ func TestDenyReadFileTools(t *testing.T) {
 	// Searches over the whole home directory skip what is denied.
 	searches := []struct {
 		name string
-		tool Tool
+		tool tool.Tool
 		in   map[string]any
 	}{
 		{"Grep home", NewGrep(), map[string]any{"pattern": "CANARY|key|TOKEN|func", "path": home, "output_mode": "content"}},

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed edit.md
@@ -29,21 +30,21 @@ type EditToolInput struct {
 // NewEditTool returns EditTool: an exact string replacement in a file the
 // agent has read and that has not changed since. An empty old_string
 // creates a file that does not exist yet (or fills an empty one).
-func NewEditTool() Tool {
-	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, ClassWrite, editDescription, editFile,
-		WithSchema(func(s *jsonschema.Schema) { setDefault(s, "replace_all", false) })))
+func NewEditTool() tool.Tool {
+	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, tool.ClassWrite, editDescription, editFile,
+		tool.WithSchema(func(s *jsonschema.Schema) { setDefault(s, "replace_all", false) })))
 }
 
-func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
-	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessWrite)
+func editFile(ctx context.Context, env *tool.Env, in EditToolInput) (tool.Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, tool.AccessWrite)
 	if err != nil || bad != nil {
 		return deref(bad), err
 	}
 	if in.OldString == in.NewString {
-		return Errorf("old_string and new_string are identical; there is nothing to change."), nil
+		return tool.Errorf("old_string and new_string are identical; there is nothing to change."), nil
 	}
 	if !utf8.ValidString(in.OldString) || !utf8.ValidString(in.NewString) {
-		return Errorf("old_string and new_string must be valid UTF-8 text"), nil
+		return tool.Errorf("old_string and new_string must be valid UTF-8 text"), nil
 	}
 	unlock, bad := lockForWrite(ctx, env, path)
 	if bad != nil {
@@ -56,30 +57,30 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 	}
 	if !cur.exists {
 		if in.OldString != "" {
-			return Errorf("file does not exist: %s. Check the path with Glob or LS; to create a new file use WriteFile (or EditTool with an empty old_string).", path), nil
+			return tool.Errorf("file does not exist: %s. Check the path with Glob or LS; to create a new file use WriteFile (or EditTool with an empty old_string).", path), nil
 		}
 		return createWithEdit(ctx, env, path, in.NewString)
 	}
 	if !utf8.Valid(cur.content) {
-		return Errorf("%s is not UTF-8 text; EditTool edits text files only.", path), nil
+		return tool.Errorf("%s is not UTF-8 text; EditTool edits text files only.", path), nil
 	}
 	before := string(cur.content)
 	var after string
 	count := 1
 	if in.OldString == "" {
 		if before != "" {
-			return Errorf("old_string is empty but %s is not: to insert text, put the neighbouring text in old_string and repeat it in new_string; to replace the whole file use WriteFile.", path), nil
+			return tool.Errorf("old_string is empty but %s is not: to insert text, put the neighbouring text in old_string and repeat it in new_string; to replace the whole file use WriteFile.", path), nil
 		}
 		after = in.NewString
 	} else {
 		after, count, err = applyEdit(before, editSpec{Old: in.OldString, New: in.NewString, All: in.ReplaceAll})
 		if err != nil {
-			return Errorf("%v", err), nil
+			return tool.Errorf("%v", err), nil
 		}
 		after = keepFinalNewline(before, after)
 	}
 	if after == before {
-		return Errorf("the edit leaves %s unchanged (the trailing newline of a file is kept as it was; use WriteFile to change it).", path), nil
+		return tool.Errorf("the edit leaves %s unchanged (the trailing newline of a file is kept as it was; use WriteFile to change it).", path), nil
 	}
 	if bad, err := commitWrite(ctx, env, path, cur, []byte(after)); err != nil || bad != nil {
 		return deref(bad), err
@@ -89,20 +90,20 @@ func editFile(ctx context.Context, env *Env, in EditToolInput) (Result, error) {
 
 // createWithEdit creates a missing file from new_string, as an empty
 // old_string asks.
-func createWithEdit(ctx context.Context, env *Env, path, content string) (Result, error) {
+func createWithEdit(ctx context.Context, env *tool.Env, path, content string) (tool.Result, error) {
 	if bad, err := commitWrite(ctx, env, path, existingFile{}, []byte(content)); err != nil || bad != nil {
 		return deref(bad), err
 	}
-	return Result{
+	return tool.Result{
 		Output: fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(content), HumanBytes(int64(len(content)))),
 		Files:  []string{path},
 	}, nil
 }
 
-func editResult(path, before, after, what string) Result {
+func editResult(path, before, after, what string) tool.Result {
 	added, removed := diffStat(before, after)
 	out := fmt.Sprintf("Edited %s: %s (+%d -%d lines).\n%s", path, what, added, removed, diffSnippet(path, before, after, editDiffMax))
-	return Result{Output: strings.TrimRight(out, "\n"), Files: []string{path}}
+	return tool.Result{Output: strings.TrimRight(out, "\n"), Files: []string{path}}
 }
 
 // editSpec is one exact replacement.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestEditTool(t *testing.T) {
@@ -90,7 +91,7 @@ func TestEditTool(t *testing.T) {
 				readFirst(t, env, p)
 			} else if tt.name == "not UTF-8 text" {
 				info, _ := os.Stat(p)
-				env.Reads.Record(p, StampOf([]byte(tt.file), info.ModTime()))
+				env.Reads.Record(p, tool.StampOf([]byte(tt.file), info.ModTime()))
 			}
 			tt.in.FilePath = p
 			res := runTool(t, NewEditTool(), env, tt.in)
@@ -199,7 +200,7 @@ func TestApplyEditHints(t *testing.T) {
 
 func BenchmarkEditTool(b *testing.B) {
 	root, _ := filepath.EvalSymlinks(b.TempDir())
-	env := &Env{Root: root, Reads: NewReadState(), Guard: withinGuard{root: root}}
+	env := &tool.Env{Root: root, Reads: tool.NewReadState(), Guard: withinGuard{root: root}}
 	p := filepath.Join(root, "f.go")
 	os.WriteFile(p, []byte(strings.Repeat("some typical line of source code\n", 3000)+"value = 0\n"), 0o644)
 	readFirst(b, env, p)
@@ -223,20 +224,20 @@ func BenchmarkEditTool(b *testing.B) {
 // file changed since it read it; no update is lost.
 func TestConcurrentEditsAreSerialized(t *testing.T) {
 	base := newRootEnv(t)
-	locks := &PathLocks{}
+	locks := &tool.PathLocks{}
 	for round := range 30 {
 		p := filepath.Join(base.Root, fmt.Sprintf("shared%d.txt", round))
 		if err := os.WriteFile(p, []byte("count = 0\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		envs := []*Env{
-			{Root: base.Root, Agent: "a", Reads: NewReadState(), Guard: base.Guard, Locks: locks},
-			{Root: base.Root, Agent: "b", Reads: NewReadState(), Guard: base.Guard, Locks: locks},
+		envs := []*tool.Env{
+			{Root: base.Root, Agent: "a", Reads: tool.NewReadState(), Guard: base.Guard, Locks: locks},
+			{Root: base.Root, Agent: "b", Reads: tool.NewReadState(), Guard: base.Guard, Locks: locks},
 		}
 		for _, e := range envs {
 			readFirst(t, e, p)
 		}
-		results := make([]Result, 2)
+		results := make([]tool.Result, 2)
 		var wg sync.WaitGroup
 		for i, e := range envs {
 			wg.Add(1)

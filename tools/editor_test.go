@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"github.com/odin-code/odin/tools/tool"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func (e *bufferEditor) WriteTextFile(_ context.Context, path, content string) er
 		return errors.New("buffer is read-only")
 	}
 	if content == "" {
-		return ErrEditorDeclined // as ACP's fs/write_text_file cannot
+		return tool.ErrEditorDeclined // as ACP's fs/write_text_file cannot
 	}
 	e.buffers[path] = content
 	return os.WriteFile(path, []byte(content), 0o644)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed exec.md
@@ -145,10 +146,10 @@ type CommandOutcome struct {
 // failing build or test as much as that of a passing one, and the exit
 // code is in the output. A timeout or cancellation is an error result.
 // Permission checks are not done here; a decorator wraps this tool.
-func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
+func NewExecuteCommand(opts ExecuteCommandOptions) tool.Tool {
 	opts = opts.withDefaults()
 	x := &executor{opts: opts}
-	schema := WithSchema(func(s *jsonschema.Schema) {
+	schema := tool.WithSchema(func(s *jsonschema.Schema) {
 		setMinimum(s, "timeout", 0)
 		s.Properties["timeout"].Description = fmt.Sprintf("Milliseconds (default %d, max %d)",
 			opts.DefaultTimeout.Milliseconds(), opts.MaxTimeout.Milliseconds())
@@ -156,9 +157,9 @@ func NewExecuteCommand(opts ExecuteCommandOptions) Tool {
 	// The schema states the limits: the shipped one has the default ones,
 	// other limits derive their own.
 	if def := (ExecuteCommandOptions{}).withDefaults(); opts.DefaultTimeout != def.DefaultTimeout || opts.MaxTimeout != def.MaxTimeout {
-		return New[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run, schema)
+		return tool.New[ExecuteCommandInput](NameExecuteCommand, tool.ClassExecute, executeCommandDescription, x.run, schema)
 	}
-	return newBuiltin[ExecuteCommandInput](NameExecuteCommand, ClassExecute, executeCommandDescription, x.run, schema)
+	return newBuiltin[ExecuteCommandInput](NameExecuteCommand, tool.ClassExecute, executeCommandDescription, x.run, schema)
 }
 
 type executor struct {
@@ -167,12 +168,12 @@ type executor struct {
 	warned atomic.Bool
 }
 
-func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (Result, error) {
+func (x *executor) run(ctx context.Context, env *tool.Env, in ExecuteCommandInput) (tool.Result, error) {
 	if strings.TrimSpace(in.Command) == "" {
-		return Errorf("command is empty; give the shell command to run"), nil
+		return tool.Errorf("command is empty; give the shell command to run"), nil
 	}
 	if env == nil || env.Root == "" {
-		return Result{}, errors.New("tools: ExecuteCommand: env has no project root")
+		return tool.Result{}, errors.New("tools: ExecuteCommand: env has no project root")
 	}
 	timeout := x.opts.DefaultTimeout
 	var notes []string
@@ -189,7 +190,7 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 
 	st := x.opts.Launcher.Status()
 	if st.Refuse {
-		return Errorf("commands are refused because no sandbox is available: %s. Tell the user: install bubblewrap, or change permissions.sandbox (see `odin doctor`)", st), nil
+		return tool.Errorf("commands are refused because no sandbox is available: %s. Tell the user: install bubblewrap, or change permissions.sandbox (see `odin doctor`)", st), nil
 	}
 	if st.Degraded() && x.warned.CompareAndSwap(false, true) {
 		notes = append(notes, "odin: commands run with a weaker sandbox: "+st.String())
@@ -209,12 +210,12 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	if x.opts.Terminal != nil && x.opts.HandoffDir != "" && x.opts.Launcher.CanHandoff() {
 		state, code, blocked, err = x.executeInTerminal(ctx, spec, timeout, out)
 		if err != nil {
-			return Errorf("cannot start the command in the editor's terminal: %v", err), nil
+			return tool.Errorf("cannot start the command in the editor's terminal: %v", err), nil
 		}
 	} else {
 		state, waitErr, blocked, err = x.execute(ctx, spec, timeout, out)
 		if err != nil {
-			return Errorf("cannot start the command: %v", err), nil
+			return tool.Errorf("cannot start the command: %v", err), nil
 		}
 		code, notes = exitCode(waitErr, notes)
 	}
@@ -264,7 +265,7 @@ func (x *executor) run(ctx context.Context, env *Env, in ExecuteCommandInput) (R
 	if state == stateExited {
 		fmt.Fprintf(&b, "Exit code: %d", oc.ExitCode)
 	}
-	return Result{
+	return tool.Result{
 		Output:  strings.TrimRight(b.String(), "\n"),
 		IsError: state != stateExited,
 		Meta:    oc,

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // spawnTerminal is an editor's terminal: it runs what it is asked, in the
@@ -118,7 +119,7 @@ func TestExecuteCommandInTheEditorsTerminal(t *testing.T) {
 	defer os.RemoveAll(outside)
 	term := &spawnTerminal{}
 	opts := ExecuteCommandOptions{Launcher: l, Terminal: term, HandoffDir: filepath.Join(t.TempDir(), "handoff")}
-	env := &Env{Root: root, Mode: "edit"}
+	env := &tool.Env{Root: root, Mode: "edit"}
 	res, oc := runCommand(t, opts, env, ExecuteCommandInput{Command: "echo token=[$EDITOR_TOKEN]; touch " + outside + "/canary; touch made; exit 3"})
 	if term.created != 1 || len(term.argv) != 3 || term.argv[1] != "__odin_sandbox_exec" {
 		t.Fatalf("terminals created: %d, argv %q", term.created, term.argv)

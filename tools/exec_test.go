@@ -15,9 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/tools/tool"
 )
 
-func runCommand(t *testing.T, opts ExecuteCommandOptions, env *Env, in ExecuteCommandInput) (Result, CommandOutcome) {
+func runCommand(t *testing.T, opts ExecuteCommandOptions, env *tool.Env, in ExecuteCommandInput) (tool.Result, CommandOutcome) {
 	t.Helper()
 	res := runTool(t, NewExecuteCommand(opts), env, in)
 	oc, ok := res.Meta.(CommandOutcome)
@@ -69,7 +70,7 @@ func TestExecuteCommandBadInput(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want an error result", raw, res, err)
 		}
 	}
-	if _, err := NewExecuteCommand(ExecuteCommandOptions{}).Run(t.Context(), &Env{}, []byte(`{"command":"ls"}`)); err == nil {
+	if _, err := NewExecuteCommand(ExecuteCommandOptions{}).Run(t.Context(), &tool.Env{}, []byte(`{"command":"ls"}`)); err == nil {
 		t.Error("no Go error for an Env without a root")
 	}
 }
@@ -197,7 +198,7 @@ func TestExecuteCommandCancel(t *testing.T) {
 	env := newRootEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	done := make(chan Result, 1)
+	done := make(chan tool.Result, 1)
 	go func() {
 		res, err := NewExecuteCommand(ExecuteCommandOptions{KillGrace: 200 * time.Millisecond}).Run(ctx, env,
 			mustJSON(t, ExecuteCommandInput{Command: "sleep 105 & echo $$ > pgid.tmp; mv pgid.tmp pgid; wait"}))
@@ -266,7 +267,7 @@ func TestExecuteCommandTimeoutClamped(t *testing.T) {
 
 func BenchmarkExecuteCommand(b *testing.B) {
 	root, _ := filepath.EvalSymlinks(b.TempDir())
-	env := &Env{Root: root}
+	env := &tool.Env{Root: root}
 	tool := NewExecuteCommand(ExecuteCommandOptions{})
 	in := []byte(`{"command":"echo hi"}`)
 	for b.Loop() {
@@ -299,12 +300,12 @@ func TestExecuteCommandSandbox(t *testing.T) {
 			if st := l.Status(); st.Refuse {
 				t.Skipf("%s unavailable: %s", mode, st)
 			}
-			tool := NewExecuteCommand(ExecuteCommandOptions{Launcher: l})
-			env := &Env{Root: root, Mode: "edit"}
+			tl := NewExecuteCommand(ExecuteCommandOptions{Launcher: l})
+			env := &tool.Env{Root: root, Mode: "edit"}
 			if err := os.MkdirAll(filepath.Join(root, "sub"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			res, err := tool.Run(t.Context(), env, mustJSON(t, map[string]any{
+			res, err := tl.Run(t.Context(), env, mustJSON(t, map[string]any{
 				"command": fmt.Sprintf("touch sub/in; echo key=$OPENAI_API_KEY; touch %s/canary; touch .git/config", outside),
 			}))
 			if err != nil {
@@ -324,7 +325,7 @@ func TestExecuteCommandSandbox(t *testing.T) {
 			if !strings.Contains(res.Output, "Odin's sandbox") {
 				t.Errorf("a refused write does not explain the sandbox:\n%s", res.Output)
 			}
-			res, _ = tool.Run(t.Context(), &Env{Root: root, Mode: "ask"}, mustJSON(t, map[string]any{"command": "touch sub/ask"}))
+			res, _ = tl.Run(t.Context(), &tool.Env{Root: root, Mode: "ask"}, mustJSON(t, map[string]any{"command": "touch sub/ask"}))
 			if _, err := os.Stat(filepath.Join(root, "sub", "ask")); err == nil {
 				t.Errorf("ask mode wrote in the project:\n%s", res.Output)
 			}
@@ -335,8 +336,8 @@ func TestExecuteCommandSandbox(t *testing.T) {
 // TestExecuteCommandHugeTimeout: a timeout too large for a Duration is
 // clamped to the maximum, not overflowed into a negative one.
 func TestExecuteCommandHugeTimeout(t *testing.T) {
-	tool := NewExecuteCommand(ExecuteCommandOptions{})
-	res, err := tool.Run(t.Context(), &Env{Root: t.TempDir()}, mustJSON(t, map[string]any{"command": "echo hi", "timeout": 9007199254740991}))
+	tl := NewExecuteCommand(ExecuteCommandOptions{})
+	res, err := tl.Run(t.Context(), &tool.Env{Root: t.TempDir()}, mustJSON(t, map[string]any{"command": "echo hi", "timeout": 9007199254740991}))
 	if err != nil || res.IsError {
 		t.Fatalf("%v %s", err, res.Output)
 	}

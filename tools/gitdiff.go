@@ -15,6 +15,7 @@ import (
 
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed gitdiff.md
@@ -56,21 +57,23 @@ type GitDiffInput struct {
 // changes. It never runs hooks, pagers, external diff or textconv drivers,
 // and reads neither the system git config nor inherited GIT_* variables.
 // Its git runs unconfined; NewGitDiffWith runs it in a session's sandbox.
-func NewGitDiff() Tool { return NewGitDiffWith(nil) }
+func NewGitDiff() tool.Tool { return NewGitDiffWith(nil) }
 
 // NewGitDiffWith is NewGitDiff whose git runs through l, read-only.
-func NewGitDiffWith(l *sandbox.Launcher) Tool {
-	return newBuiltin[GitDiffInput](NameGitDiff, ClassRead, gitDiffDescription,
-		func(ctx context.Context, env *Env, in GitDiffInput) (Result, error) { return gitDiff(ctx, l, env, in) })
+func NewGitDiffWith(l *sandbox.Launcher) tool.Tool {
+	return newBuiltin[GitDiffInput](NameGitDiff, tool.ClassRead, gitDiffDescription,
+		func(ctx context.Context, env *tool.Env, in GitDiffInput) (tool.Result, error) {
+			return gitDiff(ctx, l, env, in)
+		})
 }
 
-func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput) (Result, error) {
+func gitDiff(ctx context.Context, l *sandbox.Launcher, env *tool.Env, in GitDiffInput) (tool.Result, error) {
 	if env == nil || env.Root == "" {
-		return Result{}, errors.New("tools: GitDiff: env has no project root")
+		return tool.Result{}, errors.New("tools: GitDiff: env has no project root")
 	}
 	dir, spec := env.Root, env.Root
 	if in.Path != "" {
-		p, bad, err := resolveArgPath(ctx, env, "path", in.Path, AccessRead)
+		p, bad, err := resolveArgPath(ctx, env, "path", in.Path, tool.AccessRead)
 		if err != nil || bad != nil {
 			return deref(bad), err
 		}
@@ -86,23 +89,23 @@ func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput
 				dir = env.Root
 			}
 		default:
-			return Errorf("cannot access %s: %v", p, unwrapPathError(err)), nil
+			return tool.Errorf("cannot access %s: %v", p, unwrapPathError(err)), nil
 		}
 		spec = p
 	}
 	if strings.HasPrefix(in.Base, "-") {
-		return Errorf("base %q is not a revision (it starts with '-'); give a commit, branch or tag", in.Base), nil
+		return tool.Errorf("base %q is not a revision (it starts with '-'); give a commit, branch or tag", in.Base), nil
 	}
 	if strings.Contains(in.Base, "..") && in.Staged {
-		return Errorf("staged cannot be combined with the range %q: a range compares two commits", in.Base), nil
+		return tool.Errorf("staged cannot be combined with the range %q: a range compares two commits", in.Base), nil
 	}
 	git := &gitRunner{dir: dir, launcher: l}
 	top, stderr, err := git.run(ctx, 0, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return Errorf("%s is not inside a git repository, so there is nothing to diff (git: %s)", dir, firstLine(stderr, err)), nil
+		return tool.Errorf("%s is not inside a git repository, so there is nothing to diff (git: %s)", dir, firstLine(stderr, err)), nil
 	}
 	if err := git.neutraliseFilters(ctx); err != nil {
-		return Errorf("reading the repository's git config failed: %v", err), nil
+		return tool.Errorf("reading the repository's git config failed: %v", err), nil
 	}
 
 	args := []string{"diff", "--no-ext-diff", "--no-textconv", "--no-color"}
@@ -118,7 +121,7 @@ func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput
 	args = append(args, "--", spec)
 	stdout, stderr, err := git.run(ctx, gitDiffMaxOutput, args...)
 	if err != nil {
-		return Errorf("git %s failed: %s", strings.Join(args, " "), firstLine(stderr, err)), nil
+		return tool.Errorf("git %s failed: %s", strings.Join(args, " "), firstLine(stderr, err)), nil
 	}
 
 	var b strings.Builder
@@ -135,11 +138,11 @@ func gitDiff(ctx context.Context, l *sandbox.Launcher, env *Env, in GitDiffInput
 	if in.IncludeUntracked {
 		untracked, err := untrackedDiff(ctx, env, git, spec, in.StatOnly, gitDiffMaxOutput-stdout.Len())
 		if err != nil {
-			return Errorf("listing untracked files failed: %v", err), nil
+			return tool.Errorf("listing untracked files failed: %v", err), nil
 		}
 		b.WriteString(untracked)
 	}
-	return Result{Output: strings.TrimRight(b.String(), "\n")}, nil
+	return tool.Result{Output: strings.TrimRight(b.String(), "\n")}, nil
 }
 
 func describeComparison(in GitDiffInput) string {
@@ -158,7 +161,7 @@ func describeComparison(in GitDiffInput) string {
 
 // untrackedDiff lists the untracked files under spec, as new-file diffs or
 // (statOnly) with their line counts.
-func untrackedDiff(ctx context.Context, env *Env, git *gitRunner, spec string, statOnly bool, budget int) (string, error) {
+func untrackedDiff(ctx context.Context, env *tool.Env, git *gitRunner, spec string, statOnly bool, budget int) (string, error) {
 	out, stderr, err := git.run(ctx, 0, "ls-files", "--others", "--exclude-standard", "-z", "--", spec)
 	if err != nil {
 		return "", errors.New(firstLine(stderr, err))

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"github.com/odin-code/odin/tools/tool"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +26,7 @@ func gitT(t *testing.T, dir string, args ...string) string {
 
 // newRepoEnv returns an Env whose root is a git repository with one
 // commit holding a.txt and b.txt.
-func newRepoEnv(t *testing.T) *Env {
+func newRepoEnv(t *testing.T) *tool.Env {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -179,7 +180,7 @@ func TestGitDiffErrors(t *testing.T) {
 	plain := newRootEnv(t) // not a repository
 	tests := []struct {
 		name   string
-		env    *Env
+		env    *tool.Env
 		in     GitDiffInput
 		want   string
 		denied bool

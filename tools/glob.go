@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/odin-code/odin/internal/search"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed glob.md
@@ -33,31 +34,31 @@ type GlobMeta struct {
 // NewGlob returns Glob: files matching a glob (ripgrep --glob rules, so
 // `*.go` matches at any depth and `src/**/*.ts` under src), honouring
 // ignore files and skipping hidden files and .git, newest first.
-func NewGlob() Tool {
-	return newBuiltin[GlobInput]("Glob", ClassRead, globDescription, runGlob)
+func NewGlob() tool.Tool {
+	return newBuiltin[GlobInput]("Glob", tool.ClassRead, globDescription, runGlob)
 }
 
-func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {
+func runGlob(ctx context.Context, env *tool.Env, in GlobInput) (tool.Result, error) {
 	dir, bad, err := resolveSearchPath(ctx, env, "path", in.Path, false)
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
-		return Errorf("path %s is a file, not a directory; pass the directory to search in", dir), nil
+		return tool.Errorf("path %s is a file, not a directory; pass the directory to search in", dir), nil
 	}
 	pattern := strings.TrimSpace(in.Pattern)
 	if pattern == "" {
-		return Errorf("pattern is empty; give a glob such as \"**/*.go\""), nil
+		return tool.Errorf("pattern is empty; give a glob such as \"**/*.go\""), nil
 	}
 	if filepath.IsAbs(pattern) {
 		// Models often pass an absolute pattern; take it relative to the
 		// directory searched when it lies inside it.
 		rel, err := filepath.Rel(dir, pattern)
 		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return Errorf("pattern %q is an absolute path outside %s; give a pattern relative to path (e.g. \"**/*.go\")", pattern, dir), nil
+			return tool.Errorf("pattern %q is an absolute path outside %s; give a pattern relative to path (e.g. \"**/*.go\")", pattern, dir), nil
 		}
 		pattern = filepath.ToSlash(rel)
 	}
@@ -65,12 +66,12 @@ func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {
 	files, err := search.Files(ctx, dir, pattern, search.WalkOptions{Exclude: walkExclude(env)})
 	if err != nil {
 		if ctx.Err() != nil {
-			return Errorf("Glob was cancelled: %v", ctx.Err()), nil
+			return tool.Errorf("Glob was cancelled: %v", ctx.Err()), nil
 		}
-		return Errorf("invalid pattern: %v", err), nil
+		return tool.Errorf("invalid pattern: %v", err), nil
 	}
 	if len(files) == 0 {
-		return Result{Output: fmt.Sprintf("No files found matching %q in %s.", in.Pattern, dir), IsError: true, Meta: GlobMeta{}}, nil
+		return tool.Result{Output: fmt.Sprintf("No files found matching %q in %s.", in.Pattern, dir), IsError: true, Meta: GlobMeta{}}, nil
 	}
 	meta := GlobMeta{Total: len(files), Truncated: len(files) > globLimit}
 	var b strings.Builder
@@ -85,5 +86,5 @@ func runGlob(ctx context.Context, env *Env, in GlobInput) (Result, error) {
 	if meta.Truncated {
 		fmt.Fprintf(&b, "\n[%d more files not shown (%d matched; the newest %d are listed); narrow the pattern or the path]\n", len(files)-globLimit, len(files), globLimit)
 	}
-	return Result{Output: b.String(), Meta: meta}, nil
+	return tool.Result{Output: b.String(), Meta: meta}, nil
 }

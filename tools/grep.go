@@ -16,6 +16,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/search"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed grep.md
@@ -75,9 +76,9 @@ type GrepMeta struct {
 // Odin (no rg binary needed). It honours .gitignore/.ignore/.rgignore,
 // skips hidden and binary files, searches in parallel and prints
 // deterministic, path-sorted output identical to `rg --sort path`.
-func NewGrep() Tool {
-	return newBuiltin[GrepInput]("Grep", ClassRead, grepDescription, runGrep,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewGrep() tool.Tool {
+	return newBuiltin[GrepInput]("Grep", tool.ClassRead, grepDescription, runGrep,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			s.Properties["output_mode"].Enum = []any{GrepContent, GrepFilesWithMatches, GrepCount}
 			fixNullable(s, "-n", "boolean")
 			for _, p := range []string{"-A", "-B", "-C", "head_limit"} {
@@ -97,27 +98,27 @@ func fixNullable(s *jsonschema.Schema, prop, typ string) {
 }
 
 // wholeNumber converts an optional non-negative count argument.
-func wholeNumber(name string, v *float64) (int, *Result) {
+func wholeNumber(name string, v *float64) (int, *tool.Result) {
 	if v == nil {
 		return 0, nil
 	}
 	if *v < 0 || *v != math.Trunc(*v) || *v > 1e9 {
-		r := Errorf("%s must be a whole number >= 0, got %v", name, *v)
+		r := tool.Errorf("%s must be a whole number >= 0, got %v", name, *v)
 		return 0, &r
 	}
 	return int(*v), nil
 }
 
-func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
+func runGrep(ctx context.Context, env *tool.Env, in GrepInput) (tool.Result, error) {
 	root, bad, err := resolveSearchPath(ctx, env, "path", in.Path, false)
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	if info, err := os.Stat(root); err == nil && !info.IsDir() && !info.Mode().IsRegular() {
-		return Errorf("path %s is not a regular file or a directory (%s)", root, info.Mode().Type()), nil
+		return tool.Errorf("path %s is not a regular file or a directory (%s)", root, info.Mode().Type()), nil
 	}
 	mode := search.FilesWithMatches
 	switch in.OutputMode {
@@ -142,7 +143,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 	}
 	m, err := search.Compile(in.Pattern, search.MatchOptions{IgnoreCase: in.IgnoreCase, Multiline: in.Multiline})
 	if err != nil {
-		return Errorf("%v", err), nil
+		return tool.Errorf("%v", err), nil
 	}
 	opts := search.GrepOptions{
 		Matcher:       m,
@@ -158,20 +159,20 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 	opts.Walk.Exclude = walkExclude(env)
 	if globs := splitGlobs(in.Glob); len(globs) > 0 {
 		if opts.Walk.Globs, err = search.NewGlobFilter(globs...); err != nil {
-			return Errorf("invalid glob: %v", err), nil
+			return tool.Errorf("invalid glob: %v", err), nil
 		}
 	}
 	if strings.TrimSpace(in.Type) != "" {
 		if opts.Walk.Types, err = search.NewTypeFilter(in.Type); err != nil {
-			return Errorf("%v", err), nil
+			return tool.Errorf("%v", err), nil
 		}
 	}
 	res, err := search.Grep(ctx, root, opts)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Errorf("Grep was cancelled: %v", ctx.Err()), nil
+			return tool.Errorf("Grep was cancelled: %v", ctx.Err()), nil
 		}
-		return Errorf("Grep failed on %s: %v", root, err), nil
+		return tool.Errorf("Grep failed on %s: %v", root, err), nil
 	}
 	meta := GrepMeta{Mode: in.OutputMode, Files: len(res.Files), Searched: res.Searched}
 	skipped := ""
@@ -179,7 +180,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		skipped = fmt.Sprintf("[%d files larger than %d MiB were not searched; use ExecuteCommand for those]\n", res.TooLarge, grepMaxFileSize>>20)
 	}
 	if len(res.Files) == 0 {
-		return Result{Output: fmt.Sprintf("No matches for %q in %s (%s searched).\n%s", in.Pattern, root, count(int(res.Searched), "file", "files"), skipped), IsError: true, Meta: meta}, nil
+		return tool.Result{Output: fmt.Sprintf("No matches for %q in %s (%s searched).\n%s", in.Pattern, root, count(int(res.Searched), "file", "files"), skipped), IsError: true, Meta: meta}, nil
 	}
 	out, shown, total := limitLines(res, nums["head_limit"], grepOutputCap)
 	meta.Lines, meta.Shown, meta.Truncated = total, shown, shown < total
@@ -191,7 +192,7 @@ func runGrep(ctx context.Context, env *Env, in GrepInput) (Result, error) {
 		out = fmt.Appendf(out, "\n[%d more lines not shown (%s); narrow the search with path, glob, type or a more specific pattern]\n", total-shown, why)
 	}
 	out = append(out, skipped...)
-	return Result{Output: string(out), Meta: meta}, nil
+	return tool.Result{Output: string(out), Meta: meta}, nil
 }
 
 // limitLines joins the per-file outputs, keeping at most head lines (0:
@@ -290,29 +291,29 @@ func splitGlobs(s string) []string {
 // root; a relative path is refused when mustAbs, else taken against the
 // root. The path must exist. It returns the resolved path, or a Result the
 // model can act on, or a Go error when the Env is unusable.
-func resolveSearchPath(ctx context.Context, env *Env, arg, p string, mustAbs bool) (string, *Result, error) {
+func resolveSearchPath(ctx context.Context, env *tool.Env, arg, p string, mustAbs bool) (string, *tool.Result, error) {
 	if env == nil || env.Guard == nil {
 		return "", nil, errors.New("tools: env has no path guard")
 	}
 	p = strings.TrimSpace(p)
 	if p == "" || p == "undefined" || p == "null" {
 		if mustAbs {
-			r := Errorf("%s is required: give the absolute path of a directory (the project root is %s)", arg, env.Root)
+			r := tool.Errorf("%s is required: give the absolute path of a directory (the project root is %s)", arg, env.Root)
 			return "", &r, nil
 		}
 		p = env.Root
 	}
 	if !filepath.IsAbs(p) {
 		if mustAbs {
-			r := Errorf("%s must be an absolute path, got %q (e.g. %s)", arg, p, filepath.Join(env.Root, p))
+			r := tool.Errorf("%s must be an absolute path, got %q (e.g. %s)", arg, p, filepath.Join(env.Root, p))
 			return "", &r, nil
 		}
 		p = filepath.Join(env.Root, p)
 	}
-	resolved, err := env.Guard.Resolve(ctx, p, AccessRead)
+	resolved, err := env.Guard.Resolve(ctx, p, tool.AccessRead)
 	if err != nil {
-		r := Errorf("%v", err)
-		r.Denied = IsDenied(err)
+		r := tool.Errorf("%v", err)
+		r.Denied = tool.IsDenied(err)
 		return "", &r, nil
 	}
 	if r := deniedRead(env, p, resolved); r != nil {
@@ -323,7 +324,7 @@ func resolveSearchPath(ctx context.Context, env *Env, arg, p string, mustAbs boo
 		if errors.Is(err, fs.ErrNotExist) {
 			msg = fmt.Sprintf("%s %s does not exist", arg, p)
 		}
-		r := Errorf("%s", msg)
+		r := tool.Errorf("%s", msg)
 		return "", &r, nil
 	}
 	return resolved, nil, nil

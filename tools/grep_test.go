@@ -12,10 +12,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // grepTree builds a small project in a git repository.
-func grepTree(t *testing.T) *Env {
+func grepTree(t *testing.T) *tool.Env {
 	t.Helper()
 	env := newRootEnv(t)
 	for rel, content := range map[string]string{
@@ -221,10 +222,10 @@ type seedSchema struct {
 	AdditionalProperties *bool    `json:"additionalProperties"`
 }
 
-func checkSeedSchema(t *testing.T, tool Tool, wantProps map[string]string, required []string) {
+func checkSeedSchema(t *testing.T, tl tool.Tool, wantProps map[string]string, required []string) {
 	t.Helper()
 	var got seedSchema
-	if err := json.Unmarshal(tool.Info().Schema, &got); err != nil {
+	if err := json.Unmarshal(tl.Info().Schema, &got); err != nil {
 		t.Fatal(err)
 	}
 	props := map[string]string{}
@@ -232,20 +233,20 @@ func checkSeedSchema(t *testing.T, tool Tool, wantProps map[string]string, requi
 		props[name] = p.Type
 	}
 	if diff := cmp.Diff(wantProps, props); diff != "" {
-		t.Errorf("%s properties (-seed +got):\n%s", tool.Info().Name, diff)
+		t.Errorf("%s properties (-seed +got):\n%s", tl.Info().Name, diff)
 	}
 	slices.Sort(got.Required)
 	if diff := cmp.Diff(required, got.Required); diff != "" {
-		t.Errorf("%s required (-seed +got):\n%s", tool.Info().Name, diff)
+		t.Errorf("%s required (-seed +got):\n%s", tl.Info().Name, diff)
 	}
 	if got.AdditionalProperties == nil || *got.AdditionalProperties {
-		t.Errorf("%s allows additional properties", tool.Info().Name)
+		t.Errorf("%s allows additional properties", tl.Info().Name)
 	}
-	if tool.Info().Class != ClassRead {
-		t.Errorf("%s class = %s, want read", tool.Info().Name, tool.Info().Class)
+	if tl.Info().Class != tool.ClassRead {
+		t.Errorf("%s class = %s, want read", tl.Info().Name, tl.Info().Class)
 	}
-	if !strings.Contains(tool.Info().Description, "\n") {
-		t.Errorf("%s description looks empty: %q", tool.Info().Name, tool.Info().Description)
+	if !strings.Contains(tl.Info().Description, "\n") {
+		t.Errorf("%s description looks empty: %q", tl.Info().Name, tl.Info().Description)
 	}
 }
 

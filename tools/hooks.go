@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // WithHooks runs h's PreToolUse hooks before each call and its PostToolUse
@@ -21,12 +22,12 @@ import (
 // (Map(WithPermission(p), WithHooks(h))) a hook can refuse a call before the
 // user is asked about it; with the permission outside, a denied call never
 // reaches the hooks.
-func WithHooks(h HookRunner) func(Tool) Tool {
+func WithHooks(h tool.HookRunner) func(tool.Tool) tool.Tool {
 	if h == nil {
 		panic("tools: WithHooks(nil)")
 	}
-	return func(t Tool) Tool {
-		return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+	return func(t tool.Tool) tool.Tool {
+		return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 			info := t.Info()
 			pre := h.PreToolUse(ctx, env, info, input)
 			warn(env, pre.Warnings)
@@ -35,7 +36,7 @@ func WithHooks(h HookRunner) func(Tool) Tool {
 				if msg == "" {
 					msg = "no reason given"
 				}
-				return Result{Output: "Blocked by a PreToolUse hook: " + msg, IsError: true, Denied: true}, nil
+				return tool.Result{Output: "Blocked by a PreToolUse hook: " + msg, IsError: true, Denied: true}, nil
 			}
 			res, err := t.Run(ctx, env, input)
 			if err != nil || res.Denied {
@@ -65,7 +66,7 @@ func appendSection(out, title, body string) string {
 	return out + "\n[" + title + "]\n" + body
 }
 
-func warn(env *Env, warnings []string) {
+func warn(env *tool.Env, warnings []string) {
 	if env == nil || env.Publish == nil {
 		return
 	}

@@ -9,21 +9,22 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // scriptedHooks answers with fixed verdicts and records the calls.
 type scriptedHooks struct {
-	pre, post HookVerdict
+	pre, post tool.HookVerdict
 	calls     []string
-	postSaw   Result
+	postSaw   tool.Result
 }
 
-func (h *scriptedHooks) PreToolUse(_ context.Context, _ *Env, info Info, input json.RawMessage) HookVerdict {
+func (h *scriptedHooks) PreToolUse(_ context.Context, _ *tool.Env, info tool.Info, input json.RawMessage) tool.HookVerdict {
 	h.calls = append(h.calls, "pre "+info.Name+" "+string(input))
 	return h.pre
 }
 
-func (h *scriptedHooks) PostToolUse(_ context.Context, _ *Env, info Info, _ json.RawMessage, res Result) HookVerdict {
+func (h *scriptedHooks) PostToolUse(_ context.Context, _ *tool.Env, info tool.Info, _ json.RawMessage, res tool.Result) tool.HookVerdict {
 	h.calls = append(h.calls, "post "+info.Name)
 	h.postSaw = res
 	return h.post
@@ -33,8 +34,8 @@ func TestWithHooks(t *testing.T) {
 	cases := []struct {
 		name    string
 		hooks   scriptedHooks
-		tool    func(*int) Tool
-		want    Result
+		tool    func(*int) tool.Tool
+		want    tool.Result
 		runs    int
 		calls   []string
 		notices []messages.Event
@@ -43,40 +44,40 @@ func TestWithHooks(t *testing.T) {
 		{
 			name:  "no objections",
 			tool:  echoTool,
-			want:  Result{Output: "hi"},
+			want:  tool.Result{Output: "hi"},
 			runs:  1,
 			calls: []string{`pre Echo {"text":"hi"}`, "post Echo"},
 		},
 		{
 			name:  "pre blocks",
-			hooks: scriptedHooks{pre: HookVerdict{Block: true, Message: "no writes on Fridays\n"}},
+			hooks: scriptedHooks{pre: tool.HookVerdict{Block: true, Message: "no writes on Fridays\n"}},
 			tool:  echoTool,
-			want:  Result{Output: "Blocked by a PreToolUse hook: no writes on Fridays", IsError: true, Denied: true},
+			want:  tool.Result{Output: "Blocked by a PreToolUse hook: no writes on Fridays", IsError: true, Denied: true},
 			calls: []string{`pre Echo {"text":"hi"}`},
 		},
 		{
 			name:  "post adds context and objects",
-			hooks: scriptedHooks{post: HookVerdict{Block: true, Message: "lint failed", Context: "formatted 1 file"}},
+			hooks: scriptedHooks{post: tool.HookVerdict{Block: true, Message: "lint failed", Context: "formatted 1 file"}},
 			tool:  echoTool,
-			want:  Result{Output: "hi\n\n[PostToolUse hook]\nformatted 1 file\n\n[PostToolUse hook objected]\nlint failed", IsError: true},
+			want:  tool.Result{Output: "hi\n\n[PostToolUse hook]\nformatted 1 file\n\n[PostToolUse hook objected]\nlint failed", IsError: true},
 			runs:  1,
 			calls: []string{`pre Echo {"text":"hi"}`, "post Echo"},
 		},
 		{
 			name:    "warnings are published",
-			hooks:   scriptedHooks{pre: HookVerdict{Warnings: []string{"hook a exited 1"}}, post: HookVerdict{Warnings: []string{"hook b timed out"}}},
+			hooks:   scriptedHooks{pre: tool.HookVerdict{Warnings: []string{"hook a exited 1"}}, post: tool.HookVerdict{Warnings: []string{"hook b timed out"}}},
 			tool:    echoTool,
-			want:    Result{Output: "hi"},
+			want:    tool.Result{Output: "hi"},
 			runs:    1,
 			calls:   []string{`pre Echo {"text":"hi"}`, "post Echo"},
 			notices: []messages.Event{messages.Notice{Level: "warn", Text: "hook a exited 1"}, messages.Notice{Level: "warn", Text: "hook b timed out"}},
 		},
 		{
 			name: "no post hook after a Go error",
-			tool: func(runs *int) Tool {
-				return New("Echo", ClassRead, "d", func(context.Context, *Env, echoIn) (Result, error) {
+			tool: func(runs *int) tool.Tool {
+				return tool.New("Echo", tool.ClassRead, "d", func(context.Context, *tool.Env, echoIn) (tool.Result, error) {
 					*runs++
-					return Result{}, errors.New("broken")
+					return tool.Result{}, errors.New("broken")
 				})
 			},
 			runs:  1,
@@ -89,7 +90,7 @@ func TestWithHooks(t *testing.T) {
 			runs := 0
 			h := c.hooks
 			var notices []messages.Event
-			env := &Env{Publish: func(ev any) { notices = append(notices, ev.(messages.Event)) }}
+			env := &tool.Env{Publish: func(ev any) { notices = append(notices, ev.(messages.Event)) }}
 			got, err := WithHooks(&h)(c.tool(&runs)).Run(t.Context(), env, json.RawMessage(`{"text":"hi"}`))
 			if (err != nil) != c.goErr {
 				t.Fatalf("err %v", err)
@@ -113,8 +114,8 @@ func TestWithHooks(t *testing.T) {
 func TestWithHooksSkipsPostForDenied(t *testing.T) {
 	runs := 0
 	h := &scriptedHooks{}
-	tool := WithHooks(h)(WithPermission(&rulePermission{banned: "hi"})(echoTool(&runs)))
-	got, err := tool.Run(t.Context(), &Env{}, json.RawMessage(`{"text":"hi"}`))
+	tl := WithHooks(h)(WithPermission(&rulePermission{banned: "hi"})(echoTool(&runs)))
+	got, err := tl.Run(t.Context(), &tool.Env{}, json.RawMessage(`{"text":"hi"}`))
 	if err != nil || !got.Denied || runs != 0 {
 		t.Fatalf("got %+v, %v, runs %d", got, err, runs)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/odinmd"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed init.md
@@ -46,29 +47,29 @@ type InitToolMeta struct {
 // hand-written text kept) and writes it through the same guarded,
 // checkpointed, atomic path as WriteFile. It is a write-class tool, so
 // only edit mode offers it.
-func NewInitTool() Tool {
-	return requireUTF8Input(newBuiltin[InitToolInput](NameInitTool, ClassWrite, initToolDescription, runInitTool,
-		WithSchema(func(s *jsonschema.Schema) { setArray(s, "sections", 1) })))
+func NewInitTool() tool.Tool {
+	return requireUTF8Input(newBuiltin[InitToolInput](NameInitTool, tool.ClassWrite, initToolDescription, runInitTool,
+		tool.WithSchema(func(s *jsonschema.Schema) { setArray(s, "sections", 1) })))
 }
 
-func runInitTool(ctx context.Context, env *Env, in InitToolInput) (Result, error) {
+func runInitTool(ctx context.Context, env *tool.Env, in InitToolInput) (tool.Result, error) {
 	if env == nil || env.Root == "" {
-		return Result{}, errors.New("tools: InitTool: env has no project root")
+		return tool.Result{}, errors.New("tools: InitTool: env has no project root")
 	}
 	var sections []messages.InitSection
 	for i, s := range in.Sections {
 		if strings.TrimSpace(s.Name) == "" {
-			return Errorf("sections[%d] has no name; give each section a title such as Objective or Commands", i), nil
+			return tool.Errorf("sections[%d] has no name; give each section a title such as Objective or Commands", i), nil
 		}
 		if strings.TrimSpace(s.Content) == "" {
-			return Errorf("section %q is empty; give its Markdown content (without the heading)", s.Name), nil
+			return tool.Errorf("section %q is empty; give its Markdown content (without the heading)", s.Name), nil
 		}
 		sections = append(sections, messages.InitSection{Name: s.Name, Content: s.Content, Source: "orchestrator"})
 	}
 	if len(sections) == 0 {
-		return Errorf("sections is empty: give at least one section to write"), nil
+		return tool.Errorf("sections is empty: give at least one section to write"), nil
 	}
-	path, bad, err := resolveArgPath(ctx, env, "ODIN.md", filepath.Join(env.Root, "ODIN.md"), AccessWrite)
+	path, bad, err := resolveArgPath(ctx, env, "ODIN.md", filepath.Join(env.Root, "ODIN.md"), tool.AccessWrite)
 	if err != nil || bad != nil {
 		return deref(bad), err
 	}
@@ -97,7 +98,7 @@ func runInitTool(ctx context.Context, env *Env, in InitToolInput) (Result, error
 		meta.Warnings = append(meta.Warnings, w)
 	}
 	if cur.exists && string(cur.content) == doc.Doc {
-		return Result{Output: fmt.Sprintf("%s already has exactly these sections; nothing was written.", path), Meta: meta}, nil
+		return tool.Result{Output: fmt.Sprintf("%s already has exactly these sections; nothing was written.", path), Meta: meta}, nil
 	}
 	if bad, err := commitWrite(ctx, env, path, cur, content); err != nil || bad != nil {
 		return deref(bad), err
@@ -115,7 +116,7 @@ func runInitTool(ctx context.Context, env *Env, in InitToolInput) (Result, error
 	for _, w := range meta.Warnings {
 		fmt.Fprintf(&b, "\nWarning: %s.", w)
 	}
-	return Result{Output: b.String(), Files: []string{path}, Meta: meta}, nil
+	return tool.Result{Output: b.String(), Files: []string{path}, Meta: meta}, nil
 }
 
 // loadForMerge reads the current ODIN.md under the write lock. Unlike
@@ -123,7 +124,7 @@ func runInitTool(ctx context.Context, env *Env, in InitToolInput) (Result, error
 // what is on disk now, keeping every hand-written byte, so it cannot
 // overwrite an edit it has not seen. A link or a non-regular file at the
 // path is refused, as for every write.
-func loadForMerge(env *Env, path string) (existingFile, *Result) {
+func loadForMerge(env *tool.Env, path string) (existingFile, *tool.Result) {
 	root := writeRoot(env, path)
 	info, err := fsutil.LstatIn(root, path)
 	switch {
@@ -133,15 +134,15 @@ func loadForMerge(env *Env, path string) (existingFile, *Result) {
 		r := writeRefusal(path, err)
 		return existingFile{}, &r
 	case info.Mode()&fs.ModeSymlink != 0:
-		r := Errorf("%s is a symbolic link; InitTool does not write through it. Nothing was written.", path)
+		r := tool.Errorf("%s is a symbolic link; InitTool does not write through it. Nothing was written.", path)
 		return existingFile{}, &r
 	case !info.Mode().IsRegular():
-		r := Errorf("%s is not a regular file (%s); nothing was written.", path, info.Mode().Type())
+		r := tool.Errorf("%s is not a regular file (%s); nothing was written.", path, info.Mode().Type())
 		return existingFile{}, &r
 	}
 	content, info, err := fsutil.ReadFileIn(root, path, maxWriteBytes)
 	if err != nil {
-		r := Errorf("cannot read %s: %v. Nothing was written.", path, unwrapPathError(err))
+		r := tool.Errorf("cannot read %s: %v. Nothing was written.", path, unwrapPathError(err))
 		return existingFile{}, &r
 	}
 	return existingFile{exists: true, content: content, perm: info.Mode() & fs.ModePerm}, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestInitToolCreates(t *testing.T) {
@@ -141,7 +142,7 @@ func TestInitToolBadInput(t *testing.T) {
 			}
 		})
 	}
-	if c := NewInitTool().Info().Class; c != ClassWrite {
+	if c := NewInitTool().Info().Class; c != tool.ClassWrite {
 		t.Errorf("class %v: InitTool writes, so ask and plan modes must not see it", c)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed ls.md
@@ -45,28 +46,28 @@ type LSMeta struct {
 
 // NewLS returns LS: one directory's entries, directories first, files with
 // their sizes, symlinks with their targets.
-func NewLS() Tool {
-	return newBuiltin[LSInput]("LS", ClassRead, lsDescription, runLS,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewLS() tool.Tool {
+	return newBuiltin[LSInput]("LS", tool.ClassRead, lsDescription, runLS,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			p := s.Properties["ignore"]
 			p.Type, p.Types = "array", nil
 		}))
 }
 
-func runLS(ctx context.Context, env *Env, in LSInput) (Result, error) {
+func runLS(ctx context.Context, env *tool.Env, in LSInput) (tool.Result, error) {
 	dir, bad, err := resolveSearchPath(ctx, env, "path", in.Path, true)
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	info, err := os.Stat(dir)
 	if err != nil {
-		return Errorf("cannot list %s: %v", dir, err), nil
+		return tool.Errorf("cannot list %s: %v", dir, err), nil
 	}
 	if !info.IsDir() {
-		return Errorf("%s is a file (%d bytes), not a directory; use ReadFile to read it", dir, info.Size()), nil
+		return tool.Errorf("%s is a file (%d bytes), not a directory; use ReadFile to read it", dir, info.Size()), nil
 	}
 	var ignores []*workspace.Glob
 	for _, p := range in.Ignore {
@@ -76,13 +77,13 @@ func runLS(ctx context.Context, env *Env, in LSInput) (Result, error) {
 		}
 		g, err := workspace.CompileGlob(p)
 		if err != nil {
-			return Errorf("invalid ignore pattern: %v", err), nil
+			return tool.Errorf("invalid ignore pattern: %v", err), nil
 		}
 		ignores = append(ignores, g)
 	}
 	ents, err := os.ReadDir(dir)
 	if err != nil && len(ents) == 0 {
-		return Errorf("cannot list %s: %v", dir, err), nil
+		return tool.Errorf("cannot list %s: %v", dir, err), nil
 	}
 	var dirs, files []LSEntry
 	hide := walkExclude(env)
@@ -133,7 +134,7 @@ func runLS(ctx context.Context, env *Env, in LSInput) (Result, error) {
 	if meta.Truncated {
 		fmt.Fprintf(&b, "\n[%d more entries not shown; use Glob or pass ignore patterns to narrow the listing]\n", len(all)-lsLimit)
 	}
-	return Result{Output: b.String(), Meta: meta}, nil
+	return tool.Result{Output: b.String(), Meta: meta}, nil
 }
 
 // lsIgnored matches an entry against the ignore globs by name and by

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed multiedit.md
@@ -28,22 +29,22 @@ type MultiEditItem struct {
 // NewMultiEdit returns MultiEditTool: several exact replacements in one
 // existing file, applied in order in memory and written once, all or
 // nothing.
-func NewMultiEdit() Tool {
-	return requireUTF8Input(newBuiltin[MultiEditInput](NameMultiEditTool, ClassWrite, multiEditDescription, multiEdit,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewMultiEdit() tool.Tool {
+	return requireUTF8Input(newBuiltin[MultiEditInput](NameMultiEditTool, tool.ClassWrite, multiEditDescription, multiEdit,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			edits := s.Properties["edits"]
 			setArray(s, "edits", 1)
 			setDefault(edits.Items, "replace_all", false)
 		})))
 }
 
-func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error) {
-	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessWrite)
+func multiEdit(ctx context.Context, env *tool.Env, in MultiEditInput) (tool.Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, tool.AccessWrite)
 	if err != nil || bad != nil {
 		return deref(bad), err
 	}
 	if len(in.Edits) == 0 {
-		return Errorf("edits is empty; give at least one edit."), nil
+		return tool.Errorf("edits is empty; give at least one edit."), nil
 	}
 	unlock, bad := lockForWrite(ctx, env, path)
 	if bad != nil {
@@ -55,10 +56,10 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 		return *bad, nil
 	}
 	if !cur.exists {
-		return Errorf("file does not exist: %s. MultiEditTool only changes existing files; create new files with WriteFile.", path), nil
+		return tool.Errorf("file does not exist: %s. MultiEditTool only changes existing files; create new files with WriteFile.", path), nil
 	}
 	if !utf8.Valid(cur.content) {
-		return Errorf("%s is not UTF-8 text; MultiEditTool edits text files only.", path), nil
+		return tool.Errorf("%s is not UTF-8 text; MultiEditTool edits text files only.", path), nil
 	}
 	before := string(cur.content)
 	after := before
@@ -66,14 +67,14 @@ func multiEdit(ctx context.Context, env *Env, in MultiEditInput) (Result, error)
 	for i, e := range in.Edits {
 		next, n, err := applyEdit(after, editSpec{Old: e.OldString, New: e.NewString, All: e.ReplaceAll})
 		if err != nil {
-			return Errorf("edit %d of %d (edits[%d]) failed: %v. No edit was applied; the file is unchanged. Earlier edits change the text later ones must match, so plan the sequence against the file as it will be.",
+			return tool.Errorf("edit %d of %d (edits[%d]) failed: %v. No edit was applied; the file is unchanged. Earlier edits change the text later ones must match, so plan the sequence against the file as it will be.",
 				i+1, len(in.Edits), i, err), nil
 		}
 		after, total = next, total+n
 	}
 	after = keepFinalNewline(before, after)
 	if after == before {
-		return Errorf("the edits leave %s unchanged.", path), nil
+		return tool.Errorf("the edits leave %s unchanged.", path), nil
 	}
 	if bad, err := commitWrite(ctx, env, path, cur, []byte(after)); err != nil || bad != nil {
 		return deref(bad), err

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // rulePermission refuses calls whose input mentions a banned word, fails
@@ -22,7 +23,7 @@ type denial string
 func (d denial) Error() string { return string(d) }
 func (d denial) Denied() bool  { return true }
 
-func (p *rulePermission) Authorize(_ context.Context, env *Env, info Info, input json.RawMessage) error {
+func (p *rulePermission) Authorize(_ context.Context, env *tool.Env, info tool.Info, input json.RawMessage) error {
 	p.seen = append(p.seen, info.Name+" "+env.Mode+" "+string(input))
 	if p.err != nil {
 		return p.err
@@ -39,30 +40,30 @@ type echoIn struct {
 	Text string `json:"text"`
 }
 
-func echoTool(runs *int) Tool {
-	return New("Echo", ClassWrite, "echo", func(ctx context.Context, env *Env, in echoIn) (Result, error) {
+func echoTool(runs *int) tool.Tool {
+	return tool.New("Echo", tool.ClassWrite, "echo", func(ctx context.Context, env *tool.Env, in echoIn) (tool.Result, error) {
 		*runs++
-		return Result{Output: in.Text}, nil
+		return tool.Result{Output: in.Text}, nil
 	})
 }
 
 func TestWithPermission(t *testing.T) {
 	runs := 0
 	p := &rulePermission{banned: "rm"}
-	tool := WithPermission(p)(echoTool(&runs))
-	env := &Env{Mode: "edit"}
-	if tool.Info().Name != "Echo" {
-		t.Fatalf("decorator lost Info: %+v", tool.Info())
+	tl := WithPermission(p)(echoTool(&runs))
+	env := &tool.Env{Mode: "edit"}
+	if tl.Info().Name != "Echo" {
+		t.Fatalf("decorator lost Info: %+v", tl.Info())
 	}
 	cases := []struct {
 		input string
-		want  Result
+		want  tool.Result
 	}{
-		{`{"text":"ls"}`, Result{Output: "ls"}},
-		{`{"text":"rm"}`, Result{Output: "refused by rule X: rm", IsError: true, Denied: true}},
+		{`{"text":"ls"}`, tool.Result{Output: "ls"}},
+		{`{"text":"rm"}`, tool.Result{Output: "refused by rule X: rm", IsError: true, Denied: true}},
 	}
 	for _, c := range cases {
-		got, err := tool.Run(t.Context(), env, json.RawMessage(c.input))
+		got, err := tl.Run(t.Context(), env, json.RawMessage(c.input))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,8 +82,8 @@ func TestWithPermission(t *testing.T) {
 func TestWithPermissionPropagatesFailures(t *testing.T) {
 	runs := 0
 	boom := errors.New("approver gone")
-	tool := WithPermission(&rulePermission{err: boom})(echoTool(&runs))
-	_, err := tool.Run(t.Context(), &Env{}, json.RawMessage(`{"text":"ls"}`))
+	tl := WithPermission(&rulePermission{err: boom})(echoTool(&runs))
+	_, err := tl.Run(t.Context(), &tool.Env{}, json.RawMessage(`{"text":"ls"}`))
 	if !errors.Is(err, boom) || runs != 0 {
 		t.Fatalf("err %v runs %d; want the permission's error and no run", err, runs)
 	}

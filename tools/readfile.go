@@ -23,6 +23,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed readfile.md
@@ -51,46 +52,46 @@ type ReadFileInput struct {
 // NewReadFile returns the ReadFile tool: numbered lines of a text file, in
 // pages, recording what the agent saw so that write tools can insist on a
 // fresh read.
-func NewReadFile() Tool {
-	return newBuiltin[ReadFileInput](NameReadFile, ClassRead, readFileDescription, readFile,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewReadFile() tool.Tool {
+	return newBuiltin[ReadFileInput](NameReadFile, tool.ClassRead, readFileDescription, readFile,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			setMinimum(s, "offset", 0)
 			setMinimum(s, "limit", 0)
 		}))
 }
 
-func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
-	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessRead)
+func readFile(ctx context.Context, env *tool.Env, in ReadFileInput) (tool.Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, tool.AccessRead)
 	if err != nil || bad != nil {
 		return deref(bad), err
 	}
 	info, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return Errorf("file does not exist: %s. Use Glob or LS to find the right path.", path), nil
+		return tool.Errorf("file does not exist: %s. Use Glob or LS to find the right path.", path), nil
 	case err != nil:
-		return Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
+		return tool.Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
 	case info.IsDir():
-		return Errorf("%s is a directory, not a file; use LS to list it.", path), nil
+		return tool.Errorf("%s is a directory, not a file; use LS to list it.", path), nil
 	case !info.Mode().IsRegular():
 		// Opening a FIFO or a device could block or never end.
-		return Errorf("%s is not a regular file (%s); ReadFile reads regular files only.", path, info.Mode().Type()), nil
+		return tool.Errorf("%s is not a regular file (%s); ReadFile reads regular files only.", path, info.Mode().Type()), nil
 	}
 	// O_NONBLOCK: a FIFO swapped in after the Stat above must not block
 	// the open; the descriptor's own Stat then decides.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
+		return tool.Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
 	}
 	defer f.Close()
 	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
-		return Errorf("%s changed while being read and is no longer a regular file; ReadFile reads regular files only.", path), nil
+		return tool.Errorf("%s changed while being read and is no longer a regular file; ReadFile reads regular files only.", path), nil
 	}
 
 	head := make([]byte, readSniffBytes)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
+		return tool.Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
 	}
 	head = head[:n]
 	if kind := sniffBinary(head); kind != "" {
@@ -98,15 +99,15 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	}
 	if info.Size() == 0 && n == 0 {
 		recordRead(env, path, nil, info)
-		return Result{Output: fmt.Sprintf("(%s exists but is empty: 0 bytes)", path)}, nil
+		return tool.Result{Output: fmt.Sprintf("(%s exists but is empty: 0 bytes)", path)}, nil
 	}
 	partial := in.Offset > 0 || in.Limit > 0
 	if !partial && info.Size() > readMaxWholeBytes {
-		return Errorf("%s is %s, more than the %s ReadFile returns at once. Read it in parts with offset and limit (e.g. offset=1, limit=500), or search it with Grep.",
+		return tool.Errorf("%s is %s, more than the %s ReadFile returns at once. Read it in parts with offset and limit (e.g. offset=1, limit=500), or search it with Grep.",
 			path, HumanBytes(info.Size()), HumanBytes(readMaxWholeBytes)), nil
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return Result{}, fmt.Errorf("tools: ReadFile: seek %s: %w", path, err)
+		return tool.Result{}, fmt.Errorf("tools: ReadFile: seek %s: %w", path, err)
 	}
 	var src io.Reader = f
 	if text, ok := editorText(ctx, env, path); ok {
@@ -116,12 +117,12 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	page, err := readLines(ctx, src, in.Offset, in.Limit)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return tool.Result{}, ctx.Err()
 		}
-		return Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
+		return tool.Errorf("cannot read %s: %v", path, unwrapPathError(err)), nil
 	}
 	if page.last < page.first {
-		return Errorf("offset %d is past the end of %s, which has %d lines", page.offset, path, page.total), nil
+		return tool.Errorf("offset %d is past the end of %s, which has %d lines", page.offset, path, page.total), nil
 	}
 	if page.invalidUTF8 {
 		// The sniff only saw the head; the rest turned out not to be text.
@@ -129,8 +130,8 @@ func readFile(ctx context.Context, env *Env, in ReadFileInput) (Result, error) {
 	}
 	// The stamp is of the whole file even for a partial read: write tools
 	// compare it against what is on disk.
-	recordStamp(env, path, FileStamp{Hash: page.hash, ModTime: info.ModTime(), Size: page.size})
-	return Result{Output: page.render()}, nil
+	recordStamp(env, path, tool.FileStamp{Hash: page.hash, ModTime: info.ModTime(), Size: page.size})
+	return tool.Result{Output: page.render()}, nil
 }
 
 // readPage is one window of a text file plus facts about the whole file.
@@ -321,7 +322,7 @@ func sniffBinary(head []byte) string {
 // describeBinary reports what a non-text file is. Images are a success
 // (their type and size are what the model can learn); other binaries are an
 // error result because nothing can be shown.
-func describeBinary(env *Env, f *os.File, path string, info fs.FileInfo, head []byte, kind string) (Result, error) {
+func describeBinary(env *tool.Env, f *os.File, path string, info fs.FileInfo, head []byte, kind string) (tool.Result, error) {
 	mime := http.DetectContentType(head)
 	if strings.HasPrefix(mime, "image/") {
 		desc := fmt.Sprintf("%s is an image (%s, %s)", path, mime, HumanBytes(info.Size()))
@@ -335,31 +336,31 @@ func describeBinary(env *Env, f *os.File, path string, info fs.FileInfo, head []
 				recordStamp(env, path, stamp)
 			}
 		}
-		return Result{Output: desc + ". ReadFile cannot show image content."}, nil
+		return tool.Result{Output: desc + ". ReadFile cannot show image content."}, nil
 	}
-	return Errorf("%s is a %s file (%s, %s); ReadFile shows text only. Use ExecuteCommand with a suitable tool (file, xxd, unzip -l ...) to inspect it.",
+	return tool.Errorf("%s is a %s file (%s, %s); ReadFile shows text only. Use ExecuteCommand with a suitable tool (file, xxd, unzip -l ...) to inspect it.",
 		path, kind, mime, HumanBytes(info.Size())), nil
 }
 
-func stampReader(r io.Reader, info fs.FileInfo) (FileStamp, error) {
+func stampReader(r io.Reader, info fs.FileInfo) (tool.FileStamp, error) {
 	h := sha256.New()
 	n, err := io.Copy(h, r)
 	if err != nil {
-		return FileStamp{}, err
+		return tool.FileStamp{}, err
 	}
-	s := FileStamp{ModTime: info.ModTime(), Size: n}
+	s := tool.FileStamp{ModTime: info.ModTime(), Size: n}
 	copy(s.Hash[:], h.Sum(nil))
 	return s, nil
 }
 
-func recordRead(env *Env, path string, content []byte, info fs.FileInfo) {
-	recordStamp(env, path, StampOf(content, info.ModTime()))
+func recordRead(env *tool.Env, path string, content []byte, info fs.FileInfo) {
+	recordStamp(env, path, tool.StampOf(content, info.ModTime()))
 }
 
 // editorText is path's text as the editor holds it, when the session runs
 // in an editor that offers it; ok is false otherwise, or when the editor
 // cannot read it, and the caller reads the disk.
-func editorText(ctx context.Context, env *Env, path string) (string, bool) {
+func editorText(ctx context.Context, env *tool.Env, path string) (string, bool) {
 	if env == nil || env.Editor == nil {
 		return "", false
 	}
@@ -371,7 +372,7 @@ func editorText(ctx context.Context, env *Env, path string) (string, bool) {
 }
 
 // recordStamp notes a stamp in the agent's read state, if it has one.
-func recordStamp(e *Env, path string, s FileStamp) {
+func recordStamp(e *tool.Env, path string, s tool.FileStamp) {
 	if e != nil && e.Reads != nil {
 		e.Reads.Record(path, s)
 	}
@@ -380,12 +381,12 @@ func recordStamp(e *Env, path string, s FileStamp) {
 // resolveArgPath checks and resolves a path argument that must be absolute.
 // It returns the resolved path, or a Result the model can act on (bad path,
 // denial), or a Go error when the Env is unusable.
-func resolveArgPath(ctx context.Context, env *Env, arg, p string, access Access) (string, *Result, error) {
+func resolveArgPath(ctx context.Context, env *tool.Env, arg, p string, access tool.Access) (string, *tool.Result, error) {
 	if env == nil || env.Guard == nil {
 		return "", nil, errors.New("tools: env has no path guard")
 	}
 	if strings.TrimSpace(p) == "" {
-		r := Errorf("%s is empty; give an absolute path", arg)
+		r := tool.Errorf("%s is empty; give an absolute path", arg)
 		return "", &r, nil
 	}
 	if !filepath.IsAbs(p) {
@@ -393,13 +394,13 @@ func resolveArgPath(ctx context.Context, env *Env, arg, p string, access Access)
 		if env.Root != "" {
 			hint = fmt.Sprintf(" (e.g. %s)", filepath.Join(env.Root, p))
 		}
-		r := Errorf("%s must be an absolute path, got %q%s", arg, p, hint)
+		r := tool.Errorf("%s must be an absolute path, got %q%s", arg, p, hint)
 		return "", &r, nil
 	}
 	resolved, err := env.Guard.Resolve(ctx, p, access)
 	if err != nil {
-		r := Errorf("%v", err)
-		r.Denied = IsDenied(err)
+		r := tool.Errorf("%v", err)
+		r.Denied = tool.IsDenied(err)
 		return "", &r, nil
 	}
 	// Writes too: an edit reads the file first and shows a diff of it.
@@ -409,9 +410,9 @@ func resolveArgPath(ctx context.Context, env *Env, arg, p string, access Access)
 	return resolved, nil, nil
 }
 
-func deref(r *Result) Result {
+func deref(r *tool.Result) tool.Result {
 	if r == nil {
-		return Result{}
+		return tool.Result{}
 	}
 	return *r
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func numbered(from int, lines ...string) string {
@@ -61,7 +62,7 @@ func TestReadFileText(t *testing.T) {
 			}
 			stamp, ok := env.Reads.Get(p)
 			info, _ := os.Stat(p)
-			if !ok || stamp != StampOf([]byte(tt.content), info.ModTime()) {
+			if !ok || stamp != tool.StampOf([]byte(tt.content), info.ModTime()) {
 				t.Errorf("read state = %+v, %v; want the stamp of the whole file", stamp, ok)
 			}
 		})
@@ -178,7 +179,7 @@ func TestReadFileThroughSymlink(t *testing.T) {
 
 func BenchmarkReadFile(b *testing.B) {
 	root, _ := filepath.EvalSymlinks(b.TempDir())
-	env := &Env{Root: root, Reads: NewReadState(), Guard: withinGuard{root: root}}
+	env := &tool.Env{Root: root, Reads: tool.NewReadState(), Guard: withinGuard{root: root}}
 	var sb strings.Builder
 	for i := 0; sb.Len() < 200<<10; i++ {
 		fmt.Fprintf(&sb, "func f%d() int { return %d } // some typical source text\n", i, i)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed repomap.md
@@ -44,15 +45,15 @@ type RepoMapMeta struct {
 // NewRepoMap returns RepoMap: a structural map of the code ranked by
 // references (see internal/repomap), drawn from pool (a memory-only pool
 // when nil). It reads files only.
-func NewRepoMap(pool *repomap.Pool) Tool {
+func NewRepoMap(pool *repomap.Pool) tool.Tool {
 	if pool == nil {
 		pool = repomap.NewPool(repomap.Options{})
 	}
-	return newBuiltin[RepoMapInput](NameRepoMap, ClassRead, repoMapDescription,
-		func(ctx context.Context, env *Env, in RepoMapInput) (Result, error) {
+	return newBuiltin[RepoMapInput](NameRepoMap, tool.ClassRead, repoMapDescription,
+		func(ctx context.Context, env *tool.Env, in RepoMapInput) (tool.Result, error) {
 			return runRepoMap(ctx, env, pool, in)
 		},
-		WithSchema(func(s *jsonschema.Schema) {
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			lo, hi := float64(repoMapMinBudget), float64(repoMapMaxBudget)
 			s.Properties["budget_tokens"].Minimum = &lo
 			s.Properties["budget_tokens"].Maximum = &hi
@@ -60,7 +61,7 @@ func NewRepoMap(pool *repomap.Pool) Tool {
 		}))
 }
 
-func runRepoMap(ctx context.Context, env *Env, pool *repomap.Pool, in RepoMapInput) (Result, error) {
+func runRepoMap(ctx context.Context, env *tool.Env, pool *repomap.Pool, in RepoMapInput) (tool.Result, error) {
 	target, bad, err := resolveSearchPath(ctx, env, "path", in.Path, false)
 	if err != nil || bad != nil {
 		return deref(bad), err
@@ -76,7 +77,7 @@ func runRepoMap(ctx context.Context, env *Env, pool *repomap.Pool, in RepoMapInp
 	root, scope := env.Root, ""
 	if workspace.Within(env.Root, target) {
 		if scope, err = filepath.Rel(env.Root, target); err != nil {
-			return Result{}, fmt.Errorf("tools: RepoMap: %w", err)
+			return tool.Result{}, fmt.Errorf("tools: RepoMap: %w", err)
 		}
 	} else if info, err := os.Stat(target); err == nil && info.IsDir() {
 		root = target
@@ -86,14 +87,14 @@ func runRepoMap(ctx context.Context, env *Env, pool *repomap.Pool, in RepoMapInp
 	res, err := pool.For(root).Map(ctx, repomap.Request{Scope: scope, Budget: budget, Focus: in.Focus})
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return Result{}, err
+		return tool.Result{}, err
 	case err != nil:
-		return Errorf("cannot map %s: %v", target, err), nil
+		return tool.Errorf("cannot map %s: %v", target, err), nil
 	}
 	meta := RepoMapMeta{Path: target, Tokens: res.Tokens, Shown: res.Shown, Total: res.Total, ShownFiles: res.ShownFiles,
 		Files: res.ScopeFiles, Parsed: res.Refresh.Parsed}
 	if res.Total == 0 {
-		return Result{Output: fmt.Sprintf("No definitions found under %s: it holds no Go, Python, JavaScript, TypeScript, Rust or Java source files (or they are all ignored).", target), Meta: meta}, nil
+		return tool.Result{Output: fmt.Sprintf("No definitions found under %s: it holds no Go, Python, JavaScript, TypeScript, Rust or Java source files (or they are all ignored).", target), Meta: meta}, nil
 	}
-	return Result{Output: res.Text, Meta: meta}, nil
+	return tool.Result{Output: res.Text, Meta: meta}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/odin-code/odin/internal/repomap"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestRepoMapTool(t *testing.T) {
@@ -50,19 +51,19 @@ func TestRepoMapTool(t *testing.T) {
 
 func TestRepoMapToolRefusals(t *testing.T) {
 	env := newRootEnv(t)
-	tool := NewRepoMap(nil)
-	outside := runTool(t, tool, env, map[string]any{"path": t.TempDir()})
+	tl := NewRepoMap(nil)
+	outside := runTool(t, tl, env, map[string]any{"path": t.TempDir()})
 	if !outside.IsError || !outside.Denied {
 		t.Errorf("a path outside the project was mapped: %+v", outside)
 	}
-	if res := runTool(t, tool, env, map[string]any{"budget_tokens": 100000}); !res.IsError {
+	if res := runTool(t, tl, env, map[string]any{"budget_tokens": 100000}); !res.IsError {
 		t.Errorf("a budget over the maximum was accepted: %s", res.Output)
 	}
-	empty := runTool(t, tool, env, map[string]any{})
+	empty := runTool(t, tl, env, map[string]any{})
 	if empty.IsError || !strings.HasPrefix(empty.Output, "No definitions found") {
 		t.Errorf("empty project: %+v", empty)
 	}
-	if NewRepoMap(nil).Info().Class != ClassRead {
+	if NewRepoMap(nil).Info().Class != tool.ClassRead {
 		t.Error("RepoMap must be read-only")
 	}
 }

@@ -42,7 +42,7 @@ func builtinForTest(t *testing.T) Set {
 func TestSchemasGolden(t *testing.T) {
 	type entry struct {
 		Name   string          `json:"name"`
-		Class  Class           `json:"class"`
+		Class  tool.Class      `json:"class"`
 		Schema json.RawMessage `json:"input_schema"`
 	}
 	var entries []entry
@@ -189,13 +189,13 @@ func toStrings(v any) []string {
 // described and wrapped.
 func TestBuiltin(t *testing.T) {
 	set := builtinForTest(t)
-	wantClass := map[string]Class{
-		NameLS: ClassRead, NameGlob: ClassRead, NameGrep: ClassRead, NameTree: ClassRead,
-		NameReadFile: ClassRead, NameGitDiff: ClassRead, NameTodoWrite: ClassRead, NameThink: ClassRead, NameContextSummarizer: ClassRead,
-		NameWriteFile: ClassWrite, NameEditTool: ClassWrite, NameMultiEditTool: ClassWrite, NameInitTool: ClassWrite, NameRepoMap: ClassRead,
-		NameExecuteCommand: ClassExecute, NameWebFetch: ClassWeb, NameWebSearch: ClassWeb,
+	wantClass := map[string]tool.Class{
+		NameLS: tool.ClassRead, NameGlob: tool.ClassRead, NameGrep: tool.ClassRead, NameTree: tool.ClassRead,
+		NameReadFile: tool.ClassRead, NameGitDiff: tool.ClassRead, NameTodoWrite: tool.ClassRead, NameThink: tool.ClassRead, NameContextSummarizer: tool.ClassRead,
+		NameWriteFile: tool.ClassWrite, NameEditTool: tool.ClassWrite, NameMultiEditTool: tool.ClassWrite, NameInitTool: tool.ClassWrite, NameRepoMap: tool.ClassRead,
+		NameExecuteCommand: tool.ClassExecute, NameWebFetch: tool.ClassWeb, NameWebSearch: tool.ClassWeb,
 	}
-	gotClass := map[string]Class{}
+	gotClass := map[string]tool.Class{}
 	for _, tl := range set.All() {
 		info := tl.Info()
 		gotClass[info.Name] = info.Class

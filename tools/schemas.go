@@ -38,7 +38,7 @@ var builtinSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 
 // newBuiltin is New for the built-in tools: their schema comes from
 // schemas.json rather than being derived at start.
-func newBuiltin[In any](name string, class Class, description string, h Handler[In], opts ...Option) Tool {
+func newBuiltin[In any](name string, class tool.Class, description string, h tool.Handler[In], opts ...tool.Option) tool.Tool {
 	if raw, ok := builtinSchemas()[name]; ok {
 		return tool.NewPrecomputed(name, class, description, raw, h, opts...)
 	}

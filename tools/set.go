@@ -7,18 +7,19 @@ import (
 	"slices"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // Set is an immutable, ordered collection of tools with unique names.
 // Filtering returns a new Set; a Set is never mutated after construction.
 type Set struct {
-	list  []Tool
-	index map[string]Tool
+	list  []tool.Tool
+	index map[string]tool.Tool
 }
 
 // NewSet builds a Set. It panics on duplicate names (a programming error).
-func NewSet(ts ...Tool) Set {
-	s := Set{index: make(map[string]Tool, len(ts))}
+func NewSet(ts ...tool.Tool) Set {
+	s := Set{index: make(map[string]tool.Tool, len(ts))}
 	for _, t := range ts {
 		name := t.Info().Name
 		if _, dup := s.index[name]; dup {
@@ -31,7 +32,7 @@ func NewSet(ts ...Tool) Set {
 }
 
 // Get returns the tool named name.
-func (s Set) Get(name string) (Tool, bool) {
+func (s Set) Get(name string) (tool.Tool, bool) {
 	t, ok := s.index[name]
 	return t, ok
 }
@@ -40,7 +41,7 @@ func (s Set) Get(name string) (Tool, bool) {
 func (s Set) Len() int { return len(s.list) }
 
 // All returns the tools in order.
-func (s Set) All() []Tool { return slices.Clone(s.list) }
+func (s Set) All() []tool.Tool { return slices.Clone(s.list) }
 
 // Names returns the tool names in order.
 func (s Set) Names() []string {
@@ -52,8 +53,8 @@ func (s Set) Names() []string {
 }
 
 // Filter returns the tools for which keep is true.
-func (s Set) Filter(keep func(Info) bool) Set {
-	var out []Tool
+func (s Set) Filter(keep func(tool.Info) bool) Set {
+	var out []tool.Tool
 	for _, t := range s.list {
 		if keep(t.Info()) {
 			out = append(out, t)
@@ -63,8 +64,8 @@ func (s Set) Filter(keep func(Info) bool) Set {
 }
 
 // Map returns a Set with every tool wrapped by each decorator, in order.
-func (s Set) Map(decorators ...func(Tool) Tool) Set {
-	out := make([]Tool, len(s.list))
+func (s Set) Map(decorators ...func(tool.Tool) tool.Tool) Set {
+	out := make([]tool.Tool, len(s.list))
 	for i, t := range s.list {
 		for _, d := range decorators {
 			t = d(t)
@@ -75,7 +76,7 @@ func (s Set) Map(decorators ...func(Tool) Tool) Set {
 }
 
 // With returns a Set holding s's tools followed by ts.
-func (s Set) With(ts ...Tool) Set {
+func (s Set) With(ts ...tool.Tool) Set {
 	return NewSet(append(s.All(), ts...)...)
 }
 
@@ -91,10 +92,10 @@ func (s Set) Defs() []llm.ToolDef {
 
 // Run runs the named tool. An unknown name is an error Result listing the
 // tools that exist, so the model can correct itself.
-func (s Set) Run(ctx context.Context, env *Env, name string, input json.RawMessage) (Result, error) {
+func (s Set) Run(ctx context.Context, env *tool.Env, name string, input json.RawMessage) (tool.Result, error) {
 	t, ok := s.index[name]
 	if !ok {
-		return Errorf("%v %q: available tools are %v", ErrUnknownTool, name, s.Names()), nil
+		return tool.Errorf("%v %q: available tools are %v", tool.ErrUnknownTool, name, s.Names()), nil
 	}
 	return t.Run(ctx, env, input)
 }

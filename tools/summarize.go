@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/untrusted"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed summarize.md
@@ -33,9 +34,9 @@ type ContextSummarizerInput struct {
 // NewContextSummarizer returns ContextSummarizer: it condenses content or
 // files with the small model (env.Small), so that large material costs the
 // calling agent a summary instead of its full text.
-func NewContextSummarizer() Tool {
-	return newBuiltin[ContextSummarizerInput](NameContextSummarizer, ClassRead, contextSummarizerDescription, summarize,
-		WithSchema(func(s *jsonschema.Schema) { setArray(s, "file_paths", 0) }))
+func NewContextSummarizer() tool.Tool {
+	return newBuiltin[ContextSummarizerInput](NameContextSummarizer, tool.ClassRead, contextSummarizerDescription, summarize,
+		tool.WithSchema(func(s *jsonschema.Schema) { setArray(s, "file_paths", 0) }))
 }
 
 // SummarizePrompt is the system prompt for summarising material for an
@@ -80,12 +81,12 @@ type SummaryDoc struct {
 	Text  string
 }
 
-func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result, error) {
+func summarize(ctx context.Context, env *tool.Env, in ContextSummarizerInput) (tool.Result, error) {
 	if strings.TrimSpace(in.Content) == "" && len(in.FilePaths) == 0 {
-		return Errorf("give the material to summarise in content or file_paths"), nil
+		return tool.Errorf("give the material to summarise in content or file_paths"), nil
 	}
 	if env == nil || env.Small == nil {
-		return Errorf("no small model is configured (models.small in odin.yaml), so ContextSummarizer is unavailable; read the material directly instead."), nil
+		return tool.Errorf("no small model is configured (models.small in odin.yaml), so ContextSummarizer is unavailable; read the material directly instead."), nil
 	}
 	var docs []SummaryDoc
 	budget := summarizeMaxInput
@@ -105,13 +106,13 @@ func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result
 		add("content", in.Content, false)
 	}
 	for i, p := range in.FilePaths {
-		path, bad, err := resolveArgPath(ctx, env, fmt.Sprintf("file_paths[%d]", i), p, AccessRead)
+		path, bad, err := resolveArgPath(ctx, env, fmt.Sprintf("file_paths[%d]", i), p, tool.AccessRead)
 		if err != nil || bad != nil {
 			return deref(bad), err
 		}
 		text, cut, msg := readTextFile(path)
 		if msg != "" {
-			return Errorf("file_paths[%d]: %s", i, msg), nil
+			return tool.Errorf("file_paths[%d]: %s", i, msg), nil
 		}
 		if budget <= 0 {
 			notes = append(notes, fmt.Sprintf("%s was skipped: the input limit of %s was reached", path, HumanBytes(summarizeMaxInput)))
@@ -122,13 +123,13 @@ func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result
 	summary, err := env.Small.Complete(ctx, SummarizePrompt(in.Focus), SummarizeMaterial(docs))
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, ctx.Err()
+			return tool.Result{}, ctx.Err()
 		}
-		return Errorf("the summarising model failed: %v. Read the material directly instead, or try again later.", err), nil
+		return tool.Errorf("the summarising model failed: %v. Read the material directly instead, or try again later.", err), nil
 	}
 	summary = strings.TrimSpace(summary)
 	if summary == "" {
-		return Errorf("the summarising model returned an empty summary; read the material directly instead."), nil
+		return tool.Errorf("the summarising model returned an empty summary; read the material directly instead."), nil
 	}
 	labels := make([]string, len(docs))
 	for i, d := range docs {
@@ -147,7 +148,7 @@ func summarize(ctx context.Context, env *Env, in ContextSummarizerInput) (Result
 	for _, n := range notes {
 		b.WriteString("\n(" + n + ")")
 	}
-	return Result{Output: b.String()}, nil
+	return tool.Result{Output: b.String()}, nil
 }
 
 // readTextFile reads up to summarizeMaxInput bytes of a UTF-8 text file

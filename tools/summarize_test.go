@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // recordingModel is a SmallModel that records its prompts and answers
@@ -128,7 +129,7 @@ func TestContextSummarizerErrors(t *testing.T) {
 	outside := writeTestFile(t, t.TempDir(), "o.txt", "x")
 	tests := []struct {
 		name  string
-		small SmallModel
+		small tool.SmallModel
 		in    ContextSummarizerInput
 		want  string
 	}{

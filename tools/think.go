@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed think.md
@@ -23,17 +24,17 @@ type ThinkInput struct {
 // reason between tool calls. It has no side effect; the thought is kept
 // where every tool call is, in the session's transcript, and the model
 // sees it in its own history.
-func NewThink() Tool {
-	return newBuiltin[ThinkInput](NameThink, ClassRead, thinkDescription, think,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewThink() tool.Tool {
+	return newBuiltin[ThinkInput](NameThink, tool.ClassRead, thinkDescription, think,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			min := 1
 			s.Properties["thought"].MinLength = &min
 		}))
 }
 
-func think(_ context.Context, _ *Env, in ThinkInput) (Result, error) {
+func think(_ context.Context, _ *tool.Env, in ThinkInput) (tool.Result, error) {
 	if strings.TrimSpace(in.Thought) == "" {
-		return Errorf("thought is blank; write the reasoning, or carry on without the tool"), nil
+		return tool.Errorf("thought is blank; write the reasoning, or carry on without the tool"), nil
 	}
-	return Result{Output: "Thought recorded."}, nil
+	return tool.Result{Output: "Thought recorded."}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed todowrite.md
@@ -49,9 +50,9 @@ const (
 // Meta is the new []messages.Todo, which the calling actor keeps in the
 // session and publishes as messages.TodosUpdated. It changes nothing in the
 // workspace, hence ClassRead (ask and plan modes may keep a list too).
-func NewTodoWrite() Tool {
-	return newBuiltin[TodoWriteInput](NameTodoWrite, ClassRead, todoWriteDescription, todoWrite,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewTodoWrite() tool.Tool {
+	return newBuiltin[TodoWriteInput](NameTodoWrite, tool.ClassRead, todoWriteDescription, todoWrite,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			setArray(s, "todos", 0)
 			item := s.Properties["todos"].Items
 			min := 1
@@ -62,26 +63,26 @@ func NewTodoWrite() Tool {
 		}))
 }
 
-func todoWrite(_ context.Context, _ *Env, in TodoWriteInput) (Result, error) {
+func todoWrite(_ context.Context, _ *tool.Env, in TodoWriteInput) (tool.Result, error) {
 	seen := make(map[string]int, len(in.Todos))
 	todos := make([]messages.Todo, 0, len(in.Todos))
 	counts := map[string]int{}
 	for i, t := range in.Todos {
 		if prev, dup := seen[t.ID]; dup {
-			return Errorf("duplicate todo id %q (todos[%d] and todos[%d]); every todo needs its own id. The list was not changed.", t.ID, prev, i), nil
+			return tool.Errorf("duplicate todo id %q (todos[%d] and todos[%d]); every todo needs its own id. The list was not changed.", t.ID, prev, i), nil
 		}
 		seen[t.ID] = i
 		if strings.TrimSpace(t.Content) == "" {
-			return Errorf("todos[%d] (id %q) has blank content; describe the task. The list was not changed.", i, t.ID), nil
+			return tool.Errorf("todos[%d] (id %q) has blank content; describe the task. The list was not changed.", i, t.ID), nil
 		}
 		counts[t.Status]++
 		todos = append(todos, messages.Todo{ID: t.ID, Content: t.Content, Status: t.Status, Priority: t.Priority,
 			BlockedBy: append([]string(nil), t.BlockedBy...), Acceptance: acceptance(t.Acceptance)})
 	}
 	if msg := checkDependencies(todos, seen); msg != "" {
-		return Errorf("%s The list was not changed.", msg), nil
+		return tool.Errorf("%s The list was not changed.", msg), nil
 	}
-	return Result{Output: renderTodos(todos, counts), Meta: todos}, nil
+	return tool.Result{Output: renderTodos(todos, counts), Meta: todos}, nil
 }
 
 // checkDependencies rejects a blocked_by naming no item of the list, an

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func TestTodoWrite(t *testing.T) {
@@ -102,13 +103,13 @@ func TestTodoWriteDependencies(t *testing.T) {
 		{"bad priority", `{"todos":[{"id":"a","content":"A","status":"pending","priority":"urgent"}]}`, `priority`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := NewTodoWrite().Run(context.Background(), &Env{}, json.RawMessage(tc.in))
+			res, err := NewTodoWrite().Run(context.Background(), &tool.Env{}, json.RawMessage(tc.in))
 			if err != nil || !res.IsError || !strings.Contains(res.Output, tc.want) || res.Meta != nil {
 				t.Fatalf("TodoWrite = %+v, %v; want a tool error containing %q", res, err, tc.want)
 			}
 		})
 	}
-	res, err := NewTodoWrite().Run(context.Background(), &Env{}, json.RawMessage(
+	res, err := NewTodoWrite().Run(context.Background(), &tool.Env{}, json.RawMessage(
 		`{"todos":[{"id":"a","content":"design","status":"completed","priority":"high"},{"id":"b","content":"build","status":"in_progress","blocked_by":["a"]},{"id":"c","content":"ship","status":"pending","priority":"low","blocked_by":["a","b"]}]}`))
 	if err != nil || res.IsError {
 		t.Fatalf("TodoWrite = %+v, %v", res, err)

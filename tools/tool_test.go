@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // withinGuard is the test PathGuard: it resolves like the real guard and
@@ -25,7 +26,7 @@ type guardDenial struct{ msg string }
 func (d guardDenial) Error() string { return d.msg }
 func (d guardDenial) Denied() bool  { return true }
 
-func (g withinGuard) Resolve(_ context.Context, path string, _ Access) (string, error) {
+func (g withinGuard) Resolve(_ context.Context, path string, _ tool.Access) (string, error) {
 	p, err := workspace.Resolve(g.root, path)
 	if err != nil {
 		return "", err
@@ -37,13 +38,13 @@ func (g withinGuard) Resolve(_ context.Context, path string, _ Access) (string, 
 }
 
 // newRootEnv returns an Env rooted at a fresh temporary directory.
-func newRootEnv(t *testing.T) *Env {
+func newRootEnv(t *testing.T) *tool.Env {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Root: root, Agent: "test", Reads: NewReadState(), Guard: withinGuard{root: root}}
+	return &tool.Env{Root: root, Agent: "test", Reads: tool.NewReadState(), Guard: withinGuard{root: root}}
 }
 
 // writeTestFile creates root/rel with content and returns its path.
@@ -60,7 +61,7 @@ func writeTestFile(t *testing.T, root, rel, content string) string {
 }
 
 // runTool calls t with in marshalled to JSON and fails on a Go error.
-func runTool(t testing.TB, tool Tool, env *Env, in any) Result {
+func runTool(t testing.TB, tool tool.Tool, env *tool.Env, in any) tool.Result {
 	t.Helper()
 	raw, err := json.Marshal(in)
 	if err != nil {
@@ -78,9 +79,9 @@ type echoInput struct {
 	Count int    `json:"count,omitempty"`
 }
 
-func newEcho() Tool {
-	return New[echoInput]("Echo", ClassRead, "  echoes its input  \n", func(_ context.Context, _ *Env, in echoInput) (Result, error) {
-		return Result{Output: fmt.Sprintf("%s x%d", in.Name, in.Count)}, nil
+func newEcho() tool.Tool {
+	return tool.New[echoInput]("Echo", tool.ClassRead, "  echoes its input  \n", func(_ context.Context, _ *tool.Env, in echoInput) (tool.Result, error) {
+		return tool.Result{Output: fmt.Sprintf("%s x%d", in.Name, in.Count)}, nil
 	})
 }
 
@@ -125,7 +126,7 @@ func TestNewValidatesInput(t *testing.T) {
 
 func TestNewInfo(t *testing.T) {
 	info := newEcho().Info()
-	if info.Name != "Echo" || info.Class != ClassRead || info.Description != "echoes its input" {
+	if info.Name != "Echo" || info.Class != tool.ClassRead || info.Description != "echoes its input" {
 		t.Errorf("info = %+v", info)
 	}
 	var schema map[string]any
@@ -147,17 +148,17 @@ func TestNewInfo(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
-	mk := func(name string, class Class) Tool {
-		return New[echoInput](name, class, name, func(context.Context, *Env, echoInput) (Result, error) {
-			return Result{Output: name}, nil
+	mk := func(name string, class tool.Class) tool.Tool {
+		return tool.New[echoInput](name, class, name, func(context.Context, *tool.Env, echoInput) (tool.Result, error) {
+			return tool.Result{Output: name}, nil
 		})
 	}
-	s := NewSet(mk("A", ClassRead), mk("B", ClassWrite), mk("C", ClassRead))
+	s := NewSet(mk("A", tool.ClassRead), mk("B", tool.ClassWrite), mk("C", tool.ClassRead))
 
 	if d := cmp.Diff([]string{"A", "B", "C"}, s.Names()); d != "" {
 		t.Errorf("Names (-want +got):\n%s", d)
 	}
-	reads := s.Filter(func(i Info) bool { return i.Class == ClassRead })
+	reads := s.Filter(func(i tool.Info) bool { return i.Class == tool.ClassRead })
 	if d := cmp.Diff([]string{"A", "C"}, reads.Names()); d != "" {
 		t.Errorf("Filter (-want +got):\n%s", d)
 	}
@@ -169,9 +170,9 @@ func TestSet(t *testing.T) {
 	}
 
 	var calls []string
-	tag := func(label string) func(Tool) Tool {
-		return func(tl Tool) Tool {
-			return Wrap(tl, func(ctx context.Context, env *Env, in json.RawMessage) (Result, error) {
+	tag := func(label string) func(tool.Tool) tool.Tool {
+		return func(tl tool.Tool) tool.Tool {
+			return Wrap(tl, func(ctx context.Context, env *tool.Env, in json.RawMessage) (tool.Result, error) {
 				calls = append(calls, label+":"+tl.Info().Name)
 				return tl.Run(ctx, env, in)
 			})
@@ -202,7 +203,7 @@ func TestSet(t *testing.T) {
 		t.Errorf("unknown tool result = %+v", res)
 	}
 
-	with := s.With(mk("D", ClassExecute))
+	with := s.With(mk("D", tool.ClassExecute))
 	if d := cmp.Diff([]string{"A", "B", "C", "D"}, with.Names()); d != "" || s.Len() != 3 {
 		t.Errorf("With (-want +got):\n%s (original len %d)", d, s.Len())
 	}
@@ -218,11 +219,11 @@ func TestNewSetPanicsOnDuplicate(t *testing.T) {
 }
 
 func TestWithRecover(t *testing.T) {
-	panicky := New[echoInput]("Boom", ClassRead, "", func(context.Context, *Env, echoInput) (Result, error) {
+	panicky := tool.New[echoInput]("Boom", tool.ClassRead, "", func(context.Context, *tool.Env, echoInput) (tool.Result, error) {
 		var m map[string]int
 		//lint:ignore SA5000 a real runtime panic (assignment to a nil map) is what this test needs
 		m["x"] = 1
-		return Result{}, nil
+		return tool.Result{}, nil
 	})
 	var logged bytes.Buffer
 	ctx := zerolog.New(&logged).WithContext(t.Context())
@@ -258,8 +259,8 @@ func TestWithRecover(t *testing.T) {
 // panicPermission crashes the way a policy bug would.
 type panicPermission struct{}
 
-func (panicPermission) Authorize(context.Context, *Env, Info, json.RawMessage) error {
-	var p *Info
+func (panicPermission) Authorize(context.Context, *tool.Env, tool.Info, json.RawMessage) error {
+	var p *tool.Info
 	_ = p.Name // nil dereference
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/search"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed tree.md
@@ -44,9 +45,9 @@ type TreeMeta struct {
 // a depth, honouring ignore files and skipping hidden entries like Glob.
 // When there are too many entries, shallower ones are kept first so the
 // overall shape survives the cut.
-func NewTree() Tool {
-	return newBuiltin[TreeInput]("Tree", ClassRead, treeDescription, runTree,
-		WithSchema(func(s *jsonschema.Schema) {
+func NewTree() tool.Tool {
+	return newBuiltin[TreeInput]("Tree", tool.ClassRead, treeDescription, runTree,
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			one, max := 1.0, float64(treeMaxDepth)
 			s.Properties["depth"].Minimum = &one
 			s.Properties["depth"].Maximum = &max
@@ -59,16 +60,16 @@ type treeNode struct {
 	dir   bool
 }
 
-func runTree(ctx context.Context, env *Env, in TreeInput) (Result, error) {
+func runTree(ctx context.Context, env *tool.Env, in TreeInput) (tool.Result, error) {
 	root, bad, err := resolveSearchPath(ctx, env, "path", in.Path, false)
 	if err != nil {
-		return Result{}, err
+		return tool.Result{}, err
 	}
 	if bad != nil {
 		return *bad, nil
 	}
 	if info, err := os.Stat(root); err == nil && !info.IsDir() {
-		return Errorf("path %s is a file, not a directory; use ReadFile to read it", root), nil
+		return tool.Errorf("path %s is a file, not a directory; use ReadFile to read it", root), nil
 	}
 	depth := in.Depth
 	if depth <= 0 {
@@ -85,9 +86,9 @@ func runTree(ctx context.Context, env *Env, in TreeInput) (Result, error) {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return Errorf("Tree was cancelled: %v", ctx.Err()), nil
+			return tool.Errorf("Tree was cancelled: %v", ctx.Err()), nil
 		}
-		return Errorf("cannot walk %s: %v", root, err), nil
+		return tool.Errorf("cannot walk %s: %v", root, err), nil
 	}
 	meta := TreeMeta{Path: root}
 	for _, n := range nodes {
@@ -149,5 +150,5 @@ func runTree(ctx context.Context, env *Env, in TreeInput) (Result, error) {
 		fmt.Fprintf(&b, "; %d entries not shown (deepest first): use a smaller depth or a subdirectory as path", meta.Dirs+meta.Files-meta.Shown)
 	}
 	b.WriteByte('\n')
-	return Result{Output: b.String(), Meta: meta}, nil
+	return tool.Result{Output: b.String(), Meta: meta}, nil
 }

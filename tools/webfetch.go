@@ -12,6 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/untrusted"
 	"github.com/odin-code/odin/internal/web"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed webfetch.md
@@ -56,12 +57,12 @@ type WebFetchMeta struct {
 // The page reaches the small model only inside a web.Fence. Without a small
 // model the page itself is returned, fenced and capped. Fetches made by
 // the Research agent use its longer cache lifetimes.
-func NewWebFetch(f *web.Fetcher) Tool {
-	return newBuiltin[WebFetchInput](NameWebFetch, ClassWeb, webFetchDescription,
-		func(ctx context.Context, env *Env, in WebFetchInput) (Result, error) {
+func NewWebFetch(f *web.Fetcher) tool.Tool {
+	return newBuiltin[WebFetchInput](NameWebFetch, tool.ClassWeb, webFetchDescription,
+		func(ctx context.Context, env *tool.Env, in WebFetchInput) (tool.Result, error) {
 			return webFetch(ctx, f, env, in)
 		},
-		WithSchema(func(s *jsonschema.Schema) {
+		tool.WithSchema(func(s *jsonschema.Schema) {
 			s.Properties["url"].Format = "uri"
 			one := 1
 			s.Properties["url"].MinLength = &one
@@ -69,13 +70,13 @@ func NewWebFetch(f *web.Fetcher) Tool {
 		}))
 }
 
-func webFetch(ctx context.Context, f *web.Fetcher, env *Env, in WebFetchInput) (Result, error) {
+func webFetch(ctx context.Context, f *web.Fetcher, env *tool.Env, in WebFetchInput) (tool.Result, error) {
 	if f == nil {
-		return Errorf("WebFetch is not available in this session."), nil
+		return tool.Errorf("WebFetch is not available in this session."), nil
 	}
 	prompt := strings.TrimSpace(in.Prompt)
 	if prompt == "" {
-		return Errorf("prompt is empty: say what to find or extract on the page."), nil
+		return tool.Errorf("prompt is empty: say what to find or extract on the page."), nil
 	}
 	var (
 		page *web.Page
@@ -88,7 +89,7 @@ func webFetch(ctx context.Context, f *web.Fetcher, env *Env, in WebFetchInput) (
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("WebFetch %s: %w", in.URL, err)
+			return tool.Result{}, fmt.Errorf("WebFetch %s: %w", in.URL, err)
 		}
 		return webFetchFailure(in.URL, err), nil
 	}
@@ -106,36 +107,36 @@ func webFetch(ctx context.Context, f *web.Fetcher, env *Env, in WebFetchInput) (
 
 	switch {
 	case page.Kind == web.KindRedirect:
-		return Result{Meta: meta, Output: fmt.Sprintf(
+		return tool.Result{Meta: meta, Output: fmt.Sprintf(
 			"%s redirects (HTTP %d) to a different host: %s\nThe redirect was not followed. To read it, call WebFetch again with url %q and the same prompt.",
 			page.URL, page.Status, page.RedirectTo, page.RedirectTo)}, nil
 	case page.Kind == web.KindBinary:
-		return Result{Meta: meta, IsError: true, Output: fmt.Sprintf(
+		return tool.Result{Meta: meta, IsError: true, Output: fmt.Sprintf(
 			"Cannot read binary content: %s is %s (%s). WebFetch reads HTML, Markdown, text and JSON; look for an HTML version of the document.",
 			page.FinalURL, cmp.Or(page.ContentType, "an unknown type"), webSize(page.Size))}, nil
 	case strings.TrimSpace(page.Content) == "":
-		return Result{Meta: meta, IsError: true, Output: fmt.Sprintf(
+		return tool.Result{Meta: meta, IsError: true, Output: fmt.Sprintf(
 			"%s has no readable text (the page may be built by JavaScript). Try another URL for the same content.", page.FinalURL)}, nil
 	}
 
-	var small SmallModel
+	var small tool.SmallModel
 	if env != nil {
 		small = env.Small
 	}
 	if small == nil {
-		return Result{Meta: meta, Output: webRawPage(page, source, prompt, "No small model is configured, so the page itself follows")}, nil
+		return tool.Result{Meta: meta, Output: webRawPage(page, source, prompt, "No small model is configured, so the page itself follows")}, nil
 	}
 	fence := web.NewFence()
 	answer, err := small.Complete(ctx, webFetchSystem(fence), webFetchUser(page, fence, prompt))
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return Result{}, fmt.Errorf("WebFetch %s: small model: %w", in.URL, err)
+		return tool.Result{}, fmt.Errorf("WebFetch %s: small model: %w", in.URL, err)
 	case err != nil:
-		return Result{Meta: meta, Output: webRawPage(page, source, prompt, fmt.Sprintf("The small model failed (%v), so the page itself follows", err))}, nil
+		return tool.Result{Meta: meta, Output: webRawPage(page, source, prompt, fmt.Sprintf("The small model failed (%v), so the page itself follows", err))}, nil
 	case strings.TrimSpace(answer) == "":
-		return Result{Meta: meta, Output: webRawPage(page, source, prompt, "The small model gave no answer, so the page itself follows")}, nil
+		return tool.Result{Meta: meta, Output: webRawPage(page, source, prompt, "The small model gave no answer, so the page itself follows")}, nil
 	}
-	return Result{Meta: meta, Output: webAnswer(answer, source)}, nil
+	return tool.Result{Meta: meta, Output: webAnswer(answer, source)}, nil
 }
 
 // webAnswer fences the small model's answer for the calling model: it is
@@ -191,22 +192,22 @@ func webRawPage(p *web.Page, source, prompt, why string) string {
 }
 
 // webFetchFailure turns a fetch error into a result the model can act on.
-func webFetchFailure(rawURL string, err error) Result {
+func webFetchFailure(rawURL string, err error) tool.Result {
 	var (
 		blocked *web.BlockedError
 		status  *web.HTTPError
 	)
 	switch {
 	case errors.As(err, &blocked):
-		return Errorf("Refused to fetch %s: %v.", rawURL, blocked)
+		return tool.Errorf("Refused to fetch %s: %v.", rawURL, blocked)
 	case errors.As(err, &status):
-		return Errorf("%s answered HTTP %d (%s). Check the URL, or find the page another way.", status.URL, status.StatusCode, webStatusHint(status.StatusCode))
+		return tool.Errorf("%s answered HTTP %d (%s). Check the URL, or find the page another way.", status.URL, status.StatusCode, webStatusHint(status.StatusCode))
 	case errors.Is(err, web.ErrInvalidURL):
-		return Errorf("Cannot fetch %q: %s. Give a complete http:// or https:// URL.", rawURL, strings.TrimPrefix(err.Error(), "web: "))
+		return tool.Errorf("Cannot fetch %q: %s. Give a complete http:// or https:// URL.", rawURL, strings.TrimPrefix(err.Error(), "web: "))
 	case errors.Is(err, web.ErrTimeout):
-		return Errorf("Fetching %s timed out. The site may be slow or down; try again later or another source.", rawURL)
+		return tool.Errorf("Fetching %s timed out. The site may be slow or down; try again later or another source.", rawURL)
 	}
-	return Errorf("Could not fetch %s: %s", rawURL, strings.TrimPrefix(err.Error(), "web: "))
+	return tool.Errorf("Could not fetch %s: %s", rawURL, strings.TrimPrefix(err.Error(), "web: "))
 }
 
 func webStatusHint(code int) string {

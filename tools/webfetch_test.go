@@ -18,6 +18,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/internal/web/webtest"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // wfModel is a SmallModel that records what it was asked and echoes the
@@ -81,7 +82,7 @@ func wfFetcher(t *testing.T, cfg config.Web, opts ...web.Option) *web.Fetcher {
 	return f
 }
 
-func wfRun(t *testing.T, tool Tool, env *Env, url, prompt string) Result {
+func wfRun(t *testing.T, tool tool.Tool, env *tool.Env, url, prompt string) tool.Result {
 	t.Helper()
 	in, err := json.Marshal(map[string]string{"url": url, "prompt": prompt})
 	if err != nil {
@@ -98,11 +99,11 @@ var wfMarkers = regexp.MustCompile(`<<<(END_)?UNTRUSTED_WEB_CONTENT nonce=([A-Z2
 
 func TestWebFetchFramesPageAsUntrustedData(t *testing.T) {
 	s := wfSite(t, "injection", nil)
-	tool := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
+	tl := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
 	model := &wfModel{}
-	env := &Env{Agent: "orchestrator", Small: model}
+	env := &tool.Env{Agent: "orchestrator", Small: model}
 	const prompt = "What ratio is the starter fed at?"
-	res := wfRun(t, tool, env, s.URL+"/recipe.html", prompt)
+	res := wfRun(t, tl, env, s.URL+"/recipe.html", prompt)
 	if res.IsError || model.calls() != 1 {
 		t.Fatalf("result %+v after %d model calls", res, model.calls())
 	}
@@ -156,7 +157,7 @@ func TestWebFetchFramesPageAsUntrustedData(t *testing.T) {
 		t.Errorf("output:\n%s", res.Output)
 	}
 	// Each call gets a fresh nonce.
-	wfRun(t, tool, env, s.URL+"/recipe.html", prompt)
+	wfRun(t, tl, env, s.URL+"/recipe.html", prompt)
 	if m2 := wfMarkers.FindStringSubmatch(model.user[1]); m2 == nil || m2[2] == nonce {
 		t.Errorf("nonce reused across calls")
 	}
@@ -165,12 +166,12 @@ func TestWebFetchFramesPageAsUntrustedData(t *testing.T) {
 func TestWebFetchCache(t *testing.T) {
 	s := wfSite(t, "docs", nil)
 	clock := &wfClock{now: time.Date(2025, 5, 1, 9, 0, 0, 0, time.UTC)}
-	tool := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}, web.WithClock(clock.Now)))
+	tl := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}, web.WithClock(clock.Now)))
 	model := &wfModel{}
 	u := s.URL + "/guide/install.html"
 
-	first := wfRun(t, tool, &Env{Agent: "code", Small: model}, u, "Which Go version is needed?")
-	second := wfRun(t, tool, &Env{Agent: "code", Small: model}, u, "List the flags.")
+	first := wfRun(t, tl, &tool.Env{Agent: "code", Small: model}, u, "Which Go version is needed?")
+	second := wfRun(t, tl, &tool.Env{Agent: "code", Small: model}, u, "List the flags.")
 	if strings.Contains(first.Output, "(cached)") || !strings.HasSuffix(second.Output, "Source: "+u+" (cached)") {
 		t.Errorf("first:\n%s\nsecond:\n%s", first.Output, second.Output)
 	}
@@ -186,11 +187,11 @@ func TestWebFetchCache(t *testing.T) {
 	// After two hours an ordinary agent refetches; the Research agent
 	// still uses the copy, a documentation page being good for 7 days.
 	clock.Advance(2 * time.Hour)
-	research := wfRun(t, tool, &Env{Agent: "research", Small: model}, u, "Flags?")
+	research := wfRun(t, tl, &tool.Env{Agent: "research", Small: model}, u, "Flags?")
 	if !strings.HasSuffix(research.Output, "(cached)") || s.Hits("/guide/install.html") != 1 {
 		t.Errorf("research fetch after 2h: %d requests, output tail %q", s.Hits("/guide/install.html"), research.Output[len(research.Output)-40:])
 	}
-	third := wfRun(t, tool, &Env{Agent: "code", Small: model}, u, "Flags?")
+	third := wfRun(t, tl, &tool.Env{Agent: "code", Small: model}, u, "Flags?")
 	if strings.Contains(third.Output, "(cached)") || s.Hits("/guide/install.html") != 2 {
 		t.Errorf("ordinary fetch after 2h: %d requests, cached output", s.Hits("/guide/install.html"))
 	}
@@ -202,8 +203,8 @@ func TestWebFetchWithoutSmallModel(t *testing.T) {
 		w.Header().Set("Content-Type", "text/markdown")
 		fmt.Fprint(w, "# Long\n\n"+strings.Repeat("A paragraph of documentation text.\n\n", 3000))
 	})
-	tool := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
-	res := wfRun(t, tool, &Env{Agent: "orchestrator"}, s.URL+"/long.md", "Summarise")
+	tl := NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
+	res := wfRun(t, tl, &tool.Env{Agent: "orchestrator"}, s.URL+"/long.md", "Summarise")
 	if res.IsError {
 		t.Fatalf("error result: %s", res.Output)
 	}
@@ -224,7 +225,7 @@ func TestWebFetchWithoutSmallModel(t *testing.T) {
 
 	// A failing small model falls back to the page as well.
 	failing := &wfModel{err: errors.New("429 rate limited")}
-	res = wfRun(t, tool, &Env{Agent: "orchestrator", Small: failing}, s.URL+"/long.md", "Summarise")
+	res = wfRun(t, tl, &tool.Env{Agent: "orchestrator", Small: failing}, s.URL+"/long.md", "Summarise")
 	if res.IsError || !strings.Contains(res.Output, "The small model failed (429 rate limited)") || !strings.Contains(res.Output, "# Long") {
 		t.Errorf("fallback output:\n%.300s", res.Output)
 	}
@@ -245,9 +246,9 @@ func TestWebFetchResults(t *testing.T) {
 		AllowHosts: []string{peer.HostPort(), redirects.HostPort(), binary.HostPort(), slow.HostPort()},
 		Timeout:    200 * time.Millisecond,
 	}, web.WithResolver(webtest.Resolver(map[string][]string{"intranet.example": {"10.0.0.7"}})))
-	tool := NewWebFetch(f)
+	tl := NewWebFetch(f)
 	model := &wfModel{}
-	env := &Env{Agent: "orchestrator", Small: model}
+	env := &tool.Env{Agent: "orchestrator", Small: model}
 
 	tests := []struct {
 		name    string
@@ -266,7 +267,7 @@ func TestWebFetchResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := wfRun(t, tool, env, tt.url, "anything")
+			res := wfRun(t, tl, env, tt.url, "anything")
 			if res.IsError != tt.isError {
 				t.Errorf("IsError = %v, want %v: %s", res.IsError, tt.isError, res.Output)
 			}
@@ -286,9 +287,9 @@ func TestWebFetchResults(t *testing.T) {
 }
 
 func TestWebFetchInput(t *testing.T) {
-	tool := NewWebFetch(wfFetcher(t, config.Web{}))
+	tl := NewWebFetch(wfFetcher(t, config.Web{}))
 	for _, in := range []string{`{"url":"https://example.com"}`, `{"prompt":"x"}`, `{"url":"https://example.com","prompt":""}`, `{"url":"https://example.com","prompt":"x","extra":1}`, `[]`} {
-		res, err := tool.Run(t.Context(), &Env{}, json.RawMessage(in))
+		res, err := tl.Run(t.Context(), &tool.Env{}, json.RawMessage(in))
 		if err != nil || !res.IsError {
 			t.Errorf("input %s: result %+v err %v, want an error result", in, res, err)
 		}
@@ -297,8 +298,8 @@ func TestWebFetchInput(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	s := wfSite(t, "docs", nil)
-	tool = NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
-	if _, err := tool.Run(ctx, &Env{}, json.RawMessage(`{"url":"`+s.URL+`/notes.txt","prompt":"x"}`)); !errors.Is(err, context.Canceled) {
+	tl = NewWebFetch(wfFetcher(t, config.Web{AllowHosts: []string{s.HostPort()}}))
+	if _, err := tl.Run(ctx, &tool.Env{}, json.RawMessage(`{"url":"`+s.URL+`/notes.txt","prompt":"x"}`)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: err = %v", err)
 	}
 }
@@ -321,7 +322,7 @@ func TestWebFetchSchema(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("schema (-want +got):\n%s", diff)
 	}
-	if info.Name != "WebFetch" || info.Class != ClassWeb || !strings.HasPrefix(info.Description, "Fetches a web page") {
+	if info.Name != "WebFetch" || info.Class != tool.ClassWeb || !strings.HasPrefix(info.Description, "Fetches a web page") {
 		t.Errorf("info %+v", info)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/web"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed websearch.md
@@ -45,12 +46,12 @@ type WebSearchMeta struct {
 // NewWebSearch returns WebSearch over s. With a nil s (no backend
 // configured) every call returns an error result saying so, so a roster
 // that lists the tool still works.
-func NewWebSearch(s web.Searcher) Tool {
-	return newBuiltin[WebSearchInput](NameWebSearch, ClassWeb, webSearchDescription,
-		func(ctx context.Context, _ *Env, in WebSearchInput) (Result, error) {
+func NewWebSearch(s web.Searcher) tool.Tool {
+	return newBuiltin[WebSearchInput](NameWebSearch, tool.ClassWeb, webSearchDescription,
+		func(ctx context.Context, _ *tool.Env, in WebSearchInput) (tool.Result, error) {
 			return webSearch(ctx, s, in)
 		},
-		WithSchema(func(sc *jsonschema.Schema) {
+		tool.WithSchema(func(sc *jsonschema.Schema) {
 			one, lo, hi := 1, 1.0, float64(web.MaxSearchResults)
 			sc.Properties["query"].MinLength = &one
 			sc.Properties["count"].Minimum = &lo
@@ -58,13 +59,13 @@ func NewWebSearch(s web.Searcher) Tool {
 		}))
 }
 
-func webSearch(ctx context.Context, s web.Searcher, in WebSearchInput) (Result, error) {
+func webSearch(ctx context.Context, s web.Searcher, in WebSearchInput) (tool.Result, error) {
 	if s == nil {
-		return Errorf("Web search is not configured (web.search in odin.yaml). Use WebFetch on URLs you know: official documentation sites, the project's repository, pkg.go.dev, docs.rs..."), nil
+		return tool.Errorf("Web search is not configured (web.search in odin.yaml). Use WebFetch on URLs you know: official documentation sites, the project's repository, pkg.go.dev, docs.rs..."), nil
 	}
 	query := strings.TrimSpace(in.Query)
 	if query == "" {
-		return Errorf("query is empty."), nil
+		return tool.Errorf("query is empty."), nil
 	}
 	n := in.Count
 	if n <= 0 {
@@ -73,9 +74,9 @@ func webSearch(ctx context.Context, s web.Searcher, in WebSearchInput) (Result, 
 	hits, err := s.Search(ctx, query, n)
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{}, fmt.Errorf("WebSearch: %w", err)
+			return tool.Result{}, fmt.Errorf("WebSearch: %w", err)
 		}
-		return Errorf("Web search failed: %v", err), nil
+		return tool.Errorf("Web search failed: %v", err), nil
 	}
 	meta := WebSearchMeta{Query: query, Hits: make([]WebSearchHit, len(hits))}
 	for i, h := range hits {
@@ -83,7 +84,7 @@ func webSearch(ctx context.Context, s web.Searcher, in WebSearchInput) (Result, 
 		meta.Hits[i] = WebSearchHit{SearchHit: h, SourceType: kind, Reliability: rel}
 	}
 	if len(hits) == 0 {
-		return Result{Meta: meta, Output: fmt.Sprintf("No results for %q. Try other words, fewer terms, or a site's own documentation.", query)}, nil
+		return tool.Result{Meta: meta, Output: fmt.Sprintf("No results for %q. Try other words, fewer terms, or a site's own documentation.", query)}, nil
 	}
 	fence := web.NewFence()
 	var b strings.Builder
@@ -98,5 +99,5 @@ func webSearch(ctx context.Context, s web.Searcher, in WebSearchInput) (Result, 
 		}
 	}
 	out := fmt.Sprintf("%d results for %q.\n%s\n\n%s", len(hits), query, fence.Rule(), fence.Wrap(strings.TrimRight(b.String(), "\n")))
-	return Result{Meta: meta, Output: out}, nil
+	return tool.Result{Meta: meta, Output: out}, nil
 }

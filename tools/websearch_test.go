@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/web"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // wsSearcher is a fake web.Searcher returning fixed hits.
@@ -28,9 +29,9 @@ func (s *wsSearcher) Search(_ context.Context, query string, n int) ([]web.Searc
 	return s.hits[:min(n, len(s.hits))], nil
 }
 
-func wsRun(t *testing.T, tool Tool, input string) Result {
+func wsRun(t *testing.T, tl tool.Tool, input string) tool.Result {
 	t.Helper()
-	res, err := tool.Run(t.Context(), &Env{Agent: "research"}, json.RawMessage(input))
+	res, err := tl.Run(t.Context(), &tool.Env{Agent: "research"}, json.RawMessage(input))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -84,7 +85,7 @@ func TestWebSearch(t *testing.T) {
 func TestWebSearchFailures(t *testing.T) {
 	tests := []struct {
 		name  string
-		tool  Tool
+		tool  tool.Tool
 		input string
 		want  string
 	}{

@@ -17,6 +17,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/odin-code/odin/internal/fsutil"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 //go:embed writefile.md
@@ -45,20 +46,20 @@ type WriteFileInput struct {
 
 // NewWriteFile returns the WriteFile tool: it creates a file or replaces
 // one the agent has read and that has not changed since, atomically.
-func NewWriteFile() Tool {
-	return requireUTF8Input(newBuiltin[WriteFileInput](NameWriteFile, ClassWrite, writeFileDescription, writeFile))
+func NewWriteFile() tool.Tool {
+	return requireUTF8Input(newBuiltin[WriteFileInput](NameWriteFile, tool.ClassWrite, writeFileDescription, writeFile))
 }
 
-func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error) {
-	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, AccessWrite)
+func writeFile(ctx context.Context, env *tool.Env, in WriteFileInput) (tool.Result, error) {
+	path, bad, err := resolveArgPath(ctx, env, "file_path", in.FilePath, tool.AccessWrite)
 	if err != nil || bad != nil {
 		return deref(bad), err
 	}
 	if !utf8.ValidString(in.Content) {
-		return Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
+		return tool.Errorf("content is not valid UTF-8; WriteFile writes UTF-8 text only"), nil
 	}
 	if len(in.Content) > maxWriteBytes {
-		return Errorf("content is %s, more than the %s WriteFile writes in one call. Split it into several smaller files, or write a first part with WriteFile and add the rest with EditTool.",
+		return tool.Errorf("content is %s, more than the %s WriteFile writes in one call. Split it into several smaller files, or write a first part with WriteFile and add the rest with EditTool.",
 			HumanBytes(int64(len(in.Content))), HumanBytes(maxWriteBytes)), nil
 	}
 	unlock, bad := lockForWrite(ctx, env, path)
@@ -72,7 +73,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	}
 	content := []byte(in.Content)
 	if cur.exists && bytes.Equal(cur.content, content) {
-		return Result{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", path)}, nil
+		return tool.Result{Output: fmt.Sprintf("%s already has exactly this content; nothing was written.", path)}, nil
 	}
 	if bad, err := commitWrite(ctx, env, path, cur, content); err != nil || bad != nil {
 		return deref(bad), err
@@ -84,7 +85,7 @@ func writeFile(ctx context.Context, env *Env, in WriteFileInput) (Result, error)
 	} else {
 		out = fmt.Sprintf("Created %s: %d lines, %s.", path, countLines(in.Content), HumanBytes(int64(len(content))))
 	}
-	return Result{Output: out, Files: []string{path}}, nil
+	return tool.Result{Output: out, Files: []string{path}}, nil
 }
 
 // existingFile is what a write tool found at its target before writing.
@@ -98,7 +99,7 @@ type existingFile struct {
 // project root or a directory added with --add-dir, else "/" (a path the
 // user approved outside them; it is resolved, so no component may be a
 // link either).
-func writeRoot(env *Env, path string) string {
+func writeRoot(env *tool.Env, path string) string {
 	roots := []string{env.Root}
 	if d, ok := env.Guard.(interface{ Dirs() []string }); ok {
 		roots = append(roots, d.Dirs()...)
@@ -112,7 +113,7 @@ func writeRoot(env *Env, path string) string {
 // process. The caller holds both from its freshness check to its write, so
 // the check is a compare-and-swap: an edit made meanwhile by another
 // session is seen, never overwritten.
-func lockForWrite(ctx context.Context, env *Env, path string) (func(), *Result) {
+func lockForWrite(ctx context.Context, env *tool.Env, path string) (func(), *tool.Result) {
 	unlockPath := env.LockPath(path)
 	root := writeRoot(env, path)
 	dir := filepath.Dir(path)
@@ -133,14 +134,14 @@ func lockForWrite(ctx context.Context, env *Env, path string) (func(), *Result) 
 
 // writeRefusal explains a failed confined operation; a symlink met on the
 // way means the path changed since it was checked.
-func writeRefusal(path string, err error) Result {
+func writeRefusal(path string, err error) tool.Result {
 	switch {
 	case errors.Is(err, fsutil.ErrSymlink):
-		return Errorf("cannot write %s: a directory on its path is now a symbolic link (it changed after the path was checked), so the write could land elsewhere; nothing was written. Check the path with LS.", path)
+		return tool.Errorf("cannot write %s: a directory on its path is now a symbolic link (it changed after the path was checked), so the write could land elsewhere; nothing was written. Check the path with LS.", path)
 	case errors.Is(err, fsutil.ErrOutside):
-		return Errorf("cannot write %s: it is outside the allowed directories; nothing was written.", path)
+		return tool.Errorf("cannot write %s: it is outside the allowed directories; nothing was written.", path)
 	}
-	return Errorf("cannot write %s: %v. The file was not changed.", path, unwrapPathError(err))
+	return tool.Errorf("cannot write %s: %v. The file was not changed.", path, unwrapPathError(err))
 }
 
 // loadExisting reads the target of a write. A missing file is fine (the
@@ -149,7 +150,7 @@ func writeRefusal(path string, err error) Result {
 // because mtimes are coarse and can be preserved by other tools. The file
 // is read without following links (a link at the target now was not there
 // when the guard resolved it).
-func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFile, *Result) {
+func loadExisting(ctx context.Context, env *tool.Env, path, toolName string) (existingFile, *tool.Result) {
 	root := writeRoot(env, path)
 	info, err := fsutil.LstatIn(root, path)
 	switch {
@@ -159,31 +160,31 @@ func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFil
 		r := writeRefusal(path, err)
 		return existingFile{}, &r
 	case info.IsDir():
-		r := Errorf("%s is a directory; %s writes files.", path, tool)
+		r := tool.Errorf("%s is a directory; %s writes files.", path, toolName)
 		return existingFile{}, &r
 	case info.Mode()&fs.ModeSymlink != 0:
-		r := Errorf("%s became a symbolic link after its path was checked; %s does not write through it. Nothing was written.", path, tool)
+		r := tool.Errorf("%s became a symbolic link after its path was checked; %s does not write through it. Nothing was written.", path, toolName)
 		return existingFile{}, &r
 	case !info.Mode().IsRegular():
-		r := Errorf("%s is not a regular file (%s); %s writes regular files only.", path, info.Mode().Type(), tool)
+		r := tool.Errorf("%s is not a regular file (%s); %s writes regular files only.", path, info.Mode().Type(), toolName)
 		return existingFile{}, &r
 	}
-	var stamp FileStamp
+	var stamp tool.FileStamp
 	ok := false
 	if env.Reads != nil {
 		stamp, ok = env.Reads.Get(path)
 	}
 	if !ok {
-		r := Errorf("%s exists and you have not read it: read the file first with ReadFile, then call %s again.", path, tool)
+		r := tool.Errorf("%s exists and you have not read it: read the file first with ReadFile, then call %s again.", path, toolName)
 		return existingFile{}, &r
 	}
 	content, info, err := fsutil.ReadFileIn(root, path, maxWriteBytes)
 	if errors.Is(err, fsutil.ErrTooLarge) {
-		r := Errorf("%s is %s, more than the %s %s changes in one call; edit it with ExecuteCommand (e.g. sed) or split it.", path, HumanBytes(info.Size()), HumanBytes(maxWriteBytes), tool)
+		r := tool.Errorf("%s is %s, more than the %s %s changes in one call; edit it with ExecuteCommand (e.g. sed) or split it.", path, HumanBytes(info.Size()), HumanBytes(maxWriteBytes), toolName)
 		return existingFile{}, &r
 	}
 	if err != nil {
-		r := Errorf("cannot read %s: %v", path, unwrapPathError(err))
+		r := tool.Errorf("cannot read %s: %v", path, unwrapPathError(err))
 		return existingFile{}, &r
 	}
 	if text, ok := editorText(ctx, env, path); ok {
@@ -191,8 +192,8 @@ func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFil
 		// ReadFile showed it.
 		content = []byte(text)
 	}
-	if StampOf(content, info.ModTime()).Hash != stamp.Hash {
-		r := Errorf("%s changed on disk since you read it; read it again with ReadFile, then redo your change against the new content.", path)
+	if tool.StampOf(content, info.ModTime()).Hash != stamp.Hash {
+		r := tool.Errorf("%s changed on disk since you read it; read it again with ReadFile, then redo your change against the new content.", path)
 		return existingFile{}, &r
 	}
 	return existingFile{
@@ -207,9 +208,9 @@ func loadExisting(ctx context.Context, env *Env, path, tool string) (existingFil
 // failed checkpoint is a Go error: writing without a way back is not an
 // option. A failed write is a result naming the cause; the file is then
 // untouched. The caller holds lockForWrite.
-func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, content []byte) (*Result, error) {
+func commitWrite(ctx context.Context, env *tool.Env, path string, cur existingFile, content []byte) (*tool.Result, error) {
 	if len(content) > maxWriteBytes {
-		r := Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", HumanBytes(int64(len(content))), HumanBytes(maxWriteBytes))
+		r := tool.Errorf("the result would be %s, more than the %s a write tool writes in one call; split the file.", HumanBytes(int64(len(content))), HumanBytes(maxWriteBytes))
 		return &r, nil
 	}
 	if env.BeforeWrite != nil {
@@ -232,10 +233,10 @@ func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, c
 			if info, err := os.Lstat(path); err == nil {
 				mtime = info.ModTime()
 			}
-			recordStamp(env, path, StampOf(content, mtime))
+			recordStamp(env, path, tool.StampOf(content, mtime))
 			return nil, nil
-		case !errors.Is(err, ErrEditorDeclined):
-			r := Errorf("cannot write %s: the editor refused: %v. The file was not changed.", path, err)
+		case !errors.Is(err, tool.ErrEditorDeclined):
+			r := tool.Errorf("cannot write %s: the editor refused: %v. The file was not changed.", path, err)
 			return &r, nil
 		}
 	}
@@ -252,7 +253,7 @@ func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, c
 		return &r, nil
 	}
 	if info, err := fsutil.LstatIn(root, path); err == nil {
-		recordStamp(env, path, StampOf(content, info.ModTime()))
+		recordStamp(env, path, tool.StampOf(content, info.ModTime()))
 	}
 	return nil, nil
 }
@@ -260,10 +261,10 @@ func commitWrite(ctx context.Context, env *Env, path string, cur existingFile, c
 // requireUTF8Input rejects arguments that are not valid UTF-8 text before
 // JSON decoding would silently turn the bad bytes (or a lone surrogate
 // escape) into U+FFFD and write a corrupted file.
-func requireUTF8Input(t Tool) Tool {
-	return Wrap(t, func(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
+func requireUTF8Input(t tool.Tool) tool.Tool {
+	return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 		if off, ok := invalidJSONText(input); !ok {
-			return Errorf("the arguments of %s are not valid UTF-8 text (bad byte or lone surrogate escape at offset %d); %s writes UTF-8 text only.",
+			return tool.Errorf("the arguments of %s are not valid UTF-8 text (bad byte or lone surrogate escape at offset %d); %s writes UTF-8 text only.",
 				t.Info().Name, off, t.Info().Name), nil
 		}
 		return t.Run(ctx, env, input)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/odin-code/odin/internal/fsutil"
+	"github.com/odin-code/odin/tools/tool"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +16,7 @@ import (
 )
 
 // readFirst runs ReadFile on p so write tools accept it.
-func readFirst(t testing.TB, env *Env, p string) {
+func readFirst(t testing.TB, env *tool.Env, p string) {
 	t.Helper()
 	if res := runTool(t, NewReadFile(), env, ReadFileInput{FilePath: p}); res.IsError {
 		t.Fatalf("ReadFile %s: %s", p, res.Output)
@@ -283,7 +284,7 @@ func mustJSON(t testing.TB, v any) json.RawMessage {
 
 func BenchmarkWriteFile(b *testing.B) {
 	root, _ := filepath.EvalSymlinks(b.TempDir())
-	env := &Env{Root: root, Reads: NewReadState(), Guard: withinGuard{root: root}}
+	env := &tool.Env{Root: root, Reads: tool.NewReadState(), Guard: withinGuard{root: root}}
 	content := strings.Repeat("some typical line of source code\n", 2000)
 	tool := NewWriteFile()
 	for i := 0; b.Loop(); i++ {
@@ -313,7 +314,7 @@ func TestWriteContentCap(t *testing.T) {
 	if err := os.Truncate(path, maxWriteBytes+1); err != nil {
 		t.Fatal(err)
 	}
-	env.Reads.Record(path, FileStamp{})
+	env.Reads.Record(path, tool.FileStamp{})
 	res = runTool(t, NewEditTool(), env, EditToolInput{FilePath: path, OldString: "a", NewString: "b"})
 	if !res.IsError || !strings.Contains(res.Output, "more than the 10.0 MiB") {
 		t.Errorf("edit of an oversized file: %+v", res.Output)

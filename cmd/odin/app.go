@@ -39,6 +39,7 @@ import (
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // globalFlags are the flags every command shares.
@@ -148,7 +149,7 @@ type app struct {
 	// editor and editorMCP are what an editor (odin acp) brings: its
 	// buffers for the file tools, and the names of the MCP servers it
 	// declared, which are the user's own.
-	editor    tools.Editor
+	editor    tool.Editor
 	terminal  tools.CommandTerminal // the editor's terminals (odin acp), nil without
 	editorMCP map[string]bool
 	cat       *models.Catalog // parsed on first use (catalog)
@@ -532,7 +533,7 @@ func (a *app) headlessApprover() policy.Approver { return policy.Headless{Yolo: 
 
 // permissionHook lets a test put a failing check in front of the session's
 // policy (serve's panic test); it returns p unchanged otherwise.
-var permissionHook = func(p tools.Permission) tools.Permission { return p }
+var permissionHook = func(p tool.Permission) tool.Permission { return p }
 
 // buildDeps wires the actors' dependencies: the tools with the session's
 // permission policy and hooks, the roster, instructions and checkpoints.
@@ -574,7 +575,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	// command that crashes the shell parser's walk) fails that call alone.
 	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover)
 	mgr := a.mcpManager()
-	mcpTools := func() []tools.Tool {
+	mcpTools := func() []tool.Tool {
 		return tools.NewSet(mgr.Tools()...).Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover).All()
 	}
 	cfgFile := "odin.yaml"
@@ -594,7 +595,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		ProjectInstructions: a.trust.commandsText, ProjectTrusted: a.trust.trusted, Launcher: launcher}
 	deps := &actors.Deps{
 		Root: a.root, Config: a.cfg, Models: actors.ModelFunc(a.model), Tools: set, Roster: roster, Bus: bus,
-		Guard:    func(agent, taskID string) tools.PathGuard { return pol.GuardFor(agent, taskID) },
+		Guard:    func(agent, taskID string) tool.PathGuard { return pol.GuardFor(agent, taskID) },
 		DenyRead: a.denyRead,
 		MCP:      mcpTools,
 		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: &changeSets{root: a.root}, Hooks: hooks,
@@ -668,7 +669,7 @@ func (a *app) baseTools() tools.Set {
 	set := tools.Builtin(opts)
 	if opts.Searcher == nil {
 		// A model never sees a tool that cannot work.
-		set = set.Filter(func(i tools.Info) bool { return i.Name != "WebSearch" })
+		set = set.Filter(func(i tool.Info) bool { return i.Name != "WebSearch" })
 	}
 	return set
 }

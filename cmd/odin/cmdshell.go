@@ -11,6 +11,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // commandShellTimeout bounds one !`command` line of a custom command: the
@@ -51,8 +52,8 @@ func (a *app) commandShell(deps *actors.Deps) func(command string, allowed []str
 		if err != nil {
 			mode = messages.ModeAsk
 		}
-		env := &tools.Env{Root: a.root, Agent: "user", AgentID: "command", SessionID: "command", Mode: string(mode),
-			Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead}
+		env := &tool.Env{Root: a.root, Agent: "user", AgentID: "command", SessionID: "command", Mode: string(mode),
+			Reads: tool.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead}
 		ctx, cancel := context.WithTimeout(context.Background(), commandShellTimeout)
 		defer cancel()
 		in, _ := json.Marshal(map[string]string{"command": command})

@@ -14,6 +14,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/tools/tool"
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
@@ -76,7 +77,7 @@ func (p *actorPool) shutdown() {
 // project: the editor's buffers and MCP servers (odin acp).
 type frontOptions struct {
 	// Editor, when set, is where the file tools read and write.
-	Editor tools.Editor
+	Editor tool.Editor
 	// Terminal, when set, is where commands run (in Odin's sandbox).
 	Terminal tools.CommandTerminal
 	// MCPServers are servers the editor declares for the session, by

@@ -18,6 +18,7 @@ import (
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func newMCPCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
@@ -57,7 +58,7 @@ func newMCPListCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tTRANSPORT\tSTATUS\tTOOLS\tAGENTS")
-				byServer := map[string][]tools.Tool{}
+				byServer := map[string][]tool.Tool{}
 				for _, t := range m.Tools() {
 					server := strings.SplitN(strings.TrimPrefix(t.Info().Name, mcp.Prefix), "__", 2)[0]
 					byServer[server] = append(byServer[server], t)
@@ -107,7 +108,7 @@ func newMCPListCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 // mcpAgents names the agents that get at least one of a server's tools in
 // edit mode: the Orchestrator and the specialists whose tool lists allow
 // them.
-func mcpAgents(deps *actors.Deps, ts []tools.Tool) []string {
+func mcpAgents(deps *actors.Deps, ts []tool.Tool) []string {
 	if len(ts) == 0 {
 		return nil
 	}

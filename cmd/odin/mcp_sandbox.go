@@ -19,7 +19,7 @@ import (
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // mcpWritable is what a stdio MCP server may write besides the project's
@@ -227,7 +227,7 @@ func (a *app) reportSlowMCP(m *mcp.Manager) {
 // mcpTool starts the MCP server that offers name (mcp__SERVER__TOOL), in
 // its sandbox as a session would, and returns the tool decorated as the
 // session's are (hooks, permission): what `odin tool` runs.
-func (a *app) mcpTool(ctx context.Context, deps *actors.Deps, name string) (tools.Tool, error) {
+func (a *app) mcpTool(ctx context.Context, deps *actors.Deps, name string) (tool.Tool, error) {
 	m := a.mcpManager()
 	server, ok := m.ServerOf(name)
 	if !ok {

@@ -15,6 +15,7 @@ import (
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // crashingPermission panics, as the shell policy did on A=([0]=) (a nil
@@ -23,11 +24,11 @@ import (
 // policy's own crasher is fixed; this puts one back where it was, so the
 // test keeps proving that a crash in the permission check stays inside
 // the call that caused it.
-type crashingPermission struct{ real tools.Permission }
+type crashingPermission struct{ real tool.Permission }
 
 const crashCommand = "A=([0]=)"
 
-func (c crashingPermission) Authorize(ctx context.Context, env *tools.Env, info tools.Info, input json.RawMessage) error {
+func (c crashingPermission) Authorize(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) error {
 	var in struct {
 		Command string `json:"command"`
 	}
@@ -45,7 +46,7 @@ func (c crashingPermission) Authorize(ctx context.Context, env *tools.Env, info 
 // session in it.
 func TestServeSurvivesPolicyPanic(t *testing.T) {
 	old := permissionHook
-	permissionHook = func(p tools.Permission) tools.Permission { return crashingPermission{real: p} }
+	permissionHook = func(p tool.Permission) tool.Permission { return crashingPermission{real: p} }
 	defer func() { permissionHook = old }()
 
 	work, err := filepath.EvalSymlinks(t.TempDir())

@@ -31,7 +31,7 @@ func newToolsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			return withApp(g, func(a *app) error {
 				set := a.baseTools()
 				if asJSON {
-					var infos []tools.Info
+					var infos []tool.Info
 					for _, t := range set.All() {
 						infos = append(infos, t.Info())
 					}
@@ -132,8 +132,8 @@ from the current directory, as a shell would.`,
 				if err != nil {
 					return usageError("--mode: %v", err)
 				}
-				env := &tools.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
-					Reads: tools.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead, Small: deps.Small,
+				env := &tool.Env{Root: a.root, Agent: "user", AgentID: "cli", SessionID: "cli", Mode: string(mode),
+					Reads: tool.NewReadState(), Guard: deps.Guard("user", ""), DenyRead: deps.DenyRead, Small: deps.Small,
 					Publish: func(ev any) {
 						if n, ok := ev.(messages.Notice); ok {
 							fmt.Fprintf(stderr, "%s: %s\n", n.Level, termsafe.Text(n.Text))
@@ -206,7 +206,7 @@ func absolutePaths(input string) (string, error) {
 // preRead makes a write tool usable from the command line: each odin tool
 // call is a fresh agent with nothing read, so the file a write tool targets
 // is read first (through the same guard), as an agent would have done.
-func preRead(ctx context.Context, set tools.Set, env *tools.Env, name, input string) {
+func preRead(ctx context.Context, set tools.Set, env *tool.Env, name, input string) {
 	switch name {
 	case tools.NameWriteFile, tools.NameEditTool, tools.NameMultiEditTool:
 	default:

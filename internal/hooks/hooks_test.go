@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/config"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func newHooks(t *testing.T, root string, hooks map[string][]config.Hook) *Hooks {
@@ -79,9 +79,9 @@ func TestHookStdinAndEnvironment(t *testing.T) {
 		Matcher: "ExecuteCommand",
 		Command: `cat > event.json; printf '%s\n' "$ODIN_HOOK_EVENT" "$ODIN_SESSION_ID" "$ODIN_PROJECT_DIR" "$PWD" > env.txt`,
 	}}})
-	env := &tools.Env{Root: root, Agent: "qa", AgentID: "t9", SessionID: "sess-9", Mode: "edit"}
-	v := h.PostToolUse(t.Context(), env, tools.Info{Name: "ExecuteCommand"}, json.RawMessage(`{"command":"go vet ./..."}`),
-		tools.Result{Output: "ok", Files: []string{"/x"}})
+	env := &tool.Env{Root: root, Agent: "qa", AgentID: "t9", SessionID: "sess-9", Mode: "edit"}
+	v := h.PostToolUse(t.Context(), env, tool.Info{Name: "ExecuteCommand"}, json.RawMessage(`{"command":"go vet ./..."}`),
+		tool.Result{Output: "ok", Files: []string{"/x"}})
 	if v.Block || len(v.Warnings) > 0 {
 		t.Fatalf("verdict %+v", v)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // fixture is a project with the traps the adversarial cases need:
@@ -113,15 +113,15 @@ func TestAdversarial(t *testing.T) {
 		ask  = messages.ModeAsk
 		plan = messages.ModePlan
 		edit = messages.ModeEdit
-		R    = tools.AccessRead
-		W    = tools.AccessWrite
+		R    = tool.AccessRead
+		W    = tool.AccessWrite
 	)
 	type tc struct {
 		name   string
-		path   string       // a path case when set
-		access tools.Access // for path cases
-		agent  string       // agent whose guard is used ("" = orchestrator)
-		cmd    string       // a command case when set
+		path   string      // a path case when set
+		access tool.Access // for path cases
+		agent  string      // agent whose guard is used ("" = orchestrator)
+		cmd    string      // a command case when set
 		mode   messages.Mode
 		want   Action
 		rule   string // when set, a finding with this rule must be present

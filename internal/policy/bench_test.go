@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func BenchmarkCommandsCheck(b *testing.B) {
@@ -27,6 +27,6 @@ func BenchmarkGuardCheck(b *testing.B) {
 	f := newFixture(b)
 	g := f.guard(b)
 	for b.Loop() {
-		g.Check("sub/helper.txt", tools.AccessWrite)
+		g.Check("sub/helper.txt", tool.AccessWrite)
 	}
 }

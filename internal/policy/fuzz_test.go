@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -61,8 +61,8 @@ func FuzzGuardCheck(f *testing.F) {
 	fx := newFixture(f)
 	g := fx.guard(f)
 	f.Fuzz(func(t *testing.T, p string) {
-		_, rv, rerr := g.Check(p, tools.AccessRead)
-		_, wv, werr := g.Check(p, tools.AccessWrite)
+		_, rv, rerr := g.Check(p, tool.AccessRead)
+		_, wv, werr := g.Check(p, tool.AccessWrite)
 		if (rerr == nil) != (werr == nil) {
 			t.Fatalf("read err %v, write err %v", rerr, werr)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 func newHooks(t *testing.T, root string, hooks map[string][]config.Hook) *Hooks {
@@ -34,14 +35,14 @@ func TestHookExit2BlocksToolCall(t *testing.T) {
 		PostToolUse: {{Command: "echo post-check passed"}},
 	})
 	var runs atomic.Int32
-	set := tools.NewSet(counted("ExecuteCommand", tools.ClassExecute, &runs)).Map(tools.WithPermission(p), tools.WithHooks(h))
-	env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "edit", SessionID: "s"}
+	set := tools.NewSet(counted("ExecuteCommand", tool.ClassExecute, &runs)).Map(tools.WithPermission(p), tools.WithHooks(h))
+	env := &tool.Env{Root: f.root, Agent: "orchestrator", Mode: "edit", SessionID: "s"}
 
 	res, err := set.Run(t.Context(), env, "ExecuteCommand", json.RawMessage(`{"command":"make deploy"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := tools.Result{Output: "Blocked by a PreToolUse hook: deploys go through CI, not the agent", IsError: true, Denied: true}
+	want := tool.Result{Output: "Blocked by a PreToolUse hook: deploys go through CI, not the agent", IsError: true, Denied: true}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("blocked call (-want +got):\n%s", diff)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 type cmdInput struct {
@@ -25,17 +26,17 @@ type fileInput struct {
 }
 
 // counted returns a tool of the given class that counts its runs.
-func counted(name string, class tools.Class, runs *atomic.Int32) tools.Tool {
+func counted(name string, class tool.Class, runs *atomic.Int32) tool.Tool {
 	switch class {
-	case tools.ClassExecute:
-		return tools.New(name, class, "test tool", func(ctx context.Context, env *tools.Env, in cmdInput) (tools.Result, error) {
+	case tool.ClassExecute:
+		return tool.New(name, class, "test tool", func(ctx context.Context, env *tool.Env, in cmdInput) (tool.Result, error) {
 			runs.Add(1)
-			return tools.Result{Output: "ran " + in.Command}, nil
+			return tool.Result{Output: "ran " + in.Command}, nil
 		})
 	default:
-		return tools.New(name, class, "test tool", func(ctx context.Context, env *tools.Env, in fileInput) (tools.Result, error) {
+		return tool.New(name, class, "test tool", func(ctx context.Context, env *tool.Env, in fileInput) (tool.Result, error) {
 			runs.Add(1)
-			return tools.Result{Output: "touched " + in.FilePath}, nil
+			return tool.Result{Output: "touched " + in.FilePath}, nil
 		})
 	}
 }
@@ -59,38 +60,38 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 	p := newPolicy(t, f, Headless{})
 	type tc struct {
 		name   string
-		class  tools.Class
+		class  tool.Class
 		mode   string
 		input  string
 		denied bool
 		rule   string
 	}
 	cases := []tc{
-		{"read in ask", tools.ClassRead, "ask", `{"file_path":"main.go"}`, false, ""},
-		{"web in plan", tools.ClassWeb, "plan", `{}`, false, ""},
-		{"spawn in ask", tools.ClassSpawn, "ask", `{}`, false, ""},
-		{"write in ask", tools.ClassWrite, "ask", `{"file_path":"main.go"}`, true, RuleMode},
-		{"write in plan", tools.ClassWrite, "plan", `{"file_path":"main.go"}`, true, RuleMode},
-		{"plan file in plan", tools.ClassWrite, "plan", `{"file_path":".odin/plans/p1.md"}`, false, ""},
-		{"plan file in ask", tools.ClassWrite, "ask", `{"file_path":".odin/plans/p1.md"}`, true, RuleMode},
-		{"plan dir escape", tools.ClassWrite, "plan", `{"file_path":".odin/plans/../agents/x.md"}`, true, RuleMode},
-		{"write in edit", tools.ClassWrite, "edit", `{"file_path":"main.go"}`, false, ""},
-		{"protected write in edit", tools.ClassWrite, "edit", `{"file_path":"gitlink/hooks/pre-commit"}`, true, RuleProtected},
-		{"outside write in edit is left to the tool's guard", tools.ClassWrite, "edit", `{"file_path":"/etc/motd"}`, false, ""},
-		{"write with unknown mode", tools.ClassWrite, "", `{"file_path":"main.go"}`, true, RuleMode},
-		{"read-only command in ask", tools.ClassExecute, "ask", `{"command":"git status"}`, false, ""},
-		{"writing command in ask", tools.ClassExecute, "ask", `{"command":"touch x"}`, true, RuleMode},
-		{"allowed command in edit", tools.ClassExecute, "edit", `{"command":"go test ./..."}`, false, ""},
-		{"unknown command headless", tools.ClassExecute, "edit", `{"command":"make deploy"}`, true, RuleNotApproved},
-		{"forbidden command", tools.ClassExecute, "edit", `{"command":"git push origin"}`, true, RuleForbidden},
-		{"missing command: left to the tool's validation, nothing runs", tools.ClassExecute, "edit", `{"cmd":"ls"}`, false, ""},
-		{"invalid JSON", tools.ClassExecute, "edit", `{"command":`, true, RuleUnresolvable},
-		{"unknown class", tools.Class("magic"), "edit", `{}`, true, RuleMode},
+		{"read in ask", tool.ClassRead, "ask", `{"file_path":"main.go"}`, false, ""},
+		{"web in plan", tool.ClassWeb, "plan", `{}`, false, ""},
+		{"spawn in ask", tool.ClassSpawn, "ask", `{}`, false, ""},
+		{"write in ask", tool.ClassWrite, "ask", `{"file_path":"main.go"}`, true, RuleMode},
+		{"write in plan", tool.ClassWrite, "plan", `{"file_path":"main.go"}`, true, RuleMode},
+		{"plan file in plan", tool.ClassWrite, "plan", `{"file_path":".odin/plans/p1.md"}`, false, ""},
+		{"plan file in ask", tool.ClassWrite, "ask", `{"file_path":".odin/plans/p1.md"}`, true, RuleMode},
+		{"plan dir escape", tool.ClassWrite, "plan", `{"file_path":".odin/plans/../agents/x.md"}`, true, RuleMode},
+		{"write in edit", tool.ClassWrite, "edit", `{"file_path":"main.go"}`, false, ""},
+		{"protected write in edit", tool.ClassWrite, "edit", `{"file_path":"gitlink/hooks/pre-commit"}`, true, RuleProtected},
+		{"outside write in edit is left to the tool's guard", tool.ClassWrite, "edit", `{"file_path":"/etc/motd"}`, false, ""},
+		{"write with unknown mode", tool.ClassWrite, "", `{"file_path":"main.go"}`, true, RuleMode},
+		{"read-only command in ask", tool.ClassExecute, "ask", `{"command":"git status"}`, false, ""},
+		{"writing command in ask", tool.ClassExecute, "ask", `{"command":"touch x"}`, true, RuleMode},
+		{"allowed command in edit", tool.ClassExecute, "edit", `{"command":"go test ./..."}`, false, ""},
+		{"unknown command headless", tool.ClassExecute, "edit", `{"command":"make deploy"}`, true, RuleNotApproved},
+		{"forbidden command", tool.ClassExecute, "edit", `{"command":"git push origin"}`, true, RuleForbidden},
+		{"missing command: left to the tool's validation, nothing runs", tool.ClassExecute, "edit", `{"cmd":"ls"}`, false, ""},
+		{"invalid JSON", tool.ClassExecute, "edit", `{"command":`, true, RuleUnresolvable},
+		{"unknown class", tool.Class("magic"), "edit", `{}`, true, RuleMode},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: c.mode}
-			err := p.Authorize(t.Context(), env, tools.Info{Name: "T", Class: c.class}, json.RawMessage(c.input))
+			env := &tool.Env{Root: f.root, Agent: "orchestrator", Mode: c.mode}
+			err := p.Authorize(t.Context(), env, tool.Info{Name: "T", Class: c.class}, json.RawMessage(c.input))
 			if c.denied != (err != nil) {
 				t.Fatalf("Authorize = %v, denied want %v", err, c.denied)
 			}
@@ -98,7 +99,7 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 				return
 			}
 			var d *Denial
-			if !errors.As(err, &d) || !tools.IsDenied(err) {
+			if !errors.As(err, &d) || !tool.IsDenied(err) {
 				t.Fatalf("error %T %v is not a denial", err, err)
 			}
 			if d.Rule != c.rule {
@@ -111,7 +112,7 @@ func TestAuthorizeByClassAndMode(t *testing.T) {
 func TestAuthorizeAppliesAgentWriteFilter(t *testing.T) {
 	f := newFixture(t)
 	p := newPolicy(t, f, Headless{})
-	info := tools.Info{Name: "WriteFile", Class: tools.ClassWrite}
+	info := tool.Info{Name: "WriteFile", Class: tool.ClassWrite}
 	for _, c := range []struct {
 		agent, path string
 		denied      bool
@@ -123,7 +124,7 @@ func TestAuthorizeAppliesAgentWriteFilter(t *testing.T) {
 		{"code", "main.go", false},
 	} {
 		in, _ := json.Marshal(fileInput{c.path})
-		err := p.Authorize(t.Context(), &tools.Env{Root: f.root, Agent: c.agent, Mode: "edit"}, info, in)
+		err := p.Authorize(t.Context(), &tool.Env{Root: f.root, Agent: c.agent, Mode: "edit"}, info, in)
 		if (err != nil) != c.denied {
 			t.Errorf("%s writing %s: %v, want denied=%v", c.agent, c.path, err, c.denied)
 		}
@@ -137,8 +138,8 @@ func TestAuthorizeAppliesAgentWriteFilter(t *testing.T) {
 func TestHeadlessYoloAllowsAsksButNotDenials(t *testing.T) {
 	f := newFixture(t)
 	p := newPolicy(t, f, Headless{Yolo: true})
-	env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}
-	info := tools.Info{Name: "ExecuteCommand", Class: tools.ClassExecute}
+	env := &tool.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}
+	info := tool.Info{Name: "ExecuteCommand", Class: tool.ClassExecute}
 	for cmd, denied := range map[string]bool{
 		"make deploy":                  false,
 		"cat /etc/passwd":              false,
@@ -156,7 +157,7 @@ func TestHeadlessYoloAllowsAsksButNotDenials(t *testing.T) {
 	}
 	env.Mode = "ask"
 	in, _ := json.Marshal(cmdInput{"touch x"})
-	if err := p.Authorize(t.Context(), env, info, in); !tools.IsDenied(err) {
+	if err := p.Authorize(t.Context(), env, info, in); !tool.IsDenied(err) {
 		t.Errorf("yolo widened ask mode: %v", err)
 	}
 }
@@ -164,8 +165,8 @@ func TestHeadlessYoloAllowsAsksButNotDenials(t *testing.T) {
 func TestDenialMessagesSayHowToAllow(t *testing.T) {
 	f := newFixture(t)
 	p := newPolicy(t, f, nil)
-	env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}
-	info := tools.Info{Name: "ExecuteCommand", Class: tools.ClassExecute}
+	env := &tool.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}
+	info := tool.Info{Name: "ExecuteCommand", Class: tool.ClassExecute}
 	cases := map[string][]string{
 		"make deploy":      {"not-approved", "--allow", "permissions.allowed_commands", "--yolo"},
 		"git push":         {"forbidden", "git push*", "permissions.forbidden_commands"},
@@ -184,7 +185,7 @@ func TestDenialMessagesSayHowToAllow(t *testing.T) {
 			}
 		}
 	}
-	_, err := p.GuardFor("code", "t1").Resolve(t.Context(), "/etc/passwd", tools.AccessRead)
+	_, err := p.GuardFor("code", "t1").Resolve(t.Context(), "/etc/passwd", tool.AccessRead)
 	for _, w := range []string{"outside-root", "--add-dir /etc", "permissions.additional_dirs"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("guard denial %v lacks %q", err, w)
@@ -201,12 +202,12 @@ func TestSessionApprovalsAreShared(t *testing.T) {
 	sub := bus.Subscribe(t.Context(), 16, true)
 	a := NewBusApprover(bus, nil)
 	p := newPolicy(t, f, a)
-	info := tools.Info{Name: "ExecuteCommand", Class: tools.ClassExecute}
+	info := tool.Info{Name: "ExecuteCommand", Class: tool.ClassExecute}
 	in, _ := json.Marshal(cmdInput{"make deploy"})
 
 	errc := make(chan error, 1)
 	go func() {
-		errc <- p.Authorize(t.Context(), &tools.Env{Root: f.root, Agent: "code", AgentID: "t1", Mode: "edit"}, info, in)
+		errc <- p.Authorize(t.Context(), &tool.Env{Root: f.root, Agent: "code", AgentID: "t1", Mode: "edit"}, info, in)
 	}()
 	ev, ok := next(t, sub).(messages.ApprovalRequested)
 	if !ok || ev.Agent != "code" || ev.TaskID != "t1" || ev.Subject != "make deploy" || !strings.Contains(ev.Reason, "allowed_commands") {
@@ -220,7 +221,7 @@ func TestSessionApprovalsAreShared(t *testing.T) {
 	}
 	next(t, sub) // resolution
 	// Another agent, same subject: no new request.
-	if err := p.Authorize(t.Context(), &tools.Env{Root: f.root, Agent: "qa", AgentID: "t2", Mode: "edit"}, info, in); err != nil {
+	if err := p.Authorize(t.Context(), &tool.Env{Root: f.root, Agent: "qa", AgentID: "t2", Mode: "edit"}, info, in); err != nil {
 		t.Fatalf("remembered approval not applied: %v", err)
 	}
 	select {
@@ -231,13 +232,13 @@ func TestSessionApprovalsAreShared(t *testing.T) {
 	// The user denies another command.
 	in2, _ := json.Marshal(cmdInput{"make clean"})
 	go func() {
-		errc <- p.Authorize(t.Context(), &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}, info, in2)
+		errc <- p.Authorize(t.Context(), &tool.Env{Root: f.root, Agent: "orchestrator", Mode: "edit"}, info, in2)
 	}()
 	ev = next(t, sub).(messages.ApprovalRequested)
 	if err := a.Answer(ev.ID, Reject); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-errc; !tools.IsDenied(err) {
+	if err := <-errc; !tool.IsDenied(err) {
 		t.Fatalf("denied call: %v", err)
 	}
 }
@@ -248,7 +249,7 @@ func TestGuardResolveAsksAndRemembers(t *testing.T) {
 	p := newPolicy(t, f, inner)
 	outside := filepath.Join(f.evil, "secret")
 	for _, agent := range []string{"orchestrator", "search"} {
-		got, err := p.GuardFor(agent, "").Resolve(t.Context(), outside, tools.AccessRead)
+		got, err := p.GuardFor(agent, "").Resolve(t.Context(), outside, tool.AccessRead)
 		if err != nil || got != outside {
 			t.Fatalf("%s: Resolve = %q, %v", agent, got, err)
 		}
@@ -257,14 +258,14 @@ func TestGuardResolveAsksAndRemembers(t *testing.T) {
 		t.Fatalf("asked %d times, want 1", n)
 	}
 	// A read approval does not grant writes.
-	if _, err := p.Guard().Resolve(t.Context(), outside, tools.AccessWrite); err != nil {
+	if _, err := p.Guard().Resolve(t.Context(), outside, tool.AccessWrite); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(inner.asked()); n != 2 {
 		t.Fatalf("asked %d times, want 2", n)
 	}
 	// Protected paths are never asked about.
-	if _, err := p.Guard().Resolve(t.Context(), "gitlink/hooks/x", tools.AccessWrite); !tools.IsDenied(err) {
+	if _, err := p.Guard().Resolve(t.Context(), "gitlink/hooks/x", tool.AccessWrite); !tool.IsDenied(err) {
 		t.Fatalf("write into .git via symlink: %v", err)
 	}
 	if n := len(inner.asked()); n != 2 {
@@ -272,7 +273,7 @@ func TestGuardResolveAsksAndRemembers(t *testing.T) {
 	}
 	// Malformed paths are plain errors, not denials.
 	for _, bad := range []string{"", "~/x", "a\x00b"} {
-		if _, err := p.Guard().Resolve(t.Context(), bad, tools.AccessRead); err == nil || tools.IsDenied(err) {
+		if _, err := p.Guard().Resolve(t.Context(), bad, tool.AccessRead); err == nil || tool.IsDenied(err) {
 			t.Errorf("Resolve(%q) = %v, want a non-denial error", bad, err)
 		}
 	}
@@ -302,9 +303,9 @@ func TestWithPermissionEndToEnd(t *testing.T) {
 	f := newFixture(t)
 	p := newPolicy(t, f, Headless{})
 	var execRuns, writeRuns atomic.Int32
-	set := tools.NewSet(counted("ExecuteCommand", tools.ClassExecute, &execRuns), counted("WriteFile", tools.ClassWrite, &writeRuns)).
+	set := tools.NewSet(counted("ExecuteCommand", tool.ClassExecute, &execRuns), counted("WriteFile", tool.ClassWrite, &writeRuns)).
 		Map(tools.WithPermission(p))
-	env := &tools.Env{Root: f.root, Agent: "orchestrator", Mode: "ask"}
+	env := &tool.Env{Root: f.root, Agent: "orchestrator", Mode: "ask"}
 	res, err := set.Run(t.Context(), env, "ExecuteCommand", json.RawMessage(`{"command":"rm -rf x"}`))
 	if err != nil || !res.Denied || !res.IsError || !strings.Contains(res.Output, "read-only") {
 		t.Fatalf("denied exec: %+v, %v", res, err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/messages"
-	"github.com/odin-code/odin/tools"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // recorder is an Approver that answers from a script and records what it
@@ -128,23 +128,23 @@ func TestMemoryOnceAndDenyAreNotRemembered(t *testing.T) {
 
 func TestMemoryPathGrants(t *testing.T) {
 	m := NewMemory(&recorder{answer: AllowSession})
-	if _, err := m.Approve(t.Context(), req("/data", PathKey(tools.AccessRead, "/data"))); err != nil {
+	if _, err := m.Approve(t.Context(), req("/data", PathKey(tool.AccessRead, "/data"))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Approve(t.Context(), req("/out", PathKey(tools.AccessWrite, "/out"))); err != nil {
+	if _, err := m.Approve(t.Context(), req("/out", PathKey(tool.AccessWrite, "/out"))); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		key  string
 		want bool
 	}{
-		{PathKey(tools.AccessRead, "/data"), true},
-		{PathKey(tools.AccessRead, "/data/sub/file"), true},
-		{PathKey(tools.AccessWrite, "/data/file"), false}, // read grants no write
-		{PathKey(tools.AccessRead, "/data_evil/file"), false},
-		{PathKey(tools.AccessRead, "/"), false},
-		{PathKey(tools.AccessWrite, "/out/x"), true},
-		{PathKey(tools.AccessRead, "/out/x"), true}, // write grants read
+		{PathKey(tool.AccessRead, "/data"), true},
+		{PathKey(tool.AccessRead, "/data/sub/file"), true},
+		{PathKey(tool.AccessWrite, "/data/file"), false}, // read grants no write
+		{PathKey(tool.AccessRead, "/data_evil/file"), false},
+		{PathKey(tool.AccessRead, "/"), false},
+		{PathKey(tool.AccessWrite, "/out/x"), true},
+		{PathKey(tool.AccessRead, "/out/x"), true}, // write grants read
 		{"cmd:/data", false},
 	}
 	for _, c := range cases {
