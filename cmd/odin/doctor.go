@@ -28,7 +28,7 @@ func doctorChecks() []doctorCheck {
 		{name: "odin-sitter", run: checkSitter},
 		{name: "trust", run: checkTrust},
 		{name: "sandbox", run: checkSandbox},
-		{name: "other agents' settings", run: checkForeign},
+		{name: "other-agents", run: checkForeign},
 	}
 }
 
@@ -36,7 +36,7 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor [CHECK...]",
 		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, and the sandbox",
-		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, ...); " +
+		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, other-agents); " +
 			"the provider check sends one GET /models to the configured endpoint. Exits 1 when a check fails.",
 		RunE: func(_ *cobra.Command, args []string) error {
 			checks := doctorChecks()
