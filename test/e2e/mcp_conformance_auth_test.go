@@ -90,31 +90,12 @@ func conformanceSuite() (string, string) {
 	return "", "@modelcontextprotocol/conformance is not installed (.ci/run installs it; or set ODIN_MCP_CONFORMANCE to an npm prefix holding it)"
 }
 
-// node20Shim lets the suite run on Node 20: its entry point imports
-// fs.globSync (Node 22), used only by its tier-check command, which these
-// tests never run; a loader hook hands the suite an fs module with a
-// globSync that says so.
-const node20Shim = `import { register } from 'node:module';
-const fsShim = 'data:text/javascript,' + encodeURIComponent(
-  "import fs from 'node:fs'; export * from 'node:fs'; export default fs;" +
-  "export function globSync() { throw new Error('globSync needs Node 22 (conformance tier-check)'); }");
-const hooks = 'data:text/javascript,' + encodeURIComponent(
-  "export async function resolve(s, c, next) {" +
-  " if ((s === 'fs' || s === 'node:fs') && c.parentURL && c.parentURL.includes('/conformance/dist/'))" +
-  "  return { url: " + JSON.stringify(fsShim) + ", shortCircuit: true };" +
-  " return next(s, c); }");
-register(hooks);
-`
-
 func TestMCPConformanceAuthScenarios(t *testing.T) {
 	suite, why := conformanceSuite()
 	if suite == "" {
 		t.Skip(why)
 	}
-	shim := filepath.Join(t.TempDir(), "node20-shim.mjs")
-	if err := os.WriteFile(shim, []byte(node20Shim), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	shim := writeConformanceShim(t)
 	scenarios := append([]string(nil), conformanceAuthScenarios...)
 	for sc := range conformanceAuthRefused {
 		scenarios = append(scenarios, sc)
@@ -145,37 +126,18 @@ func TestMCPConformanceAuthScenarios(t *testing.T) {
 	}
 }
 
-// conformanceFailures are the FAILURE checks the suite wrote under dir
-// (--output-dir: <scenario>-<time>/checks.json); none written is a
-// failure too.
+// conformanceFailures are the FAILURE checks the suite wrote under dir;
+// none written is a failure too.
 func conformanceFailures(t *testing.T, dir string) []string {
 	t.Helper()
-	var files []string
-	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.Name() == "checks.json" {
-			files = append(files, p)
-		}
-		return nil
-	})
-	if len(files) == 0 {
+	checks := conformanceChecks(t, dir)
+	if len(checks) == 0 {
 		return []string{"the suite wrote no checks.json"}
 	}
 	var failed []string
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var checks []struct {
-			ID, Status, ErrorMessage string
-		}
-		if err := json.Unmarshal(data, &checks); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, c := range checks {
-			if c.Status == "FAILURE" {
-				failed = append(failed, c.ID+": "+c.ErrorMessage)
-			}
+	for _, c := range checks {
+		if c.Status == "FAILURE" {
+			failed = append(failed, c.ID+": "+c.ErrorMessage)
 		}
 	}
 	return failed

@@ -13,26 +13,6 @@ import (
 // must pass, but for auth/* (the OAuth client's own test runs those).
 var conformanceScenarios = []string{"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"}
 
-// conformanceDir is where .ci/run installs npm's
-// @modelcontextprotocol/conformance (ODIN_MCP_CONFORMANCE, else
-// ~/.cache/odin-ci/mcp-conformance); the test skips without it, so it
-// never downloads anything.
-func conformanceDir(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: skipping the MCP conformance suite")
-	}
-	dir := os.Getenv("ODIN_MCP_CONFORMANCE")
-	if dir == "" {
-		home, _ := os.UserHomeDir()
-		dir = filepath.Join(home, ".cache", "odin-ci", "mcp-conformance")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")); err != nil {
-		t.Skipf("@modelcontextprotocol/conformance is not installed under %s (install it with the npm line of .ci/run): %v", dir, err)
-	}
-	return dir
-}
-
 // conformanceShim lets the suite (which imports fs.globSync, Node 22's)
 // load on Node 20: an import hook gives its modules an fs with a
 // globSync, Node's own where there is one. The client scenarios never
@@ -49,6 +29,45 @@ export async function resolve(specifier, context, next) {
 ` + "`" + `));
 `
 
+// writeConformanceShim writes conformanceShim into a test directory and
+// returns its path, for node's --import.
+func writeConformanceShim(t *testing.T) string {
+	t.Helper()
+	shim := filepath.Join(t.TempDir(), "shim.mjs")
+	if err := os.WriteFile(shim, []byte(conformanceShim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return shim
+}
+
+// conformanceCheck is one check the suite recorded in a checks.json.
+type conformanceCheck struct {
+	ID, Status, ErrorMessage string
+}
+
+// conformanceChecks reads every checks.json the suite wrote under dir
+// (--output-dir: <scenario>-<time>/checks.json, or checks.json itself).
+func conformanceChecks(t *testing.T, dir string) []conformanceCheck {
+	t.Helper()
+	var all []conformanceCheck
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != "checks.json" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var checks []conformanceCheck
+		if err := json.Unmarshal(data, &checks); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		all = append(all, checks...)
+		return nil
+	})
+	return all
+}
+
 // TestMCPConformanceClient runs the MCP conformance suite's client
 // scenarios against Odin's MCP client (testdata/conformance-client: the
 // Manager as odin wires it, answering a form with its defaults through
@@ -57,18 +76,17 @@ func TestMCPConformanceClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node")
 	}
-	dir := conformanceDir(t)
+	index, why := conformanceSuite()
+	if index == "" {
+		t.Skip(why)
+	}
 	work := t.TempDir()
 	client := filepath.Join(work, "conformance-client")
 	build := exec.Command("go", "build", "-o", client, "./testdata/conformance-client")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the client: %v\n%s", err, out)
 	}
-	shim := filepath.Join(work, "shim.mjs")
-	if err := os.WriteFile(shim, []byte(conformanceShim), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	index := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	shim := writeConformanceShim(t)
 	for _, sc := range conformanceScenarios {
 		t.Run(sc, func(t *testing.T) {
 			out := t.TempDir()
@@ -78,33 +96,17 @@ func TestMCPConformanceClient(t *testing.T) {
 			if err != nil || !strings.Contains(string(b), "OVERALL: PASSED") {
 				t.Fatalf("scenario %s: %v\n%s", sc, err, b)
 			}
-			// Each check the suite recorded, read from its results.
-			files, _ := filepath.Glob(filepath.Join(out, "results", "*", "checks.json"))
-			if more, _ := filepath.Glob(filepath.Join(out, "results", "checks.json")); len(more) > 0 {
-				files = append(files, more...)
-			}
-			if len(files) == 0 {
+			checks := conformanceChecks(t, filepath.Join(out, "results"))
+			if len(checks) == 0 {
 				t.Fatalf("scenario %s wrote no checks.json\n%s", sc, b)
 			}
 			passed := 0
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var checks []struct {
-					ID, Status, ErrorMessage string
-				}
-				if err := json.Unmarshal(data, &checks); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				for _, c := range checks {
-					switch c.Status {
-					case "SUCCESS":
-						passed++
-					case "FAILURE", "WARNING":
-						t.Errorf("scenario %s: check %s %s: %s", sc, c.ID, c.Status, c.ErrorMessage)
-					}
+			for _, c := range checks {
+				switch c.Status {
+				case "SUCCESS":
+					passed++
+				case "FAILURE", "WARNING":
+					t.Errorf("scenario %s: check %s %s: %s", sc, c.ID, c.Status, c.ErrorMessage)
 				}
 			}
 			if passed == 0 {

@@ -3,38 +3,15 @@
 package repomaptest
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/odin-code/odin/internal/testbin"
 )
 
-// Setenv builds odin-sitter into dir and points $ODIN_SITTER at it, so
-// that repomap.SitterPath finds it; call it from TestMain. It returns
-// the binary's path.
-func Setenv(dir string) (string, error) {
-	bin := filepath.Join(dir, "odin-sitter")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/odin-code/odin/cmd/odin-sitter")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building odin-sitter: %w", err)
-	}
-	return bin, os.Setenv("ODIN_SITTER", bin)
-}
-
 // Run is a TestMain's body for a package whose tests map code: it builds
-// odin-sitter into a temporary directory (Setenv), runs the tests, removes
-// the directory and returns the exit code.
+// odin-sitter into a temporary directory and points $ODIN_SITTER, by which
+// repomap.SitterPath finds it, at it, runs the tests, removes the
+// directory and returns the exit code.
 func Run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "odin-sitter")
-	if err == nil {
-		_, err = Setenv(dir)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	return m.Run()
+	return testbin.Wrap("odin-sitter", "github.com/odin-code/odin/cmd/odin-sitter", "ODIN_SITTER", m.Run)
 }
