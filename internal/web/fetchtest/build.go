@@ -2,11 +2,7 @@
 // tests of the packages that fetch pages.
 package fetchtest
 
-import (
-	"testing"
-
-	"github.com/odin-code/odin/internal/testbin"
-)
+import "github.com/odin-code/odin/internal/testbin"
 
 // Wrap runs run (a TestMain's m.Run, or one wrapped by another helper)
 // with odin-fetch built into a temporary directory and $ODIN_FETCH, by
@@ -14,6 +10,3 @@ import (
 func Wrap(run func() int) int {
 	return testbin.Wrap("odin-fetch", "github.com/odin-code/odin/cmd/odin-fetch", "ODIN_FETCH", run)
 }
-
-// Run is Wrap(m.Run).
-func Run(m *testing.M) int { return Wrap(m.Run) }
