@@ -51,17 +51,6 @@ func (r *registry) register(kind string, sample any) {
 	r.byName[kind], r.byType[t.Elem()] = t.Elem(), kind
 }
 
-// Kinds returns the registered kinds, for diagnostics and tests.
-func Kinds() []string {
-	wire.mu.RLock()
-	defer wire.mu.RUnlock()
-	out := make([]string, 0, len(wire.byName))
-	for k := range wire.byName {
-		out = append(out, k)
-	}
-	return out
-}
-
 // Encode wraps msg (a pointer to a registered type) in the envelope.
 func Encode(msg any) (*anypb.Any, error) {
 	t := reflect.TypeOf(msg)

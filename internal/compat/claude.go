@@ -176,8 +176,6 @@ func envRefused(name string) string {
 	return ""
 }
 
-var bashRule = regexp.MustCompile(`^Bash\((.*)\)$`)
-
 // claudeRule maps one permission rule of list (allow, deny or ask).
 func claudeRule(b *builder, list, rule, settingsDir string) {
 	key := "permissions." + list

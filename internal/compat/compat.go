@@ -22,9 +22,6 @@ const (
 	Opencode Peer = "opencode"
 )
 
-// Peers lists the peers in a fixed order.
-func Peers() []Peer { return []Peer{Claude, Codex, Opencode} }
-
 // Layer is what one foreign file supplies, in odin.yaml's shape: maps,
 // []any lists, strings, numbers, booleans and duration strings, as a YAML
 // decoder would produce them.

@@ -63,9 +63,6 @@ var defaults = []string{
 	"!.env.template",
 }
 
-// Defaults returns the built-in patterns, in order.
-func Defaults() []string { return append([]string(nil), defaults...) }
-
 // Options are the inputs of New. Home and Root should be absolute; an
 // empty Home drops the "~/" patterns, an empty Root the project ones.
 type Options struct {

@@ -198,8 +198,8 @@ func goCacheLookup(dir string, action []byte) (out []byte, size int64, tm time.T
 	fi, err := os.Stat(path)
 	if err == nil && fi.IsDir() {
 		// A cached executable: a directory holding the one binary.
-		ents, err := os.ReadDir(path)
-		if err != nil || len(ents) != 1 {
+		ents, rerr := os.ReadDir(path)
+		if rerr != nil || len(ents) != 1 {
 			return nil, 0, time.Time{}, "", false
 		}
 		path = filepath.Join(path, ents[0].Name())

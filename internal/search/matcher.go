@@ -88,9 +88,6 @@ func Compile(pattern string, opts MatchOptions) (*Matcher, error) {
 	return m, nil
 }
 
-// String returns the compiled regexp.
-func (m *Matcher) String() string { return m.re.String() }
-
 // hasNewline reports whether the pattern contains a literal newline.
 func hasNewline(re *syntax.Regexp) bool {
 	if re.Op == syntax.OpLiteral {

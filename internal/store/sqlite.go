@@ -36,18 +36,6 @@ type options struct {
 	stall time.Duration
 }
 
-// WithClock sets the clock used for times the caller leaves zero (tests
-// pass a fixed clock for deterministic output).
-func WithClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
-
-// WithIDs sets the generator of the IDs the caller leaves empty. The default
-// makes UUIDv7s, which sort by creation time.
-func WithIDs(newID func() string) Option { return func(o *options) { o.newID = newID } }
-
-// WithBusyTimeout sets how long a write waits for another process holding
-// the write lock before failing with "database is locked" (default 10s).
-func WithBusyTimeout(d time.Duration) Option { return func(o *options) { o.busyTimeout = d } }
-
 // WithStallTimeout sets how long a PostgreSQL connection of this store
 // may sit idle inside a transaction before the server ends it (default
 // DefaultStallTimeout; 0 keeps the server's setting). SQLite ignores it.

@@ -31,10 +31,6 @@ const (
 	maxURLLength = 4096
 )
 
-// accept prefers Markdown (some documentation sites serve it on request),
-// then HTML, then anything.
-const accept = "text/markdown, text/html;q=0.9, application/xhtml+xml;q=0.9, text/plain;q=0.8, application/json;q=0.8, */*;q=0.5"
-
 // Page is the result of a fetch: the text of a page ready for a model, or
 // the reason there is none (a binary body, a redirect to another host).
 type Page struct {
@@ -89,15 +85,13 @@ type Fetcher struct {
 type Option func(*options)
 
 type options struct {
-	cache      Cache
-	now        func() time.Time
-	resolver   *net.Resolver
-	version    string
-	budget     int
-	allowHosts []string
-	timeout    time.Duration
-	fetchPath  string
-	launch     Launch
+	cache    Cache
+	now      func() time.Time
+	resolver *net.Resolver
+	version  string
+	budget   int
+	timeout  time.Duration
+	launch   Launch
 }
 
 // WithCache sets the cache (default: a MemoryCache of 256 pages). Wire a
@@ -117,12 +111,6 @@ func WithVersion(v string) Option { return func(o *options) { o.version = v } }
 // WithBudget sets the size in bytes of the text a fetch returns
 // (default DefaultBudget).
 func WithBudget(n int) Option { return func(o *options) { o.budget = n } }
-
-// WithAllowHosts adds hosts that may be reached even on internal
-// addresses, in the syntax of web.allow_hosts.
-func WithAllowHosts(hosts ...string) Option {
-	return func(o *options) { o.allowHosts = append(o.allowHosts, hosts...) }
-}
 
 // WithTimeout sets the time limit of one request (Fetcher: overrides
 // web.timeout; Searcher: default 15s).
@@ -167,13 +155,13 @@ func NewFetcher(cfg config.Web, opts ...Option) (*Fetcher, error) {
 	if f.cache == nil {
 		f.cache = NewMemoryCache(0)
 	}
-	p, err := newPolicy(append(append([]string(nil), cfg.AllowHosts...), o.allowHosts...), o.resolver, f.timeout)
+	p, err := newPolicy(cfg.AllowHosts, o.resolver, f.timeout)
 	if err != nil {
 		return nil, err
 	}
 	f.policy = p
 	f.transport = newTransport(p, f.timeout)
-	f.proc = newProc(cmpOr(o.fetchPath, FetchPath()), o.launch)
+	f.proc = newProc(FetchPath(), o.launch)
 	return f, nil
 }
 
@@ -207,10 +195,6 @@ func (f *Fetcher) Close() {
 	f.proc.close()
 	f.transport.CloseIdleConnections()
 }
-
-// TTL is the cache lifetime of an ordinary fetch (web.cache_ttl); 0 means
-// ordinary fetches never hit the cache.
-func (f *Fetcher) TTL() time.Duration { return f.ttl }
 
 // ResearchMaxAge is the cache lifetime the Research agent uses for rawURL:
 // ResearchTTL of the URL's source kind.

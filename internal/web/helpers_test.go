@@ -2,7 +2,6 @@ package web
 
 import (
 	"encoding/json"
-	"net/url"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -47,15 +46,6 @@ func newFetcher(t *testing.T, cfg config.Web, opts ...Option) *Fetcher {
 	}
 	t.Cleanup(f.Close)
 	return f
-}
-
-func mustURL(tb testing.TB, s string) *url.URL {
-	tb.Helper()
-	u, err := url.Parse(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return u
 }
 
 func mustJSON(tb testing.TB, v any) []byte {

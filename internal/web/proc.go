@@ -25,9 +25,6 @@ type Launch func(ctx context.Context, argv []string) (*exec.Cmd, func(), error)
 // without it odin-fetch runs as a plain child with an empty environment.
 func WithLaunch(l Launch) Option { return func(o *options) { o.launch = l } }
 
-// WithFetchPath names the odin-fetch binary (default: FetchPath()).
-func WithFetchPath(path string) Option { return func(o *options) { o.fetchPath = path } }
-
 // FetchPath finds odin-fetch: $ODIN_FETCH, else beside the running
 // executable, else on PATH; "" when there is none.
 func FetchPath() string {

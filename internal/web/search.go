@@ -85,7 +85,7 @@ func NewSearcher(cfg config.Search, apiKey string, opts ...Option) (Searcher, er
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("web.search: url %q is not an http(s) URL", endpoint)
 	}
-	allow := append([]string(nil), o.allowHosts...)
+	var allow []string
 	if cfg.URL != "" {
 		allow = append(allow, u.Host)
 	}

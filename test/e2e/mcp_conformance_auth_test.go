@@ -205,7 +205,7 @@ func conformanceAuthClient() int {
 		if _, ok := run("mcp", "login", "--timeout", "30s", "conf"); !ok {
 			return 1
 		}
-		out, ok = call()
+		_, ok = call()
 	}
 	if !ok {
 		return 1

@@ -62,7 +62,6 @@ type Server struct {
 	refreshes     int
 	resources     []string // resource parameters of token requests
 	scopeReqs     []string // scope parameters of authorization requests
-	unauthorized  int
 }
 
 type grant struct {
@@ -101,9 +100,6 @@ func (s *Server) Authorizations() int { s.mu.Lock(); defer s.mu.Unlock(); return
 // Refreshes counts refresh_token grants that issued a token.
 func (s *Server) Refreshes() int { s.mu.Lock(); defer s.mu.Unlock(); return s.refreshes }
 
-// Unauthorized counts MCP requests answered 401.
-func (s *Server) Unauthorized() int { s.mu.Lock(); defer s.mu.Unlock(); return s.unauthorized }
-
 // TokenResources are the resource parameters of every token request.
 func (s *Server) TokenResources() []string {
 	s.mu.Lock()
@@ -123,17 +119,6 @@ func (s *Server) Revoke() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.access = map[string]grant{}
-}
-
-// AccessTokens are the access tokens currently valid.
-func (s *Server) AccessTokens() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for k := range s.access {
-		out = append(out, k)
-	}
-	return out
 }
 
 func (s *Server) resourceMeta(root bool) http.HandlerFunc {
@@ -293,9 +278,6 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		s.mu.Lock()
 		g, ok := s.access[tok]
-		if !ok {
-			s.unauthorized++
-		}
 		s.mu.Unlock()
 		if !ok {
 			ch := `Bearer error="invalid_token"`
