@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -122,39 +118,7 @@ func TestDecodeAttachEvent(t *testing.T) {
 // messages defines, so a new event is not silently dropped from the
 // attached REPL.
 func TestAttachDecodesEveryEvent(t *testing.T) {
-	fset := token.NewFileSet()
-	names, err := filepath.Glob("../../messages/*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var types []string
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		{
-			ast.Inspect(f, func(n ast.Node) bool {
-				fn, ok := n.(*ast.FuncDecl)
-				if !ok || fn.Name.Name != "EventType" || fn.Body == nil || len(fn.Body.List) != 1 {
-					return true
-				}
-				if ret, ok := fn.Body.List[0].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
-					if lit, ok := ret.Results[0].(*ast.BasicLit); ok {
-						name, _ := strconv.Unquote(lit.Value)
-						types = append(types, name)
-					}
-				}
-				return false
-			})
-		}
-	}
-	if len(types) < 20 {
-		t.Fatalf("found only %d event types in messages: %v", len(types), types)
-	}
+	types := messageEventTypes(t)
 	for _, ty := range types {
 		if _, ok := attachEventKinds[ty]; !ok {
 			t.Errorf("odin attach does not decode the %q event", ty)
