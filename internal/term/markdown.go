@@ -26,6 +26,9 @@ type Markdown struct {
 	// table holds the rows of a table being received: its columns are
 	// sized once the whole table is there.
 	table []string
+	// emitted counts the bytes of input whose lines were returned since
+	// the last Reset; tableIn the bytes of the rows held in table.
+	emitted, tableIn int
 }
 
 // NewMarkdown returns a renderer for theme th wrapping at width (0: no
@@ -48,8 +51,15 @@ func (m *Markdown) Write(s string) []string {
 			return out
 		}
 		m.line.WriteString(s[:i])
+		n := m.line.Len() + 1
 		out = append(out, m.renderLine(strings.TrimSuffix(m.line.String(), "\r"))...)
 		m.line.Reset()
+		if len(m.table) > 0 {
+			m.tableIn += n // a row of a table still being received
+		} else {
+			m.emitted += m.tableIn + n
+			m.tableIn = 0
+		}
 		s = s[i+1:]
 	}
 }
@@ -58,14 +68,21 @@ func (m *Markdown) Write(s string) []string {
 // fence so that the next answer starts clean.
 func (m *Markdown) Flush() []string {
 	var out []string
-	if m.line.Len() > 0 {
+	n := m.line.Len()
+	if n > 0 {
 		out = m.renderLine(m.line.String())
 		m.line.Reset()
 	}
 	out = append(out, m.flushTable()...)
+	m.emitted += m.tableIn + n
+	m.tableIn = 0
 	m.fence = ""
 	return out
 }
+
+// Emitted is how many bytes of the text written since the last Reset
+// have been returned as lines: what is on the screen.
+func (m *Markdown) Emitted() int { return m.emitted }
 
 // Partial is the incomplete line received so far, unstyled: the live area
 // shows it until the line is complete.
@@ -79,6 +96,7 @@ func (m *Markdown) Reset() {
 	m.line.Reset()
 	m.fence = ""
 	m.table = nil
+	m.emitted, m.tableIn = 0, 0
 }
 
 var (

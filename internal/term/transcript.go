@@ -28,6 +28,12 @@ type transcript struct {
 	// (printed in full) or a note before the gates (one dim line).
 	changed bool
 	held    strings.Builder
+	// shown is the answer text given to md since the turn started;
+	// after a Resync, printed is the part of it on the screen and
+	// resynced stops the live text: the turn's result prints the rest.
+	shown    strings.Builder
+	printed  string
+	resynced bool
 	usage   messages.Usage
 	byAgent map[string]messages.AgentUsage
 	turns   int
@@ -47,11 +53,13 @@ func (t *transcript) event(ev messages.Event) []string {
 	switch ev := ev.(type) {
 	case messages.TurnStarted:
 		t.md.Reset()
-		t.streamed, t.changed = false, false
+		t.streamed, t.changed, t.resynced = false, false, false
 		t.held.Reset()
+		t.shown.Reset()
+		t.printed = ""
 		return t.userLines(ev.Input)
 	case messages.TextDelta:
-		if ev.TaskID != "" {
+		if ev.TaskID != "" || t.resynced {
 			return nil
 		}
 		t.streamed = true
@@ -59,6 +67,7 @@ func (t *transcript) event(ev messages.Event) []string {
 			t.held.WriteString(ev.Text)
 			return nil
 		}
+		t.shown.WriteString(ev.Text)
 		return t.md.Write(ev.Text)
 	case messages.ToolStarted:
 		if ev.TaskID != "" || strings.HasPrefix(ev.Name, "agent_") {
@@ -165,12 +174,17 @@ func (t *transcript) event(ev messages.Event) []string {
 	case messages.ApprovalResolved:
 		return nil
 	case messages.Resync:
-		// The terminal fell behind and streamed text was skipped: drop
-		// the partial answer; the turn's result prints it whole.
+		// The display fell behind (or the connection dropped) and
+		// streamed text was skipped: what is on the screen stays, the
+		// partial line goes, and the turn's result prints the rest.
+		if !t.resynced {
+			t.printed = t.shown.String()[:t.md.Emitted()]
+		}
 		t.md.Reset()
 		t.held.Reset()
-		t.streamed = false
-		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the answer follows in full", ev.Dropped))}
+		t.shown.Reset()
+		t.streamed, t.resynced = false, true
+		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the rest of the answer follows when the turn ends", ev.Dropped))}
 	case messages.TurnFinished:
 		return t.finished(ev.Result)
 	}
@@ -214,6 +228,18 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 	return out
 }
 
+// rest prints answer but for what a Resync left on the screen, when the
+// answer begins with it; the renderer is fed that part first, so a code
+// fence it opened is still open.
+func (t *transcript) rest(answer string) []string {
+	if p := t.printed; p != "" && strings.HasPrefix(answer, p) {
+		t.md.Write(p)
+		answer = answer[len(p):]
+	}
+	t.printed = ""
+	return append(t.md.Write(answer), t.md.Flush()...)
+}
+
 // release prints the held answer in full: it was the Orchestrator's
 // narration before a tool call, or the answer itself.
 func (t *transcript) release() []string {
@@ -222,6 +248,7 @@ func (t *transcript) release() []string {
 	}
 	text := t.held.String()
 	t.held.Reset()
+	t.shown.WriteString(text)
 	return t.md.Write(text)
 }
 
@@ -252,8 +279,7 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 	// report; what streamed before the gates was an interim note.
 	synthesized := res.Interim != ""
 	if !t.streamed && res.Answer != "" && !synthesized {
-		out = append(out, t.md.Write(strings.TrimRight(res.Answer, "\n")+"\n")...)
-		out = append(out, t.md.Flush()...)
+		out = append(out, t.rest(strings.TrimRight(res.Answer, "\n")+"\n")...)
 	}
 	switch res.Status {
 	case messages.TurnCancelled:

@@ -97,3 +97,54 @@ func TestTranscriptResyncPrintsTheAnswerWhole(t *testing.T) {
 		t.Errorf("resync not handled:\n%s", text)
 	}
 }
+
+// A Resync after whole lines of the answer were printed (an attached
+// REPL reconnecting after its events were dropped) keeps those lines:
+// the result prints only the rest, in the code block they opened, and
+// text streamed after the Resync waits for the result.
+func TestTranscriptResyncKeepsWhatIsOnTheScreen(t *testing.T) {
+	for _, color := range []Color{ColorNone, ColorFull} {
+		tr := newTranscript(NewTheme(io.Discard, color), 0)
+		o := messages.Origin{Agent: "orchestrator"}
+		var got []string
+		for _, ev := range []messages.Event{
+			messages.TurnStarted{Input: messages.UserMessage{Body: "go", Mode: messages.ModeAsk}},
+			messages.TextDelta{Origin: o, Text: "alpha line\n\n```go\nfmt.Println(1)\n| a | b |\n"},
+			messages.TextDelta{Origin: o, Text: "partial li"},
+			messages.Resync{Dropped: 5},
+			messages.TextDelta{Origin: o, Text: "ne\n"},
+			messages.TurnFinished{Result: messages.TurnResult{Status: messages.TurnDone, Answer: "alpha line\n\n```go\nfmt.Println(1)\n| a | b |\npartial line\n```\nomega line"}},
+		} {
+			got = append(got, tr.event(ev)...)
+		}
+		text := strings.Join(got, "\n")
+		for _, want := range []string{"alpha line", "fmt.Println(1)", "partial line", "omega line"} {
+			if n := strings.Count(text, want); n != 1 {
+				t.Errorf("color %v: %q printed %d times, want once:\n%s", color, want, n, text)
+			}
+		}
+		if color != ColorNone && strings.Contains(text, "```") {
+			t.Errorf("color %v: the code fence opened before the Resync is printed as text:\n%s", color, text)
+		}
+	}
+}
+
+// A Resync whose printed part is not how the answer begins prints the
+// answer whole.
+func TestTranscriptResyncAnswerDiffersPrintsWhole(t *testing.T) {
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	o := messages.Origin{Agent: "orchestrator"}
+	var got []string
+	for _, ev := range []messages.Event{
+		messages.TurnStarted{Input: messages.UserMessage{Body: "go", Mode: messages.ModeAsk}},
+		messages.TextDelta{Origin: o, Text: "draft line\n"},
+		messages.Resync{Dropped: 2},
+		messages.TurnFinished{Result: messages.TurnResult{Status: messages.TurnDone, Answer: "final line one\nfinal line two"}},
+	} {
+		got = append(got, tr.event(ev)...)
+	}
+	text := strings.Join(got, "\n")
+	if !strings.Contains(text, "final line one") || !strings.Contains(text, "final line two") {
+		t.Errorf("the answer is not printed whole:\n%s", text)
+	}
+}
