@@ -146,7 +146,8 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	srv, err := serve.New(serve.Options{
 		Opener: sessions, Token: token, Roots: roots, Mode: mode,
 		Idle: f.idle, CORSOrigins: f.corsOrigin,
-		Log: logging.Slog(a.log.With().Str("component", "serve").Logger()),
+		Log:    logging.Slog(a.log.With().Str("component", "serve").Logger()),
+		Priced: a.modelPriced,
 	})
 	if err != nil {
 		return err

@@ -90,7 +90,8 @@ func runView(g *globalFlags, f *viewFlags, session string, stdout, stderr io.Wri
 	defer opener.Close() // after srv.Shutdown has closed every session
 	srv, err := serve.New(serve.Options{
 		Opener: serveOpener{opener}, Token: token, Roots: roots, Mode: mode,
-		Log: logging.Slog(a.log.With().Str("component", "view").Logger()),
+		Log:    logging.Slog(a.log.With().Str("component", "view").Logger()),
+		Priced: a.modelPriced,
 	})
 	if err != nil {
 		return err

@@ -43,6 +43,10 @@ type Options struct {
 	// a browser; none by default.
 	CORSOrigins []string
 	Log         *slog.Logger
+	// Priced reports whether a model (as stored) has a known price; the
+	// history then marks costs of unpriced models unknown rather than
+	// $0. Nil: every model counts as priced.
+	Priced func(model string) bool
 }
 
 // Server is the HTTP API.

@@ -35,10 +35,13 @@ type HistoryItem struct {
 	Model   string `json:"model,omitempty"`
 	// Status is running (a turn is in flight), live (the server holds it),
 	// or stored.
-	Status       string    `json:"status"`
-	Turns        int       `json:"turns"`
-	Runs         int       `json:"runs"`
-	Cost         float64   `json:"cost"`
+	Status string  `json:"status"`
+	Turns  int     `json:"turns"`
+	Runs   int     `json:"runs"`
+	Cost   float64 `json:"cost"`
+	// CostUnknown: the session's model has no known price, so Cost
+	// counts only what was priced (shown "cost unknown", never $0).
+	CostUnknown  bool      `json:"cost_unknown,omitempty"`
 	Tokens       int64     `json:"tokens"`
 	CreatedAt    time.Time `json:"created_at"`
 	LastActivity time.Time `json:"last_activity"`
@@ -58,6 +61,9 @@ type Timeline struct {
 	// Gates are the outcomes of each turn's quality gates.
 	Gates []GateOutcome       `json:"gates"`
 	Usage []store.UsageRecord `json:"usage"`
+	// UnpricedModels are the models in Usage with no known price: their
+	// calls' cost is unknown, not zero.
+	UnpricedModels []string `json:"unpriced_models"`
 }
 
 // TurnSpan is one input the Orchestrator took, from its arrival to the
@@ -92,6 +98,8 @@ type Run struct {
 	ToolCalls int             `json:"tool_calls"`
 	Tokens    int64           `json:"tokens"`
 	Cost      float64         `json:"cost"`
+	// CostUnknown as in HistoryItem, for the run's model.
+	CostUnknown bool `json:"cost_unknown,omitempty"`
 }
 
 // ToolSpan is one tool call in a lane.
@@ -131,6 +139,10 @@ type Transcript struct {
 	Tools   []store.ToolRecord  `json:"tools"`
 	Usage   []store.UsageRecord `json:"usage"`
 	Report  json.RawMessage     `json:"report,omitempty"`
+	// CostUnknown: the session's model, or a model in Usage, has no
+	// known price; UnpricedModels are those of Usage.
+	CostUnknown    bool     `json:"cost_unknown,omitempty"`
+	UnpricedModels []string `json:"unpriced_models"`
 }
 
 // Entry is one stored message with its parts flattened for display.
@@ -273,8 +285,8 @@ func (s *Server) historyItem(ctx context.Context, st store.Store, sess store.Ses
 
 func (s *Server) itemOf(sess store.Session, msgs []store.Message, runs int) HistoryItem {
 	item := HistoryItem{ID: sess.ID, Title: sess.Title, Project: sess.Project, Model: sess.Model, Status: "stored",
-		Turns: len(userInputs(msgs)), Runs: runs, Cost: sess.Cost, Tokens: sess.PromptTokens + sess.CompletionTokens,
-		CreatedAt: sess.CreatedAt, LastActivity: sess.UpdatedAt}
+		Turns: len(userInputs(msgs)), Runs: runs, Cost: sess.Cost, CostUnknown: !s.priced(sess.Model),
+		Tokens: sess.PromptTokens + sess.CompletionTokens, CreatedAt: sess.CreatedAt, LastActivity: sess.UpdatedAt}
 	if e, err := s.m.get(sess.ID); err == nil {
 		i := e.info()
 		item.Status = "live"
@@ -295,6 +307,23 @@ func userInputs(msgs []store.Message) []int {
 	for i, m := range msgs {
 		if m.Role == llm.RoleUser && !strings.HasPrefix(m.Text(), "[Odin]") {
 			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// priced reports whether model has a known price (Options.Priced); a
+// model not recorded counts as priced: there is nothing to price.
+func (s *Server) priced(model string) bool {
+	return model == "" || s.opts.Priced == nil || s.opts.Priced(model)
+}
+
+// unpriced lists the models of usage with no known price, once each.
+func (s *Server) unpriced(usage []store.UsageRecord) []string {
+	out := []string{}
+	for _, u := range usage {
+		if !s.priced(u.Model) && !slices.Contains(out, u.Model) {
+			out = append(out, u.Model)
 		}
 	}
 	return out
@@ -350,6 +379,10 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		slices.SortStableFunc(tl.Usage, func(a, b store.UsageRecord) int { return a.At.Compare(b.At) })
+		tl.UnpricedModels = s.unpriced(tl.Usage)
+		// The session's total holds its specialists' spend: unknown when
+		// any of its calls was.
+		tl.Session.CostUnknown = tl.Session.CostUnknown || len(tl.UnpricedModels) > 0
 		writeJSON(w, http.StatusOK, tl)
 		return nil
 	})
@@ -445,7 +478,7 @@ func gateOf(title string) string {
 // runOf summarises a specialist's child session.
 func (s *Server) runOf(ctx context.Context, st store.Store, k store.Session) (Run, []store.UsageRecord, error) {
 	run := Run{ID: k.ID, Agent: k.Agent, Title: k.Title, Model: k.Model, Start: k.CreatedAt, End: k.UpdatedAt,
-		Gate: gateOf(k.Title), Tokens: k.PromptTokens + k.CompletionTokens, Cost: k.Cost}
+		Gate: gateOf(k.Title), Tokens: k.PromptTokens + k.CompletionTokens, Cost: k.Cost, CostUnknown: !s.priced(k.Model)}
 	msgs, err := st.AllMessages(ctx, k.ID)
 	if err != nil {
 		return run, nil, err
@@ -533,6 +566,8 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) {
 		if tr.Usage == nil {
 			tr.Usage = []store.UsageRecord{}
 		}
+		tr.UnpricedModels = s.unpriced(tr.Usage)
+		tr.CostUnknown = !s.priced(sess.Model) || len(tr.UnpricedModels) > 0
 		for _, m := range msgs {
 			e := Entry{Seq: m.Seq, Role: string(m.Role), Model: m.Model, At: m.CreatedAt, Parts: make([]Part, 0, len(m.Parts)), Interrupted: m.Interrupted}
 			for _, p := range m.Parts {

@@ -315,3 +315,71 @@ func TestGateTitlesMatchTheActors(t *testing.T) {
 		}
 	}
 }
+
+// A model with no known price shows its cost as unknown in every part of
+// the history, never as $0: the list, the timeline (with the unpriced
+// models named) and a run's transcript.
+func TestHistoryMarksUnpricedCostsUnknown(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(base, "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	root := filepath.Join(base, "root")
+	id := gatedSession(t, st, filepath.Join(root, "proj")) // every call made by model "m"
+	for _, tc := range []struct {
+		name    string
+		priced  func(string) bool
+		unknown bool
+	}{
+		{"m has no price", func(m string) bool { return m != "m" }, true},
+		{"m is priced", func(string) bool { return true }, false},
+		{"no pricing given", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(Options{Opener: historyOpener{st: st}, Token: "tok", Roots: []string{root}, Priced: tc.priced})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Shutdown)
+			h := s.Handler()
+			var list []HistoryItem
+			_, body, _ := get(t, h, "/v1/history", "tok")
+			if err := json.Unmarshal([]byte(body), &list); err != nil || len(list) != 1 {
+				t.Fatalf("list %s: %v", body, err)
+			}
+			if list[0].CostUnknown != tc.unknown {
+				t.Errorf("list: cost_unknown %v, want %v", list[0].CostUnknown, tc.unknown)
+			}
+			var tl Timeline
+			_, body, _ = get(t, h, "/v1/history/"+id, "tok")
+			if err := json.Unmarshal([]byte(body), &tl); err != nil {
+				t.Fatal(err)
+			}
+			wantModels := []string{}
+			if tc.unknown {
+				wantModels = []string{"m"}
+			}
+			if diff := cmp.Diff(wantModels, tl.UnpricedModels); diff != "" || tl.Session.CostUnknown != tc.unknown {
+				t.Errorf("timeline: unpriced models (-want +got) %s; session cost_unknown %v", diff, tl.Session.CostUnknown)
+			}
+			for _, r := range tl.Runs {
+				if r.CostUnknown != tc.unknown {
+					t.Errorf("run %s: cost_unknown %v, want %v", r.Agent, r.CostUnknown, tc.unknown)
+				}
+			}
+			var tr Transcript
+			_, body, _ = get(t, h, "/v1/history/"+tl.Runs[0].ID+"/transcript", "tok")
+			if err := json.Unmarshal([]byte(body), &tr); err != nil {
+				t.Fatal(err)
+			}
+			if tr.CostUnknown != tc.unknown || len(tr.UnpricedModels) != len(wantModels) {
+				t.Errorf("transcript: cost_unknown %v unpriced %v, want %v %v", tr.CostUnknown, tr.UnpricedModels, tc.unknown, wantModels)
+			}
+		})
+	}
+}

@@ -161,6 +161,7 @@ func TestViewerInChromium(t *testing.T) {
 		Stages   []string
 		Findings []string
 		Reasons  []string
+		Meta     string
 	}
 	must(t, "read the finished timeline", chromedp.Run(ctx,
 		chromedp.WaitVisible(`.gate .verdict-passed`),
@@ -173,6 +174,7 @@ func TestViewerInChromium(t *testing.T) {
 			Stages: [...document.querySelectorAll('.stage')].map(e => e.dataset.stage + ':' + e.dataset.mark),
 			Findings: [...document.querySelectorAll('.finding')].map(e => e.dataset.severity + ' ' + e.textContent),
 			Reasons: [...document.querySelectorAll('.gate-reasons li')].map(e => e.textContent),
+			Meta: document.getElementById('session-meta').textContent,
 		})`, &got),
 	))
 	t.Logf("page: %+v", got)
@@ -201,6 +203,10 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	if !containsPrefix(got.Findings, "major api/ratelimit.go:46") {
 		t.Errorf("review findings by severity: %q", got.Findings)
+	}
+	// The scripted models have no price: their cost is unknown, not $0.
+	if !strings.Contains(got.Meta, "cost unknown") || strings.Contains(got.Meta, "$0.0000") {
+		t.Errorf("session cost: %q, want \"cost unknown\" for unpriced models", got.Meta)
 	}
 	shot(t, ctx, artifacts, "timeline.png", "#session")
 

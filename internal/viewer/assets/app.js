@@ -46,7 +46,9 @@ async function api(path, opts = {}) {
 }
 
 function status(text) { $("status").textContent = text; }
-const money = (c) => "$" + (c || 0).toFixed(4);
+// money shows a cost: "cost unknown" when nothing was priced (never
+// "$0.0000", which reads as free), "+ unknown" when only part was.
+const money = (c, unknown) => unknown ? (c ? "$" + c.toFixed(4) + " + unknown" : "cost unknown") : "$" + (c || 0).toFixed(4);
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 const secs = (ns) => (ns / 1e9).toFixed(2) + "s";
 
@@ -58,7 +60,7 @@ async function loadSessions() {
     const body = $("sessions").tBodies[0];
     body.replaceChildren(...list.map((s) => h("tr", { class: s.id === state.session ? "current" : "", "data-id": s.id },
       h("td", {}, h("a", { href: "#session=" + encodeURIComponent(s.id), title: s.project }, s.title || s.id), h("br"), h("small", {}, s.project)),
-      h("td", {}, s.status), h("td", {}, s.turns), h("td", {}, money(s.cost)), h("td", {}, when(s.last_activity)))));
+      h("td", {}, s.status), h("td", {}, s.turns), h("td", {}, money(s.cost, s.cost_unknown)), h("td", {}, when(s.last_activity)))));
     if (!list.length) body.append(h("tr", {}, h("td", { colspan: 5 }, q ? "No session matches." : "No stored session yet.")));
   } catch (e) {
     status(e.status === 401 ? "The token is missing or wrong: open the URL odin view printed." : "Sessions: " + e.message);
@@ -105,7 +107,7 @@ function scheduleRefresh() {
 function render() {
   const tl = state.timeline;
   $("session-h").textContent = tl.session.title || tl.session.id;
-  $("session-meta").textContent = `${tl.session.project} · ${tl.session.status || ""} · ${tl.session.turns || 0} turn(s) · ${tl.runs.length} specialist run(s) · ${money(tl.session.cost)} · ${tl.session.model || ""}`;
+  $("session-meta").textContent = `${tl.session.project} · ${tl.session.status || ""} · ${tl.session.turns || 0} turn(s) · ${tl.runs.length} specialist run(s) · ${money(tl.session.cost, tl.session.cost_unknown)} · ${tl.session.model || ""}`;
   renderTimeline(tl);
   renderGates(tl);
   renderCost(tl);
@@ -263,8 +265,8 @@ function renderCost(tl) {
   };
   const turnOf = (u) => "turn " + (tl.turns.filter((t) => Date.parse(t.start) <= Date.parse(u.at)).length || 1);
   const tokens = tl.usage.reduce((a, u) => [a[0] + u.prompt_tokens, a[1] + u.completion_tokens, a[2] + u.cached_tokens], [0, 0, 0]);
-  $("cost").replaceChildren(h("p", {}, `${tl.usage.length} model call(s): ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0))}`),
-    priced ? "" : h("p", { class: "legend" }, "No price is known for these models: the charts show tokens."),
+  $("cost").replaceChildren(h("p", {}, `${tl.usage.length} model call(s): ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0), (tl.unpriced_models || []).length > 0)}`),
+    priced ? ((tl.unpriced_models || []).length ? h("p", { class: "legend" }, "No price is known for " + tl.unpriced_models.join(", ") + ": the charts count only priced calls.") : "") : h("p", { class: "legend" }, "No price is known for these models: the charts show tokens."),
     chart("per agent", sum((u) => u.agent || "?"), fmt), chart("per model", sum((u) => u.model || "?"), fmt), chart("per turn", sum(turnOf), fmt));
 }
 
@@ -284,7 +286,7 @@ async function openTranscript(id, label) {
     const head = [`${e.role} #${e.seq}`, when(e.at)];
     if (e.role === "assistant") {
       const u = tr.usage[call++];
-      if (u) head.push(`${u.model}: ${u.prompt_tokens} prompt tokens (${u.cached_tokens} cached), ${u.completion_tokens} completion, ${money(u.cost)}`);
+      if (u) head.push(`${u.model}: ${u.prompt_tokens} prompt tokens (${u.cached_tokens} cached), ${u.completion_tokens} completion, ${money(u.cost, (tr.unpriced_models || []).includes(u.model))}`);
       if (prev) head.push(`latency ≈ ${((Date.parse(e.at) - Date.parse(prev.at)) / 1000).toFixed(2)}s after the request`);
     }
     const parts = e.parts.map((p) => {
@@ -299,7 +301,7 @@ async function openTranscript(id, label) {
     prev = e;
   }
   if (tr.report) body.push(h("section", { class: "report" }, h("h4", {}, "Report"), h("pre", {}, JSON.stringify(tr.report, null, 2))));
-  $("transcript-h").textContent = `Transcript — ${label} (${tr.session.model || ""}, ${money(tr.session.cost)})`;
+  $("transcript-h").textContent = `Transcript — ${label} (${tr.session.model || ""}, ${money(tr.session.cost, tr.cost_unknown)})`;
   $("transcript-body").replaceChildren(...body);
   $("transcript").hidden = false;
   $("transcript-h").focus();
