@@ -934,6 +934,8 @@ func (o *Orchestrator) addResult(r toolResult) {
 func (o *Orchestrator) abandonTurnRuns(c actor.Context, t *turnState, why string) {
 	for _, run := range o.tasks {
 		if run.turn == t.id && !run.detached && !run.reported {
+			// Its spend since its last report is lost with it.
+			t.usage.CostUnknown = true
 			o.abandon(c, run, why)
 		}
 	}
@@ -1022,6 +1024,13 @@ func (o *Orchestrator) runGates(c actor.Context) {
 // (why: cancelled or error), in the store and in the live history alike,
 // with cancelled results for the calls it announced.
 func (o *Orchestrator) cutReply(t *turnState, why llm.FinishReason) {
+	if t.reply != nil && why == finishCancelled {
+		// The provider charges for a request cancelled mid-call, but
+		// its usage never arrives: the turn's cost is not known in full
+		// (shown so, never as the priced part alone). A request that
+		// failed was, as a rule, not charged.
+		t.usage.CostUnknown = true
+	}
 	if am, results, ok := t.reply.cut(why, o.deps.now()); ok {
 		o.history = append(o.history, am)
 		for _, r := range results {

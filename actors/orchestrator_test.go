@@ -130,8 +130,12 @@ func TestCancelDuringModelCall(t *testing.T) {
 	if r.Status != messages.TurnCancelled || !strings.Contains(r.Error, "Ctrl-C") {
 		t.Fatalf("cancelled turn = %+v", r)
 	}
+	// The cut call's usage never arrived: its cost is unknown, not $0.
+	if !r.Usage.CostUnknown {
+		t.Errorf("cancelled mid-call: usage %+v, want cost unknown", r.Usage)
+	}
 	h.sess.Submit("again", messages.ModeEdit)
-	if r := h.turn(); r.Status != messages.TurnDone || r.Answer != "after cancel" {
+	if r := h.turn(); r.Status != messages.TurnDone || r.Answer != "after cancel" || r.Usage.CostUnknown {
 		t.Fatalf("next turn = %+v", r)
 	}
 }
