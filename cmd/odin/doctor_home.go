@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/repomap"
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // doctorProbeTimeout bounds the provider check's one request.
@@ -161,18 +163,69 @@ func checkProvider(a *app, w io.Writer) (bool, string) {
 	return true, ""
 }
 
-// checkMCP lists the configured MCP servers; `odin mcp list` starts them.
+// checkMCP starts every configured MCP server, as a session would (in the
+// sandbox, with its auth), and says which answered with tools; a server
+// that failed, needs a login or is still connecting fails the check with
+// what it said. Servers the project declares wait for `odin trust` and
+// are named, not started.
 func checkMCP(a *app, w io.Writer) (bool, string) {
-	names := make([]string, 0, len(a.cfg.MCP.Servers))
-	for name := range a.cfg.MCP.Servers {
-		names = append(names, name)
+	var waiting []string
+	if a.src != nil {
+		for _, k := range a.src.Dropped {
+			if name, ok := strings.CutPrefix(k, "mcp.servers."); ok {
+				waiting = append(waiting, name)
+			}
+		}
 	}
-	slices.Sort(names)
-	if len(names) == 0 {
+	waiting = append(waiting, a.trust.refusedServers...)
+	if len(a.cfg.MCP.Servers) == 0 && len(waiting) == 0 {
 		fmt.Fprintln(w, "mcp: no servers configured")
 		return true, ""
 	}
-	fmt.Fprintf(w, "mcp: %d server%s configured: %s (odin mcp list starts them and shows their tools)\n", len(names), pluralS(len(names)), strings.Join(names, ", "))
+	m := a.mcpManager()
+	m.StartAll()
+	m.WaitSettled(context.Background(), a.cfg.MCP.ConnectTimeout)
+	list := m.Status()
+	slices.SortFunc(list, func(x, y mcp.Status) int { return strings.Compare(x.Name, y.Name) })
+	fmt.Fprintf(w, "mcp: %d server%s configured\n", len(list), pluralS(len(list)))
+	var bad, advice []string
+	for _, st := range list {
+		switch st.State {
+		case mcp.StateReady:
+			fmt.Fprintf(w, "  %s (%s): ready, %d tool%s\n", st.Name, st.Transport, len(st.Tools), pluralS(len(st.Tools)))
+			continue
+		case mcp.StateDisabled:
+			fmt.Fprintf(w, "  %s (%s): disabled\n", st.Name, st.Transport)
+			continue
+		case mcp.StateNeedsLogin:
+			fmt.Fprintf(w, "  %s (%s): needs login\n", st.Name, st.Transport)
+			advice = append(advice, "odin mcp login "+st.Name)
+		default:
+			why := st.Err
+			if why == "" {
+				why = "no answer within mcp.connect_timeout (" + a.cfg.MCP.ConnectTimeout.String() + ")"
+			}
+			state := string(st.State)
+			if st.State == mcp.StateConnecting && st.Err != "" {
+				state = "failing, restarting"
+			}
+			fmt.Fprintf(w, "  %s (%s): %s: %s\n", st.Name, st.Transport, state, termsafe.Line(why))
+			if n := len(st.Stderr); n > 0 && !strings.Contains(why, st.Stderr[n-1]) {
+				fmt.Fprintf(w, "    its last stderr line: %s\n", termsafe.Line(st.Stderr[n-1]))
+			}
+			if st.Log != "" {
+				advice = append(advice, "read "+st.Log+" for "+st.Name)
+			}
+		}
+		bad = append(bad, st.Name)
+	}
+	slices.Sort(waiting)
+	for _, name := range waiting {
+		fmt.Fprintf(w, "  %s: not started: declared by the project, waiting for `odin trust`\n", name)
+	}
+	if len(bad) > 0 {
+		return false, fmt.Sprintf("MCP server%s not ready: %s; %s (odin mcp list shows them all)", pluralS(len(bad)), strings.Join(bad, ", "), strings.Join(append(advice, "fix the command or URL in mcp.servers"), "; "))
+	}
 	return true, ""
 }
 
