@@ -34,9 +34,9 @@ type transcript struct {
 	shown    strings.Builder
 	printed  string
 	resynced bool
-	usage   messages.Usage
-	byAgent map[string]messages.AgentUsage
-	turns   int
+	usage    messages.Usage
+	byAgent  map[string]messages.AgentUsage
+	turns    int
 	// budgets are the budgets the supervisor found spent, for /cost.
 	budgets []messages.BudgetExceeded
 }
