@@ -38,6 +38,19 @@ func normalizeForeign(layers []ForeignLayer, project bool, baseDir, home string)
 	return trees, labels, problems
 }
 
+// MergeForeign folds trees (lowest precedence first) into one, as Load
+// merges layers within a scope: maps merge key by key, lists add up
+// without repeats, and the higher tree wins a scalar. The trees are not
+// changed. `odin import` writes its odin.yaml from it.
+func MergeForeign(trees []map[string]any) map[string]any {
+	out := map[string]any{}
+	labels := map[string]string{}
+	for i := len(trees) - 1; i >= 0; i-- {
+		mergeUnder(out, deepCopy(trees[i]).(map[string]any), "", "", labels)
+	}
+	return out
+}
+
 // mergeUnder adds src beneath dst: what dst sets wins, maps merge key by
 // key and lists add up (dst's items first), so a user's hooks and
 // permission lists from two files all apply. The leaves taken from src

@@ -75,3 +75,19 @@ func TestForeignProblemNamesTheFile(t *testing.T) {
 		t.Fatalf("err = %v, want a problem naming the file", err)
 	}
 }
+
+// MergeForeign: the later tree wins a scalar, maps merge, lists add up
+// without repeats, and the trees given are left as they were.
+func TestMergeForeign(t *testing.T) {
+	low := map[string]any{"mode": "ask", "permissions": map[string]any{"allowed_commands": []any{"ls *", "go test *"}}}
+	high := map[string]any{"mode": "plan", "permissions": map[string]any{"allowed_commands": []any{"go test *", "make *"}, "deny_read": []any{".env"}}}
+	got := MergeForeign([]map[string]any{low, high})
+	want := map[string]any{"mode": "plan", "permissions": map[string]any{
+		"allowed_commands": []any{"go test *", "make *", "ls *"}, "deny_read": []any{".env"}}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("merged (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]any{"go test *", "make *"}, high["permissions"].(map[string]any)["allowed_commands"]); d != "" {
+		t.Errorf("the higher tree was changed (-want +got):\n%s", d)
+	}
+}

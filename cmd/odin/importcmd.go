@@ -147,7 +147,11 @@ func importYAML(peer compat.Peer, layers []compat.Layer) ([]byte, error) {
 	}
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(compat.Merge(layers)); err != nil {
+	trees := make([]map[string]any, len(layers))
+	for i, l := range layers {
+		trees[i] = l.Tree
+	}
+	if err := enc.Encode(config.MergeForeign(trees)); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	if err := enc.Close(); err != nil {

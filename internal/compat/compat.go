@@ -2,7 +2,6 @@ package compat
 
 import (
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -242,60 +241,6 @@ func joinQuoted(xs []string) string {
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-
-// Merge folds layers (lowest precedence first) into one tree as Load
-// does within a scope: maps merge key by key, lists add up without
-// repeats, and the higher layer wins a scalar.
-func Merge(layers []Layer) map[string]any {
-	out := map[string]any{}
-	for i := len(layers) - 1; i >= 0; i-- {
-		mergeUnder(out, layers[i].Tree)
-	}
-	return out
-}
-
-func mergeUnder(dst, src map[string]any) {
-	for k, sv := range src {
-		dv, ok := dst[k]
-		if !ok {
-			dst[k] = deepCopy(sv)
-			continue
-		}
-		switch d := dv.(type) {
-		case map[string]any:
-			if s, ok := sv.(map[string]any); ok {
-				mergeUnder(d, s)
-			}
-		case []any:
-			if s, ok := sv.([]any); ok {
-				for _, x := range s {
-					if !slices.ContainsFunc(d, func(y any) bool { return reflect.DeepEqual(x, y) }) {
-						d = append(d, deepCopy(x))
-					}
-				}
-				dst[k] = d
-			}
-		}
-	}
-}
-
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, sub := range x {
-			out[k] = deepCopy(sub)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, sub := range x {
-			out[i] = deepCopy(sub)
-		}
-		return out
-	}
-	return v
-}
 
 // validCommandPattern reports whether s compiles as an Odin command
 // pattern (word by word, shell globs; see policy.ParsePattern): a pattern

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/odin-code/odin/config"
 )
 
 func write(t *testing.T, path, content string) {
@@ -65,7 +66,7 @@ func TestClaudeSettingsPrecedenceAndMapping(t *testing.T) {
 	if len(r.Layers) != 3 {
 		t.Fatalf("layers = %d, want 3 (user, project, local)", len(r.Layers))
 	}
-	merged := Merge(r.Layers)
+	merged := merge(r.Layers)
 	want := map[string]any{
 		"models": map[string]any{"main": "local-model"},
 		"mode":   "plan",
@@ -213,10 +214,19 @@ func TestBadPatternIsANote(t *testing.T) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, ClaudeSettings), `{"permissions":{"allow":["Bash(ls [z-a])","Bash(go test:*)"]}}`)
 	r := Discover(Options{Root: root, Peers: []Peer{Claude}})
-	if d := cmp.Diff([]any{"go test *"}, Merge(r.Layers)["permissions"].(map[string]any)["allowed_commands"]); d != "" {
+	if d := cmp.Diff([]any{"go test *"}, merge(r.Layers)["permissions"].(map[string]any)["allowed_commands"]); d != "" {
 		t.Errorf("allowed (-want +got):\n%s", d)
 	}
 	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0].Msg, "not a command pattern") {
 		t.Errorf("notes = %v", r.Notes)
 	}
+}
+
+// merge folds the layers as odin import and Load do.
+func merge(layers []Layer) map[string]any {
+	trees := make([]map[string]any, len(layers))
+	for i, l := range layers {
+		trees[i] = l.Tree
+	}
+	return config.MergeForeign(trees)
 }
