@@ -113,7 +113,12 @@ func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.No
 		return nil, nil, nil, &exitError{code: exitFailed, err: fmt.Errorf("cluster store %s: %w", store.RedactURL(target), err)}
 	}
 	members, ok := st.(store.Membership)
-	if !ok {
+	if f.membership == "kubernetes" {
+		if members, err = kubernetesMembership(f.k8sNamespace); err != nil {
+			st.Close()
+			return nil, nil, nil, &exitError{code: exitFailed, err: err}
+		}
+	} else if !ok {
 		st.Close()
 		return nil, nil, nil, fmt.Errorf("cluster store %s keeps no members table", store.RedactURL(target))
 	}

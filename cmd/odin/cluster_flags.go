@@ -26,6 +26,9 @@ type clusterFlags struct {
 	metrics string
 	// tlsCert, tlsKey, tlsCA: the wire's mutual TLS (all or none).
 	tlsCert, tlsKey, tlsCA string
+	// membership is where members are kept: "store" (the --store's
+	// members table) or "kubernetes" (Leases; a -tags k8s build).
+	membership, k8sNamespace string
 }
 
 func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
@@ -38,6 +41,8 @@ func (f *clusterFlags) register(fl *pflag.FlagSet, serveCmd bool) {
 	fl.IntVar(&f.port, "cluster-port", 0, "port of the cluster wire (0: any free port)")
 	fl.DurationVar(&f.ttl, "cluster-ttl", 3*time.Second, "a node whose heartbeat is older than this leaves the cluster")
 	fl.DurationVar(&f.activationTimeout, "activation-timeout", 5*time.Second, "how long to wait for a node to activate a session")
+	fl.StringVar(&f.membership, "membership", "store", "where the cluster's members are kept: store (the --store's members table) or kubernetes (Leases in --k8s-namespace; needs a build with -tags cluster,k8s)")
+	fl.StringVar(&f.k8sNamespace, "k8s-namespace", "", "with --membership kubernetes: the namespace of the Leases (default: $POD_NAMESPACE, else the pod's service account namespace)")
 	if serveCmd {
 		fl.BoolVar(&f.hostSessions, "host-sessions", true, "with --cluster: run sessions on this node too (false: the HTTP front only)")
 	} else {
@@ -75,6 +80,9 @@ func (f *clusterFlags) check() error {
 			// activity) stays on the machine, as the wire does.
 			return usageError("--metrics %s is not a loopback address: the metrics listener has no authentication", f.metrics)
 		}
+	}
+	if f.membership != "store" && f.membership != "kubernetes" {
+		return usageError("--membership %q: want store or kubernetes", f.membership)
 	}
 	if f.port < 0 || f.port > 65535 {
 		return usageError("--cluster-port %d: want 0-65535", f.port)
