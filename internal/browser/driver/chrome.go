@@ -383,4 +383,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-
