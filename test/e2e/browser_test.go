@@ -171,7 +171,7 @@ func TestBrowserAgentClicksAndSees(t *testing.T) {
 		t.Errorf("the loopback server not allowed saw %d requests from the browser", n)
 	}
 	// Nothing of the browser outlives the run.
-	if left := alive(procs); len(left) > 0 {
+	if left := waitGone(procs); len(left) > 0 {
 		t.Errorf("browser processes left after the run: %v", left)
 	}
 }
@@ -222,13 +222,7 @@ func TestBrowserDiesWithOdin(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	// The sandbox ends its processes when odin dies; give the kernel a
-	// moment to deliver the signals.
-	deadline := time.Now().Add(15 * time.Second)
-	for len(alive(procs)) > 0 && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if left := alive(procs); len(left) > 0 {
+	if left := waitGone(procs); len(left) > 0 {
 		t.Errorf("browser processes outlived odin's kill -9: %v", left)
 	}
 	entries, _ := os.ReadDir(project)
@@ -277,6 +271,17 @@ func browserProcesses(root int) []int {
 		}
 	}
 	return pids
+}
+
+// waitGone returns the pids of procs still running after a grace period:
+// the sandbox's processes are SIGKILLed when its first process ends, and
+// a many-threaded Chromium takes the kernel a moment to tear down.
+func waitGone(procs []int) []int {
+	deadline := time.Now().Add(15 * time.Second)
+	for len(alive(procs)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return alive(procs)
 }
 
 // alive are the pids of procs still running (zombies count as gone).
