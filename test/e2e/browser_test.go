@@ -299,3 +299,69 @@ func alive(procs []int) []int {
 	}
 	return out
 }
+
+// TestBrowserProcessIsConfined: a probe in odin-browser's place tries
+// what a compromised browser would — write into the project and HOME,
+// connect to a loopback server itself, read odin's environment — through
+// `odin tool WebBrowser`, the CLI's real wiring.
+func TestBrowserProcessIsConfined(t *testing.T) {
+	_, other, otherHits, env, project := browserTestSetup(t)
+	host, port, _ := net.SplitHostPort(other.Listener.Addr().String())
+	work := filepath.Dir(project)
+	home := filepath.Join(work, ".home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	canaries := []string{filepath.Join(project, "written-by-odin-browser"), filepath.Join(home, "written-by-odin-browser")}
+	probe := filepath.Join(work, "probe")
+	script := fmt.Sprintf(`#!/bin/bash
+echo pwned > %q 2>/dev/null
+echo pwned > %q 2>/dev/null
+{ exec 3<>/dev/tcp/%s/%s; } 2>/dev/null && printf 'GET /direct HTTP/1.0\r\n\r\n' >&3
+echo "PROBE-RAN env: $(env | tr '\n' ' ')" >&2
+exit 3
+`, canaries[0], canaries[1], host, port)
+	if err := os.WriteFile(probe, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(binDir, "odin"), "tool", "WebBrowser", `{"action":"read"}`)
+	cmd.Dir, cmd.Env = project, append(env, "ODIN_BROWSER="+probe, "OPENAI_BASE_URL=http://127.0.0.1:1/v1")
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "PROBE-RAN") {
+		t.Fatalf("the probe did not run in odin-browser's place (its stderr line is not reported):\n%s", out)
+	}
+	for _, c := range canaries {
+		if _, err := os.Stat(c); !os.IsNotExist(err) {
+			t.Errorf("odin-browser wrote %s (%v)", c, err)
+		}
+	}
+	if n := otherHits.Load(); n != 0 {
+		t.Errorf("odin-browser reached a loopback server itself: %d requests", n)
+	}
+	if strings.Contains(string(out), browserSecret) {
+		t.Errorf("odin's API key reached odin-browser's environment:\n%s", out)
+	}
+}
+
+// odin's own binary links neither chromedp nor the DevTools protocol: they
+// live in odin-browser, which costs odin nothing at start-up.
+func TestOdinLinksNoBrowserDriver(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/odin-code/odin/cmd/odin").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, banned := range []string{"github.com/chromedp/", "github.com/odin-code/odin/internal/browser/driver"} {
+			if strings.HasPrefix(dep, banned) {
+				t.Errorf("odin links %s; it belongs in odin-browser", dep)
+			}
+		}
+	}
+	out, err = exec.Command("go", "version", "-m", filepath.Join(binDir, "odin")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go version -m: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "chromedp") {
+		t.Errorf("odin's build info lists chromedp:\n%s", out)
+	}
+}
