@@ -212,11 +212,28 @@ func TestBrowserDiesWithOdin(t *testing.T) {
 	if len(procs) == 0 {
 		t.Fatalf("no Chromium of odin's found while the page is open")
 	}
-	for _, pid := range procs {
+	// Chromium writes its process title over its environment: odin-browser
+	// (which started it with its own environment) is the one to read.
+	helpers := descendants(cmd.Process.Pid, func(cmdline []byte) bool {
+		argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+		return filepath.Base(string(argv0)) == "odin-browser"
+	})
+	read := 0
+	for _, pid := range helpers {
 		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err == nil && bytes.Contains(environ, []byte(browserSecret)) {
-			t.Errorf("browser process %d has odin's API key in its environment", pid)
+		switch {
+		case err != nil:
+			t.Logf("environment of odin-browser (%d): %v", pid, err)
+		case bytes.Contains(environ, []byte(browserSecret)):
+			t.Errorf("odin-browser (%d) has odin's API key in its environment", pid)
+		case !bytes.Contains(environ, []byte("PATH=")):
+			t.Errorf("odin-browser (%d): an environment without PATH was read: %.200q", pid, environ)
+		default:
+			read++
 		}
+	}
+	if read == 0 {
+		t.Errorf("odin-browser's environment could not be read to check it (processes %v)", helpers)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -241,6 +258,12 @@ func TestBrowserDiesWithOdin(t *testing.T) {
 // root) whose command line names an odin-browser profile: the Chromium
 // processes of its browsers.
 func browserProcesses(root int) []int {
+	return descendants(root, func(cmdline []byte) bool { return bytes.Contains(cmdline, []byte("odin-browser-profile-")) })
+}
+
+// descendants are the running processes descending from root whose
+// command line match accepts.
+func descendants(root int, match func(cmdline []byte) bool) []int {
 	parent := map[int]int{}
 	var marked []int
 	dirs, _ := os.ReadDir("/proc")
@@ -257,7 +280,7 @@ func browserProcesses(root int) []int {
 			parent[pid], _ = strconv.Atoi(f[1])
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte("odin-browser-profile-")) {
+		if err == nil && match(cmdline) {
 			marked = append(marked, pid)
 		}
 	}
