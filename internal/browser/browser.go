@@ -168,9 +168,6 @@ func (b *Browser) Close() {
 	}
 }
 
-// Pid is odin-browser's (or its sandbox's) process ID.
-func (b *Browser) Pid() int { return b.cmd.Process.Pid }
-
 func (b *Browser) send(m Msg) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
