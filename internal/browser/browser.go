@@ -117,8 +117,14 @@ func (b *Browser) Do(ctx context.Context, c Command) (*Result, error) {
 	b.blocked = nil
 	b.mu.Unlock()
 	if err := b.send(Msg{Op: OpDo, ID: id, Command: &c}); err != nil {
-		<-b.done
-		return nil, b.failure()
+		// A process that stopped reading is on its way out and says why.
+		select {
+		case <-b.done:
+			return nil, b.failure()
+		case <-time.After(2 * time.Second):
+			b.Close()
+			return nil, fmt.Errorf("%w: %v", ErrClosed, err)
+		}
 	}
 	select {
 	case r := <-ch:

@@ -2,9 +2,13 @@ package browser_test
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -107,5 +111,38 @@ func TestDriveAPage(t *testing.T) {
 	}
 	if hits.Load() == 0 {
 		t.Error("the allowed server saw no request")
+	}
+}
+
+// A helper that dies is reported as ErrClosed with its last words, and a
+// missing Chromium or malformed port as a clear error, before any start.
+func TestFailures(t *testing.T) {
+	if _, err := browser.NewPool(config.Web{Browser: config.Browser{LoopbackPorts: []int{70000}}}, nil); err == nil || !strings.Contains(err.Error(), "70000") {
+		t.Errorf("port 70000: %v", err)
+	}
+	p, err := browser.NewPool(config.Web{Browser: config.Browser{Chromium: "no-such-browser-here"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Do(t.Context(), "r", browser.Command{Action: browser.ActionRead}); !errors.Is(err, browser.ErrNoChromium) {
+		t.Errorf("no Chromium: %v", err)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dying := filepath.Join(t.TempDir(), "odin-browser")
+	if err := os.WriteFile(dying, []byte("#!"+sh+"\necho 'cannot start: out of luck' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ODIN_BROWSER", dying)
+	p, err = browser.NewPool(config.Web{Browser: config.Browser{Chromium: sh}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	_, err = p.Do(t.Context(), "r", browser.Command{Action: browser.ActionRead})
+	if !errors.Is(err, browser.ErrClosed) || !strings.Contains(err.Error(), "out of luck") {
+		t.Errorf("a dying helper: %v", err)
 	}
 }
