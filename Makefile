@@ -16,6 +16,7 @@ LDFLAGS ?= -s -w
 build:
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
 	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-fetch ./cmd/odin-fetch
+	CGO_ENABLED=0 $(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-browser ./cmd/odin-browser
 	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/odin-sitter ./cmd/odin-sitter
 	$(GO) build $(BUILDFLAGS) -ldflags='$(LDFLAGS)' -o $(BIN)/scripted-model ./cmd/scripted-model
 
@@ -24,10 +25,11 @@ build:
 build-k8s:
 	CGO_ENABLED=0 $(GO) build -tags cluster,k8s -ldflags='$(LDFLAGS)' -o $(BIN)/odin ./cmd/odin
 
-# install puts odin and odin-fetch (WebFetch's page process, which odin
-# finds beside itself) in $GOBIN, and odin-sitter where cgo is available.
+# install puts odin, odin-fetch (WebFetch's page process) and odin-browser
+# (WebBrowser's, docs/browser.md), which odin finds beside itself, in
+# $GOBIN, and odin-sitter where cgo is available.
 install:
-	CGO_ENABLED=0 $(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin ./cmd/odin-fetch
+	CGO_ENABLED=0 $(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin ./cmd/odin-fetch ./cmd/odin-browser
 	-$(GO) install -ldflags='$(LDFLAGS)' ./cmd/odin-sitter
 
 fmt-check:

@@ -115,6 +115,10 @@ type Deps struct {
 	// Tools; nil means none. It must not block: a turn and a task take it
 	// when they start, so a changed tool list is seen by the next one.
 	MCP func() []tool.Tool
+	// EndRun, when set, is called with a specialist's task ID (its tools'
+	// Env.AgentID) once the specialist has stopped, in a goroutine of its
+	// own: per-run resources such as WebBrowser's browser go with the run.
+	EndRun func(agentID string)
 	// Roster holds the specialists.
 	Roster *Roster
 	// Bus receives every event of the session.

@@ -36,6 +36,9 @@ func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 		if def == nil && !specialist && slices.Contains(orchestratorOmits, info.Name) {
 			return false
 		}
+		if slices.Contains(optIn, info.Name) && (def == nil || !slices.Contains(def.Tools, info.Name) || slices.Contains(def.DisallowedTools, info.Name)) {
+			return false
+		}
 		if def != nil {
 			if slices.Contains(def.DisallowedTools, info.Name) {
 				return false
@@ -55,6 +58,11 @@ func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 // with the session's own RepoMap, see firstTurnMap), and the search agent
 // maps further. The specialists that explore keep both (see Builtins).
 var orchestratorOmits = []string{tools.NameTree, tools.NameRepoMap}
+
+// optIn are the built-in tools an agent gets only when its tools list
+// names them ("*" does not cover them; the Orchestrator goes without):
+// WebBrowser starts a Chromium per run.
+var optIn = []string{tools.NameWebBrowser}
 
 // mcpAll is the allow-list entry giving an agent every MCP tool.
 const mcpAll = "mcp__*"

@@ -574,7 +574,7 @@ var foreignTools = map[string]string{
 	"Bash": "ExecuteCommand", "bash": "ExecuteCommand", "run_shell_command": "ExecuteCommand",
 	"grep": "Grep", "search_file_content": "Grep",
 	"glob": "Glob", "ls": "LS", "list_directory": "LS",
-	"webfetch": "WebFetch", "web_fetch": "WebFetch",
+	"webfetch": "WebFetch", "web_fetch": "WebFetch", "web_browser": "WebBrowser",
 	"WebSearch": "WebSearch", "websearch": "WebSearch", "google_web_search": "WebSearch",
 	"todowrite": "TodoWrite", "write_todos": "TodoWrite",
 }

@@ -162,7 +162,11 @@ func (s *specialist) Receive(c actor.Context) {
 		if s.cancel != nil {
 			s.cancel()
 		}
-	case *actor.Stopped, *actor.Terminated:
+	case *actor.Stopped:
+		if s.deps.EndRun != nil && s.t != nil {
+			go s.deps.EndRun(s.t.delegate.TaskID)
+		}
+	case *actor.Terminated:
 	default:
 		s.deps.Log.Warn().Str("agent", s.name()).Str("type", fmt.Sprintf("%T", msg)).Msg("specialist: unknown message")
 	}

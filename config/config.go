@@ -420,6 +420,24 @@ type Web struct {
 	// Search configures a web search backend; without one, the Research
 	// agent works from URLs it is given or knows.
 	Search Search `mapstructure:"search" yaml:"search"`
+	// Browser configures the WebBrowser tool (docs/browser.md).
+	Browser Browser `mapstructure:"browser" yaml:"browser"`
+}
+
+// Browser configures WebBrowser, the headless Chromium an agent gets when
+// its tools name it. Every request the page makes passes Odin's address
+// policy (that of WebFetch, with allow_hosts): public hosts yes, private
+// and loopback addresses no, except the loopback ports allowed here.
+type Browser struct {
+	// Chromium is the browser's program. Default: chromium, then
+	// chromium-browser, google-chrome on PATH.
+	Chromium string `mapstructure:"chromium" yaml:"chromium"`
+	// AllowLoopback lets the page reach every port of localhost,
+	// 127.0.0.1 and [::1] (the project's dev servers). Default false.
+	AllowLoopback bool `mapstructure:"allow_loopback" yaml:"allow_loopback"`
+	// LoopbackPorts are the loopback ports the page may reach when
+	// AllowLoopback is off (e.g. [3000, 8080]).
+	LoopbackPorts []int `mapstructure:"loopback_ports" yaml:"loopback_ports"`
 }
 
 // ResearchTTL are cache lifetimes by kind of source.

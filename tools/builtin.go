@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/odin-code/odin/internal/browser"
 	"github.com/odin-code/odin/internal/repomap"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/tools/tool"
@@ -42,6 +43,9 @@ type BuiltinOptions struct {
 	// RepoMaps holds RepoMap's parsed trees and their cache; nil keeps
 	// them in memory for the tool's lifetime.
 	RepoMaps *repomap.Pool
+	// Browsers are WebBrowser's browsers, one per agent run; WebBrowser is
+	// left out when it is nil. Agents get it only by name (opt-in).
+	Browsers *browser.Pool
 }
 
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
@@ -71,6 +75,9 @@ func Builtin(opts BuiltinOptions) Set {
 		ts = append(ts, NewWebFetch(opts.Fetcher))
 	}
 	ts = append(ts, NewWebSearch(opts.Searcher))
+	if opts.Browsers != nil {
+		ts = append(ts, NewWebBrowser(opts.Browsers))
+	}
 	return NewSet(ts...).Map(WithRecover)
 }
 

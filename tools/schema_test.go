@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/browser"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -31,7 +32,12 @@ func builtinForTest(t *testing.T) Set {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Close)
-	return Builtin(BuiltinOptions{Fetcher: f})
+	b, err := browser.NewPool(config.Web{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return Builtin(BuiltinOptions{Fetcher: f, Browsers: b})
 }
 
 // TestSchemasGolden pins every built-in tool's name, class and JSON schema
@@ -194,6 +200,7 @@ func TestBuiltin(t *testing.T) {
 		NameReadFile: tool.ClassRead, NameGitDiff: tool.ClassRead, NameTodoWrite: tool.ClassRead, NameThink: tool.ClassRead, NameContextSummarizer: tool.ClassRead,
 		NameWriteFile: tool.ClassWrite, NameEditTool: tool.ClassWrite, NameMultiEditTool: tool.ClassWrite, NameInitTool: tool.ClassWrite, NameRepoMap: tool.ClassRead,
 		NameExecuteCommand: tool.ClassExecute, NameWebFetch: tool.ClassWeb, NameWebSearch: tool.ClassWeb,
+		NameWebBrowser: tool.ClassWeb,
 	}
 	gotClass := map[string]tool.Class{}
 	for _, tl := range set.All() {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/browser"
 	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
@@ -174,6 +175,9 @@ type app struct {
 	repoMapsOnce sync.Once
 	repoMapPool  *repomap.Pool
 	repoMapCtx   context.Context // cancelled when the app closes
+
+	browsersOnce sync.Once
+	browserPool  *browser.Pool // WebBrowser's browsers (browser.go)
 
 	// plugins are the enabled plugins whose parts this app uses
 	// (plugin.go); disabled ones are not here.
@@ -602,6 +606,9 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
 	}
+	if b := a.browsers(); b != nil {
+		deps.EndRun = b.End
+	}
 	return deps, nil
 }
 
@@ -641,6 +648,7 @@ func (a *app) baseTools() tools.Set {
 		opts.ExecuteCommand.HandoffDir = filepath.Join(a.stateDir, "handoff")
 	}
 	opts.RepoMaps = a.repoMaps()
+	opts.Browsers = a.browsers()
 	webOpts := []web.Option{web.WithVersion(versionString()), web.WithLaunch(a.helperLaunch)}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {

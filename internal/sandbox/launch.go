@@ -157,7 +157,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 		// The init relays the proxy over a unix socket, so bwrap must not
 		// filter it: it installs the filter on the thread it starts the
 		// command from (see installSocketFilter).
-		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy, Seccomp: l.seccomp(sockets)})
+		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy, Seccomp: l.seccomp(sockets, spec)})
 		if !exeBound {
 			args = append(args, "--ro-bind", l.exe, innerInit)
 		}
@@ -180,7 +180,7 @@ func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env 
 	track(p)
 	args = append([]string{"--info-fd", "3"}, args...)
 	extra := []*os.File{infoW}
-	if sc := l.seccomp(sockets); sc != nil && len(domains) == 0 {
+	if sc := l.seccomp(sockets, spec); sc != nil && len(domains) == 0 {
 		// No init: bwrap applies the filter itself, just before it runs
 		// the command, which saves starting Odin's binary once more.
 		r, prog, err := filterPipe(sc.AllowUnix)
@@ -230,7 +230,7 @@ func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env [
 		rules.Read = l.landlockReadGrants()
 		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 		is.Landlock = rules
-		is.Seccomp = l.seccomp(l.unixSockets(spec.Agent))
+		is.Seccomp = l.seccomp(l.unixSockets(spec.Agent), spec)
 	}
 	if len(domains) > 0 {
 		px, err := startProxy(domains, false)

@@ -165,6 +165,12 @@ type Spec struct {
 	// own code sets it, for processes the user configured (MCP servers);
 	// a model's command line never chooses it.
 	Network Network
+	// UnixSockets lets this process create unix sockets (the socket filter
+	// refuses them otherwise) without binding any host socket back: the
+	// runtime directories stay hidden. Only Odin's own code sets it, for
+	// odin-browser, whose Chromium listens on one in its private profile
+	// (its process singleton) and cannot start without.
+	UnixSockets bool
 }
 
 // Network is how a launched process reaches the network.

@@ -37,11 +37,11 @@ func (l *Launcher) unixSockets(agent string) []string {
 
 // seccomp is the filter a command gets: nil where the architecture has
 // none (the status says so).
-func (l *Launcher) seccomp(sockets []string) *seccompSpec {
+func (l *Launcher) seccomp(sockets []string, spec Spec) *seccompSpec {
 	if !seccompSupported() {
 		return nil
 	}
-	return &seccompSpec{AllowUnix: len(sockets) > 0}
+	return &seccompSpec{AllowUnix: len(sockets) > 0 || spec.UnixSockets}
 }
 
 // runtimeDirs are the directories bubblewrap covers with an empty tmpfs:

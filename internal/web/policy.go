@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -213,4 +214,20 @@ func specialRanges() []blockedRange {
 		out[i] = blockedRange{prefix: netip.MustParsePrefix(r.cidr), reason: r.reason}
 	}
 	return out
+}
+
+// NewGuardedTransport returns an HTTP transport that connects only where
+// WebFetch may: public addresses, and the private or loopback hosts
+// allowHosts names (entries as web.allow_hosts takes them). It follows no
+// redirect itself and ignores proxy settings. WebBrowser's page requests
+// go through it.
+func NewGuardedTransport(allowHosts []string, timeout time.Duration) (*http.Transport, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	p, err := newPolicy(allowHosts, nil, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return newTransport(p, timeout), nil
 }

@@ -51,9 +51,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	// odin-sitter and odin-fetch beside odin, where odin looks for them
-	// (the repo map's tree-sitter parser, WebFetch's page process).
-	build := exec.Command("go", "build", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin", "github.com/odin-code/odin/cmd/odin-sitter", "github.com/odin-code/odin/cmd/odin-fetch")
+	// odin-sitter, odin-fetch and odin-browser beside odin, where odin
+	// looks for them (the repo map's tree-sitter parser, WebFetch's page
+	// process, WebBrowser's browser process).
+	build := exec.Command("go", "build", "-o", dir+"/", "github.com/odin-code/odin/cmd/odin", "github.com/odin-code/odin/cmd/odin-sitter", "github.com/odin-code/odin/cmd/odin-fetch", "github.com/odin-code/odin/cmd/odin-browser")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building odin:", err)
