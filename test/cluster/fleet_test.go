@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,7 +61,11 @@ type waveResult struct {
 
 // fleetResult is what a run measured.
 type fleetResult struct {
-	baseKB int64
+	// loadavg is the machine's load (/proc/loadavg's 1-minute figure)
+	// when the run began and ended: on a shared machine it says how much
+	// of the times is waiting for a CPU.
+	loadavg [2]string
+	baseKB  int64
 	// activeKB is the worker's RSS with ramp[i] sessions active, after
 	// their turns.
 	activeKB []int64
@@ -243,6 +248,15 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * 10 * time.Millisecond, nil
 }
 
+// loadavg is the machine's 1-minute load average, "?" when unknown.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 func (r *fleetRig) rss(p *proc, settle time.Duration) int64 {
 	r.t.Helper()
 	time.Sleep(settle)
@@ -334,6 +348,8 @@ func runFleet(t testing.TB, plan fleetPlan) *fleetResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 	res := &fleetResult{}
+	res.loadavg[0] = loadavg()
+	defer func() { res.loadavg[1] = loadavg() }()
 	logf := func(format string, args ...any) {
 		if plan.out != nil {
 			fmt.Fprintf(plan.out, format+"\n", args...)
@@ -530,6 +546,7 @@ func writeFleetTable(w io.Writer, res *fleetResult) {
 			lats = append(lats, wv.latency)
 		}
 	}
+	fmt.Fprintf(w, "\nLoad average %s at the start, %s at the end (%d CPUs)\n", res.loadavg[0], res.loadavg[1], runtime.NumCPU())
 	fmt.Fprintf(w, "\nOne worker, sessions active (base RSS %.1f MB)\n\n", float64(res.baseKB)/1024)
 	fmt.Fprint(w, "| active | worker RSS | RSS per active session |")
 	for _, l := range lats {
