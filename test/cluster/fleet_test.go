@@ -20,6 +20,7 @@ import (
 	ocluster "github.com/odin-code/odin/internal/cluster"
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/store/pgtest"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -44,6 +45,8 @@ type fleetPlan struct {
 	// settle is how long the worker is left alone before its RSS is read.
 	settle time.Duration
 	out    io.Writer
+	// store is the fleet's --store: "" for a SQLite file.
+	store string
 }
 
 // waveResult is one round of turns: every active session ran one, all at
@@ -65,6 +68,7 @@ type fleetResult struct {
 	// when the run began and ended: on a shared machine it says how much
 	// of the times is waiting for a CPU.
 	loadavg [2]string
+	store   string // SQLite or PostgreSQL
 	baseKB  int64
 	// activeKB is the worker's RSS with ramp[i] sessions active, after
 	// their turns.
@@ -93,8 +97,8 @@ type fleetRig struct {
 	node *ocluster.Node
 }
 
-func newFleetRig(t testing.TB, script *llmtest.Script) *fleetRig {
-	f := newFleet(t, script, "")
+func newFleetRig(t testing.TB, script *llmtest.Script, storeURL string) *fleetRig {
+	f := newFleet(t, script, storeURL)
 	// Nodes are lost only when the run kills one: a TTL that a loaded
 	// worker's late heartbeat cannot miss.
 	f.ttl = "3s"
@@ -344,11 +348,15 @@ func quantile(d []time.Duration, q float64) time.Duration {
 // and all of them answer again after one is killed. Times and memory are
 // only measured.
 func runFleet(t testing.TB, plan fleetPlan) *fleetResult {
-	r := newFleetRig(t, fleetScript(plan))
+	r := newFleetRig(t, fleetScript(plan), plan.store)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 	res := &fleetResult{}
 	res.loadavg[0] = loadavg()
+	res.store = "SQLite"
+	if strings.HasPrefix(plan.store, "postgres") {
+		res.store = "PostgreSQL"
+	}
 	defer func() { res.loadavg[1] = loadavg() }()
 	logf := func(format string, args ...any) {
 		if plan.out != nil {
@@ -519,7 +527,9 @@ func TestFleetSmoke(t *testing.T) {
 // 1,000 sessions over two workers, and 100 of them answering again after
 // one worker is SIGKILLed. It prints a table of the figures. Run once:
 // go test -run '^$' -bench Fleet -benchtime 1x -timeout 90m ./test/cluster
-// ODIN_FLEET_PASSIVATED changes the 10,000.
+// ODIN_FLEET_PASSIVATED changes the 10,000; ODIN_FLEET_STORE=postgres
+// runs the fleet on a PostgreSQL store (a private server) instead of a
+// SQLite file.
 func BenchmarkFleet(b *testing.B) {
 	plan := fleetPlan{ramp: []int{1, 10, 100, 1000}, latencies: []time.Duration{0, time.Second},
 		passivated: 10000, batch: 1000, concurrent: 100, spread: 1000, failover: 100,
@@ -528,6 +538,13 @@ func BenchmarkFleet(b *testing.B) {
 		if _, err := fmt.Sscan(v, &plan.passivated); err != nil || plan.passivated < 2*plan.concurrent {
 			b.Fatalf("ODIN_FLEET_PASSIVATED=%q: want a count of %d or more", v, 2*plan.concurrent)
 		}
+	}
+	switch v := os.Getenv("ODIN_FLEET_STORE"); v {
+	case "", "sqlite":
+	case "postgres":
+		plan.store = pgtest.New(b).Database(b)
+	default:
+		b.Fatalf("ODIN_FLEET_STORE=%q: want sqlite or postgres", v)
 	}
 	for range b.N {
 		res := runFleet(b, plan)
@@ -546,7 +563,7 @@ func writeFleetTable(w io.Writer, res *fleetResult) {
 			lats = append(lats, wv.latency)
 		}
 	}
-	fmt.Fprintf(w, "\nLoad average %s at the start, %s at the end (%d CPUs)\n", res.loadavg[0], res.loadavg[1], runtime.NumCPU())
+	fmt.Fprintf(w, "\nStore %s; load average %s at the start, %s at the end (%d CPUs)\n", res.store, res.loadavg[0], res.loadavg[1], runtime.NumCPU())
 	fmt.Fprintf(w, "\nOne worker, sessions active (base RSS %.1f MB)\n\n", float64(res.baseKB)/1024)
 	fmt.Fprint(w, "| active | worker RSS | RSS per active session |")
 	for _, l := range lats {
