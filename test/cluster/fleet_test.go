@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strconv"
@@ -114,8 +116,24 @@ func newFleetRig(t testing.TB, script *llmtest.Script, storeURL string) *fleetRi
 		st.Close()
 		t.Fatalf("store %s keeps no members table", f.store)
 	}
+	// The front node's own log, shown when the run fails: what it saw of
+	// the members is half of any membership trouble.
+	logPath := filepath.Join(f.dir, "front.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		logFile.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("--- front node (this process):\n%s", b)
+		}
+	})
 	node, err := ocluster.Start(ocluster.Config{Name: "t", Store: members, TTL: 3 * time.Second,
-		ActivationTimeout: time.Minute, RequestTimeout: 3 * time.Minute})
+		ActivationTimeout: time.Minute, RequestTimeout: 3 * time.Minute,
+		Log: slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
