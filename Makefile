@@ -75,7 +75,7 @@ test-cluster:
 # the model to serve's SSE client through a worker; then the fleet
 # (issue 35): RSS per active and per passivated session, activations,
 # turn overhead from 1 to 1,000 sessions, spread and failover over two
-# workers, printed as the tables of docs/cluster.md (about 15 minutes).
+# workers, printed as the tables of docs/cluster.md (about 11 minutes).
 bench-cluster:
 	$(GO) test -run '^$$' -bench RemoteRoundTrip -benchtime 1000x ./internal/cluster
 	$(GO) test -run '^$$' -bench Passivation -benchtime 1x ./internal/cluster
