@@ -84,11 +84,15 @@ test-cluster:
 # bench-cluster measures the cluster (issue 29): the cross-node round trip
 # to a session grain over 1,000 calls, 1,000 idle grains passivated by
 # their timer and 20 re-activated, and the latency of streamed text from
-# the model to serve's SSE client through a worker.
+# the model to serve's SSE client through a worker; then the fleet
+# (issue 35): RSS per active and per passivated session, activations,
+# turn overhead from 1 to 1,000 sessions, spread and failover over two
+# workers, printed as the tables of docs/cluster.md (about 11 minutes).
 bench-cluster:
 	$(GO) test -run '^$$' -bench RemoteRoundTrip -benchtime 1000x ./internal/cluster
 	$(GO) test -run '^$$' -bench Passivation -benchtime 1x ./internal/cluster
 	$(GO) test -run '^$$' -bench SSEText -benchtime 3x ./test/cluster
+	$(GO) test -run '^$$' -bench Fleet -benchtime 1x -timeout 90m ./test/cluster
 
 bench-sandbox:
 	$(GO) test -run '^$$' -bench Launch ./internal/sandbox

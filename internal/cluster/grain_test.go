@@ -138,6 +138,11 @@ func TestSessionGrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Stop()
+	// Only the members table drops a member: protoactor's gossip
+	// heartbeat must not block a live one that was slow to answer.
+	if d := n.Cluster.Config.HeartbeatExpiration; d < 24*time.Hour {
+		t.Errorf("gossip heartbeat expiration %s: a busy member would be blocked for good", d)
+	}
 	ctx := t.Context()
 	rs, err := n.Attach(ctx, "s1")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -130,7 +131,13 @@ func Start(cfg Config) (_ *Node, err error) {
 			replay: 1024, log: cfg.Log, activated: func() { n.activations.Add(1) }, classify: n.classify,
 		})))
 	}
-	opts = append(opts, cluster.WithRequestTimeout(cfg.RequestTimeout))
+	// The members table is the membership (TTL, then fenced claims):
+	// protoactor's own gossip heartbeat would block a member whose
+	// gossip went unanswered for 20 s, for good, though it is alive and
+	// beating. A worker busy with 1,000 turns, or the front driving
+	// them, on a loaded machine did (the fleet benchmark), and every
+	// session on it was lost until it restarted.
+	opts = append(opts, cluster.WithRequestTimeout(cfg.RequestTimeout), cluster.WithHeartbeatExpiration(time.Duration(math.MaxInt64)))
 	cc := cluster.Configure(cfg.Name, n.provider, n.lookup, rc, opts...)
 	n.Cluster = cluster.New(sys, cc)
 	// StartMember panics where it could have returned an error (a port

@@ -58,6 +58,9 @@ func (s *SQLite) Heartbeat(ctx context.Context, m Member) error {
 	if !m.StartedAt.IsZero() {
 		started = m.StartedAt.UnixNano()
 	}
+	// Ahead of the sessions' queued writes: a beat later than the TTL
+	// drops this live node from its cluster.
+	ctx = urgent(ctx)
 	err := s.write(ctx, func(tx *wtx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO cluster_members (cluster, id, host, port, kinds, started_at, heartbeat)
 			VALUES (?, ?, ?, ?, ?, ?, ?)

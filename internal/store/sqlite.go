@@ -52,8 +52,11 @@ func WithStallTimeout(d time.Duration) Option { return func(o *options) { o.stal
 // process loses nothing it committed; a power cut may lose the last
 // commits but never corrupts the file.
 type SQLite struct {
-	w     *sql.DB // the single writer connection
-	r     *sql.DB // read-only connections
+	w *sql.DB // the single writer connection
+	r *sql.DB // read-only connections
+	// gate queues this process's writers for w (nil on PostgreSQL, whose
+	// pool has many connections).
+	gate  *writeGate
 	stmts *stmtCache
 	now   func() time.Time
 	newID func() string
@@ -133,7 +136,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &SQLite{w: w, r: r, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
+	return &SQLite{w: w, r: r, gate: &writeGate{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
 }
 
 // privateFiles creates the first path if missing and makes every existing
@@ -238,6 +241,12 @@ func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
 func (s *SQLite) inTxOnce(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	began := time.Now()
 	defer func() { observeWrite(time.Since(began), err) }()
+	if s.gate != nil {
+		if err := s.gate.lock(ctx); err != nil {
+			return err
+		}
+		defer s.gate.unlock()
+	}
 	sqltx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
