@@ -475,3 +475,50 @@ func TestNestedBatchIsASavepoint(t *testing.T) {
 		t.Errorf("stored %+v, want only the outer batch's message", msgs)
 	}
 }
+
+// TestWALFilesOutliveClose: the -wal and -shm files stay when the last
+// connection closes (the next command opens them instead of creating
+// them), the log checkpointed into the database and cut to at most 1 MiB,
+// and a reopened store reads everything written before.
+func TestWALFilesOutliveClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odin.db")
+	s, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := s.CreateSession(t.Context(), store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 3<<20) // a log of several MiB before the close
+	if _, err := s.AppendMessage(t.Context(), store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: big}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		fi, err := os.Stat(path + suffix)
+		if err != nil {
+			t.Fatalf("after Close: %v", err)
+		}
+		if suffix == "-wal" && fi.Size() > 1<<20 {
+			t.Errorf("the log is %d bytes after Close, want at most 1 MiB", fi.Size())
+		}
+	}
+	s, err = store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	msgs, err := s.Messages(t.Context(), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 1 || len(msgs[0].Parts) != 1 {
+		t.Fatalf("reopened: %d messages, want the one written", len(msgs))
+	}
+	if tp, ok := msgs[0].Parts[0].(store.TextPart); !ok || tp.Text != big {
+		t.Errorf("reopened: the message's text did not survive")
+	}
+}
