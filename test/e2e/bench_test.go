@@ -19,7 +19,7 @@ import (
 // process against the scripted server with zero model latency, so what is
 // left is Go's start, Odin's set-up and two loopback round trips. Each
 // benchmark reports medians (a shared machine's noise hits single runs) and
-// the peak resident memory the kernel recorded (ru_maxrss). `make bench`
+// the process's own peak resident memory (GNU time's %M, see ownRSS). `make bench`
 // runs them on a stripped build and prints them beside the baseline.
 
 // BenchmarkRunOverhead measures one two-turn `odin run` (a ReadFile call,
