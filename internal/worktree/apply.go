@@ -270,3 +270,20 @@ func applyStep(opts ApplyOptions, s step) error {
 	}
 	return nil
 }
+
+// Apply is the package's Apply with the Manager's launcher running git
+// and its directory holding the merge's temporary files. A nil Manager
+// applies with git unconfined and os.TempDir.
+func (m *Manager) Apply(ctx context.Context, p *messages.Patch, opts ApplyOptions) ([]string, error) {
+	if m != nil {
+		if opts.Launcher == nil {
+			opts.Launcher = m.opts.Launcher
+		}
+		if opts.TempDir == "" {
+			if err := fsutil.PrivateDir(m.dir); err == nil {
+				opts.TempDir = m.dir
+			}
+		}
+	}
+	return Apply(ctx, p, opts)
+}
