@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -188,8 +190,26 @@ func TestIsolatedWritersWorktrees(t *testing.T) {
 		t.Errorf("the conflicting run's result does not name shop.go:\n%s", conflict)
 	}
 	// One change set for the gates: both files in one decision.
-	if !strings.Contains(stream, `"decision":{"review_required":true`) || !strings.Contains(stream, `"files":["discount.go","shop.go"]},"stages"`) {
-		t.Errorf("no gate decision over both files in the stream:\n%s", stream)
+	var result struct {
+		Gates struct {
+			Decision struct {
+				ReviewRequired bool     `json:"review_required"`
+				Files          []string `json:"files"`
+			} `json:"decision"`
+			Passed bool `json:"passed"`
+		} `json:"gates"`
+	}
+	for _, line := range strings.Split(stream, "\n") {
+		if strings.HasPrefix(line, `{"type":"result"`) {
+			if err := json.Unmarshal([]byte(line), &result); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files := result.Gates.Decision.Files
+	slices.Sort(files)
+	if !result.Gates.Decision.ReviewRequired || !result.Gates.Passed || !slices.Equal(files, []string{"discount.go", "shop.go"}) {
+		t.Errorf("the gates did not decide once over both files: %+v\n%s", result.Gates, stream)
 	}
 	assertNoWorktrees(t, root, state)
 
