@@ -3,6 +3,7 @@ package worktree
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -63,18 +64,17 @@ func (t *Tree) Patch(ctx context.Context) (*messages.Patch, error) {
 			f.Op = messages.PatchDelete
 		}
 		if f.Op != messages.PatchAdd {
-			if f.Base, err = t.blob(ctx, oldSHA); err != nil {
-				return nil, err
-			}
+			f.Base, err = t.blob(ctx, oldSHA)
 		}
-		if f.Op != messages.PatchDelete {
-			if f.New, err = t.blob(ctx, newSHA); err != nil {
-				return nil, err
-			}
+		if err == nil && f.Op != messages.PatchDelete {
+			f.New, err = t.blob(ctx, newSHA)
 		}
-		if int64(len(f.Base)) > t.m.opts.MaxFileBytes || int64(len(f.New)) > t.m.opts.MaxFileBytes {
+		if errors.Is(err, errTooLarge) {
 			p.Skipped = append(p.Skipped, fmt.Sprintf("%s: larger than %d bytes", rel, t.m.opts.MaxFileBytes))
 			continue
+		}
+		if err != nil {
+			return nil, err
 		}
 		if f.Base == nil && f.Op != messages.PatchAdd {
 			f.Base = []byte{}
@@ -86,6 +86,10 @@ func (t *Tree) Patch(ctx context.Context) (*messages.Patch, error) {
 	}
 	return p, nil
 }
+
+// errTooLarge is a blob over MaxFileBytes, which Patch reports as skipped
+// without reading it.
+var errTooLarge = errors.New("worktree: file too large for a patch")
 
 // projectRel maps a repository path to the project's.
 func (t *Tree) projectRel(path string) (string, bool) {
@@ -121,8 +125,7 @@ func (t *Tree) blob(ctx context.Context, sha string) ([]byte, error) {
 		return nil, fmt.Errorf("worktree: size of %s: %w", sha, err)
 	}
 	if n > t.m.opts.MaxFileBytes {
-		// Reported as skipped by the caller without reading it.
-		return make([]byte, t.m.opts.MaxFileBytes+1), nil
+		return nil, errTooLarge
 	}
 	return t.g.run(ctx, "cat-file", "blob", sha)
 }
