@@ -16,11 +16,10 @@ func (a *app) worktrees() *worktree.Manager {
 		if a.stateDir == "" {
 			return
 		}
-		// Odin's own git calls on worktrees run outside the session's
-		// sandbox, which keeps the project's .git and the state directory
-		// read-only: they run no project code (hooks, fsmonitor and
-		// filters are disarmed) and only Odin chooses their arguments.
-		m := worktree.New(worktree.Options{StateDir: a.stateDir})
+		// Git runs in the session's sandbox like every process Odin
+		// starts; each call may write only the repository's worktree
+		// records and the worktree's own directory.
+		m := worktree.New(worktree.Options{StateDir: a.stateDir, Launcher: a.sandbox()})
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if removed, err := m.Sweep(ctx); err != nil {

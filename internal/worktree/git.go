@@ -25,6 +25,11 @@ type git struct {
 	launcher *sandbox.Launcher
 	dir      string
 	env      []string // added after the sandbox's filtered environment
+	// writable are the directories this call may write in the sandbox
+	// (the repository's worktree records, the worktree, its private git
+	// directory); everything else, the project and its .git included, is
+	// read-only.
+	writable []string
 	// overrides neutralise the repository's clean/smudge filters.
 	overrides []string
 }
@@ -40,11 +45,16 @@ func safeArgs() []string {
 
 func baseEnv() []string {
 	return []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "LC_ALL=C",
-		"GIT_LITERAL_PATHSPECS=1", "GIT_AUTHOR_NAME=odin", "GIT_AUTHOR_EMAIL=odin@localhost",
+		"GIT_LITERAL_PATHSPECS=1", "GIT_OPTIONAL_LOCKS=0", "GIT_AUTHOR_NAME=odin", "GIT_AUTHOR_EMAIL=odin@localhost",
 		"GIT_COMMITTER_NAME=odin", "GIT_COMMITTER_EMAIL=odin@localhost"}
 }
 
 // run runs git with args and returns its stdout.
+func (g git) with(writable ...string) *git {
+	g.writable = append(append([]string(nil), g.writable...), writable...)
+	return &g
+}
+
 func (g *git) run(ctx context.Context, args ...string) ([]byte, error) {
 	return g.runIn(ctx, nil, args...)
 }
@@ -53,7 +63,8 @@ func (g *git) runIn(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	argv := append(append(append([]string{"git"}, safeArgs()...), g.overrides...), args...)
-	proc, err := g.launcher.Command(ctx, sandbox.Spec{Args: argv, Dir: g.dir, Env: append(baseEnv(), g.env...), Agent: "git"})
+	proc, err := g.launcher.Command(ctx, sandbox.Spec{Args: argv, Dir: g.dir, Env: append(baseEnv(), g.env...), Agent: "git",
+		Writable: g.writable, Visible: []string{g.dir}})
 	if err != nil {
 		return nil, fmt.Errorf("worktree: git %s: %w", args[0], err)
 	}

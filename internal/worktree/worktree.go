@@ -74,7 +74,10 @@ type Tree struct {
 	top   string // the project repository's top directory
 	sub   string // Project relative to top, slash-separated ("" at the top)
 	base  string // tree object of the starting state
-	g     git    // runs in work with the private index and objects
+	// common is the repository's common git directory, whose worktrees
+	// folder git writes when it adds or prunes one.
+	common string
+	g      git // runs in work with the private index and objects
 
 	once      sync.Once
 	removeErr error
@@ -87,6 +90,7 @@ type owner struct {
 	Start   string    `json:"start"`
 	Host    string    `json:"host"`
 	Top     string    `json:"top"`
+	Common  string    `json:"common,omitempty"`
 	Project string    `json:"project"`
 	Created time.Time `json:"created"`
 }
@@ -151,11 +155,12 @@ func (m *Manager) Create(ctx context.Context, root, id string) (*Tree, error) {
 	// The marker goes first: a crash from here on leaves an entry that
 	// names its dead owner, which Sweep removes.
 	host, _ := os.Hostname()
-	marker, _ := json.Marshal(owner{PID: os.Getpid(), Start: procStart(os.Getpid()), Host: host, Top: top, Project: root, Created: time.Now().UTC()})
+	marker, _ := json.Marshal(owner{PID: os.Getpid(), Start: procStart(os.Getpid()), Host: host, Top: top, Common: commonDir, Project: root, Created: time.Now().UTC()})
 	if err := fsutil.WriteFileAtomic(filepath.Join(entry, ownerFile), marker, 0o600); err != nil {
 		_ = os.RemoveAll(entry)
 		return nil, fmt.Errorf("worktree: %w", err)
 	}
+	t.common = commonDir
 	m.mu.Lock()
 	m.live[id] = t
 	m.mu.Unlock()
@@ -169,8 +174,12 @@ func (m *Manager) Create(ctx context.Context, root, id string) (*Tree, error) {
 // populate checks the worktree out, copies the project's uncommitted
 // changes into it and records the starting state.
 func (t *Tree) populate(ctx context.Context, common git, commonDir string) error {
+	records := filepath.Join(commonDir, "worktrees")
+	if err := os.MkdirAll(records, 0o755); err != nil {
+		return fmt.Errorf("worktree: %w", err)
+	}
 	t.m.gitMu.Lock()
-	_, err := common.run(ctx, "worktree", "add", "--detach", "-f", t.work, t.Head)
+	_, err := common.with(records, t.entry).run(ctx, "worktree", "add", "--detach", "-f", t.work, t.Head)
 	t.m.gitMu.Unlock()
 	if err != nil {
 		return err
@@ -202,7 +211,7 @@ func (t *Tree) populate(ctx context.Context, common git, commonDir string) error
 	if err := os.MkdirAll(filepath.Join(priv, "objects"), 0o700); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	t.g = git{launcher: t.m.opts.Launcher, dir: t.work, overrides: common.overrides, env: []string{
+	t.g = git{launcher: t.m.opts.Launcher, dir: t.work, overrides: common.overrides, writable: []string{priv}, env: []string{
 		"GIT_INDEX_FILE=" + filepath.Join(priv, "index"),
 		"GIT_OBJECT_DIRECTORY=" + filepath.Join(priv, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(commonDir, "objects"),
@@ -292,7 +301,7 @@ func splitZ(b []byte) []string {
 func (t *Tree) Remove(ctx context.Context) error {
 	t.once.Do(func() {
 		t.removeErr = removeAll(t.entry)
-		t.m.prune(ctx, t.top)
+		t.m.prune(ctx, t.top, t.common)
 		t.m.mu.Lock()
 		delete(t.m.live, t.ID)
 		t.m.mu.Unlock()
@@ -301,13 +310,16 @@ func (t *Tree) Remove(ctx context.Context) error {
 }
 
 // prune drops git's records of the repository's worktrees that are gone.
-func (m *Manager) prune(ctx context.Context, top string) {
+func (m *Manager) prune(ctx context.Context, top, common string) {
 	if _, err := os.Stat(top); err != nil {
 		return
 	}
+	if common == "" {
+		common = filepath.Join(top, ".git")
+	}
 	m.gitMu.Lock()
 	defer m.gitMu.Unlock()
-	g := git{launcher: m.opts.Launcher, dir: top}
+	g := git{launcher: m.opts.Launcher, dir: top, writable: []string{filepath.Join(common, "worktrees")}}
 	_, _ = g.run(ctx, "worktree", "prune")
 }
 
@@ -361,7 +373,7 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 	}
 	host, _ := os.Hostname()
 	var removed []string
-	tops := map[string]bool{}
+	tops := map[string]string{}
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -389,11 +401,11 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 		}
 		removed = append(removed, entry)
 		if o.Top != "" {
-			tops[o.Top] = true
+			tops[o.Top] = o.Common
 		}
 	}
-	for top := range tops {
-		m.prune(ctx, top)
+	for top, common := range tops {
+		m.prune(ctx, top, common)
 	}
 	return removed, errors.Join(errs...)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -389,5 +390,41 @@ func TestSweepRemovesOrphansOfDeadProcesses(t *testing.T) {
 	list := run(t, root, "worktree", "list", "--porcelain")
 	if strings.Contains(list, tr.work) || !strings.Contains(list, live.work) {
 		t.Errorf("after Sweep, git worktree list:\n%s", list)
+	}
+}
+
+// The same life cycle with git confined by bubblewrap, as Odin runs it:
+// the project and its .git read-only but for the repository's worktree
+// records, the state directory writable only where the worktree lives.
+func TestLifeCycleInSandbox(t *testing.T) {
+	root := project(t)
+	state, _ := filepath.EvalSymlinks(t.TempDir())
+	l := sandbox.New(sandbox.Options{Mode: sandbox.ModeBubblewrap, Root: root, Protected: []string{state}})
+	if st := l.Status(); st.Refuse {
+		t.Skipf("bubblewrap is not usable here: %s", st)
+	}
+	m := New(Options{StateDir: state, Launcher: l})
+	t.Cleanup(func() { _ = m.Close() })
+	tr, err := m.Create(t.Context(), root, "boxed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tr.Root, "a.txt"), "ONE\ntwo\nthree\nfour\nfive\nsix\nseven\neight (uncommitted)\n")
+	p, err := tr.Patch(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "a.txt"), "one\ntwo\nthree\nfour\nfive\nsix\nSEVEN\neight (uncommitted)\n")
+	if _, err := m.Apply(t.Context(), p, applyOpts(root, checkpoint.NewTracker(root, "x"))); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, filepath.Join(root, "a.txt")); got != "ONE\ntwo\nthree\nfour\nfive\nsix\nSEVEN\neight (uncommitted)\n" {
+		t.Errorf("merged in the sandbox: %q", got)
+	}
+	if err := tr.Remove(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if list := run(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("git worktree list after Remove:\n%s", list)
 	}
 }
