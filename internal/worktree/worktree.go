@@ -300,8 +300,14 @@ func splitZ(b []byte) []string {
 // than once and concurrently.
 func (t *Tree) Remove(ctx context.Context) error {
 	t.once.Do(func() {
+		// Git's record of the worktree goes with it; only this one: a
+		// git worktree prune run here could not see worktrees hidden from
+		// it (the sandbox's private /tmp) and would drop their records.
+		record := recordOf(t.work, t.common)
 		t.removeErr = removeAll(t.entry)
-		t.m.prune(ctx, t.top, t.common)
+		if record != "" {
+			t.removeErr = errors.Join(t.removeErr, removeAll(record))
+		}
 		t.m.mu.Lock()
 		delete(t.m.live, t.ID)
 		t.m.mu.Unlock()
@@ -309,18 +315,23 @@ func (t *Tree) Remove(ctx context.Context) error {
 	return t.removeErr
 }
 
-// prune drops git's records of the repository's worktrees that are gone.
-func (m *Manager) prune(ctx context.Context, top, common string) {
-	if _, err := os.Stat(top); err != nil {
-		return
+// recordOf is git's record of the worktree at work (the directory its
+// .git file names), "" when there is none or it is not one of the
+// repository's worktree records: nothing else is ever removed.
+func recordOf(work, common string) string {
+	data, err := os.ReadFile(filepath.Join(work, ".git"))
+	if err != nil || common == "" {
+		return ""
 	}
-	if common == "" {
-		common = filepath.Join(top, ".git")
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return ""
 	}
-	m.gitMu.Lock()
-	defer m.gitMu.Unlock()
-	g := git{launcher: m.opts.Launcher, dir: top, writable: []string{filepath.Join(common, "worktrees")}}
-	_, _ = g.run(ctx, "worktree", "prune")
+	dir = filepath.Clean(strings.TrimSpace(dir))
+	if !filepath.IsAbs(dir) || filepath.Dir(dir) != filepath.Join(common, "worktrees") {
+		return ""
+	}
+	return dir
 }
 
 // removeAll removes dir, making read-only directories in it writable
@@ -373,7 +384,6 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 	}
 	host, _ := os.Hostname()
 	var removed []string
-	tops := map[string]string{}
 	var errs []error
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -395,17 +405,17 @@ func (m *Manager) Sweep(ctx context.Context) ([]string, error) {
 		} else if o.Host != host || alive(o.PID, o.Start) {
 			continue
 		}
+		record := recordOf(filepath.Join(entry, "tree"), o.Common)
 		if err := removeAll(entry); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		removed = append(removed, entry)
-		if o.Top != "" {
-			tops[o.Top] = o.Common
+		if record != "" {
+			if err := removeAll(record); err != nil {
+				errs = append(errs, err)
+			}
 		}
-	}
-	for top, common := range tops {
-		m.prune(ctx, top, common)
+		removed = append(removed, entry)
 	}
 	return removed, errors.Join(errs...)
 }
