@@ -374,6 +374,9 @@ func TestSweepRemovesOrphansOfDeadProcesses(t *testing.T) {
 	o.PID = cmd.Process.Pid
 	raw, _ := json.Marshal(o)
 	write(t, marker, string(raw))
+	// The user's own worktree is never touched.
+	mine := filepath.Join(t.TempDir(), "mine")
+	run(t, root, "worktree", "add", "-q", "--detach", mine)
 	// The live one of this process stays.
 	live, err := m.Create(t.Context(), root, "live")
 	if err != nil {
@@ -388,7 +391,7 @@ func TestSweepRemovesOrphansOfDeadProcesses(t *testing.T) {
 		t.Errorf("Sweep removed %v", removed)
 	}
 	list := run(t, root, "worktree", "list", "--porcelain")
-	if strings.Contains(list, tr.work) || !strings.Contains(list, live.work) {
+	if strings.Contains(list, tr.work) || !strings.Contains(list, live.work) || !strings.Contains(list, mine) {
 		t.Errorf("after Sweep, git worktree list:\n%s", list)
 	}
 }
