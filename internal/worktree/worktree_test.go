@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -430,4 +431,65 @@ func TestLifeCycleInSandbox(t *testing.T) {
 	if list := run(t, root, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Errorf("git worktree list after Remove:\n%s", list)
 	}
+}
+
+// BenchmarkLifeCycle measures one isolated task's overhead on a small
+// dirty repository: create the worktree, change a file, extract the
+// patch, apply it to the project, remove the worktree.
+func BenchmarkLifeCycle(b *testing.B) {
+	needGitB(b)
+	root := benchProject(b)
+	state, _ := filepath.EvalSymlinks(b.TempDir())
+	m := New(Options{StateDir: state})
+	for i := 0; b.Loop(); i++ {
+		tr, err := m.Create(b.Context(), root, "bench"+strconv.Itoa(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tr.Root, "f0.txt"), []byte("changed "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		p, err := tr.Patch(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Apply(b.Context(), p, ApplyOptions{Root: root}); err != nil {
+			b.Fatal(err)
+		}
+		if err := tr.Remove(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func needGitB(b *testing.B) {
+	if _, err := exec.LookPath("git"); err != nil {
+		b.Skip("git is not installed")
+	}
+}
+
+// benchProject is a repository of 200 small files with one uncommitted.
+func benchProject(b *testing.B) string {
+	root, _ := filepath.EvalSymlinks(b.TempDir())
+	gitB := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	gitB("init", "-q", "-b", "main")
+	for i := range 200 {
+		if err := os.WriteFile(filepath.Join(root, "f"+strconv.Itoa(i)+".txt"), []byte("line "+strconv.Itoa(i)+"\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	gitB("add", "-A")
+	gitB("commit", "-q", "-m", "init")
+	if err := os.WriteFile(filepath.Join(root, "f1.txt"), []byte("dirty\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return root
 }
