@@ -8,8 +8,8 @@
 // not), beside it owner.json names the process that made it, and git/
 // holds a private index and object directory, so that snapshotting the
 // worktree writes nothing into the project's repository. Remove deletes a
-// worktree; Sweep, run at start-up, deletes those whose owner is dead
-// (after kill -9) and prunes git's records of them.
+// worktree and git's record of it; Sweep, run at start-up, does the same
+// for those whose owner is dead (after kill -9).
 //
 // Git runs with the repository's hooks, fsmonitor and clean/smudge filters
 // disarmed: its configuration is project-controlled. A Manager is safe for
