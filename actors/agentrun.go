@@ -224,6 +224,13 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 		Mode: t.input.Mode, Timeout: timeoutFor(def, in.Timeout), SessionID: o.session, ParentCallID: call.ID,
 		Model: in.Model, Thoroughness: messages.Thoroughness(in.Thoroughness), Context: messages.ContextMode(in.Context), Files: in.Files}
 	namedFiles(in.OnlyFiles)(d)
+	d.Isolation = def.Isolation
+	switch in.Isolation {
+	case "none":
+		d.Isolation = messages.IsolationNone
+	case string(messages.IsolationWorktree):
+		d.Isolation = messages.IsolationWorktree
+	}
 	d.MaxTurns = turnBudget(def, d.Thoroughness, in.MaxTurns)
 	d.Budget = in.Budget.budget()
 	switch d.Context {

@@ -44,6 +44,8 @@ type AgentInput struct {
 	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
 	// Budget may only lower the agent's own budget (budget.go).
 	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Spend limits below its own; it is stopped when over"`
+	// Isolation is an enum set on the schema.
+	Isolation string `json:"isolation,omitempty" jsonschema:"worktree: it works in its own git worktree and its changes are merged back as a patch (parallel writers); none: in the project. Default: the agent's own"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
@@ -70,6 +72,7 @@ func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 		s.Properties["thoroughness"].Enum = []any{string(messages.ThoroughQuick), string(messages.ThoroughMedium), string(messages.ThoroughVery)}
 		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
 		s.Properties["model"].Enum = modelEnum
+		s.Properties["isolation"].Enum = []any{"none", string(messages.IsolationWorktree)}
 	}
 	desc := strings.TrimSpace(b.String())
 	// The description names every agent, so with the models it is the

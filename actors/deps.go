@@ -13,6 +13,7 @@ import (
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/worktree"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 	"github.com/odin-code/odin/tools/tool"
@@ -158,6 +159,9 @@ type Deps struct {
 	// write goes through it: once another process claims the session, a
 	// write fails with store.ErrFenced and the session stops.
 	Store store.Store
+	// Worktrees creates the worktrees of isolated specialists and applies
+	// their patches; nil makes isolation: worktree fail with a clear error.
+	Worktrees *worktree.Manager
 	// Locks serializes writes to one file across the session's agents;
 	// NewSession provides it when nil.
 	Locks *tool.PathLocks

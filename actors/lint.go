@@ -35,7 +35,10 @@ type lintDone struct {
 // change (a CodeResult with files written) and the pass is due; it
 // returns false when the report can go on as it is.
 func (s *specialist) lintBeforeReport(c actor.Context, result any) bool {
-	if _, ok := result.(messages.CodeResult); !ok || s.deps.Lint == nil || len(s.files) == 0 {
+	// An isolated task's files are in its worktree, which the linter
+	// (bound to the project) does not reach; the gates' QA checks the
+	// merged result.
+	if _, ok := result.(messages.CodeResult); !ok || s.deps.Lint == nil || len(s.files) == 0 || s.tree != nil {
 		return false
 	}
 	if s.deps.Config != nil && s.deps.Config.Quality.CodeLint == "off" {

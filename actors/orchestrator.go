@@ -230,6 +230,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 	// of a cancelled turn, which the handlers drop.
 	case *messages.Report:
 		o.onReport(c, msg)
+	case *patchApplied:
+		o.onPatchApplied(c, msg)
 	case *specialistCrashed:
 		o.onCrash(msg)
 	case *reportPending:
@@ -271,6 +273,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.onToolsDone(c, msg)
 	case *messages.Report:
 		o.onReport(c, msg)
+	case *patchApplied:
+		o.onPatchApplied(c, msg)
 	case *messages.ResearchRequest:
 		o.onResearchRequest(c, msg)
 	case *specialistCrashed:
@@ -806,6 +810,10 @@ func (o *Orchestrator) dropTask(run *taskRun) {
 func (o *Orchestrator) onReport(c actor.Context, r *messages.Report) {
 	run := o.tasks[r.TaskID]
 	if run == nil || run.reported || c.Sender() != nil && !c.Sender().Equal(run.pid) {
+		return
+	}
+	if r.Patch != nil {
+		o.applyPatch(c, run, r)
 		return
 	}
 	o.complete(c, run, r)

@@ -83,6 +83,9 @@ type AgentDefinition struct {
 	Sandbox config.AgentSandbox
 	// Budget is what one run may spend; the supervisor enforces it.
 	Budget messages.Budget
+	// Isolation worktree runs the agent in its own git worktree
+	// (isolation.go); a delegation may override it.
+	Isolation messages.Isolation
 	// user is set for an agent from a user-level folder (UserAgentDirs).
 	user bool
 	// roleExplicit is set when the user declared Role, which then wins
@@ -506,6 +509,9 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 	if b := budgetOf(c.Budget); !b.IsZero() {
 		a.Budget = b
 	}
+	if err := applyIsolation(a, c.Isolation, rerr); err != nil {
+		return err
+	}
 	if err := applyDefinitionFields(a, definitionFields{role: c.Role, report: c.Report, permissionMode: c.PermissionMode,
 		criticalReminder: c.CriticalReminder, color: c.Color, skills: c.Skills, sandbox: c.Sandbox}, rerr); err != nil {
 		return err
@@ -602,6 +608,7 @@ type agentFrontMatter struct {
 	Skills           stringList          `yaml:"skills"`
 	Sandbox          config.AgentSandbox `yaml:"sandbox"`
 	Budget           config.Budget       `yaml:"budget"`
+	Isolation        string              `yaml:"isolation"`
 	// Accepted for compatibility with other formats; Odin ignores them
 	// (opencode's permission, disable and top_p included: the session's
 	// policy and the roster decide those).
@@ -751,6 +758,9 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 		return nil, rerr("budget", "limits must not be negative")
 	}
 	a.Budget = budgetOf(fm.Budget)
+	if err := applyIsolation(a, fm.Isolation, rerr); err != nil {
+		return nil, err
+	}
 	pm := fm.PermissionMode
 	if pm == "" && fm.ClaudePermissionMode == "plan" {
 		pm = "plan"
@@ -941,4 +951,19 @@ func mapTools(in []string) []string {
 		}
 	}
 	return out
+}
+
+// applyIsolation sets an agent's isolation from its definition: "worktree",
+// or "none" (and empty) for none.
+func applyIsolation(a *AgentDefinition, v string, rerr func(key, problem string) error) error {
+	switch v {
+	case "":
+	case "none":
+		a.Isolation = messages.IsolationNone
+	case string(messages.IsolationWorktree):
+		a.Isolation = messages.IsolationWorktree
+	default:
+		return rerr("isolation", fmt.Sprintf("want worktree or none (got %q)", v))
+	}
+	return nil
 }

@@ -14,9 +14,11 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/worktree"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools"
@@ -67,6 +69,9 @@ type specialistCell struct {
 	restarts atomic.Int32
 	mu       sync.Mutex
 	t        *task
+	// tree is the worktree of an isolated task, kept so that a restart
+	// removes it before starting again.
+	tree *worktree.Tree
 }
 
 func (cell *specialistCell) task() *task {
@@ -117,6 +122,10 @@ type specialist struct {
 	done       bool
 	// lint is what the lint step ran before the report (Code only).
 	lint *messages.LintReport
+	// tree is the worktree of an isolated task (isolation.go) and local
+	// the change tracker of its writes there, for its report.
+	tree  *worktree.Tree
+	local *checkpoint.Tracker
 	// stepSeq numbers the supervisor's checks; waiting is the step held
 	// until its go-ahead (budget.go).
 	stepSeq int
@@ -158,7 +167,16 @@ func (s *specialist) Receive(c actor.Context) {
 		s.hooks.done(c, msg)
 	case *lintDone:
 		s.onLintDone(c, msg)
-	case *actor.Stopping, *actor.Restarting:
+	case *worktreeReady:
+		s.onWorktreeReady(c, msg)
+	case *patchReady:
+		c.Send(c.Parent(), msg.report)
+	case *actor.Stopping:
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.releaseWorktree()
+	case *actor.Restarting:
 		if s.cancel != nil {
 			s.cancel()
 		}
@@ -230,6 +248,10 @@ type prepared struct {
 }
 
 func (s *specialist) begin(c actor.Context, t *task) {
+	if t.isolated() && s.tree == nil {
+		s.startWorktree(c, t)
+		return
+	}
 	s.t = t
 	d, def := t.delegate, t.def
 	s.hooks = hookRunner{deps: s.deps, session: d.SessionID}
@@ -246,18 +268,27 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	}
 	s.model = m
 	s.tools = s.agentToolsNow(c)
+	tracker := s.tracker()
 	var before func(string) error
-	if s.t.tracker != nil {
-		before = s.t.tracker.BeforeWrite
+	if tracker != nil {
+		before = tracker.BeforeWrite
 	}
 	var intend func(string, []byte) error
-	if iw, ok := s.t.tracker.(interface{ IntendWrite(string, []byte) error }); ok {
+	if iw, ok := tracker.(interface{ IntendWrite(string, []byte) error }); ok {
 		intend = iw.IntendWrite
 	}
 	s.small = newMeteredSmall(s.deps.Small)
-	s.env = &tool.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
-		Mode: string(s.mode()), Reads: tool.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)), DenyRead: s.deps.DenyRead,
-		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
+	guard, deny, editor := confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)), s.deps.DenyRead, s.deps.Editor
+	if s.tree != nil {
+		// The editor's buffers are the project's files, not the copies.
+		guard, editor = worktreeGuard{inner: guard, project: s.deps.Root, tree: s.tree.Root}, nil
+		if deny != nil {
+			deny = worktreeDeny{inner: deny, project: s.deps.Root, tree: s.tree.Root}
+		}
+	}
+	s.env = &tool.Env{Root: s.root(), Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
+		Mode: string(s.mode()), Reads: tool.NewReadState(), Guard: guard, DenyRead: deny,
+		BeforeWrite: before, IntendWrite: intend, Editor: editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}
@@ -313,6 +344,9 @@ func (s *specialist) onPrepared(c actor.Context, p *prepared) {
 		return
 	}
 	first := llm.Message{Role: llm.RoleUser, Content: taskText(d, p.files)}
+	if s.tree != nil {
+		first.Content += isolationNote(s.deps.Root, s.tree.Root)
+	}
 	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, p.prior...)
 	if s.restart == 0 {
 		s.history = append(s.history, first)
@@ -329,7 +363,7 @@ func (s *specialist) onPrepared(c actor.Context, p *prepared) {
 func (s *specialist) systemPrompt() (string, error) {
 	def := s.t.def
 	_, search := s.tools.Get("WebSearch")
-	data := prompts.Data{Root: s.deps.Root, Date: s.deps.now().Format("2006-01-02"), OS: s.deps.osName(),
+	data := prompts.Data{Root: s.root(), Date: s.deps.now().Format("2006-01-02"), OS: s.deps.osName(),
 		Mode: string(s.mode()), AgentName: def.Name, Custom: def.Custom, WebSearch: search}
 	if !def.NoInstructions {
 		data.Instructions = s.deps.Instructions
@@ -406,7 +440,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 	calls := r.ToolCalls
 	s.toolCalls += len(calls)
 	for _, call := range am.ToolCalls {
-		s.activities = append(s.activities, activity(s.deps.Root, call))
+		s.activities = append(s.activities, activity(s.root(), call))
 	}
 	if len(s.activities) > 5 {
 		s.activities = s.activities[len(s.activities)-5:]
@@ -517,7 +551,7 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 }
 
 func (s *specialist) finishWithReport(c actor.Context, result any) {
-	result = s.t.def.finalizeReport(reportContext{root: s.deps.Root, tracker: s.t.tracker, files: s.files, lint: s.lint}, result)
+	result = s.t.def.finalizeReport(reportContext{root: s.root(), tracker: s.tracker(), files: s.files, lint: s.lint}, result)
 	raw, err := json.Marshal(result)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", "encode report: "+err.Error(), nil)
@@ -569,9 +603,26 @@ func (s *specialist) finish(c actor.Context, status messages.ReportStatus, summa
 		Summary: strings.TrimSpace(summary), Result: result, Files: slices.Clone(s.files), Error: problem,
 		Usage: s.usage, Model: s.model.ID, Turns: s.turn, Restarts: s.restart,
 		Elapsed: s.deps.now().Sub(s.started)}
+	if s.tree != nil {
+		s.finishIsolated(c, rep)
+		return
+	}
 	// The parent stops this actor once it has the report: stopping here
 	// would let the Terminated system message overtake the report.
 	c.Send(c.Parent(), rep)
+}
+
+// tracker is the change tracker of the task's writes: the turn's change
+// set, or, for an isolated task, its own in its worktree (the turn's
+// change set takes the patch when the Orchestrator applies it).
+func (s *specialist) tracker() ChangeTracker {
+	if s.tree != nil {
+		if s.local == nil {
+			return nil
+		}
+		return s.local
+	}
+	return s.t.tracker
 }
 
 // progress tells the UI and the parent (its agent-run registry) how the

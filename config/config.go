@@ -212,6 +212,10 @@ type Agent struct {
 	// Budget bounds what one run of the agent may spend; a delegation may
 	// only lower it.
 	Budget Budget `mapstructure:"budget" yaml:"budget"`
+	// Isolation "worktree" runs the agent in its own git worktree of the
+	// project; its changes come back as a patch merged into the project
+	// (docs/workspaces.md). Empty or "none" works in the project.
+	Isolation string `mapstructure:"isolation" yaml:"isolation"`
 }
 
 // AgentSandbox is one agent's sandbox profile.

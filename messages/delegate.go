@@ -59,6 +59,9 @@ type Delegate struct {
 	// the specialist may write: the delegation named them, and its guard
 	// refuses the rest.
 	WriteFiles []string `json:"write_files,omitempty"`
+	// Isolation worktree makes the specialist work in its own git
+	// worktree and report its changes as a Patch (docs/workspaces.md).
+	Isolation Isolation `json:"isolation,omitempty"`
 }
 
 // Thoroughness is how deep a specialist should go (seed 001's Explore
@@ -105,6 +108,9 @@ const (
 	// ReportNoProgress: the supervisor stopped it as a runaway
 	// (Report.NoProgress).
 	ReportNoProgress ReportStatus = "no_progress"
+	// ReportConflict: an isolated specialist's patch conflicts with the
+	// project (Report.Conflict); nothing of it was applied.
+	ReportConflict ReportStatus = "conflict"
 )
 
 // Report is a specialist's answer to a Delegate.
@@ -133,4 +139,8 @@ type Report struct {
 	// the run (status budget_exceeded, no_progress).
 	Budget     *BudgetExceeded `json:"budget,omitempty"`
 	NoProgress *NoProgress     `json:"no_progress,omitempty"`
+	// Patch is an isolated specialist's change, applied by the
+	// Orchestrator; Conflict says why it was not (status conflict).
+	Patch    *Patch         `json:"patch,omitempty"`
+	Conflict *PatchConflict `json:"conflict,omitempty"`
 }

@@ -188,6 +188,14 @@ func (x *executor) run(ctx context.Context, env *tool.Env, in ExecuteCommandInpu
 		}
 	}
 
+	// The sandbox's writable root is the Env's: an isolated specialist's
+	// commands write its worktree, not the project.
+	if launcher := x.opts.Launcher.WithRoot(env.Root); launcher != x.opts.Launcher {
+		cp := &executor{opts: x.opts}
+		cp.opts.Launcher = launcher
+		cp.warned.Store(x.warned.Load())
+		x = cp
+	}
 	st := x.opts.Launcher.Status()
 	if st.Refuse {
 		return tool.Errorf("commands are refused because no sandbox is available: %s. Tell the user: install bubblewrap, or change permissions.sandbox (see `odin doctor`)", st), nil

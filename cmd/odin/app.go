@@ -38,6 +38,7 @@ import (
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/internal/worktree"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 	"github.com/odin-code/odin/tools/tool"
@@ -168,6 +169,9 @@ type app struct {
 
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
+	// worktreeMgr holds isolated specialists' worktrees (worktrees.go).
+	worktreeOnce sync.Once
+	worktreeMgr  *worktree.Manager
 	// denyRead is the read deny list: the file tools, @ mentions, the
 	// repo map and the sandbox all hide it.
 	denyRead *readdeny.Rules
@@ -605,6 +609,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: &changeSets{root: a.root}, Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
+		Worktrees: a.worktrees(),
 	}
 	if b := a.browsers(); b != nil {
 		deps.EndRun = b.End

@@ -380,6 +380,25 @@ func (t *storedTracker) IntendWrite(path string, content []byte) error {
 	return nil
 }
 
+// IntendDelete records, in memory and in the store, that path is about
+// to be removed (an isolated specialist's patch deleted it), so that undo
+// after a crash restores it rather than take it for someone else's change.
+func (t *storedTracker) IntendDelete(path string) error {
+	if err := t.Tracker.IntendDelete(path); err != nil || t.sets.st == nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.checkpointID == "" {
+		return fmt.Errorf("checkpoint: no change set holds %s", path)
+	}
+	hashes := map[string]string{path: checkpoint.JoinHashes(t.Tracker.Intents(path))}
+	if err := t.sets.st.SetAfterHashes(context.Background(), t.checkpointID, hashes); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 // undo restores the newest change set of the project that was not undone.
 func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	st, err := a.openStore(ctx)

@@ -84,10 +84,13 @@ func Classify(root string, f File) State {
 		cur = data
 	}
 	if cur == nil {
-		if !f.Existed {
+		switch {
+		case !f.Existed:
 			return StateBefore
+		case slices.Contains(f.AfterHashes, Deleted):
+			return StateOdin // an applied patch removed it
 		}
-		return StateChanged // Odin's tools never delete
+		return StateChanged // Odin's write tools never delete
 	}
 	if slices.Contains(f.AfterHashes, hashBytes(cur)) {
 		return StateOdin

@@ -66,6 +66,24 @@ func (t *Tracker) IntendWrite(path string, content []byte) error {
 	return nil
 }
 
+// Deleted is the after-hash recorded for a file the change set removed
+// (an isolated specialist's patch deleting it): undo then restores the
+// missing file instead of taking it for someone else's change.
+const Deleted = "deleted"
+
+// IntendDelete records that path (snapshotted by BeforeWrite) is about to
+// be removed.
+func (t *Tracker) IntendDelete(path string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f, ok := t.files[path]
+	if !ok {
+		return fmt.Errorf("checkpoint: %s was not snapshotted before its removal", path)
+	}
+	f.AfterHashes = appendHash(f.AfterHashes, Deleted)
+	return nil
+}
+
 // Intents returns the after-hashes recorded for path so far.
 func (t *Tracker) Intents(path string) []string {
 	t.mu.Lock()
