@@ -166,7 +166,9 @@ func TestStreamingReplyIsStoredAndCancelled(t *testing.T) {
 func (j *journal) flush(t *testing.T) {
 	t.Helper()
 	done := make(chan struct{})
-	j.do(func(context.Context, store.Store) error { close(done); return nil })
+	// afterWrites, not do: do's fn may run inside the batch of the writes
+	// before it, before they commit, and the test then reads the store.
+	j.afterWrites(func(context.Context, store.Store) error { close(done); return nil })
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
