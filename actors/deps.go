@@ -57,6 +57,17 @@ func (m Model) Usage(u llm.Usage, reported bool) messages.Usage {
 	}
 }
 
+// UsageOf is Usage of r's usage with r's token ledger.
+func (m Model) UsageOf(r *llm.Response) messages.Usage {
+	u := m.Usage(r.Usage, r.UsageReported)
+	for i, p := range r.Parts {
+		if i < len(u.Parts) {
+			u.Parts[i] = messages.PartTokens{Part: p.Part, Tokens: p.Tokens, Cached: p.Cached}
+		}
+	}
+	return u
+}
+
 // ModelSource resolves a model by role ("main", "small") or explicit id.
 type ModelSource interface {
 	Model(name string) (Model, error)

@@ -367,7 +367,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	r := msg.resp
-	u := s.model.Usage(r.Usage, r.UsageReported)
+	u := s.model.UsageOf(r)
 	s.usage = s.usage.Add(u)
 	s.deps.Bus.Publish(messages.UsageUpdated{Origin: s.origin, Model: s.model.ID, Usage: u})
 	s.t.j.usage(s.t.delegate.TaskID, s.t.def.Name, s.model.ID, u, s.deps.now())

@@ -60,7 +60,7 @@ func (o *Orchestrator) synthesize(c actor.Context, status messages.TurnStatus, p
 		if err != nil {
 			return &synthDone{turn: id, err: err, model: m.ID}
 		}
-		return &synthDone{turn: id, text: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
+		return &synthDone{turn: id, text: resp.Text, usage: m.UsageOf(resp), model: m.ID}
 	})
 }
 
