@@ -308,8 +308,16 @@ func (s *specialist) onPrepared(c actor.Context, p *prepared) {
 		s.finish(c, messages.ReportFailed, "", err.Error(), nil)
 		return
 	}
-	first := llm.Message{Role: llm.RoleUser, Content: taskText(d, p.files)}
-	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, p.prior...)
+	// The role goes with the task, after the tools: the system message is
+	// the preamble every specialist shares, so the system message and the
+	// shared tools that follow it are one cached prefix across agents.
+	preamble, role := prompts.SplitRole(system)
+	task := taskText(d, p.files)
+	first := llm.Message{Role: llm.RoleUser, Content: task}
+	if role != "" {
+		first.Content, first.Typed = role+"\n# Your task\n"+task, task
+	}
+	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: preamble}}, p.prior...)
 	if s.restart == 0 {
 		s.history = append(s.history, first)
 		s.t.j.appendMessage(d.TaskID, first, "", "", s.started)

@@ -168,3 +168,20 @@ func commonPrefix(a, b string) int {
 	}
 	return n
 }
+
+func TestSplitRole(t *testing.T) {
+	code, err := Render(Code, sample("edit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, role := SplitRole(code)
+	if pre+"\n"+role != code && pre+role != code {
+		t.Errorf("the parts do not make the prompt again:\n%q\n%q", pre, role)
+	}
+	if !strings.HasPrefix(role, "# Your role\nYou are the Code specialist.") || strings.Contains(pre, "Code specialist") {
+		t.Errorf("split at the wrong place: role starts %.60q", role)
+	}
+	if p, r := SplitRole("no role here\n"); p != "no role here\n" || r != "" {
+		t.Errorf("a prompt without a role: got %q, %q", p, r)
+	}
+}
