@@ -90,6 +90,10 @@ type ChangeTracker interface {
 	// Diff renders the unified diff of the given files against their
 	// snapshots, paths relative to the project root.
 	Diff(paths []string) string
+	// DiffSince renders the diff of the given files from the contents in
+	// since (absent: from their snapshots; nil: not existing) to now, and
+	// returns their contents now.
+	DiffSince(paths []string, since map[string][]byte) (string, map[string][]byte)
 	// Snapshot returns a file's content before the change set first wrote
 	// it; existed is false for a file the change set created; ok is false
 	// for a file not in the change set.
