@@ -192,11 +192,7 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 func stagesText(stages []messages.GateStageResult) string {
 	var b strings.Builder
 	for _, s := range stages {
-		verdict := "failed"
-		if s.Passed {
-			verdict = "passed"
-		}
-		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.Round, verdict, s.Summary)
+		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.ShownRound(), stageMark(s), s.Summary)
 	}
 	return b.String()
 }
