@@ -43,6 +43,10 @@ type gateRun struct {
 	// the diff since, and names the earlier rounds instead of repeating
 	// what they were sent.
 	shown map[string][]byte
+	// first is the changed files' content as the first brief showed it,
+	// the state the interim answer describes: synthesis is sent only what
+	// the fix rounds changed since.
+	first map[string][]byte
 }
 
 func newGateRun(o *Orchestrator, t *turnState) *gateRun {
@@ -182,6 +186,9 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 		}
 		return brief{text: b.String(), shown: now}
 	}, func(c actor.Context, r brief) {
+		if g.first == nil {
+			g.first = r.shown
+		}
 		g.shown = r.shown
 		then(c, r.text)
 	})

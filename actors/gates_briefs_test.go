@@ -65,6 +65,15 @@ func TestLaterGateRoundsGetOnlyTheDiffSince(t *testing.T) {
 			}
 		}
 	}
+	// The answer written after the gates is sent what the fix rounds
+	// changed after the interim answer, not the whole diff again.
+	synth := h.client.RequestsFor(synthesisAgent)
+	if len(synth) != 1 {
+		t.Fatalf("%d synthesis requests, want 1", len(synth))
+	}
+	if facts := taskBrief(t, synth[0]); strings.Contains(facts, "+var marker = 1") || !strings.Contains(facts, "changed no code after your interim answer") {
+		t.Errorf("the synthesis request repeats the diff or misses that nothing changed:\n%s", facts)
+	}
 	if !strings.Contains(taskBrief(t, reviews[1]), "fix (round 1): applied") {
 		t.Errorf("the second review is not told of the fix:\n%s", taskBrief(t, reviews[1]))
 	}

@@ -5,9 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
 )
+
+// ignoreLedger leaves the token ledger out of the tests that pin what a
+// response decodes to; TestLedgerOfRealRequests checks it.
+var ignoreLedger = cmpopts.IgnoreFields(llm.Response{}, "Parts")
 
 // The ledger of real requests through the scripted server's prefix cache:
 // each part's tokens are its estimate, they add up to the prompt the
