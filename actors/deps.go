@@ -58,6 +58,17 @@ func (m Model) Usage(u llm.Usage, reported bool) messages.Usage {
 	}
 }
 
+// UsageOf is Usage of r's usage with r's token ledger.
+func (m Model) UsageOf(r *llm.Response) messages.Usage {
+	u := m.Usage(r.Usage, r.UsageReported)
+	for i, p := range r.Parts {
+		if i < len(u.Parts) {
+			u.Parts[i] = messages.PartTokens{Part: p.Part, Tokens: p.Tokens, Cached: p.Cached}
+		}
+	}
+	return u
+}
+
 // ModelSource resolves a model by role ("main", "small") or explicit id.
 type ModelSource interface {
 	Model(name string) (Model, error)
@@ -80,6 +91,10 @@ type ChangeTracker interface {
 	// Diff renders the unified diff of the given files against their
 	// snapshots, paths relative to the project root.
 	Diff(paths []string) string
+	// DiffSince renders the diff of the given files from the contents in
+	// since (absent: from their snapshots; nil: not existing) to now, and
+	// returns their contents now.
+	DiffSince(paths []string, since map[string][]byte) (string, map[string][]byte)
 	// Snapshot returns a file's content before the change set first wrote
 	// it; existed is false for a file the change set created; ok is false
 	// for a file not in the change set.

@@ -38,6 +38,15 @@ type gateRun struct {
 	// diagnosing is QA's result while the diagnostician works on it; it
 	// joins the report with the diagnosis.
 	diagnosing *messages.QAResult
+	// shown is each changed file's content as the last brief's diff left
+	// it (nil until a brief showed one): a later round's brief shows only
+	// the diff since, and names the earlier rounds instead of repeating
+	// what they were sent.
+	shown map[string][]byte
+	// first is the changed files' content as the first brief showed it,
+	// the state the interim answer describes: synthesis is sent only what
+	// the fix rounds changed since.
+	first map[string][]byte
 }
 
 func newGateRun(o *Orchestrator, t *turnState) *gateRun {
@@ -140,22 +149,59 @@ func (g *gateRun) stage(res messages.GateStageResult, done bool) {
 
 // withBrief renders the brief every gate specialist starts from (the
 // request, the changed files, the diff) off the mailbox, since the diff
-// reads the files, and hands it to then inside Receive.
+// reads the files, and hands it to then inside Receive. The first brief
+// of a gate run has the whole diff; a later one only the diff since the
+// brief before it, with the earlier rounds' outcomes: every round of the
+// run used to carry the whole diff again, and each gate specialist's
+// requests repeat their brief (issue 37).
 func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief string)) {
 	root, body, files, tracker := g.o.deps.Root, g.t.input.Body, append([]string(nil), g.t.files...), g.t.tracker
-	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) string {
+	shown, earlier := g.shown, stagesText(g.report.Stages)
+	type brief struct {
+		text  string
+		shown map[string][]byte
+	}
+	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) brief {
 		var b strings.Builder
 		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", body)
 		for _, f := range relPaths(root, files) {
 			fmt.Fprintf(&b, "- %s\n", filepath.Join(root, f))
 		}
-		if tracker != nil {
-			if diff := tracker.Diff(files); diff != "" {
+		if tracker == nil {
+			return brief{text: b.String(), shown: shown}
+		}
+		diff, now := tracker.DiffSince(files, shown)
+		switch {
+		case shown == nil:
+			if diff != "" {
 				fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
 			}
+		default:
+			fmt.Fprintf(&b, "\nEarlier rounds of these gates judged this change set (read the files above for the whole change):\n%s", earlier)
+			if diff == "" {
+				b.WriteString("\nNothing changed since the last round.\n")
+			} else {
+				fmt.Fprintf(&b, "\nThe diff since the last round:\n```diff\n%s```\n", shorten(diff, 40000))
+			}
 		}
-		return b.String()
-	}, then)
+		return brief{text: b.String(), shown: now}
+	}, func(c actor.Context, r brief) {
+		if g.first == nil {
+			g.first = r.shown
+		}
+		g.shown = r.shown
+		then(c, r.text)
+	})
+}
+
+// stagesText lists finished gate stages, one line each, for a later
+// round's brief.
+func stagesText(stages []messages.GateStageResult) string {
+	var b strings.Builder
+	for _, s := range stages {
+		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.ShownRound(), stageMark(s), s.Summary)
+	}
+	return b.String()
 }
 
 // agent returns the definition playing role; the pipeline only asks for

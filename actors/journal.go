@@ -726,8 +726,20 @@ func (j *journal) usage(sessionID, agent, model string, u messages.Usage, at tim
 	j.do(func(ctx context.Context, st store.Store) error {
 		return st.AddUsage(ctx, store.UsageRecord{SessionID: sessionID, Agent: agent, Model: model,
 			PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, CachedTokens: u.CachedTokens,
-			ReasoningTokens: u.ReasoningTokens, Cost: u.Cost, At: at})
+			ReasoningTokens: u.ReasoningTokens, Cost: u.Cost, At: at, Parts: storeParts(u.Parts)})
 	})
+}
+
+// storeParts is a usage's token ledger in the store's form.
+func storeParts(ps messages.Ledger) []store.UsagePart {
+	if ps == (messages.Ledger{}) {
+		return nil
+	}
+	out := make([]store.UsagePart, len(ps))
+	for i, p := range ps {
+		out[i] = store.UsagePart{Part: p.Part, Tokens: p.Tokens, Cached: p.Cached}
+	}
+	return out
 }
 
 func (j *journal) tool(sessionID, agent string, o callOutcome, files []string, at time.Time) {

@@ -579,7 +579,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	} else {
 		o.lastPrompt = 0
 	}
-	u := t.model.Usage(r.Usage, r.UsageReported)
+	u := t.model.UsageOf(r)
 	o.addUsage("orchestrator", t.model.ID, u)
 	o.deps.Bus.Publish(messages.UsageUpdated{Origin: messages.Origin{Agent: "orchestrator"}, Model: t.model.ID, Usage: u})
 	o.j.usage(o.session, "orchestrator", t.model.ID, u, o.deps.now())

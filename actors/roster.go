@@ -200,9 +200,14 @@ var (
 	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
 	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
 	// thinking is given to the agents whose work is judgment (seed 003's
-	// think tool): research, code, review and QA; with it each keeps its
-	// own todo list, shown under it in the REPL.
-	thinking = []string{"Think", "TodoWrite"}
+	// think tool): research, code, review and QA. Only research keeps a
+	// todo list of its own: the others do one delegated task whose plan is
+	// the Orchestrator's, and TodoWrite's definition (~400 tokens) rode on
+	// every one of their requests unused (issue 37).
+	thinking = []string{"Think"}
+	// lookup is what every agent that reads code has, in the order the
+	// tool definitions are sent, so their requests start alike.
+	lookup = []string{"ReadFile", "Glob", "Grep", "LS"}
 	// mapping gives the agents that read code to change or judge it the
 	// shape of the rest (seed 004: RepoMap for Code and Review, beside
 	// Search and Init).
@@ -230,15 +235,15 @@ func Builtins() []*AgentDefinition {
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches the web: library docs, error solutions, security advisories, best practices. Read-only.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking),
+			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking, []string{"TodoWrite"}),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(readTools, mapping, writeTools, thinking, asking),
+			Tools:       list(lookup, mapping, writeTools, thinking, asking),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
-			Tools:       list(readTools, mapping, []string{"GitDiff"}, thinking, asking),
+			Tools:       list(lookup, mapping, []string{"GitDiff"}, thinking, asking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
@@ -250,7 +255,7 @@ func Builtins() []*AgentDefinition {
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list([]string{"ReadFile", "Glob", "Grep", "LS", "GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
+			Tools:       list(lookup, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",

@@ -343,11 +343,20 @@ func (s *specialist) onPrepared(c actor.Context, p *prepared) {
 		s.finish(c, messages.ReportFailed, "", err.Error(), nil)
 		return
 	}
-	first := llm.Message{Role: llm.RoleUser, Content: taskText(d, p.files)}
+	// The role goes with the task, after the tools: the system message is
+	// the preamble every specialist shares, so the system message and the
+	// shared tools that follow it are one cached prefix across agents.
+	preamble, role := prompts.SplitRole(system)
+	task := taskText(d, p.files)
+	first := llm.Message{Role: llm.RoleUser, Content: task}
 	if s.tree != nil {
-		first.Content += isolationNote(s.deps.Root, s.tree.Root)
+		task += isolationNote(s.deps.Root, s.tree.Root)
+		first.Content = task
 	}
-	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, p.prior...)
+	if role != "" {
+		first.Content, first.Typed = role+"\n# Your task\n"+task, task
+	}
+	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: preamble}}, p.prior...)
 	if s.restart == 0 {
 		s.history = append(s.history, first)
 		s.t.j.appendMessage(d.TaskID, first, "", "", s.started)
@@ -405,7 +414,7 @@ func (s *specialist) onModelDone(c actor.Context, msg *modelDone) {
 		return
 	}
 	r := msg.resp
-	u := s.model.Usage(r.Usage, r.UsageReported)
+	u := s.model.UsageOf(r)
 	s.usage = s.usage.Add(u)
 	s.deps.Bus.Publish(messages.UsageUpdated{Origin: s.origin, Model: s.model.ID, Usage: u})
 	s.t.j.usage(s.t.delegate.TaskID, s.t.def.Name, s.model.ID, u, s.deps.now())

@@ -242,8 +242,10 @@ func TestCustomAgentsGetExactlyTheirTools(t *testing.T) {
 	if reqs := h.client.RequestsFor("scribe"); reqs[0].Model != "small-model" {
 		t.Errorf("scribe model = %s, want the small model (haiku maps to small)", reqs[0].Model)
 	}
-	if !strings.Contains(h.client.RequestsFor("scribe")[0].Messages[0].Content, "You write notes.") {
-		t.Errorf("scribe prompt lacks its body")
+	// The body is the agent's role: it goes with the task, after the
+	// preamble every specialist shares.
+	if m := h.client.RequestsFor("scribe")[0].Messages; !strings.Contains(m[1].Content, "You write notes.") || strings.Contains(m[0].Content, "You write notes.") {
+		t.Errorf("scribe's body is not its role before the task: system %q, first %q", m[0].Content, m[1].Content)
 	}
 }
 

@@ -44,14 +44,17 @@ func (o *Orchestrator) synthesize(c actor.Context, status messages.TurnStatus, p
 		return
 	}
 	root, files, tracker, m, id := o.deps.Root, append([]string(nil), t.files...), t.tracker, t.model, t.id
-	report := t.gates.report
+	report, start := t.gates.report, t.gates.first
 	request, interim := t.input.Body, t.answer
 	runAsync(c, t.ctx, func(ctx context.Context) any {
-		diff := ""
+		diff, since := "", ""
 		if tracker != nil {
 			diff = tracker.Diff(files)
+			if start != nil {
+				since, _ = tracker.DiffSince(files, start)
+			}
 		}
-		facts := synthesisFacts(request, interim, relPaths(root, files), diff, report, status, problem)
+		facts := synthesisFacts(request, interim, relPaths(root, files), diff, start != nil, since, report, status, problem)
 		req := llm.Request{Model: m.ID, Agent: synthesisAgent, MaxTokens: m.MaxOutput, Messages: []llm.Message{
 			{Role: llm.RoleSystem, Content: system},
 			{Role: llm.RoleUser, Content: facts},
@@ -60,7 +63,7 @@ func (o *Orchestrator) synthesize(c actor.Context, status messages.TurnStatus, p
 		if err != nil {
 			return &synthDone{turn: id, err: err, model: m.ID}
 		}
-		return &synthDone{turn: id, text: resp.Text, usage: m.Usage(resp.Usage, resp.UsageReported), model: m.ID}
+		return &synthDone{turn: id, text: resp.Text, usage: m.UsageOf(resp), model: m.ID}
 	})
 }
 
@@ -164,7 +167,12 @@ func gateFailedFacts(problem string, files []string) string {
 // synthesisFacts is the user message of the synthesis call. The interim
 // answer, diff and gate summaries come from models and files, so they are
 // fenced as data.
-func synthesisFacts(request, interim string, files []string, diff string, r messages.GateReport, status messages.TurnStatus, problem string) string {
+//
+// When the gates showed the change to a specialist (gated), the model is
+// sent only the diff the fix rounds made after the interim answer (since),
+// which describes the state before them: the whole diff again was the
+// largest part of this request.
+func synthesisFacts(request, interim string, files []string, diff string, gated bool, since string, r messages.GateReport, status messages.TurnStatus, problem string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The user asked:\n<request>\n%s\n</request>\n\n", strings.TrimSpace(request))
 	fmt.Fprintf(&b, "Your interim answer, written before the gates ran:\n<interim_answer>\n%s\n</interim_answer>\n\n", strings.TrimSpace(interim))
@@ -177,7 +185,12 @@ func synthesisFacts(request, interim string, files []string, diff string, r mess
 			fmt.Fprintf(&b, "- %s\n", f)
 		}
 	}
-	if diff != "" {
+	switch {
+	case gated && since == "":
+		b.WriteString("\nThe gates' fix rounds changed no code after your interim answer.\n")
+	case gated:
+		fmt.Fprintf(&b, "\nWhat the gates' fix rounds changed after your interim answer:\n<diff>\n%s</diff>\n", shorten(since, 12000))
+	case diff != "":
 		fmt.Fprintf(&b, "\nThe final diff:\n<diff>\n%s</diff>\n", shorten(diff, 12000))
 	}
 	b.WriteString("\n<gate_report>\n")

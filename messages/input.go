@@ -117,6 +117,34 @@ type Usage struct {
 	// CostUnknown is true when some of the tokens were used by a model
 	// with no known price: Cost then counts only the priced ones.
 	CostUnknown bool `json:"cost_unknown,omitempty"`
+	// Parts is the token ledger of the prompt: its estimated tokens per
+	// part (system, tools, history, context, input), cached or not; zero
+	// when the client kept none. An array, so that Usage stays comparable.
+	Parts Ledger `json:"parts,omitzero"`
+}
+
+// Ledger is a prompt's token ledger, one entry per part in the order a
+// request lays them out: system, tools, history, context, input.
+type Ledger [5]PartTokens
+
+// PartTokens is one part of a prompt's token ledger: its estimated tokens
+// and how many of them a provider's prefix cache served.
+type PartTokens struct {
+	Part   string `json:"part"`
+	Tokens int64  `json:"tokens"`
+	Cached int64  `json:"cached,omitempty"`
+}
+
+// Add returns the ledgers l and m summed part by part.
+func (l Ledger) Add(m Ledger) Ledger {
+	for i := range l {
+		if l[i].Part == "" {
+			l[i].Part = m[i].Part
+		}
+		l[i].Tokens += m[i].Tokens
+		l[i].Cached += m[i].Cached
+	}
+	return l
 }
 
 // Add returns u + v.
@@ -130,6 +158,7 @@ func (u Usage) Add(v Usage) Usage {
 		Cost:             u.Cost + v.Cost,
 		Estimated:        u.Estimated || v.Estimated,
 		CostUnknown:      u.CostUnknown || v.CostUnknown,
+		Parts:            u.Parts.Add(v.Parts),
 	}
 }
 

@@ -94,6 +94,25 @@ func Render(name string, d Data) (string, error) {
 	return strings.TrimSpace(out) + "\n", nil
 }
 
+// roleHeading opens the role section of a specialist's prompt, which
+// follows the preamble every specialist shares.
+const roleHeading = "\n# Your role\n"
+
+// SplitRole splits a rendered specialist prompt into the preamble every
+// specialist of a session shares byte for byte and its own role section
+// (from "# Your role" on). A prompt without a role section is all
+// preamble. Odin sends the preamble as the system message and the role
+// with the task: the tool definitions a provider lays out after the system
+// message are then the same leading bytes for every specialist too, and
+// its prefix cache serves them across agents.
+func SplitRole(s string) (preamble, role string) {
+	i := strings.Index(s, roleHeading)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i+1], strings.TrimSpace(s[i+1:]) + "\n"
+}
+
 // Names lists the available templates.
 func Names() []string {
 	ts, _ := templates()

@@ -120,3 +120,68 @@ func TestEveryPromptExplainsFences(t *testing.T) {
 		}
 	}
 }
+
+// Every specialist's system prompt starts with the same bytes: the shared
+// preamble (role-free opening, environment, untrusted-content and Report
+// rules, the project's instructions) comes before the role, so a
+// provider's prefix cache serves it to each specialist of a session after
+// the first. Init, which never sees the instructions, shares all the rest.
+func TestSpecialistPreambleIsByteIdentical(t *testing.T) {
+	d := sample("edit")
+	render := func(name string) string {
+		t.Helper()
+		s, err := Render(name, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	code := render(Code)
+	role := strings.Index(code, "# Your role")
+	if role < 0 {
+		t.Fatalf("the code prompt has no role section:\n%s", code)
+	}
+	preamble := code[:role]
+	for _, must := range []string{"Project root: /home/dev/shop", "UNTRUSTED_DATA", "call the Report tool exactly once", "Use table tests."} {
+		if !strings.Contains(preamble, must) {
+			t.Errorf("the shared preamble lacks %q", must)
+		}
+	}
+	if strings.Contains(preamble, "Code specialist") {
+		t.Error("the shared preamble names a role")
+	}
+	for _, n := range []string{Search, Research, Review, Test, Docs, QA, CustomAgent} {
+		if got := render(n); !strings.HasPrefix(got, preamble) {
+			t.Errorf("%s does not start with the shared preamble; they part at byte %d", n, commonPrefix(got, preamble))
+		}
+	}
+	head := preamble[:strings.Index(preamble, "# Project instructions")]
+	if got := render(Init); !strings.HasPrefix(got, head) || strings.Contains(got, "Use table tests.") {
+		t.Errorf("init: want the preamble without the instructions, got:\n%s", got)
+	}
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+func TestSplitRole(t *testing.T) {
+	code, err := Render(Code, sample("edit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre, role := SplitRole(code)
+	if pre+"\n"+role != code && pre+role != code {
+		t.Errorf("the parts do not make the prompt again:\n%q\n%q", pre, role)
+	}
+	if !strings.HasPrefix(role, "# Your role\nYou are the Code specialist.") || strings.Contains(pre, "Code specialist") {
+		t.Errorf("split at the wrong place: role starts %.60q", role)
+	}
+	if p, r := SplitRole("no role here\n"); p != "no role here\n" || r != "" {
+		t.Errorf("a prompt without a role: got %q, %q", p, r)
+	}
+}

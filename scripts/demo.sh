@@ -53,6 +53,9 @@ echo
 echo "${bold}\$ odin stats --by agent${reset}   ${dim}# the demo's prompt tokens; cached: what a provider's prefix cache serves at its cached rate${reset}"
 OPENAI_BASE_URL="$url" "$bin/odin" -C "$project" stats --by agent --days 0
 echo
+echo "${bold}\$ odin stats --by part${reset}   ${dim}# where the prompt tokens go: system prompt, tool definitions, history, injected context, new input${reset}"
+OPENAI_BASE_URL="$url" "$bin/odin" -C "$project" stats --by part --days 0
+echo
 echo "${bold}\$ go test ./...${reset}   ${dim}# in the changed project${reset}"
 (cd "$project" && go test ./...)
 echo

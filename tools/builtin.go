@@ -50,7 +50,10 @@ type BuiltinOptions struct {
 
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
 // the order models see them: reading and searching first, then writing,
-// execution, the web and helpers. The list is explicit on purpose (no init
+// execution, the web and helpers. The tools nearly every agent has come
+// first (LS, Glob, Grep, ReadFile, then RepoMap and GitDiff): a provider's
+// prefix cache serves the definitions agents share only while their
+// lists start alike. The list is explicit on purpose (no init
 // registration): what a model can call is visible here. Tools that need
 // the actor system (AgentTool) are added by their owners with Set.With. Modes and permissions choose among these by Info().Class.
 func Builtin(opts BuiltinOptions) Set {
@@ -58,10 +61,10 @@ func Builtin(opts BuiltinOptions) Set {
 		NewLS(),
 		NewGlob(),
 		NewGrep(),
-		NewTree(),
-		NewRepoMap(opts.RepoMaps),
 		NewReadFile(),
+		NewRepoMap(opts.RepoMaps),
 		NewGitDiffWith(opts.ExecuteCommand.Launcher),
+		NewTree(),
 		NewWriteFile(),
 		NewEditTool(),
 		NewMultiEdit(),

@@ -320,13 +320,13 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "stats",
-		Short: "Show token use and cost by day, model or agent",
+		Short: "Show token use and cost by day, model or agent, or prompt tokens by part",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			switch by {
-			case "day", "model", "agent":
+			case "day", "model", "agent", "part":
 			default:
-				return usageError("--by must be day, model or agent")
+				return usageError("--by must be day, model, agent or part")
 			}
 			return withStore(g, func(ctx context.Context, a *app, st store.Store) error {
 				q := store.StatsQuery{Project: a.root, GroupBy: by}
@@ -339,6 +339,9 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 				rows, err := st.Stats(ctx, q)
 				if err != nil {
 					return err
+				}
+				if by == store.GroupByPart {
+					return printPartStats(stdout, rows)
 				}
 				unpriced, err := unpricedModels(ctx, a, st, q)
 				if err != nil {
@@ -373,7 +376,7 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&by, "by", "day", "group by day, model or agent")
+	cmd.Flags().StringVar(&by, "by", "day", "group by day, model or agent; part: prompt tokens by part of the request (system, tools, history, context, input)")
 	cmd.Flags().IntVar(&days, "days", 30, "only the last N days (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every project, not just this one")
 	return cmd
@@ -489,4 +492,38 @@ func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&resume, "resume", "", "the session to compact (default: the project's latest)")
 	return cmd
+}
+
+// printPartStats prints the summed token ledgers: each part's estimated
+// prompt tokens, how many a prefix cache served, and its share of all.
+func printPartStats(w io.Writer, rows []store.StatsRow) error {
+	var total store.StatsRow
+	for _, r := range rows {
+		total.PromptTokens += r.PromptTokens
+		total.CachedTokens += r.CachedTokens
+		total.Calls = max(total.Calls, r.Calls)
+	}
+	share := func(n, of int64) string {
+		if of <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(of))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "PART\tCALLS\tINPUT\tCACHED\tUNCACHED\tSHARE\tCACHED%%\t\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens),
+			term.HumanTokens(r.PromptTokens-r.CachedTokens), share(r.PromptTokens, total.PromptTokens), share(r.CachedTokens, r.PromptTokens))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens),
+		term.HumanTokens(total.PromptTokens-total.CachedTokens), share(total.PromptTokens, total.PromptTokens), share(total.CachedTokens, total.PromptTokens))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "No model call with a token ledger in this window.")
+		return err
+	}
+	_, err := fmt.Fprintln(w, "Tokens are Odin's estimates (bytes/4) of each part; cached: what the provider reported, counted from the start of the request.")
+	return err
 }

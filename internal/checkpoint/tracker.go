@@ -232,6 +232,43 @@ func (t *Tracker) Diff(paths []string) string {
 	return b.String()
 }
 
+// DiffSince renders the unified diff of paths from the contents in since
+// to their contents now, and returns those contents for the next call. A
+// path absent from since is diffed from its snapshot (the whole change);
+// a nil content stands for a file that did not exist. The quality gates'
+// later rounds show only what changed after the round before them.
+func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, map[string][]byte) {
+	var b strings.Builder
+	now := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		before, existed, ok := t.Snapshot(p)
+		if !ok {
+			continue
+		}
+		if prev, seen := since[p]; seen {
+			before, existed = prev, prev != nil
+		}
+		after, err := t.readNow(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err == nil && after == nil {
+			after = []byte{}
+		}
+		now[p] = after
+		rel := t.rel(p)
+		from, to := "a/"+rel, "b/"+rel
+		if !existed {
+			from = "/dev/null"
+		}
+		if after == nil {
+			to = "/dev/null"
+		}
+		b.WriteString(udiff.Unified(from, to, string(before), string(after)))
+	}
+	return b.String(), now
+}
+
 // FileChanges describes paths for a CodeResult: modified and created files
 // with their diffs and changed-line counts.
 func (t *Tracker) FileChanges(paths []string) (modified, created []messages.FileChange) {

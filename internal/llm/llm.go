@@ -180,6 +180,9 @@ type Response struct {
 	// UsageReported is false when the provider sent no usage; Usage then
 	// holds a local estimate.
 	UsageReported bool
+	// Parts is the request's token ledger (Ledger): where its prompt
+	// tokens went and which of them the provider served from its cache.
+	Parts []PartTokens
 }
 
 // EventKind tells which field of an Event is set.

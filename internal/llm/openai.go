@@ -279,6 +279,7 @@ func (c *OpenAI) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		resp, err := c.attempt(bctx, &req, body, onEvent)
 		observeAttempt(time.Since(began), resp, err)
 		if err == nil {
+			resp.Parts = Ledger(req, resp.Usage)
 			return resp, nil
 		}
 		var e *Error

@@ -146,17 +146,38 @@ func (s *SQLite) AddUsage(ctx context.Context, u UsageRecord) error {
 }
 
 func insertUsage(ctx context.Context, tx *wtx, u UsageRecord, project string, at int64) error {
+	parts := ""
+	if len(u.Parts) > 0 {
+		b, err := json.Marshal(u.Parts)
+		if err != nil {
+			return err
+		}
+		parts = string(b)
+	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO usage
-		(session_id, project, agent, model, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, at)
-		VALUES (NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		u.SessionID, project, u.Agent, u.Model, u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.ReasoningTokens, u.Cost, at)
+		(session_id, project, agent, model, prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, at, parts)
+		VALUES (NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		u.SessionID, project, u.Agent, u.Model, u.PromptTokens, u.CompletionTokens, u.CachedTokens, u.ReasoningTokens, u.Cost, at, parts)
 	return err
+}
+
+// decodeLedger reads a usage row's parts column; a ledger that does not
+// decode is dropped rather than failing the whole read.
+func decodeLedger(s string) []UsagePart {
+	if s == "" {
+		return nil
+	}
+	var p []UsagePart
+	if json.Unmarshal([]byte(s), &p) != nil {
+		return nil
+	}
+	return p
 }
 
 // UsageRecords implements Store.
 func (s *SQLite) UsageRecords(ctx context.Context, sessionID string) ([]UsageRecord, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT project, agent, model, prompt_tokens, completion_tokens, cached_tokens,
-		reasoning_tokens, cost, at FROM usage WHERE session_id = ? ORDER BY id`, sessionID)
+		reasoning_tokens, cost, at, parts FROM usage WHERE session_id = ? ORDER BY id`, sessionID)
 	if err != nil {
 		return nil, fmt.Errorf("store: usage records: %w", err)
 	}
@@ -165,11 +186,13 @@ func (s *SQLite) UsageRecords(ctx context.Context, sessionID string) ([]UsageRec
 	for rows.Next() {
 		u := UsageRecord{SessionID: sessionID}
 		var at int64
+		var parts string
 		if err := rows.Scan(&u.Project, &u.Agent, &u.Model, &u.PromptTokens, &u.CompletionTokens, &u.CachedTokens,
-			&u.ReasoningTokens, &u.Cost, &at); err != nil {
+			&u.ReasoningTokens, &u.Cost, &at, &parts); err != nil {
 			return nil, fmt.Errorf("store: usage records: %w", err)
 		}
 		u.At = fromNanos(at)
+		u.Parts = decodeLedger(parts)
 		out = append(out, u)
 	}
 	if err := rows.Err(); err != nil {
@@ -190,8 +213,9 @@ func (s *SQLite) Stats(ctx context.Context, q StatsQuery) ([]StatsRow, error) {
 		key = "agent"
 	case GroupByDay:
 		key = "at"
+	case GroupByPart:
 	default:
-		return nil, fmt.Errorf("store: stats: group by %q (want day, model or agent): %w", q.GroupBy, ErrInvalid)
+		return nil, fmt.Errorf("store: stats: group by %q (want day, model, agent or part): %w", q.GroupBy, ErrInvalid)
 	}
 	where, args := ` WHERE 1=1`, []any{}
 	if !q.Since.IsZero() {
@@ -201,6 +225,9 @@ func (s *SQLite) Stats(ctx context.Context, q StatsQuery) ([]StatsRow, error) {
 	if q.Project != "" {
 		where += ` AND project = ?`
 		args = append(args, q.Project)
+	}
+	if q.GroupBy == GroupByPart {
+		return s.partStats(ctx, where, args)
 	}
 	// For days the key is the record time, bucketed below.
 	query := `SELECT ` + key + `, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cached_tokens),
@@ -251,6 +278,47 @@ func (s *SQLite) Stats(ctx context.Context, q StatsQuery) ([]StatsRow, error) {
 		out = append(out, *byKey[k])
 	}
 	SortStats(out, q.GroupBy)
+	return out, nil
+}
+
+// partStats sums the ledgers of the usage rows matching where, in the
+// ledger's part order. The ledger is JSON in one column, summed here: the
+// two SQL dialects read JSON differently, and a session's calls are few.
+func (s *SQLite) partStats(ctx context.Context, where string, args []any) ([]StatsRow, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT parts FROM usage`+where+` AND parts <> '' ORDER BY id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: stats: %w", err)
+	}
+	defer rows.Close()
+	var out []StatsRow
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return nil, fmt.Errorf("store: stats: %w", err)
+		}
+	next:
+		for _, p := range decodeLedger(raw) {
+			calls := int64(0)
+			if p.Tokens > 0 {
+				calls = 1
+			}
+			for i := range out {
+				if out[i].Key == p.Part {
+					out[i].Calls += calls
+					out[i].PromptTokens += p.Tokens
+					out[i].CachedTokens += p.Cached
+					continue next
+				}
+			}
+			out = append(out, StatsRow{Key: p.Part, Calls: calls, PromptTokens: p.Tokens, CachedTokens: p.Cached})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: stats: %w", err)
+	}
+	if out == nil {
+		out = []StatsRow{}
+	}
 	return out, nil
 }
 

@@ -252,6 +252,18 @@ type UsageRecord struct {
 	ReasoningTokens  int64     `json:"reasoning_tokens"`
 	Cost             float64   `json:"cost"`
 	At               time.Time `json:"at"`
+	// Parts is the call's token ledger (estimated tokens per prompt part,
+	// cached or not); nil for calls recorded without one.
+	Parts []UsagePart `json:"parts,omitempty"`
+}
+
+// UsagePart is one part of a call's token ledger: "system", "tools",
+// "history", "context" or "input", its estimated tokens and how many of
+// them the provider's prefix cache served.
+type UsagePart struct {
+	Part   string `json:"part"`
+	Tokens int64  `json:"tokens"`
+	Cached int64  `json:"cached,omitempty"`
 }
 
 // Stats groupings.
@@ -259,6 +271,11 @@ const (
 	GroupByDay   = "day"
 	GroupByModel = "model"
 	GroupByAgent = "agent"
+	// GroupByPart sums the token ledgers of the calls: one row per prompt
+	// part (system, tools, history, context, input), with PromptTokens and
+	// CachedTokens its estimated and cached tokens and Calls the calls
+	// whose prompt had that part.
+	GroupByPart = "part"
 )
 
 // StatsQuery selects and groups usage records for Stats.
@@ -267,7 +284,7 @@ type StatsQuery struct {
 	Project string
 	// Since keeps records at or after it; zero keeps all.
 	Since time.Time
-	// GroupBy is GroupByDay, GroupByModel or GroupByAgent.
+	// GroupBy is GroupByDay, GroupByModel, GroupByAgent or GroupByPart.
 	GroupBy string
 	// Location is the time zone days are cut in; nil means time.Local.
 	Location *time.Location

@@ -40,7 +40,7 @@ func checkPromptPrefix(t *testing.T, reqs []llmtest.Request, agents ...string) m
 // that share their first user message: an Orchestrator session, one
 // specialist task) every request starts with at least minPrefixShare of
 // the previous one, as the provider lays the prompt out
-// (llmtest.PromptText: tools, then messages). It returns one line per
+// (llmtest.PromptText: system, tools, then messages). It returns one line per
 // violation and the pairs checked, per agent.
 func prefixViolations(reqs []llmtest.Request) (bad []string, pairs map[string]int) {
 	type conv struct{ agent, first string }

@@ -6,17 +6,25 @@ import (
 )
 
 // PromptText is a request's prompt in the order a provider lays it out for
-// its prefix cache: the tool definitions first (OpenAI and the chat
-// templates of open models render them into the system section), then
-// every message in order. Two requests can share a provider's cached
-// prompt only as far as their PromptTexts share a prefix.
+// its prefix cache: the leading system messages, then the tool
+// definitions, then the other messages in order. That is the layout of
+// OpenAI's harmony format (the developer message holds the instructions,
+// then the tools) and of the chat templates of open models (Qwen's puts
+// the tools after the system text). Two requests can share a provider's
+// cached prompt only as far as their PromptTexts share a prefix.
 func PromptText(r ChatRequest) string {
 	var b []byte
+	msgs := r.Messages
+	for len(msgs) > 0 && msgs[0].Role == "system" {
+		j, _ := json.Marshal(msgs[0])
+		b = append(b, j...)
+		msgs = msgs[1:]
+	}
 	for _, t := range r.Tools {
 		j, _ := json.Marshal(t)
 		b = append(b, j...)
 	}
-	for _, m := range r.Messages {
+	for _, m := range msgs {
 		j, _ := json.Marshal(m)
 		b = append(b, j...)
 	}
@@ -40,33 +48,32 @@ func CommonPrefix(a, b string) int {
 const (
 	cacheMinTokens   = 1024
 	cacheBlockTokens = 128
-	// cacheDepth is how many recent prompts per agent are remembered.
-	cacheDepth = 16
+	// cacheDepth is how many recent prompts are remembered.
+	cacheDepth = 64
 )
 
 // promptCache simulates a provider's prefix cache (WithPromptCache): the
 // tokens of a request served from the cache are those of its longest
-// common prefix with an earlier prompt of the same agent.
+// common prefix with an earlier prompt of the run, whichever agent sent
+// it. A provider caches per account, not per conversation: a prefix one
+// agent sent serves every other request that starts with the same bytes.
 type promptCache struct {
 	mu     sync.Mutex
-	recent map[string][]string // agent -> its last prompts, newest last
+	recent []string // the last prompts, newest last
 }
 
 // cached returns how many of prompt's tokens (total: its estimate) a
 // provider would have served from its cache, and remembers prompt.
-func (c *promptCache) cached(agent, prompt string, total int64) int64 {
+func (c *promptCache) cached(prompt string, total int64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.recent == nil {
-		c.recent = map[string][]string{}
-	}
 	best := 0
-	for _, p := range c.recent[agent] {
+	for _, p := range c.recent {
 		best = max(best, CommonPrefix(p, prompt))
 	}
-	c.recent[agent] = append(c.recent[agent], prompt)
-	if n := len(c.recent[agent]); n > cacheDepth {
-		c.recent[agent] = c.recent[agent][n-cacheDepth:]
+	c.recent = append(c.recent, prompt)
+	if n := len(c.recent); n > cacheDepth {
+		c.recent = c.recent[n-cacheDepth:]
 	}
 	// The prefix's share of the estimated prompt, in whole blocks.
 	tok := total * int64(best) / int64(max(len(prompt), 1))

@@ -9,7 +9,7 @@ import (
 )
 
 // WithPromptCache reports as cached the part of a prompt an earlier prompt
-// of the same agent started with, in whole 128-token blocks from 1024
+// of the run started with, in whole 128-token blocks from 1024
 // tokens on; a prompt that differs from the start gets nothing.
 func TestPromptCache(t *testing.T) {
 	script := llmtest.NewScript().Add("a", llmtest.Reply("one"), llmtest.Reply("two"), llmtest.Reply("three"))
@@ -34,5 +34,39 @@ func TestPromptCache(t *testing.T) {
 	changed := llm.Message{Role: llm.RoleSystem, Content: "Date: tomorrow. " + system.Content}
 	if u := stream(changed, user("first")); u.CachedTokens != 0 {
 		t.Errorf("changed start: cached = %d, want 0", u.CachedTokens)
+	}
+}
+
+// A provider caches per account: the prefix one agent sent serves another
+// agent's request that starts with the same bytes (the shared specialist
+// preamble), and tools sent in another order part the prompts there.
+func TestPromptCacheAcrossAgents(t *testing.T) {
+	const cacheBlock = 128
+	script := llmtest.NewScript().Add("a", llmtest.Reply("one")).Add("b", llmtest.Reply("two"), llmtest.Reply("three"), llmtest.Reply("four"))
+	srv := llmtest.NewServer(t, script, llmtest.WithPromptCache())
+	c := adapter(t, srv)
+	system := llm.Message{Role: llm.RoleSystem, Content: strings.Repeat("shared preamble. ", 600)} // ~2550 tokens
+	t1 := llm.ToolDef{Name: "ReadFile", Description: "reads", Parameters: []byte(`{"type":"object"}`)}
+	t2 := llm.ToolDef{Name: "Grep", Description: "searches", Parameters: []byte(`{"type":"object"}`)}
+	stream := func(agent string, tools []llm.ToolDef, msgs ...llm.Message) llm.Usage {
+		t.Helper()
+		r, err := c.Stream(t.Context(), llm.Request{Model: "m", Agent: agent, Messages: msgs, Tools: tools}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Usage
+	}
+	stream("a", []llm.ToolDef{t1, t2}, system, user("task of a"))
+	u := stream("b", []llm.ToolDef{t1, t2}, system, user("task of b"))
+	if u.CachedTokens < 2048 || u.CachedTokens%128 != 0 {
+		t.Errorf("another agent, same preamble: cached = %d of %d, want the preamble in 128-token blocks", u.CachedTokens, u.PromptTokens)
+	}
+	// The system text comes first in the layout, so the tools' order
+	// costs only what follows it.
+	long := llm.ToolDef{Name: "Long", Description: strings.Repeat("a long description. ", 400), Parameters: []byte(`{"type":"object"}`)}
+	stream("b", []llm.ToolDef{long, t1}, system, user("x"))
+	sys := llm.EstimateMessages([]llm.Message{system})
+	if u := stream("b", []llm.ToolDef{t1, long}, system, user("x")); u.CachedTokens > sys+cacheBlock || u.CachedTokens < sys-cacheBlock {
+		t.Errorf("tools reordered: cached = %d of %d, want about the system prompt only", u.CachedTokens, u.PromptTokens)
 	}
 }

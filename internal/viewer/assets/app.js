@@ -267,7 +267,34 @@ function renderCost(tl) {
   const tokens = tl.usage.reduce((a, u) => [a[0] + u.prompt_tokens, a[1] + u.completion_tokens, a[2] + u.cached_tokens], [0, 0, 0]);
   $("cost").replaceChildren(h("p", {}, `${tl.usage.length} model call(s): ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0), (tl.unpriced_models || []).length > 0)}`),
     priced ? ((tl.unpriced_models || []).length ? h("p", { class: "legend" }, "No price is known for " + tl.unpriced_models.join(", ") + ": the charts count only priced calls.") : "") : h("p", { class: "legend" }, "No price is known for these models: the charts show tokens."),
-    chart("per agent", sum((u) => u.agent || "?"), fmt), chart("per model", sum((u) => u.model || "?"), fmt), chart("per turn", sum(turnOf), fmt));
+    chart("per agent", sum((u) => u.agent || "?"), fmt), chart("per model", sum((u) => u.model || "?"), fmt), chart("per turn", sum(turnOf), fmt),
+    ledgerTable(tl.usage, turnOf));
+}
+
+// ledgerTable shows where the prompt tokens went: one row per turn and
+// agent, one column per part of the requests (system, tools, history,
+// injected context, new input), each "tokens (cached)". Calls recorded
+// without a ledger are left out.
+const ledgerParts = ["system", "tools", "history", "context", "input"];
+function ledgerTable(usage, turnOf) {
+  const rows = new Map();
+  for (const u of usage) {
+    if (!u.parts || !u.parts.length) continue;
+    const k = turnOf(u) + " · " + (u.agent || "?");
+    const r = rows.get(k) || { calls: 0, parts: Object.fromEntries(ledgerParts.map((p) => [p, [0, 0]])) };
+    r.calls++;
+    for (const p of u.parts) {
+      const c = r.parts[p.part] || (r.parts[p.part] = [0, 0]);
+      c[0] += p.tokens; c[1] += p.cached || 0;
+    }
+    rows.set(k, r);
+  }
+  if (!rows.size) return "";
+  const cell = ([t, c]) => h("td", {}, t ? `${t} (${c})` : "–");
+  return h("div", { class: "chart" }, h("h3", {}, "prompt tokens by part: tokens (cached)"),
+    h("table", { class: "ledger" },
+      h("tr", {}, h("th", {}, "turn · agent"), h("th", {}, "calls"), ...ledgerParts.map((p) => h("th", {}, p))),
+      ...[...rows].map(([k, r]) => h("tr", {}, h("td", {}, k), h("td", {}, String(r.calls)), ...ledgerParts.map((p) => cell(r.parts[p]))))));
 }
 
 // ---- transcript ----
@@ -287,6 +314,7 @@ async function openTranscript(id, label) {
     if (e.role === "assistant") {
       const u = tr.usage[call++];
       if (u) head.push(`${u.model}: ${u.prompt_tokens} prompt tokens (${u.cached_tokens} cached), ${u.completion_tokens} completion, ${money(u.cost, (tr.unpriced_models || []).includes(u.model))}`);
+      if (u && u.parts) head.push(u.parts.filter((p) => p.tokens).map((p) => `${p.part} ${p.tokens}${p.cached ? ` (${p.cached} cached)` : ""}`).join(", "));
       if (prev) head.push(`latency ≈ ${((Date.parse(e.at) - Date.parse(prev.at)) / 1000).toFixed(2)}s after the request`);
     }
     const parts = e.parts.map((p) => {
