@@ -212,6 +212,13 @@ type Agent struct {
 	// Budget bounds what one run of the agent may spend; a delegation may
 	// only lower it.
 	Budget Budget `mapstructure:"budget" yaml:"budget"`
+	// Placement is where the agent's tasks run on a cluster (see
+	// docs/remote-specialists.md): local (the default: the session's
+	// node), remote (a worker's specialist host, in a worktree of the
+	// session's commit and uncommitted changes; here when no worker can
+	// take it) or any (a worker when one is up). Only read-only agents may
+	// run remotely.
+	Placement string `mapstructure:"placement" yaml:"placement"`
 }
 
 // AgentSandbox is one agent's sandbox profile.

@@ -1,0 +1,392 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
+)
+
+// Repo names the tree a remote specialist works on: a commit the worker
+// fetches from the first of URLs that has it, and the session's
+// uncommitted changes on top of it.
+type Repo struct {
+	// URLs are where the commit can be fetched from: the session's root
+	// (reachable on one machine or a shared disk), then its origin.
+	URLs   []string `json:"urls"`
+	Commit string   `json:"commit"`
+	// Patch is `git diff --binary` from Commit to the working tree,
+	// untracked files included (ignored ones and those the session may
+	// not read left out).
+	Patch []byte `json:"patch,omitempty"`
+}
+
+// maxPatch bounds the uncommitted changes shipped with a task: the wire's
+// messages are capped at 4 MB, and a tree that far from its commit is
+// searched faster where it is.
+const maxPatch = 3 << 20
+
+var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
+
+// gitSafe are the settings every git Odin runs for the cluster carries:
+// no hooks, no fsmonitor, no external diff or text conversion, and a
+// local path may be fetched from.
+var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "diff.external=",
+	"-c", "protocol.file.allow=always", "-c", "safe.bareRepository=all", "-c", "advice.detachedHead=false"}
+
+// git runs git with args in dir (no dir: the process's) and returns its
+// standard output; a failure carries its standard error.
+func git(ctx context.Context, dir string, env []string, stdin []byte, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(gitSafe), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	cmd.Env = append(cmd.Env, env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(errb.String()))
+	}
+	return out.Bytes(), nil
+}
+
+// Snapshot describes the tree at root for a worker: its HEAD commit and
+// the patch from it to the working tree, through a private index so the
+// user's index is never touched. Files deny reports as unreadable stay
+// out of the patch (they never leave this node).
+func Snapshot(ctx context.Context, root string, deny tool.ReadDeny) (*Repo, error) {
+	head, err := git(ctx, root, nil, nil, "rev-parse", "--verify", "HEAD^{commit}")
+	if err != nil {
+		return nil, fmt.Errorf("cluster: %s has no commit a worker could check out: %w", root, err)
+	}
+	repo := &Repo{URLs: []string{root}, Commit: strings.TrimSpace(string(head))}
+	if origin, err := git(ctx, root, nil, nil, "remote", "get-url", "origin"); err == nil {
+		if u := strings.TrimSpace(string(origin)); u != "" {
+			repo.URLs = append(repo.URLs, u)
+		}
+	}
+	tmp, err := os.MkdirTemp("", "odin-index-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(tmp, "index")}
+	if _, err := git(ctx, root, env, nil, "read-tree", "HEAD"); err != nil {
+		return nil, err
+	}
+	if _, err := git(ctx, root, env, nil, "add", "-A", "--", "."); err != nil {
+		return nil, err
+	}
+	if deny != nil {
+		names, err := git(ctx, root, env, nil, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD")
+		if err != nil {
+			return nil, err
+		}
+		var hidden []string
+		for _, n := range strings.Split(string(names), "\x00") {
+			if n == "" {
+				continue
+			}
+			if _, denied := deny.Check(filepath.Join(root, n)); denied {
+				hidden = append(hidden, n)
+			}
+		}
+		if len(hidden) > 0 {
+			if _, err := git(ctx, root, env, nil, append([]string{"reset", "-q", "HEAD", "--"}, hidden...)...); err != nil {
+				return nil, err
+			}
+		}
+	}
+	patch, err := git(ctx, root, env, nil, "diff", "--cached", "--binary", "--no-ext-diff", "--no-textconv", "--no-renames", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	if len(patch) > maxPatch {
+		return nil, fmt.Errorf("cluster: the uncommitted changes of %s are %d KB, more than the %d KB a task may carry", root, len(patch)>>10, maxPatch>>10)
+	}
+	repo.Patch = patch
+	return repo, nil
+}
+
+// Workspaces is a worker's cache of trees for remote specialists under
+// Dir: a bare mirror per repository (mirrors/KEY.git) and a worktree per
+// commit and patch (trees/KEY/COMMIT-PATCH). A tree is shared by the
+// tasks that need the same one, and removed once unused for Keep. Safe
+// for concurrent use.
+type Workspaces struct {
+	Dir  string
+	Keep time.Duration
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex // by mirror or tree path
+	trees map[string]*treeUse
+	once  sync.Once
+}
+
+type treeUse struct {
+	mirror string
+	users  int
+	last   time.Time
+}
+
+func (w *Workspaces) lock(key string) func() {
+	w.mu.Lock()
+	if w.locks == nil {
+		w.locks = map[string]*sync.Mutex{}
+	}
+	l := w.locks[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		w.locks[key] = l
+	}
+	w.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// clean removes what an earlier process left: trees are never reused
+// across processes (one that crashed may have left a tree half made).
+func (w *Workspaces) clean(ctx context.Context) {
+	_ = os.RemoveAll(filepath.Join(w.Dir, "trees"))
+	mirrors, _ := filepath.Glob(filepath.Join(w.Dir, "mirrors", "*.git"))
+	for _, m := range mirrors {
+		_, _ = git(ctx, "", nil, nil, "--git-dir", m, "worktree", "prune")
+	}
+}
+
+// Prepare returns a tree holding repo — its commit with its patch
+// applied — and the function that says the caller is done with it.
+func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), error) {
+	w.once.Do(func() { w.clean(ctx) })
+	if !commitID.MatchString(repo.Commit) || len(repo.URLs) == 0 {
+		return "", nil, fmt.Errorf("cluster: a task's repository needs a commit ID and a URL (got %q, %d URLs)", repo.Commit, len(repo.URLs))
+	}
+	w.prune(ctx)
+	key := hashOf([]byte(repo.URLs[0]))[:16]
+	mirror := filepath.Join(w.Dir, "mirrors", key+".git")
+	if err := w.fetch(ctx, mirror, repo); err != nil {
+		return "", nil, err
+	}
+	tree := filepath.Join(w.Dir, "trees", key, repo.Commit[:16]+"-"+hashOf(repo.Patch)[:12])
+	unlock := w.lock(tree)
+	defer unlock()
+	w.mu.Lock()
+	use := w.trees[tree]
+	w.mu.Unlock()
+	if use == nil {
+		if err := w.checkout(ctx, mirror, tree, repo); err != nil {
+			return "", nil, err
+		}
+		use = &treeUse{mirror: mirror}
+	}
+	w.mu.Lock()
+	if w.trees == nil {
+		w.trees = map[string]*treeUse{}
+	}
+	w.trees[tree] = use
+	use.users++
+	w.mu.Unlock()
+	var once sync.Once
+	return tree, func() {
+		once.Do(func() {
+			w.mu.Lock()
+			use.users--
+			use.last = time.Now()
+			w.mu.Unlock()
+		})
+	}, nil
+}
+
+// fetch makes sure mirror holds repo.Commit.
+func (w *Workspaces) fetch(ctx context.Context, mirror string, repo *Repo) error {
+	unlock := w.lock(mirror)
+	defer unlock()
+	if _, err := os.Stat(mirror); err != nil {
+		if err := os.MkdirAll(filepath.Dir(mirror), 0o700); err != nil {
+			return err
+		}
+		if _, err := git(ctx, "", nil, nil, "init", "-q", "--bare", mirror); err != nil {
+			return err
+		}
+	}
+	has := func() bool {
+		_, err := git(ctx, "", nil, nil, "--git-dir", mirror, "cat-file", "-e", repo.Commit+"^{commit}")
+		return err == nil
+	}
+	if has() {
+		return nil
+	}
+	var errs []error
+	for _, u := range repo.URLs {
+		// By ID first (protocol v2 serves any object); else every branch
+		// and HEAD, which hold the commit when it is on one.
+		_, err := git(ctx, "", nil, nil, "--git-dir", mirror, "fetch", "-q", "--no-tags", "--", u, repo.Commit)
+		if err != nil {
+			_, err = git(ctx, "", nil, nil, "--git-dir", mirror, "fetch", "-q", "--no-tags", "--", u,
+				"+HEAD:refs/odin/head", "+refs/heads/*:refs/odin/heads/*")
+		}
+		if err == nil && has() {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %v", u, err))
+	}
+	return fmt.Errorf("cluster: no source of commit %s: %w", repo.Commit, errors.Join(errs...))
+}
+
+// checkout adds the worktree and applies the patch; a failure leaves no
+// tree behind.
+func (w *Workspaces) checkout(ctx context.Context, mirror, tree string, repo *Repo) (err error) {
+	_ = os.RemoveAll(tree)
+	if err := os.MkdirAll(filepath.Dir(tree), 0o700); err != nil {
+		return err
+	}
+	if _, err := git(ctx, "", nil, nil, "--git-dir", mirror, "worktree", "add", "-q", "--detach", tree, repo.Commit); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			w.remove(ctx, mirror, tree)
+		}
+	}()
+	if len(repo.Patch) > 0 {
+		if _, err := git(ctx, tree, nil, repo.Patch, "apply", "--binary", "--whitespace=nowarn", "-"); err != nil {
+			return fmt.Errorf("cluster: the uncommitted changes do not apply to %s: %w", repo.Commit, err)
+		}
+	}
+	return nil
+}
+
+func (w *Workspaces) remove(ctx context.Context, mirror, tree string) {
+	if _, err := git(ctx, "", nil, nil, "--git-dir", mirror, "worktree", "remove", "--force", tree); err != nil {
+		_ = os.RemoveAll(tree)
+		_, _ = git(ctx, "", nil, nil, "--git-dir", mirror, "worktree", "prune")
+	}
+}
+
+// prune removes the trees no task has used for Keep.
+func (w *Workspaces) prune(ctx context.Context) {
+	keep := w.Keep
+	if keep <= 0 {
+		keep = 10 * time.Minute
+	}
+	w.mu.Lock()
+	var old []string
+	for tree, use := range w.trees {
+		if use.users == 0 && time.Since(use.last) > keep {
+			old = append(old, tree)
+		}
+	}
+	w.mu.Unlock()
+	for _, tree := range old {
+		unlock := w.lock(tree)
+		w.mu.Lock()
+		use := w.trees[tree]
+		gone := use != nil && use.users == 0 && time.Since(use.last) > keep
+		if gone {
+			delete(w.trees, tree)
+		}
+		w.mu.Unlock()
+		if gone {
+			w.remove(ctx, use.mirror, tree)
+		}
+		unlock()
+	}
+}
+
+// Close removes every tree (the worker is leaving).
+func (w *Workspaces) Close() {
+	w.mu.Lock()
+	trees := w.trees
+	w.trees = nil
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for tree, use := range trees {
+		w.remove(ctx, use.mirror, tree)
+	}
+}
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// pathMapper rewrites a worker's tree path to the session's root in what
+// a remote specialist reports, so the session sees its own paths.
+type pathMapper struct{ from, to []string }
+
+func newPathMapper(tree, root string) pathMapper {
+	var m pathMapper
+	add := func(from string) {
+		if from != "" && from != root && !slices.Contains(m.from, from) {
+			m.from, m.to = append(m.from, from), append(m.to, root)
+		}
+	}
+	// The resolved path first: it is the longer when the tree's
+	// directory is reached through a symlink.
+	if real, err := filepath.EvalSymlinks(tree); err == nil {
+		add(real)
+	}
+	add(tree)
+	return m
+}
+
+func (m pathMapper) text(s string) string {
+	for i, f := range m.from {
+		s = strings.ReplaceAll(s, f, m.to[i])
+	}
+	return s
+}
+
+// json rewrites the paths inside a JSON document's strings.
+func (m pathMapper) json(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	s := string(raw)
+	for i, f := range m.from {
+		from, _ := json.Marshal(f)
+		to, _ := json.Marshal(m.to[i])
+		s = strings.ReplaceAll(s, strings.Trim(string(from), `"`), strings.Trim(string(to), `"`))
+	}
+	return json.RawMessage(s)
+}
+
+func (m pathMapper) report(r *messages.Report) *messages.Report {
+	cp := *r
+	cp.Summary, cp.Error = m.text(r.Summary), m.text(r.Error)
+	cp.Result = m.json(r.Result)
+	cp.Files = make([]string, len(r.Files))
+	for i, f := range r.Files {
+		cp.Files[i] = m.text(f)
+	}
+	if len(r.Files) == 0 {
+		cp.Files = nil
+	}
+	return &cp
+}
+
+func (m pathMapper) progress(p *messages.AgentProgress) *messages.AgentProgress {
+	cp := *p
+	cp.Activities = make([]string, len(p.Activities))
+	for i, a := range p.Activities {
+		cp.Activities[i] = m.text(a)
+	}
+	return &cp
+}
