@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -125,18 +127,25 @@ func Snapshot(ctx context.Context, root string, deny tool.ReadDeny) (*Repo, erro
 }
 
 // Workspaces is a worker's cache of trees for remote specialists under
-// Dir: a bare mirror per repository (mirrors/KEY.git) and a worktree per
-// commit and patch (trees/KEY/COMMIT-PATCH). A tree is shared by the
-// tasks that need the same one, and removed once unused for Keep. Safe
-// for concurrent use.
+// Dir: each process works in a directory of its own, nodes/N (several
+// nodes may share a state directory on one machine), holding a bare
+// mirror per repository (mirrors/KEY.git) and a worktree per commit and
+// patch (trees/KEY/COMMIT-PATCH). A tree is shared by the tasks that need
+// the same one, and removed once unused for Keep. A process holds a lock
+// on nodes/N.lock while it lives: the next node to start removes the
+// directories whose lock is free (left by a process that was killed).
+// Safe for concurrent use.
 type Workspaces struct {
 	Dir  string
 	Keep time.Duration
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex // by mirror or tree path
-	trees map[string]*treeUse
-	once  sync.Once
+	mu      sync.Mutex
+	locks   map[string]*sync.Mutex // by mirror or tree path
+	trees   map[string]*treeUse
+	once    sync.Once
+	own     string // nodes/N
+	lock    *os.File
+	openErr error
 }
 
 type treeUse struct {
@@ -145,7 +154,7 @@ type treeUse struct {
 	last   time.Time
 }
 
-func (w *Workspaces) lock(key string) func() {
+func (w *Workspaces) lockKey(key string) func() {
 	w.mu.Lock()
 	if w.locks == nil {
 		w.locks = map[string]*sync.Mutex{}
@@ -160,31 +169,63 @@ func (w *Workspaces) lock(key string) func() {
 	return l.Unlock
 }
 
-// clean removes what an earlier process left: trees are never reused
-// across processes (one that crashed may have left a tree half made).
-func (w *Workspaces) clean(ctx context.Context) {
-	_ = os.RemoveAll(filepath.Join(w.Dir, "trees"))
-	mirrors, _ := filepath.Glob(filepath.Join(w.Dir, "mirrors", "*.git"))
-	for _, m := range mirrors {
-		_, _ = git(ctx, "", nil, nil, "--git-dir", m, "worktree", "prune")
+// open makes this process's directory and removes those of processes
+// that are gone (a killed worker leaves its trees behind).
+func (w *Workspaces) open() error {
+	nodes := filepath.Join(w.Dir, "nodes")
+	if err := os.MkdirAll(nodes, 0o700); err != nil {
+		return err
 	}
+	own, err := os.MkdirTemp(nodes, "n-")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(own+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("cluster: lock %s: %w", own, err)
+	}
+	w.own, w.lock = own, f
+	others, _ := filepath.Glob(filepath.Join(nodes, "n-*.lock"))
+	for _, l := range others {
+		dir := strings.TrimSuffix(l, ".lock")
+		if dir == own {
+			continue
+		}
+		lf, err := os.OpenFile(l, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB) == nil {
+			_ = os.RemoveAll(dir)
+			_ = os.Remove(l)
+		}
+		lf.Close()
+	}
+	return nil
 }
 
 // Prepare returns a tree holding repo — its commit with its patch
 // applied — and the function that says the caller is done with it.
 func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), error) {
-	w.once.Do(func() { w.clean(ctx) })
+	w.once.Do(func() { w.openErr = w.open() })
+	if w.openErr != nil {
+		return "", nil, w.openErr
+	}
 	if !commitID.MatchString(repo.Commit) || len(repo.URLs) == 0 {
 		return "", nil, fmt.Errorf("cluster: a task's repository needs a commit ID and a URL (got %q, %d URLs)", repo.Commit, len(repo.URLs))
 	}
 	w.prune(ctx)
 	key := hashOf([]byte(repo.URLs[0]))[:16]
-	mirror := filepath.Join(w.Dir, "mirrors", key+".git")
+	mirror := filepath.Join(w.own, "mirrors", key+".git")
 	if err := w.fetch(ctx, mirror, repo); err != nil {
 		return "", nil, err
 	}
-	tree := filepath.Join(w.Dir, "trees", key, repo.Commit[:16]+"-"+hashOf(repo.Patch)[:12])
-	unlock := w.lock(tree)
+	tree := filepath.Join(w.own, "trees", key, repo.Commit[:16]+"-"+hashOf(repo.Patch)[:12])
+	unlock := w.lockKey(tree)
 	defer unlock()
 	w.mu.Lock()
 	use := w.trees[tree]
@@ -215,7 +256,7 @@ func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), e
 
 // fetch makes sure mirror holds repo.Commit.
 func (w *Workspaces) fetch(ctx context.Context, mirror string, repo *Repo) error {
-	unlock := w.lock(mirror)
+	unlock := w.lockKey(mirror)
 	defer unlock()
 	if _, err := os.Stat(mirror); err != nil {
 		if err := os.MkdirAll(filepath.Dir(mirror), 0o700); err != nil {
@@ -294,7 +335,7 @@ func (w *Workspaces) prune(ctx context.Context) {
 	}
 	w.mu.Unlock()
 	for _, tree := range old {
-		unlock := w.lock(tree)
+		unlock := w.lockKey(tree)
 		w.mu.Lock()
 		use := w.trees[tree]
 		gone := use != nil && use.users == 0 && time.Since(use.last) > keep
@@ -309,16 +350,17 @@ func (w *Workspaces) prune(ctx context.Context) {
 	}
 }
 
-// Close removes every tree (the worker is leaving).
+// Close removes this process's directory (the worker is leaving).
 func (w *Workspaces) Close() {
+	w.once.Do(func() { w.openErr = errors.New("cluster: workspaces closed") })
 	w.mu.Lock()
-	trees := w.trees
+	defer w.mu.Unlock()
 	w.trees = nil
-	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for tree, use := range trees {
-		w.remove(ctx, use.mirror, tree)
+	if w.lock != nil {
+		_ = os.RemoveAll(w.own)
+		_ = os.Remove(w.own + ".lock")
+		w.lock.Close()
+		w.lock = nil
 	}
 }
 
