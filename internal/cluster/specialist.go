@@ -94,7 +94,7 @@ func (n *Node) SpecialistPlacement() actors.RemoteSpecialists { return n.specs }
 // Props implements actors.RemoteSpecialists.
 func (s *specialists) Props(run actors.RemoteRun) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
-		return &specialistProxy{s: s, run: run, tried: map[string]bool{}}
+		return &specialistProxy{s: s, run: run}
 	}, actor.WithSupervisor(run.Supervisor))
 }
 
@@ -139,37 +139,33 @@ func (s *specialists) done(addr string) {
 }
 
 // specialistProxy stands in for one remote task as the Orchestrator's
-// child: it takes the Delegate, snapshots the session's tree, has a
-// worker's specialist host run the task there, and passes the worker's
-// progress and report up as a local specialist would. When the worker is
-// lost before the report (its endpoint terminates: Terminated, within a
-// second of a kill), it delegates the task once more — to another worker,
-// or here — and tells the session (agent_restarted).
+// child, in the session's actor system: it takes the Delegate, snapshots
+// the session's tree and has a remoteRun — in the node's cluster system,
+// the one with a remote — place it on a worker; it passes the worker's
+// progress and report up as a local specialist would. When no worker can
+// take the task (none is up, the tree is no git repository, a worker was
+// lost and no other is left) it runs the specialist here, as its child.
 type specialistProxy struct {
 	s   *specialists
 	run actors.RemoteRun
 	d   *messages.Delegate
 
-	repo   *Repo
-	worker string     // the member running the task now
-	host   *actor.PID // its specialist host
-	task   *actor.PID // the task there, once started
+	remote *actor.PID // the remoteRun, in the node's system
 	local  *actor.PID // the specialist here, when it runs here
-	tried  map[string]bool
-	moves  int // re-delegations after a lost worker
 	done   bool
-	asking bool // a SpawnSpecialist awaits its answer
 }
 
-// maxMoves is how often a task is delegated again after losing its
-// worker: once, as a lost worker is rare and a second loss in one task
-// says the cluster is in trouble.
-const maxMoves = 1
-
-type repoReady struct {
-	repo *Repo
-	err  error
-}
+// Messages between a specialistProxy and its remoteRun.
+type (
+	repoReady struct {
+		repo *Repo
+		err  error
+	}
+	// runHere: the task runs on the session's node after all.
+	runHere struct{ why string }
+	// fromWorker carries what the worker's task sent.
+	fromWorker struct{ msg any }
+)
 
 func (p *specialistProxy) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
@@ -177,12 +173,21 @@ func (p *specialistProxy) Receive(c actor.Context) {
 		p.onDelegate(c, msg)
 	case *repoReady:
 		p.onRepo(c, msg)
-	case *anypb.Any:
-		p.onEnvelope(c, msg)
+	case *runHere:
+		p.runLocal(c, msg.why)
+	case *fromWorker:
+		p.onWorker(c, msg.msg)
 	case *actor.Terminated:
-		p.onTerminated(c, msg)
+		if p.local != nil && msg.Who.Equal(p.local) {
+			// The local specialist stopped without a report the parent
+			// took (its crashes passed the restart limit): so does its
+			// stand-in, and the Orchestrator reports the failure.
+			c.Stop(c.Self())
+		}
 	case *actor.Stopping:
-		p.stopRemote(c)
+		if p.remote != nil {
+			p.s.n.System.Root.Stop(p.remote)
+		}
 	case *actor.Started, *actor.Stopped, *actor.Restarting:
 	default:
 		if p.local == nil {
@@ -212,155 +217,220 @@ func (p *specialistProxy) onDelegate(c actor.Context, d *messages.Delegate) {
 }
 
 func (p *specialistProxy) onRepo(c actor.Context, msg *repoReady) {
-	if p.done {
+	if p.done || p.local != nil {
 		return
 	}
 	if msg.err != nil {
 		p.runLocal(c, fmt.Sprintf("runs here: %v", msg.err))
 		return
 	}
-	p.repo = msg.repo
-	p.place(c, "")
-}
-
-// place sends the task to the next worker, or runs it here when no
-// worker can take it.
-func (p *specialistProxy) place(c actor.Context, why string) {
-	addr := p.s.pick(p.tried)
-	if addr == "" {
-		text := "no worker hosts specialists: runs here"
-		if why != "" {
-			text = why + "; no other worker: runs here"
-		}
-		p.runLocal(c, text)
-		return
-	}
-	if why != "" {
-		p.run.Publish(messages.AgentRestarted{TaskID: p.d.TaskID, Agent: p.d.Agent, Restart: p.moves, Reason: why + "; delegated again to " + addr})
-	}
-	p.tried[addr] = true
-	p.worker = addr
-	p.host = actor.NewPID(addr, specialistHostName)
-	p.task = nil
-	// Watching the host tells the loss of its node before the task is
-	// even started there.
-	c.Watch(p.host)
-	d := *p.d
-	// The supervisor's step checks do not cross nodes: the deadline and
-	// turn limit bound a remote task, and the wall budget is enforced
-	// here (the Orchestrator stops this stand-in).
-	d.Supervised = false
-	env, err := Encode(&SpawnSpecialist{Delegate: d, Repo: *p.repo, Root: p.run.Root, ReplyAddress: c.Self().Address, ReplyID: c.Self().Id})
-	if err != nil {
-		p.runLocal(c, err.Error())
-		return
-	}
-	p.asking = true
-	c.Request(p.host, env)
+	self, system := c.Self(), c.ActorSystem()
+	deliver := func(m any) { system.Root.Send(self, m) }
+	d := p.d
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &remoteRun{s: p.s, run: p.run, d: d, repo: msg.repo, deliver: deliver, tried: map[string]bool{}}
+	})
+	p.remote = p.s.n.System.Root.SpawnPrefix(props, "remote-"+d.Agent+"-")
 }
 
 // runLocal runs the task here, as the stand-in's child.
 func (p *specialistProxy) runLocal(c actor.Context, why string) {
+	if p.done || p.local != nil {
+		return
+	}
 	if p.run.Publish != nil && p.run.Agent.Placement == actors.PlacementRemote {
 		p.run.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("%s task %s %s", p.d.Agent, p.d.TaskID, why)})
 	}
-	p.worker, p.host, p.task = "", nil, nil
 	p.local = c.SpawnPrefix(p.run.Local, "local-"+p.d.Agent)
 	c.Send(p.local, p.d)
 }
 
-func (p *specialistProxy) onEnvelope(c actor.Context, env *anypb.Any) {
-	msg, err := Decode(env)
+func (p *specialistProxy) onWorker(c actor.Context, msg any) {
+	if p.done || p.local != nil {
+		return
+	}
+	switch m := msg.(type) {
+	case *messages.Report:
+		p.done = true
+		c.Send(c.Parent(), m)
+	case *messages.AgentProgress:
+		c.Send(c.Parent(), m)
+	}
+}
+
+// remoteRun places one task on a worker, from the node's cluster system:
+// it picks the least-loaded member hosting specialists, has its host
+// start the task, watches the host and the task, and hands what the task
+// sends to the stand-in. When the worker is lost before the report (its
+// endpoint terminates: Terminated, within a second of a kill), it
+// delegates the task once more — to another worker, or back to the
+// stand-in to run here — and tells the session (agent_restarted).
+type remoteRun struct {
+	s       *specialists
+	run     actors.RemoteRun
+	d       *messages.Delegate
+	repo    *Repo
+	deliver func(any)
+
+	worker string     // the member running the task now
+	host   *actor.PID // its specialist host
+	task   *actor.PID // the task there, once started
+	tried  map[string]bool
+	moves  int // re-delegations after a lost worker
+	done   bool
+}
+
+// maxMoves is how often a task is delegated again after losing its
+// worker: once, as a lost worker is rare and a second loss in one task
+// says the cluster is in trouble.
+const maxMoves = 1
+
+func (r *remoteRun) Receive(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *actor.Started:
+		r.place(c, "")
+	case *anypb.Any:
+		r.onEnvelope(c, msg)
+	case *actor.Terminated:
+		r.onTerminated(c, msg)
+	case *actor.Stopping:
+		r.stopRemote(c)
+	case *actor.Stopped, *actor.Restarting:
+	}
+}
+
+// place sends the task to the next worker, or back to the stand-in when
+// no worker can take it.
+func (r *remoteRun) place(c actor.Context, why string) {
+	addr := r.s.pick(r.tried)
+	if addr == "" {
+		text := "no worker hosts specialists: runs here"
+		if why != "" {
+			text = why + "; no other worker: runs here"
+			r.run.Publish(messages.AgentRestarted{TaskID: r.d.TaskID, Agent: r.d.Agent, Restart: r.moves, Reason: why + "; delegated again to the session's node"})
+		}
+		r.done = true
+		r.deliver(&runHere{why: text})
+		c.Stop(c.Self())
+		return
+	}
+	if why != "" {
+		r.run.Publish(messages.AgentRestarted{TaskID: r.d.TaskID, Agent: r.d.Agent, Restart: r.moves, Reason: why + "; delegated again to " + addr})
+	}
+	r.tried[addr] = true
+	r.worker = addr
+	r.host = actor.NewPID(addr, specialistHostName)
+	r.task = nil
+	// Watching the host tells the loss of its node before the task is
+	// even started there.
+	c.Watch(r.host)
+	d := *r.d
+	// The supervisor's step checks do not cross nodes: the deadline and
+	// turn limit bound a remote task, and the wall budget is enforced on
+	// the session's node (the Orchestrator stops the stand-in).
+	d.Supervised = false
+	env, err := Encode(&SpawnSpecialist{Delegate: d, Repo: *r.repo, Root: r.run.Root, ReplyAddress: c.Self().Address, ReplyID: c.Self().Id})
 	if err != nil {
+		r.leave(c)
+		r.done = true
+		r.deliver(&runHere{why: "runs here: " + err.Error()})
+		c.Stop(c.Self())
+		return
+	}
+	c.Request(r.host, env)
+}
+
+func (r *remoteRun) onEnvelope(c actor.Context, env *anypb.Any) {
+	msg, err := Decode(env)
+	if err != nil || r.done {
 		return
 	}
 	switch m := msg.(type) {
 	case *SpecialistStarted:
-		p.asking = false
-		if p.worker == "" || p.done {
+		if r.worker == "" {
 			return
 		}
-		p.task = actor.NewPID(m.Address, m.ID)
-		c.Watch(p.task)
+		r.task = actor.NewPID(m.Address, m.ID)
+		c.Watch(r.task)
 	case *Failure:
-		// The host refused (it cannot make the tree): the next worker,
-		// or here.
-		p.asking = false
-		p.leave(c)
-		p.place(c, "")
+		// The host refused: the next worker, or here.
+		r.leave(c)
+		r.place(c, "")
 	case *messages.Report:
-		if p.done || m.TaskID != p.d.TaskID || p.local != nil {
+		if m.TaskID != r.d.TaskID {
 			return
 		}
-		p.done = true
-		p.leave(c)
-		c.Send(c.Parent(), m)
+		r.deliver(&fromWorker{msg: m})
+		r.finish(c, nil)
 	case *messages.AgentProgress:
-		if !p.done && m.TaskID == p.d.TaskID && p.local == nil {
-			c.Send(c.Parent(), m)
+		if m.TaskID == r.d.TaskID {
+			r.deliver(&fromWorker{msg: m})
 		}
 	}
 }
 
 // leave forgets the current worker.
-func (p *specialistProxy) leave(c actor.Context) {
-	if p.worker == "" {
+func (r *remoteRun) leave(c actor.Context) {
+	if r.worker == "" {
 		return
 	}
-	p.s.done(p.worker)
-	if p.host != nil {
-		c.Unwatch(p.host)
+	r.s.done(r.worker)
+	if r.host != nil {
+		c.Unwatch(r.host)
 	}
-	if p.task != nil {
-		c.Unwatch(p.task)
+	if r.task != nil {
+		c.Unwatch(r.task)
 	}
-	p.worker, p.host, p.task = "", nil, nil
+	r.worker, r.host, r.task = "", nil, nil
 }
 
-func (p *specialistProxy) onTerminated(c actor.Context, msg *actor.Terminated) {
-	switch {
-	case p.local != nil && msg.Who.Equal(p.local):
-		// The local specialist stopped without a report the parent took
-		// (its crashes passed the restart limit): so does its stand-in,
-		// and the Orchestrator reports the failure.
-		c.Stop(c.Self())
-	case p.done || p.worker == "":
-	case msg.Who.Equal(p.host) || (p.task != nil && msg.Who.Equal(p.task)):
-		lost := p.worker
-		p.leave(c)
-		if msg.Why != actor.TerminatedReason_AddressTerminated && msg.Who.Id != specialistHostName {
-			// The task stopped on a live worker without reporting.
-			p.done = true
-			c.Send(c.Parent(), &messages.Report{TaskID: p.d.TaskID, Agent: p.d.Agent, Status: messages.ReportFailed,
-				Summary: fmt.Sprintf("the %s specialist on %s stopped without reporting", p.d.Agent, lost),
-				Error:   "stopped without reporting on " + lost})
-			return
-		}
-		if p.moves >= maxMoves {
-			p.done = true
-			c.Send(c.Parent(), &messages.Report{TaskID: p.d.TaskID, Agent: p.d.Agent, Status: messages.ReportFailed,
-				Summary: fmt.Sprintf("the %s task lost its worker %s after it had been delegated again", p.d.Agent, lost),
-				Error:   "worker lost twice"})
-			return
-		}
-		p.moves++
-		redelegations.Inc()
-		p.place(c, "worker "+lost+" lost")
-	}
-}
-
-// stopRemote stops the remote task when the stand-in stops first (the
-// turn was cancelled, the deadline passed, the report is in).
-func (p *specialistProxy) stopRemote(c actor.Context) {
-	if p.worker == "" {
+func (r *remoteRun) onTerminated(c actor.Context, msg *actor.Terminated) {
+	if r.done || r.worker == "" || !(msg.Who.Equal(r.host) || (r.task != nil && msg.Who.Equal(r.task))) {
 		return
 	}
-	if p.task != nil && !p.done {
+	lost := r.worker
+	r.leave(c)
+	if msg.Why != actor.TerminatedReason_AddressTerminated && msg.Who.Id != specialistHostName {
+		// The task stopped on a live worker without reporting.
+		r.finish(c, &messages.Report{TaskID: r.d.TaskID, Agent: r.d.Agent, Status: messages.ReportFailed,
+			Summary: fmt.Sprintf("the %s specialist on %s stopped without reporting", r.d.Agent, lost),
+			Error:   "stopped without reporting on " + lost})
+		return
+	}
+	if r.moves >= maxMoves {
+		r.finish(c, &messages.Report{TaskID: r.d.TaskID, Agent: r.d.Agent, Status: messages.ReportFailed,
+			Summary: fmt.Sprintf("the %s task lost its worker %s after it had been delegated again", r.d.Agent, lost),
+			Error:   "worker lost twice"})
+		return
+	}
+	r.moves++
+	redelegations.Inc()
+	r.place(c, "worker "+lost+" lost")
+}
+
+// finish ends the run with rep (nil: the worker's report was delivered)
+// and stops the task on the worker, which waits for that.
+func (r *remoteRun) finish(c actor.Context, rep *messages.Report) {
+	if rep != nil {
+		r.deliver(&fromWorker{msg: rep})
+	}
+	r.stopRemote(c)
+	r.done = true
+	c.Stop(c.Self())
+}
+
+// stopRemote stops the remote task (it reported, the turn was cancelled,
+// the deadline passed).
+func (r *remoteRun) stopRemote(c actor.Context) {
+	if r.worker == "" {
+		return
+	}
+	if r.task != nil {
 		if env, err := Encode(&StopSpecialist{}); err == nil {
-			c.Send(p.task, env)
+			c.Send(r.task, env)
 		}
 	}
-	p.leave(c)
+	r.leave(c)
 }
 
 // specialistHost runs on every member that hosts specialists: it starts
@@ -456,6 +526,11 @@ func (t *remoteTask) Receive(c actor.Context) {
 			}
 		}
 	case *taskDeadline:
+		if t.reported {
+			// The owner never said it had the report: it is gone.
+			c.Stop(c.Self())
+			return
+		}
 		t.fail(c, messages.ReportTimeout, fmt.Sprintf("stopped at its deadline (%s)", t.req.Delegate.Timeout))
 	case *actor.Terminated:
 		switch {
@@ -531,8 +606,25 @@ func (t *remoteTask) onReport(c actor.Context, r *messages.Report) {
 	}
 	t.reported = true
 	t.send(c, t.paths.report(r))
-	c.Stop(c.Self())
+	t.linger(c)
 }
+
+// linger waits, once the report is sent, for the owner to stop the task:
+// stopping now would let the Terminated its owner watches overtake the
+// report. An owner that says nothing within reportWait is gone.
+func (t *remoteTask) linger(c actor.Context) {
+	if t.child != nil {
+		c.Stop(t.child)
+	}
+	if t.timer != nil {
+		t.timer.Stop()
+	}
+	self, system := c.Self(), c.ActorSystem()
+	t.timer = time.AfterFunc(reportWait, func() { system.Root.Send(self, &taskDeadline{}) })
+}
+
+// reportWait is how long a task that reported waits for its owner.
+const reportWait = 30 * time.Second
 
 func (t *remoteTask) fail(c actor.Context, status messages.ReportStatus, why string) {
 	if t.reported {
@@ -541,7 +633,7 @@ func (t *remoteTask) fail(c actor.Context, status messages.ReportStatus, why str
 	t.reported = true
 	d := t.req.Delegate
 	t.send(c, &messages.Report{TaskID: d.TaskID, Agent: d.Agent, Status: status, Summary: why, Error: why})
-	c.Stop(c.Self())
+	t.linger(c)
 }
 
 func (t *remoteTask) send(c actor.Context, msg any) {
