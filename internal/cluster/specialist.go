@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -566,6 +567,8 @@ func (t *remoteTask) onStarted(c actor.Context) {
 		r := &taskReady{}
 		tree, releaseTree, err := t.ws.Prepare(ctx, &t.req.Repo)
 		if err == nil {
+			// The session's root may be a directory of its repository.
+			tree = filepath.Join(tree, t.req.Repo.Dir)
 			var deps *actors.Deps
 			var releaseDeps func()
 			deps, releaseDeps, err = t.deps.Deps(ctx, tree)

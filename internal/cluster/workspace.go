@@ -35,6 +35,9 @@ type Repo struct {
 	// untracked files included (ignored ones and those the session may
 	// not read left out).
 	Patch []byte `json:"patch,omitempty"`
+	// Dir is the session's root within the repository ("" for its top
+	// level): the task works there.
+	Dir string `json:"dir,omitempty"`
 }
 
 // maxPatch bounds the uncommitted changes shipped with a task: the wire's
@@ -48,7 +51,11 @@ var commitID = regexp.MustCompile(`^[0-9a-f]{40}([0-9a-f]{24})?$`)
 // no hooks, no fsmonitor, no external diff or text conversion, and a
 // local path may be fetched from.
 var gitSafe = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "diff.external=",
-	"-c", "protocol.file.allow=always", "-c", "safe.bareRepository=all", "-c", "advice.detachedHead=false"}
+	"-c", "safe.bareRepository=all", "-c", "advice.detachedHead=false",
+	// A repository URL comes from another node: the transports that run
+	// commands (ext::) stay off whatever the user's git config says.
+	"-c", "protocol.allow=never", "-c", "protocol.ext.allow=never", "-c", "protocol.file.allow=always", "-c", "protocol.https.allow=always",
+	"-c", "protocol.http.allow=always", "-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always"}
 
 // git runs git with args in dir (no dir: the process's) and returns its
 // standard output; a failure carries its standard error.
@@ -77,7 +84,19 @@ func Snapshot(ctx context.Context, root string, deny tool.ReadDeny) (*Repo, erro
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %s has no commit a worker could check out: %w", root, err)
 	}
-	repo := &Repo{URLs: []string{root}, Commit: strings.TrimSpace(string(head))}
+	prefix, err := git(ctx, root, nil, nil, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, err
+	}
+	repo := &Repo{URLs: []string{root}, Commit: strings.TrimSpace(string(head)), Dir: strings.TrimSuffix(strings.TrimSpace(string(prefix)), "/")}
+	if repo.Dir != "" {
+		// The repository's top level, from which the commit is fetched.
+		top, err := git(ctx, root, nil, nil, "rev-parse", "--show-toplevel")
+		if err != nil {
+			return nil, err
+		}
+		repo.URLs[0] = strings.TrimSpace(string(top))
+	}
 	if origin, err := git(ctx, root, nil, nil, "remote", "get-url", "origin"); err == nil {
 		if u := strings.TrimSpace(string(origin)); u != "" {
 			repo.URLs = append(repo.URLs, u)
@@ -217,6 +236,9 @@ func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), e
 	}
 	if !commitID.MatchString(repo.Commit) || len(repo.URLs) == 0 {
 		return "", nil, fmt.Errorf("cluster: a task's repository needs a commit ID and a URL (got %q, %d URLs)", repo.Commit, len(repo.URLs))
+	}
+	if repo.Dir != "" && !filepath.IsLocal(repo.Dir) {
+		return "", nil, fmt.Errorf("cluster: a task's directory %q is not inside its repository", repo.Dir)
 	}
 	w.prune(ctx)
 	key := hashOf([]byte(repo.URLs[0]))[:16]

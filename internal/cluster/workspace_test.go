@@ -170,3 +170,64 @@ func TestPathMapper(t *testing.T) {
 		t.Errorf("progress: %q", p.Activities)
 	}
 }
+
+// A session rooted in a directory of its repository: the commit comes
+// from the top level and the task works in the same directory of the
+// tree.
+func TestSnapshotSubdirectory(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	t.Setenv("HOME", t.TempDir())
+	top := t.TempDir()
+	gitRun(t, top, "init", "-q")
+	write(t, filepath.Join(top, "svc", "a.go"), "package a\n")
+	gitRun(t, top, "add", "-A")
+	gitRun(t, top, "commit", "-q", "-m", "one")
+	write(t, filepath.Join(top, "svc", "b.go"), "package a // NEW\n")
+	repo, err := Snapshot(t.Context(), filepath.Join(top, "svc"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.Dir != "svc" || repo.URLs[0] != top {
+		t.Fatalf("repo dir %q, url %q; want svc, %s", repo.Dir, repo.URLs[0], top)
+	}
+	ws := &Workspaces{Dir: t.TempDir()}
+	defer ws.Close()
+	tree, release, err := ws.Prepare(t.Context(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if b, err := os.ReadFile(filepath.Join(tree, "svc", "b.go")); err != nil || string(b) != "package a // NEW\n" {
+		t.Errorf("svc/b.go in the tree: %q %v", b, err)
+	}
+	bad := *repo
+	bad.Dir = "../.."
+	if _, _, err := ws.Prepare(t.Context(), &bad); err == nil {
+		t.Error("a directory outside the repository was taken")
+	}
+}
+
+// A repository URL comes from another node: git's ext:: transport, which
+// runs a command, is never used, whatever the URL and the user's git
+// config say.
+func TestPrepareRefusesCommandTransports(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, ".config"))
+	write(t, filepath.Join(home, ".gitconfig"), "[protocol \"ext\"]\n\tallow = always\n[protocol]\n\tallow = always\n")
+	canary := filepath.Join(t.TempDir(), "canary")
+	ws := &Workspaces{Dir: t.TempDir()}
+	defer ws.Close()
+	repo := &Repo{URLs: []string{"ext::sh -c touch% " + canary}, Commit: strings.Repeat("a", 40)}
+	if _, _, err := ws.Prepare(t.Context(), repo); err == nil {
+		t.Error("Prepare fetched from an ext:: URL")
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Fatal("the ext:: transport ran its command")
+	}
+}
