@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/store/pgtest"
 )
 
 // fanOut is how many Search tasks the Orchestrator's model delegates at
@@ -72,10 +73,24 @@ func TestRemoteSpecialists(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three odin processes")
 	}
+	remoteSpecialists(t, "")
+}
+
+// TestRemoteSpecialistsPostgres is TestRemoteSpecialists on a PostgreSQL
+// store.
+func TestRemoteSpecialistsPostgres(t *testing.T) {
+	longCluster(t)
+	if testing.Short() {
+		t.Skip("starts three odin processes and PostgreSQL")
+	}
+	remoteSpecialists(t, pgtest.New(t).Database(t))
+}
+
+func remoteSpecialists(t *testing.T, storeURL string) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	f := newFleet(t, remoteScript(), "")
+	f := newFleet(t, remoteScript(), storeURL)
 	gitEnv := append(slices.Clone(f.env), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	git := func(args ...string) {
 		t.Helper()
