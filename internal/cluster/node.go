@@ -45,12 +45,13 @@ type Config struct {
 	// TLS, when set, makes the wire mutual TLS; nil leaves it plaintext
 	// (the caller allows that on loopback only).
 	TLS *TLSFiles
+	Log *slog.Logger
+
 	// Specialists, when set, makes the node host remote specialists
 	// (KindSpecialist) in trees under WorkDir (see
 	// docs/remote-specialists.md).
 	Specialists SpecialistDeps
 	WorkDir     string
-	Log         *slog.Logger
 }
 
 // Defaults fills the zero durations with what the spike found to work
@@ -91,8 +92,9 @@ type Node struct {
 	provider *Provider
 	// activations counts session grains activated on this node.
 	activations atomic.Int64
-	specs       *specialists
-	workspaces  *Workspaces
+
+	specs      *specialists
+	workspaces *Workspaces
 }
 
 // Start joins the cluster: it starts an actor system with a remote on
@@ -139,6 +141,7 @@ func Start(cfg Config) (_ *Node, err error) {
 		props := actor.PropsFromProducer(func() actor.Actor { return host },
 			actor.WithSupervisor(actor.NewOneForOneStrategy(0, time.Second, func(any) actor.Directive { return actor.StopDirective })))
 		if _, err := sys.Root.SpawnNamed(props, specialistHostName); err != nil {
+			sys.Shutdown()
 			return nil, fmt.Errorf("cluster: start the specialist host: %w", err)
 		}
 		n.provider.Advertise = []string{KindSpecialist}

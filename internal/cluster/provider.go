@@ -28,11 +28,12 @@ type Provider struct {
 	// Interval is the time between heartbeats (and reads); TTL/4 or less
 	// keeps a member through a few slow writes.
 	Interval time.Duration
+	Log      *slog.Logger
+	now      func() time.Time // the clock, for tests
+
 	// Advertise are kinds the member announces besides its grain kinds
 	// (KindSpecialist: it hosts remote specialists, which are not grains).
 	Advertise []string
-	Log       *slog.Logger
-	now       func() time.Time // the clock, for tests
 
 	mu     sync.Mutex
 	self   store.Member
