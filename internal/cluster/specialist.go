@@ -131,6 +131,20 @@ func (s *specialists) pick(skip map[string]bool) string {
 	return best
 }
 
+// alive reports whether the member at addr is in the membership with a
+// live endpoint.
+func (s *specialists) alive(addr string) bool {
+	if s.n.lookup.AddressDown(addr) {
+		return false
+	}
+	for _, m := range s.n.Members() {
+		if m.Address() == addr {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *specialists) done(addr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -286,10 +300,28 @@ type remoteRun struct {
 // says the cluster is in trouble.
 const maxMoves = 1
 
+// checkWorker asks a remoteRun whether its worker is still a member.
+type checkWorker struct{}
+
+// checkEvery is how often a remoteRun looks for its worker in the
+// membership: a worker that is stopped or cut off keeps its connection
+// open (no Terminated) and is dropped only when its heartbeat ages past
+// the TTL.
+const checkEvery = 250 * time.Millisecond
+
 func (r *remoteRun) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *actor.Started:
 		r.place(c, "")
+		r.tick(c)
+	case *checkWorker:
+		if r.done {
+			return
+		}
+		if r.worker != "" && !r.s.alive(r.worker) {
+			r.lost(c)
+		}
+		r.tick(c)
 	case *anypb.Any:
 		r.onEnvelope(c, msg)
 	case *actor.Terminated:
@@ -348,8 +380,8 @@ func (r *remoteRun) onEnvelope(c actor.Context, env *anypb.Any) {
 	}
 	switch m := msg.(type) {
 	case *SpecialistStarted:
-		if r.worker == "" {
-			return
+		if r.worker == "" || m.Address != r.worker {
+			return // the answer of a worker given up on
 		}
 		r.task = actor.NewPID(m.Address, m.ID)
 		c.Watch(r.task)
@@ -389,15 +421,29 @@ func (r *remoteRun) onTerminated(c actor.Context, msg *actor.Terminated) {
 	if r.done || r.worker == "" || !(msg.Who.Equal(r.host) || (r.task != nil && msg.Who.Equal(r.task))) {
 		return
 	}
-	lost := r.worker
-	r.leave(c)
 	if msg.Why != actor.TerminatedReason_AddressTerminated && msg.Who.Id != specialistHostName {
 		// The task stopped on a live worker without reporting.
+		lost := r.worker
+		r.leave(c)
 		r.finish(c, &messages.Report{TaskID: r.d.TaskID, Agent: r.d.Agent, Status: messages.ReportFailed,
 			Summary: fmt.Sprintf("the %s specialist on %s stopped without reporting", r.d.Agent, lost),
 			Error:   "stopped without reporting on " + lost})
 		return
 	}
+	r.lost(c)
+}
+
+func (r *remoteRun) tick(c actor.Context) {
+	self, system := c.Self(), c.ActorSystem()
+	time.AfterFunc(checkEvery, func() { system.Root.Send(self, &checkWorker{}) })
+}
+
+// lost delegates the task again after its worker was lost. A report the
+// lost worker sends after all (it was only stopped) is as good as the
+// new one's: the first to arrive is the task's.
+func (r *remoteRun) lost(c actor.Context) {
+	lost := r.worker
+	r.stopRemote(c)
 	if r.moves >= maxMoves {
 		r.finish(c, &messages.Report{TaskID: r.d.TaskID, Agent: r.d.Agent, Status: messages.ReportFailed,
 			Summary: fmt.Sprintf("the %s task lost its worker %s after it had been delegated again", r.d.Agent, lost),
