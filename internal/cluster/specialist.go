@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/metrics"
 	"github.com/odin-code/odin/messages"
+	"github.com/odin-code/odin/tools/tool"
 )
 
 // KindSpecialist is what a member that runs remote specialists
@@ -637,6 +639,14 @@ func (t *remoteTask) onReady(c actor.Context, r *taskReady) {
 	}
 	t.release = r.release
 	t.paths = newPathMapper(r.tree, t.req.Root)
+	// A model names the session's files as the Orchestrator does (its
+	// brief, the conversation): the guard finds them in the tree.
+	deps := *r.deps
+	inner, root, tree := r.deps.Guard, t.req.Root, r.tree
+	deps.Guard = func(agent, taskID string) tool.PathGuard {
+		return treeGuard{inner: inner(agent, taskID), root: root, tree: tree}
+	}
+	r.deps = &deps
 	sup := r.deps.Config.Supervision
 	window := sup.Window
 	if window <= 0 {
@@ -645,8 +655,9 @@ func (t *remoteTask) onReady(c actor.Context, r *taskReady) {
 	props := actors.SpecialistProps(r.deps).Configure(actor.WithSupervisor(
 		actor.NewOneForOneStrategy(sup.MaxRestarts, window, func(any) actor.Directive { return actor.RestartDirective })))
 	t.child = c.SpawnPrefix(props, "specialist-"+t.req.Delegate.Agent)
-	d := t.req.Delegate
-	c.Send(t.child, &d)
+	// The brief names the session's files: the specialist opens them in
+	// the tree.
+	c.Send(t.child, t.paths.reverse().delegate(&t.req.Delegate))
 }
 
 func (t *remoteTask) onReport(c actor.Context, r *messages.Report) {
@@ -691,4 +702,18 @@ func (t *remoteTask) send(c actor.Context, msg any) {
 		return
 	}
 	c.Send(t.owner, env)
+}
+
+// treeGuard resolves a path under the session's root to the same path
+// in the task's tree, then asks the worker's own guard.
+type treeGuard struct {
+	inner      tool.PathGuard
+	root, tree string
+}
+
+func (g treeGuard) Resolve(ctx context.Context, path string, access tool.Access) (string, error) {
+	if rest, ok := strings.CutPrefix(path, g.root); ok && (rest == "" || rest[0] == filepath.Separator) {
+		path = g.tree + rest
+	}
+	return g.inner.Resolve(ctx, path, access)
 }

@@ -411,11 +411,47 @@ func newPathMapper(tree, root string) pathMapper {
 	return m
 }
 
+// reverse maps the other way: the session's paths in a task's brief to
+// the tree's, so the specialist can open the files it is pointed to.
+func (m pathMapper) reverse() pathMapper {
+	if len(m.from) == 0 {
+		return m
+	}
+	// Into the tree as the worker names it (the last, unresolved form).
+	return pathMapper{from: m.to[:1], to: m.from[len(m.from)-1:]}
+}
+
 func (m pathMapper) text(s string) string {
 	for i, f := range m.from {
-		s = strings.ReplaceAll(s, f, m.to[i])
+		s = replacePath(s, f, m.to[i])
 	}
 	return s
+}
+
+// replacePath replaces the path from with to in s where it stands as a
+// whole path or a path's leading directories: /a/proj in "/a/proj/x.go"
+// and "/a/proj:", not in "/a/project".
+func replacePath(s, from, to string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, from)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		end := i + len(from)
+		b.WriteString(s[:i])
+		if end < len(s) && isPathChar(s[end]) {
+			b.WriteString(from)
+		} else {
+			b.WriteString(to)
+		}
+		s = s[end:]
+	}
+}
+
+func isPathChar(c byte) bool {
+	return c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // json rewrites the paths inside a JSON document's strings.
@@ -427,9 +463,23 @@ func (m pathMapper) json(raw json.RawMessage) json.RawMessage {
 	for i, f := range m.from {
 		from, _ := json.Marshal(f)
 		to, _ := json.Marshal(m.to[i])
-		s = strings.ReplaceAll(s, strings.Trim(string(from), `"`), strings.Trim(string(to), `"`))
+		s = replacePath(s, strings.Trim(string(from), `"`), strings.Trim(string(to), `"`))
 	}
 	return json.RawMessage(s)
+}
+
+// delegate rewrites the paths of a task's brief, context and files.
+func (m pathMapper) delegate(d *messages.Delegate) *messages.Delegate {
+	cp := *d
+	cp.Brief, cp.ContextText = m.text(d.Brief), m.text(d.ContextText)
+	cp.Files = make([]string, len(d.Files))
+	for i, f := range d.Files {
+		cp.Files[i] = m.text(f)
+	}
+	if len(d.Files) == 0 {
+		cp.Files = nil
+	}
+	return &cp
 }
 
 func (m pathMapper) report(r *messages.Report) *messages.Report {

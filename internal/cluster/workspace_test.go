@@ -169,6 +169,13 @@ func TestPathMapper(t *testing.T) {
 	if p.Activities[0] != "Grep in "+root {
 		t.Errorf("progress: %q", p.Activities)
 	}
+	// A brief names the session's files; the specialist opens the tree's.
+	// Only whole path components are rewritten.
+	d := m.reverse().delegate(&messages.Delegate{Brief: "read " + root + "/a.go and " + root + "2/b.go", Files: []string{root + "/c.go"}, ContextText: root + ":"})
+	want := &messages.Delegate{Brief: "read " + tree + "/a.go and " + root + "2/b.go", Files: []string{tree + "/c.go"}, ContextText: tree + ":"}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("delegate (-want +got):\n%s", diff)
+	}
 }
 
 // A session rooted in a directory of its repository: the commit comes

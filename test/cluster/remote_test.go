@@ -29,7 +29,7 @@ const fanOut = 8
 // all-local run, the remote run (whose grep is held until the test lets
 // it go, so every task is mid-flight when a worker dies), and the re-run
 // of a task whose worker was lost.
-func remoteScript() *llmtest.Script {
+func remoteScript(project string) *llmtest.Script {
 	script := llmtest.NewScript()
 	var calls []llmtest.ToolCall
 	for k := 1; k <= fanOut; k++ {
@@ -54,6 +54,14 @@ func remoteScript() *llmtest.Script {
 				"summary":    fmt.Sprintf("marker %d is in f%d.go", k, k),
 				"confidence": 1,
 			})}}
+			if k == fanOut {
+				// The untracked file is read too, by the session's path as
+				// the Orchestrator would name it: on a worker that path is
+				// the tree's, which the worker's policy lets it read.
+				read := llmtest.Step{When: fmt.Sprintf("marker-%d-found", k), ToolCalls: []llmtest.ToolCall{llmtest.Call("ReadFile", map[string]any{"file_path": filepath.Join(project, fmt.Sprintf("f%d.go", k))})}}
+				script.Add("search", grep, read, report)
+				continue
+			}
 			script.Add("search", grep, report)
 		}
 	}
@@ -90,7 +98,17 @@ func remoteSpecialists(t *testing.T, storeURL string) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	f := newFleet(t, remoteScript(), storeURL)
+	// The project lives where the script can name it.
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(base, "proj")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f := newFleet(t, remoteScript(project), storeURL)
+	f.project = project
 	gitEnv := append(slices.Clone(f.env), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	git := func(args ...string) {
 		t.Helper()
