@@ -307,7 +307,12 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 		o.j.createChild(o.session, d.TaskID, def.Name, d.Description, string(d.Mode), model, o.deps.Root, now)
 	}
 	o.saveRun(o.runs.add(entry))
-	run.pid = c.SpawnPrefix(newSpecialistProps(o.host), "specialist-"+def.Name)
+	props := newSpecialistProps(o.host)
+	if o.deps.Remote != nil && def.Remote() && def.ReadOnly() {
+		props = o.deps.Remote.Props(RemoteRun{Agent: def, Root: o.deps.Root, DenyRead: o.deps.DenyRead, Local: props, Publish: o.deps.Bus.Publish,
+			Supervisor: specialistSupervisor(o.deps)})
+	}
+	run.pid = c.SpawnPrefix(props, "specialist-"+def.Name)
 	if o.byPID == nil {
 		o.byPID = map[string]*taskRun{}
 	}

@@ -187,6 +187,9 @@ type Deps struct {
 	NewID func() string
 	// OS is the platform string shown in prompts.
 	OS string
+	// Remote places the tasks of agents with placement remote or any on
+	// other nodes of a cluster; nil runs them all here.
+	Remote RemoteSpecialists
 }
 
 // allTools are the built-in tools plus the MCP tools of the moment.

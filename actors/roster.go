@@ -86,6 +86,8 @@ type AgentDefinition struct {
 	// Isolation worktree runs the agent in its own git worktree
 	// (isolation.go); a delegation may override it.
 	Isolation messages.Isolation
+	// Placement is where its tasks run on a cluster (placement.go).
+	Placement Placement
 	// user is set for an agent from a user-level folder (UserAgentDirs).
 	user bool
 	// roleExplicit is set when the user declared Role, which then wins
@@ -521,6 +523,9 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 		criticalReminder: c.CriticalReminder, color: c.Color, skills: c.Skills, sandbox: c.Sandbox}, rerr); err != nil {
 		return err
 	}
+	if err := applyPlacement(a, c.Placement, rerr); err != nil {
+		return err
+	}
 	byName[name] = a
 	return nil
 }
@@ -563,7 +568,7 @@ func checkAgent(a *AgentDefinition, known map[string]bool) error {
 	if a.Model == "" {
 		return rerr("model", "must be main, small or a model id")
 	}
-	return nil
+	return checkPlacement(a, rerr)
 }
 
 func sortedKeys(m map[string]bool) []string {
@@ -614,6 +619,7 @@ type agentFrontMatter struct {
 	Sandbox          config.AgentSandbox `yaml:"sandbox"`
 	Budget           config.Budget       `yaml:"budget"`
 	Isolation        string              `yaml:"isolation"`
+	Placement        string              `yaml:"placement"`
 	// Accepted for compatibility with other formats; Odin ignores them
 	// (opencode's permission, disable and top_p included: the session's
 	// policy and the roster decide those).
@@ -772,6 +778,9 @@ func parseAgentFile(path, rel string) (*AgentDefinition, error) {
 	}
 	if err := applyDefinitionFields(a, definitionFields{role: fm.Role, report: fm.Report, permissionMode: pm,
 		criticalReminder: fm.CriticalReminder, color: fm.Color, skills: fm.Skills, sandbox: fm.Sandbox}, rerr); err != nil {
+		return nil, err
+	}
+	if err := applyPlacement(a, fm.Placement, rerr); err != nil {
 		return nil, err
 	}
 	return a, nil

@@ -216,6 +216,13 @@ type Agent struct {
 	// project; its changes come back as a patch merged into the project
 	// (docs/workspaces.md). Empty or "none" works in the project.
 	Isolation string `mapstructure:"isolation" yaml:"isolation"`
+	// Placement is where the agent's tasks run on a cluster (see
+	// docs/remote-specialists.md): local (the default: the session's
+	// node), remote (a worker's specialist host, in a worktree of the
+	// session's commit and uncommitted changes; here when no worker can
+	// take it) or any (a worker when one is up). Only read-only agents may
+	// run remotely.
+	Placement string `mapstructure:"placement" yaml:"placement"`
 }
 
 // AgentSandbox is one agent's sandbox profile.

@@ -266,6 +266,9 @@ func (v *validator) agent(key, name string, a Agent) {
 	if a.PermissionMode != "" {
 		v.oneOf(key+".permission_mode", a.PermissionMode, Modes())
 	}
+	if a.Placement != "" {
+		v.oneOf(key+".placement", a.Placement, []string{"local", "remote", "any"})
+	}
 	if a.Color != "" && !ValidColor(a.Color) {
 		v.add(key+".color", "must be one of %s or #rrggbb (got %q)", strings.Join(AgentColors(), ", "), a.Color)
 	}

@@ -176,6 +176,10 @@ type app struct {
 	// repo map and the sandbox all hide it.
 	denyRead *readdeny.Rules
 
+	// remote places specialists on other nodes (a session hosted on a
+	// cluster: odin worker, serve --cluster); nil runs them here.
+	remote actors.RemoteSpecialists
+
 	repoMapsOnce sync.Once
 	repoMapPool  *repomap.Pool
 	repoMapCtx   context.Context // cancelled when the app closes
@@ -608,7 +612,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		MCP:      mcpTools,
 		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: &changeSets{root: a.root}, Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
-		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH,
+		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH, Remote: a.remote,
 		Worktrees: a.worktrees(),
 	}
 	if b := a.browsers(); b != nil {

@@ -17,10 +17,13 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/cluster"
+	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/logging"
 	"github.com/odin-code/odin/internal/metrics"
 	"github.com/odin-code/odin/internal/serve"
@@ -131,18 +134,28 @@ func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.No
 	if f.tlsCert != "" {
 		cfg.TLS = &cluster.TLSFiles{Cert: f.tlsCert, Key: f.tlsKey, CA: f.tlsCA}
 	}
+	var ch *clusterHost
 	if host {
 		claimer, ok := st.(store.Claimer)
 		if !ok {
 			st.Close()
 			return nil, nil, nil, fmt.Errorf("cluster store %s cannot claim sessions", store.RedactURL(target))
 		}
-		cfg.Host = &clusterHost{g: g, opener: opener, st: st, claim: claimer}
+		ch = &clusterHost{g: g, opener: opener, st: st, claim: claimer}
+		cfg.Host = ch
+		// A node that hosts sessions hosts their remote specialists too,
+		// in trees under its state directory.
+		if a.stateDir != "" {
+			cfg.Specialists, cfg.WorkDir = &specialistDeps{g: g}, filepath.Join(a.stateDir, "remote-specialists")
+		}
 	}
 	node, err := cluster.Start(cfg)
 	if err != nil {
 		st.Close()
 		return nil, nil, nil, &exitError{code: exitFailed, err: err}
+	}
+	if ch != nil {
+		ch.node.Store(node)
 	}
 	return node, st, func() {
 		node.Stop()
@@ -160,6 +173,9 @@ type clusterHost struct {
 	opener sessionOpener
 	st     store.Store
 	claim  store.Claimer
+	// node places the sessions' remote specialists; set once the node
+	// is up, before any grain opens a session.
+	node atomic.Pointer[cluster.Node]
 }
 
 // Open implements cluster.Host.
@@ -198,6 +214,9 @@ func (h *clusterHost) Open(ctx context.Context, id, node string) (*cluster.Hoste
 	// claim, so that a fleet's logs can be read side by side.
 	a.log = a.log.With().Str("session", id).Str("node", node).Int64("epoch", claim.Epoch()).Logger()
 	a.actors = h.opener.actors
+	if n := h.node.Load(); n != nil {
+		a.remote = n.SpecialistPlacement()
+	}
 	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id, Mode: a.cfg.Mode})
 	if err != nil {
 		return nil, err
@@ -373,4 +392,31 @@ func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdou
 	}
 	fmt.Fprintf(stdout, "odin serve: member %s of cluster %s at %s (hosting sessions: %t)\n", node.ID(), f.name, node.Address(), f.hostSessions)
 	return clusterFront{serveOpener: local, node: node, st: st}, closeNode, nil
+}
+
+// specialistDeps builds the deps of a remote specialist's task on this
+// node: the project loaded from the task's tree, as a session of it would
+// be (so its sandbox binds the tree), without MCP servers or a store: the
+// task is read-only and its transcript stays with its owner.
+type specialistDeps struct{ g *globalFlags }
+
+// Deps implements cluster.SpecialistDeps.
+func (s *specialistDeps) Deps(ctx context.Context, root string) (*actors.Deps, func(), error) {
+	g := *s.g
+	g.dir = root
+	a, err := loadApp(&g)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := a.checkProvider(); err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	deps, err := a.buildDeps(events.New("remote", nil), a.headlessApprover())
+	if err != nil {
+		a.Close()
+		return nil, nil, err
+	}
+	deps.MCP, deps.Store = nil, nil
+	return deps, a.Close, nil
 }

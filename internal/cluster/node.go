@@ -47,6 +47,12 @@ type Config struct {
 	// (the caller allows that on loopback only).
 	TLS *TLSFiles
 	Log *slog.Logger
+
+	// Specialists, when set, makes the node host remote specialists
+	// (KindSpecialist) in trees under WorkDir (see
+	// docs/remote-specialists.md).
+	Specialists SpecialistDeps
+	WorkDir     string
 }
 
 // Defaults fills the zero durations with what the spike found to work
@@ -87,6 +93,9 @@ type Node struct {
 	provider *Provider
 	// activations counts session grains activated on this node.
 	activations atomic.Int64
+
+	specs      *specialists
+	workspaces *Workspaces
 }
 
 // Start joins the cluster: it starts an actor system with a remote on
@@ -115,12 +124,29 @@ func Start(cfg Config) (_ *Node, err error) {
 		port = ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
 	}
+	if cfg.Specialists != nil && cfg.WorkDir == "" {
+		return nil, errors.New("cluster: a node that hosts specialists needs a work directory")
+	}
 	n := &Node{cfg: cfg}
+	n.specs = &specialists{n: n}
 	// Odin's actor system constructor: it sizes protoactor's registry
 	// shards once for the process, which must happen before any system.
 	sys := actors.NewActorSystem(cfg.Log.With("component", "protoactor"))
 	n.System = sys
 	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log}
+	if cfg.Specialists != nil {
+		// Started before the member is announced, so no task finds it
+		// missing.
+		n.workspaces = &Workspaces{Dir: cfg.WorkDir}
+		host := &specialistHost{ws: n.workspaces, deps: cfg.Specialists}
+		props := actor.PropsFromProducer(func() actor.Actor { return host },
+			actor.WithSupervisor(actor.NewOneForOneStrategy(0, time.Second, func(any) actor.Directive { return actor.StopDirective })))
+		if _, err := sys.Root.SpawnNamed(props, specialistHostName); err != nil {
+			sys.Shutdown()
+			return nil, fmt.Errorf("cluster: start the specialist host: %w", err)
+		}
+		n.provider.Advertise = []string{KindSpecialist}
+	}
 	n.lookup = &Lookup{ActivationTimeout: cfg.ActivationTimeout}
 	ropts = append(ropts, remote.WithAdvertisedHost(net.JoinHostPort(cfg.Advertise, strconv.Itoa(port))))
 	rc := remote.Configure(cfg.Bind, port, ropts...)
@@ -183,6 +209,9 @@ func (n *Node) Stop() {
 	}
 	n.Cluster.Remote.Shutdown(true)
 	n.System.Shutdown()
+	if n.workspaces != nil {
+		n.workspaces.Close()
+	}
 }
 
 // request sends msg to session id's grain and decodes the answer; a

@@ -31,6 +31,10 @@ type Provider struct {
 	Log      *slog.Logger
 	now      func() time.Time // the clock, for tests
 
+	// Advertise are kinds the member announces besides its grain kinds
+	// (KindSpecialist: it hosts remote specialists, which are not grains).
+	Advertise []string
+
 	mu     sync.Mutex
 	self   store.Member
 	member bool
@@ -75,6 +79,7 @@ func (p *Provider) start(c *cluster.Cluster, member bool) error {
 			kinds = append(kinds, k)
 		}
 	}
+	kinds = append(kinds, p.Advertise...)
 	slices.Sort(kinds)
 	now := p.now()
 	p.mu.Lock()
