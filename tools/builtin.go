@@ -27,6 +27,8 @@ const (
 	NameContextSummarizer = "ContextSummarizer"
 	NameRepoMap           = "RepoMap"
 	NameInitTool          = "InitTool"
+	NameShellSession      = "ShellSession"
+	NamePython            = "Python"
 )
 
 // BuiltinOptions configure the built-in tools.
@@ -42,6 +44,10 @@ type BuiltinOptions struct {
 	// RepoMaps holds RepoMap's parsed trees and their cache; nil keeps
 	// them in memory for the tool's lifetime.
 	RepoMaps *repomap.Pool
+	// Sessions holds ShellSession's shells and Python's interpreters (one
+	// per agent run); its owner closes it at exit. Nil gives the two tools
+	// a set of their own that lives as long as the process.
+	Sessions *Sessions
 }
 
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
@@ -63,6 +69,8 @@ func Builtin(opts BuiltinOptions) Set {
 		NewMultiEdit(),
 		NewInitTool(),
 		NewExecuteCommand(opts.ExecuteCommand),
+		NewShellSession(opts.ExecuteCommand, opts.Sessions),
+		NewPython(opts.ExecuteCommand, opts.Sessions),
 		NewTodoWrite(),
 		NewThink(),
 		NewContextSummarizer(),
