@@ -77,7 +77,7 @@ func TestShellSessionKeepsState(t *testing.T) {
 	done := make(chan struct{})
 	env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1", Done: done}
 
-	res, oc := shellCall(t, tl, env, map[string]any{"command": "cd sub && export ODIN_MARK=kept-42 && python3 -m venv .venv && . .venv/bin/activate && echo ready"})
+	res, oc := shellCall(t, tl, env, map[string]any{"command": "cd sub && export ODIN_MARK=kept-42 && python3 -m venv --without-pip .venv && . .venv/bin/activate && echo ready"})
 	if oc.ExitCode != 0 || !strings.Contains(res.Output, "ready") {
 		t.Fatalf("first call failed:\n%s", res.Output)
 	}
