@@ -1,8 +1,8 @@
 package tools
 
 import (
-	_ "embed"
 	"context"
+	_ "embed"
 	"fmt"
 	"math"
 	"strconv"
