@@ -253,7 +253,7 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	s.small = newMeteredSmall(s.deps.Small)
 	s.env = &tool.Env{Root: s.deps.Root, Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
 		Mode: string(s.mode()), Reads: tool.NewReadState(), Guard: confinedGuard(s.deps.Root, def, d, s.deps.Guard(def.Name, d.TaskID)), DenyRead: s.deps.DenyRead,
-		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Publish: func(ev any) {
+		BeforeWrite: before, IntendWrite: intend, Editor: s.deps.Editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Done: ctx.Done(), Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}

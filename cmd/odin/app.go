@@ -641,6 +641,11 @@ func (a *app) baseTools() tools.Set {
 		opts.ExecuteCommand.HandoffDir = filepath.Join(a.stateDir, "handoff")
 	}
 	opts.RepoMaps = a.repoMaps()
+	// ShellSession's shells and Python's interpreters die with the app
+	// (and, after a kill -9, with their sandbox's parent).
+	sessions := tools.NewSessions()
+	opts.Sessions = sessions
+	a.closers = append(a.closers, closerFunc(sessions.Close))
 	webOpts := []web.Option{web.WithVersion(versionString()), web.WithLaunch(a.helperLaunch)}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
