@@ -233,3 +233,41 @@ func TestShellSessionExitAndQuoting(t *testing.T) {
 		t.Errorf("no fresh shell after exit:\n%s", res.Output)
 	}
 }
+
+// TestShellSessionLandlock: the session protocol works under the Landlock
+// fallback too (Odin's init helper between the launcher and bash), and a
+// write outside the project is refused there as well.
+func TestShellSessionLandlock(t *testing.T) {
+	root := realTemp(t)
+	l := sandbox.New(sandbox.Options{Mode: sandbox.ModeLandlock, Root: root})
+	if st := l.Status(); st.Refuse {
+		t.Skipf("Landlock is unavailable here: %s", st)
+	}
+	outside, err := os.MkdirTemp("/var/tmp", "odin-shell-canary-")
+	if err != nil {
+		t.Skip("no /var/tmp for the canary")
+	}
+	defer os.RemoveAll(outside)
+	sessions := NewSessions()
+	defer sessions.Close()
+	tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
+	env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
+	shellCall(t, tl, env, map[string]any{"command": "mkdir -p sub; sleep 301.5 & cd sub; export K=v1"})
+	res, oc := shellCall(t, tl, env, map[string]any{"command": "echo k=$K; touch in " + outside + "/canary; sleep 30", "timeout": 1000})
+	if !oc.TimedOut || oc.Cwd != filepath.Join(root, "sub") || !strings.Contains(res.Output, "k=v1") {
+		t.Errorf("timeout %v cwd %q:\n%s", oc.TimedOut, oc.Cwd, res.Output)
+	}
+	if !exists(filepath.Join(root, "sub", "in")) || exists(filepath.Join(outside, "canary")) {
+		t.Errorf("Landlock confinement wrong:\n%s", res.Output)
+	}
+	res, _ = shellCall(t, tl, env, map[string]any{"action": "jobs"})
+	if !strings.Contains(res.Output, "sleep 301.5") {
+		t.Errorf("the background job did not survive the timeout:\n%s", res.Output)
+	}
+	pid := sandboxedPid(t, "sleep 301.5")
+	if pid == 0 {
+		t.Fatal("the background sleep is not visible from the host")
+	}
+	sessions.Close()
+	waitDead(t, pid)
+}
