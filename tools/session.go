@@ -48,7 +48,9 @@ type session struct {
 	// started read-only stays read-only, and one of an edit-mode run is
 	// restarted when the mode changes.
 	write bool
-	// cwd is the working directory the last command left (bash only).
+	// cwd is the working directory the last command left (bash only),
+	// under cwdMu rather than mu: the policy reads it while a call runs.
+	cwdMu     sync.Mutex
 	cwd       string
 	closeOnce sync.Once
 }
@@ -169,6 +171,18 @@ func (s *session) readControl(r *os.File) {
 	}
 }
 
+func (s *session) workDir() string {
+	s.cwdMu.Lock()
+	defer s.cwdMu.Unlock()
+	return s.cwd
+}
+
+func (s *session) setWorkDir(d string) {
+	s.cwdMu.Lock()
+	s.cwd = d
+	s.cwdMu.Unlock()
+}
+
 // alive reports whether the interpreter still runs.
 func (s *session) alive() bool {
 	select {
@@ -282,7 +296,10 @@ wait:
 		// that redirected the shell's own stdout away never prints it.
 		s.out.waitMarker(2 * time.Second)
 	} else {
-		<-s.exited
+		select {
+		case <-s.exited:
+		case <-time.After(5 * time.Second):
+		}
 		s.out.waitEOF(2 * time.Second)
 	}
 	ex.output, ex.truncated = s.out.take(maxOut)

@@ -112,9 +112,7 @@ type shellSessionTool struct {
 // WorkDir implements tool.WorkDirer: the directory the run's shell is in.
 func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 	if s := t.x.pool.get(runKey(env)); s != nil && s.alive() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.cwd
+		return s.workDir()
 	}
 	return ""
 }
@@ -261,7 +259,7 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 		if err != nil {
 			return tool.Errorf("cannot start the shell: %v", err), nil
 		}
-		s.cwd = env.Root
+		s.setWorkDir(env.Root)
 		if err := x.pool.put(key, s, env.Done); err != nil {
 			return tool.Errorf("cannot start the shell: %v", err), nil
 		}
@@ -276,8 +274,8 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 	// The policy checked the command in the directory the shell was in
 	// then; a parallel call may have moved it since.
 	if action == shellRun {
-		if checked := tool.WorkDir(ctx); checked != "" && checked != s.cwd {
-			return tool.Errorf("the shell's working directory changed to %s while this command was being checked in %s; send it again", s.cwd, checked), nil
+		if checked := tool.WorkDir(ctx); checked != "" && checked != s.workDir() {
+			return tool.Errorf("the shell's working directory changed to %s while this command was being checked in %s; send it again", s.workDir(), checked), nil
 		}
 	}
 	nonce := newNonce()
@@ -316,10 +314,10 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 		code, cwd, _ := strings.Cut(ex.payload, " ")
 		oc.ExitCode, _ = strconv.Atoi(code)
 		if cwd != "" {
-			s.cwd = cwd
+			s.setWorkDir(cwd)
 		}
 	}
-	oc.Cwd = s.cwd
+	oc.Cwd = s.workDir()
 	if oc.Output == "" {
 		b.WriteString("(no output)\n")
 	} else {
