@@ -18,10 +18,13 @@ func WithPermission(p tool.Permission) func(tool.Tool) tool.Tool {
 		return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 			// A tool with a working directory of its own is checked
 			// where its command runs, not in the project root.
+			// Any other tool is checked in the root, whatever ctx carries.
+			d := ""
 			if wd, ok := innermost(t).(tool.WorkDirer); ok && env != nil {
-				if d := wd.WorkDir(env); d != "" {
-					ctx = tool.WithWorkDir(ctx, d)
-				}
+				d = wd.WorkDir(env)
+			}
+			if d != "" || tool.WorkDir(ctx) != "" {
+				ctx = tool.WithWorkDir(ctx, d)
 			}
 			if err := p.Authorize(ctx, env, t.Info(), input); err != nil {
 				if tool.IsDenied(err) {

@@ -192,3 +192,29 @@ func TestPythonPersistsAndHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestShellSessionFunctionsDoNotPersist: a function approved in one call
+// (its body a write) does not run, under a read-only command's name, in a
+// later call the policy allows without asking.
+func TestShellSessionFunctionsDoNotPersist(t *testing.T) {
+	root := realTemp(t)
+	l := bwrapLauncher(t, root)
+	ap := &recordingApprover{approve: func(r policy.Request) bool { return strings.Contains(r.Subject, "ls()") }}
+	tl, env := guardedShell(t, root, l, ap)
+	res, _ := shellCall(t, tl, env, map[string]any{"command": "ls() { touch canary; }; alias cat='touch canary2'; trap 'touch canary3' DEBUG"})
+	if res.Denied {
+		t.Fatalf("the definition was not approved:\n%s", res.Output)
+	}
+	for _, f := range []string{"canary", "canary2", "canary3"} {
+		os.Remove(filepath.Join(root, f)) // the DEBUG trap fires in the defining call itself
+	}
+	res, _ = shellCall(t, tl, env, map[string]any{"command": "ls; cat /dev/null; echo done"})
+	if res.Denied || !strings.Contains(res.Output, "done") {
+		t.Fatalf("the read-only line did not run:\n%s", res.Output)
+	}
+	for _, f := range []string{"canary", "canary2", "canary3"} {
+		if exists(filepath.Join(root, f)) {
+			t.Errorf("%s: a definition of an earlier call ran unchecked:\n%s", f, res.Output)
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // shellPrelude defines the driver's functions in the fresh shell. A
 // command runs as
 //
-//	__odin_pre NONCE SECS GRACE; eval $'COMMAND' </dev/null 2>&1; __odin_post NONCE $?
+//	__odin_pre NONCE SECS GRACE; eval $'COMMAND' </dev/null 2>&1; __odin_st=$?; trap - ...; __odin_post NONCE $__odin_st
 //
 // at the top level (so cd, export, source and job control act on the
 // shell itself). __odin_pre starts a watchdog that, once SECS pass,
@@ -128,6 +128,12 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // SIGKILL after GRACE seconds, to every process of the shell's process
 // group except the shell and the background jobs (which, job control
 // being off, ignore SIGINT). The shell survives: it traps SIGINT.
+//
+// The traps a command set are reset and __odin_post drops the functions
+// and aliases it defined:
+// the policy judges each call on its own, and a function approved once
+// (or an alias, a DEBUG trap) would otherwise run, under a harmless name,
+// in later calls it never saw.
 const shellPrelude = `trap : INT
 __odin_watch() {
   local nonce=$1 secs=$2 grace=$3 sh=$4 line pg f pid k v ign rest sig=INT start
@@ -158,9 +164,15 @@ __odin_pre() {
   if (( $2 > 0 )); then __odin_watch "$1" "$2" "$3" "$$" & __odin_wd=$!; disown "$__odin_wd" 2>/dev/null; fi
 }
 __odin_post() {
-  local s=$2
+  local s=$2 f dropped=
   [[ -n $__odin_wd ]] && kill -KILL "$__odin_wd" 2>/dev/null
   __odin_wd=
+  while read -r _ _ f; do
+    [[ $f == __odin_* ]] && continue
+    unset -f "$f"; dropped+=" $f"
+  done < <(declare -F)
+  unalias -a 2>/dev/null
+  [[ -n $dropped ]] && printf '[odin: shell functions do not outlive the call that defines them (each call is checked on its own); dropped:%s]\n' "$dropped"
   printf '\n%s\n' "$1"
   printf '\1%s done %d %s\0' "$1" "$s" "$PWD" >&2
 }
@@ -284,7 +296,10 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 	grace := max(1, int(math.Ceil(x.opts.KillGrace.Seconds())))
 	switch action {
 	case shellRun:
-		script = fmt.Sprintf("__odin_pre %s %d %d; eval %s </dev/null 2>&1; __odin_post %s $?\n", nonce, secs, grace, bashQuote(in.Command), nonce)
+		// Traps are reset at the top level: a function cannot clear a
+		// DEBUG trap for its caller.
+		script = fmt.Sprintf("__odin_pre %s %d %d; eval %s </dev/null 2>&1; __odin_st=$?; trap - DEBUG RETURN ERR EXIT; trap : INT; __odin_post %s $__odin_st\n",
+			nonce, secs, grace, bashQuote(in.Command), nonce)
 	case shellJobs:
 		script = fmt.Sprintf("__odin_pre %s 0 0; jobs -l 2>&1; __odin_post %s $?\n", nonce, nonce)
 	case shellKill:
