@@ -125,6 +125,7 @@ func NewPython(opts ExecuteCommandOptions, sessions *Sessions) tool.Tool {
 	if sessions == nil {
 		sessions = NewSessions()
 	}
+	sessions.init()
 	x := &pythonTool{opts: opts, pool: sessions.pythons}
 	schema := tool.WithSchema(func(s *jsonschema.Schema) {
 		setMinimum(s, "timeout", 0)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,19 +58,24 @@ type ShellOutcome struct {
 
 // Sessions owns the interpreters of ShellSession and Python: one per
 // agent run and tool, killed when the run ends (tool.Env.Done) and all of
-// them on Close. It is safe for concurrent use.
+// them on Close. The zero value is ready to use; it is safe for
+// concurrent use and must not be copied.
 type Sessions struct {
+	once            sync.Once
 	shells, pythons *sessionPool
 }
 
 // NewSessions returns an empty Sessions.
-func NewSessions() *Sessions {
-	return &Sessions{shells: newSessionPool(), pythons: newSessionPool()}
+func NewSessions() *Sessions { return &Sessions{} }
+
+func (s *Sessions) init() {
+	s.once.Do(func() { s.shells, s.pythons = newSessionPool(), newSessionPool() })
 }
 
 // Close kills every session and refuses new ones: call it when the tool
 // set is done with (Odin's exit).
 func (s *Sessions) Close() {
+	s.init()
 	s.shells.Close()
 	s.pythons.Close()
 }
@@ -89,6 +95,7 @@ func NewShellSession(opts ExecuteCommandOptions, sessions *Sessions) tool.Tool {
 	if sessions == nil {
 		sessions = NewSessions()
 	}
+	sessions.init()
 	x := &shellTool{opts: opts, pool: sessions.shells}
 	schema := tool.WithSchema(func(s *jsonschema.Schema) {
 		setMinimum(s, "timeout", 0)

@@ -175,6 +175,10 @@ type app struct {
 	repoMapPool  *repomap.Pool
 	repoMapCtx   context.Context // cancelled when the app closes
 
+	// sessions are ShellSession's shells and Python's interpreters, one
+	// set per app, killed when it closes.
+	sessions tools.Sessions
+
 	// plugins are the enabled plugins whose parts this app uses
 	// (plugin.go); disabled ones are not here.
 	plugins     []*plugin.Plugin
@@ -403,6 +407,7 @@ func loadApp(g *globalFlags) (*app, error) {
 }
 
 func (a *app) Close() {
+	a.sessions.Close()
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		_ = a.closers[i].Close()
 	}
@@ -643,9 +648,7 @@ func (a *app) baseTools() tools.Set {
 	opts.RepoMaps = a.repoMaps()
 	// ShellSession's shells and Python's interpreters die with the app
 	// (and, after a kill -9, with their sandbox's parent).
-	sessions := tools.NewSessions()
-	opts.Sessions = sessions
-	a.closers = append(a.closers, closerFunc(sessions.Close))
+	opts.Sessions = &a.sessions
 	webOpts := []web.Option{web.WithVersion(versionString()), web.WithLaunch(a.helperLaunch)}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {
