@@ -47,9 +47,18 @@ func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 				return false
 			}
 		}
+		if slices.Contains(statefulTools, info.Name) && (mode.ReadOnly() || def != nil && len(def.CommandPatterns) > 0) {
+			return false
+		}
 		return modeAllows(mode, info.Class)
 	})
 }
+
+// statefulTools keep a process for the run that can always write inside
+// its sandbox: read-only modes do not offer them (ExecuteCommand, checked
+// line by line, serves there), nor do agents held to command patterns,
+// which a persistent shell or an interpreter would get around.
+var statefulTools = []string{tools.NameShellSession, tools.NamePython}
 
 // orchestratorOmits are the built-in tools the Orchestrator's model is not
 // offered: every request of a session pays for their definitions, and the
@@ -57,7 +66,9 @@ func filterTools(all tools.Set, def *AgentDefinition, mode messages.Mode, specia
 // Glob; RepoMap's map comes with the first message of a session (built
 // with the session's own RepoMap, see firstTurnMap), and the search agent
 // maps further. The specialists that explore keep both (see Builtins).
-var orchestratorOmits = []string{tools.NameTree, tools.NameRepoMap}
+// ShellSession and Python are the specialists' (their run is a task; the
+// Orchestrator has ExecuteCommand).
+var orchestratorOmits = []string{tools.NameTree, tools.NameRepoMap, tools.NameShellSession, tools.NamePython}
 
 // optIn are the built-in tools an agent gets only when its tools list
 // names them ("*" does not cover them; the Orchestrator goes without):

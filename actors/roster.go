@@ -217,6 +217,10 @@ var (
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
 	asking = []string{NameResearchRequest}
+	// shellSession is the persistent shell (issue #36) Code, Test and QA
+	// get; Python is opt-in (tools:). Read-only modes drop both (see
+	// statefulTools).
+	shellSession = []string{"ShellSession"}
 )
 
 func list(groups ...[]string) []string {
@@ -240,8 +244,8 @@ func Builtins() []*AgentDefinition {
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking, []string{"TodoWrite"}),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
-			Description: "Implements changes: writes and edits code following the project's conventions. Cannot run commands.",
-			Tools:       list(lookup, mapping, writeTools, thinking, asking),
+			Description: "Implements changes: writes and edits code following the project's conventions; tries them in its own shell session.",
+			Tools:       list(lookup, mapping, writeTools, thinking, asking, shellSession),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
@@ -249,7 +253,7 @@ func Builtins() []*AgentDefinition {
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
-			Tools:       list(readTools, writeTools, []string{"ExecuteCommand", "TodoWrite"}), WriteScope: WriteTests,
+			Tools:       list(readTools, writeTools, []string{"ExecuteCommand", "TodoWrite"}, shellSession), WriteScope: WriteTests,
 			Report: "test", Role: RoleTester},
 		{Name: "docs", Template: prompts.Docs, Model: "small", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Writes and updates documentation files (README, guides, changelogs).",
@@ -257,7 +261,7 @@ func Builtins() []*AgentDefinition {
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list(lookup, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking),
+			Tools:       list(lookup, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",
@@ -593,6 +597,7 @@ var foreignTools = map[string]string{
 	"webfetch": "WebFetch", "web_fetch": "WebFetch", "web_browser": "WebBrowser",
 	"WebSearch": "WebSearch", "websearch": "WebSearch", "google_web_search": "WebSearch",
 	"todowrite": "TodoWrite", "write_todos": "TodoWrite",
+	"bash_session": "ShellSession", "python": "Python",
 }
 
 // Model aliases of other agent formats.

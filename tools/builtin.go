@@ -28,6 +28,8 @@ const (
 	NameContextSummarizer = "ContextSummarizer"
 	NameRepoMap           = "RepoMap"
 	NameInitTool          = "InitTool"
+	NameShellSession      = "ShellSession"
+	NamePython            = "Python"
 )
 
 // BuiltinOptions configure the built-in tools.
@@ -46,6 +48,10 @@ type BuiltinOptions struct {
 	// Browsers are WebBrowser's browsers, one per agent run; WebBrowser is
 	// left out when it is nil. Agents get it only by name (opt-in).
 	Browsers *browser.Pool
+	// Sessions holds ShellSession's shells and Python's interpreters (one
+	// per agent run); its owner closes it at exit. Nil gives the two tools
+	// a set of their own that lives as long as the process.
+	Sessions *Sessions
 }
 
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
@@ -70,6 +76,8 @@ func Builtin(opts BuiltinOptions) Set {
 		NewMultiEdit(),
 		NewInitTool(),
 		NewExecuteCommand(opts.ExecuteCommand),
+		NewShellSession(opts.ExecuteCommand, opts.Sessions),
+		NewPython(opts.ExecuteCommand, opts.Sessions),
 		NewTodoWrite(),
 		NewThink(),
 		NewContextSummarizer(),

@@ -53,3 +53,18 @@ func PanicResult(ctx context.Context, name string, p any, stack []byte) tool.Res
 	return tool.Result{IsError: true, Output: fmt.Sprintf(
 		"%s failed with an internal error in Odin (panic: %v); the call was not completed. This is a bug in Odin, not in the input; try another way to do it.", name, p)}
 }
+
+// Unwrap returns the tool w decorates, so that a decorator further out can
+// reach an optional interface of the tool inside (tool.WorkDirer).
+func (w wrapped) Unwrap() tool.Tool { return w.Tool }
+
+// innermost unwraps t's decorators down to the tool they decorate.
+func innermost(t tool.Tool) tool.Tool {
+	for {
+		u, ok := t.(interface{ Unwrap() tool.Tool })
+		if !ok {
+			return t
+		}
+		t = u.Unwrap()
+	}
+}

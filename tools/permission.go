@@ -16,6 +16,16 @@ func WithPermission(p tool.Permission) func(tool.Tool) tool.Tool {
 	}
 	return func(t tool.Tool) tool.Tool {
 		return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
+			// A tool with a working directory of its own is checked
+			// where its command runs, not in the project root.
+			// Any other tool is checked in the root, whatever ctx carries.
+			d := ""
+			if wd, ok := innermost(t).(tool.WorkDirer); ok && env != nil {
+				d = wd.WorkDir(env)
+			}
+			if d != "" || tool.WorkDir(ctx) != "" {
+				ctx = tool.WithWorkDir(ctx, d)
+			}
 			if err := p.Authorize(ctx, env, t.Info(), input); err != nil {
 				if tool.IsDenied(err) {
 					return tool.Result{Output: err.Error(), IsError: true, Denied: true}, nil

@@ -62,6 +62,9 @@ func TestSchemasGolden(t *testing.T) {
 			}
 			inner = w.Tool
 		}
+		if s, ok := inner.(*shellSessionTool); ok {
+			inner = s.Tool
+		}
 		derived, ok, err := tool.DerivedSchema(inner)
 		if !ok || err != nil {
 			t.Fatalf("%s: schema not derivable (built with New: %v): %v", info.Name, ok, err)
@@ -199,7 +202,7 @@ func TestBuiltin(t *testing.T) {
 		NameLS: tool.ClassRead, NameGlob: tool.ClassRead, NameGrep: tool.ClassRead, NameTree: tool.ClassRead,
 		NameReadFile: tool.ClassRead, NameGitDiff: tool.ClassRead, NameTodoWrite: tool.ClassRead, NameThink: tool.ClassRead, NameContextSummarizer: tool.ClassRead,
 		NameWriteFile: tool.ClassWrite, NameEditTool: tool.ClassWrite, NameMultiEditTool: tool.ClassWrite, NameInitTool: tool.ClassWrite, NameRepoMap: tool.ClassRead,
-		NameExecuteCommand: tool.ClassExecute, NameWebFetch: tool.ClassWeb, NameWebSearch: tool.ClassWeb,
+		NameExecuteCommand: tool.ClassExecute, NameShellSession: tool.ClassExecute, NamePython: tool.ClassExecute, NameWebFetch: tool.ClassWeb, NameWebSearch: tool.ClassWeb,
 		NameWebBrowser: tool.ClassWeb,
 	}
 	gotClass := map[string]tool.Class{}

@@ -186,6 +186,9 @@ type app struct {
 
 	browsersOnce sync.Once
 	browserPool  *browser.Pool // WebBrowser's browsers (browser.go)
+	// sessions are ShellSession's shells and Python's interpreters, one
+	// set per app, killed when it closes.
+	sessions tools.Sessions
 
 	// plugins are the enabled plugins whose parts this app uses
 	// (plugin.go); disabled ones are not here.
@@ -415,6 +418,7 @@ func loadApp(g *globalFlags) (*app, error) {
 }
 
 func (a *app) Close() {
+	a.sessions.Close()
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		_ = a.closers[i].Close()
 	}
@@ -658,6 +662,9 @@ func (a *app) baseTools() tools.Set {
 	}
 	opts.RepoMaps = a.repoMaps()
 	opts.Browsers = a.browsers()
+	// ShellSession's shells and Python's interpreters die with the app
+	// (and, after a kill -9, with their sandbox's parent).
+	opts.Sessions = &a.sessions
 	webOpts := []web.Option{web.WithVersion(versionString()), web.WithLaunch(a.helperLaunch)}
 	var cache web.Cache = web.NewMemoryCache(0)
 	if st, err := a.openStore(context.Background()); err == nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -78,6 +79,16 @@ func (c *Commands) WithGuard(g *Guard) *Commands {
 // Check classifies command for mode without asking anyone. An unknown or
 // empty mode is treated as ask mode.
 func (c *Commands) Check(command string, mode messages.Mode) Verdict {
+	return c.CheckIn(command, "", mode)
+}
+
+// CheckIn is Check for a shell whose working directory is cwd (a
+// persistent session that cd'd elsewhere): relative paths, cd and the
+// root-only rules start from cwd. An empty cwd is the project root.
+func (c *Commands) CheckIn(command, cwd string, mode messages.Mode) Verdict {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		cwd = c.guard.root
+	}
 	w := &walker{c: c, ro: mode != messages.ModeEdit, mode: mode}
 	if w.mode == "" {
 		w.mode = messages.ModeAsk
@@ -86,7 +97,7 @@ func (c *Commands) Check(command string, mode messages.Mode) Verdict {
 		w.deny(RuleUnresolvable, command, "the command is empty")
 		return w.v
 	}
-	w.script(command, &scope{cwds: []string{c.guard.root}}, command)
+	w.script(command, &scope{cwds: []string{filepath.Clean(cwd)}}, command)
 	return w.v
 }
 

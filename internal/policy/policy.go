@@ -124,6 +124,9 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 			info.Name, mode, RuleMode)}
 	case tool.ClassExecute:
 		command := stringField(input, "command")
+		if code := stringField(input, "code"); strings.TrimSpace(command) == "" && strings.TrimSpace(code) != "" {
+			return p.authorizeSnippet(ctx, env, info, code, mode)
+		}
 		if strings.TrimSpace(command) == "" {
 			if json.Valid(input) {
 				// Nothing would run: let the tool's own validation say
@@ -134,7 +137,8 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 				"Permission denied: %s needs a non-empty \"command\" string to be checked.", info.Name)}
 		}
 		g := p.GuardFor(env.Agent, env.AgentID)
-		v := p.commands.WithGuard(g).Check(command, mode)
+		// A persistent shell is checked in the directory it is in.
+		v := p.commands.WithGuard(g).CheckIn(command, tool.WorkDir(ctx), mode)
 		switch v.Action {
 		case Allow:
 			return nil
@@ -151,6 +155,28 @@ func (p *Policy) Authorize(ctx context.Context, env *tool.Env, info tool.Info, i
 		return p.authorizeMCP(ctx, env, info, input)
 	}
 	return &Denial{Rule: RuleMode, Subject: info.Name, Message: fmt.Sprintf("Permission denied: %s has an unknown tool class %q.", info.Name, info.Class)}
+}
+
+// authorizeSnippet decides a code snippet of an execute-class tool (the
+// Python tool's "code"): its effects cannot be checked statically, so it
+// is decided as running `python3` itself would be — refused in ask and
+// plan mode, asked in edit mode unless permissions.allowed_commands allow
+// python3 — with the snippet shown to the user.
+func (p *Policy) authorizeSnippet(ctx context.Context, env *tool.Env, info tool.Info, code string, mode messages.Mode) error {
+	g := p.GuardFor(env.Agent, env.AgentID)
+	v := p.commands.WithGuard(g).Check("python3", mode)
+	switch v.Action {
+	case Allow:
+		return nil
+	case Deny:
+		return approve.DenialOf(v, "python3 (snippet)", info.Name)
+	}
+	return approve.RequestApproval(ctx, p.memory, Request{
+		Kind:    KindCommand,
+		Tool:    info.Name,
+		Subject: "python3 <<'EOF'\n" + code + "\nEOF",
+		Origin:  g.origin,
+	}, v)
 }
 
 // mcpPrefix starts MCP tool names and the patterns that allow them.

@@ -100,6 +100,10 @@ type Env struct {
 	// writes test files only) writes them through the write tools, whose
 	// guard enforces the confinement, never through a command.
 	ReadOnlyCommands bool
+	// Done, when set, is closed when the agent run ends: state a tool keeps
+	// for the run (ShellSession's shell, Python's interpreter) goes with
+	// it. Nil means the state lives until the tool set is closed.
+	Done <-chan struct{}
 }
 
 // Editor reads and writes text files through an editor's buffers (the
