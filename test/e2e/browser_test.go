@@ -311,14 +311,9 @@ func waitGone(procs []int) []int {
 func alive(procs []int) []int {
 	var out []int
 	for _, pid := range procs {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
+		if pidRunning(pid) {
+			out = append(out, pid)
 		}
-		if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			continue
-		}
-		out = append(out, pid)
 	}
 	return out
 }

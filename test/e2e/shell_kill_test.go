@@ -80,10 +80,10 @@ func TestShellSessionDiesWithKilledOdin(t *testing.T) {
 	_ = cmd.Wait()
 	gone := time.Now().Add(10 * time.Second)
 	for _, p := range pids {
-		for alive(p) && time.Now().Before(gone) {
+		for pidRunning(p) && time.Now().Before(gone) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if alive(p) {
+		if pidRunning(p) {
 			t.Errorf("process %d (%s) outlived odin's SIGKILL", p, names[p])
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
@@ -136,8 +136,8 @@ func procName(pid int) string {
 	return strings.TrimSpace(string(b))
 }
 
-// alive reports whether pid runs (a zombie does not).
-func alive(pid int) bool {
+// pidRunning reports whether pid runs (a zombie does not).
+func pidRunning(pid int) bool {
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
