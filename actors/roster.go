@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/config/skills"
 	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/messages"
@@ -122,7 +123,7 @@ type Roster struct {
 	agents   []*AgentDefinition
 	byName   map[string]*AgentDefinition
 	byRole   map[Role]*AgentDefinition
-	skills   []Skill
+	skills   []skills.Skill
 	warnings []string
 }
 
@@ -136,7 +137,7 @@ func (r *Roster) Warnings() []string { return slices.Clone(r.warnings) }
 func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
 
 // Skills are the skills found in RosterOptions.SkillDirs, by name.
-func (r *Roster) Skills() []Skill { return slices.Clone(r.skills) }
+func (r *Roster) Skills() []skills.Skill { return slices.Clone(r.skills) }
 
 // Get returns the named agent.
 func (r *Roster) Get(name string) (*AgentDefinition, bool) {
@@ -413,12 +414,12 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	}
 	r.byRole = byRole
 	r.warnings = append(r.warnings, roleWarnings...)
-	skills, skillWarnings := loadSkills(opts.SkillDirs)
-	r.skills = skills
+	found, skillWarnings := skills.Load(opts.SkillDirs)
+	r.skills = found
 	r.warnings = append(r.warnings, skillWarnings...)
 	for _, a := range r.agents {
 		for _, name := range a.Skills {
-			if name != "*" && !slices.ContainsFunc(skills, func(sk Skill) bool { return sk.Name == name }) {
+			if name != "*" && !slices.ContainsFunc(found, func(sk skills.Skill) bool { return sk.Name == name }) {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", sourceFile(a), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
 			}
 		}
