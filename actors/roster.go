@@ -1,14 +1,13 @@
 package actors
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,11 +16,10 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/odin-code/odin/config"
-	"github.com/odin-code/odin/internal/compat"
-	"github.com/odin-code/odin/internal/workspace"
+	"github.com/odin-code/odin/config/agents"
+	"github.com/odin-code/odin/config/skills"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
 	"github.com/odin-code/odin/tools/tool"
@@ -127,7 +125,7 @@ type Roster struct {
 	agents   []*AgentDefinition
 	byName   map[string]*AgentDefinition
 	byRole   map[Role]*AgentDefinition
-	skills   []Skill
+	skills   []skills.Skill
 	warnings []string
 }
 
@@ -141,7 +139,7 @@ func (r *Roster) Warnings() []string { return slices.Clone(r.warnings) }
 func (r *Roster) Agents() []*AgentDefinition { return slices.Clone(r.agents) }
 
 // Skills are the skills found in RosterOptions.SkillDirs, by name.
-func (r *Roster) Skills() []Skill { return slices.Clone(r.skills) }
+func (r *Roster) Skills() []skills.Skill { return slices.Clone(r.skills) }
 
 // Get returns the named agent.
 func (r *Roster) Get(name string) (*AgentDefinition, bool) {
@@ -270,7 +268,8 @@ func Builtins() []*AgentDefinition {
 	}
 }
 
-var agentName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]{0,40}$`) })
+// agentName is the form of an agent's and a skill's name.
+var agentName = agents.ValidName
 
 // RosterError is an invalid roster entry: where it is, which agent, which
 // key, and what is wrong.
@@ -427,12 +426,12 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	}
 	r.byRole = byRole
 	r.warnings = append(r.warnings, roleWarnings...)
-	skills, skillWarnings := loadSkills(opts.SkillDirs)
-	r.skills = skills
+	found, skillWarnings := skills.Load(opts.SkillDirs)
+	r.skills = found
 	r.warnings = append(r.warnings, skillWarnings...)
 	for _, a := range r.agents {
 		for _, name := range a.Skills {
-			if name != "*" && !slices.ContainsFunc(skills, func(sk Skill) bool { return sk.Name == name }) {
+			if name != "*" && !slices.ContainsFunc(found, func(sk skills.Skill) bool { return sk.Name == name }) {
 				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", sourceFile(a), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
 			}
 		}
@@ -584,286 +583,90 @@ func sortedKeys(m map[string]bool) []string {
 	return out
 }
 
-// Tool names used by other agent formats (Claude Code, opencode, Gemini
-// CLI), mapped to Odin's, so existing agent files work unchanged.
-var foreignTools = map[string]string{
-	"Read": "ReadFile", "read": "ReadFile", "read_file": "ReadFile",
-	"Write": "WriteFile", "write": "WriteFile", "write_file": "WriteFile",
-	"Edit": "EditTool", "edit": "EditTool", "replace": "EditTool",
-	"MultiEdit": "MultiEditTool", "multiedit": "MultiEditTool",
-	"Bash": "ExecuteCommand", "bash": "ExecuteCommand", "run_shell_command": "ExecuteCommand",
-	"grep": "Grep", "search_file_content": "Grep",
-	"glob": "Glob", "ls": "LS", "list_directory": "LS",
-	"webfetch": "WebFetch", "web_fetch": "WebFetch", "web_browser": "WebBrowser",
-	"WebSearch": "WebSearch", "websearch": "WebSearch", "google_web_search": "WebSearch",
-	"todowrite": "TodoWrite", "write_todos": "TodoWrite",
-	"bash_session": "ShellSession", "python": "Python",
-}
-
-// Model aliases of other agent formats.
-var foreignModels = map[string]string{
-	"inherit": "main", "sonnet": "main", "opus": "main", "haiku": "small",
-}
-
-type agentFrontMatter struct {
-	Name            string     `yaml:"name"`
-	Description     string     `yaml:"description"`
-	Tools           toolList   `yaml:"tools"`
-	DisallowedTools stringList `yaml:"disallowed_tools"`
-	Model           string     `yaml:"model"`
-	Timeout         string     `yaml:"timeout"`
-	MaxTurns        int        `yaml:"max_turns"`
-	MaxTokens       int64      `yaml:"max_tokens"`
-	// Seed 001's agent definition fields (see config.Agent).
-	Role             string              `yaml:"role"`
-	Report           string              `yaml:"report"`
-	PermissionMode   string              `yaml:"permission_mode"`
-	CriticalReminder string              `yaml:"critical_reminder"`
-	Color            string              `yaml:"color"`
-	Skills           stringList          `yaml:"skills"`
-	Sandbox          config.AgentSandbox `yaml:"sandbox"`
-	Budget           config.Budget       `yaml:"budget"`
-	Isolation        string              `yaml:"isolation"`
-	Placement        string              `yaml:"placement"`
-	// Accepted for compatibility with other formats; Odin ignores them
-	// (opencode's permission, disable and top_p included: the session's
-	// policy and the roster decide those).
-	Mode        string `yaml:"mode"`
-	Temperature any    `yaml:"temperature"`
-	TopP        any    `yaml:"top_p"`
-	Permission  any    `yaml:"permission"`
-	Disable     bool   `yaml:"disable"`
-	// Claude Code's permissionMode (default, acceptEdits, plan,
-	// bypassPermissions) maps onto permission_mode.
-	ClaudePermissionMode string `yaml:"permissionMode"`
-}
-
-// stringList accepts a YAML list or a comma-separated string ("Read, Grep")
-// or, as opencode writes it, a map of tool name to enabled.
-type stringList []string
-
-func (s *stringList) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		for _, part := range strings.Split(n.Value, ",") {
-			if p := strings.TrimSpace(part); p != "" {
-				*s = append(*s, p)
-			}
-		}
-		return nil
-	case yaml.SequenceNode:
-		var l []string
-		if err := n.Decode(&l); err != nil {
-			return err
-		}
-		*s = l
-		return nil
-	}
-	return fmt.Errorf("line %d: want a list of tool names", n.Line)
-}
-
-// toolList is an agent file's tools: a list or comma-separated string of
-// the tools allowed, or, as opencode writes it, a map of toggles over
-// every tool ({write: false, bash: false} is all tools but those two;
-// with "*": false only the tools switched on).
-type toolList struct {
-	allow stringList
-	off   []string
-}
-
-func (t *toolList) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.MappingNode {
-		return t.allow.UnmarshalYAML(n)
-	}
-	var m map[string]bool
-	if err := n.Decode(&m); err != nil {
-		return fmt.Errorf("line %d: want a list of tool names or a map of tool name to true or false", n.Line)
-	}
-	all, starSet := m["*"]
-	if !starSet {
-		all = true
-	}
-	for k, on := range m {
-		switch {
-		case k == "*":
-		case on && !all:
-			t.allow = append(t.allow, k)
-		case !on:
-			t.off = append(t.off, k)
-		}
-	}
-	if all {
-		t.allow = stringList{"*"}
-	}
-	sort.Strings(t.allow)
-	sort.Strings(t.off)
-	return nil
-}
-
-func parseAgentFile(path, rel string) (*AgentDefinition, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("agents: %w", err)
-	}
-	base := strings.TrimSuffix(filepath.Base(path), ".md")
-	rerr := func(key, problem string) error {
-		return &RosterError{File: rel, Agent: base, Key: key, Problem: problem}
-	}
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	if !strings.HasPrefix(text, "---\n") {
-		return nil, rerr("", "missing YAML front matter (a file starting with ---)")
-	}
-	head, body, ok := strings.Cut(text[4:], "\n---")
-	if !ok {
-		return nil, rerr("", "unterminated YAML front matter (no closing ---)")
-	}
-	body = strings.TrimPrefix(body, "\n")
-	var fm agentFrontMatter
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(head)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&fm); err != nil {
-		return nil, rerr("", "front matter: "+strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	name := fm.Name
-	if name == "" {
-		name = base
-	}
-	if !agentName().MatchString(name) {
-		return nil, rerr("name", fmt.Sprintf("invalid agent name %q: use lowercase letters, digits, '-' and '_'", name))
-	}
-	a := &AgentDefinition{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description),
-		Custom: strings.TrimSpace(body), Model: "main", Tools: []string{"*"}, userAllow: true, userDeny: true,
-		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: fm.MaxTokens}
-	rerr = func(key, problem string) error {
-		return &RosterError{File: rel, Agent: name, Key: key, Problem: problem}
-	}
-	if a.Description == "" {
-		return nil, rerr("description", "required (say when to use the agent)")
-	}
-	if a.Custom == "" {
-		return nil, rerr("prompt", "the body after the front matter is the agent's prompt and must not be empty")
-	}
-	if len(fm.Tools.allow) > 0 {
-		var allow []string
-		allow, a.CommandPatterns = toolSpecs(fm.Tools.allow)
-		a.Tools = mapTools(allow)
-	}
-	if len(fm.DisallowedTools) > 0 || len(fm.Tools.off) > 0 {
-		a.DisallowedTools = mapTools(append(slices.Clone(fm.Tools.off), fm.DisallowedTools...))
-	}
-	if fm.Model != "" {
-		a.Model = fm.Model
-		if m, ok := foreignModels[fm.Model]; ok {
-			a.Model = m
-		}
-	}
-	if fm.Timeout != "" {
-		d, err := time.ParseDuration(fm.Timeout)
-		if err != nil || d <= 0 {
-			return nil, rerr("timeout", fmt.Sprintf("invalid duration %q (use e.g. 90s or 2m)", fm.Timeout))
-		}
-		a.Timeout = d
-		if a.MaxTimeout < d {
-			a.MaxTimeout = d
-		}
-	}
-	if fm.MaxTurns != 0 {
-		a.MaxTurns = fm.MaxTurns
-	}
-	if fm.Budget.Tokens < 0 || fm.Budget.ToolCalls < 0 || fm.Budget.Wall < 0 || fm.Budget.USD < 0 {
-		return nil, rerr("budget", "limits must not be negative")
-	}
-	a.Budget = budgetOf(fm.Budget)
-	if err := applyIsolation(a, fm.Isolation, rerr); err != nil {
-		return nil, err
-	}
-	pm := fm.PermissionMode
-	if pm == "" && fm.ClaudePermissionMode == "plan" {
-		pm = "plan"
-	}
-	if err := applyDefinitionFields(a, definitionFields{role: fm.Role, report: fm.Report, permissionMode: pm,
-		criticalReminder: fm.CriticalReminder, color: fm.Color, skills: fm.Skills, sandbox: fm.Sandbox}, rerr); err != nil {
-		return nil, err
-	}
-	if err := applyPlacement(a, fm.Placement, rerr); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
-
-// agentFiles parses the agent Markdown files of dirs (the project's
-// .odin/agents, .claude/agents), in order. A file that is a symlink
-// leading out of its directory is not read (the same resolver as ReadFile)
-// and is reported in the warnings; a file that does not parse is an error.
+// agentFiles parses the agent files of dirs (agents.Files) into roster
+// entries; the first invalid one is the error.
 func agentFiles(root string, dirs []string) ([]*AgentDefinition, []string, error) {
-	var out []*AgentDefinition
-	var warnings []string
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+	files, warnings, err := agents.Files(root, dirs)
+	if err != nil {
+		return nil, nil, rosterError(err)
+	}
+	out := make([]*AgentDefinition, 0, len(files))
+	for _, f := range files {
+		a, err := fromFile(f)
 		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return nil, nil, fmt.Errorf("agents: %w", err)
+			return nil, nil, err
 		}
-		realDir, err := workspace.Resolve("/", dir)
-		if err != nil {
-			return nil, nil, fmt.Errorf("agents: %w", err)
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			rel := path
-			if root != "" {
-				if r, err := filepath.Rel(root, path); err == nil {
-					rel = r
-				}
-			}
-			if real, err := workspace.Resolve("/", path); err != nil || !workspace.Within(realDir, real) {
-				warnings = append(warnings, fmt.Sprintf("%s: leads outside %s; not read", rel, dir))
-				continue
-			}
-			a, err := parseAgentFile(path, rel)
-			if err != nil {
-				return nil, nil, err
-			}
-			out = append(out, a)
-		}
+		out = append(out, a)
 	}
 	return out, warnings, nil
 }
 
-// userAgentFiles parses the agent files of the user's folders. Nothing
-// here is fatal: a folder that cannot be read or a file that does not
-// parse is a warning and is left out.
+// userAgentFiles parses the agent files of the user's folders
+// (agents.UserFiles); an entry that is invalid is a warning and left out.
 func userAgentFiles(dirs []string) ([]*AgentDefinition, []string) {
-	var out []*AgentDefinition
-	var warnings []string
-	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+	files, warnings := agents.UserFiles(dirs)
+	out := make([]*AgentDefinition, 0, len(files))
+	for _, f := range files {
+		a, err := fromFile(f)
 		if err != nil {
-			if !os.IsNotExist(err) {
-				warnings = append(warnings, fmt.Sprintf("agents: %v", err))
-			}
+			warnings = append(warnings, err.Error()+"; left out")
 			continue
 		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			a, err := parseAgentFile(path, path)
-			if err != nil {
-				warnings = append(warnings, err.Error()+"; left out")
-				continue
-			}
-			a.user = true
-			out = append(out, a)
-		}
+		out = append(out, a)
 	}
 	return out, warnings
+}
+
+// rosterError makes an agent file's *agents.Error a *RosterError, the
+// error LoadRoster documents.
+func rosterError(err error) error {
+	var fe *agents.Error
+	if errors.As(err, &fe) {
+		return &RosterError{File: fe.File, Agent: fe.Agent, Key: fe.Key, Problem: fe.Problem}
+	}
+	return err
+}
+
+// fromFile makes an agent file a roster entry: the defaults of a custom
+// agent under what the file sets, with its role, report, mode, colour,
+// skills and sandbox checked.
+func fromFile(f *agents.File) (*AgentDefinition, error) {
+	a := &AgentDefinition{Name: f.Name, Source: f.Source, Description: f.Description,
+		Custom: f.Prompt, Model: "main", Tools: []string{"*"}, userAllow: true, userDeny: true,
+		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: f.MaxTokens, user: f.User}
+	if f.Tools != nil {
+		a.Tools, a.CommandPatterns = f.Tools, f.CommandPatterns
+	}
+	if f.DisallowedTools != nil {
+		a.DisallowedTools = f.DisallowedTools
+	}
+	if f.Model != "" {
+		a.Model = f.Model
+	}
+	if f.Timeout != 0 {
+		a.Timeout = f.Timeout
+		if a.MaxTimeout < f.Timeout {
+			a.MaxTimeout = f.Timeout
+		}
+	}
+	if f.MaxTurns != 0 {
+		a.MaxTurns = f.MaxTurns
+	}
+	a.Budget = budgetOf(f.Budget)
+	rerr := func(key, problem string) error {
+		return &RosterError{File: f.Source, Agent: f.Name, Key: key, Problem: problem}
+	}
+	if err := applyIsolation(a, f.Isolation, rerr); err != nil {
+		return nil, err
+	}
+	if err := applyDefinitionFields(a, definitionFields{role: f.Role, report: f.Report, permissionMode: f.PermissionMode,
+		criticalReminder: f.CriticalReminder, color: f.Color, skills: f.Skills, sandbox: f.Sandbox}, rerr); err != nil {
+		return nil, err
+	}
+	if err := applyPlacement(a, f.Placement, rerr); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // agentTrustNote says why a project agent file needs trust, "" when it
@@ -923,53 +726,6 @@ func knownTools(a *AgentDefinition, key string, list []string, known map[string]
 		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.Source, key, t))
 	}
 	return out, warnings
-}
-
-// reToolSpec is a Claude Code tool with a rule: Bash(git diff:*).
-var reToolSpec = regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`)
-
-// toolSpecs splits Claude Code's tool specs off a tools list: Bash(...)
-// becomes ExecuteCommand restricted to the pattern; a spec of another tool
-// (Read(./docs/**), WebFetch(domain:x)) keeps the tool, whose own rules
-// then apply. A bare Bash beside Bash(...) lifts the restriction.
-func toolSpecs(in []string) (tools, patterns []string) {
-	bare := false
-	for _, t := range in {
-		m := reToolSpec.FindStringSubmatch(t)
-		switch {
-		case m == nil:
-			if t == "Bash" || t == "bash" {
-				bare = true
-			}
-			tools = append(tools, t)
-		case m[1] == "Bash":
-			tools = append(tools, "Bash")
-			if p := strings.TrimSpace(m[2]); p != "" && p != "*" {
-				patterns = append(patterns, compat.BashPattern(p))
-			} else {
-				bare = true
-			}
-		default:
-			tools = append(tools, m[1])
-		}
-	}
-	if bare {
-		patterns = nil
-	}
-	return tools, patterns
-}
-
-func mapTools(in []string) []string {
-	out := make([]string, 0, len(in))
-	for _, t := range in {
-		if m, ok := foreignTools[t]; ok {
-			t = m
-		}
-		if !slices.Contains(out, t) {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // applyIsolation sets an agent's isolation from its definition: "worktree",

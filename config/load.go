@@ -675,12 +675,12 @@ func restoreCase(v reflect.Value, trees []any) {
 // project file that wait for `odin trust` — every value that can run code,
 // send data or a key somewhere, change the model endpoint, loosen the mode
 // or replace a built-in agent — with their values. lower are the layers
-// beneath the project file. Each key belongs to one of two classes:
+// beneath the project file. Which keys are gated, and by which rule, is
+// the schema's table trustRules (trustkeys.go); each gated key belongs to
+// one of two classes:
 //
-//   - needs trust when the project sets it (the list below: commands,
-//     directories, hosts, unix sockets, hooks, files Odin writes, QA
-//     checks, web search);
-//     adding such a key is one line in that list;
+//   - needs trust when the project sets it (commands, directories, hosts,
+//     unix sockets, hooks, files Odin writes, QA checks, web search);
 //   - needs trust when it widens what the lower layers chose: a provider
 //     endpoint, key variable or headers that differ (any change of where
 //     the conversation or a key goes), a provider or model that resolves
@@ -693,183 +693,7 @@ func restoreCase(v reflect.Value, trees []any) {
 //
 // Keys with empty values do not widen. The items are sorted by key.
 func widening(project map[string]any, lower []map[string]any, root string) []TrustItem {
-	var items []TrustItem
-	addNote := func(note string, parts ...string) {
-		items = append(items, newTrustItem(parts, at(project, parts...), note))
-	}
-	add := func(parts ...string) { addNote("", parts...) }
-	for _, parts := range [][]string{
-		{"permissions", "allowed_commands"},
-		{"permissions", "additional_dirs"},
-		{"permissions", "network", "allowed_domains"},
-		{"permissions", "network", "allow_unix_sockets"},
-		{"permissions", "env"},
-		{"web", "allow_hosts"},
-		{"web", "search"},
-		{"log", "file"},
-		{"store", "path"},
-		{"quality", "build"},
-		{"quality", "lint"},
-		{"quality", "test"},
-		{"quality", "format"},
-		{"quality", "coverage"},
-	} {
-		if nonEmpty(at(project, parts...)) {
-			add(parts...)
-		}
-	}
-	agentNets, _ := at(project, "permissions", "network", "agents").(map[string]any)
-	for _, name := range sortedKeys(agentNets) {
-		if nonEmpty(at(agentNets, name, "allowed_domains")) {
-			add("permissions", "network", "agents", name, "allowed_domains")
-		}
-	}
-	// Turning the sandbox off (or down to Landlock) widens what commands may do.
-	if sandboxWidens(at(project, "permissions", "sandbox")) {
-		add("permissions", "sandbox")
-	}
-	hooks, _ := project["hooks"].(map[string]any)
-	for _, event := range sortedKeys(hooks) {
-		if nonEmpty(hooks[event]) {
-			add("hooks", event)
-		}
-	}
-	lowerString := func(parts ...string) string {
-		s := ""
-		for _, t := range lower {
-			if v, ok := at(t, parts...).(string); ok {
-				s = v
-			}
-		}
-		return s
-	}
-	lowerHas := func(parts ...string) bool {
-		return slices.ContainsFunc(lower, func(t map[string]any) bool { return at(t, parts...) != nil })
-	}
-	changes := func(parts ...string) bool {
-		v, ok := at(project, parts...).(string)
-		return ok && v != "" && v != lowerString(parts...)
-	}
-
-	// Where the conversation and the keys go.
-	providers, _ := project["providers"].(map[string]any)
-	for _, name := range sortedKeys(providers) {
-		if !lowerHas("providers", name) {
-			if nonEmpty(providers[name]) {
-				addNote("a model endpoint defined by the project", "providers", name)
-			}
-			continue
-		}
-		for _, k := range []string{"base_url", "api_key_env"} {
-			if changes("providers", name, k) {
-				add("providers", name, k)
-			}
-		}
-		if h, _ := at(project, "providers", name, "headers").(map[string]any); nonEmpty(h) {
-			add("providers", name, "headers")
-		}
-	}
-	if changes("provider") {
-		add("provider")
-	}
-	// A model's provider is model_info.<id>.provider, else the top-level one.
-	providerOf := func(id string) string {
-		if p := lowerString("model_info", id, "provider"); p != "" {
-			return p
-		}
-		return lowerString("provider")
-	}
-	infos, _ := project["model_info"].(map[string]any)
-	for _, id := range sortedKeys(infos) {
-		if p, ok := at(project, "model_info", id, "provider").(string); ok && p != "" && p != providerOf(id) {
-			addNote("serves this model from another provider", "model_info", id, "provider")
-		}
-	}
-	for _, role := range []string{"main", "small"} {
-		if id, ok := at(project, "models", role).(string); ok && id != "" &&
-			providerOf(id) != providerOf(lowerString("models", role)) {
-			addNote("a model served by another provider", "models", role)
-		}
-	}
-
-	// Lists that make review and QA mandatory: dropping an entry of the
-	// user's (or the default) list lets a change skip the gate.
-	lowerList := func(parts ...string) []string {
-		var out []string
-		for _, t := range lower {
-			switch v := at(t, parts...).(type) {
-			case []string:
-				out = v
-			case []any:
-				out = nil
-				for _, x := range v {
-					if str, ok := x.(string); ok {
-						out = append(out, str)
-					}
-				}
-			}
-		}
-		return out
-	}
-	for _, k := range []string{"risk_paths", "public_api"} {
-		proj, ok := at(project, "quality", k).([]string)
-		if !ok {
-			continue
-		}
-		var dropped []string
-		for _, g := range lowerList("quality", k) {
-			if !slices.Contains(proj, g) {
-				dropped = append(dropped, g)
-			}
-		}
-		if len(dropped) > 0 {
-			addNote("drops "+strings.Join(dropped, ", ")+", so such changes skip the mandatory review", "quality", k)
-		}
-	}
-
-	// A mode less restrictive than the user's.
-	if m, ok := project["mode"].(string); ok && modeRank(m) > modeRank(lowerString("mode")) {
-		addNote("less restrictive than "+strconv.Quote(lowerString("mode")), "mode")
-	}
-
-	agents, _ := project["agents"].(map[string]any)
-	for _, name := range sortedKeys(agents) {
-		builtin := slices.Contains(BuiltinAgents(), name)
-		if builtin {
-			for _, k := range []string{"prompt", "prompt_file", "tools", "disallowed_tools", "disabled", "critical_reminder", "skills", "report"} {
-				v := at(project, "agents", name, k)
-				if b, isBool := v.(bool); (isBool && b) || (!isBool && nonEmpty(v)) {
-					addNote("changes the built-in "+name+" agent", "agents", name, k)
-				}
-			}
-		} else if pf, ok := at(project, "agents", name, "prompt_file").(string); ok && pf != "" && !within(root, pf) {
-			addNote("a prompt file outside the project", "agents", name, "prompt_file")
-		}
-		if m, ok := at(project, "agents", name, "model").(string); ok && m != "" && m != "main" && m != "small" {
-			addNote("a model other than models.main and models.small", "agents", name, "model")
-		}
-		// Taking a gate role replaces a built-in in the mandatory gate (a
-		// reviewer that approves everything), and a sandbox profile widens
-		// what the agent's commands reach.
-		if r, ok := at(project, "agents", name, "role").(string); ok && r != "" {
-			addNote("takes the "+r+" role from the built-in agent", "agents", name, "role")
-		}
-		if nonEmpty(at(project, "agents", name, "sandbox", "allowed_domains")) {
-			add("agents", name, "sandbox", "allowed_domains")
-		}
-		if nonEmpty(at(project, "agents", name, "sandbox", "allow_unix_sockets")) {
-			add("agents", name, "sandbox", "allow_unix_sockets")
-		}
-	}
-	// An MCP server runs a command or sends data to a URL: the whole entry
-	// (command, args, env, url, headers) is fingerprinted; a disabled one
-	// runs nothing, and enabling it changes the fingerprint.
-	servers, _ := at(project, "mcp", "servers").(map[string]any)
-	for _, name := range sortedKeys(servers) {
-		if d, _ := at(project, "mcp", "servers", name, "disabled").(bool); !d {
-			addNote("an MCP server: a command Odin would run or a URL it would send data to", "mcp", "servers", name)
-		}
-	}
+	items := trustItems(project, lower, root)
 	slices.SortFunc(items, func(a, b TrustItem) int { return strings.Compare(a.Key, b.Key) })
 	return items
 }

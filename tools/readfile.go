@@ -173,7 +173,7 @@ func readLines(ctx context.Context, r io.Reader, offset, limit int) (*readPage, 
 	)
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 			return nil, err
 		}
 		inWindow := lineNo >= offset && lineNo < offset+limit && !p.outputFull
@@ -182,7 +182,7 @@ func readLines(ctx context.Context, r io.Reader, offset, limit int) (*readPage, 
 			data = append(carry, chunk...)
 			carry = nil
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			data, carry = splitPartialRune(data)
 			carry = bytes.Clone(carry)
 		}
@@ -196,7 +196,7 @@ func readLines(ctx context.Context, r io.Reader, offset, limit int) (*readPage, 
 			}
 			runes += utf8.RuneCount(data)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}

@@ -614,7 +614,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard:    func(agent, taskID string) tool.PathGuard { return pol.GuardFor(agent, taskID) },
 		DenyRead: a.denyRead,
 		MCP:      mcpTools,
-		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: &changeSets{root: a.root}, Hooks: hooks,
+		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: newChangeSets(a.root, nil, ""), Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH, Remote: a.remote,
 		Worktrees: a.worktrees(),

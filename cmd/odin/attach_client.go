@@ -251,7 +251,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		if len(line) > maxSSELine {
 			return nil, fmt.Errorf("event stream: a line longer than %d bytes", maxSSELine)
 		}
-		if err == bufio.ErrBufferFull {
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
 		if err != nil {

@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/odin-code/odin/actors"
-	"github.com/odin-code/odin/internal/checkpoint"
+	"github.com/odin-code/odin/internal/changeset"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
-	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -251,7 +249,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		// runs stop it.
 		deps.Approver = busApprover
 	}
-	deps.Changes = &changeSets{root: a.root, st: st, session: id}
+	deps.Changes = newChangeSets(a.root, st, id)
 	sopts := actors.SessionOptions{ID: id, History: store.LLMMessages(history)}
 	if a.actors != nil {
 		sopts.System = a.actors.get(a.log)
@@ -288,115 +286,21 @@ func claimNode() string {
 	return fmt.Sprintf("%s/%d", host, os.Getpid())
 }
 
-// changeSets makes one checkpoint per turn that changes files. Each file is
-// saved to the store before its first change, so even a killed run can be
-// undone; the after-hashes are recorded when the turn ends.
-type changeSets struct {
-	root    string
-	st      store.Store
-	session string
+// changeSets adapts changeset.Sets to actors.ChangeSets: nothing below
+// cmd imports actors, so its interfaces are met here.
+type changeSets struct{ sets *changeset.Sets }
+
+func newChangeSets(root string, st store.Store, session string) changeSets {
+	return changeSets{&changeset.Sets{Root: root, Store: st, Session: session}}
 }
 
-func (c *changeSets) Begin(ctx context.Context, _ string, label string) actors.ChangeTracker {
-	t := &storedTracker{Tracker: checkpoint.NewTracker(c.root, label), sets: c, label: label}
-	return t
+func (c changeSets) Begin(_ context.Context, _ string, label string) actors.ChangeTracker {
+	return c.sets.Begin(label)
 }
 
-func (c *changeSets) Commit(ctx context.Context, ct actors.ChangeTracker) error {
-	t, ok := ct.(*storedTracker)
-	if !ok || c.st == nil {
-		return nil
-	}
-	t.mu.Lock()
-	id := t.checkpointID
-	t.mu.Unlock()
-	if id == "" {
-		return nil // nothing was written
-	}
-	hashes := map[string]string{}
-	for _, f := range t.Files() {
-		hashes[f.Path] = checkpoint.JoinHashes(f.AfterHashes)
-	}
-	return c.st.SetAfterHashes(ctx, id, hashes)
-}
-
-// storedTracker persists each snapshot as it is taken.
-type storedTracker struct {
-	*checkpoint.Tracker
-	sets  *changeSets
-	label string
-
-	mu           sync.Mutex
-	checkpointID string
-}
-
-func (t *storedTracker) BeforeWrite(path string) error {
-	fresh := false
-	if _, _, ok := t.Snapshot(path); !ok {
-		fresh = true
-	}
-	if err := t.Tracker.BeforeWrite(path); err != nil || !fresh || t.sets.st == nil {
-		return err
-	}
-	content, existed, _ := t.Snapshot(path)
-	ctx := context.Background()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.checkpointID == "" {
-		cp, err := t.sets.st.CreateCheckpoint(ctx, store.Checkpoint{SessionID: t.sets.session, Project: t.sets.root, Label: t.label})
-		if err != nil {
-			t.Tracker.Forget(path)
-			return fmt.Errorf("checkpoint: %w", err)
-		}
-		t.checkpointID = cp.ID
-	}
-	mode := t.Tracker.Mode(path)
-	_, err := t.sets.st.AddSnapshot(ctx, t.checkpointID, store.FileSnapshot{Path: path, Existed: existed, Mode: mode, Content: content})
-	if err != nil {
-		// The write is aborted; the next attempt must snapshot (and
-		// persist) again rather than find an in-memory snapshot only.
-		t.Tracker.Forget(path)
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
-}
-
-// IntendWrite records the content about to be written, in memory and in
-// the store, before the write: undo after a crash then knows Odin's
-// after-state. An error aborts the write.
-func (t *storedTracker) IntendWrite(path string, content []byte) error {
-	if err := t.Tracker.IntendWrite(path, content); err != nil || t.sets.st == nil {
-		return err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.checkpointID == "" {
-		return fmt.Errorf("checkpoint: no change set holds %s", path)
-	}
-	hashes := map[string]string{path: checkpoint.JoinHashes(t.Tracker.Intents(path))}
-	if err := t.sets.st.SetAfterHashes(context.Background(), t.checkpointID, hashes); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
-}
-
-// IntendDelete records, in memory and in the store, that path is about
-// to be removed (an isolated specialist's patch deleted it), so that undo
-// after a crash restores it rather than take it for someone else's change.
-func (t *storedTracker) IntendDelete(path string) error {
-	if err := t.Tracker.IntendDelete(path); err != nil || t.sets.st == nil {
-		return err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.checkpointID == "" {
-		return fmt.Errorf("checkpoint: no change set holds %s", path)
-	}
-	hashes := map[string]string{path: checkpoint.JoinHashes(t.Tracker.Intents(path))}
-	if err := t.sets.st.SetAfterHashes(context.Background(), t.checkpointID, hashes); err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	return nil
+func (c changeSets) Commit(ctx context.Context, ct actors.ChangeTracker) error {
+	t, _ := ct.(*changeset.Tracker)
+	return c.sets.Commit(ctx, t)
 }
 
 // undo restores the newest change set of the project that was not undone.
@@ -405,80 +309,17 @@ func (a *app) undo(ctx context.Context, force bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cp, err := st.LatestUnrestored(ctx, a.root)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", fmt.Errorf("nothing to undo in %s", a.root)
-	}
-	if err != nil {
-		return "", err
-	}
-	snaps, err := st.Snapshots(ctx, cp.ID)
-	if err != nil {
-		return "", err
-	}
-	files := make([]checkpoint.File, len(snaps))
-	for i, s := range snaps {
-		files[i] = checkpoint.File{Path: s.Path, Existed: s.Existed, Mode: s.Mode, Content: s.Content, AfterHashes: checkpoint.SplitHashes(s.HashAfter)}
-	}
-	outcomes, err := checkpoint.Restore(files, a.undoRoots(), force)
-	if err != nil {
-		return "", err
-	}
-	if err := st.MarkRestored(ctx, cp.ID, time.Now()); err != nil {
-		return "", err
-	}
-	n := 0
-	for _, o := range outcomes {
-		if o.Action != "unchanged" {
-			n++
-		}
-	}
-	when := cp.CreatedAt.Local().Format("2006-01-02 15:04")
-	msg := fmt.Sprintf("Restored %s from the change set %q (%s):", term.Plural(n, "file"), cp.Label, when)
-	if n == 0 {
-		msg = fmt.Sprintf("Nothing to restore: the change set %q (%s) was interrupted before any of its writes landed; it is marked as undone:", cp.Label, when)
-	}
-	for _, o := range outcomes {
-		rel, err := filepath.Rel(a.root, o.Path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = o.Path
-		}
-		var verb string
-		switch {
-		case o.Action == "unchanged" && !o.Existed:
-			verb = "was never created (the change was interrupted before writing it); nothing to remove"
-		case o.Action == "unchanged":
-			verb = "already as before the change (it was interrupted before writing it); left as is"
-		case o.Action == "removed":
-			verb = "removed (it was created by the change)"
-		case o.State == checkpoint.StateChanged:
-			verb = "restored over someone else's later changes (--force)"
-		default:
-			verb = "restored"
-		}
-		msg += fmt.Sprintf("\n  %s %s", rel, verb)
-	}
-	return msg, nil
+	return changeset.Undo(ctx, st, a.root, a.undoRoots(), force, time.Now())
 }
 
 // undoRoots are the directories undo writes beneath: the project and the
-// directories added with --add-dir or permissions.additional_dirs, each
-// resolved as the path guard resolves them.
+// directories added with --add-dir or permissions.additional_dirs.
 func (a *app) undoRoots() []string {
-	roots := []string{a.root}
 	dirs := append([]string(nil), a.flags.addDirs...)
 	if a.cfg != nil {
 		dirs = append(dirs, a.cfg.Permissions.AdditionalDirs...)
 	}
-	for _, d := range dirs {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(a.root, d)
-		}
-		if r, err := filepath.EvalSymlinks(d); err == nil {
-			roots = append(roots, r)
-		}
-	}
-	return roots
+	return changeset.Roots(a.root, dirs)
 }
 
 // storeURLError reports a store.url that does not open, naming the key,

@@ -87,10 +87,10 @@ func components(rel string) []string {
 // mapErr turns the kernel's answers to a blocked resolution into the
 // package's errors.
 func mapErr(err error) error {
-	switch err {
-	case unix.ELOOP:
+	switch {
+	case errors.Is(err, unix.ELOOP):
 		return ErrSymlink
-	case unix.EXDEV:
+	case errors.Is(err, unix.EXDEV):
 		return ErrOutside
 	}
 	return err

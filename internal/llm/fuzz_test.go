@@ -3,6 +3,7 @@ package llm
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +36,7 @@ func FuzzChunks(f *testing.F) {
 		req := &Request{Messages: []Message{{Role: RoleUser, Content: "x"}}}
 		for _, chunk := range bytes.Split(data, []byte("\x00")) {
 			if err := acc.chunk(chunk); err != nil {
-				if _, ok := err.(*Error); !ok {
+				if e := (*Error)(nil); !errors.As(err, &e) {
 					t.Fatalf("error %v is a %T, want *Error", err, err)
 				}
 				return

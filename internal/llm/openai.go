@@ -502,11 +502,11 @@ func (c *OpenAI) requestError(ctx, actx context.Context, raw *http.Response, err
 
 // timeoutError says which limit ended the attempt and which key sets it.
 func (c *OpenAI) timeoutError(actx context.Context, what string) *Error {
-	switch context.Cause(actx) {
-	case errIdle:
+	switch cause := context.Cause(actx); {
+	case errors.Is(cause, errIdle):
 		return &Error{Kind: KindTimeout, Err: errIdle, Message: fmt.Sprintf(
 			"%s: the provider sent nothing for %s (idle timeout, providers.%s.idle_timeout)", what, c.opts.IdleTimeout, c.opts.Provider)}
-	case errBudget:
+	case errors.Is(cause, errBudget):
 		return &Error{Kind: KindBudget, Err: errBudget, Message: fmt.Sprintf(
 			"%s: gave up after %s, the call's budget (providers.%s.budget)", what, c.opts.Budget, c.opts.Provider)}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -185,8 +186,8 @@ func (h *httpTasks) answer(ctx context.Context, m *jsonrpc.Request) {
 	}
 	resp := &jsonrpc.Response{ID: m.ID}
 	if rerr != nil {
-		werr, ok := rerr.(*jsonrpc.Error)
-		if !ok {
+		var werr *jsonrpc.Error
+		if !errors.As(rerr, &werr) {
 			werr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: rerr.Error()}
 		}
 		resp.Error = werr

@@ -4,6 +4,16 @@
 // project, read Odin's secrets, reach the network or the user's terminal,
 // or outlive Odin.
 //
+// Launching is two steps: Launcher.Plan turns a Spec into a Plan — the
+// whole bwrap command line with its binds, the environment, who installs
+// the socket filter, the Landlock rule set of the fallback, the proxy's
+// domains — starting nothing (plan.go, pinned by testdata/plan-*.golden;
+// go test -run TestPlanGolden -update rewrites them); Launcher.Launch
+// executes a plan: it starts the proxy, opens the pipes bwrap reads and
+// builds the exec.Cmd (launch.go). Command does both, and every caller
+// (ExecuteCommand, the QA checks, hooks, git, MCP servers, odin-sitter,
+// odin-fetch, the ACP terminal handoff) goes through it.
+//
 // On Linux a Launcher prefers bubblewrap: new mount, PID, IPC, UTS, user
 // and network namespaces, no capabilities, the whole file system bound
 // read-only, the project root and added directories bound back writable in

@@ -52,7 +52,7 @@ func (l *Launcher) Explain(path string, write bool, spec Spec) (Blocked, bool) {
 				return Blocked{Hidden: true, Why: "the sandbox's /tmp is private"}, true
 			}
 		}
-		for _, h := range runtimeDirs(l.opts.Environ()) {
+		for _, h := range runtimeDirs(l.runDirs(), l.opts.Environ()) {
 			if within(h, real) && !under(shown) {
 				return Blocked{Hidden: true, Why: fmt.Sprintf("the sandbox covers %s (runtime sockets)", h)}, true
 			}

@@ -60,7 +60,7 @@ const landlockRuleNetPort = 2
 
 // restrict confines the calling thread (and what it starts from now on)
 // to the rules.
-func restrict(rules *landlockRules) error {
+func restrict(rules *LandlockRules) error {
 	abi := rules.ABI
 	handled := writeAccess(abi)
 	if len(rules.Read) > 0 {

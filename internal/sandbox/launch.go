@@ -2,13 +2,12 @@ package sandbox
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 )
 
@@ -25,7 +24,7 @@ const (
 type initSpec struct {
 	// Landlock, when set, confines writes (and TCP connects) before the
 	// command starts.
-	Landlock *landlockRules `json:"landlock,omitempty"`
+	Landlock *LandlockRules `json:"landlock,omitempty"`
 	// ProxySocket, when set, is a unix socket the init relays a loopback
 	// TCP port to; the command gets HTTP(S)_PROXY pointing at that port.
 	ProxySocket string `json:"proxy_socket,omitempty"`
@@ -36,8 +35,8 @@ type initSpec struct {
 	Seccomp *seccompSpec `json:"seccomp,omitempty"`
 }
 
-// landlockRules are the accesses a Landlock-confined command keeps.
-type landlockRules struct {
+// LandlockRules are the accesses a Landlock-confined command keeps.
+type LandlockRules struct {
 	ABI int `json:"abi"`
 	// Write are the paths beneath which writes are allowed (for files:
 	// writing and truncating them only).
@@ -60,209 +59,81 @@ func proxyEnv(url string) []string {
 		"ALL_PROXY=" + url, "all_proxy=" + url, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"}
 }
 
-// bwrapCommand builds the bubblewrap command line: a read-only view of
-// the whole file system with the writable directories bound back
-// read-write and the protected paths bound read-only again on top, fresh
-// /dev, /proc and /tmp, every namespace new (no network), no capabilities.
-func (l *Launcher) bwrapCommand(ctx context.Context, p *Process, spec Spec, env []string, domains []string) error {
-	args := []string{"--new-session", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
-	if spec.Network == NetworkFull {
-		args = append(args, "--share-net")
+// Launch prepares plan to run: it starts the plan's proxy, opens the
+// pipes bubblewrap reads (--info-fd 3, --seccomp 4) and builds the
+// exec.Cmd, which the caller starts (see Process). It is the thin half of
+// Command; plan must come from this Launcher's Plan.
+func (l *Launcher) Launch(ctx context.Context, plan Plan) (*Process, error) {
+	l = l.get()
+	if len(plan.Command) == 0 {
+		return nil, errors.New("sandbox: empty command")
 	}
-	sockets := l.unixSockets(spec.Agent)
-	args = append(args, socketArgs(spec, sockets, l.opts.Environ())...)
-	// bwrap's own reaper would be PID 1: unfiltered, and open to ptrace
-	// and /proc/1/mem from the command it started (same user, dumpable),
-	// hence a way around the socket filter. Without it the command, or
-	// Odin's undumpable init, is PID 1, and the namespace still dies with
-	// it.
-	args = append(args, "--as-pid-1")
-	writable := l.writableDirs()
-	bind := "--ro-bind"
-	if spec.Write {
-		bind = "--bind"
+	p := &Process{exe: l.exe}
+	if plan.Write {
+		p.git = newGitGuard(plan.GitGuard)
 	}
-	// The writable directories are bound even when read-only, so that they
-	// stay visible when they lie under the private /tmp. A later mount
-	// hides what an earlier one put beneath it, so parents go first: a
-	// granted directory inside a read-only root stays writable, and a
-	// read-only root inside a granted directory stays read-only.
-	granted := resolveDirs(spec.Writable)
-	type mount struct {
-		dir  string
-		flag string
+	if err := l.launch(ctx, p, plan); err != nil {
+		p.Release()
+		return nil, err
 	}
-	var mounts []mount
-	for _, w := range writable {
-		mounts = append(mounts, mount{w, bind})
-	}
-	for _, w := range granted {
-		if !slices.Contains(writable, w) || !spec.Write {
-			mounts = append(mounts, mount{w, "--bind"})
-		}
-	}
-	// Only what the private /tmp hides: binding onto a path that is
-	// visible already fails when it is a symlink. In the same order, so
-	// that a visible parent does not cover a granted directory.
-	for i, v := range spec.Visible {
-		// Shown by a bind already, v may be a symlink there now.
-		shown := slices.ContainsFunc(append(slices.Clone(granted), writable...), func(w string) bool { return within(w, v) }) ||
-			slices.ContainsFunc(spec.Visible, func(o string) bool { return o != v && within(o, v) }) ||
-			slices.Contains(spec.Visible[:i], v)
-		if within("/tmp", v) && !shown {
-			mounts = append(mounts, mount{v, "--ro-bind"})
-		}
-	}
-	slices.SortStableFunc(mounts, func(a, b mount) int { return strings.Count(a.dir, "/") - strings.Count(b.dir, "/") })
-	for _, m := range mounts {
-		args = append(args, m.flag, m.dir, m.dir)
-	}
-	protected := l.protectedPaths(append(slices.Clone(writable), granted...))
-	for _, pp := range protected {
-		args = append(args, "--ro-bind", pp, pp)
-	}
-	// A granted directory inside a protected one (a server's data
-	// directory under Odin's state directory) is writable again.
-	for _, w := range granted {
-		if slices.ContainsFunc(protected, func(pp string) bool { return pp != w && within(pp, w) }) {
-			args = append(args, "--bind", w, w)
-		}
-	}
-	// The private cache stays writable in ask and plan mode: read-only
-	// commands such as go vet need a build cache, and nothing in it is the
-	// user's (it only feeds later sandboxed commands of this project).
-	if c := l.cacheDir(); c != "" {
-		args = append(args, "--bind", c, c)
-	}
-	// The user's build cache, read through GOCACHEPROG by Odin's binary
-	// (bound where the init goes): read-only even where a parent is
-	// writable, and visible when it lives under the hidden /tmp.
-	exeBound := false
-	if gc := l.goCacheLower(l.cacheDir()); gc != "" {
-		args = append(args, "--ro-bind", gc, gc, "--ro-bind", l.exe, innerInit)
-		exeBound = true
-	}
-	args = append(args, l.denyArgs()...)
-	argv := spec.Args
-	if len(domains) > 0 {
-		px, err := startProxy(domains, true)
-		if err != nil {
-			return err
-		}
-		p.proxy = px
-		if l.exe == "" {
-			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
-		}
-		// The init relays the proxy over a unix socket, so bwrap must not
-		// filter it: it installs the filter on the thread it starts the
-		// command from (see installSocketFilter).
-		js, _ := json.Marshal(initSpec{ProxySocket: innerProxy, Seccomp: l.seccomp(sockets, spec)})
-		if !exeBound {
-			args = append(args, "--ro-bind", l.exe, innerInit)
-		}
-		args = append(args, "--bind", px.socket, innerProxy)
-		argv = append([]string{innerInit, initArg, string(js), "--"}, argv...)
-	}
-	args = append(args, "--chdir", spec.Dir, "--")
-	args = append(args, argv...)
-	// bwrap reports the PID of the namespace's init on --info-fd, so that
-	// Release can wait until the namespace (everything in it) is gone:
-	// bwrap itself exits as soon as the command does, before the kernel
-	// has finished killing the rest.
-	infoR, infoW, err := os.Pipe()
-	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	p.infoR, p.infoW = infoR, infoW
-	p.nsReady = make(chan struct{})
-	go p.readInfo()
-	track(p)
-	args = append([]string{"--info-fd", "3"}, args...)
-	extra := []*os.File{infoW}
-	if sc := l.seccomp(sockets, spec); sc != nil && len(domains) == 0 {
-		// No init: bwrap applies the filter itself, just before it runs
-		// the command, which saves starting Odin's binary once more.
-		r, prog, err := filterPipe(sc.AllowUnix)
-		if err != nil {
-			return err
-		}
-		p.seccompR, p.seccompProg = r, prog
-		extra = append(extra, r)
-		args = append([]string{"--seccomp", "4"}, args...)
-	}
-	cmd := exec.CommandContext(ctx, l.bwrap, args...)
-	cmd.ExtraFiles = extra
-	cmd.Dir = spec.Dir
-	cmd.Env = env
-	cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
-	// Killing the namespace's init kills everything in it; bwrap dies with
-	// its group.
-	cmd.Cancel = p.Kill
-	p.Cmd = cmd
-	return nil
+	return p, nil
 }
 
-// initCommand runs the command under Odin's init helper (the Landlock
-// fallback, and unconfined runs): the helper confines itself with
-// Landlock when landlock is set, becomes a subreaper and kills every
-// descendant when the command ends, when it is signalled and when Odin
-// dies.
-func (l *Launcher) initCommand(ctx context.Context, p *Process, spec Spec, env []string, domains []string, landlock bool) error {
-	is := initSpec{ParentPID: os.Getpid()}
-	if landlock {
-		rules := &landlockRules{ABI: l.abi}
-		protected := l.protectedPaths(l.writableDirs())
-		if spec.Write {
-			for _, w := range l.writableDirs() {
-				rules.Write = append(rules.Write, grantBeneath(w, protected)...)
-			}
-		}
-		granted := resolveDirs(spec.Writable)
-		protected = l.protectedPaths(append(l.writableDirs(), granted...))
-		for _, w := range granted {
-			rules.Write = append(rules.Write, grantBeneath(w, protected)...)
-		}
-		if c := l.cacheDir(); c != "" {
-			rules.Write = append(rules.Write, c) // as with bubblewrap
-		}
-		rules.Write = append(rules.Write, devFiles...)
-		rules.Read = l.landlockReadGrants()
-		rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
-		is.Landlock = rules
-		is.Seccomp = l.seccomp(l.unixSockets(spec.Agent), spec)
-	}
-	if len(domains) > 0 {
-		px, err := startProxy(domains, false)
+func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
+	if len(plan.Proxy) > 0 {
+		px, err := startProxy(plan.Proxy, plan.Kind == KindBubblewrap)
 		if err != nil {
 			return err
 		}
 		p.proxy = px
-		env = append(env, proxyEnv("http://"+px.tcpAddr)...)
-		if is.Landlock != nil {
-			is.Landlock.ConnectPorts = append(is.Landlock.ConnectPorts, px.tcpPort)
-		}
 	}
-	var cmd *exec.Cmd
-	if l.exe == "" {
-		// Unconfined and without the helper: the process group is all
-		// that can be killed.
-		cmd = exec.CommandContext(ctx, spec.Args[0], spec.Args[1:]...)
-		cmd.Cancel = killGroup(cmd)
-	} else {
-		js, err := json.Marshal(is)
+	path, argv, env, err := plan.cmdline(launchValuesNow(p.proxy))
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, path, argv[1:]...)
+	cmd.Args = argv
+	cmd.Dir = plan.Dir
+	cmd.Env = env
+	p.Cmd = cmd
+	switch {
+	case plan.Kind == KindBubblewrap:
+		// bwrap reports the PID of the namespace's init on --info-fd, so
+		// that Release can wait until the namespace (everything in it) is
+		// gone: bwrap itself exits as soon as the command does, before the
+		// kernel has finished killing the rest.
+		infoR, infoW, err := os.Pipe()
 		if err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}
-		cmd = exec.CommandContext(ctx, l.exe, append([]string{initArg, string(js), "--"}, spec.Args...)...)
+		p.infoR, p.infoW = infoR, infoW
+		p.nsReady = make(chan struct{})
+		go p.readInfo()
+		track(p)
+		cmd.ExtraFiles = []*os.File{infoW}
+		if plan.Seccomp == SeccompByBwrap {
+			r, prog, err := filterPipe(plan.AllowUnix)
+			if err != nil {
+				return err
+			}
+			p.seccompR, p.seccompProg = r, prog
+			cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+		}
+		cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
+		// Killing the namespace's init kills everything in it; bwrap dies
+		// with its group.
+		cmd.Cancel = p.Kill
+	case plan.InitPath == "":
+		// Unconfined and without the helper: the process group is all
+		// that can be killed.
+		cmd.SysProcAttr = sessionAttr(syscall.SIGTERM)
+		cmd.Cancel = killGroup(cmd)
+	default:
+		cmd.SysProcAttr = sessionAttr(syscall.SIGTERM)
 		// The helper kills the whole tree on SIGTERM, setsid escapees
 		// included; SIGKILL would leave them behind.
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	}
-	cmd.Dir = spec.Dir
-	cmd.Env = env
-	cmd.SysProcAttr = sessionAttr(syscall.SIGTERM)
-	p.Cmd = cmd
 	return nil
 }
 

@@ -202,6 +202,8 @@ type Launcher struct {
 	// homeGoCache is the user's Go build cache, offered read-only to
 	// sandboxed go commands through GOCACHEPROG (goCacheProgEnv).
 	homeGoCache string
+	// hostRun replaces hostRunDirs when set (golden tests).
+	hostRun []string
 }
 
 // New returns a Launcher. It does not probe yet.
@@ -514,44 +516,17 @@ func (p *Process) Blocked() []string {
 	return p.proxy.Blocked()
 }
 
-// Command prepares spec to run in the sandbox. The process starts in a new
-// session (no controlling terminal), dies with Odin, gets the filtered
-// environment, and everything it starts is killed when it ends or is
-// cancelled through ctx. It returns ErrNoSandbox (wrapped, with the
-// reason) when the mode refuses to run unconfined.
+// Command prepares spec to run in the sandbox: Plan, then Launch. The
+// process starts in a new session (no controlling terminal), dies with
+// Odin, gets the filtered environment, and everything it starts is killed
+// when it ends or is cancelled through ctx. It returns ErrNoSandbox
+// (wrapped, with the reason) when the mode refuses to run unconfined.
 func (l *Launcher) Command(ctx context.Context, spec Spec) (*Process, error) {
-	l = l.get()
-	st := l.Status()
-	if st.Refuse {
-		return nil, fmt.Errorf("%w: %s", ErrNoSandbox, st)
-	}
-	if len(spec.Args) == 0 {
-		return nil, errors.New("sandbox: empty command")
-	}
-	if spec.Dir == "" {
-		spec.Dir = l.opts.Root
-	}
-	env := l.childEnv(spec)
-	p := &Process{exe: l.exe}
-	if spec.Write {
-		p.git = newGitGuard(l.writableDirs())
-	}
-	domains := l.domains(spec.Agent)
-	if spec.Network == NetworkFull {
-		domains = nil // no proxy: the process reaches the network itself
-	}
-	var err error
-	switch st.Kind {
-	case KindBubblewrap:
-		err = l.bwrapCommand(ctx, p, spec, env, domains)
-	default:
-		err = l.initCommand(ctx, p, spec, env, domains, st.Kind == KindLandlock)
-	}
+	plan, err := l.Plan(spec)
 	if err != nil {
-		p.Release()
 		return nil, err
 	}
-	return p, nil
+	return l.Launch(ctx, plan)
 }
 
 func (l *Launcher) domains(agent string) []string {

@@ -35,6 +35,15 @@ func (l *Launcher) unixSockets(agent string) []string {
 	return slices.Compact(out)
 }
 
+// runDirs are the candidate runtime directories: the host's, or a test's
+// stand-ins, so that a plan does not depend on the machine it is made on.
+func (l *Launcher) runDirs() []string {
+	if l.hostRun != nil {
+		return l.hostRun
+	}
+	return hostRunDirs
+}
+
 // seccomp is the filter a command gets: nil where the architecture has
 // none (the status says so).
 func (l *Launcher) seccomp(sockets []string, spec Spec) *seccompSpec {
@@ -44,6 +53,9 @@ func (l *Launcher) seccomp(sockets []string, spec Spec) *seccompSpec {
 	return &seccompSpec{AllowUnix: len(sockets) > 0 || spec.UnixSockets}
 }
 
+// hostRunDirs are where a host keeps its runtime directories.
+var hostRunDirs = []string{"/run", "/var/run"}
+
 // runtimeDirs are the directories bubblewrap covers with an empty tmpfs:
 // where servers of the user and the system keep their sockets (/run,
 // /var/run when it is not a link to /run, $XDG_RUNTIME_DIR when it is
@@ -51,8 +63,8 @@ func (l *Launcher) seccomp(sockets []string, spec Spec) *seccompSpec {
 // sockets already; hiding them also keeps their other contents (tokens,
 // PID files, /run/secrets) away, and is what still limits a command that
 // may open unix sockets because one is allowed.
-func runtimeDirs(environ []string) []string {
-	cands := []string{"/run", "/var/run"}
+func runtimeDirs(runDirs, environ []string) []string {
+	cands := slices.Clone(runDirs)
 	home := ""
 	for _, e := range environ {
 		if v, ok := strings.CutPrefix(e, "XDG_RUNTIME_DIR="); ok && filepath.IsAbs(v) {
@@ -156,8 +168,8 @@ func keptPaths(hidden, environ []string) [][2]string {
 // allowed sockets bound back read-only (connect(2) needs no write access)
 // and the Visible paths the tmpfs would hide. They go before the writable
 // directories, which stay visible should one lie beneath.
-func socketArgs(spec Spec, sockets, environ []string) []string {
-	hidden := runtimeDirs(environ)
+func socketArgs(spec Spec, sockets, runDirs, environ []string) []string {
+	hidden := runtimeDirs(runDirs, environ)
 	var args []string
 	for _, h := range hidden {
 		args = append(args, "--tmpfs", h)
@@ -219,7 +231,7 @@ func (l *Launcher) describeSockets(st Status) Sockets {
 		s.Gaps = append(s.Gaps, "every unix socket is reachable: commands are not confined")
 		return s
 	case KindBubblewrap:
-		s.Hidden = runtimeDirs(l.opts.Environ())
+		s.Hidden = runtimeDirs(l.runDirs(), l.opts.Environ())
 		if anyAllowed {
 			s.Gaps = append(s.Gaps, "a command that may reach an allowed socket may open any unix socket: outside "+
 				strings.Join(s.Hidden, ", ")+" and the private /tmp, the pathname sockets it can see stay reachable, "+

@@ -310,7 +310,7 @@ func TestRuntimeDirsHidden(t *testing.T) {
 	}
 	parts[0] = listing
 	kept := map[string]bool{}
-	for _, k := range keptPaths(runtimeDirs(w.env), w.env) {
+	for _, k := range keptPaths(runtimeDirs(hostRunDirs, w.env), w.env) {
 		if rel, err := filepath.Rel("/run", k[1]); err == nil && !strings.HasPrefix(rel, "..") {
 			kept[strings.Split(rel, "/")[0]] = true
 		}
@@ -356,7 +356,7 @@ func TestLandlockSignalScope(t *testing.T) {
 func BenchmarkSocketRule(b *testing.B) {
 	env := os.Environ()
 	for b.Loop() {
-		_ = socketArgs(Spec{}, nil, env)
+		_ = socketArgs(Spec{}, nil, hostRunDirs, env)
 		r, _, err := filterPipe(false)
 		if err != nil {
 			b.Fatal(err)
@@ -466,7 +466,7 @@ func TestRuntimeDirs(t *testing.T) {
 		{"holding HOME", []string{"XDG_RUNTIME_DIR=/var/tmp", "HOME=/var/tmp/x"}, run},
 		{"elsewhere", []string{"XDG_RUNTIME_DIR=/var/tmp", "HOME=" + home}, append(slices.Clone(run), "/var/tmp")},
 	} {
-		got := runtimeDirs(c.env)
+		got := runtimeDirs(hostRunDirs, c.env)
 		if !slices.Equal(got, c.want) {
 			t.Errorf("%s: runtimeDirs = %v, want %v", c.name, got, c.want)
 		}

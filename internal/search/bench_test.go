@@ -4,6 +4,7 @@ package search
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -18,7 +19,7 @@ func runRgTimed(b *testing.B, rg, dir string, args ...string) (wall, cpu time.Du
 	cmd.Dir = dir
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		if ee := (*exec.ExitError)(nil); !errors.As(err, &ee) || ee.ExitCode() != 1 {
 			b.Fatalf("rg %v: %v", args, err)
 		}
 	}

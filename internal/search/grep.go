@@ -429,7 +429,7 @@ func (w *grepWorker) read(path string) ([]byte, error) {
 		}
 		m, err := f.read(w.buf[n:])
 		n += m
-		if err == io.EOF || (m == 0 && err == nil) {
+		if errors.Is(err, io.EOF) || (m == 0 && err == nil) {
 			return w.buf[:n], nil
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,7 +58,7 @@ func runRg(t testing.TB, rg, dir string, args ...string) []byte {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); ok && (ee.ExitCode() == 1 ||
+	if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && (ee.ExitCode() == 1 ||
 		ee.ExitCode() == 2 && strings.Contains(stderr.String(), "No files were searched")) {
 		return out
 	}

@@ -328,7 +328,7 @@ func TestKill9MidWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	werr := cmd.Wait()
-	if ee, ok := werr.(*exec.ExitError); !ok || ee.ExitCode() != -1 {
+	if ee := (*exec.ExitError)(nil); !errors.As(werr, &ee) || ee.ExitCode() != -1 {
 		t.Fatalf("child was not killed by a signal: %v\n%s", werr, stderr.String())
 	}
 

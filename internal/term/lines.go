@@ -3,6 +3,7 @@ package term
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -238,7 +239,7 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 		}
 		msg := sess.SubmitImages(prompt, promptMode, images)
 		if err := wait(msg.ID); err != nil {
-			if err == errStop {
+			if errors.Is(err, errStop) {
 				return sess, nil
 			}
 			return sess, err

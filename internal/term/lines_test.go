@@ -3,6 +3,7 @@ package term
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,7 +138,7 @@ func TestLineModeCommandsAndSessionSwap(t *testing.T) {
 }
 
 func TestRunWithoutSession(t *testing.T) {
-	if _, err := Run(t.Context(), Options{}); err != ErrNoSession {
+	if _, err := Run(t.Context(), Options{}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("err = %v, want ErrNoSession", err)
 	}
 }

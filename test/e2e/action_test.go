@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestActionScript(t *testing.T) {
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		code := 0
-		if x, ok := err.(*exec.ExitError); ok {
+		if x := (*exec.ExitError)(nil); errors.As(err, &x) {
 			code = x.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +55,7 @@ func TestRecordAndReplayTheDemo(t *testing.T) {
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
-		if x, ok := err.(*exec.ExitError); ok {
+		if x := (*exec.ExitError)(nil); errors.As(err, &x) {
 			code = x.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestReplayReportsDivergence(t *testing.T) {
 		cmd.Stdout, cmd.Stderr = &o, &e
 		err := cmd.Run()
 		code := 0
-		if x, ok := err.(*exec.ExitError); ok {
+		if x := (*exec.ExitError)(nil); errors.As(err, &x) {
 			code = x.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
