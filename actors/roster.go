@@ -243,7 +243,7 @@ func Builtins() []*AgentDefinition {
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes: writes and edits code following the project's conventions; tries them in its own shell session.",
-			Tools:       list(lookup, mapping, writeTools, thinking, asking, shellSession),
+			Tools:       list(lookup, mapping, writeTools, thinking, []string{"TodoWrite"}, asking, shellSession),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
