@@ -501,6 +501,11 @@ type MCP struct {
 	// it does not know yet before its first model request; a server still
 	// connecting then joins later. Default 5s.
 	ConnectTimeout time.Duration `mapstructure:"connect_timeout" yaml:"connect_timeout"`
+	// DenyTools are MCP tools no agent is offered, as glob patterns of
+	// their Odin names: mcp__github__delete_repo, mcp__github__* (a whole
+	// server). Every layer's patterns add up: a project may add to the
+	// list, never lift what a lower layer denies.
+	DenyTools []string `mapstructure:"deny_tools" yaml:"deny_tools"`
 }
 
 // MCPServer is one MCP server: a command speaking MCP on stdio, or an

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -377,6 +378,11 @@ var mcpServerName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 
 func (v *validator) mcp(m MCP) {
 	v.notNegativeDuration("mcp.connect_timeout", m.ConnectTimeout)
+	for i, p := range m.DenyTools {
+		if _, err := path.Match(p, ""); err != nil || !strings.HasPrefix(p, "mcp__") {
+			v.add(fmt.Sprintf("mcp.deny_tools[%d]", i), "%q is not a pattern of MCP tool names (want mcp__SERVER__TOOL, * and ? allowed)", p)
+		}
+	}
 	for _, name := range sortedKeys(m.Servers) {
 		key := "mcp.servers." + name
 		s := m.Servers[name]

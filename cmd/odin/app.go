@@ -722,7 +722,7 @@ func (a *app) mcpManager() *mcp.Manager {
 		logs = filepath.Join(a.stateDir, "mcp-logs")
 	}
 	a.mcp = mcp.New(mcp.Options{
-		Servers: a.cfg.MCP.Servers, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
+		Servers: a.cfg.MCP.Servers, DenyTools: a.cfg.MCP.DenyTools, Dir: a.root, LookupEnv: a.env, CacheDir: cache, LogDir: logs,
 		ServerLookup: a.secretGuard().lookup,
 		Launch:       a.mcpLaunch,
 		Roots:        a.mcpRoots(),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -232,7 +233,21 @@ func claudeRule(b *builder, list, rule, settingsDir string) {
 		b.note(key, "%s: Odin has no per-domain %s rule (web.allow_hosts only widens to private hosts); not applied", quote(rule), tool)
 	default:
 		if strings.HasPrefix(tool, "mcp__") {
-			b.note(key, "%s: Odin has no per-tool MCP rule; disable the server (mcp.servers.NAME.disabled) instead. Not applied", quote(rule))
+			if list != "deny" {
+				b.note(key, "%s: Odin asks or allows MCP tools by the session's mode and policy, not per tool; not applied", quote(rule))
+				return
+			}
+			// mcp__server alone is every tool of the server.
+			pat := tool
+			if !strings.Contains(strings.TrimPrefix(tool, "mcp__"), "__") {
+				pat += "__*"
+			}
+			if _, err := path.Match(pat, ""); err != nil {
+				b.note(key, "%s: not a tool name Odin can read; not applied", quote(rule))
+				return
+			}
+			b.add(pat, "mcp", "deny_tools")
+			b.mapped("deny %s → mcp.deny_tools %s (never offered to any agent)", rule, quote(pat))
 			return
 		}
 		b.note(key, "%s: unknown tool; not applied", quote(rule))

@@ -41,6 +41,9 @@ type Options struct {
 	// Servers are the configured servers by name (mcp.servers, after
 	// trust); disabled ones are kept for listing but never started.
 	Servers map[string]config.MCPServer
+	// DenyTools are glob patterns of tool names (mcp__SERVER__TOOL) that
+	// are never offered (mcp.deny_tools).
+	DenyTools []string
 	// Dir is the working directory of stdio servers (the project root).
 	Dir string
 	// LookupEnv reads Odin's environment for ${VAR} expansion, bearer

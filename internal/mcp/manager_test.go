@@ -146,6 +146,27 @@ func TestToolsAppearWithSchemaAndReadOnlyHint(t *testing.T) {
 	}
 }
 
+// mcp.deny_tools: a denied tool is never offered, by exact name or by a
+// pattern; the server's other tools are.
+func TestDeniedToolsAreNotOffered(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		deny []string
+		want []string
+	}{
+		{[]string{"mcp__fx__fail"}, []string{"mcp__fx__echo", "mcp__fx__hang"}},
+		{[]string{"mcp__fx__h*", "mcp__other__*"}, []string{"mcp__fx__echo", "mcp__fx__fail"}},
+		{[]string{"mcp__fx__*"}, nil},
+	} {
+		m := newManager(t, f, Options{DenyTools: tc.deny})
+		m.Start()
+		m.WaitReady(t.Context(), 10*time.Second)
+		if diff := cmp.Diff(tc.want, names(m.Tools())); diff != "" {
+			t.Errorf("deny %v: tools (-want +got):\n%s", tc.deny, diff)
+		}
+	}
+}
+
 func TestCallResultsAndToolErrors(t *testing.T) {
 	f := newFixture(t)
 	m := newManager(t, f, Options{})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,6 +42,16 @@ func IsToolName(name string) bool { return strings.HasPrefix(name, Prefix) }
 
 // adapters builds the Odin tools for a server's list; names that collide
 // after sanitising keep the first tool.
+// denied reports whether mcp.deny_tools keeps the tool name from agents.
+func (m *Manager) denied(name string) bool {
+	for _, p := range m.opts.DenyTools {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *server) adapters(list []*sdk.Tool) []tool.Tool {
 	out := make([]tool.Tool, 0, len(list))
 	seen := map[string]bool{}
@@ -49,7 +60,7 @@ func (s *server) adapters(list []*sdk.Tool) []tool.Tool {
 			continue
 		}
 		name := ToolName(s.name, t.Name)
-		if seen[name] {
+		if seen[name] || s.m.denied(name) {
 			continue
 		}
 		seen[name] = true
