@@ -424,6 +424,10 @@ type Web struct {
 	// AllowHosts may be fetched even though they resolve to private,
 	// loopback or link-local addresses ("localhost:8080", "127.0.0.1").
 	AllowHosts []string `mapstructure:"allow_hosts" yaml:"allow_hosts"`
+	// DenyHosts are never fetched, by WebFetch or the browser: a domain
+	// ("example.com" also denies its subdomains; "*.example.com" the same).
+	// Every layer's list adds up: a project adds, never lifts one.
+	DenyHosts []string `mapstructure:"deny_hosts" yaml:"deny_hosts"`
 	// CacheTTL is how long WebFetch results are cached. Default 15m.
 	CacheTTL time.Duration `mapstructure:"cache_ttl" yaml:"cache_ttl"`
 	// ResearchTTL are the Research agent's cache lifetimes by source kind.

@@ -361,6 +361,7 @@ func Load(opts LoadOptions) (*Config, *Sources, error) {
 	// their "!" lines).
 	cfg.Permissions.DenyRead = listUnion(layers, false, "permissions", "deny_read")
 	cfg.Permissions.ProjectDenyRead = listUnion(layers, true, "permissions", "deny_read")
+	cfg.Web.DenyHosts = append(listUnion(layers, false, "web", "deny_hosts"), listUnion(layers, true, "web", "deny_hosts")...)
 	cfg.MCP.DenyTools = append(listUnion(layers, false, "mcp", "deny_tools"), listUnion(layers, true, "mcp", "deny_tools")...)
 	for event, hooks := range cfg.Hooks {
 		for i := range hooks {

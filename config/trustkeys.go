@@ -73,6 +73,7 @@ var trustRules = map[string]trustRule{
 // timeouts, budgets, cosmetics, and what can only narrow (forbidden
 // commands, the project's deny_read additions, an agent's network off).
 var trustSafe = []string{
+	"web.deny_hosts",
 	"mcp.deny_tools",
 	"agents.*.isolation",
 	"max_turns", "supervision", "budget", "runaway", "context", "web.timeout", "web.max_bytes",

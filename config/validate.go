@@ -334,6 +334,11 @@ func (v *validator) web(w Web) {
 			v.add(k, "must be a host or host:port such as localhost:8080 (got %q)", h)
 		}
 	}
+	for i, h := range w.DenyHosts {
+		if d := strings.TrimPrefix(strings.TrimSpace(h), "*."); d == "" || strings.ContainsAny(d, "/: \t*") {
+			v.add(fmt.Sprintf("web.deny_hosts[%d]", i), "must be a domain such as example.com or *.example.com (got %q)", h)
+		}
+	}
 	s := w.Search
 	if s.Kind != "" {
 		v.oneOf("web.search.kind", s.Kind, SearchKinds())

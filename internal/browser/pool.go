@@ -104,7 +104,7 @@ func NewPool(cfg config.Web, launch Launch) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := web.NewGuardedTransport(hosts, cfg.Timeout)
+	tr, err := web.NewGuardedTransport(hosts, cfg.DenyHosts, cfg.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}

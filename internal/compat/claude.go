@@ -230,6 +230,11 @@ func claudeRule(b *builder, list, rule, settingsDir string) {
 			b.mapped("allow %s → already allowed: Odin's %s takes public hosts", rule, tool)
 			return
 		}
+		if d, ok := strings.CutPrefix(strings.TrimSpace(spec), "domain:"); ok && tool == "WebFetch" && list == "deny" && d != "" && !strings.ContainsAny(d, "/: ") {
+			b.add(d, "web", "deny_hosts")
+			b.mapped("deny %s → web.deny_hosts %s (WebFetch and the browser refuse it and its subdomains)", rule, quote(d))
+			return
+		}
 		b.note(key, "%s: Odin has no per-domain %s rule (web.allow_hosts only widens to private hosts); not applied", quote(rule), tool)
 	default:
 		if strings.HasPrefix(tool, "mcp__") {

@@ -40,6 +40,20 @@ func (e *BlockedError) Error() string {
 // Is makes errors.Is(err, ErrBlockedAddress) true.
 func (e *BlockedError) Is(target error) bool { return target == ErrBlockedAddress }
 
+// DeniedHostError is a fetch of a host on web.deny_hosts.
+type DeniedHostError struct {
+	Host string
+	Rule string // the deny_hosts entry it falls under
+}
+
+func (e *DeniedHostError) Error() string {
+	return fmt.Sprintf("%s is on web.deny_hosts (rule %s): Odin does not fetch it; do not try to reach it another way", e.Host, e.Rule)
+}
+
+// Is makes errors.Is(err, ErrBlockedAddress) true: callers treat it as
+// any refused address.
+func (e *DeniedHostError) Is(target error) bool { return target == ErrBlockedAddress }
+
 // HTTPError is a final response whose status is not a success.
 type HTTPError struct {
 	URL        string

@@ -159,7 +159,7 @@ func NewFetcher(cfg config.Web, opts ...Option) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.policy = p
+	f.policy = p.withDeny(cfg.DenyHosts)
 	f.transport = newTransport(p, f.timeout)
 	f.proc = newProc(FetchPath(), o.launch)
 	return f, nil
@@ -221,6 +221,11 @@ func (f *Fetcher) FetchMaxAge(ctx context.Context, rawURL string, maxAge time.Du
 	u, err := f.normalize(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	// Before the cache: a page fetched before its host was denied is
+	// not served either.
+	if rule := f.policy.denied(u.Hostname()); rule != "" {
+		return nil, &DeniedHostError{Host: u.Hostname(), Rule: rule}
 	}
 	key := "webfetch:" + u.String()
 	if maxAge > 0 {

@@ -29,6 +29,9 @@ type policy struct {
 	sixToFour netip.Prefix
 	resolver  *net.Resolver
 	timeout   time.Duration
+	// deny are web.deny_hosts: domains never dialled, subdomains
+	// included (lower case, no "*." or trailing dot).
+	deny []string
 }
 
 type blockedRange struct {
@@ -124,6 +127,11 @@ func defaultPort(scheme string) string {
 // dial is the transport's DialContext. Allowed hosts are dialled as is;
 // every other connection goes through the Control check.
 func (p *policy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if rule := p.denied(host); rule != "" {
+			return nil, &DeniedHostError{Host: host, Rule: rule}
+		}
+	}
 	d := &net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second, Resolver: p.resolver}
 	if !p.allowed(addr) {
 		d.Control = func(_, address string, _ syscall.RawConn) error {
@@ -131,6 +139,28 @@ func (p *policy) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		}
 	}
 	return d.DialContext(ctx, network, addr)
+}
+
+// withDeny adds web.deny_hosts entries to p.
+func (p *policy) withDeny(hosts []string) *policy {
+	for _, h := range hosts {
+		h = canonicalHost(strings.TrimPrefix(strings.TrimSpace(h), "*."))
+		if h != "" {
+			p.deny = append(p.deny, h)
+		}
+	}
+	return p
+}
+
+// denied is the web.deny_hosts entry host falls under, "" for none.
+func (p *policy) denied(host string) string {
+	host = canonicalHost(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	for _, d := range p.deny {
+		if host == d || strings.HasSuffix(host, "."+d) {
+			return d
+		}
+	}
+	return ""
 }
 
 // check is the connection-time test of the resolved address of host.
@@ -221,7 +251,7 @@ func specialRanges() []blockedRange {
 // allowHosts names (entries as web.allow_hosts takes them). It follows no
 // redirect itself and ignores proxy settings. WebBrowser's page requests
 // go through it.
-func NewGuardedTransport(allowHosts []string, timeout time.Duration) (*http.Transport, error) {
+func NewGuardedTransport(allowHosts, denyHosts []string, timeout time.Duration) (*http.Transport, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -229,5 +259,5 @@ func NewGuardedTransport(allowHosts []string, timeout time.Duration) (*http.Tran
 	if err != nil {
 		return nil, err
 	}
-	return newTransport(p, timeout), nil
+	return newTransport(p.withDeny(denyHosts), timeout), nil
 }

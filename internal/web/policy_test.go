@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 )
 
 func TestBlockedReason(t *testing.T) {
@@ -101,5 +102,30 @@ func TestPolicyAllowed(t *testing.T) {
 		if got := p.allowed(hp); got != want {
 			t.Errorf("allowed(%q) = %v, want %v", hp, got, want)
 		}
+	}
+}
+
+// web.deny_hosts: a denied domain and its subdomains are refused at the
+// dial (redirects and the browser's requests included) and before the
+// cache; other hosts are not.
+func TestDenyHosts(t *testing.T) {
+	p, err := newPolicy(nil, nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.withDeny([]string{"Evil.Example.", "*.tracker.test"})
+	for host, want := range map[string]string{
+		"evil.example": "evil.example", "a.b.evil.example": "evil.example", "EVIL.example.": "evil.example",
+		"tracker.test": "tracker.test", "x.tracker.test": "tracker.test",
+		"notevil.example": "", "example": "", "evil.example.org": "",
+	} {
+		if got := p.denied(host); got != want {
+			t.Errorf("denied(%q) = %q, want %q", host, got, want)
+		}
+	}
+	_, err = p.dial(t.Context(), "tcp", "api.evil.example:443")
+	var de *DeniedHostError
+	if !errors.As(err, &de) || de.Rule != "evil.example" || !errors.Is(err, ErrBlockedAddress) {
+		t.Errorf("dial of a denied host: %v", err)
 	}
 }
