@@ -133,8 +133,9 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // shell itself). __odin_pre starts a watchdog that, once SECS pass,
 // reports the timeout and interrupts the foreground command: SIGINT, then
 // SIGKILL after GRACE seconds, to every process of the shell's process
-// group except the shell and the background jobs (which, job control
-// being off, ignore SIGINT). The shell survives: it traps SIGINT.
+// group except the shell, its parent (the sandbox's init helper under
+// Landlock) and the background jobs (which, job control being off,
+// ignore SIGINT). The shell survives: it traps SIGINT.
 //
 // The traps a command set are reset and __odin_post drops the functions
 // and aliases it defined:
@@ -143,19 +144,22 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // in later calls it never saw.
 const shellPrelude = `trap : INT
 __odin_watch() {
-  local nonce=$1 secs=$2 grace=$3 sh=$4 line pg f pid k v ign rest sig=INT start
+  local nonce=$1 secs=$2 grace=$3 sh=$4 line pg pp f pid k v ign rest sig=INT start
   exec 8<> <(:)
   read -r -t "$secs" -u 8 line
   printf '\1%s timeout \0' "$nonce" >&2
   read -r line < "/proc/$sh/stat" || return
-  rest=${line##*) }; set -- $rest; pg=$3
+  rest=${line##*) }; set -- $rest; pp=$2; pg=$3
   start=$SECONDS
   while :; do
     (( SECONDS - start >= grace )) && sig=KILL
     for f in /proc/[0-9]*/stat; do
       read -r line < "$f" 2>/dev/null || continue
       pid=${f#/proc/}; pid=${pid%/stat}
-      [[ $pid == "$sh" || $pid == "$BASHPID" ]] && continue
+      # Not the shell, not this watchdog, and not the shell's parent:
+      # under the Landlock fallback that is Odin's init helper, in the
+      # same process group, which would take the shell down with it.
+      [[ $pid == "$sh" || $pid == "$BASHPID" || $pid == "$pp" ]] && continue
       rest=${line##*) }; set -- $rest
       [[ $3 == "$pg" ]] || continue
       ign=0

@@ -322,8 +322,13 @@ func TestServeAPI(t *testing.T) {
 
 	// Graceful shutdown: a running turn is cancelled and saved, the stream
 	// gets a final event, the process exits 0.
+	sent := len(srv.RequestsFor("orchestrator"))
 	c.do("POST", "/v1/sessions/"+id+"/messages", map[string]string{"body": "take your time"}, http.StatusAccepted)
 	until(t, evs, "turn_started")
+	// The turn's model request is out (and takes the script's held step)
+	// before the signal: a turn stopped before its request would leave
+	// that step to the resumed turn, which would then wait a minute.
+	waitRequests(t, srv, sent+1)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
