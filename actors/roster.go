@@ -277,18 +277,10 @@ type RosterError struct {
 	File, Agent, Key, Problem string
 }
 
+// Error reads as an agent file's error does (agents.Error): one format
+// for a roster entry's problems, whichever loader found them.
 func (e *RosterError) Error() string {
-	key := "agents." + e.Agent
-	if e.Key != "" {
-		key += "." + e.Key
-	}
-	if strings.HasSuffix(e.File, ".md") {
-		key = e.Agent
-		if e.Key != "" {
-			key += ": " + e.Key
-		}
-	}
-	return fmt.Sprintf("%s: %s: %s", e.File, key, e.Problem)
+	return (&agents.Error{File: e.File, Agent: e.Agent, Key: e.Key, Problem: e.Problem}).Error()
 }
 
 // RosterOptions are the inputs of LoadRoster.
