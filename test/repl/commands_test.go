@@ -25,6 +25,7 @@ func TestCompact(t *testing.T) {
 		tm.Type(q + enter)
 		tm.Expect("answer " + strings.TrimPrefix(q, "question "))
 	}
+	tm.Idle()
 	tm.Type("/compact" + enter)
 	tm.Expect("Compacted")
 	tm.Type("after compaction" + enter)
@@ -82,10 +83,12 @@ func TestClearAndResume(t *testing.T) {
 	tm.Expect("edit ❯")
 	tm.Type("remember 42" + enter)
 	tm.Expect("noted")
+	tm.Idle()
 	tm.Type("/clear" + enter)
 	tm.Expect("Started a new conversation.")
 	tm.Type("fresh start" + enter)
 	tm.Expect("clean slate") // the answer, not the echo of the input
+	tm.Idle()
 	tm.Type("/sessions" + enter)
 	tm.Expect("/resume ID continues one")
 	tm.Type("/resume" + enter)

@@ -213,6 +213,16 @@ func (tm *term) Expect(want string) {
 	}
 }
 
+// Idle waits until the turn before it has ended: the input's hint line
+// goes back from the running "esc/ctrl+c cancel" to the idle one. An
+// answer's text is streamed before its turn ends, so a command that is
+// refused during a turn (/clear, /undo, /rewind, /resume, /compact) must
+// wait for this, not for the answer.
+func (tm *term) Idle() {
+	tm.t.Helper()
+	tm.Expect("shift+tab mode")
+}
+
 func (tm *term) wait(want string, d time.Duration) (time.Duration, bool) {
 	start := time.Now()
 	deadline := time.NewTimer(d)

@@ -160,6 +160,7 @@ func TestUndo(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(tm.Root, "notes.txt")); string(b) != "changed\n" {
 		t.Fatalf("notes.txt = %q after the turn", b)
 	}
+	tm.Idle()
 	tm.Type("/undo" + enter)
 	tm.Expect("Restored 1 file ")
 	if b, _ := os.ReadFile(filepath.Join(tm.Root, "notes.txt")); string(b) != "original\n" {

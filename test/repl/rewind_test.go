@@ -38,6 +38,7 @@ func TestRewind(t *testing.T) {
 		tm.Type(m.in + enter)
 		tm.Expect(m.out)
 	}
+	tm.Idle()
 	if b, _ := os.ReadFile(filepath.Join(tm.Root, "a.txt")); string(b) != "two\n" {
 		t.Fatalf("a.txt = %q before the rewind", b)
 	}
