@@ -194,7 +194,7 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// requests AGENT N requires the model server to have received N requests
+// requests AGENT N requires the model server to have served N requests
 // from AGENT.
 func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
@@ -202,9 +202,16 @@ func cmdRequests(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	want, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	got := len(server(ts).RequestsFor(args[0]))
+	// A request answered 429 was never served: its retry is the request
+	// that counts (ratelimited checks how many there were).
+	got := 0
+	for _, r := range server(ts).RequestsFor(args[0]) {
+		if !r.RateLimited {
+			got++
+		}
+	}
 	if (got == want) == neg {
-		ts.Fatalf("%s sent %d requests, want %d", args[0], got, want)
+		ts.Fatalf("%s sent %d requests (not counting 429s), want %d", args[0], got, want)
 	}
 }
 

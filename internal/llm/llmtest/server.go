@@ -45,6 +45,8 @@ type Request struct {
 	Tokens int64
 	// OverWindow is true when WithContextWindow refused the request.
 	OverWindow bool
+	// RateLimited is true when WithRateLimit answered the request 429.
+	RateLimited bool
 }
 
 // ChatRequest is the part of a Chat Completions body tests assert on.
@@ -541,6 +543,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.quota != nil && !s.quota.admit(time.Now()) {
+		rec.RateLimited = true
 		record()
 		s.logf("%s: 429, over %d requests per second", agent, s.quota.perSecond)
 		w.Header().Set("Retry-After", fmt.Sprint(int(s.quota.retryAfter.Round(time.Second)/time.Second)))
