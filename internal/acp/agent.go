@@ -56,8 +56,10 @@ type Session interface {
 	// Models returns the model the session's Orchestrator uses now and
 	// the models it may switch to (the configured ones).
 	Models() (current string, available []string)
-	// SetModel makes the Orchestrator use model id from its next turn.
-	SetModel(id string) error
+	// SetModel records model id with the session, so that a later
+	// session/load or session/resume, in any process, starts in it, and
+	// makes the Orchestrator use it from its next turn.
+	SetModel(ctx context.Context, id string) error
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -66,7 +68,8 @@ type Session interface {
 type Opener interface {
 	// New starts a new session for the project at cwd.
 	New(ctx context.Context, cwd string, o OpenOptions) (Session, error)
-	// Load resumes a stored session and returns what it had: its history
+	// Load resumes a stored session in its stored model (when the
+	// configuration still offers it) and returns what it had: its history
 	// to replay and its mode.
 	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, Loaded, error)
 	// List returns the stored sessions of the project at cwd (every
@@ -367,7 +370,7 @@ func (a *Agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSe
 	if !slices.Contains(available, string(p.ModelId)) {
 		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", p.ModelId, strings.Join(available, ", ")))
 	}
-	if err := s.s.SetModel(string(p.ModelId)); err != nil {
+	if err := s.s.SetModel(ctx, string(p.ModelId)); err != nil {
 		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	return sdk.UnstableSetSessionModelResponse{}, nil

@@ -732,11 +732,14 @@ func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
 
 // TestACPModelSelection: session/new offers the configured models with the
 // main one current; session/set_model switches the Orchestrator's model
-// from the next turn, and an unknown model is refused.
+// from the next turn, and an unknown model is refused. The choice is the
+// session's: session/load in a new process starts in it (and its turns
+// ask it), while a new session there starts in the configured model.
 func TestACPModelSelection(t *testing.T) {
 	env, root := acpEnv(t)
 	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
 		llmtest.Step{When: "hello", Text: "Hi."},
+		llmtest.Step{When: "after the load", Text: "Still here."},
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -777,5 +780,33 @@ func TestACPModelSelection(t *testing.T) {
 	}
 	if len(reqs) != 1 || json.Unmarshal(reqs[0].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
 		t.Errorf("the Orchestrator asked model %q, want gpt-4o-mini", body.Model)
+	}
+	p.stop(t)
+
+	p2, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	lr, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.Models == nil || lr.Models.CurrentModelId != "gpt-4o-mini" {
+		t.Errorf("model after load = %+v, want gpt-4o-mini", lr.Models)
+	}
+	other, err := p2.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Models == nil || other.Models.CurrentModelId != "gpt-4o" {
+		t.Errorf("a new session beside the loaded one starts in %+v, want the configured gpt-4o", other.Models)
+	}
+	if _, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("after the load")}); err != nil {
+		t.Fatal(err)
+	}
+	reqs = srv.RequestsFor("orchestrator")
+	body.Model = ""
+	if len(reqs) != 2 || json.Unmarshal(reqs[1].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
+		t.Errorf("after the load the Orchestrator asked model %q (%d requests), want gpt-4o-mini", body.Model, len(reqs))
 	}
 }
