@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -312,7 +313,8 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 }
 
 // ListSessions implements sdk.Agent: the stored sessions of the project at
-// cwd, all of them (Odin's store lists them whole, so no cursor).
+// cwd (every project's without one), most recently updated first, a page
+// at a time (listPage sessions) with a cursor to the next.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
@@ -322,15 +324,73 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	out := make([]sdk.SessionInfo, 0, len(stored))
-	for _, s := range stored {
+	pg, next, err := listPageAfter(stored, p.Cursor, listPage)
+	if err != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	out := make([]sdk.SessionInfo, 0, len(pg))
+	for _, s := range pg {
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: s.Cwd, UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
 		if s.Title != "" {
 			info.Title = sdk.Ptr(s.Title)
 		}
 		out = append(out, info)
 	}
-	return sdk.ListSessionsResponse{Sessions: out}, nil
+	return sdk.ListSessionsResponse{Sessions: out, NextCursor: next}, nil
+}
+
+// listPage is how many sessions one session/list response holds.
+const listPage = 50
+
+// listCursor is where a session/list page ended: its last session, by
+// ID and update time. It is a position in the order, not an offset, so
+// that a session created or updated while the client pages (which moves
+// it to the front) shifts nothing: later pages hold no session twice and
+// skip none that stayed put (but for one updated in the very nanosecond
+// of a cursor whose own session has moved since).
+type listCursor struct {
+	ID      string `json:"id"`
+	Updated int64  `json:"u"`
+}
+
+// listPageAfter returns the page of all (most recently updated first)
+// after cursor, at most size long, and the cursor of the page after it,
+// nil at the end. A cursor this agent did not make is an error.
+func listPageAfter(all []StoredSession, cursor *string, size int) ([]StoredSession, *string, error) {
+	start := 0
+	if cursor != nil {
+		raw, err := base64.RawURLEncoding.DecodeString(*cursor)
+		var c listCursor
+		if err == nil {
+			err = json.Unmarshal(raw, &c)
+		}
+		if err != nil || c.ID == "" {
+			return nil, nil, fmt.Errorf("invalid session/list cursor %q: pass the nextCursor of a previous response, or none for the first page", *cursor)
+		}
+		start = len(all)
+		for i, s := range all {
+			if s.ID == c.ID && s.UpdatedAt.UnixNano() == c.Updated {
+				start = i + 1
+				break
+			}
+			// The cursor's session was updated (or deleted) since: go on
+			// with the first one older than it was.
+			if s.UpdatedAt.UnixNano() < c.Updated {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+size, len(all))
+	if end >= len(all) {
+		return all[start:], nil, nil
+	}
+	last := all[end-1]
+	b, err := json.Marshal(listCursor{ID: last.ID, Updated: last.UpdatedAt.UnixNano()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return all[start:end], sdk.Ptr(base64.RawURLEncoding.EncodeToString(b)), nil
 }
 
 // SetSessionConfigOption implements sdk.Agent; Odin offers no config options.

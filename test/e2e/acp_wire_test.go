@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/store"
 )
 
 // wireMsg is one JSON-RPC message as it crossed the pipe.
@@ -808,5 +809,112 @@ func TestACPModelSelection(t *testing.T) {
 	body.Model = ""
 	if len(reqs) != 2 || json.Unmarshal(reqs[1].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
 		t.Errorf("after the load the Orchestrator asked model %q (%d requests), want gpt-4o-mini", body.Model, len(reqs))
+	}
+}
+
+// TestACPSessionListPages: session/list with more stored sessions than
+// one response holds pages through them with nextCursor, most recently
+// updated first, each of the project's sessions once (page boundaries
+// inside runs of equal update times included); a session created while
+// the client pages moves nothing on the later pages; a cursor the agent
+// did not make is refused.
+func TestACPSessionListPages(t *testing.T) {
+	env, root := acpEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The store odin acp opens (XDG_STATE_HOME/odin/odin.db), seeded as
+	// earlier runs would have left it.
+	st, err := store.OpenURL(ctx, filepath.Join(filepath.Dir(root), "state", "odin", "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other := filepath.Join(filepath.Dir(root), "other")
+	base := time.Now().Add(-time.Hour)
+	const seeded = 123
+	for i := range seeded {
+		// Three by three the same update time.
+		at := base.Add(time.Duration(i/3) * time.Second)
+		if _, err := st.CreateSession(ctx, store.Session{Project: root, Agent: store.AgentOrchestrator, Title: fmt.Sprintf("session %d", i), CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if i%40 == 0 {
+			if _, err := st.CreateSession(ctx, store.Session{Project: other, Agent: store.AgentOrchestrator, CreatedAt: at, UpdatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stored, err := st.Sessions(ctx, store.SessionQuery{Project: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range stored {
+		want = append(want, s.ID)
+	}
+
+	p, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	pages := 0
+	req := sdk.ListSessionsRequest{Cwd: sdk.Ptr(root)}
+	for {
+		r, err := p.conn.ListSessions(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(r.Sessions) == 0 {
+			t.Fatalf("page %d is empty", pages)
+		}
+		for _, s := range r.Sessions {
+			if s.Cwd != root {
+				t.Errorf("session %s of %s listed for %s", s.SessionId, s.Cwd, root)
+			}
+			got = append(got, string(s.SessionId))
+		}
+		if pages == 1 {
+			// Newer than every seeded one: it goes to the front, which
+			// the client has read already.
+			if _, err := st.CreateSession(ctx, store.Session{Project: root, Agent: store.AgentOrchestrator}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.NextCursor == nil {
+			break
+		}
+		if pages > seeded {
+			t.Fatal("session/list pages without end")
+		}
+		req.Cursor = r.NextCursor
+	}
+	if pages < 2 {
+		t.Errorf("%d sessions came in %d page(s): no paging", seeded, pages)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paged sessions (-want +got):\n%s", diff)
+	}
+	if _, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(root), Cursor: sdk.Ptr("not-a-cursor")}); err == nil {
+		t.Error("a cursor odin never made was accepted")
+	}
+	// Without cwd, every project's sessions: the seeded ones, the new one
+	// and the other project's four.
+	n := 0
+	req = sdk.ListSessionsRequest{}
+	for {
+		r, err := p.conn.ListSessions(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(r.Sessions)
+		if r.NextCursor == nil {
+			break
+		}
+		req.Cursor = r.NextCursor
+	}
+	if n != seeded+1+4 {
+		t.Errorf("session/list without cwd listed %d sessions, want %d", n, seeded+1+4)
 	}
 }
