@@ -206,7 +206,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	}
 	ls := a.add(s, a.opts.Mode, o)
 	a.out.after(sessionMarker(s.ID()), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
@@ -216,7 +216,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: session/load without the replay, for
@@ -226,7 +226,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // reopen opens the stored session id in its stored mode, replaying its
@@ -393,47 +393,91 @@ func listPageAfter(all []StoredSession, cursor *string, size int) ([]StoredSessi
 	return all[start:end], sdk.Ptr(base64.RawURLEncoding.EncodeToString(b)), nil
 }
 
-// SetSessionConfigOption implements sdk.Agent; Odin offers no config options.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+// SetSessionConfigOption implements sdk.Agent: the mode and the model as
+// config options, set as session/set_mode and session/set_model set them
+// (stored with the session). The response lists every option; the legacy
+// mode state follows with a current_mode_update.
+func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	v := p.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("odin's session config options (mode, model) take a value id")
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	switch v.ConfigId {
+	case configMode:
+		if err := a.setMode(ctx, s, string(v.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		s.send(ctx, []sdk.SessionUpdate{{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(v.Value)}}})
+	case configModel:
+		if err := a.setModel(ctx, s, string(v.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown config option %q (odin offers %s and %s)", v.ConfigId, configMode, configModel))
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
 }
 
 // SetSessionMode implements sdk.Agent: the mode applies to later prompts.
+// The mode config option follows with a config_option_update.
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m, err := messages.ParseMode(string(p.ModeId))
-	if err != nil {
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
+	if err := a.setMode(ctx, s, string(p.ModeId)); err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
-	// Stored first: a mode the next process would not see is not set.
+	s.send(ctx, []sdk.SessionUpdate{s.configUpdate()})
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// setMode makes id the session's mode, stored first: a mode the next
+// process would not see is not set.
+func (a *Agent) setMode(ctx context.Context, s *liveSession, id string) error {
+	m, err := messages.ParseMode(id)
+	if err != nil {
+		return sdk.NewInvalidParams(err.Error())
+	}
 	if err := s.s.SetMode(ctx, m); err != nil {
-		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s.mu.Lock()
 	s.mode = m
 	s.mu.Unlock()
-	return sdk.SetSessionModeResponse{}, nil
+	return nil
 }
 
 // UnstableSetSessionModel implements session/set_model (offered through
 // the models of the session/new response): the Orchestrator uses the
-// model from its next turn on.
+// model from its next turn on. The model config option follows with a
+// config_option_update.
 func (a *Agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.UnstableSetSessionModelResponse{}, err
 	}
-	_, available := s.s.Models()
-	if !slices.Contains(available, string(p.ModelId)) {
-		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", p.ModelId, strings.Join(available, ", ")))
+	if err := a.setModel(ctx, s, string(p.ModelId)); err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
 	}
-	if err := s.s.SetModel(ctx, string(p.ModelId)); err != nil {
-		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(err.Error())
-	}
+	s.send(ctx, []sdk.SessionUpdate{s.configUpdate()})
 	return sdk.UnstableSetSessionModelResponse{}, nil
+}
+
+// setModel switches the session to one of the models it offers.
+func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
+	_, available := s.s.Models()
+	if !slices.Contains(available, id) {
+		return sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", id, strings.Join(available, ", ")))
+	}
+	if err := s.s.SetModel(ctx, id); err != nil {
+		return sdk.NewInvalidParams(err.Error())
+	}
+	return nil
 }
 
 // Cancel implements sdk.Agent: the prompts this connection queued behind

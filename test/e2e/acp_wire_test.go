@@ -732,10 +732,12 @@ func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
 }
 
 // TestACPModelSelection: session/new offers the configured models with the
-// main one current; session/set_model switches the Orchestrator's model
-// from the next turn, and an unknown model is refused. The choice is the
-// session's: session/load in a new process starts in it (and its turns
-// ask it), while a new session there starts in the configured model.
+// main one current, and the mode and model as config options;
+// session/set_model switches the Orchestrator's model from the next turn,
+// and an unknown model is refused; the config options and the legacy mode
+// follow each other. The choice is the session's: session/load in a new
+// process starts in it (and its turns ask it), while a new session there
+// starts in the configured model.
 func TestACPModelSelection(t *testing.T) {
 	env, root := acpEnv(t)
 	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
@@ -749,13 +751,16 @@ func TestACPModelSelection(t *testing.T) {
 	env = append(env, "OPENAI_BASE_URL="+srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	p, w := startWired(t, env, root, &acpClient{answer: "once"})
 	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
 	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := configValues(ns.ConfigOptions); fmt.Sprint(got) != "map[mode:edit model:gpt-4o]" {
+		t.Errorf("config options of a new session = %v, want mode edit and model gpt-4o", got)
 	}
 	var ids []string
 	if ns.Models != nil {
@@ -769,7 +774,31 @@ func TestACPModelSelection(t *testing.T) {
 	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "no-such-model"}); err == nil {
 		t.Error("an unknown model was accepted")
 	}
+	from := len(w.snapshot())
 	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "gpt-4o-mini"}); err != nil {
+		t.Fatal(err)
+	}
+	// The model config option follows session/set_model; a mode set as
+	// a config option is told as the legacy mode too.
+	w.waitFor(ctx, t, from, "config_option_update with gpt-4o-mini", func(m wireMsg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), `"config_option_update"`) && strings.Contains(string(m.Params), `"currentValue":"gpt-4o-mini"`)
+	})
+	from = len(w.snapshot())
+	set, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "mode", Value: "ask"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := configValues(set.ConfigOptions); fmt.Sprint(got) != "map[mode:ask model:gpt-4o-mini]" {
+		t.Errorf("config options after setting the mode = %v", got)
+	}
+	w.waitFor(ctx, t, from, "current_mode_update to ask", func(m wireMsg) bool {
+		u, ok := m.update()
+		return ok && u.Kind == "current_mode_update" && u.CurrentModeID == "ask"
+	})
+	if _, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "mode", Value: "yolo"}}); err == nil {
+		t.Error("mode yolo was accepted")
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "edit"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("hello")}); err != nil {
@@ -794,6 +823,9 @@ func TestACPModelSelection(t *testing.T) {
 	}
 	if lr.Models == nil || lr.Models.CurrentModelId != "gpt-4o-mini" {
 		t.Errorf("model after load = %+v, want gpt-4o-mini", lr.Models)
+	}
+	if got := configValues(lr.ConfigOptions); fmt.Sprint(got) != "map[mode:edit model:gpt-4o-mini]" {
+		t.Errorf("config options after load = %v, want mode edit and model gpt-4o-mini", got)
 	}
 	other, err := p2.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
 	if err != nil {
@@ -917,4 +949,15 @@ func TestACPSessionListPages(t *testing.T) {
 	if n != seeded+1+4 {
 		t.Errorf("session/list without cwd listed %d sessions, want %d", n, seeded+1+4)
 	}
+}
+
+// configValues are the current values of session config options by id.
+func configValues(opts []sdk.SessionConfigOption) map[string]string {
+	out := map[string]string{}
+	for _, o := range opts {
+		if o.Select != nil {
+			out[string(o.Select.Id)] = string(o.Select.CurrentValue)
+		}
+	}
+	return out
 }
