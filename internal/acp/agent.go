@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,8 +57,10 @@ type Session interface {
 	// Models returns the model the session's Orchestrator uses now and
 	// the models it may switch to (the configured ones).
 	Models() (current string, available []string)
-	// SetModel makes the Orchestrator use model id from its next turn.
-	SetModel(id string) error
+	// SetModel records model id with the session, so that a later
+	// session/load or session/resume, in any process, starts in it, and
+	// makes the Orchestrator use it from its next turn.
+	SetModel(ctx context.Context, id string) error
 	// Close stops the session and persists it.
 	Close(ctx context.Context) error
 }
@@ -66,7 +69,8 @@ type Session interface {
 type Opener interface {
 	// New starts a new session for the project at cwd.
 	New(ctx context.Context, cwd string, o OpenOptions) (Session, error)
-	// Load resumes a stored session and returns what it had: its history
+	// Load resumes a stored session in its stored model (when the
+	// configuration still offers it) and returns what it had: its history
 	// to replay and its mode.
 	Load(ctx context.Context, id, cwd string, o OpenOptions) (Session, Loaded, error)
 	// List returns the stored sessions of the project at cwd (every
@@ -202,7 +206,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	}
 	ls := a.add(s, a.opts.Mode, o)
 	a.out.after(sessionMarker(s.ID()), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // LoadSession implements sdk.AgentLoader: the stored history is replayed as
@@ -212,7 +216,7 @@ func (a *Agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.LoadSessionResponse{Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // ResumeSession implements sdk.Agent: session/load without the replay, for
@@ -222,7 +226,7 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState()}, nil
+	return sdk.ResumeSessionResponse{Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
 
 // reopen opens the stored session id in its stored mode, replaying its
@@ -309,7 +313,8 @@ func (a *Agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 }
 
 // ListSessions implements sdk.Agent: the stored sessions of the project at
-// cwd, all of them (Odin's store lists them whole, so no cursor).
+// cwd (every project's without one), most recently updated first, a page
+// at a time (listPage sessions) with a cursor to the next.
 func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	cwd := ""
 	if p.Cwd != nil {
@@ -319,58 +324,160 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	if err != nil {
 		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
 	}
-	out := make([]sdk.SessionInfo, 0, len(stored))
-	for _, s := range stored {
+	pg, next, err := listPageAfter(stored, p.Cursor, listPage)
+	if err != nil {
+		return sdk.ListSessionsResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	out := make([]sdk.SessionInfo, 0, len(pg))
+	for _, s := range pg {
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(s.ID), Cwd: s.Cwd, UpdatedAt: sdk.Ptr(s.UpdatedAt.UTC().Format(time.RFC3339))}
 		if s.Title != "" {
 			info.Title = sdk.Ptr(s.Title)
 		}
 		out = append(out, info)
 	}
-	return sdk.ListSessionsResponse{Sessions: out}, nil
+	return sdk.ListSessionsResponse{Sessions: out, NextCursor: next}, nil
 }
 
-// SetSessionConfigOption implements sdk.Agent; Odin offers no config options.
-func (a *Agent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+// listPage is how many sessions one session/list response holds.
+const listPage = 50
+
+// listCursor is where a session/list page ended: its last session, by
+// ID and update time. It is a position in the order, not an offset, so
+// that a session created or updated while the client pages (which moves
+// it to the front) shifts nothing: later pages hold no session twice and
+// skip none that stayed put (but for one updated in the very nanosecond
+// of a cursor whose own session has moved since).
+type listCursor struct {
+	ID      string `json:"id"`
+	Updated int64  `json:"u"`
+}
+
+// listPageAfter returns the page of all (most recently updated first)
+// after cursor, at most size long, and the cursor of the page after it,
+// nil at the end. A cursor this agent did not make is an error.
+func listPageAfter(all []StoredSession, cursor *string, size int) ([]StoredSession, *string, error) {
+	start := 0
+	if cursor != nil {
+		raw, err := base64.RawURLEncoding.DecodeString(*cursor)
+		var c listCursor
+		if err == nil {
+			err = json.Unmarshal(raw, &c)
+		}
+		if err != nil || c.ID == "" {
+			return nil, nil, fmt.Errorf("invalid session/list cursor %q: pass the nextCursor of a previous response, or none for the first page", *cursor)
+		}
+		start = len(all)
+		for i, s := range all {
+			if s.ID == c.ID && s.UpdatedAt.UnixNano() == c.Updated {
+				start = i + 1
+				break
+			}
+			// The cursor's session was updated (or deleted) since: go on
+			// with the first one older than it was.
+			if s.UpdatedAt.UnixNano() < c.Updated {
+				start = i
+				break
+			}
+		}
+	}
+	end := min(start+size, len(all))
+	if end >= len(all) {
+		return all[start:], nil, nil
+	}
+	last := all[end-1]
+	b, err := json.Marshal(listCursor{ID: last.ID, Updated: last.UpdatedAt.UnixNano()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return all[start:end], sdk.Ptr(base64.RawURLEncoding.EncodeToString(b)), nil
+}
+
+// SetSessionConfigOption implements sdk.Agent: the mode and the model as
+// config options, set as session/set_mode and session/set_model set them
+// (stored with the session). The response lists every option; the legacy
+// mode state follows with a current_mode_update.
+func (a *Agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	v := p.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("odin's session config options (mode, model) take a value id")
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	switch v.ConfigId {
+	case configMode:
+		if err := a.setMode(ctx, s, string(v.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		s.send(ctx, []sdk.SessionUpdate{{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(v.Value)}}})
+	case configModel:
+		if err := a.setModel(ctx, s, string(v.Value)); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown config option %q (odin offers %s and %s)", v.ConfigId, configMode, configModel))
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
 }
 
 // SetSessionMode implements sdk.Agent: the mode applies to later prompts.
+// The mode config option follows with a config_option_update.
 func (a *Agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m, err := messages.ParseMode(string(p.ModeId))
-	if err != nil {
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
+	if err := a.setMode(ctx, s, string(p.ModeId)); err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
-	// Stored first: a mode the next process would not see is not set.
+	s.send(ctx, []sdk.SessionUpdate{s.configUpdate()})
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// setMode makes id the session's mode, stored first: a mode the next
+// process would not see is not set.
+func (a *Agent) setMode(ctx context.Context, s *liveSession, id string) error {
+	m, err := messages.ParseMode(id)
+	if err != nil {
+		return sdk.NewInvalidParams(err.Error())
+	}
 	if err := s.s.SetMode(ctx, m); err != nil {
-		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+		return sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s.mu.Lock()
 	s.mode = m
 	s.mu.Unlock()
-	return sdk.SetSessionModeResponse{}, nil
+	return nil
 }
 
 // UnstableSetSessionModel implements session/set_model (offered through
 // the models of the session/new response): the Orchestrator uses the
-// model from its next turn on.
+// model from its next turn on. The model config option follows with a
+// config_option_update.
 func (a *Agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.UnstableSetSessionModelResponse{}, err
 	}
-	_, available := s.s.Models()
-	if !slices.Contains(available, string(p.ModelId)) {
-		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", p.ModelId, strings.Join(available, ", ")))
+	if err := a.setModel(ctx, s, string(p.ModelId)); err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
 	}
-	if err := s.s.SetModel(string(p.ModelId)); err != nil {
-		return sdk.UnstableSetSessionModelResponse{}, sdk.NewInvalidParams(err.Error())
-	}
+	s.send(ctx, []sdk.SessionUpdate{s.configUpdate()})
 	return sdk.UnstableSetSessionModelResponse{}, nil
+}
+
+// setModel switches the session to one of the models it offers.
+func (a *Agent) setModel(ctx context.Context, s *liveSession, id string) error {
+	_, available := s.s.Models()
+	if !slices.Contains(available, id) {
+		return sdk.NewInvalidParams(fmt.Sprintf("unknown model %q (the session offers %s)", id, strings.Join(available, ", ")))
+	}
+	if err := s.s.SetModel(ctx, id); err != nil {
+		return sdk.NewInvalidParams(err.Error())
+	}
+	return nil
 }
 
 // Cancel implements sdk.Agent: the prompts this connection queued behind

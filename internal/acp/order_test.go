@@ -54,7 +54,7 @@ func (f *fakeSession) Compact(context.Context) (string, error)      { return "",
 func (f *fakeSession) Title(context.Context) (string, error)        { return "", nil }
 func (f *fakeSession) ContextWindow() int                           { return 0 }
 func (f *fakeSession) Models() (string, []string)                   { return "", nil }
-func (f *fakeSession) SetModel(string) error                        { return nil }
+func (f *fakeSession) SetModel(context.Context, string) error       { return nil }
 func (f *fakeSession) Close(context.Context) error                  { return nil }
 
 type fakeOpener struct{ s *fakeSession }

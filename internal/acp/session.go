@@ -162,6 +162,39 @@ func (ls *liveSession) modelState() *sdk.SessionModelState {
 	return st
 }
 
+// The session config options Odin offers (ACP's session/set_config_option):
+// the mode and the model, the same choices as session/set_mode and
+// session/set_model, for clients that select through config options.
+const (
+	configMode  sdk.SessionConfigId = "mode"
+	configModel sdk.SessionConfigId = "model"
+)
+
+// configOptions are the session's mode and (when there is a choice) its
+// model as config options, with their current values.
+func (ls *liveSession) configOptions() []sdk.SessionConfigOption {
+	modes := ls.modeState()
+	var modeOpts sdk.SessionConfigSelectOptionsUngrouped
+	for _, m := range modes.AvailableModes {
+		modeOpts = append(modeOpts, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m.Id), Name: m.Name, Description: m.Description})
+	}
+	out := []sdk.SessionConfigOption{{Select: &sdk.SessionConfigOptionSelect{
+		Id: configMode, Name: "Mode", Category: sdk.Ptr(sdk.SessionConfigOptionCategoryMode),
+		CurrentValue: sdk.SessionConfigValueId(modes.CurrentModeId), Options: sdk.SessionConfigSelectOptions{Ungrouped: &modeOpts},
+	}}}
+	if models := ls.modelState(); models != nil {
+		var modelOpts sdk.SessionConfigSelectOptionsUngrouped
+		for _, m := range models.AvailableModels {
+			modelOpts = append(modelOpts, sdk.SessionConfigSelectOption{Value: sdk.SessionConfigValueId(m.ModelId), Name: m.Name})
+		}
+		out = append(out, sdk.SessionConfigOption{Select: &sdk.SessionConfigOptionSelect{
+			Id: configModel, Name: "Model", Category: sdk.Ptr(sdk.SessionConfigOptionCategoryModel),
+			CurrentValue: sdk.SessionConfigValueId(models.CurrentModelId), Options: sdk.SessionConfigSelectOptions{Ungrouped: &modelOpts},
+		}})
+	}
+	return out
+}
+
 func (ls *liveSession) modeState() *sdk.SessionModeState {
 	ls.mu.Lock()
 	cur := ls.mode
@@ -669,4 +702,10 @@ func readText(path string) *string {
 	}
 	s := string(b)
 	return &s
+}
+
+// configUpdate tells the client the config options' current values after
+// a change made through session/set_mode or session/set_model.
+func (ls *liveSession) configUpdate() sdk.SessionUpdate {
+	return sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: ls.configOptions()}}
 }

@@ -9,9 +9,9 @@ import (
 
 // eventKinds decodes the events a front needs as their own types: the
 // server counts turns from TurnFinished and InputRemoved, and tracks
-// approvals. Every other event crosses as a RawEvent, forwarded to SSE
-// clients untouched, so a newer worker's new event types still reach
-// them.
+// approvals and MCP servers' requests for input. Every other event
+// crosses as a RawEvent, forwarded to SSE clients untouched, so a newer
+// worker's new event types still reach them.
 var eventKinds = map[string]func([]byte) (messages.Event, error){
 	"turn_finished":      decodeAs[messages.TurnFinished],
 	"turn_started":       decodeAs[messages.TurnStarted],
@@ -21,6 +21,9 @@ var eventKinds = map[string]func([]byte) (messages.Event, error){
 	"approval_resolved":  decodeAs[messages.ApprovalResolved],
 	"resync":             decodeAs[messages.Resync],
 	"notice":             decodeAs[messages.Notice],
+	// serve's elicitation API lists and answers these.
+	"elicitation_requested": decodeAs[messages.ElicitationRequested],
+	"elicitation_resolved":  decodeAs[messages.ElicitationResolved],
 }
 
 func decodeAs[T messages.Event](b []byte) (messages.Event, error) {

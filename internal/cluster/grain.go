@@ -279,6 +279,8 @@ func (g *sessionGrain) onRequest(ctx actor.Context, sender *actor.PID, env *anyp
 			return
 		}
 		g.reply(ctx, sender, &Ack{})
+	case *AnswerElicitation:
+		g.onAnswerElicitation(ctx, sender, m)
 	case *QueueRequest:
 		g.queue(ctx, sender, func(c context.Context) (*messages.QueueState, error) { return g.sess.Queue(c) })
 	case *RemoveQueued:
@@ -288,6 +290,31 @@ func (g *sessionGrain) onRequest(ctx actor.Context, sender *actor.PID, env *anyp
 	default:
 		g.reply(ctx, sender, &Failure{Error: fmt.Sprintf("a session grain does not take %T", msg)})
 	}
+}
+
+// onAnswerElicitation hands a front's answer to an MCP server's request
+// for input to the session, which checks it against the server's form
+// and passes it on without waiting for the server.
+func (g *sessionGrain) onAnswerElicitation(ctx actor.Context, sender *actor.PID, m *AnswerElicitation) {
+	el, ok := g.sess.Session.(serve.Elicitor)
+	if !ok {
+		g.reply(ctx, sender, &Failure{Error: fmt.Sprintf("no pending elicitation %s (the session takes no answers)", m.ElicitationID)})
+		return
+	}
+	if err := el.AnswerElicitation(m.ElicitationID, m.Action, m.Content); err != nil {
+		g.reply(ctx, sender, &Failure{Error: err.Error(), Invalid: errors.Is(err, serve.ErrInvalidAnswer)})
+		return
+	}
+	g.reply(ctx, sender, &Ack{})
+}
+
+// pendingElicitations are the session's requests for input waiting for
+// an answer, nil for a session that takes none.
+func (g *sessionGrain) pendingElicitations() []messages.ElicitationRequested {
+	if el, ok := g.sess.Session.(serve.Elicitor); ok {
+		return el.PendingElicitations()
+	}
+	return nil
 }
 
 func (g *sessionGrain) onSubmit(ctx actor.Context, sender *actor.PID, m *Submit) {
@@ -411,7 +438,8 @@ func (g *sessionGrain) onSubscribe(ctx actor.Context, sender *actor.PID, m *Subs
 		ctx.Watch(pid)
 	}
 	self := ctx.Self()
-	g.reply(ctx, sender, &Subscribed{Epoch: g.epoch, Node: g.o.node, Address: self.Address, ID: self.Id, Pending: g.sess.Pending()})
+	g.reply(ctx, sender, &Subscribed{Epoch: g.epoch, Node: g.o.node, Address: self.Address, ID: self.Id, Pending: g.sess.Pending(),
+		Elicitations: g.pendingElicitations()})
 	// Catch the subscriber up: the events after its last one when this
 	// activation still holds them; one resync when it missed events it
 	// cannot get (a lost activation's, or more than the ring holds),

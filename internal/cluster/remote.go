@@ -31,18 +31,21 @@ type RemoteSession struct {
 
 	mu      sync.Mutex
 	pending map[string]messages.ApprovalRequested
+	elicits map[string]messages.ElicitationRequested
 	closed  bool
 }
 
 var (
 	_ serve.Session  = (*RemoteSession)(nil)
 	_ serve.Accepter = (*RemoteSession)(nil)
+	_ serve.Elicitor = (*RemoteSession)(nil)
 )
 
 // Attach subscribes to session id's grain (activating it) and returns
 // the session once the grain answered.
 func (n *Node) Attach(ctx context.Context, id string) (*RemoteSession, error) {
-	rs := &RemoteSession{n: n, id: id, bus: events.New(id, nil), pending: map[string]messages.ApprovalRequested{}}
+	rs := &RemoteSession{n: n, id: id, bus: events.New(id, nil), pending: map[string]messages.ApprovalRequested{},
+		elicits: map[string]messages.ElicitationRequested{}}
 	ready := make(chan error, 1)
 	props := actor.PropsFromProducer(func() actor.Actor { return &subscriber{rs: rs, ready: ready} })
 	pid, err := n.System.Root.SpawnNamed(props, "subscriber-"+id+"-"+uuid.NewString()[:8])
@@ -154,6 +157,29 @@ func (rs *RemoteSession) Pending() []messages.ApprovalRequested {
 	return out
 }
 
+// AnswerElicitation implements serve.Elicitor: the answer goes to the
+// grain, whose session checks it against the server's form; an answer
+// that does not fit wraps serve.ErrInvalidAnswer.
+func (rs *RemoteSession) AnswerElicitation(id, action string, content map[string]any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), rs.n.cfg.RequestTimeout)
+	defer cancel()
+	_, err := rs.n.request(ctx, rs.id, &AnswerElicitation{ElicitationID: id, Action: action, Content: content})
+	return err
+}
+
+// PendingElicitations implements serve.Elicitor: the MCP servers'
+// requests for input asked and not yet resolved, as the events told.
+func (rs *RemoteSession) PendingElicitations() []messages.ElicitationRequested {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	out := make([]messages.ElicitationRequested, 0, len(rs.elicits))
+	for _, e := range rs.elicits {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
 // Queue implements serve.Session.
 func (rs *RemoteSession) Queue(ctx context.Context) (*messages.QueueState, error) {
 	return rs.queue(ctx, &QueueRequest{})
@@ -189,14 +215,18 @@ func (rs *RemoteSession) Close(ctx context.Context) error {
 	return rs.n.System.Root.StopFuture(rs.sub).Wait()
 }
 
-// setPending replaces the approvals pending with those the grain's
-// activation waits for now.
-func (rs *RemoteSession) setPending(pending []messages.ApprovalRequested) {
+// setPending replaces the approvals and requests for input pending with
+// those the grain's activation waits for now.
+func (rs *RemoteSession) setPending(pending []messages.ApprovalRequested, elicits []messages.ElicitationRequested) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	clear(rs.pending)
 	for _, a := range pending {
 		rs.pending[a.ID] = a
+	}
+	clear(rs.elicits)
+	for _, e := range elicits {
+		rs.elicits[e.ID] = e
 	}
 }
 
@@ -210,6 +240,14 @@ func (rs *RemoteSession) publish(ev messages.Event) {
 	case messages.ApprovalResolved:
 		rs.mu.Lock()
 		delete(rs.pending, e.ID)
+		rs.mu.Unlock()
+	case messages.ElicitationRequested:
+		rs.mu.Lock()
+		rs.elicits[e.ID] = e
+		rs.mu.Unlock()
+	case messages.ElicitationResolved:
+		rs.mu.Lock()
+		delete(rs.elicits, e.ID)
 		rs.mu.Unlock()
 	}
 	rs.bus.Publish(ev)
@@ -314,7 +352,7 @@ func (s *subscriber) onSubscribed(ctx actor.Context, msg *subscribeResult) {
 		return
 	}
 	s.attempt = 0
-	s.rs.setPending(msg.res.Pending)
+	s.rs.setPending(msg.res.Pending, msg.res.Elicitations)
 	if s.grain != nil {
 		ctx.Unwatch(s.grain)
 	}

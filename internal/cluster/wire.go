@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -125,6 +126,16 @@ type Answer struct {
 	Decision   policy.Decision `json:"decision"`
 }
 
+// AnswerElicitation answers an MCP server's pending request for input
+// (serve.Elicitor); answered by Ack, or by Failure with Invalid set when
+// the accepted content does not fit the server's form (the request stays
+// pending, to be answered again).
+type AnswerElicitation struct {
+	ElicitationID string         `json:"elicitation_id"`
+	Action        string         `json:"action"`
+	Content       map[string]any `json:"content,omitempty"`
+}
+
 // QueueRequest asks for the running input and the queue; answered by
 // Queue.
 type QueueRequest struct{}
@@ -164,6 +175,9 @@ type Subscribed struct {
 	// activation asked (which nobody can answer any more) disappear, and
 	// those its successor asks again appear.
 	Pending []messages.ApprovalRequested `json:"pending,omitempty"`
+	// Elicitations are the MCP servers' requests for input this
+	// activation waits for, replacing the subscriber's list likewise.
+	Elicitations []messages.ElicitationRequested `json:"elicitations,omitempty"`
 }
 
 // Event is one session event: its sequence number within the epoch, the
@@ -193,11 +207,16 @@ type Ack struct{}
 type Failure struct {
 	Error  string `json:"error"`
 	Fenced bool   `json:"fenced,omitempty"`
+	// Invalid: an answer to an elicitation did not fit its form.
+	Invalid bool `json:"invalid,omitempty"`
 }
 
 func (f *Failure) Err() error {
 	if f.Fenced {
 		return fmt.Errorf("cluster: %s: %w", f.Error, ErrMoved)
+	}
+	if f.Invalid {
+		return fmt.Errorf("cluster: %s: %w", f.Error, serve.ErrInvalidAnswer)
 	}
 	return errors.New("cluster: " + f.Error)
 }
@@ -210,7 +229,7 @@ func init() {
 		"submit": &Submit{}, "accepted": &Accepted{}, "cancel": &Cancel{}, "answer": &Answer{},
 		"queue_request": &QueueRequest{}, "remove_queued": &RemoveQueued{}, "queue": &Queue{},
 		"subscribe": &Subscribe{}, "subscribed": &Subscribed{}, "event": &Event{},
-		"passivated": &Passivated{}, "ack": &Ack{}, "failure": &Failure{},
+		"passivated": &Passivated{}, "ack": &Ack{}, "failure": &Failure{}, "answer_elicitation": &AnswerElicitation{},
 	} {
 		wire.register(kind, sample)
 	}

@@ -32,6 +32,10 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	// Started by odin as an MCP server (elicit_test.go): be it.
+	if filepath.Base(os.Args[0]) == mcpAskerName {
+		os.Exit(mcpAsker())
+	}
 	if dir := os.Getenv("ODIN_TEST_BIN_DIR"); dir != "" {
 		binDir = dir
 		os.Exit(m.Run())

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/store"
 )
 
 // wireMsg is one JSON-RPC message as it crossed the pipe.
@@ -731,12 +732,17 @@ func TestACPCommandsListAndSessionLifecycle(t *testing.T) {
 }
 
 // TestACPModelSelection: session/new offers the configured models with the
-// main one current; session/set_model switches the Orchestrator's model
-// from the next turn, and an unknown model is refused.
+// main one current, and the mode and model as config options;
+// session/set_model switches the Orchestrator's model from the next turn,
+// and an unknown model is refused; the config options and the legacy mode
+// follow each other. The choice is the session's: session/load in a new
+// process starts in it (and its turns ask it), while a new session there
+// starts in the configured model.
 func TestACPModelSelection(t *testing.T) {
 	env, root := acpEnv(t)
 	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript().Add("orchestrator",
 		llmtest.Step{When: "hello", Text: "Hi."},
+		llmtest.Step{When: "after the load", Text: "Still here."},
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -745,13 +751,16 @@ func TestACPModelSelection(t *testing.T) {
 	env = append(env, "OPENAI_BASE_URL="+srv.URL())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	p, w := startWired(t, env, root, &acpClient{answer: "once"})
 	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
 	ns, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got := configValues(ns.ConfigOptions); fmt.Sprint(got) != "map[mode:edit model:gpt-4o]" {
+		t.Errorf("config options of a new session = %v, want mode edit and model gpt-4o", got)
 	}
 	var ids []string
 	if ns.Models != nil {
@@ -765,7 +774,31 @@ func TestACPModelSelection(t *testing.T) {
 	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "no-such-model"}); err == nil {
 		t.Error("an unknown model was accepted")
 	}
+	from := len(w.snapshot())
 	if _, err := p.conn.UnstableSetSessionModel(ctx, sdk.UnstableSetSessionModelRequest{SessionId: ns.SessionId, ModelId: "gpt-4o-mini"}); err != nil {
+		t.Fatal(err)
+	}
+	// The model config option follows session/set_model; a mode set as
+	// a config option is told as the legacy mode too.
+	w.waitFor(ctx, t, from, "config_option_update with gpt-4o-mini", func(m wireMsg) bool {
+		return m.Method == "session/update" && strings.Contains(string(m.Params), `"config_option_update"`) && strings.Contains(string(m.Params), `"currentValue":"gpt-4o-mini"`)
+	})
+	from = len(w.snapshot())
+	set, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "mode", Value: "ask"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := configValues(set.ConfigOptions); fmt.Sprint(got) != "map[mode:ask model:gpt-4o-mini]" {
+		t.Errorf("config options after setting the mode = %v", got)
+	}
+	w.waitFor(ctx, t, from, "current_mode_update to ask", func(m wireMsg) bool {
+		u, ok := m.update()
+		return ok && u.Kind == "current_mode_update" && u.CurrentModeID == "ask"
+	})
+	if _, err := p.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "mode", Value: "yolo"}}); err == nil {
+		t.Error("mode yolo was accepted")
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: "edit"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("hello")}); err != nil {
@@ -778,4 +811,153 @@ func TestACPModelSelection(t *testing.T) {
 	if len(reqs) != 1 || json.Unmarshal(reqs[0].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
 		t.Errorf("the Orchestrator asked model %q, want gpt-4o-mini", body.Model)
 	}
+	p.stop(t)
+
+	p2, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	lr, err := p2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lr.Models == nil || lr.Models.CurrentModelId != "gpt-4o-mini" {
+		t.Errorf("model after load = %+v, want gpt-4o-mini", lr.Models)
+	}
+	if got := configValues(lr.ConfigOptions); fmt.Sprint(got) != "map[mode:edit model:gpt-4o-mini]" {
+		t.Errorf("config options after load = %v, want mode edit and model gpt-4o-mini", got)
+	}
+	other, err := p2.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.Models == nil || other.Models.CurrentModelId != "gpt-4o" {
+		t.Errorf("a new session beside the loaded one starts in %+v, want the configured gpt-4o", other.Models)
+	}
+	if _, err := p2.conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: prompt("after the load")}); err != nil {
+		t.Fatal(err)
+	}
+	reqs = srv.RequestsFor("orchestrator")
+	body.Model = ""
+	if len(reqs) != 2 || json.Unmarshal(reqs[1].Raw, &body) != nil || body.Model != "gpt-4o-mini" {
+		t.Errorf("after the load the Orchestrator asked model %q (%d requests), want gpt-4o-mini", body.Model, len(reqs))
+	}
+}
+
+// TestACPSessionListPages: session/list with more stored sessions than
+// one response holds pages through them with nextCursor, most recently
+// updated first, each of the project's sessions once (page boundaries
+// inside runs of equal update times included); a session created while
+// the client pages moves nothing on the later pages; a cursor the agent
+// did not make is refused.
+func TestACPSessionListPages(t *testing.T) {
+	env, root := acpEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The store odin acp opens (XDG_STATE_HOME/odin/odin.db), seeded as
+	// earlier runs would have left it.
+	st, err := store.OpenURL(ctx, filepath.Join(filepath.Dir(root), "state", "odin", "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	other := filepath.Join(filepath.Dir(root), "other")
+	base := time.Now().Add(-time.Hour)
+	const seeded = 123
+	for i := range seeded {
+		// Three by three the same update time.
+		at := base.Add(time.Duration(i/3) * time.Second)
+		if _, err := st.CreateSession(ctx, store.Session{Project: root, Agent: store.AgentOrchestrator, Title: fmt.Sprintf("session %d", i), CreatedAt: at, UpdatedAt: at}); err != nil {
+			t.Fatal(err)
+		}
+		if i%40 == 0 {
+			if _, err := st.CreateSession(ctx, store.Session{Project: other, Agent: store.AgentOrchestrator, CreatedAt: at, UpdatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stored, err := st.Sessions(ctx, store.SessionQuery{Project: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range stored {
+		want = append(want, s.ID)
+	}
+
+	p, _ := startWired(t, env, root, &acpClient{answer: "once"})
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	pages := 0
+	req := sdk.ListSessionsRequest{Cwd: sdk.Ptr(root)}
+	for {
+		r, err := p.conn.ListSessions(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(r.Sessions) == 0 {
+			t.Fatalf("page %d is empty", pages)
+		}
+		for _, s := range r.Sessions {
+			if s.Cwd != root {
+				t.Errorf("session %s of %s listed for %s", s.SessionId, s.Cwd, root)
+			}
+			got = append(got, string(s.SessionId))
+		}
+		if pages == 1 {
+			// Newer than every seeded one: it goes to the front, which
+			// the client has read already.
+			if _, err := st.CreateSession(ctx, store.Session{Project: root, Agent: store.AgentOrchestrator}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if r.NextCursor == nil {
+			break
+		}
+		if pages > seeded {
+			t.Fatal("session/list pages without end")
+		}
+		req.Cursor = r.NextCursor
+	}
+	if pages < 2 {
+		t.Errorf("%d sessions came in %d page(s): no paging", seeded, pages)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paged sessions (-want +got):\n%s", diff)
+	}
+	if _, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: sdk.Ptr(root), Cursor: sdk.Ptr("not-a-cursor")}); err == nil {
+		t.Error("a cursor odin never made was accepted")
+	}
+	// Without cwd, every project's sessions: the seeded ones, the new one
+	// and the other project's four.
+	n := 0
+	req = sdk.ListSessionsRequest{}
+	for {
+		r, err := p.conn.ListSessions(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(r.Sessions)
+		if r.NextCursor == nil {
+			break
+		}
+		req.Cursor = r.NextCursor
+	}
+	if n != seeded+1+4 {
+		t.Errorf("session/list without cwd listed %d sessions, want %d", n, seeded+1+4)
+	}
+}
+
+// configValues are the current values of session config options by id.
+func configValues(opts []sdk.SessionConfigOption) map[string]string {
+	out := map[string]string{}
+	for _, o := range opts {
+		if o.Select != nil {
+			out[string(o.Select.Id)] = string(o.Select.CurrentValue)
+		}
+	}
+	return out
 }

@@ -44,7 +44,8 @@ func npxCache(t *testing.T) string {
 // write to the project it was not granted fails; server-memory keeps its
 // knowledge graph in its data directory under Odin's state directory, so
 // a second process reads what the first wrote; server-everything lists
-// the project and the --add-dir as roots.
+// the project and the --add-dir as roots, and its long operation's
+// progress is shown as it runs.
 func TestMCPNpxReferenceServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node servers")
@@ -136,6 +137,19 @@ func TestMCPNpxReferenceServers(t *testing.T) {
 	for _, want := range []string{"file://" + proj, "file://" + shared} {
 		if !strings.Contains(out, want) {
 			t.Errorf("get-roots-list lacks %s:\n%s", want, out)
+		}
+	}
+
+	// server-everything's long operation reports progress for the token
+	// Odin's call carries; each step is shown while the call runs (the
+	// last may race the result, so two of three are required).
+	out, err = tool("mcp__everything__trigger-long-running-operation", `{"duration":1.5,"steps":3}`)
+	if err != nil || !strings.Contains(out, "Long running operation completed") {
+		t.Fatalf("trigger-long-running-operation: %v\n%s", err, out)
+	}
+	for _, want := range []string{"trigger-long-running-operation: 1/3", "trigger-long-running-operation: 2/3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no progress %q shown:\n%s", want, out)
 		}
 	}
 }

@@ -3,7 +3,8 @@
 // answered in order (20 rounds); one id per tool call (announcement, permission,
 // updates); a tool's fs requests after its tool_call and every update of a
 // turn before its response, cancelled turns included (20 rounds); the mode
-// after session/load in a new process; the commands list. The order is
+// and the model (a session config option) after session/load in a new
+// process; the commands list. The order is
 // read from the raw lines on the pipes, before the SDK handles them.
 // Usage: node conformance.mjs ODIN ROOT. Prints "ok" or fails.
 import { spawn } from "node:child_process";
@@ -176,13 +177,22 @@ for (let i = 0; i < ROUNDS; i++) {
   checkTurn(p.wire.slice(from), `round ${i} cancelled`, 1);
 }
 
-// The mode survives session/load in a new process.
+// The mode, and the model chosen as a config option, survive
+// session/load in a new process.
 await p.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "plan" });
+const option = (opts, id) => opts.find((o) => o.id === id);
+const set = await p.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "gpt-4o-mini" });
+assert.equal(option(set.configOptions, "model").currentValue, "gpt-4o-mini");
+assert.equal(option(set.configOptions, "mode").currentValue, "plan", "the mode config option follows session/set_mode");
+await assert.rejects(p.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "no-such-model" }));
+await assert.rejects(p.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "colour", value: "blue" }));
 await stop(p);
 const p2 = start();
 await p2.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
 const loaded = await p2.agent.request(acp.methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
 assert.equal(loaded.modes.currentModeId, "plan");
+assert.equal(option(loaded.configOptions, "mode").currentValue, "plan");
+assert.equal(option(loaded.configOptions, "model").currentValue, "gpt-4o-mini");
 assert.match(text(updates(p2.wire)), /first answer.*second answer/s);
 await stop(p2);
 console.log("ok");
