@@ -63,6 +63,12 @@ func runInit(specJSON string, rest []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	env := os.Environ()
+	if is.RelayFD > 0 {
+		// Before the command starts: it must not inherit the relay.
+		if err := serveRelay(is.RelayFD); err != nil {
+			return fail(err)
+		}
+	}
 	if is.ProxySocket != "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
