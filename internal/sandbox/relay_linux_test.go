@@ -154,4 +154,3 @@ func freePort(t *testing.T) uint16 {
 	defer ln.Close()
 	return uint16(ln.Addr().(*net.TCPAddr).Port)
 }
-
