@@ -103,9 +103,10 @@ func (s *server) start(program string) (*chrome, error) {
 		case *fetch.EventRequestPaused:
 			go s.intercept(tab, e)
 		case *network.EventWebSocketCreated:
-			// The Fetch domain does not see WebSocket handshakes, so
-			// Odin's address policy cannot judge them: they are blocked
-			// (SetBlockedURLs below) and the agent is told.
+			// Odin makes plain HTTP requests only: a WebSocket's
+			// handshake is failed where Chromium pauses it for Fetch
+			// (intercept refuses ws:), blocked by SetBlockedURLs where it
+			// does not, and the agent is told.
 			s.refuse("WebSocket " + e.URL + ": refused (WebBrowser does not route WebSockets through Odin's address policy)")
 		}
 	})
