@@ -158,7 +158,7 @@ func writeBlocked(b *strings.Builder, blocked []string) {
 	if len(blocked) == 0 {
 		return
 	}
-	b.WriteString("\n\nRequests of the page Odin refused (address policy; web.browser in odin.yaml allows loopback ports):\n")
+	b.WriteString("\n\nWhat Odin refused the page (its requests by the address policy, which web.browser in odin.yaml widens for loopback ports; WebSockets; pop-ups):\n")
 	for i, r := range blocked {
 		if i == 10 {
 			fmt.Fprintf(b, "- and %d more\n", len(blocked)-10)
