@@ -84,9 +84,10 @@ func runInit(specJSON string, rest []string) int {
 	// Landlock and the socket filter confine one thread and what it
 	// starts: the command is forked from this locked thread, after them.
 	runtime.LockOSThread()
-	if is.Landlock != nil || is.Seccomp != nil {
+	if is.Landlock != nil || is.Seccomp != nil || is.RelayFD > 0 {
 		// The other threads stay unconfined: memory the command could
-		// write through ptrace or /proc/PID/mem would run there.
+		// write through ptrace or /proc/PID/mem would run there. The
+		// relay's end, too, is for Odin alone.
 		if err := undumpable(); err != nil {
 			return fail(err)
 		}

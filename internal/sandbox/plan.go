@@ -201,7 +201,9 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	if sc != nil {
 		p.AllowUnix = sc.AllowUnix
 	}
-	p.Relay = spec.LoopbackRelay
+	// Without Odin's binary there is no relay: the process's servers are
+	// out of Odin's reach, which costs a convenience, not the command.
+	p.Relay = spec.LoopbackRelay && l.exe != ""
 	if len(p.Proxy) > 0 || p.Relay {
 		if l.exe == "" {
 			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy or loopback")

@@ -40,11 +40,15 @@ var ErrNoRelay = errors.New("sandbox: the process has no loopback relay")
 // loopback connect is answered at once, by a listener or a refusal.
 const relayDialTimeout = 5 * time.Second
 
+// A request and its reply carry the same ID: the reply to an exchange
+// that timed out must not be taken for the next one's.
 type relayRequest struct {
+	ID   uint64 `json:"id"`
 	Addr string `json:"addr"`
 }
 
 type relayReply struct {
+	ID    uint64 `json:"id"`
 	Err   string `json:"error,omitempty"`
 	Errno int    `json:"errno,omitempty"`
 }
@@ -52,6 +56,7 @@ type relayReply struct {
 // relayClient is Odin's end of a process's relay.
 type relayClient struct {
 	mu       sync.Mutex // one exchange at a time
+	nextID   uint64
 	conn     *net.UnixConn
 	child    *os.File // the sandbox's end, closed once the process started
 	closeKid sync.Once
@@ -97,22 +102,36 @@ func (r *relayClient) dial(ctx context.Context, addr netip.AddrPort) (net.Conn, 
 		deadline = d
 	}
 	_ = r.conn.SetDeadline(deadline)
-	req, _ := json.Marshal(relayRequest{Addr: addr.String()})
+	r.nextID++
+	id := r.nextID
+	req, _ := json.Marshal(relayRequest{ID: id, Addr: addr.String()})
 	if _, err := r.conn.Write(req); err != nil {
 		return nil, fmt.Errorf("%w (%v)", ErrNoRelay, err)
 	}
 	buf := make([]byte, 1024)
 	oob := make([]byte, syscall.CmsgSpace(4*4))
-	n, oobn, _, _, err := r.conn.ReadMsgUnix(buf, oob)
-	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", ErrNoRelay, err)
+	var (
+		rep relayReply
+		fds []int
+		err error
+	)
+	for {
+		n, oobn, _, _, rerr := r.conn.ReadMsgUnix(buf, oob)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w (%v)", ErrNoRelay, rerr)
+		}
+		if n == 0 {
+			return nil, ErrNoRelay // the init is gone
+		}
+		fds = receivedFDs(oob[:oobn])
+		rep = relayReply{}
+		err = json.Unmarshal(buf[:n], &rep)
+		if err != nil || rep.ID == id {
+			break
+		}
+		closeFDs(fds) // a late reply to an exchange given up on
 	}
-	if n == 0 {
-		return nil, ErrNoRelay // the init is gone
-	}
-	fds := receivedFDs(oob[:oobn])
-	var rep relayReply
-	if err := json.Unmarshal(buf[:n], &rep); err != nil || rep.Err != "" || len(fds) != 1 {
+	if err != nil || rep.Err != "" || len(fds) != 1 {
 		closeFDs(fds)
 		switch {
 		case err != nil:
@@ -212,7 +231,7 @@ func serveRelay(fd int) error {
 				if file, err = conn.File(); err == nil {
 					oob = syscall.UnixRights(int(file.Fd()))
 				} else {
-					js, _ = json.Marshal(relayReply{Err: err.Error()})
+					js, _ = json.Marshal(relayReply{ID: rep.ID, Err: err.Error()})
 				}
 				_ = conn.Close()
 			}
@@ -236,16 +255,16 @@ func relayConnect(req []byte) (relayReply, *net.TCPConn) {
 	}
 	ap, err := netip.ParseAddrPort(r.Addr)
 	if err != nil || !ap.Addr().Unmap().IsLoopback() {
-		return relayReply{Err: fmt.Sprintf("%q is not a loopback address and port", r.Addr)}, nil
+		return relayReply{ID: r.ID, Err: fmt.Sprintf("%q is not a loopback address and port", r.Addr)}, nil
 	}
 	d := net.Dialer{Timeout: relayDialTimeout}
 	c, err := d.Dial("tcp", ap.String())
 	if err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
-			return relayReply{Err: err.Error(), Errno: int(errno)}, nil
+			return relayReply{ID: r.ID, Err: err.Error(), Errno: int(errno)}, nil
 		}
-		return relayReply{Err: err.Error()}, nil
+		return relayReply{ID: r.ID, Err: err.Error()}, nil
 	}
-	return relayReply{}, c.(*net.TCPConn)
+	return relayReply{ID: r.ID}, c.(*net.TCPConn)
 }

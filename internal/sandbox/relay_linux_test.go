@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -153,4 +156,87 @@ func freePort(t *testing.T) uint16 {
 	}
 	defer ln.Close()
 	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// TestRelayClientChecksReplies: Odin's end of the relay takes nothing on
+// trust from the sandbox. A reply that comes after its exchange gave up is
+// not taken for the next one's; a socket connected elsewhere than asked,
+// or something that is not a socket, is refused.
+func TestRelayClientChecksReplies(t *testing.T) {
+	rc, child, err := newRelayPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.close()
+	fc, err := net.FileConn(child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.started()
+	init := fc.(*net.UnixConn)
+	defer init.Close()
+	listen := func() (net.Listener, netip.AddrPort) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln, ln.Addr().(*net.TCPAddr).AddrPort()
+	}
+	_, a := listen()
+	_, b := listen()
+	// reply answers the next request with a socket connected to dest
+	// (after delay), or with the file f.
+	reply := func(delay time.Duration, dest netip.AddrPort, f *os.File) {
+		buf := make([]byte, 1024)
+		n, err := init.Read(buf)
+		if err != nil {
+			return
+		}
+		var req relayRequest
+		_ = json.Unmarshal(buf[:n], &req)
+		time.Sleep(delay)
+		if f == nil {
+			c, err := net.Dial("tcp", dest.String())
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			f, _ = c.(*net.TCPConn).File()
+		}
+		defer f.Close()
+		js, _ := json.Marshal(relayReply{ID: req.ID})
+		_, _, _ = init.WriteMsgUnix(js, syscall.UnixRights(int(f.Fd())), nil)
+	}
+
+	go reply(300*time.Millisecond, a, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	_, err = rc.dial(ctx, a)
+	cancel()
+	if err == nil {
+		t.Fatal("an exchange past its deadline succeeded")
+	}
+	time.Sleep(400 * time.Millisecond) // the late reply is waiting now
+	go reply(0, b, nil)
+	c, err := rc.dial(t.Context(), b)
+	if err != nil {
+		t.Fatalf("the exchange after a late reply: %v", err)
+	}
+	if got := c.RemoteAddr().(*net.TCPAddr).AddrPort(); got != b {
+		t.Errorf("connected to %s, want %s", got, b)
+	}
+	c.Close()
+
+	go reply(0, a, nil) // asked for b, sends a
+	if _, err := rc.dial(t.Context(), b); err == nil || !strings.Contains(err.Error(), "not "+b.String()) {
+		t.Errorf("a socket connected elsewhere: %v", err)
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go reply(0, netip.AddrPort{}, null)
+	if _, err := rc.dial(t.Context(), b); err == nil || !strings.Contains(err.Error(), "stream socket") {
+		t.Errorf("a file that is no socket: %v", err)
+	}
 }
