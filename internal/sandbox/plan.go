@@ -206,7 +206,7 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	p.Relay = spec.LoopbackRelay && l.exe != ""
 	if len(p.Proxy) > 0 || p.Relay {
 		if l.exe == "" {
-			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy or loopback")
+			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
 		}
 		// The init relays the proxy over a unix socket, so bwrap must not
 		// filter it: it installs the filter on the thread it starts the
