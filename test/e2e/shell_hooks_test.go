@@ -58,14 +58,14 @@ agents:
 		"HOME="+filepath.Join(work, ".home"), "XDG_STATE_HOME="+filepath.Join(work, ".state"),
 		"XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
 	out, err := cmd.CombinedOutput()
+	if _, serr := os.Stat(filepath.Join(project, "canary-e2e")); serr == nil {
+		t.Fatalf("the line the hook refused ran: canary-e2e exists\n%s", out)
+	}
 	if err != nil {
 		t.Fatalf("odin run: %v\n%s", err, out)
 	}
 	if !strings.Contains(string(out), "Finished.") {
 		t.Fatalf("odin run did not finish the script:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(project, "canary-e2e")); err == nil {
-		t.Errorf("the line the hook refused ran: canary-e2e exists\n%s", out)
 	}
 	if _, err := os.Stat(filepath.Join(project, "innocent-e2e")); err != nil {
 		t.Errorf("the innocent line did not run (%v): the test proves nothing\n%s", err, out)
