@@ -240,3 +240,43 @@ func TestRelayClientChecksReplies(t *testing.T) {
 		t.Errorf("a file that is no socket: %v", err)
 	}
 }
+
+// BenchmarkDialLoopback measures one connection through the relay to a
+// server in a bubblewrap sandbox: the exchange with the init, its connect
+// and the check of the socket it hands back.
+func BenchmarkDialLoopback(b *testing.B) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		b.Skip("bubblewrap is unusable: " + why)
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		b.Skip("python3 is not installed")
+	}
+	root := b.TempDir()
+	l := New(Options{Mode: ModeBubblewrap, Root: root, Environ: baseEnv})
+	proc, err := l.Command(b.Context(), Spec{Args: []string{"python3", "-c", relayServer}, LoopbackRelay: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := proc.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := proc.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = proc.Kill(); _ = proc.Wait(); proc.Release() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	port, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	ap := netip.MustParseAddrPort("127.0.0.1:" + port)
+	b.ResetTimer()
+	for b.Loop() {
+		c, err := proc.DialLoopback(b.Context(), ap)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Close()
+	}
+}
