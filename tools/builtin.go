@@ -87,7 +87,7 @@ func Builtin(opts BuiltinOptions) Set {
 	}
 	ts = append(ts, NewWebSearch(opts.Searcher))
 	if opts.Browsers != nil {
-		ts = append(ts, NewWebBrowser(opts.Browsers))
+		ts = append(ts, NewWebBrowser(opts.Browsers, opts.Sessions))
 	}
 	return NewSet(ts...).Map(WithRecover)
 }

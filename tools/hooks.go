@@ -29,7 +29,14 @@ func WithHooks(h tool.HookRunner) func(tool.Tool) tool.Tool {
 	return func(t tool.Tool) tool.Tool {
 		return Wrap(t, func(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Result, error) {
 			info := t.Info()
-			pre := h.PreToolUse(ctx, env, info, input)
+			// A hook judges a ShellSession command where it will run.
+			hctx := ctx
+			if wd, ok := innermost(t).(tool.WorkDirer); ok && env != nil {
+				if d := wd.WorkDir(env); d != "" {
+					hctx = tool.WithWorkDir(ctx, d)
+				}
+			}
+			pre := h.PreToolUse(hctx, env, info, input)
 			warn(env, pre.Warnings)
 			if pre.Block {
 				msg := strings.TrimSpace(pre.Message)
@@ -42,7 +49,7 @@ func WithHooks(h tool.HookRunner) func(tool.Tool) tool.Tool {
 			if err != nil || res.Denied {
 				return res, err
 			}
-			post := h.PostToolUse(ctx, env, info, input, res)
+			post := h.PostToolUse(hctx, env, info, input, res)
 			warn(env, post.Warnings)
 			if c := strings.TrimSpace(pre.Context); c != "" {
 				res.Output = appendSection(res.Output, "PreToolUse hook", c)

@@ -177,7 +177,7 @@ func (x *pythonTool) run(ctx context.Context, env *tool.Env, in PythonInput) (to
 		var err error
 		s, err = startSession(x.opts.Launcher, sessionSpec{
 			spec: sandbox.Spec{Args: []string{"python3", "-u", "-c", pythonDriver}, Dir: env.Root,
-				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent},
+				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent, LoopbackRelay: true},
 		}, write)
 		if err != nil {
 			return tool.Errorf("cannot start python3: %v", err), nil

@@ -3,17 +3,22 @@ package tools
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -70,6 +75,33 @@ func NewSessions() *Sessions { return &Sessions{} }
 
 func (s *Sessions) init() {
 	s.once.Do(func() { s.shells, s.pythons = newSessionPool(), newSessionPool() })
+}
+
+// DialLoopback connects to addr, a loopback address and port, inside the
+// sandbox of the run's shell (key: runKey), else of its Python
+// interpreter: to the dev server an agent started there. It returns an
+// error matching web.ErrNoLoopback when neither is running with a relay
+// or listens on addr (the Landlock fallback shares the host's loopback:
+// its servers are reached there). WebBrowser's page requests come here for
+// allowed loopback ports only.
+func (s *Sessions) DialLoopback(ctx context.Context, key string, addr netip.AddrPort) (net.Conn, error) {
+	s.init()
+	for _, pool := range []*sessionPool{s.shells, s.pythons} {
+		ss := pool.get(key)
+		if ss == nil || !ss.alive() {
+			continue
+		}
+		c, err := ss.proc.DialLoopback(ctx, addr)
+		switch {
+		case err == nil:
+			return c, nil
+		case errors.Is(err, sandbox.ErrNoRelay), errors.Is(err, syscall.ECONNREFUSED):
+			continue
+		default:
+			return nil, err
+		}
+	}
+	return nil, web.ErrNoLoopback
 }
 
 // Close kills every session and refuses new ones: call it when the tool
@@ -276,7 +308,9 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 		var err error
 		s, err = startSession(x.opts.Launcher, sessionSpec{
 			spec: sandbox.Spec{Args: []string{"bash", "--noprofile", "--norc", "-s"}, Dir: env.Root,
-				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent},
+				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent,
+				// A dev server the shell starts is what WebBrowser opens.
+				LoopbackRelay: true},
 			prelude: shellPrelude,
 		}, write)
 		if err != nil {

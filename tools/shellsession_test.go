@@ -1,8 +1,11 @@
 package tools
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +16,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -270,4 +274,76 @@ func TestShellSessionLandlock(t *testing.T) {
 	}
 	sessions.Close()
 	waitDead(t, pid)
+}
+
+// TestSessionsDialLoopback (issue 36): a server a run's shell started in
+// the background is reached by Odin through the shell's sandbox, not on
+// the host's loopback; another run, a port nothing listens on and a run
+// without a shell get web.ErrNoLoopback; after the run ends, nothing.
+func TestSessionsDialLoopback(t *testing.T) {
+	root := realTemp(t)
+	l := bwrapLauncher(t, root)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	if err := os.WriteFile(filepath.Join(root, "hello.txt"), []byte("relayed-7c1f\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sessions := NewSessions()
+	defer sessions.Close()
+	tl := NewShellSession(ExecuteCommandOptions{Launcher: l}, sessions)
+	done := make(chan struct{})
+	env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1", Done: done}
+	port := freePort(t)
+	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	if _, err := sessions.DialLoopback(t.Context(), runKey(env), addr); !errors.Is(err, web.ErrNoLoopback) {
+		t.Errorf("DialLoopback before the run has a shell: %v, want ErrNoLoopback", err)
+	}
+	res, oc := shellCall(t, tl, env, map[string]any{"command": fmt.Sprintf("python3 -m http.server %d --bind 127.0.0.1 >/dev/null 2>&1 &", port)})
+	if oc.ExitCode != 0 {
+		t.Fatalf("starting the server failed:\n%s", res.Output)
+	}
+	get := func(key string) (string, error) {
+		c, err := sessions.DialLoopback(t.Context(), key, addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		fmt.Fprintf(c, "GET /hello.txt HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+		b, err := io.ReadAll(c)
+		return string(b), err
+	}
+	var body string
+	var err error
+	for range 100 {
+		if body, err = get(runKey(env)); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil || !strings.Contains(body, "relayed-7c1f") {
+		t.Fatalf("GET through the shell's sandbox: %v\n%s", err, body)
+	}
+	if c, err := net.DialTimeout("tcp", addr.String(), time.Second); err == nil {
+		c.Close()
+		t.Errorf("the shell's server is listening on the host's loopback too")
+	}
+	other := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t2", SessionID: "s1"}
+	if _, err := get(runKey(other)); !errors.Is(err, web.ErrNoLoopback) {
+		t.Errorf("another run reached the shell's server: %v", err)
+	}
+	free := netip.AddrPortFrom(addr.Addr(), uint16(freePort(t)))
+	if _, err := sessions.DialLoopback(t.Context(), runKey(env), free); !errors.Is(err, web.ErrNoLoopback) {
+		t.Errorf("DialLoopback to a port nothing listens on: %v, want ErrNoLoopback", err)
+	}
+	close(done)
+	for range 100 {
+		if _, err = get(runKey(env)); err != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !errors.Is(err, web.ErrNoLoopback) {
+		t.Errorf("DialLoopback after the run ended: %v, want ErrNoLoopback", err)
+	}
 }

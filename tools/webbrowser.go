@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -49,10 +51,19 @@ type WebBrowserMeta struct {
 
 // NewWebBrowser returns WebBrowser, which drives the calling agent run's
 // browser from pool (one per run, keyed by the Env's AgentID). Agents get
-// it only when their tools list names it (actors.FilterTools).
-func NewWebBrowser(pool *browser.Pool) tool.Tool {
+// it only when their tools list names it (actors.FilterTools). With
+// sessions, the page's requests to allowed loopback ports reach the dev
+// servers the same run's ShellSession or Python started in their sandbox
+// (Sessions.DialLoopback) before the host's loopback.
+func NewWebBrowser(pool *browser.Pool, sessions *Sessions) tool.Tool {
 	return newBuiltin[WebBrowserInput](NameWebBrowser, tool.ClassWeb, strings.TrimSpace(webBrowserDescription),
 		func(ctx context.Context, env *tool.Env, in WebBrowserInput) (tool.Result, error) {
+			if pool != nil && sessions != nil && env != nil {
+				key := runKey(env)
+				pool.SetLoopback(browserRun(env), func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+					return sessions.DialLoopback(ctx, key, a)
+				})
+			}
 			return webBrowse(ctx, pool, env, in)
 		},
 		tool.WithSchema(func(s *jsonschema.Schema) {
@@ -69,13 +80,7 @@ func webBrowse(ctx context.Context, pool *browser.Pool, env *tool.Env, in WebBro
 	if pool == nil {
 		return tool.Errorf("WebBrowser is not available in this session."), nil
 	}
-	run := ""
-	if env != nil {
-		run = env.AgentID
-		if run == "" {
-			run = env.SessionID
-		}
-	}
+	run := browserRun(env)
 	timeout := 30 * time.Second
 	if in.Timeout > 0 {
 		timeout = time.Duration(min(in.Timeout, 120)) * time.Second
@@ -122,6 +127,17 @@ func webBrowse(ctx context.Context, pool *browser.Pool, env *tool.Env, in WebBro
 	return tool.Result{Output: b.String(), Meta: meta}, nil
 }
 
+// browserRun names env's agent run in the browser pool.
+func browserRun(env *tool.Env) string {
+	if env == nil {
+		return ""
+	}
+	if env.AgentID != "" {
+		return env.AgentID
+	}
+	return env.SessionID
+}
+
 // webBrowserFailure is a failed action as a result the model can act on.
 func webBrowserFailure(in WebBrowserInput, err error) tool.Result {
 	var ce *browser.CommandError
@@ -142,7 +158,7 @@ func writeBlocked(b *strings.Builder, blocked []string) {
 	if len(blocked) == 0 {
 		return
 	}
-	b.WriteString("\n\nRequests of the page Odin refused (address policy; web.browser in odin.yaml allows loopback ports):\n")
+	b.WriteString("\n\nWhat Odin refused the page (its requests by the address policy, which web.browser in odin.yaml widens for loopback ports; WebSockets; pop-ups):\n")
 	for i, r := range blocked {
 		if i == 10 {
 			fmt.Fprintf(b, "- and %d more\n", len(blocked)-10)

@@ -11,7 +11,7 @@ import (
 // Without a pool the tool answers, as a result the model reads, that
 // there is no browser.
 func TestWebBrowserWithoutPool(t *testing.T) {
-	res, err := NewWebBrowser(nil).Run(t.Context(), nil, []byte(`{"action":"read"}`))
+	res, err := NewWebBrowser(nil, nil).Run(t.Context(), nil, []byte(`{"action":"read"}`))
 	if err != nil || !res.IsError || !strings.Contains(res.Output, "not available") {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
@@ -19,7 +19,7 @@ func TestWebBrowserWithoutPool(t *testing.T) {
 
 // An unknown action is refused by the schema before any browser starts.
 func TestWebBrowserRejectsUnknownAction(t *testing.T) {
-	res, err := NewWebBrowser(nil).Run(t.Context(), nil, []byte(`{"action":"download"}`))
+	res, err := NewWebBrowser(nil, nil).Run(t.Context(), nil, []byte(`{"action":"download"}`))
 	if err != nil || !res.IsError || strings.Contains(res.Output, "not available") {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}

@@ -138,7 +138,7 @@ func (b *Browser) Do(ctx context.Context, c Command) (*Result, error) {
 		if r.Result == nil {
 			return nil, errors.New("browser: odin-browser answered without a result")
 		}
-		r.Result.Blocked = blocked
+		r.Result.Blocked = append(blocked, r.Result.Refused...)
 		return r.Result, nil
 	case <-ctx.Done():
 		// The browser is mid-command and its state unknown: it goes,

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/web"
@@ -84,13 +85,18 @@ func AllowHosts(cfg config.Web) ([]string, error) {
 // on the run's first command and closed by End (the run is over) or Close
 // (the session is).
 type Pool struct {
-	helper    string
-	chromium  string
-	launch    Launch
-	transport http.RoundTripper
+	helper   string
+	chromium string
+	launch   Launch
+	// The address policy's settings: each browser gets a guarded
+	// transport of its own, whose loopback connections go to its run's
+	// loopback dialer (SetLoopback).
+	hosts, deny []string
+	timeout     time.Duration
 
 	mu       sync.Mutex
 	browsers map[string]*Browser
+	loopback map[string]web.LoopbackDialer
 	closed   bool
 }
 
@@ -104,12 +110,41 @@ func NewPool(cfg config.Web, launch Launch) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := web.NewGuardedTransport(hosts, cfg.DenyHosts, cfg.Timeout)
-	if err != nil {
+	// Built once here so that a malformed list fails now, not on the
+	// first command.
+	if _, err := web.NewGuardedTransport(hosts, cfg.DenyHosts, cfg.Timeout); err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
 	return &Pool{helper: HelperPath(), chromium: ChromiumPath(cfg.Browser.Chromium), launch: launch,
-		transport: tr, browsers: map[string]*Browser{}}, nil
+		hosts: hosts, deny: cfg.DenyHosts, timeout: cfg.Timeout,
+		browsers: map[string]*Browser{}, loopback: map[string]web.LoopbackDialer{}}, nil
+}
+
+// SetLoopback makes d the loopback dialer of run's browser: its page's
+// requests to allowed loopback ports are offered to d first (the run's
+// shell session, whose dev server listens in its sandbox), then to the
+// host's loopback. The runs of other agents never see d. It stays until
+// End(run); nil removes it.
+func (p *Pool) SetLoopback(run string, d web.LoopbackDialer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d == nil {
+		delete(p.loopback, run)
+		return
+	}
+	p.loopback[run] = d
+}
+
+// dialLoopback is run's browser's loopback dialer: the one SetLoopback
+// gave at the time of the request.
+func (p *Pool) dialLoopback(ctx context.Context, run string, a netip.AddrPort) (net.Conn, error) {
+	p.mu.Lock()
+	d := p.loopback[run]
+	p.mu.Unlock()
+	if d == nil {
+		return nil, web.ErrNoLoopback
+	}
+	return d(ctx, a)
 }
 
 // Do runs c in run's browser, starting it if needed; a browser that has
@@ -141,7 +176,13 @@ func (p *Pool) get(run string) (*Browser, error) {
 	if p.chromium == "" {
 		return nil, ErrNoChromium
 	}
-	b, err := start(p.helper, p.chromium, p.launch, p.transport)
+	tr, err := web.NewGuardedTransportLoopback(p.hosts, p.deny, p.timeout, func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+		return p.dialLoopback(ctx, run, a)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	b, err := start(p.helper, p.chromium, p.launch, tr)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +195,7 @@ func (p *Pool) End(run string) {
 	p.mu.Lock()
 	b := p.browsers[run]
 	delete(p.browsers, run)
+	delete(p.loopback, run)
 	p.mu.Unlock()
 	if b != nil {
 		b.Close()

@@ -80,7 +80,10 @@ type Result struct {
 	// StartMS is how long Chromium took to start, on the command that
 	// started it.
 	StartMS int64 `json:"start_ms,omitempty"`
+	// Refused are what odin-browser itself refused the page during the
+	// command: WebSockets (not routed through Odin) and pop-ups (closed).
+	Refused []string `json:"refused,omitempty"`
 	// Blocked are the page's requests Odin refused since the last
-	// command (filled in by Odin).
+	// command (filled in by Odin), then Refused.
 	Blocked []string `json:"-"`
 }

@@ -52,6 +52,10 @@ type Input struct {
 	// ToolName and ToolInput for PreToolUse and PostToolUse.
 	ToolName  string          `json:"tool_name,omitempty"`
 	ToolInput json.RawMessage `json:"tool_input,omitempty"`
+	// CommandDir is where the call's command runs when that is not the
+	// project root: the working directory a ShellSession's shell was left
+	// in by earlier calls. Empty for every other call.
+	CommandDir string `json:"command_dir,omitempty"`
 	// ToolResult for PostToolUse.
 	ToolResult *ToolResult `json:"tool_result,omitempty"`
 	// Prompt is the user's message (UserPromptSubmit) or the specialist's
@@ -194,14 +198,24 @@ func (h *Hooks) Run(ctx context.Context, in Input) Result {
 	}
 	var context []string
 	for _, hk := range h.byEvent[in.Event] {
+		alias := ""
 		if subject != "" && !hookMatches(hk.Matcher, subject) {
-			continue
+			if alias = CommandAlias(in.ToolName); subject != in.ToolName || alias == "" || !hookMatches(hk.Matcher, alias) {
+				continue
+			}
 		}
 		if ctx.Err() != nil {
 			return res
 		}
 		event := stdin
-		if name, ok := hk.ToolNames[in.ToolName]; ok && in.ToolName != "" {
+		name, ok := hk.ToolNames[in.ToolName]
+		if !ok && in.ToolName == shellSession && alias != "" {
+			// A hook written for another agent's shell tool (Claude
+			// Code's Bash) sees ShellSession under that name: its input,
+			// command and timeout, is the same shape.
+			name, ok = hk.ToolNames[alias]
+		}
+		if ok && in.ToolName != "" {
 			renamed := in
 			renamed.ToolName = name
 			if b, err := json.Marshal(renamed); err == nil {
@@ -240,12 +254,35 @@ func (h *Hooks) Run(ctx context.Context, in Input) Result {
 	return res
 }
 
+// Tool names hooks know (the tools package's, which this package does not
+// import).
+const (
+	executeCommand = "ExecuteCommand"
+	shellSession   = "ShellSession"
+	python         = "Python"
+)
+
+// CommandAlias is the tool name a hook's matcher also catches tool under:
+// "ExecuteCommand" for ShellSession and Python, which run commands in the
+// same sandbox under the same policy (a persistent shell, a persistent
+// interpreter); "" for any other tool. A hook guarding ExecuteCommand must
+// not be side-stepped by sending the same command line to ShellSession.
+// The hook still gets the tool's real name and input (ShellSession:
+// command, action, job, timeout; Python: code, restart, timeout).
+func CommandAlias(tool string) string {
+	switch tool {
+	case shellSession, python:
+		return executeCommand
+	}
+	return ""
+}
+
 // PreToolUse implements tool.HookRunner.
 func (h *Hooks) PreToolUse(ctx context.Context, env *tool.Env, info tool.Info, input json.RawMessage) tool.HookVerdict {
 	if !h.Has(PreToolUse) {
 		return tool.HookVerdict{}
 	}
-	in := toolHookInput(env, PreToolUse, info, input)
+	in := toolHookInput(ctx, env, PreToolUse, info, input)
 	return verdictOf(h.Run(ctx, in))
 }
 
@@ -254,13 +291,13 @@ func (h *Hooks) PostToolUse(ctx context.Context, env *tool.Env, info tool.Info, 
 	if !h.Has(PostToolUse) {
 		return tool.HookVerdict{}
 	}
-	in := toolHookInput(env, PostToolUse, info, input)
+	in := toolHookInput(ctx, env, PostToolUse, info, input)
 	in.ToolResult = &ToolResult{Output: r.Output, IsError: r.IsError, Files: r.Files}
 	return verdictOf(h.Run(ctx, in))
 }
 
-func toolHookInput(env *tool.Env, event string, info tool.Info, input json.RawMessage) Input {
-	in := Input{Event: event, ToolName: info.Name}
+func toolHookInput(ctx context.Context, env *tool.Env, event string, info tool.Info, input json.RawMessage) Input {
+	in := Input{Event: event, ToolName: info.Name, CommandDir: tool.WorkDir(ctx)}
 	if json.Valid(input) {
 		in.ToolInput = input
 	} else if len(input) > 0 {

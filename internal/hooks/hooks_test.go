@@ -249,3 +249,58 @@ func TestHookCheckRefuses(t *testing.T) {
 		t.Errorf("warnings = %q", res.Warnings)
 	}
 }
+
+// TestHookCommandAlias: a hook whose matcher names ExecuteCommand also
+// runs for ShellSession and Python calls (and for no other tool), with the
+// tool's real name and input; one written for Claude Code's Bash sees
+// ShellSession as Bash; the shell's directory reaches it as command_dir.
+func TestHookCommandAlias(t *testing.T) {
+	root := t.TempDir()
+	h := newHooks(t, root, map[string][]config.Hook{
+		PreToolUse: {
+			{Matcher: "ExecuteCommand", Command: "cat >> events; echo >> events; exit 2"},
+			{Matcher: "Bash", Command: "echo never >> events"},
+		},
+		PostToolUse: {{Matcher: "ExecuteCommand", Command: "cat >> events; echo >> events", ToolNames: map[string]string{"ExecuteCommand": "Bash"}}},
+	})
+	env := &tool.Env{Root: root, SessionID: "s", Agent: "code"}
+	cases := []struct {
+		tool    string
+		blocked bool
+	}{{"ShellSession", true}, {"Python", true}, {"ExecuteCommand", true}, {"ReadFile", false}, {"ShellSessionX", false}}
+	for _, c := range cases {
+		ctx := t.Context()
+		if c.tool == "ShellSession" {
+			ctx = tool.WithWorkDir(ctx, "/proj/sub")
+		}
+		got := h.PreToolUse(ctx, env, tool.Info{Name: c.tool}, json.RawMessage(`{"command":"touch x"}`))
+		if got.Block != c.blocked {
+			t.Errorf("PreToolUse %s: blocked %v, want %v", c.tool, got.Block, c.blocked)
+		}
+	}
+	for _, name := range []string{"ShellSession", "Python"} {
+		h.PostToolUse(t.Context(), env, tool.Info{Name: name}, json.RawMessage(`{"command":"touch x"}`), tool.Result{Output: "ok"})
+	}
+	data, err := os.ReadFile(filepath.Join(root, "events"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var in Input
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		got = append(got, in.Event+" "+in.ToolName+" "+string(in.ToolInput)+" "+in.CommandDir)
+	}
+	want := []string{
+		`PreToolUse ShellSession {"command":"touch x"} /proj/sub`,
+		`PreToolUse Python {"command":"touch x"} `,
+		`PreToolUse ExecuteCommand {"command":"touch x"} `,
+		`PostToolUse Bash {"command":"touch x"} `,
+		`PostToolUse Python {"command":"touch x"} `,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events the hooks saw (-want +got):\n%s", d)
+	}
+}

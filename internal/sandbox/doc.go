@@ -53,7 +53,10 @@
 // also be granted directories to write whatever its mode (Spec.Writable:
 // an MCP server's data directory and the directories the user's config
 // grants it), and Explain says why a path it failed on was hidden or
-// read-only.
+// read-only. The other way, a process launched with Spec.LoopbackRelay
+// (ShellSession's shell) lets Odin reach the servers it starts on its
+// private loopback: the init connects to them for Odin and hands back the
+// connected socket (Process.DialLoopback, relay_linux.go).
 //
 // Where bubblewrap is missing or cannot create namespaces, the fallback is
 // Landlock, applied by the same init helper (Go cannot run code between

@@ -63,6 +63,12 @@ func runInit(specJSON string, rest []string) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	env := os.Environ()
+	if is.RelayFD > 0 {
+		// Before the command starts: it must not inherit the relay.
+		if err := serveRelay(is.RelayFD); err != nil {
+			return fail(err)
+		}
+	}
 	if is.ProxySocket != "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -78,9 +84,10 @@ func runInit(specJSON string, rest []string) int {
 	// Landlock and the socket filter confine one thread and what it
 	// starts: the command is forked from this locked thread, after them.
 	runtime.LockOSThread()
-	if is.Landlock != nil || is.Seccomp != nil {
+	if is.Landlock != nil || is.Seccomp != nil || is.RelayFD > 0 {
 		// The other threads stay unconfined: memory the command could
-		// write through ptrace or /proc/PID/mem would run there.
+		// write through ptrace or /proc/PID/mem would run there. The
+		// relay's end, too, is for Odin alone.
 		if err := undumpable(); err != nil {
 			return fail(err)
 		}

@@ -33,6 +33,9 @@ type initSpec struct {
 	ParentPID int `json:"ppid,omitempty"`
 	// Seccomp, when set, is the socket filter the command gets.
 	Seccomp *seccompSpec `json:"seccomp,omitempty"`
+	// RelayFD, when set, is the init's end of the loopback relay
+	// (relay_linux.go).
+	RelayFD int `json:"relay_fd,omitempty"`
 }
 
 // LandlockRules are the accesses a Landlock-confined command keeps.
@@ -118,6 +121,17 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 			}
 			p.seccompR, p.seccompProg = r, prog
 			cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+		}
+		if plan.Relay {
+			if len(cmd.ExtraFiles) != relayFD-3 {
+				return errors.New("sandbox: loopback relay: unexpected descriptor layout")
+			}
+			rc, child, err := newRelayPair()
+			if err != nil {
+				return err
+			}
+			p.relay = rc
+			cmd.ExtraFiles = append(cmd.ExtraFiles, child)
 		}
 		cmd.SysProcAttr = sessionAttr(syscall.SIGKILL)
 		// Killing the namespace's init kills everything in it; bwrap dies

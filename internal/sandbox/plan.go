@@ -50,6 +50,10 @@ type Plan struct {
 	// plant in GitGuard (the writable directories) are swept afterwards.
 	Write    bool
 	GitGuard []string
+	// Relay: the init helper serves a loopback relay (Spec.LoopbackRelay;
+	// bubblewrap only, where the process has a network namespace of its
+	// own).
+	Relay bool
 }
 
 // SeccompBy says who installs a command's socket filter.
@@ -197,7 +201,10 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	if sc != nil {
 		p.AllowUnix = sc.AllowUnix
 	}
-	if len(p.Proxy) > 0 {
+	// Without Odin's binary there is no relay: the process's servers are
+	// out of Odin's reach, which costs a convenience, not the command.
+	p.Relay = spec.LoopbackRelay && l.exe != ""
+	if len(p.Proxy) > 0 || p.Relay {
 		if l.exe == "" {
 			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
 		}
@@ -282,7 +289,13 @@ func (p Plan) cmdline(v launchValues) (path string, argv, env []string, err erro
 		}
 		args = append(args, "--chdir", p.Dir, "--")
 		if p.InitPath != "" {
-			is := initSpec{ProxySocket: innerProxy}
+			var is initSpec
+			if len(p.Proxy) > 0 {
+				is.ProxySocket = innerProxy
+			}
+			if p.Relay {
+				is.RelayFD = relayFD
+			}
 			if p.Seccomp == SeccompByInit {
 				is.Seccomp = &seccompSpec{AllowUnix: p.AllowUnix}
 			}

@@ -107,7 +107,8 @@ func (h planHost) render(t *testing.T, p Plan) string {
 // TestPlanGolden pins the whole command line of each kind of launch:
 // edit and ask mode, network through the proxy, off and full, an MCP
 // server's granted and visible paths, an allowed unix socket, the read
-// deny list, the Go build cache offered through GOCACHEPROG, and the
+// deny list, the Go build cache offered through GOCACHEPROG, the loopback
+// relay (an init without a proxy under bubblewrap, nothing under Landlock), and the
 // Landlock rule sets by ABI (not with a deny list: its read grants list
 // the real machine's root). Run with -update after an intended change
 // and read the diff.
@@ -143,6 +144,8 @@ func TestPlanGolden(t *testing.T) {
 		{name: "bwrap-unix-socket", kind: KindBubblewrap, exe: h.exe, opts: Options{AllowUnixSockets: []string{h.sock}}, spec: Spec{Args: bash}},
 		{name: "bwrap-deny-read", kind: KindBubblewrap, exe: h.exe, opts: Options{DenyRead: deny()}, spec: Spec{Args: bash, Write: true}},
 		{name: "bwrap-gocache", kind: KindBubblewrap, exe: h.exe, spec: Spec{Args: bash}},
+		{name: "bwrap-relay", kind: KindBubblewrap, exe: h.exe, spec: Spec{Args: bash, Write: true, LoopbackRelay: true}},
+		{name: "landlock-relay-abi6", kind: KindLandlock, abi: 6, exe: h.exe, spec: Spec{Args: bash, LoopbackRelay: true}},
 		{name: "landlock-edit-abi6", kind: KindLandlock, abi: 6, exe: h.exe, opts: Options{AllowUnixSockets: []string{h.sock}}, spec: Spec{Args: bash, Write: true}},
 		{name: "landlock-proxy-abi4", kind: KindLandlock, abi: 4, exe: h.exe, opts: Options{Domains: []string{"proxy.golang.org"}}, spec: Spec{Args: bash}},
 		{name: "landlock-ask-abi3", kind: KindLandlock, abi: 3, exe: h.exe, spec: Spec{Args: bash}},

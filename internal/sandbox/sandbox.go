@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +173,12 @@ type Spec struct {
 	// odin-browser, whose Chromium listens on one in its private profile
 	// (its process singleton) and cannot start without.
 	UnixSockets bool
+	// LoopbackRelay lets Odin connect to servers the process starts on its
+	// private loopback (Process.DialLoopback): under bubblewrap the
+	// namespace's init helper connects for Odin (see relay_linux.go).
+	// Only Odin's own code sets it, for ShellSession and Python, whose
+	// dev servers WebBrowser opens. It opens nothing the other way.
+	LoopbackRelay bool
 }
 
 // Network is how a launched process reaches the network.
@@ -327,8 +335,11 @@ type Process struct {
 	// seccompProg is the filter seccompR holds, for a handoff.
 	seccompProg []byte
 	released    bool
-	git         *gitGuard // write-mode commands: .git dirs they may create
-	removed     []string
+	// relay is Odin's end of the loopback relay (Spec.LoopbackRelay under
+	// bubblewrap); nil otherwise.
+	relay   *relayClient
+	git     *gitGuard // write-mode commands: .git dirs they may create
+	removed []string
 }
 
 // infoWait bounds the wait for bwrap to report its namespace's init, which
@@ -453,6 +464,9 @@ func (p *Process) Release() {
 		return
 	}
 	p.released = true
+	if p.relay != nil {
+		p.relay.close()
+	}
 	if p.seccompR != nil {
 		_ = p.seccompR.Close()
 	}
@@ -506,6 +520,20 @@ func waitGone(pid int, d time.Duration) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// DialLoopback connects to addr, a loopback address and port, inside the
+// process's network namespace: to a server the process started on its
+// private loopback. It returns ErrNoRelay (wrapped) when the process has
+// no relay: launched without Spec.LoopbackRelay, without a namespace of
+// its own (the Landlock fallback, no sandbox: its servers are on the
+// host's loopback), or gone. Nothing listening is an error matching
+// syscall.ECONNREFUSED. Call it after Start; safe for concurrent use.
+func (p *Process) DialLoopback(ctx context.Context, addr netip.AddrPort) (net.Conn, error) {
+	if p == nil || p.relay == nil {
+		return nil, ErrNoRelay
+	}
+	return p.relay.dial(ctx, addr)
 }
 
 // Blocked lists the hosts the proxy refused this process, sorted.

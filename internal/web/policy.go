@@ -2,11 +2,13 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,6 +34,9 @@ type policy struct {
 	// deny are web.deny_hosts: domains never dialled, subdomains
 	// included (lower case, no "*." or trailing dot).
 	deny []string
+	// loopback, when set, is offered the connections to allowed loopback
+	// hosts first (NewGuardedTransportLoopback).
+	loopback LoopbackDialer
 }
 
 type blockedRange struct {
@@ -132,6 +137,11 @@ func (p *policy) dial(ctx context.Context, network, addr string) (net.Conn, erro
 			return nil, &DeniedHostError{Host: host, Rule: rule}
 		}
 	}
+	if p.loopback != nil && p.allowed(addr) {
+		if c, done, err := p.dialLoopback(ctx, addr); done {
+			return c, err
+		}
+	}
 	d := &net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second, Resolver: p.resolver}
 	if !p.allowed(addr) {
 		d.Control = func(_, address string, _ syscall.RawConn) error {
@@ -139,6 +149,42 @@ func (p *policy) dial(ctx context.Context, network, addr string) (net.Conn, erro
 		}
 	}
 	return d.DialContext(ctx, network, addr)
+}
+
+// dialLoopback offers a connection to an allowed loopback host:port to
+// p.loopback: done is false when it has nothing listening there, and the
+// host's loopback is dialled as before. "localhost" is tried as 127.0.0.1,
+// then ::1 (dev servers bind either); other names are not offered.
+func (p *policy) dialLoopback(ctx context.Context, addr string) (net.Conn, bool, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false, nil
+	}
+	pn, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil, false, nil
+	}
+	var targets []netip.Addr
+	switch h := canonicalHost(host); {
+	case h == "localhost":
+		targets = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	default:
+		if a, err := netip.ParseAddr(h); err == nil && a.IsLoopback() {
+			targets = []netip.Addr{a}
+		}
+	}
+	for _, a := range targets {
+		c, err := p.loopback(ctx, netip.AddrPortFrom(a, uint16(pn)))
+		switch {
+		case err == nil:
+			return c, true, nil
+		case errors.Is(err, ErrNoLoopback), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EADDRNOTAVAIL):
+			continue
+		default:
+			return nil, true, err
+		}
+	}
+	return nil, false, nil
 }
 
 // withDeny adds web.deny_hosts entries to p.
@@ -259,5 +305,34 @@ func NewGuardedTransport(allowHosts, denyHosts []string, timeout time.Duration) 
 	if err != nil {
 		return nil, err
 	}
+	return newTransport(p.withDeny(denyHosts), timeout), nil
+}
+
+// LoopbackDialer connects to a loopback address and port somewhere other
+// than the host's own loopback: a sandbox's private network namespace,
+// where a dev server an agent started listens. It returns an error
+// matching ErrNoLoopback when it has nowhere to connect, or one matching
+// syscall.ECONNREFUSED when nothing listens there.
+type LoopbackDialer func(ctx context.Context, addr netip.AddrPort) (net.Conn, error)
+
+// ErrNoLoopback: a LoopbackDialer has no loopback to connect to (no live
+// sandbox).
+var ErrNoLoopback = errors.New("web: no loopback to relay to")
+
+// NewGuardedTransportLoopback is NewGuardedTransport whose connections to
+// loopback hosts that allowHosts allows (127.0.0.1, ::1 or localhost,
+// with their port) go to loopback first; where it reports nothing
+// listening (ErrNoLoopback, a refused connect) the host's loopback is
+// dialled, as NewGuardedTransport would. Loopback hosts not allowed never
+// reach loopback: the policy refuses them before it is asked.
+func NewGuardedTransportLoopback(allowHosts, denyHosts []string, timeout time.Duration, loopback LoopbackDialer) (*http.Transport, error) {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	p, err := newPolicy(allowHosts, nil, timeout)
+	if err != nil {
+		return nil, err
+	}
+	p.loopback = loopback
 	return newTransport(p.withDeny(denyHosts), timeout), nil
 }

@@ -1,10 +1,21 @@
 package web
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
+	"os"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestBlockedReason(t *testing.T) {
@@ -129,3 +140,107 @@ func TestDenyHosts(t *testing.T) {
 		t.Errorf("dial of a denied host: %v", err)
 	}
 }
+
+// TestGuardedTransportLoopback: an allowed loopback port goes to the
+// loopback dialer first ("localhost" as 127.0.0.1 then ::1); where it has
+// nothing listening the host's loopback answers; a loopback port not
+// allowed is refused without the dialer being asked.
+func TestGuardedTransportLoopback(t *testing.T) {
+	host := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "host") }))
+	defer host.Close()
+	_, hostPort, _ := net.SplitHostPort(host.Listener.Addr().String())
+	inside := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "inside") }))
+	ln := newPipeListener()
+	inside.Listener = ln
+	inside.Start()
+	defer inside.Close()
+
+	var mu sync.Mutex
+	var asked []string
+	listening := map[string]bool{"127.0.0.1:4000": true, "[::1]:4001": true}
+	dial := func(ctx context.Context, a netip.AddrPort) (net.Conn, error) {
+		mu.Lock()
+		asked = append(asked, a.String())
+		mu.Unlock()
+		switch {
+		case a.Port() == 4002:
+			return nil, ErrNoLoopback
+		case !listening[a.String()]:
+			return nil, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+		}
+		return ln.dial()
+	}
+	tr, err := NewGuardedTransportLoopback([]string{"127.0.0.1:4000", "localhost:4001", "127.0.0.1:" + hostPort}, nil, 5*time.Second, dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.CloseIdleConnections()
+	get := func(u string) (string, error) {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", u, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:4000/", "inside"},
+		{"http://localhost:4001/", "inside"},
+		{"http://127.0.0.1:" + hostPort + "/", "host"},
+	} {
+		if got, err := get(c.url); err != nil || got != c.want {
+			t.Errorf("GET %s = %q, %v; want %q", c.url, got, err, c.want)
+		}
+	}
+	mu.Lock()
+	want := []string{"127.0.0.1:4000", "127.0.0.1:4001", "[::1]:4001", "127.0.0.1:" + hostPort}
+	if d := cmp.Diff(want, asked); d != "" {
+		t.Errorf("addresses offered to the loopback dialer (-want +got):\n%s", d)
+	}
+	asked = nil
+	mu.Unlock()
+	if _, err := get("http://127.0.0.1:4003/"); !errors.Is(err, ErrBlockedAddress) {
+		t.Errorf("a loopback port not allowed: %v, want ErrBlockedAddress", err)
+	}
+	mu.Lock()
+	if len(asked) != 0 {
+		t.Errorf("the loopback dialer was asked for a port not allowed: %v", asked)
+	}
+	mu.Unlock()
+}
+
+// pipeListener is a net.Listener fed by dial, for a server only a loopback
+// dialer reaches.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) dial() (net.Conn, error) {
+	a, b := net.Pipe()
+	select {
+	case l.conns <- b:
+		return a, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4000} }

@@ -18,7 +18,9 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
+	cdptarget "github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"github.com/odin-code/odin/internal/browser"
@@ -97,8 +99,15 @@ func (s *server) start(program string) (*chrome, error) {
 	tab, cancelTab := chromedp.NewContext(allocCtx)
 	c := &chrome{profile: profile, cancelAlloc: cancelAlloc, cancelTab: cancelTab, tab: tab}
 	chromedp.ListenTarget(tab, func(ev any) {
-		if e, ok := ev.(*fetch.EventRequestPaused); ok {
+		switch e := ev.(type) {
+		case *fetch.EventRequestPaused:
 			go s.intercept(tab, e)
+		case *network.EventWebSocketCreated:
+			// Odin makes plain HTTP requests only: a WebSocket's
+			// handshake is failed where Chromium pauses it for Fetch
+			// (intercept refuses ws:), blocked by SetBlockedURLs where it
+			// does not, and the agent is told.
+			s.refuse("WebSocket " + e.URL + ": refused (WebBrowser does not route WebSockets through Odin's address policy)")
 		}
 	})
 	// The first Run starts the browser and ties it to the context it
@@ -111,13 +120,71 @@ func (s *server) start(program string) (*chrome, error) {
 	defer cancel()
 	err = chromedp.Run(ctx,
 		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*", RequestStage: fetch.RequestStageRequest}}),
+		network.SetBlockedURLs([]string{"ws://*", "wss://*"}),
 		cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorDeny),
 	)
+	if err == nil {
+		err = s.guardPopups(ctx, tab)
+	}
 	if err != nil {
 		c.close()
 		return nil, fmt.Errorf("start %s: %w", program, err)
 	}
 	return c, nil
+}
+
+// popupJS runs first in every document of the tab: window.open and links
+// or forms aimed at another window do not open one but tell the driver
+// (the __odinPopup binding) where they were going. A second page would
+// not be intercepted: its requests would not go through Odin.
+const popupJS = `(() => {
+  const tell = (u) => { try { window.__odinPopup(String(u)); } catch (e) {} };
+  const other = (t) => t && !["_self", "_top", "_parent"].includes(t.toLowerCase()) &&
+    !document.querySelector('iframe[name="' + CSS.escape(t) + '"]');
+  window.open = function (u) { try { tell(new URL(u || "about:blank", location.href).href); } catch (e) { tell(u); } return null; };
+  document.addEventListener("click", (e) => {
+    const a = e.target && e.target.closest && e.target.closest("a[href][target], area[href][target]");
+    if (a && other(a.target)) { e.preventDefault(); tell(a.href); }
+  }, true);
+  document.addEventListener("submit", (e) => {
+    const f = e.target;
+    if (f && other(f.target)) { e.preventDefault(); tell(f.action); }
+  }, true);
+})();`
+
+// guardPopups keeps the tab's pages from opening others: popupJS in every
+// document, and any page the tab opens all the same (a script that kept a
+// reference to the real window.open in an iframe, a pop-up Chromium opens
+// itself) is closed as soon as it appears. The pop-ups are refused with a
+// notice naming their address, for the agent to navigate to instead.
+func (s *server) guardPopups(ctx context.Context, tab context.Context) error {
+	c := chromedp.FromContext(tab)
+	own := c.Target.TargetID
+	bexec := cdp.WithExecutor(tab, c.Browser)
+	const notice = ": closed (WebBrowser keeps one page; navigate to the address instead)"
+	chromedp.ListenTarget(tab, func(ev any) {
+		if e, ok := ev.(*runtime.EventBindingCalled); ok && e.Name == "__odinPopup" {
+			s.refuse("pop-up to " + e.Payload + notice)
+		}
+	})
+	chromedp.ListenBrowser(tab, func(ev any) {
+		e, ok := ev.(*cdptarget.EventTargetCreated)
+		if !ok || e.TargetInfo == nil || e.TargetInfo.Type != "page" || e.TargetInfo.TargetID == own {
+			return
+		}
+		id, where := e.TargetInfo.TargetID, e.TargetInfo.URL
+		go func() {
+			_ = cdptarget.CloseTarget(id).Do(bexec)
+			if where == "" || where == "about:blank" {
+				where = "a new window"
+			}
+			s.refuse("pop-up to " + where + notice)
+		}()
+	})
+	return chromedp.Run(ctx, runtime.AddBinding("__odinPopup"), chromedp.ActionFunc(func(ctx context.Context) error {
+		_, err := page.AddScriptToEvaluateOnNewDocument(popupJS).Do(ctx)
+		return err
+	}))
 }
 
 func (c *chrome) close() {
@@ -182,6 +249,9 @@ func (s *server) run(c *browser.Command) (*browser.Result, error) {
 	ctx, cancel := context.WithTimeout(s.chrome.tab, timeout)
 	defer cancel()
 	res, err := s.act(ctx, c)
+	if err == nil {
+		res.Refused = s.takeRefused()
+	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%s did not finish within %s", c.Action, timeout)

@@ -77,6 +77,28 @@ type server struct {
 
 	// The browser, once started (by the command goroutine only).
 	chrome *chrome
+
+	// refused are what the driver itself refused the page since the last
+	// command (WebSockets, pop-ups), under mu.
+	refused []string
+}
+
+// refuse records one thing the page was refused, for the command's result.
+func (s *server) refuse(what string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.refused) < 50 {
+		s.refused = append(s.refused, what)
+	}
+}
+
+// takeRefused returns and forgets what was refused.
+func (s *server) takeRefused() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.refused
+	s.refused = nil
+	return r
 }
 
 func (s *server) send(m browser.Msg) error {
