@@ -27,25 +27,25 @@ const (
 
 // AgentInput is what the Orchestrator's model passes to the agent tool.
 type AgentInput struct {
-	Agent       string `json:"agent" jsonschema:"Specialist to run the task"`
-	Description string `json:"description" jsonschema:"Label shown to the user (3-5 words)"`
-	Prompt      string `json:"prompt" jsonschema:"The task, self-contained: goal, files (absolute paths), constraints, what done means"`
-	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return the run's ID at once; the turn still waits for it unless detached with agent_stop"`
-	Resume      string `json:"resume,omitempty" jsonschema:"ID of a finished run of this agent to continue; prompt is its next instruction"`
-	Model       string `json:"model,omitempty" jsonschema:"Model instead of the agent's own: main, small or a configured model id"`
-	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on its model calls"`
+	Agent       string `json:"agent"`
+	Description string `json:"description" jsonschema:"3-5 words for the user"`
+	Prompt      string `json:"prompt" jsonschema:"Self-contained task: goal, absolute paths, constraints, what done means"`
+	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return its run ID at once (see agent_output)"`
+	Resume      string `json:"resume,omitempty" jsonschema:"Run ID of this agent to continue; prompt is its next instruction"`
+	Model       string `json:"model,omitempty" jsonschema:"Instead of the agent's own"`
+	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on model calls"`
 	// Thoroughness and Context are enums set on the schema.
-	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium; quick: first good answer; very thorough: comprehensive, larger turn budget"`
-	Context      string   `json:"context,omitempty" jsonschema:"What it sees besides the prompt: brief (default): nothing; scoped: files plus a summary of this conversation; fork: this conversation"`
-	Files        []string `json:"files,omitempty" jsonschema:"Absolute paths of files sent with context scoped"`
-	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"Deadline, capped at the agent's max"`
+	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium"`
+	Context      string   `json:"context,omitempty" jsonschema:"Besides the prompt: brief (default) nothing; scoped: files and a summary of this conversation; fork: this conversation"`
+	Files        []string `json:"files,omitempty" jsonschema:"Absolute paths, for scoped"`
+	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"Capped at the agent's max"`
 	// OnlyFiles, when given, are enforced: the specialist's writes
 	// anywhere else are refused by its path guard.
-	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
+	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may change (absolute paths or globs)"`
 	// Budget may only lower the agent's own budget (budget.go).
-	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Spend limits below its own; it is stopped when over"`
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Limits below its own; stopped when over"`
 	// Isolation is an enum set on the schema.
-	Isolation string `json:"isolation,omitempty" jsonschema:"worktree: it works in its own git worktree and its changes are merged back as a patch (parallel writers); none: in the project. Default: the agent's own"`
+	Isolation string `json:"isolation,omitempty" jsonschema:"worktree: its own git worktree, merged back as a patch (parallel writers). Default: the agent's own"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
@@ -161,13 +161,13 @@ func shortDuration(d time.Duration) string {
 // AgentOutputInput asks for a run's report.
 type AgentOutputInput struct {
 	ID      string `json:"id" jsonschema:"Run ID"`
-	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"Wait up to this long for it to finish (0: status at once)"`
+	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"Seconds to wait for it (0: status now)"`
 }
 
 // AgentStopInput stops or detaches a run.
 type AgentStopInput struct {
 	ID     string `json:"id" jsonschema:"Run ID"`
-	Detach bool   `json:"detach,omitempty" jsonschema:"Keep it running past this turn; its report lands in the session"`
+	Detach bool   `json:"detach,omitempty" jsonschema:"Run on past this turn; its report lands in the session"`
 }
 
 // agentOutputTool, agentStopTool and requestReviewTool never change, and
@@ -176,7 +176,7 @@ type AgentStopInput struct {
 // and safe for concurrent use).
 var agentOutputTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentOutputInput](AgentOutputToolName, tool.ClassRead,
-		"Get the report of an agent run started with run_in_background once it finishes; until then its status, tokens and last activities.",
+		"A background run's report once it finishes; until then its status and last activities.",
 		func(context.Context, *tool.Env, AgentOutputInput) (tool.Result, error) {
 			return tool.Result{Output: handledByOrchestrator}, nil
 		})
@@ -184,7 +184,7 @@ var agentOutputTool = sync.OnceValue(func() tool.Tool {
 
 var agentStopTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentStopInput](AgentStopToolName, tool.ClassSpawn,
-		"Stop a background agent run, or detach it to let it work on after this turn.",
+		"Stop a background run, or detach it to work on after this turn.",
 		func(context.Context, *tool.Env, AgentStopInput) (tool.Result, error) {
 			return tool.Result{Output: handledByOrchestrator}, nil
 		})

@@ -1280,7 +1280,7 @@ func firstLine(s string) string {
 const reviewToolName = "RequestReview"
 
 type requestReviewInput struct {
-	Reason string `json:"reason" jsonschema:"why this change deserves review"`
+	Reason string `json:"reason" jsonschema:"why it deserves review"`
 }
 
 // requestReviewTool lets the Orchestrator's model ask for review and QA of
@@ -1288,7 +1288,7 @@ type requestReviewInput struct {
 // waive them.
 var requestReviewTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[requestReviewInput](reviewToolName, tool.ClassSpawn,
-		"Ask for mandatory review and QA of this turn's changes even if the rules would not require them (e.g. a subtle change). Gates cannot be skipped, only added.",
+		"Ask for review and QA of this turn's changes when the rules would not require them (a subtle change). Gates are only added, never skipped.",
 		func(context.Context, *tool.Env, requestReviewInput) (tool.Result, error) {
 			return tool.Result{Output: "review requested"}, nil
 		})

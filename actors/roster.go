@@ -149,7 +149,7 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 
 // reportTool builds a Report tool whose input is the result type T.
 func reportTool[T any](what string, opts ...tool.Option) tool.Tool {
-	desc := "Finish your task by reporting " + what + ": call it exactly once, at the end. Only its input reaches the Orchestrator."
+	desc := "Finish by reporting " + what + ": call it exactly once, at the end; only its input reaches the Orchestrator."
 	return tool.New[T]("Report", tool.ClassRead, desc, func(_ context.Context, _ *tool.Env, in T) (tool.Result, error) {
 		return tool.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)
