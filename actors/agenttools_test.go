@@ -73,9 +73,9 @@ func TestAgentToolsLayers(t *testing.T) {
 		mode  messages.Mode
 		want  []string
 	}{
-		{"helper", messages.ModeEdit, []string{"ReadFile", "mcp__fx__lookup", "mcp__fx__crash", "Report", "ResearchRequest", "Skill"}},
-		{"helper", messages.ModePlan, []string{"ReadFile", "mcp__fx__lookup", "Report", "ResearchRequest", "Skill"}},
-		{"research", messages.ModeEdit, []string{"Glob", "Grep", "ReadFile", "TodoWrite", "Think", "WebFetch", "mcp__fx__lookup", "mcp__fx__crash", "mcp__gh__issue", "Report"}},
+		{"helper", messages.ModeEdit, []string{"ReadFile", "mcp__fx__lookup", "mcp__fx__crash", "ResearchRequest", "Skill", "Report"}},
+		{"helper", messages.ModePlan, []string{"ReadFile", "mcp__fx__lookup", "ResearchRequest", "Skill", "Report"}},
+		{"research", messages.ModeEdit, []string{"Glob", "Grep", "ReadFile", "Think", "TodoWrite", "WebFetch", "mcp__fx__lookup", "mcp__fx__crash", "mcp__gh__issue", "Report"}},
 	} {
 		got := AgentTools(withMCP, r, get(tc.agent), tc.mode).Names()
 		if diff := cmp.Diff(tc.want, got); diff != "" {

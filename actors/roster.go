@@ -210,7 +210,10 @@ var (
 	lookup = []string{"ReadFile", "Glob", "Grep", "LS"}
 	// mapping gives the agents that read code to change or judge it the
 	// shape of the rest (seed 004: RepoMap for Code and Review, beside
-	// Search and Init).
+	// Search and Init). QA has it too: it names each blocker by file and
+	// line, and with it QA's tool list starts as Review's does (LS ...
+	// RepoMap, Think, GitDiff), a prefix the provider has cached by the
+	// time QA runs.
 	mapping = []string{"RepoMap"}
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
@@ -259,7 +262,7 @@ func Builtins() []*AgentDefinition {
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list(lookup, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
+			Tools:       list(lookup, mapping, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",
