@@ -422,10 +422,16 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		for _, a := range avail {
 			t.agents[a.Name] = a
 		}
-		agentTools = append(agentTools, o.agentToolFor(avail), agentOutputTool(), agentStopTool())
+		agentTools = append(agentTools, o.agentToolFor(avail))
 	}
 	if in.Mode == messages.ModeEdit {
 		agentTools = append(agentTools, requestReviewTool())
+	}
+	// agent_output and agent_stop act on background runs only: they are
+	// offered once the session has one (offerRunTools), last, so that a
+	// turn that adds them keeps the order the next turns have.
+	if o.runs.anyBackground() {
+		agentTools = append(agentTools, agentOutputTool(), agentStopTool())
 	}
 	t.extra = agentTools
 	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
