@@ -22,7 +22,7 @@ const editDiffMax = 4000
 type EditToolInput struct {
 	FilePath   string `json:"file_path" jsonschema:"Absolute path"`
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The replacement"`
+	NewString  string `json:"new_string"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
 }
 

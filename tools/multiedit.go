@@ -22,7 +22,7 @@ type MultiEditInput struct {
 // MultiEditItem is one edit of a MultiEditTool call.
 type MultiEditItem struct {
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The replacement"`
+	NewString  string `json:"new_string"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
 }
 

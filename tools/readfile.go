@@ -45,7 +45,7 @@ const (
 // ReadFileInput is ReadFile's input.
 type ReadFileInput struct {
 	FilePath string `json:"file_path" jsonschema:"Absolute path"`
-	Offset   int    `json:"offset,omitempty" jsonschema:"First line (1-based)"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"First line, 1-based"`
 	Limit    int    `json:"limit,omitempty" jsonschema:"Default 2000"`
 }
 
