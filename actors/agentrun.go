@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -187,15 +188,15 @@ const maxOutputWait = 10 * time.Minute
 
 // agentToolFor returns the turn's agent tool, built once per set of
 // agents (deriving a schema costs milliseconds).
-func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tool.Tool {
+func (o *Orchestrator) agentToolFor(agents []*AgentDefinition, mode messages.Mode) tool.Tool {
 	var names []string
 	for _, a := range agents {
 		names = append(names, a.Name)
 	}
 	models := DelegationModels(o.deps.Config, o.deps.Roster)
-	key := strings.Join(names, ",") + "|" + strings.Join(models, ",")
+	key := strings.Join(names, ",") + "|" + strings.Join(models, ",") + "|" + strconv.FormatBool(mode.ReadOnly())
 	if o.agentTool == nil || o.agentToolKey != key {
-		o.agentTool, o.agentToolKey = agentTool(agents, models), key
+		o.agentTool, o.agentToolKey = agentTool(agents, models, mode.ReadOnly()), key
 	}
 	return o.agentTool
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +52,11 @@ type AgentInput struct {
 // agentTool is the one delegation tool of the Orchestrator's model: its
 // agent parameter is an enum of agents, each described on one line in the
 // tool description. The Orchestrator intercepts its calls (a delegation
-// spawns an actor); Run only validates.
-func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
+// spawns an actor); Run only validates. readOnly is the tool of an ask or
+// plan turn: its agents write nothing, so it goes without the parameters
+// that only govern writes (only_files, isolation), which a call there
+// cannot pass.
+func agentTool(agents []*AgentDefinition, models []string, readOnly bool) tool.Tool {
 	var b strings.Builder
 	b.WriteString("Delegate a task to a specialist agent; its structured report is the result.\nAgents (deadline, max):\n")
 	names := make([]any, 0, len(agents))
@@ -73,12 +77,18 @@ func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
 		s.Properties["model"].Enum = modelEnum
 		s.Properties["isolation"].Enum = []any{"none", string(messages.IsolationWorktree)}
+		if readOnly {
+			for _, p := range writeOnlyParams {
+				delete(s.Properties, p)
+				s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(n string) bool { return n == p })
+			}
+		}
 	}
 	desc := strings.TrimSpace(b.String())
 	// The description names every agent, so with the models it is the
 	// tool's identity: sessions with the same roster and models share one
 	// tool.
-	key := desc + "\x00" + strings.Join(models, ",")
+	key := desc + "\x00" + strings.Join(models, ",") + "\x00" + strconv.FormatBool(readOnly)
 	sharedAgentTools.mu.Lock()
 	defer sharedAgentTools.mu.Unlock()
 	if t, ok := sharedAgentTools.m[key]; ok {
@@ -94,6 +104,10 @@ func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 	sharedAgentTools.m[key] = t
 	return t
 }
+
+// writeOnlyParams are the agent tool's parameters that only govern what a
+// specialist writes, left out of a read-only turn's agent tool.
+var writeOnlyParams = []string{"only_files", "isolation"}
 
 // DelegationModels are the models the agent tool's model parameter
 // offers: the roles main and small, then every configured model id that

@@ -422,7 +422,7 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		for _, a := range avail {
 			t.agents[a.Name] = a
 		}
-		agentTools = append(agentTools, o.agentToolFor(avail))
+		agentTools = append(agentTools, o.agentToolFor(avail, in.Mode))
 	}
 	if in.Mode == messages.ModeEdit {
 		agentTools = append(agentTools, requestReviewTool())
