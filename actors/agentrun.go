@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,31 @@ func (o *Orchestrator) handle(id string) string {
 		return run.Handle
 	}
 	return id
+}
+
+// anyBackground reports whether the session has started a background
+// run (a detached run is one too): until then agent_output and agent_stop
+// have nothing to act on, and their definitions would ride on every
+// request of the Orchestrator unused (issue 37).
+func (r *agentRuns) anyBackground() bool {
+	for _, run := range r.byID {
+		if run.Background {
+			return true
+		}
+	}
+	return false
+}
+
+// offerRunTools adds agent_output and agent_stop to turn t's tools when a
+// background run starts in it and they are not offered yet: the model's
+// next request can collect or stop the run.
+func (o *Orchestrator) offerRunTools(t *turnState) {
+	if _, ok := t.tools.Get(AgentOutputToolName); ok {
+		return
+	}
+	more := []tool.Tool{agentOutputTool(), agentStopTool()}
+	t.extra = append(slices.Clip(t.extra), more...)
+	t.tools = t.tools.With(more...)
 }
 
 // list returns copies of the runs, oldest first.
@@ -162,15 +188,15 @@ const maxOutputWait = 10 * time.Minute
 
 // agentToolFor returns the turn's agent tool, built once per set of
 // agents (deriving a schema costs milliseconds).
-func (o *Orchestrator) agentToolFor(agents []*AgentDefinition) tool.Tool {
+func (o *Orchestrator) agentToolFor(agents []*AgentDefinition, mode messages.Mode) tool.Tool {
 	var names []string
 	for _, a := range agents {
 		names = append(names, a.Name)
 	}
 	models := DelegationModels(o.deps.Config, o.deps.Roster)
-	key := strings.Join(names, ",") + "|" + strings.Join(models, ",")
+	key := strings.Join(names, ",") + "|" + strings.Join(models, ",") + "|" + strconv.FormatBool(mode.ReadOnly())
 	if o.agentTool == nil || o.agentToolKey != key {
-		o.agentTool, o.agentToolKey = agentTool(agents, models), key
+		o.agentTool, o.agentToolKey = agentTool(agents, models, mode.ReadOnly()), key
 	}
 	return o.agentTool
 }
@@ -260,6 +286,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 		}
 	})
 	if in.Background {
+		o.offerRunTools(t)
 		t.background = append(t.background, run)
 		h := o.handle(d.TaskID)
 		t.results[call.ID] = toolMessage(call, fmt.Sprintf("Started %s run %s in the background (%q). Keep working; collect its report with agent_output {\"id\": %q}, or stop it with agent_stop. This turn does not end while it runs unless you detach it.",

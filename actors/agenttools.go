@@ -40,7 +40,9 @@ func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mo
 // already built: a running specialist builds them once per task and
 // recomputes only the filtered part for each request.
 func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tool.Tool) tools.Set {
-	return FilterTools(all, def, EffectiveMode(def, mode), true).With(def.ReportTool()).With(extras...)
+	// Report comes last: its schema is the one definition that differs
+	// between roles, so the tools before it can be a prefix agents share.
+	return FilterTools(all, def, EffectiveMode(def, mode), true).Map(tools.AsChecklist).With(extras...).With(def.ReportTool())
 }
 
 // agentExtras are the tools a specialist brings itself rather than the

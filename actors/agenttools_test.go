@@ -73,9 +73,9 @@ func TestAgentToolsLayers(t *testing.T) {
 		mode  messages.Mode
 		want  []string
 	}{
-		{"helper", messages.ModeEdit, []string{"ReadFile", "mcp__fx__lookup", "mcp__fx__crash", "Report", "ResearchRequest", "Skill"}},
-		{"helper", messages.ModePlan, []string{"ReadFile", "mcp__fx__lookup", "Report", "ResearchRequest", "Skill"}},
-		{"research", messages.ModeEdit, []string{"Glob", "Grep", "ReadFile", "TodoWrite", "Think", "WebFetch", "mcp__fx__lookup", "mcp__fx__crash", "mcp__gh__issue", "Report"}},
+		{"helper", messages.ModeEdit, []string{"ReadFile", "mcp__fx__lookup", "mcp__fx__crash", "ResearchRequest", "Skill", "Report"}},
+		{"helper", messages.ModePlan, []string{"ReadFile", "mcp__fx__lookup", "ResearchRequest", "Skill", "Report"}},
+		{"research", messages.ModeEdit, []string{"Glob", "Grep", "ReadFile", "Think", "TodoWrite", "WebFetch", "mcp__fx__lookup", "mcp__fx__crash", "mcp__gh__issue", "Report"}},
 	} {
 		got := AgentTools(withMCP, r, get(tc.agent), tc.mode).Names()
 		if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -152,7 +152,7 @@ func TestDelegationModels(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	tl := agentTool(Builtins(), got)
+	tl := agentTool(Builtins(), got, false)
 	in := `{"agent":"search","description":"d","prompt":"p","model":"%s"}`
 	if res, _ := tl.Run(t.Context(), &tool.Env{}, []byte(fmt.Sprintf(in, "big-model"))); res.IsError {
 		t.Errorf("big-model refused: %s", res.Output)
@@ -196,5 +196,30 @@ func TestUserAgentDirs(t *testing.T) {
 	}
 	if slices.ContainsFunc(r.Warnings(), func(w string) bool { return strings.Contains(w, "odin trust") }) {
 		t.Errorf("a user agent waits for trust: %v", r.Warnings())
+	}
+}
+
+// An ask or plan turn's agent tool has no parameter that only governs
+// writes: its definition is shorter, and a call passing one is refused by
+// the schema rather than ignored.
+func TestAgentToolReadOnly(t *testing.T) {
+	edit, ask := agentTool(Builtins(), nil, false), agentTool(Builtins(), nil, true)
+	for _, p := range writeOnlyParams {
+		if !strings.Contains(string(edit.Info().Schema), `"`+p+`"`) {
+			t.Errorf("the edit turn's agent tool lacks %s", p)
+		}
+		if strings.Contains(string(ask.Info().Schema), `"`+p+`"`) {
+			t.Errorf("the read-only turn's agent tool has %s:\n%s", p, ask.Info().Schema)
+		}
+	}
+	call := `{"agent":"search","description":"d","prompt":"p","only_files":["/x"]}`
+	if res, _ := ask.Run(t.Context(), &tool.Env{}, []byte(call)); !res.IsError {
+		t.Error("only_files accepted by the read-only agent tool")
+	}
+	if res, _ := edit.Run(t.Context(), &tool.Env{}, []byte(call)); res.IsError {
+		t.Errorf("only_files refused in an edit turn: %s", res.Output)
+	}
+	if res, _ := ask.Run(t.Context(), &tool.Env{}, []byte(`{"agent":"search","description":"d","prompt":"p"}`)); res.IsError {
+		t.Errorf("a plain delegation refused: %s", res.Output)
 	}
 }

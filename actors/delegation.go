@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,32 +28,35 @@ const (
 
 // AgentInput is what the Orchestrator's model passes to the agent tool.
 type AgentInput struct {
-	Agent       string `json:"agent" jsonschema:"Specialist to run the task"`
-	Description string `json:"description" jsonschema:"Label shown to the user (3-5 words)"`
-	Prompt      string `json:"prompt" jsonschema:"The task, self-contained: goal, files (absolute paths), constraints, what done means"`
-	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return the run's ID at once; the turn still waits for it unless detached with agent_stop"`
-	Resume      string `json:"resume,omitempty" jsonschema:"ID of a finished run of this agent to continue; prompt is its next instruction"`
-	Model       string `json:"model,omitempty" jsonschema:"Model instead of the agent's own: main, small or a configured model id"`
-	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on its model calls"`
+	Agent       string `json:"agent"`
+	Description string `json:"description" jsonschema:"3-5 words for the user"`
+	Prompt      string `json:"prompt" jsonschema:"Self-contained task: goal, absolute paths, constraints, what done means"`
+	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return its run ID at once (see agent_output)"`
+	Resume      string `json:"resume,omitempty" jsonschema:"Run ID of this agent to continue; prompt is its next instruction"`
+	Model       string `json:"model,omitempty" jsonschema:"Instead of the agent's own"`
+	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on model calls"`
 	// Thoroughness and Context are enums set on the schema.
-	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium; quick: first good answer; very thorough: comprehensive, larger turn budget"`
-	Context      string   `json:"context,omitempty" jsonschema:"What it sees besides the prompt: brief (default): nothing; scoped: files plus a summary of this conversation; fork: this conversation"`
-	Files        []string `json:"files,omitempty" jsonschema:"Absolute paths of files sent with context scoped"`
-	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"Deadline, capped at the agent's max"`
+	Thoroughness string   `json:"thoroughness,omitempty" jsonschema:"Default medium"`
+	Context      string   `json:"context,omitempty" jsonschema:"Besides the prompt: brief (default) nothing; scoped: files and a summary of this conversation; fork: this conversation"`
+	Files        []string `json:"files,omitempty" jsonschema:"Absolute paths, for scoped"`
+	Timeout      int      `json:"timeout_seconds,omitempty" jsonschema:"Capped at the agent's max"`
 	// OnlyFiles, when given, are enforced: the specialist's writes
 	// anywhere else are refused by its path guard.
-	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may create or change (absolute paths or globs); other writes are refused"`
+	OnlyFiles []string `json:"only_files,omitempty" jsonschema:"The only files it may change (absolute paths or globs)"`
 	// Budget may only lower the agent's own budget (budget.go).
-	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Spend limits below its own; it is stopped when over"`
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"Limits below its own; stopped when over"`
 	// Isolation is an enum set on the schema.
-	Isolation string `json:"isolation,omitempty" jsonschema:"worktree: it works in its own git worktree and its changes are merged back as a patch (parallel writers); none: in the project. Default: the agent's own"`
+	Isolation string `json:"isolation,omitempty" jsonschema:"worktree: its own git worktree, merged back as a patch (parallel writers). Default: the agent's own"`
 }
 
 // agentTool is the one delegation tool of the Orchestrator's model: its
 // agent parameter is an enum of agents, each described on one line in the
 // tool description. The Orchestrator intercepts its calls (a delegation
-// spawns an actor); Run only validates.
-func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
+// spawns an actor); Run only validates. readOnly is the tool of an ask or
+// plan turn: its agents write nothing, so it goes without the parameters
+// that only govern writes (only_files, isolation), which a call there
+// cannot pass.
+func agentTool(agents []*AgentDefinition, models []string, readOnly bool) tool.Tool {
 	var b strings.Builder
 	b.WriteString("Delegate a task to a specialist agent; its structured report is the result.\nAgents (deadline, max):\n")
 	names := make([]any, 0, len(agents))
@@ -73,12 +77,18 @@ func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 		s.Properties["context"].Enum = []any{string(messages.ContextBrief), string(messages.ContextScoped), string(messages.ContextFork)}
 		s.Properties["model"].Enum = modelEnum
 		s.Properties["isolation"].Enum = []any{"none", string(messages.IsolationWorktree)}
+		if readOnly {
+			for _, p := range writeOnlyParams {
+				delete(s.Properties, p)
+				s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(n string) bool { return n == p })
+			}
+		}
 	}
 	desc := strings.TrimSpace(b.String())
 	// The description names every agent, so with the models it is the
 	// tool's identity: sessions with the same roster and models share one
 	// tool.
-	key := desc + "\x00" + strings.Join(models, ",")
+	key := desc + "\x00" + strings.Join(models, ",") + "\x00" + strconv.FormatBool(readOnly)
 	sharedAgentTools.mu.Lock()
 	defer sharedAgentTools.mu.Unlock()
 	if t, ok := sharedAgentTools.m[key]; ok {
@@ -94,6 +104,10 @@ func agentTool(agents []*AgentDefinition, models []string) tool.Tool {
 	sharedAgentTools.m[key] = t
 	return t
 }
+
+// writeOnlyParams are the agent tool's parameters that only govern what a
+// specialist writes, left out of a read-only turn's agent tool.
+var writeOnlyParams = []string{"only_files", "isolation"}
 
 // DelegationModels are the models the agent tool's model parameter
 // offers: the roles main and small, then every configured model id that
@@ -161,13 +175,13 @@ func shortDuration(d time.Duration) string {
 // AgentOutputInput asks for a run's report.
 type AgentOutputInput struct {
 	ID      string `json:"id" jsonschema:"Run ID"`
-	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"Wait up to this long for it to finish (0: status at once)"`
+	Timeout int    `json:"timeout_seconds,omitempty" jsonschema:"Seconds to wait for it (0: status now)"`
 }
 
 // AgentStopInput stops or detaches a run.
 type AgentStopInput struct {
 	ID     string `json:"id" jsonschema:"Run ID"`
-	Detach bool   `json:"detach,omitempty" jsonschema:"Keep it running past this turn; its report lands in the session"`
+	Detach bool   `json:"detach,omitempty" jsonschema:"Run on past this turn; its report lands in the session"`
 }
 
 // agentOutputTool, agentStopTool and requestReviewTool never change, and
@@ -176,7 +190,7 @@ type AgentStopInput struct {
 // and safe for concurrent use).
 var agentOutputTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentOutputInput](AgentOutputToolName, tool.ClassRead,
-		"Get the report of an agent run started with run_in_background once it finishes; until then its status, tokens and last activities.",
+		"A background run's report once it finishes; until then its status and last activities.",
 		func(context.Context, *tool.Env, AgentOutputInput) (tool.Result, error) {
 			return tool.Result{Output: handledByOrchestrator}, nil
 		})
@@ -184,7 +198,7 @@ var agentOutputTool = sync.OnceValue(func() tool.Tool {
 
 var agentStopTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentStopInput](AgentStopToolName, tool.ClassSpawn,
-		"Stop a background agent run, or detach it to let it work on after this turn.",
+		"Stop a background run, or detach it to work on after this turn.",
 		func(context.Context, *tool.Env, AgentStopInput) (tool.Result, error) {
 			return tool.Result{Output: handledByOrchestrator}, nil
 		})

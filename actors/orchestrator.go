@@ -422,10 +422,16 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 		for _, a := range avail {
 			t.agents[a.Name] = a
 		}
-		agentTools = append(agentTools, o.agentToolFor(avail), agentOutputTool(), agentStopTool())
+		agentTools = append(agentTools, o.agentToolFor(avail, in.Mode))
 	}
 	if in.Mode == messages.ModeEdit {
 		agentTools = append(agentTools, requestReviewTool())
+	}
+	// agent_output and agent_stop act on background runs only: they are
+	// offered once the session has one (offerRunTools), last, so that a
+	// turn that adds them keeps the order the next turns have.
+	if o.runs.anyBackground() {
+		agentTools = append(agentTools, agentOutputTool(), agentStopTool())
 	}
 	t.extra = agentTools
 	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
@@ -963,11 +969,57 @@ func reportForModel(r *messages.Report, handle string) string {
 	if r.Error != "" && r.Error != r.Summary {
 		fmt.Fprintf(&b, "Problem: %s\n", r.Error)
 	}
-	fmt.Fprintf(&b, "Summary: %s\n", r.Summary)
-	if len(r.Result) > 0 {
-		fmt.Fprintf(&b, "Result:\n%s\n", r.Result)
+	result, summarised, diffs := resultForModel(r.Result, r.Summary)
+	if !summarised {
+		fmt.Fprintf(&b, "Summary: %s\n", r.Summary)
+	}
+	if len(result) > 0 {
+		fmt.Fprintf(&b, "Result:\n%s\n", result)
+	}
+	if diffs {
+		b.WriteString("(The files' diffs are left out: GitDiff shows them.)\n")
 	}
 	return b.String()
+}
+
+// resultForModel is a report's structured result as the parent's model
+// reads it: the diffs Odin attached to a writer's files_modified and
+// files_created (whole new files, every line of them) become a pointer to
+// GitDiff, which shows them on demand, instead of riding in the parent's
+// history on every later request (issue 37); paths and line counts stay.
+// summarised reports that the result carries summary itself, so the
+// Summary line would repeat it; diffs that diffs were left out. A result
+// that is not a JSON object is returned as it is.
+func resultForModel(raw json.RawMessage, summary string) (_ json.RawMessage, summarised, diffs bool) {
+	var obj map[string]json.RawMessage
+	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil {
+		return raw, false, false
+	}
+	var own string
+	summarised = json.Unmarshal(obj["summary"], &own) == nil && own == summary
+	for _, key := range []string{"files_modified", "files_created"} {
+		var files []map[string]json.RawMessage
+		if json.Unmarshal(obj[key], &files) != nil {
+			continue
+		}
+		for _, f := range files {
+			if _, ok := f["diff"]; ok {
+				delete(f, "diff")
+				diffs = true
+			}
+		}
+		if diffs {
+			obj[key], _ = json.Marshal(files)
+		}
+	}
+	if !diffs {
+		return raw, summarised, false
+	}
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return raw, summarised, false
+	}
+	return out, summarised, true
 }
 
 func (o *Orchestrator) addUsage(agent, model string, u messages.Usage) {
@@ -1280,7 +1332,7 @@ func firstLine(s string) string {
 const reviewToolName = "RequestReview"
 
 type requestReviewInput struct {
-	Reason string `json:"reason" jsonschema:"why this change deserves review"`
+	Reason string `json:"reason" jsonschema:"why it deserves review"`
 }
 
 // requestReviewTool lets the Orchestrator's model ask for review and QA of
@@ -1288,7 +1340,7 @@ type requestReviewInput struct {
 // waive them.
 var requestReviewTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[requestReviewInput](reviewToolName, tool.ClassSpawn,
-		"Ask for mandatory review and QA of this turn's changes even if the rules would not require them (e.g. a subtle change). Gates cannot be skipped, only added.",
+		"Ask for review and QA of this turn's changes when the rules would not require them (a subtle change). Gates are only added, never skipped.",
 		func(context.Context, *tool.Env, requestReviewInput) (tool.Result, error) {
 			return tool.Result{Output: "review requested"}, nil
 		})

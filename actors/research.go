@@ -22,12 +22,10 @@ const NameResearchRequest = "ResearchRequest"
 
 // ResearchInput is the ResearchRequest tool's input.
 type ResearchInput struct {
-	Question string `json:"question" jsonschema:"what to find out, self-contained: the library and version, the error message, the API in question. The researcher sees nothing else of your task."`
+	Question string `json:"question" jsonschema:"Self-contained (library and version, exact error, API): the researcher sees nothing else"`
 }
 
-const researchDescription = "Ask the Research agent a question about external information: library or API documentation, an error message's known causes, a security advisory, a best practice. " +
-	"The Orchestrator runs the research and its report comes back as this tool's result; answers are cached, so asking again is cheap. " +
-	"Use it when the answer is not in the repository; do not use it for questions about the code in front of you."
+const researchDescription = "Ask the Research agent about external information (library or API docs, an error's known causes, an advisory, a best practice) when the answer is not in the repository; its report is the result. Answers are cached."
 
 // researchTool returns the ResearchRequest tool of one specialist task: a
 // call sends a *messages.ResearchRequest to the Orchestrator (parent) and

@@ -149,7 +149,7 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 
 // reportTool builds a Report tool whose input is the result type T.
 func reportTool[T any](what string, opts ...tool.Option) tool.Tool {
-	desc := "Finish your task by reporting " + what + ": call it exactly once, at the end. Only its input reaches the Orchestrator."
+	desc := "Finish by reporting " + what + ": call it exactly once, at the end; only its input reaches the Orchestrator."
 	return tool.New[T]("Report", tool.ClassRead, desc, func(_ context.Context, _ *tool.Env, in T) (tool.Result, error) {
 		return tool.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)
@@ -210,7 +210,10 @@ var (
 	lookup = []string{"ReadFile", "Glob", "Grep", "LS"}
 	// mapping gives the agents that read code to change or judge it the
 	// shape of the rest (seed 004: RepoMap for Code and Review, beside
-	// Search and Init).
+	// Search and Init). QA has it too: it names each blocker by file and
+	// line, and with it QA's tool list starts as Review's does (LS ...
+	// RepoMap, Think, GitDiff), a prefix the provider has cached by the
+	// time QA runs.
 	mapping = []string{"RepoMap"}
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
@@ -234,35 +237,35 @@ func list(groups ...[]string) []string {
 func Builtins() []*AgentDefinition {
 	return []*AgentDefinition{
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
-			Description: "Explores the codebase: finds files, symbols and usages, with paths and line numbers. Read-only.",
+			Description: "Finds files, symbols and usages in the code, with paths and line numbers. Read-only.",
 			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}),
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
-			Description: "Researches the web: library docs, error solutions, security advisories, best practices. Read-only.",
+			Description: "Researches the web: library docs, error fixes, advisories, best practices. Read-only.",
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking, []string{"TodoWrite"}),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
-			Description: "Implements changes: writes and edits code following the project's conventions; tries them in its own shell session.",
+			Description: "Implements changes in the project's conventions, trying them in its own shell.",
 			Tools:       list(lookup, mapping, writeTools, thinking, []string{"TodoWrite"}, asking, shellSession),
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
-			Description: "Reviews changes for correctness, security, performance and maintainability; reports issues by severity. Read-only.",
+			Description: "Reviews changes for correctness, security, performance and maintainability. Read-only.",
 			Tools:       list(lookup, mapping, []string{"GitDiff"}, thinking, asking),
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
-			Description: "Runs the tests, writes missing tests (test files only) and diagnoses failures.",
+			Description: "Runs tests, writes missing ones (test files only), diagnoses failures.",
 			Tools:       list(readTools, writeTools, []string{"ExecuteCommand", "TodoWrite"}, shellSession), WriteScope: WriteTests,
 			Report: "test", Role: RoleTester},
 		{Name: "docs", Template: prompts.Docs, Model: "small", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
-			Description: "Writes and updates documentation files (README, guides, changelogs).",
+			Description: "Writes and updates documentation (README, guides, changelogs).",
 			Tools:       list(readTools, writeTools), WriteScope: WriteDocs,
 			Report: "docs"},
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
-			Description: "Verifies a delivery: runs build, lint and test checks and reports blockers. Changes nothing.",
-			Tools:       list(lookup, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
+			Description: "Runs build, lint and test checks on a delivery and names blockers. Changes nothing.",
+			Tools:       list(lookup, mapping, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
-			Description: "Analyses the project and drafts the sections of its ODIN.md. Read-only.",
+			Description: "Drafts the sections of the project's ODIN.md. Read-only.",
 			Tools:       list(readTools, []string{"RepoMap"}), NoInstructions: true,
 			Report: "init"},
 	}

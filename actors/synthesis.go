@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -195,9 +196,13 @@ func synthesisFacts(request, interim string, files []string, diff string, gated 
 	}
 	b.WriteString("\n<gate_report>\n")
 	b.WriteString(gateOutcome(r))
-	b.WriteString("\nReasons the gates were required:")
-	for _, why := range r.Decision.Reasons {
-		fmt.Fprintf(&b, "\n- %s", why)
+	// gateOutcome's "Required because" line gives the reasons already;
+	// they are listed again only when it had to shorten one.
+	if slices.ContainsFunc(r.Decision.Reasons, func(why string) bool { return shorten(why, 200) != why }) {
+		b.WriteString("\nReasons the gates were required, in full:")
+		for _, why := range r.Decision.Reasons {
+			fmt.Fprintf(&b, "\n- %s", why)
+		}
 	}
 	if rv := r.Review; rv != nil {
 		fmt.Fprintf(&b, "\nLast review: approved=%v, %s", rv.Approved, rv.Summary)

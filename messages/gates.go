@@ -50,7 +50,7 @@ type GateReport struct {
 // command's exit code; without, by the reviewer's judgement.
 type AcceptanceCriterion struct {
 	Criterion string `json:"criterion" jsonschema:"what must hold when the item is done"`
-	Command   string `json:"command,omitempty" jsonschema:"optional shell command that proves it (exit 0 = met), e.g. go test -run TestTotal ./shop"`
+	Command   string `json:"command,omitempty" jsonschema:"shell command that proves it (exit 0 = met)"`
 }
 
 // CriterionVerdict is the reviewer's judgement of one acceptance

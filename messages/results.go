@@ -7,7 +7,7 @@ package messages
 // SearchResult is the Search agent's report.
 type SearchResult struct {
 	Query              string    `json:"query" jsonschema:"the question that was searched"`
-	Findings           []Finding `json:"findings" jsonschema:"relevant places in the code, most relevant first"`
+	Findings           []Finding `json:"findings" jsonschema:"most relevant first"`
 	Summary            string    `json:"summary" jsonschema:"what was found, in a few sentences"`
 	Confidence         float64   `json:"confidence" jsonschema:"0 to 1"`
 	SuggestedNextSteps []string  `json:"suggested_next_steps,omitempty"`
@@ -81,7 +81,7 @@ type ReviewResult struct {
 	Summary       string        `json:"summary"`
 	Approved      bool          `json:"approved"`
 	// Criteria judge the acceptance criteria the brief lists, if any.
-	Criteria []CriterionVerdict `json:"criteria,omitempty" jsonschema:"one verdict per acceptance criterion listed in your brief, in its words; omit when it lists none"`
+	Criteria []CriterionVerdict `json:"criteria,omitempty" jsonschema:"one per acceptance criterion your brief lists, in its words"`
 }
 
 // Review issue severities (seed 004); critical and major send a change
@@ -102,7 +102,7 @@ func Severities() []string {
 
 // ReviewIssue is one problem Review found.
 type ReviewIssue struct {
-	Severity string `json:"severity" jsonschema:"critical, major, minor or info"`
+	Severity string `json:"severity"`
 	File     string `json:"file"`
 	Line     int    `json:"line,omitempty"`
 	Message  string `json:"message"`

@@ -57,9 +57,9 @@ type BuiltinOptions struct {
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
 // the order models see them: reading and searching first, then writing,
 // execution, the web and helpers. The tools nearly every agent has come
-// first (LS, Glob, Grep, ReadFile, then RepoMap and GitDiff): a provider's
-// prefix cache serves the definitions agents share only while their
-// lists start alike. The list is explicit on purpose (no init
+// first (LS, Glob, Grep, ReadFile, then RepoMap, Think and GitDiff, which
+// Code, Review and QA share in that order): a provider's prefix cache
+// serves the definitions agents share only while their lists start alike. The list is explicit on purpose (no init
 // registration): what a model can call is visible here. Tools that need
 // the actor system (AgentTool) are added by their owners with Set.With. Modes and permissions choose among these by Info().Class.
 func Builtin(opts BuiltinOptions) Set {
@@ -69,6 +69,7 @@ func Builtin(opts BuiltinOptions) Set {
 		NewGrep(),
 		NewReadFile(),
 		NewRepoMap(opts.RepoMaps),
+		NewThink(),
 		NewGitDiffWith(opts.ExecuteCommand.Launcher),
 		NewTree(),
 		NewWriteFile(),
@@ -79,7 +80,6 @@ func Builtin(opts BuiltinOptions) Set {
 		NewShellSession(opts.ExecuteCommand, opts.Sessions),
 		NewPython(opts.ExecuteCommand, opts.Sessions),
 		NewTodoWrite(),
-		NewThink(),
 		NewContextSummarizer(),
 	}
 	if opts.Fetcher != nil {

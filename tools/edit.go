@@ -8,7 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/odin-code/odin/tools/tool"
 )
 
@@ -23,16 +22,15 @@ const editDiffMax = 4000
 type EditToolInput struct {
 	FilePath   string `json:"file_path" jsonschema:"Absolute path"`
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The replacement"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
 }
 
 // NewEditTool returns EditTool: an exact string replacement in a file the
 // agent has read and that has not changed since. An empty old_string
 // creates a file that does not exist yet (or fills an empty one).
 func NewEditTool() tool.Tool {
-	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, tool.ClassWrite, editDescription, editFile,
-		tool.WithSchema(func(s *jsonschema.Schema) { setDefault(s, "replace_all", false) })))
+	return requireUTF8Input(newBuiltin[EditToolInput](NameEditTool, tool.ClassWrite, editDescription, editFile))
 }
 
 func editFile(ctx context.Context, env *tool.Env, in EditToolInput) (tool.Result, error) {

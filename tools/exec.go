@@ -43,7 +43,7 @@ const (
 type ExecuteCommandInput struct {
 	Command     string `json:"command" jsonschema:"The bash command"`
 	Timeout     int    `json:"timeout,omitempty" jsonschema:"Timeout in ms"`
-	Description string `json:"description,omitempty" jsonschema:"What it does, in 5-10 words, for the user"`
+	Description string `json:"description,omitempty" jsonschema:"5-10 words for the user"`
 }
 
 // ExecuteCommandOptions configure ExecuteCommand. Zero fields take the

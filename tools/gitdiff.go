@@ -46,9 +46,9 @@ func gitSafeArgs() []string {
 
 // GitDiffInput is GitDiff's input.
 type GitDiffInput struct {
-	Path             string `json:"path,omitempty" jsonschema:"Absolute file or directory to limit it to"`
+	Path             string `json:"path,omitempty" jsonschema:"Absolute path to limit it to"`
 	Staged           bool   `json:"staged,omitempty" jsonschema:"Index vs HEAD instead"`
-	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with (HEAD: all changes since the last commit), or A..B, A...B"`
+	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with, or A..B"`
 	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Only files and line counts"`
 	IncludeUntracked bool   `json:"include_untracked,omitempty" jsonschema:"Add new untracked files"`
 }

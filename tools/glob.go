@@ -21,7 +21,7 @@ const globLimit = 100
 // GlobInput is Glob's input (seed 000 schema).
 type GlobInput struct {
 	Pattern string `json:"pattern" jsonschema:"Glob pattern"`
-	Path    string `json:"path,omitempty" jsonschema:"Directory (default: project root)"`
+	Path    string `json:"path,omitempty" jsonschema:"Default: project root"`
 }
 
 // GlobMeta is Glob's structured result, for Odin itself.

@@ -48,18 +48,18 @@ const (
 
 // GrepInput is Grep's input (seed 000 schema; names follow rg's flags).
 type GrepInput struct {
-	Pattern    string   `json:"pattern" jsonschema:"RE2 regular expression"`
-	Path       string   `json:"path,omitempty" jsonschema:"File or directory (default: project root)"`
-	Glob       string   `json:"glob,omitempty" jsonschema:"File glob filter; several separated by spaces"`
-	Type       string   `json:"type,omitempty" jsonschema:"File type: go, js, py..."`
-	OutputMode string   `json:"output_mode,omitempty" jsonschema:"files_with_matches (default): paths; content: path:line:text; count: path:count"`
-	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Line numbers (default true)"`
-	IgnoreCase bool     `json:"-i,omitempty" jsonschema:"Ignore case"`
-	After      *float64 `json:"-A,omitempty" jsonschema:"Lines after each match"`
-	Before     *float64 `json:"-B,omitempty" jsonschema:"Lines before each match"`
-	Context    *float64 `json:"-C,omitempty" jsonschema:"Lines around each match"`
-	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"Keep the first N lines"`
-	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Let a match span lines"`
+	Pattern    string   `json:"pattern"`
+	Path       string   `json:"path,omitempty" jsonschema:"Default: project root"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"Space-separated globs (*.{ts,tsx} !vendor/**)"`
+	Type       string   `json:"type,omitempty" jsonschema:"go, js, py..."`
+	OutputMode string   `json:"output_mode,omitempty" jsonschema:"Default files_with_matches"`
+	LineNums   *bool    `json:"-n,omitempty" jsonschema:"Default true"`
+	IgnoreCase bool     `json:"-i,omitempty"`
+	After      *float64 `json:"-A,omitempty"`
+	Before     *float64 `json:"-B,omitempty"`
+	Context    *float64 `json:"-C,omitempty"`
+	HeadLimit  *float64 `json:"head_limit,omitempty" jsonschema:"First N lines only"`
+	Multiline  bool     `json:"multiline,omitempty" jsonschema:"Matches may span lines"`
 }
 
 // GrepMeta is Grep's structured result, for Odin itself.

@@ -29,7 +29,7 @@ type InitSectionInput struct {
 
 // InitToolInput is InitTool's input.
 type InitToolInput struct {
-	Sections []InitSectionInput `json:"sections" jsonschema:"Sections to write or replace"`
+	Sections []InitSectionInput `json:"sections"`
 }
 
 // InitToolMeta is InitTool's structured result.

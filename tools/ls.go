@@ -25,7 +25,7 @@ const lsLimit = 1000
 // LSInput is LS's input (seed 000 schema).
 type LSInput struct {
 	Path   string   `json:"path" jsonschema:"Absolute directory path"`
-	Ignore []string `json:"ignore,omitempty" jsonschema:"Name patterns (*.log) or absolute paths to leave out"`
+	Ignore []string `json:"ignore,omitempty" jsonschema:"Name patterns (*.log) or absolute paths to skip"`
 }
 
 // LSEntry is one listed entry, for Odin itself.

@@ -22,8 +22,8 @@ type MultiEditInput struct {
 // MultiEditItem is one edit of a MultiEditTool call.
 type MultiEditItem struct {
 	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
-	NewString  string `json:"new_string" jsonschema:"The replacement"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
 }
 
 // NewMultiEdit returns MultiEditTool: several exact replacements in one
@@ -32,9 +32,7 @@ type MultiEditItem struct {
 func NewMultiEdit() tool.Tool {
 	return requireUTF8Input(newBuiltin[MultiEditInput](NameMultiEditTool, tool.ClassWrite, multiEditDescription, multiEdit,
 		tool.WithSchema(func(s *jsonschema.Schema) {
-			edits := s.Properties["edits"]
 			setArray(s, "edits", 1)
-			setDefault(edits.Items, "replace_all", false)
 		})))
 }
 

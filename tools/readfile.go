@@ -45,8 +45,8 @@ const (
 // ReadFileInput is ReadFile's input.
 type ReadFileInput struct {
 	FilePath string `json:"file_path" jsonschema:"Absolute path"`
-	Offset   int    `json:"offset,omitempty" jsonschema:"First line (1-based)"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"Number of lines (default 2000)"`
+	Offset   int    `json:"offset,omitempty" jsonschema:"First line, 1-based"`
+	Limit    int    `json:"limit,omitempty" jsonschema:"Default 2000"`
 }
 
 // NewReadFile returns the ReadFile tool: numbered lines of a text file, in

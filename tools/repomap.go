@@ -26,8 +26,8 @@ const (
 
 // RepoMapInput is RepoMap's input.
 type RepoMapInput struct {
-	Path   string   `json:"path,omitempty" jsonschema:"Directory or file to map (default: the whole project)"`
-	Budget int      `json:"budget_tokens,omitempty" jsonschema:"Size of the map in tokens"`
+	Path   string   `json:"path,omitempty" jsonschema:"Directory or file (default: whole project)"`
+	Budget int      `json:"budget_tokens,omitempty" jsonschema:"Map size"`
 	Focus  []string `json:"focus,omitempty" jsonschema:"Identifiers to rank first"`
 }
 

@@ -209,7 +209,7 @@ func TestBuiltin(t *testing.T) {
 	for _, tl := range set.All() {
 		info := tl.Info()
 		gotClass[info.Name] = info.Class
-		if len(info.Description) < 200 || strings.TrimSpace(info.Description) != info.Description {
+		if len(info.Description) < 120 || strings.TrimSpace(info.Description) != info.Description {
 			t.Errorf("%s: description is missing, too short or untrimmed (%d chars)", info.Name, len(info.Description))
 		}
 	}

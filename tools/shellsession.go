@@ -37,11 +37,11 @@ const (
 // ShellSessionInput is ShellSession's input. Command is the field the
 // command policy checks, as for ExecuteCommand.
 type ShellSessionInput struct {
-	Command     string `json:"command,omitempty" jsonschema:"The bash command to run in the persistent shell (action run)"`
-	Action      string `json:"action,omitempty" jsonschema:"run (default): run command; jobs: list background jobs; kill: kill background job number job and everything it started; restart: start a fresh shell"`
-	Job         int    `json:"job,omitempty" jsonschema:"The job number to kill (as jobs lists it: 1 for [1])"`
+	Command     string `json:"command,omitempty" jsonschema:"For action run"`
+	Action      string `json:"action,omitempty" jsonschema:"run (default); jobs: list background jobs; kill: stop job number job and all it started; restart: a fresh shell"`
+	Job         int    `json:"job,omitempty" jsonschema:"Job number (1 for [1])"`
 	Timeout     int    `json:"timeout,omitempty" jsonschema:"Timeout in ms"`
-	Description string `json:"description,omitempty" jsonschema:"What it does, in 5-10 words, for the user"`
+	Description string `json:"description,omitempty" jsonschema:"5-10 words for the user"`
 }
 
 // ShellOutcome is ShellSession's Result.Meta.

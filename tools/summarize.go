@@ -27,8 +27,8 @@ const summarizeMaxInput = 256 << 10
 // ContextSummarizerInput is ContextSummarizer's input.
 type ContextSummarizerInput struct {
 	Content   string   `json:"content,omitempty" jsonschema:"Text to summarise"`
-	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths of files to summarise"`
-	Focus     string   `json:"focus,omitempty" jsonschema:"What to concentrate on, e.g. the cause of a test failure"`
+	FilePaths []string `json:"file_paths,omitempty" jsonschema:"Absolute paths"`
+	Focus     string   `json:"focus,omitempty" jsonschema:"What to concentrate on"`
 }
 
 // NewContextSummarizer returns ContextSummarizer: it condenses content or

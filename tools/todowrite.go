@@ -24,7 +24,7 @@ const (
 
 // TodoWriteInput is TodoWrite's input: the whole updated list.
 type TodoWriteInput struct {
-	Todos []TodoItem `json:"todos" jsonschema:"The complete list"`
+	Todos []TodoItem `json:"todos"`
 }
 
 // TodoItem is one entry of TodoWriteInput.
@@ -34,9 +34,9 @@ type TodoItem struct {
 	Status  string `json:"status"`
 	// Priority and BlockedBy are seed 004's TaskCreate/TaskUpdate fields.
 	Priority  string   `json:"priority,omitempty" jsonschema:"Default medium"`
-	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids of the items to complete first"`
+	BlockedBy []string `json:"blocked_by,omitempty" jsonschema:"ids to finish first"`
 	// Acceptance criteria are checked by QA when the change is gated.
-	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty" jsonschema:"Acceptance criteria"`
+	Acceptance []messages.AcceptanceCriterion `json:"acceptance,omitempty"`
 }
 
 // Todo priorities.

@@ -28,7 +28,7 @@ const (
 
 // TreeInput is Tree's input.
 type TreeInput struct {
-	Path  string `json:"path,omitempty" jsonschema:"Directory (default: project root)"`
+	Path  string `json:"path,omitempty" jsonschema:"Default: project root"`
 	Depth int    `json:"depth,omitempty" jsonschema:"Levels (default 3)"`
 }
 

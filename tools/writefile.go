@@ -41,7 +41,7 @@ const diffStatMax = 1 << 20
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
 	FilePath string `json:"file_path" jsonschema:"Absolute path"`
-	Content  string `json:"content" jsonschema:"The whole content, written exactly (include the final newline)"`
+	Content  string `json:"content" jsonschema:"Exact whole content, final newline included"`
 }
 
 // NewWriteFile returns the WriteFile tool: it creates a file or replaces
