@@ -35,6 +35,14 @@ const clusterBuilt = true
 
 func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error {
 	gcFor(longLived)
+	// As serve's: a profile of the worker under a benchmark's load.
+	if file := os.Getenv("ODIN_WORKER_CPUPROFILE"); file != "" {
+		stop, err := startCPUProfile(file)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		defer stop()
+	}
 	node, _, closeNode, err := startClusterNode(g, f, true)
 	if err != nil {
 		return err

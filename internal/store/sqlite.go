@@ -88,10 +88,13 @@ type SQLite struct {
 	r *sql.DB // read-only connections
 	// gate queues this process's writers for w (nil on PostgreSQL, whose
 	// pool has many connections).
-	gate  *writeGate
-	stmts *stmtCache
-	now   func() time.Time
-	newID func() string
+	gate *writeGate
+	// claims groups this process's concurrent Claims into shared write
+	// transactions (nil on PostgreSQL).
+	claims *claimGroup
+	stmts  *stmtCache
+	now    func() time.Time
+	newID  func() string
 	// dialect is dialectSQLite here; Postgres shares these methods with
 	// dialectPostgres.
 	dialect dialect
@@ -170,7 +173,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &SQLite{w: w, r: r, gate: &writeGate{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
+	return &SQLite{w: w, r: r, gate: &writeGate{}, claims: &claimGroup{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
 }
 
 // privateFiles creates the first path if missing and makes every existing
