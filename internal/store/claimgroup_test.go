@@ -169,3 +169,37 @@ func TestClaimCancelledBeforeGroup(t *testing.T) {
 		t.Errorf("epoch %d after the cancelled claim and one more, want 1", h.Epoch())
 	}
 }
+
+// With every shared read connection taken (a node's sessions reading
+// their histories), the members table is still read at once, on the
+// connection kept for it.
+func TestMembersReadHasItsOwnConnection(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	if err := s.Heartbeat(ctx, Member{Cluster: "odin", ID: "w1", Host: "127.0.0.1", Port: 7001, Heartbeat: now}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		conn, err := s.r.Conn(c)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break // every read connection is held
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+	}
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ms, err := s.Members(c, "odin", now.Add(-time.Second))
+	if err != nil || len(ms) != 1 || ms[0].ID != "w1" {
+		t.Fatalf("members with every read connection held: %v, %v", ms, err)
+	}
+}
