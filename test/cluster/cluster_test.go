@@ -1063,8 +1063,11 @@ func TestZombie(t *testing.T) {
 	if strings.Contains(export.String(), strings.TrimSpace(full)) {
 		t.Errorf("the zombie completed its reply in the store after losing the session:\n%s", export.String())
 	}
-	if n := f.owners(ctx, []string{id})[id]; n.Owner != survivor.member || n.Epoch != 2 {
-		t.Errorf("after the zombie resumed: owner %s epoch %d, want the survivor at epoch 2", n.Owner, n.Epoch)
+	// The zombie, dropped while alive, rejoins under a new member ID
+	// (TestRejoinAfterDrop), which the topology may move the session to
+	// by a claim of its own at epoch 3; never its old ID.
+	if n := f.owners(ctx, []string{id})[id]; n.Owner == zombie.member || (n.Owner == survivor.member) != (n.Epoch == 2) || n.Epoch < 2 {
+		t.Errorf("after the zombie resumed: owner %s epoch %d, want the survivor at epoch 2 or the rejoined zombie at a later one (zombie was %s)", n.Owner, n.Epoch, zombie.member)
 	}
 	t.Logf("zombie: C accepted %.3f s after the SIGSTOP", accepted.Seconds())
 }
