@@ -173,7 +173,7 @@ func (p *Provider) tick(ctx context.Context, c *cluster.Cluster) error {
 // table since lastBeat+TTL dropped this one.
 func (p *Provider) checkDropped(at time.Time) {
 	p.mu.Lock()
-	last := p.lastBeat
+	last, id := p.lastBeat, p.self.ID
 	silent := at.Sub(last)
 	fire := !last.IsZero() && silent >= p.TTL && !p.dropped && p.OnDropped != nil
 	if fire {
@@ -182,7 +182,7 @@ func (p *Provider) checkDropped(at time.Time) {
 	p.mu.Unlock()
 	if fire {
 		p.Log.Warn("cluster: this member's heartbeats stopped for longer than the TTL: the cluster has dropped it",
-			"member", p.self.ID, "silent_seconds", silent.Seconds(), "ttl", p.TTL.String())
+			"member", id, "silent_seconds", silent.Seconds(), "ttl", p.TTL.String())
 		p.OnDropped(silent)
 	}
 }
