@@ -35,6 +35,14 @@ const clusterBuilt = true
 
 func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error {
 	gcFor(longLived)
+	// As serve's: a profile of the worker under a benchmark's load.
+	if file := os.Getenv("ODIN_WORKER_CPUPROFILE"); file != "" {
+		stop, err := startCPUProfile(file)
+		if err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+		defer stop()
+	}
 	node, _, closeNode, err := startClusterNode(g, f, true)
 	if err != nil {
 		return err
@@ -52,10 +60,26 @@ func runWorker(g *globalFlags, f *clusterFlags, stdout, stderr io.Writer) error 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	<-sigs
-	fmt.Fprintln(stderr, "odin worker: leaving the cluster: closing its sessions")
-	closeNode()
-	return nil
+	for {
+		select {
+		case <-sigs:
+			fmt.Fprintln(stderr, "odin worker: leaving the cluster: closing its sessions")
+			closeNode()
+			return nil
+		case <-node.Dropped():
+		}
+		// The cluster dropped this live worker and will not take it back
+		// under its member ID: it leaves (its sessions close; the ones
+		// another member claimed meanwhile are fenced) and joins again
+		// as a new member, which new placements reach.
+		old := node.ID()
+		fmt.Fprintf(stderr, "odin worker: member %s was dropped by the cluster (its heartbeats came later than --cluster-ttl %s): rejoining under a new member ID\n", old, f.ttl)
+		closeNode()
+		if node, _, closeNode, err = startClusterNode(g, f, true); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "odin worker: member %s of cluster %s at %s (rejoined; was %s)\n", node.ID(), f.name, node.Address(), old)
+	}
 }
 
 // serveNodeMetrics serves a worker's GET /metrics: the process-wide

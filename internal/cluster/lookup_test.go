@@ -194,3 +194,100 @@ func TestProviderMembership(t *testing.T) {
 		t.Errorf("rows after a's graceful leave: %v, %v; want only b's stale row", ms, err)
 	}
 }
+
+// stallingMembers is a members table whose heartbeats wait while stall
+// is held: a member whose beats reach the store late (its process was
+// stopped, its store was busy).
+type stallingMembers struct {
+	store.Membership
+	stall sync.RWMutex
+}
+
+func (s *stallingMembers) Heartbeat(ctx context.Context, m store.Member) error {
+	s.stall.RLock()
+	defer s.stall.RUnlock()
+	return s.Membership.Heartbeat(ctx, m)
+}
+
+// TestProviderDroppedWhileAlive: b's heartbeats stall for longer than the
+// TTL; a drops b and blocks its ID (protoactor never lets a dropped
+// member back). When b's beats land again, b finds it was dropped and
+// says so once (OnDropped, with how long it was silent); a, beating all
+// along, never does.
+func TestProviderDroppedWhileAlive(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// Longer than TestProviderMembership's: a must not miss a beat on a
+	// loaded machine.
+	const ttl = time.Second
+	stalling := &stallingMembers{Membership: st}
+	droppedA := make(chan time.Duration, 4)
+	droppedB := make(chan time.Duration, 4)
+	pa := &Provider{Store: st, TTL: ttl, Interval: ttl / 6, OnDropped: func(d time.Duration) { droppedA <- d }}
+	pb := &Provider{Store: stalling, TTL: ttl, Interval: ttl / 6, OnDropped: func(d time.Duration) { droppedB <- d }}
+	ca := testCluster(t, "127.0.0.1:9001", pa, &Lookup{}, KindSession)
+	cb := testCluster(t, "127.0.0.1:9002", pb, &Lookup{}, KindSession)
+	topo := make(chan *cluster.ClusterTopology, 64)
+	ca.ActorSystem.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*cluster.ClusterTopology); ok {
+			topo <- t
+		}
+	})
+	waitFor := func(what string, ok func(*cluster.ClusterTopology) bool) {
+		t.Helper()
+		deadline := time.After(20 * ttl)
+		for {
+			select {
+			case tp := <-topo:
+				if ok(tp) {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("no topology with %s", what)
+			}
+		}
+	}
+	if err := pa.StartMember(ca); err != nil {
+		t.Fatal(err)
+	}
+	defer pa.Shutdown(true)
+	if err := pb.StartMember(cb); err != nil {
+		t.Fatal(err)
+	}
+	defer pb.Shutdown(true)
+	waitFor("both members", func(tp *cluster.ClusterTopology) bool { return len(tp.Members) == 2 })
+
+	stalling.stall.Lock()
+	waitFor("b dropped", func(tp *cluster.ClusterTopology) bool {
+		return len(tp.Left) == 1 && tp.Left[0].Id == cb.ActorSystem.ID
+	})
+	if !ca.Remote.BlockList().IsBlocked(cb.ActorSystem.ID) {
+		t.Errorf("a dropped b without blocking its ID: the premise of rejoining under a new one is gone")
+	}
+	select {
+	case d := <-droppedB:
+		t.Fatalf("b said it was dropped (silent %s) while its beat was still stalled", d)
+	default:
+	}
+	stalling.stall.Unlock()
+	select {
+	case d := <-droppedB:
+		if d < ttl {
+			t.Errorf("b was silent %s by its own count, want at least the TTL %s", d, ttl)
+		}
+	case <-time.After(20 * ttl):
+		t.Fatal("b's beats landed again but it never found it was dropped")
+	}
+	// Once only, and never for a member that beat in time.
+	time.Sleep(2 * ttl)
+	select {
+	case d := <-droppedB:
+		t.Errorf("b said it was dropped a second time (silent %s)", d)
+	case d := <-droppedA:
+		t.Errorf("a, beating in time, said it was dropped (silent %s)", d)
+	default:
+	}
+}

@@ -42,16 +42,26 @@ func (n *Node) classify(ctx context.Context, previous string) (string, time.Dura
 		return ReasonNew, 0
 	case previous == n.System.ID:
 		return ReasonReactivation, 0
-	case n.lookup.alive(previous):
-		return ReasonRebalance, 0
 	}
+	// This node's view of the members can lag the front's by a beat: the
+	// front, having dropped a stopped owner, sends the request here before
+	// this node's own read drops it. The owner's row decides: a heartbeat
+	// older than the TTL is a failover, whatever the view says.
+	alive := n.lookup.alive(previous)
 	rows, err := n.cfg.Store.Members(ctx, n.cfg.Name, time.Time{})
 	if err != nil {
+		if alive {
+			return ReasonRebalance, 0
+		}
 		return ReasonFailover, 0
 	}
 	for _, r := range rows {
 		if r.ID == previous {
-			return ReasonFailover, max(time.Since(r.Heartbeat), 0)
+			age := max(time.Since(r.Heartbeat), 0)
+			if alive && age < n.cfg.TTL {
+				return ReasonRebalance, 0
+			}
+			return ReasonFailover, age
 		}
 	}
 	// Its row is gone: it left (a graceful stop deletes it) or was pruned.

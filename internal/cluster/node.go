@@ -96,6 +96,9 @@ type Node struct {
 
 	specs      *specialists
 	workspaces *Workspaces
+	// dropped is closed when the cluster dropped this live member (see
+	// Dropped).
+	dropped chan struct{}
 }
 
 // Start joins the cluster: it starts an actor system with a remote on
@@ -133,7 +136,9 @@ func Start(cfg Config) (_ *Node, err error) {
 	// shards once for the process, which must happen before any system.
 	sys := actors.NewActorSystem(cfg.Log.With("component", "protoactor"))
 	n.System = sys
-	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log}
+	n.dropped = make(chan struct{})
+	n.provider = &Provider{Store: cfg.Store, TTL: cfg.TTL, Interval: cfg.Heartbeat, Log: cfg.Log,
+		OnDropped: func(time.Duration) { close(n.dropped) }}
 	if cfg.Specialists != nil {
 		// Started before the member is announced, so no task finds it
 		// missing.
@@ -177,6 +182,18 @@ func Start(cfg Config) (_ *Node, err error) {
 	n.Cluster.StartMember()
 	return n, nil
 }
+
+// Dropped is closed when this node finds that the cluster dropped it
+// while it lived: its heartbeats reached the store later than the TTL
+// (its process was stopped, or its store or machine was too slow). The
+// other members block a member they dropped for good (protoactor's
+// block list), so this node can no longer reach them nor be reached: its
+// owner stops it and starts a new node, which joins under a new member
+// ID. Its sessions need no hand-over: the members that took them over
+// claimed them at a later epoch, so every write of this node's
+// activations of them is refused (store.ErrFenced) and those
+// activations stop.
+func (n *Node) Dropped() <-chan struct{} { return n.dropped }
 
 // ID is the node's member ID.
 func (n *Node) ID() string { return n.System.ID }

@@ -35,11 +35,23 @@ type Provider struct {
 	// (KindSpecialist: it hosts remote specialists, which are not grains).
 	Advertise []string
 
+	// OnDropped, when set, is called once when this member finds that
+	// its beats stopped for TTL or longer while it lived (its process was
+	// stopped, its store or its machine too slow): the other members have
+	// dropped it by then, and protoactor blocks a member it dropped for
+	// good, so it cannot come back under this ID. The node rejoins under
+	// a new one (see Node.Dropped).
+	OnDropped func(silent time.Duration)
+
 	mu     sync.Mutex
 	self   store.Member
 	member bool
 	stop   context.CancelFunc
 	done   chan struct{}
+	// lastBeat is when the last heartbeat that reached the store was
+	// taken (this member's clock); dropped is set once OnDropped ran.
+	lastBeat time.Time
+	dropped  bool
 }
 
 var _ cluster.ClusterProvider = (*Provider)(nil)
@@ -132,9 +144,17 @@ func (p *Provider) tick(ctx context.Context, c *cluster.Cluster) error {
 	now := p.now()
 	if member {
 		self.Heartbeat = now
-		if err := p.Store.Heartbeat(wctx, self); err != nil {
+		err := p.Store.Heartbeat(wctx, self)
+		if ctx.Err() != nil {
+			return err // leaving: not dropped
+		}
+		// The row held lastBeat until this beat landed: from lastBeat+TTL
+		// on, a member reading the table did not see this one.
+		p.checkDropped(p.now())
+		if err != nil {
 			return err
 		}
+		p.noteBeat(now)
 	}
 	rows, err := p.Store.Members(wctx, self.Cluster, now.Add(-p.TTL))
 	if err != nil {
@@ -146,6 +166,32 @@ func (p *Provider) tick(ctx context.Context, c *cluster.Cluster) error {
 	}
 	c.MemberList.UpdateClusterTopology(ms)
 	return nil
+}
+
+// checkDropped calls OnDropped once when, at time at, the store has held
+// no beat of this member younger than TTL: any member that read the
+// table since lastBeat+TTL dropped this one.
+func (p *Provider) checkDropped(at time.Time) {
+	p.mu.Lock()
+	last, id := p.lastBeat, p.self.ID
+	silent := at.Sub(last)
+	fire := !last.IsZero() && silent >= p.TTL && !p.dropped && p.OnDropped != nil
+	if fire {
+		p.dropped = true
+	}
+	p.mu.Unlock()
+	if fire {
+		p.Log.Warn("cluster: this member's heartbeats stopped for longer than the TTL: the cluster has dropped it",
+			"member", id, "silent_seconds", silent.Seconds(), "ttl", p.TTL.String())
+		p.OnDropped(silent)
+	}
+}
+
+// noteBeat records a beat that reached the store.
+func (p *Provider) noteBeat(beat time.Time) {
+	p.mu.Lock()
+	p.lastBeat = beat
+	p.mu.Unlock()
 }
 
 // Shutdown implements cluster.ClusterProvider: stop beating and, when

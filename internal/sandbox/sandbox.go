@@ -306,6 +306,13 @@ func probeBwrap(name string) (string, string) {
 	if err != nil {
 		return "", "bwrap is not installed (install the bubblewrap package)"
 	}
+	// A worker opens a launcher per session it activates, and the probe
+	// is a sandboxed process of its own (namespaces made and torn down):
+	// a bwrap that worked once in this process is taken to work. A
+	// failure is not remembered, so a fixed host is seen at the next one.
+	if _, ok := bwrapWorks.Load(path); ok {
+		return path, ""
+	}
 	t, err := exec.LookPath("true")
 	if err != nil {
 		return "", "no `true` program to probe bwrap with"
@@ -315,8 +322,12 @@ func probeBwrap(name string) (string, string) {
 	if err != nil {
 		return "", fmt.Sprintf("bwrap cannot create namespaces here (%v: %s)", err, strings.TrimSpace(string(out)))
 	}
+	bwrapWorks.Store(path, true)
 	return path, ""
 }
+
+// bwrapWorks holds the bwrap paths whose probe passed in this process.
+var bwrapWorks sync.Map
 
 // Process is a launched command: its exec.Cmd plus the proxy serving it.
 // Set Stdin, Stdout and Stderr on Cmd, then Start and Wait; call Release

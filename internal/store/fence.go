@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -53,29 +54,166 @@ type fence struct {
 	epoch   int64
 }
 
-// Claim implements Claimer.
+// Claim implements Claimer. On SQLite the claims waiting at one moment
+// share one write transaction (see claimGroup); on PostgreSQL each is its
+// own transaction on a connection of the pool, so one claim waiting for a
+// row lock (a stalled owner's write) holds up no other.
 func (s *SQLite) Claim(ctx context.Context, sessionID, node string) (*Fenced, error) {
-	var epoch int64
-	var prev string
-	err := s.write(ctx, func(tx *wtx) error {
-		q := `SELECT owner FROM sessions WHERE id = ?`
-		if s.dialect == dialectPostgres {
-			q += ` FOR NO KEY UPDATE`
-		}
-		err := tx.QueryRowContext(ctx, q, sessionID).Scan(&prev)
-		if err == nil {
-			err = tx.QueryRowContext(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = ? WHERE id = ? RETURNING epoch`,
-				node, sessionID).Scan(&epoch)
-		}
-		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
-		}
-		return err
-	})
+	var c claimCall
+	var err error
+	if _, inBatch := ctx.Value(batchKey{}).(*wtx); inBatch || s.dialect == dialectPostgres || s.claims == nil {
+		err = s.write(ctx, func(tx *wtx) error { return s.claimIn(ctx, tx, sessionID, node, &c) })
+	} else {
+		c = claimCall{ctx: ctx, session: sessionID, node: node, done: make(chan struct{})}
+		err = s.claims.claim(s, &c)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: claim: %w", err)
 	}
-	return &Fenced{Store: s, batch: s.Batch, f: fence{session: sessionID, epoch: epoch}, prev: prev}, nil
+	return &Fenced{Store: s, batch: s.Batch, f: fence{session: sessionID, epoch: c.epoch}, prev: c.prev}, nil
+}
+
+// claimIn claims sessionID for node in tx: the epoch goes up by one and
+// c gets it with the owner it replaced.
+func (s *SQLite) claimIn(ctx context.Context, tx *wtx, sessionID, node string, c *claimCall) error {
+	q := `SELECT owner FROM sessions WHERE id = ?`
+	if s.dialect == dialectPostgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	err := tx.QueryRowContext(ctx, q, sessionID).Scan(&c.prev)
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `UPDATE sessions SET epoch = epoch + 1, owner = ? WHERE id = ? RETURNING epoch`,
+			node, sessionID).Scan(&c.epoch)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	}
+	return err
+}
+
+// claimGroup writes the claims of one SQLite store that wait at the same
+// moment in one transaction (group commit). A node activating a hundred
+// sessions at once otherwise queued a hundred write transactions on the
+// process's one writer connection, each a BEGIN IMMEDIATE, a commit and a
+// hand-over of the connection; under load the last activation waited
+// seconds for its claim. Grouped, each claim still bumps its session's
+// epoch by exactly one and returns it, so fencing is unchanged: a claim
+// only ever adds 1 to the epoch in a committed transaction, and every
+// write through a claim compares the epoch in its own transaction.
+type claimGroup struct {
+	mu      sync.Mutex
+	waiting []*claimCall
+	leading bool // a goroutine is writing a group and will hand on
+	groups  int  // transactions written, for tests
+}
+
+// claimCall is one Claim waiting for its group, and its outcome.
+type claimCall struct {
+	ctx           context.Context
+	session, node string
+	epoch         int64
+	prev          string
+	err           error
+	done          chan struct{}
+}
+
+// claimGroupMax bounds the claims of one transaction, so that a heartbeat
+// (which goes ahead of queued writes, not of the one running) waits for
+// at most one bounded transaction.
+const claimGroupMax = 64
+
+// claim queues c and returns once its group is committed or failed.
+func (g *claimGroup) claim(s *SQLite, c *claimCall) error {
+	if err := c.ctx.Err(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.waiting = append(g.waiting, c)
+	lead := !g.leading
+	g.leading = true
+	g.mu.Unlock()
+	if lead {
+		g.lead(s)
+	}
+	<-c.done
+	return c.err
+}
+
+// lead writes one group, then hands on to a new goroutine when more
+// claims arrived meanwhile: the caller who led returns with its own
+// claim.
+func (g *claimGroup) lead(s *SQLite) {
+	g.mu.Lock()
+	// Two claims of one session in a group would read the same owner:
+	// the second waits for the next group, which sees the first's.
+	var calls []*claimCall
+	seen := map[string]bool{}
+	rest := g.waiting[:0:0]
+	for _, c := range g.waiting {
+		if len(calls) < claimGroupMax && !seen[c.session] {
+			seen[c.session] = true
+			calls = append(calls, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	g.waiting = rest
+	g.mu.Unlock()
+	g.commit(s, calls)
+	g.mu.Lock()
+	g.groups++
+	more := len(g.waiting) > 0
+	g.leading = more
+	g.mu.Unlock()
+	if more {
+		go g.lead(s)
+	}
+}
+
+// commit claims calls in one transaction. A claim of a session that does
+// not exist fails alone (ErrNotFound, nothing of it written); any other
+// error fails the group, none of which is then stored. A caller whose
+// context ended before the group began is left out with its error.
+func (g *claimGroup) commit(s *SQLite, calls []*claimCall) {
+	defer func() {
+		for _, c := range calls {
+			close(c.done)
+		}
+	}()
+	var deadline time.Time
+	live := calls[:0:0]
+	for _, c := range calls {
+		if c.err = c.ctx.Err(); c.err != nil {
+			continue
+		}
+		live = append(live, c)
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(groupDeadline)
+		}
+		if d.After(deadline) {
+			deadline = d
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	err := s.inTx(ctx, func(tx *wtx) error {
+		for _, c := range live {
+			c.err = s.claimIn(ctx, tx, c.session, c.node, c)
+			if c.err != nil && !errors.Is(c.err, ErrNotFound) {
+				return c.err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, c := range live {
+			c.err, c.epoch, c.prev = err, 0, ""
+		}
+	}
 }
 
 // Claim implements Claimer; the handle's batches join the group commits.

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -75,9 +77,53 @@ func (s *SQLite) Heartbeat(ctx context.Context, m Member) error {
 	return nil
 }
 
+// memberConn is a SQLite store's read connection for the members table
+// alone, opened on the first read: a node's view of its cluster must not
+// wait among its sessions' reads for one of the shared read connections
+// (database/sql hands a freed connection to a random waiter), or a node
+// busy with a thousand turns saw its peers late. Heartbeats are writes
+// and share the one writer connection, ahead of the queue (writeGate).
+type memberConn struct {
+	dsn  string
+	once sync.Once
+	db   *sql.DB
+	err  error
+}
+
+func (m *memberConn) get() (*sql.DB, error) {
+	m.once.Do(func() {
+		m.db, m.err = sql.Open(driverName, m.dsn)
+		if m.err == nil {
+			m.db.SetMaxOpenConns(1)
+			m.db.SetMaxIdleConns(1)
+			m.db.SetConnMaxIdleTime(0)
+		}
+	})
+	return m.db, m.err
+}
+
+// close closes the connection if it was opened.
+func (m *memberConn) close() error {
+	if m == nil {
+		return nil
+	}
+	m.once.Do(func() { m.err = sql.ErrConnDone }) // a read after close opens nothing
+	if m.db == nil {
+		return nil
+	}
+	return m.db.Close()
+}
+
 // Members implements Membership.
 func (s *SQLite) Members(ctx context.Context, cluster string, since time.Time) ([]Member, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, host, port, kinds, started_at, heartbeat FROM cluster_members
+	db := s.r
+	if s.members != nil {
+		var err error
+		if db, err = s.members.get(); err != nil {
+			return nil, fmt.Errorf("store: members: %w", err)
+		}
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, host, port, kinds, started_at, heartbeat FROM cluster_members
 		WHERE cluster = ? AND heartbeat >= ? ORDER BY id`, cluster, since.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("store: members: %w", err)

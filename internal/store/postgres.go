@@ -53,7 +53,17 @@ const migrateLockKey int64 = 0x6f64696e
 type Postgres struct {
 	*SQLite
 	pool *pgxpool.Pool
+	// members is the members table (Membership) on a small pool of its
+	// own: a heartbeat that waited for one of the sessions' connections
+	// behind a thousand turns' writes came later than the TTL, and the
+	// cluster dropped a live worker.
+	members     *SQLite
+	membersPool *pgxpool.Pool
 }
+
+// membersConns is the size of the membership pool: a node's heartbeat
+// and its read of the members, each at most once per interval.
+const membersConns = 2
 
 var _ Store = (*Postgres)(nil)
 
@@ -114,14 +124,46 @@ func OpenPostgres(ctx context.Context, connURL string, opts ...Option) (*Postgre
 		return nil, fmt.Errorf("store: open postgres %s: migrate: %w", where, err)
 	}
 	core := &SQLite{w: db, r: db, now: o.now, newID: o.newID, dialect: dialectPostgres}
-	return &Postgres{SQLite: core, pool: pool}, nil
+	mcfg := cfg.Copy()
+	mcfg.MaxConns, mcfg.MinConns = membersConns, 0
+	mpool, err := pgxpool.NewWithConfig(ctx, mcfg)
+	if err != nil {
+		db.Close()
+		pool.Close()
+		return nil, fmt.Errorf("store: open postgres %s: members pool: %w", where, err)
+	}
+	mdb := sql.OpenDB(rebindConnector{stdlib.GetPoolConnector(mpool)})
+	mdb.SetMaxIdleConns(0)
+	members := &SQLite{w: mdb, r: mdb, now: o.now, newID: o.newID, dialect: dialectPostgres}
+	return &Postgres{SQLite: core, pool: pool, members: members, membersPool: mpool}, nil
 }
 
-// Close closes the database/sql view and then the pool under it.
+// Close closes the database/sql views and then the pools under them.
 func (p *Postgres) Close() error {
-	err := p.w.Close()
+	err := errors.Join(p.w.Close(), p.members.w.Close())
 	p.pool.Close()
+	p.membersPool.Close()
 	return err
+}
+
+// The members table, on the membership pool.
+
+// Heartbeat implements Membership.
+func (p *Postgres) Heartbeat(ctx context.Context, m Member) error { return p.members.Heartbeat(ctx, m) }
+
+// Members implements Membership.
+func (p *Postgres) Members(ctx context.Context, cluster string, since time.Time) ([]Member, error) {
+	return p.members.Members(ctx, cluster, since)
+}
+
+// LeaveCluster implements Membership.
+func (p *Postgres) LeaveCluster(ctx context.Context, cluster, id string) error {
+	return p.members.LeaveCluster(ctx, cluster, id)
+}
+
+// PruneMembers implements Membership.
+func (p *Postgres) PruneMembers(ctx context.Context, cluster string, before time.Time) (int64, error) {
+	return p.members.PruneMembers(ctx, cluster, before)
 }
 
 // IntegrityCheck has no PostgreSQL counterpart that works without an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -403,5 +404,65 @@ func TestPostgresStalledWriterDoesNotBlockClaim(t *testing.T) {
 			texts = append(texts, m.Text())
 		}
 		t.Errorf("stored %q, want only the new owner's message", texts)
+	}
+}
+
+// TestPostgresMembershipHasItsOwnPool: with every connection of the
+// sessions' pool held by a transaction (a worker's thousand turns
+// writing), a heartbeat and a read of the members still go through at
+// once, on the membership pool: the beat that waited behind the turns
+// came later than the TTL and the cluster dropped a live worker.
+func TestPostgresMembershipHasItsOwnPool(t *testing.T) {
+	srv := pgtest.New(t)
+	s := openPG(t, srv)
+	ctx := t.Context()
+	// More holders than the pool has connections (pgxpool: 4 or the
+	// CPU count): the ones beyond it queue, as the turns' writes would.
+	const holders = 64
+	release := make(chan struct{})
+	var held sync.WaitGroup
+	errs := make(chan error, holders)
+	for range holders {
+		held.Add(1)
+		go func() {
+			defer held.Done()
+			errs <- s.Batch(ctx, func(context.Context) error { <-release; return nil })
+		}()
+	}
+	defer func() {
+		close(release)
+		held.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("holding batch: %v", err)
+			}
+		}
+	}()
+	// The sessions' pool is full once a write cannot get a connection.
+	for {
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_, err := s.CreateSession(c, store.Session{Project: "/p"})
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Bounded only so that a regression fails instead of hanging until
+	// the holders are released: the membership pool answers at once.
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	now := time.Now()
+	m := store.Member{Cluster: "odin", ID: "w1", Host: "127.0.0.1", Port: 7001, Kinds: []string{"session"}, Heartbeat: now}
+	if err := s.Heartbeat(c, m); err != nil {
+		t.Fatalf("heartbeat with the sessions' pool full: %v", err)
+	}
+	ms, err := s.Members(c, "odin", now.Add(-time.Second))
+	if err != nil || len(ms) != 1 || ms[0].ID != "w1" {
+		t.Fatalf("members with the sessions' pool full: %v, %v", ms, err)
 	}
 }

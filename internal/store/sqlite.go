@@ -86,12 +86,19 @@ func WithStallTimeout(d time.Duration) Option { return func(o *options) { o.stal
 type SQLite struct {
 	w *sql.DB // the single writer connection
 	r *sql.DB // read-only connections
+	// members reads the cluster's members table on a connection of its
+	// own (nil on PostgreSQL, whose Postgres has a pool of its own for
+	// it): see memberConn.
+	members *memberConn
 	// gate queues this process's writers for w (nil on PostgreSQL, whose
 	// pool has many connections).
-	gate  *writeGate
-	stmts *stmtCache
-	now   func() time.Time
-	newID func() string
+	gate *writeGate
+	// claims groups this process's concurrent Claims into shared write
+	// transactions (nil on PostgreSQL).
+	claims *claimGroup
+	stmts  *stmtCache
+	now    func() time.Time
+	newID  func() string
 	// dialect is dialectSQLite here; Postgres shares these methods with
 	// dialectPostgres.
 	dialect dialect
@@ -151,12 +158,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		return nil, fmt.Errorf("store: open %s: migrate: %w", path, err)
 	}
 
-	r, err := sql.Open(driverName, dsn(abs, url.Values{
+	readDSN := dsn(abs, url.Values{
 		"_busy_timeout": {busy},
 		"_foreign_keys": {"on"},
 		"_query_only":   {"on"},
 		"_pragma":       {"mmap_size=268435456", fmt.Sprintf("journal_size_limit=%d", walKeep)},
-	}))
+	})
+	r, err := sql.Open(driverName, readDSN)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
@@ -170,7 +178,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &SQLite{w: w, r: r, gate: &writeGate{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
+	return &SQLite{w: w, r: r, members: &memberConn{dsn: readDSN}, gate: &writeGate{}, claims: &claimGroup{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
 }
 
 // privateFiles creates the first path if missing and makes every existing
@@ -201,7 +209,7 @@ func dsn(path string, q url.Values) string {
 // Close closes both connection pools.
 func (s *SQLite) Close() error {
 	s.stmts.close()
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.members.close(), s.r.Close(), s.w.Close())
 }
 
 // IntegrityCheck runs SQLite's full consistency check and returns its

@@ -742,3 +742,57 @@ func containsDur(ds []time.Duration, d time.Duration) bool {
 	}
 	return false
 }
+
+// BenchmarkFleetActivation is the activation part of the fleet benchmark
+// alone, for comparing builds in the same minutes: one worker (--idle 1s),
+// ODIN_FLEET_ACTIVATIONS (100) new sessions activated at once, then,
+// once all are passivated, re-activated at once. It prints p50/p99 of
+// each with the load average. ODIN_TEST_BIN_DIR runs another build of
+// odin (the workers) under the same driver; ODIN_FLEET_STORE=postgres as
+// for BenchmarkFleet.
+// go test -run '^$' -bench FleetActivation -benchtime 1x ./test/cluster
+func BenchmarkFleetActivation(b *testing.B) {
+	n := 100
+	if v := os.Getenv("ODIN_FLEET_ACTIVATIONS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			b.Fatalf("ODIN_FLEET_ACTIVATIONS=%q: want a count", v)
+		}
+	}
+	storeURL := ""
+	switch v := os.Getenv("ODIN_FLEET_STORE"); v {
+	case "", "sqlite":
+	case "postgres":
+		storeURL = pgtest.New(b).Database(b)
+	default:
+		b.Fatalf("ODIN_FLEET_STORE=%q: want sqlite or postgres", v)
+	}
+	r := newFleetRig(b, llmtest.NewScript(), storeURL)
+	w := r.worker("worker-activate", "--idle", "1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ids := r.create(ctx, n)
+	passivated := 0
+	for i := range b.N {
+		load0 := loadavg()
+		writes0 := w.metric(b, "odin_store_write_seconds_count", "")
+		wsum0 := w.metric(b, "odin_store_write_seconds_sum", "")
+		sessions, lat, err := r.attach(ctx, ids, n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Before closing them: what the activations wrote, not what
+		// closing does.
+		writes := w.metric(b, "odin_store_write_seconds_count", "") - writes0
+		wsum := w.metric(b, "odin_store_write_seconds_sum", "") - wsum0
+		closeAll(ctx, sessions)
+		what := "activations (new sessions)"
+		if i > 0 {
+			what = "re-activations (passivated)"
+		}
+		fmt.Printf("%d concurrent %s: p50 %s p99 %s max %s; %.2f write transactions per activation, %.1f ms each (queue included) (load average %s to %s)\n",
+			n, what, quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 1), writes/float64(n), 1e3*wsum/max(writes, 1), load0, loadavg())
+		b.ReportMetric(float64(quantile(lat, 0.99).Milliseconds()), "p99-ms")
+		passivated += n
+		r.waitPassivated(ctx, w, passivated)
+	}
+}
