@@ -411,6 +411,15 @@ func newPathMapper(tree, root string) pathMapper {
 	return m
 }
 
+// with returns m that also maps from to to, ahead of the tree (reverse
+// still maps into the tree).
+func (m pathMapper) with(from, to string) pathMapper {
+	if from == "" || from == to || slices.Contains(m.from, from) {
+		return m
+	}
+	return pathMapper{from: append([]string{from}, m.from...), to: append([]string{to}, m.to...)}
+}
+
 // reverse maps the other way: the session's paths in a task's brief to
 // the tree's, so the specialist can open the files it is pointed to.
 func (m pathMapper) reverse() pathMapper {

@@ -37,12 +37,15 @@ type Options struct {
 type Manager struct {
 	opts Options
 	dir  string
-	// gitMu serialises git worktree add and prune: git takes no lock on
-	// the repository's worktree records.
-	gitMu sync.Mutex
-	mu    sync.Mutex
-	live  map[string]*Tree
+	mu   sync.Mutex
+	live map[string]*Tree
 }
+
+// gitMu serialises git worktree add: git takes no lock on the
+// repository's worktree records. It is the process's, not a Manager's: a
+// worker runs each remote task with a Manager of its own, and their
+// worktrees share one mirror's records.
+var gitMu sync.Mutex
 
 // New returns a Manager; nothing is created until Create.
 func New(opts Options) *Manager {
@@ -178,9 +181,9 @@ func (t *Tree) populate(ctx context.Context, common git, commonDir string) error
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	t.m.gitMu.Lock()
+	gitMu.Lock()
 	_, err := common.with(records, t.entry).run(ctx, "worktree", "add", "--detach", "-f", t.work, t.Head)
-	t.m.gitMu.Unlock()
+	gitMu.Unlock()
 	if err != nil {
 		return err
 	}
