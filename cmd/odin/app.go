@@ -140,6 +140,9 @@ type app struct {
 	src      *config.Sources
 	env      config.EnvFunc
 	stateDir string
+	// taskTree marks the app of a remote specialist's task, whose root
+	// is a tree under the state directory (specialistDeps).
+	taskTree bool
 	userDir  string
 	dataDir  string // installed plugins (config.DataDir)
 	log      zerolog.Logger
@@ -558,7 +561,12 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if a.userDir != "" {
 		protected = append(protected, a.userDir)
 	}
-	if a.stateDir != "" {
+	// A remote task's tree lies in the state directory: protecting all
+	// of it would refuse every write of the task's isolated writer,
+	// whose project copy is that tree. The guard still refuses writes
+	// outside the tree (a task has no additional directories), and the
+	// sandbox keeps the state directory read-only to commands.
+	if a.stateDir != "" && !(a.taskTree && workspace.Within(a.stateDir, a.root)) {
 		protected = append(protected, a.stateDir)
 	}
 	if a.dataDir != "" {

@@ -414,6 +414,7 @@ func (s *specialistDeps) Deps(ctx context.Context, root string) (*actors.Deps, f
 		return nil, nil, err
 	}
 	a.cfg.Permissions.AdditionalDirs = nil
+	a.taskTree = true
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, nil, err
