@@ -72,6 +72,13 @@ func TestRemoteWriters(t *testing.T) {
 	edit := func(file, old, new string) llmtest.ToolCall {
 		return llmtest.Call("EditTool", map[string]any{"file_path": at(file), "old_string": old, "new_string": new})
 	}
+	// The attack: a remote writer's command writes in its worktree, then
+	// tries the session's project, the worker's home and state
+	// directory, its mirror and its shared tree. Only the worktree takes
+	// the write (D's patch conflicts, so even that never lands).
+	escape := "echo ok-inside > wrote-here.txt && cat wrote-here.txt; " +
+		"for p in " + at("canary-project") + " \"$HOME/canary-home\" ../../../canary-state ../../../remote-specialists/nodes/*/trees/*/*/canary-tree " +
+		"\"$(git rev-parse --git-common-dir 2>/dev/null)/canary-mirror\"; do echo pwned 2>/dev/null > \"$p\" && echo \"wrote $p\"; done; true"
 	script := llmtest.NewScript().
 		Add("orchestrator",
 			llmtest.Step{When: "make the remote changes", ToolCalls: []llmtest.ToolCall{agent("TASK-A"), agent("TASK-D")}},
@@ -82,7 +89,7 @@ func TestRemoteWriters(t *testing.T) {
 			llmtest.Call("WriteFile", map[string]any{"file_path": at("c.txt"), "content": "charlie\n"})}, codeReport("A done"), "")...).
 		// D changes A's line; its report comes later, so its patch meets
 		// A's change already in the project.
-		Add("code", codeTask("TASK-D", []string{at("a.txt")}, []llmtest.ToolCall{edit("a.txt", "beta", "Beta")},
+		Add("code", codeTask("TASK-D", []string{at("a.txt")}, []llmtest.ToolCall{edit("a.txt", "beta", "Beta"), llmtest.Call("ShellSession", map[string]any{"command": escape})},
 			llmtest.Step{Latency: llmtest.Duration(3 * time.Second), ToolCalls: codeReport("D done").ToolCalls}, "")...).
 		Add("review", llmtest.Calls(llmtest.Call("Report", map[string]any{"files_reviewed": []string{"a.txt", "c.txt"}, "issues": []any{},
 			"overall_score": 8, "summary": "Fine.", "approved": true}))).
@@ -303,6 +310,28 @@ func TestRemoteWriters(t *testing.T) {
 		t.Errorf("the workers' specialist hosts ran %v tasks, want the 2 Code tasks", ran)
 	}
 	noWorktrees("after turn 1")
+	inside := false
+	for _, r := range f.model.RequestsFor("code") {
+		for _, m := range r.Body.LLMMessages() {
+			inside = inside || m.Role == "tool" && strings.Contains(m.Content, "ok-inside")
+		}
+	}
+	if !inside {
+		t.Error("the remote writer's command could not write in its own worktree")
+		for _, r := range f.model.RequestsFor("code") {
+			for _, m := range r.Body.LLMMessages() {
+				if m.Role == "tool" && !strings.HasPrefix(m.Content, "Todo") {
+					t.Logf("a code task's tool result: %.600s", m.Content)
+				}
+			}
+		}
+	}
+	_ = filepath.WalkDir(f.dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), "canary-") {
+			t.Errorf("the remote writer's command wrote outside its worktree: %s", p)
+		}
+		return nil
+	})
 
 	// odin undo restores the project as it was before the turn.
 	undo := exec.Command(filepath.Join(binDir, "odin"), "undo")
