@@ -280,11 +280,18 @@ func (p *specialistProxy) onWorker(c actor.Context, msg any) {
 	}
 }
 
-// screen leaves out of a worker's patch the files the session may not
-// read: they were never shipped to the worker, whose copy is the commit's
+// screen drops the patch of a task that was not isolated, and leaves out
+// of a worker's patch the files the session may not read: they were never shipped to the worker, whose copy is the commit's
 // (or none), so its "before" is not the session's and its change was made
 // blind. They are reported as not carried back.
 func (p *specialistProxy) screen(r *messages.Report) *messages.Report {
+	if p.d.Isolation != messages.IsolationWorktree {
+		// Only an isolated task's patch is asked for: a worker cannot
+		// make another task write the project.
+		cp := *r
+		cp.Patch = nil
+		return &cp
+	}
 	if p.run.DenyRead == nil {
 		return r
 	}
@@ -698,14 +705,16 @@ func (t *remoteTask) onReport(c actor.Context, r *messages.Report) {
 		return
 	}
 	t.reported = true
-	mapped := t.paths.report(r)
-	if env, err := Encode(mapped); err == nil && len(env.Value) > maxReport {
+	env, err := Encode(t.paths.report(r))
+	if err == nil && len(env.Value) > maxReport {
 		// The wire carries messages up to 4 MB: a report past the cap
 		// would cost the connection, and a patch that size is better
 		// made where the project is.
-		mapped = oversized(r, len(env.Value))
+		env, err = Encode(oversized(r, len(env.Value)))
 	}
-	t.send(c, mapped)
+	if err == nil {
+		c.Send(t.owner, env)
+	}
 	t.linger(c)
 }
 

@@ -383,3 +383,34 @@ func TestRemoteWriterOneNode(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// The stand-in screens a worker's patch before the Orchestrator applies
+// it: a file the session may not read (never shipped, so changed blind)
+// is left out and reported, and a task that was not isolated brings no
+// patch at all, whatever its worker sends.
+func TestScreenPatch(t *testing.T) {
+	patch := &messages.Patch{Files: []messages.PatchFile{
+		{Path: "a.go", Op: messages.PatchModify, Base: []byte("a"), New: []byte("b")},
+		{Path: "cfg/.env", Op: messages.PatchModify, Base: []byte("K=1"), New: []byte("K=2")},
+	}}
+	rep := &messages.Report{TaskID: "t", Agent: "code", Status: messages.ReportOK, Patch: patch}
+	p := &specialistProxy{run: actors.RemoteRun{Root: "/proj", DenyRead: denyEnv{}}, d: &messages.Delegate{TaskID: "t", Isolation: messages.IsolationWorktree}}
+	got := p.screen(rep)
+	var paths []string
+	for _, f := range got.Patch.Files {
+		paths = append(paths, f.Path)
+	}
+	if d := cmp.Diff([]string{"a.go"}, paths); d != "" {
+		t.Errorf("files kept (-want +got):\n%s", d)
+	}
+	if len(got.Patch.Skipped) != 1 || !strings.HasPrefix(got.Patch.Skipped[0], "cfg/.env: ") {
+		t.Errorf("skipped: %q", got.Patch.Skipped)
+	}
+	if len(rep.Patch.Files) != 2 {
+		t.Error("the worker's report was changed in place")
+	}
+	p.d = &messages.Delegate{TaskID: "t"}
+	if got := p.screen(rep); got.Patch != nil {
+		t.Errorf("a task without isolation kept its worker's patch: %+v", got.Patch)
+	}
+}
