@@ -15,6 +15,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/metrics"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -781,6 +782,15 @@ type treeGuard struct {
 
 func (g treeGuard) Resolve(ctx context.Context, path string, access tool.Access) (string, error) {
 	return g.inner.Resolve(ctx, g.ProjectPath(path), access)
+}
+
+// WithFilter implements actors.Narrowable: a task's only_files confine
+// the worker's writes as they would at home.
+func (g treeGuard) WithFilter(f *policy.WriteFilter) tool.PathGuard {
+	if pg, ok := g.inner.(*policy.Guard); ok {
+		g.inner = pg.WithFilter(f)
+	}
+	return g
 }
 
 // ProjectPath implements actors.ProjectAlias: a remote isolated

@@ -21,6 +21,7 @@ import (
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm/llmtest"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/workspace"
 	"github.com/odin-code/odin/internal/worktree"
@@ -412,5 +413,39 @@ func TestScreenPatch(t *testing.T) {
 	p.d = &messages.Delegate{TaskID: "t"}
 	if got := p.screen(rep); got.Patch != nil {
 		t.Errorf("a task without isolation kept its worker's patch: %+v", got.Patch)
+	}
+}
+
+// A writer's only_files confine it on a worker too: the brief's files,
+// named by the session's paths, are mapped to the tree, and the worker's
+// guard — which takes the session's paths for the tree's — is narrowed
+// to them as the session's would be.
+func TestTreeGuardOnlyFiles(t *testing.T) {
+	tree, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(tree, "a.txt"), "a\n")
+	write(t, filepath.Join(tree, "b.txt"), "b\n")
+	pol, err := policy.New(policy.Options{Root: tree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const session = "/home/u/proj"
+	d := newPathMapper(tree, session).reverse().delegate(&messages.Delegate{WriteFiles: []string{session + "/a.txt"}})
+	if d.WriteFiles[0] != tree+"/a.txt" {
+		t.Fatalf("only_files on the worker: %q", d.WriteFiles)
+	}
+	var g tool.PathGuard = treeGuard{inner: pol.GuardFor("code", "t"), root: session, tree: tree}
+	n, ok := g.(actors.Narrowable)
+	if !ok {
+		t.Fatal("a worker's guard cannot be narrowed")
+	}
+	g = n.WithFilter(&policy.WriteFilter{Agent: "code", Kind: "the files its brief names", Allow: []string{"a.txt"}})
+	if p, err := g.Resolve(t.Context(), session+"/a.txt", tool.AccessWrite); err != nil || p != tree+"/a.txt" {
+		t.Errorf("the named file: %q %v", p, err)
+	}
+	if _, err := g.Resolve(t.Context(), session+"/b.txt", tool.AccessWrite); !tool.IsDenied(err) {
+		t.Errorf("a file the brief does not name was not refused: %v", err)
 	}
 }

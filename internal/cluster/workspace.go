@@ -488,6 +488,12 @@ func (m pathMapper) delegate(d *messages.Delegate) *messages.Delegate {
 	if len(d.Files) == 0 {
 		cp.Files = nil
 	}
+	// The files a writer may change (only_files) name the same files in
+	// the tree, where its guard is rooted.
+	cp.WriteFiles = nil
+	for _, f := range d.WriteFiles {
+		cp.WriteFiles = append(cp.WriteFiles, m.text(f))
+	}
 	return &cp
 }
 
