@@ -140,13 +140,14 @@ type app struct {
 	src      *config.Sources
 	env      config.EnvFunc
 	stateDir string
-	// taskTree marks the app of a remote specialist's task, whose root
-	// is a tree under the state directory (specialistDeps).
-	taskTree bool
-	userDir  string
-	dataDir  string // installed plugins (config.DataDir)
-	log      zerolog.Logger
-	closers  []io.Closer
+	// taskScratch is set in the app of a remote specialist's task
+	// (specialistDeps), whose root is a tree under the state directory:
+	// the task's private directory, its commands' build cache.
+	taskScratch string
+	userDir     string
+	dataDir     string // installed plugins (config.DataDir)
+	log         zerolog.Logger
+	closers     []io.Closer
 
 	st     store.Store // opened on first use
 	stores *storePool  // set by front ends serving many sessions: st is shared
@@ -236,12 +237,19 @@ func (a *app) sandbox() *sandbox.Launcher {
 			}
 		}
 		agentDomains, noNetwork, agentSockets := a.agentNetworks()
+		cache := sandbox.CacheDirFor(a.stateDir, a.root)
+		if a.taskScratch != "" {
+			// A remote task's tree is made per commit: a cache per tree
+			// would outlive it, and one shared by tasks would let one
+			// plant build outputs another uses.
+			cache = a.taskScratch
+		}
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
 			Root:         a.root,
 			AddDirs:      append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...),
 			Protected:    protected,
-			CacheDir:     sandbox.CacheDirFor(a.stateDir, a.root),
+			CacheDir:     cache,
 			PassEnv:      perms.Env,
 			SecretEnv:    secrets,
 			Domains:      perms.Network.AllowedDomains,
@@ -566,7 +574,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	// whose project copy is that tree. The guard still refuses writes
 	// outside the tree (a task has no additional directories), and the
 	// sandbox keeps the state directory read-only to commands.
-	if a.stateDir != "" && !(a.taskTree && workspace.Within(a.stateDir, a.root)) {
+	if a.stateDir != "" && !(a.taskScratch != "" && workspace.Within(a.stateDir, a.root)) {
 		protected = append(protected, a.stateDir)
 	}
 	if a.dataDir != "" {

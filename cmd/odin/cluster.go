@@ -401,11 +401,12 @@ func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdou
 // gets a worktree of the tree, which its commands and write tools may
 // write and nothing else: no additional directory (the node's
 // --add-dir or permissions.additional_dirs) is granted to a task that
-// came from another node.
+// came from another node, and its build cache is the task's scratch
+// directory, which goes with the task.
 type specialistDeps struct{ g *globalFlags }
 
 // Deps implements cluster.SpecialistDeps.
-func (s *specialistDeps) Deps(ctx context.Context, root string) (*actors.Deps, func(), error) {
+func (s *specialistDeps) Deps(ctx context.Context, root, scratch string) (*actors.Deps, func(), error) {
 	g := *s.g
 	g.dir = root
 	g.addDirs = nil
@@ -414,7 +415,7 @@ func (s *specialistDeps) Deps(ctx context.Context, root string) (*actors.Deps, f
 		return nil, nil, err
 	}
 	a.cfg.Permissions.AdditionalDirs = nil
-	a.taskTree = true
+	a.taskScratch = scratch
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, nil, err

@@ -32,10 +32,11 @@ const specialistHostName = "odin-specialists"
 
 // SpecialistDeps builds what the specialists of one task resolve their
 // Delegate against on a worker: the node's models, roster and tools,
-// rooted at the task's tree (so the sandbox binds that tree). release is
-// called when the task ends.
+// rooted at the task's tree (so the sandbox binds that tree). scratch is
+// an empty directory private to the task (its commands' build cache),
+// removed after release, which is called when the task ends.
 type SpecialistDeps interface {
-	Deps(ctx context.Context, root string) (deps *actors.Deps, release func(), err error)
+	Deps(ctx context.Context, root, scratch string) (deps *actors.Deps, release func(), err error)
 }
 
 // The remote specialist protocol.
@@ -655,12 +656,17 @@ func (t *remoteTask) onStarted(c actor.Context) {
 			tree = filepath.Join(tree, t.req.Repo.Dir)
 			var deps *actors.Deps
 			var releaseDeps func()
-			deps, releaseDeps, err = t.deps.Deps(ctx, tree)
+			var scratch string
+			scratch, err = t.ws.Scratch()
+			if err == nil {
+				deps, releaseDeps, err = t.deps.Deps(ctx, tree, scratch)
+			}
 			if err != nil {
+				removeTree(scratch)
 				releaseTree()
 			} else {
 				r.tree, r.deps = tree, deps
-				r.release = func() { releaseDeps(); releaseTree() }
+				r.release = func() { releaseDeps(); removeTree(scratch); releaseTree() }
 			}
 		}
 		r.err = err

@@ -56,7 +56,7 @@ type scriptedDeps struct {
 	roots  atomic.Value // the last tree asked for
 }
 
-func (s *scriptedDeps) Deps(_ context.Context, root string) (*actors.Deps, func(), error) {
+func (s *scriptedDeps) Deps(_ context.Context, root, _ string) (*actors.Deps, func(), error) {
 	s.roots.Store(root)
 	cfg := config.Default()
 	set := tools.NewSet(tools.NewGrep())
@@ -202,11 +202,11 @@ type lazyDeps struct {
 	ready func(tree string) error
 }
 
-func (l lazyDeps) Deps(ctx context.Context, root string) (*actors.Deps, func(), error) {
+func (l lazyDeps) Deps(ctx context.Context, root, scratch string) (*actors.Deps, func(), error) {
 	if err := l.ready(root); err != nil {
 		return nil, nil, err
 	}
-	return l.sd.Deps(ctx, root)
+	return l.sd.Deps(ctx, root, scratch)
 }
 
 // writerDeps builds a writer's deps in a tree: read, edit and write
@@ -217,11 +217,13 @@ type writerDeps struct {
 	stateDir string
 	session  string // the session's root, which the model names
 	trees    chan string
+	scratch  chan string
 	clients  []*llmtest.Client
 }
 
-func (w *writerDeps) Deps(_ context.Context, root string) (*actors.Deps, func(), error) {
+func (w *writerDeps) Deps(_ context.Context, root, scratch string) (*actors.Deps, func(), error) {
 	w.trees <- root
+	w.scratch <- scratch
 	client, err := llmtest.NewClient(<-w.scripts, nil)
 	if err != nil {
 		return nil, nil, err
@@ -283,7 +285,7 @@ func TestRemoteWriterOneNode(t *testing.T) {
 	scripts <- edit
 	scripts <- bigScript
 	state := t.TempDir()
-	wd := &writerDeps{scripts: scripts, stateDir: state, session: root, trees: make(chan string, 4)}
+	wd := &writerDeps{scripts: scripts, stateDir: state, session: root, trees: make(chan string, 4), scratch: make(chan string, 4)}
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "odin.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -334,6 +336,10 @@ func TestRemoteWriterOneNode(t *testing.T) {
 
 	rep := run("task-edit", "TASK-EDIT: change the files")
 	tree := <-wd.trees
+	scratch := []string{<-wd.scratch}
+	if !strings.HasPrefix(scratch[0], n.cfg.WorkDir+string(filepath.Separator)) {
+		t.Errorf("the task's scratch directory %s is not the node's", scratch[0])
+	}
 	if rep.Status != messages.ReportOK || rep.Patch == nil {
 		t.Fatalf("report: %+v", rep)
 	}
@@ -368,18 +374,29 @@ func TestRemoteWriterOneNode(t *testing.T) {
 
 	rep = run("task-big", "TASK-BIG: write a big file")
 	<-wd.trees
+	scratch = append(scratch, <-wd.scratch)
 	if rep.Status != messages.ReportFailed || rep.Patch != nil || !strings.Contains(rep.Error, "more than the 3072 KB a remote task may send back") {
 		t.Errorf("an oversized patch: status %s, patch %v, error %q", rep.Status, rep.Patch != nil, rep.Error)
 	}
-	// The worktrees went with their runs.
+	// The worktrees went with their runs, and the scratch directories
+	// with their tasks (stopped by their owners once reported).
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		entries, _ := os.ReadDir(filepath.Join(state, "worktrees"))
-		if len(entries) == 0 {
+		var left []string
+		for _, e := range entries {
+			left = append(left, e.Name())
+		}
+		for _, d := range scratch {
+			if _, err := os.Stat(d); err == nil {
+				left = append(left, d)
+			}
+		}
+		if len(left) == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("worktrees left on the worker: %v", entries)
+			t.Fatalf("left on the worker: %v", left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,6 +275,36 @@ func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), e
 			w.mu.Unlock()
 		})
 	}, nil
+}
+
+// Scratch makes an empty directory private to one task in this process's
+// directory (so a killed worker's go with the rest of it): the task's
+// build cache, which the caller removes (removeTree) when the task ends.
+func (w *Workspaces) Scratch() (string, error) {
+	w.once.Do(func() { w.openErr = w.open() })
+	if w.openErr != nil {
+		return "", w.openErr
+	}
+	dir := filepath.Join(w.own, "scratch")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(dir, "task-")
+}
+
+// removeTree removes dir ("" is nothing), making read-only directories in
+// it writable first when a plain removal fails (a Go module cache).
+func removeTree(dir string) {
+	if dir == "" || os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // fetch makes sure mirror holds repo.Commit.
