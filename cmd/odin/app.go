@@ -140,14 +140,15 @@ type app struct {
 	src      *config.Sources
 	env      config.EnvFunc
 	stateDir string
+	userDir  string
+	dataDir  string // installed plugins (config.DataDir)
+	log      zerolog.Logger
+	closers  []io.Closer
+
 	// taskScratch is set in the app of a remote specialist's task
 	// (specialistDeps), whose root is a tree under the state directory:
 	// the task's private directory, its commands' build cache.
 	taskScratch string
-	userDir     string
-	dataDir     string // installed plugins (config.DataDir)
-	log         zerolog.Logger
-	closers     []io.Closer
 
 	st     store.Store // opened on first use
 	stores *storePool  // set by front ends serving many sessions: st is shared
