@@ -283,9 +283,10 @@ func (p *specialistProxy) onWorker(c actor.Context, msg any) {
 }
 
 // screen drops the patch of a task that was not isolated, and leaves out
-// of a worker's patch the files the session may not read: they were never shipped to the worker, whose copy is the commit's
-// (or none), so its "before" is not the session's and its change was made
-// blind. They are reported as not carried back.
+// of a worker's patch the files the session may not read: they were
+// never shipped to the worker, whose copy is the commit's (or none), so
+// its "before" is not the session's and its change was made blind. They
+// are reported as not carried back.
 func (p *specialistProxy) screen(r *messages.Report) *messages.Report {
 	if p.d.Isolation != messages.IsolationWorktree {
 		// Only an isolated task's patch is asked for: a worker cannot
