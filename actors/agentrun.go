@@ -335,9 +335,14 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 	}
 	o.saveRun(o.runs.add(entry))
 	props := newSpecialistProps(o.host)
-	if o.deps.Remote != nil && def.Remote() && def.ReadOnly() {
+	switch {
+	case o.deps.Remote != nil && def.RunsRemote(d):
 		props = o.deps.Remote.Props(RemoteRun{Agent: def, Root: o.deps.Root, DenyRead: o.deps.DenyRead, Local: props, Publish: o.deps.Bus.Publish,
 			Supervisor: specialistSupervisor(o.deps)})
+	case o.deps.Remote != nil && def.Remote():
+		// A writer's task without a worktree would write the worker's
+		// throw-away tree.
+		o.deps.Bus.Publish(messages.Notice{Level: "info", Text: fmt.Sprintf("%s task %s runs here: it writes in the project (isolation: none), which only the session's node can", def.Name, d.TaskID)})
 	}
 	run.pid = c.SpawnPrefix(props, "specialist-"+def.Name)
 	if o.byPID == nil {

@@ -31,15 +31,23 @@ func confinedGuard(root string, def *AgentDefinition, d *messages.Delegate, g to
 	if len(d.WriteFiles) == 0 || def.WriteScope != WriteAny {
 		return g
 	}
-	pg, ok := g.(*policy.Guard)
-	if !ok {
-		return g
-	}
 	f := &policy.WriteFilter{Agent: def.Name, Kind: "the files its brief names"}
 	for _, name := range d.WriteFiles {
 		f.Allow = append(f.Allow, relGlob(root, name))
 	}
-	return pg.WithFilter(f)
+	switch pg := g.(type) {
+	case *policy.Guard:
+		return pg.WithFilter(f)
+	case Narrowable:
+		return pg.WithFilter(f)
+	}
+	return g
+}
+
+// Narrowable is a path guard wrapping a policy guard that can be narrowed
+// as one: a worker's, which takes the session's paths for its tree's.
+type Narrowable interface {
+	WithFilter(f *policy.WriteFilter) tool.PathGuard
 }
 
 // relGlob turns a named file (absolute or relative to the root) into the

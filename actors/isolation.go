@@ -184,6 +184,16 @@ type worktreeGuard struct {
 	project, tree string
 }
 
+// ProjectAlias is a path guard that knows the project under another
+// name: a worker's guard takes the session's root for its copy of the
+// session's tree, so that an isolated specialist there finds its
+// worktree's files under the session's paths too, as it would at home.
+type ProjectAlias interface {
+	// ProjectPath returns path with the other name replaced by the
+	// project's root (path unchanged when it is not under it).
+	ProjectPath(path string) string
+}
+
 // denial is a refusal of the worktree guard.
 type denial string
 
@@ -201,6 +211,9 @@ func (g worktreeGuard) Resolve(ctx context.Context, path string, access tool.Acc
 		p = filepath.Join(g.tree, p)
 	}
 	p = filepath.Clean(p)
+	if a, ok := g.inner.(ProjectAlias); ok {
+		p = a.ProjectPath(p)
+	}
 	if workspace.Within(g.project, p) && !workspace.Within(g.tree, p) {
 		rel, _ := filepath.Rel(g.project, p)
 		p = filepath.Join(g.tree, rel)

@@ -61,17 +61,26 @@ func applyPlacement(a *AgentDefinition, value string, rerr func(key, problem str
 	return nil
 }
 
-// checkPlacement refuses a writing agent placed on a worker: its changes
-// would land in the worker's throw-away worktree. A writer's patch
-// (isolation: worktree) is applied on the session's node for local runs;
-// carrying it back from a worker is not built yet.
+// checkPlacement refuses a writing agent placed on a worker unless it
+// works in a worktree of its own (isolation: worktree): then its change
+// comes back from the worker as a patch, which the session's node
+// applies as it applies a local isolated specialist's. Without isolation
+// its changes would land in the worker's throw-away tree.
 func checkPlacement(a *AgentDefinition, rerr func(key, problem string) error) error {
-	if !a.Remote() || a.ReadOnly() {
+	if !a.Remote() || a.ReadOnly() || a.Isolation == messages.IsolationWorktree {
 		return nil
 	}
-	return rerr("placement", fmt.Sprintf("agent %s can write files or run commands, so it cannot run on another node (placement: %s): "+
-		"only read-only agents (no write or command tools, or permission_mode ask or plan) may; a writer's patch is not yet carried back from a worker. "+
-		"Use placement: local (with isolation: worktree to write in a worktree of its own), or make the agent read-only", a.Name, a.Placement))
+	return rerr("placement", fmt.Sprintf("agent %s can write files or run commands, so it can run on another node (placement: %s) only with isolation: worktree, "+
+		"whose patch is carried back and applied on the session's node. Set agents.%s.isolation: worktree (isolation: worktree in an agent file), "+
+		"use placement: local, or make the agent read-only (no write or command tools, or permission_mode ask or plan)", a.Name, a.Placement, a.Name))
+}
+
+// RunsRemote reports whether the task d of the agent goes to a worker
+// when one can take it: the agent is placed remote or any, and it is
+// read-only or works in a worktree of its own for this task (the agent
+// tool's isolation "none" keeps a writer's task here).
+func (a *AgentDefinition) RunsRemote(d *messages.Delegate) bool {
+	return a.Remote() && (a.ReadOnly() || d.Isolation == messages.IsolationWorktree)
 }
 
 // RemoteSpecialists places the tasks of agents whose placement is remote
@@ -129,7 +138,9 @@ func specialistSupervisor(deps *Deps) actor.SupervisorStrategy {
 // SpecialistProps returns the props of a specialist that resolves its
 // Delegate against deps — a worker's, rooted at its copy of the session's
 // tree — and reports to its parent. It keeps no transcript (no journal)
-// and joins no change set: it is for read-only agents.
+// and joins no change set: it is for read-only agents and for isolated
+// writers, whose changes stay in their own worktree (deps.Worktrees) and
+// come back as the report's patch.
 func SpecialistProps(deps *Deps) *actor.Props {
 	return newSpecialistProps(&specialistHost{deps: deps, changeSets: &changeSets{}})
 }

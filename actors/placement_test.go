@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/messages"
 )
 
-// placement: remote is for read-only agents; a writer is refused at load
-// with an error naming the agent and the key.
+// placement: remote is for read-only agents and for writers that work in
+// a worktree of their own; any other writer is refused at load with an
+// error naming the agent and the isolation key it needs.
 func TestPlacement(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -24,6 +26,9 @@ func TestPlacement(t *testing.T) {
 		{name: "search remote", agents: map[string]config.Agent{"search": {Placement: "remote"}}, agent: "search", want: PlacementRemote},
 		{name: "review any", agents: map[string]config.Agent{"review": {Placement: "any"}}, agent: "review", want: PlacementAny},
 		{name: "code remote", agents: map[string]config.Agent{"code": {Placement: "remote"}}, agent: "code", err: "odin.yaml: agents.code.placement: agent code can write files"},
+		{name: "code remote names the key", agents: map[string]config.Agent{"code": {Placement: "any"}}, agent: "code", err: "Set agents.code.isolation: worktree"},
+		{name: "code remote isolated", agents: map[string]config.Agent{"code": {Placement: "remote", Isolation: "worktree"}}, agent: "code", want: PlacementRemote},
+		{name: "custom writer isolated", agents: map[string]config.Agent{"doer": {Description: "d", Prompt: "p", Placement: "any", Isolation: "worktree"}}, agent: "doer", want: PlacementAny},
 		{name: "test local", agents: map[string]config.Agent{"test": {Placement: "local"}}, agent: "test", want: PlacementLocal},
 		{name: "custom reader", agents: map[string]config.Agent{"finder": {Description: "d", Prompt: "p", Tools: []string{"Grep", "ReadFile"}, Placement: "remote"}}, agent: "finder", want: PlacementRemote},
 		{name: "custom all tools", agents: map[string]config.Agent{"doer": {Description: "d", Prompt: "p", Placement: "remote"}}, agent: "doer", err: "isolation: worktree"},
@@ -70,7 +75,34 @@ func TestPlacementAgentFile(t *testing.T) {
 	write("fixer.md", "---\nname: fixer\ndescription: fixes\ntools: ReadFile, EditTool\nplacement: any\n---\nFix things.\n")
 	_, err = LoadRoster(RosterOptions{AgentDirs: []string{dir}})
 	var re *RosterError
-	if !errors.As(err, &re) || re.Agent != "fixer" || re.Key != "placement" {
-		t.Fatalf("err = %v, want fixer's placement refused", err)
+	if !errors.As(err, &re) || re.Agent != "fixer" || re.Key != "placement" || !strings.Contains(err.Error(), "isolation: worktree") {
+		t.Fatalf("err = %v, want fixer's placement refused for want of isolation: worktree", err)
+	}
+	write("fixer.md", "---\nname: fixer\ndescription: fixes\ntools: ReadFile, EditTool\nplacement: any\nisolation: worktree\n---\nFix things.\n")
+	r, err = LoadRoster(RosterOptions{AgentDirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := r.Get("fixer"); a.Placement != PlacementAny || a.Isolation != messages.IsolationWorktree {
+		t.Errorf("fixer: placement %q, isolation %q", a.Placement, a.Isolation)
+	}
+}
+
+// RunsRemote: a writer's task goes to a worker only in a worktree; the
+// agent tool's isolation "none" keeps it here.
+func TestRunsRemote(t *testing.T) {
+	reader := &AgentDefinition{Name: "search", Tools: []string{"Grep"}, Placement: PlacementRemote}
+	writer := &AgentDefinition{Name: "code", Tools: []string{"EditTool"}, Placement: PlacementRemote, Isolation: messages.IsolationWorktree}
+	local := &AgentDefinition{Name: "code", Tools: []string{"EditTool"}, Isolation: messages.IsolationWorktree}
+	for _, tc := range []struct {
+		def  *AgentDefinition
+		iso  messages.Isolation
+		want bool
+	}{
+		{reader, "", true}, {writer, messages.IsolationWorktree, true}, {writer, messages.IsolationNone, false}, {local, messages.IsolationWorktree, false},
+	} {
+		if got := tc.def.RunsRemote(&messages.Delegate{Isolation: tc.iso}); got != tc.want {
+			t.Errorf("%s (placement %q) with isolation %q: RunsRemote %v, want %v", tc.def.Name, tc.def.Placement, tc.iso, got, tc.want)
+		}
 	}
 }

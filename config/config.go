@@ -220,8 +220,9 @@ type Agent struct {
 	// docs/remote-specialists.md): local (the default: the session's
 	// node), remote (a worker's specialist host, in a worktree of the
 	// session's commit and uncommitted changes; here when no worker can
-	// take it) or any (a worker when one is up). Only read-only agents may
-	// run remotely.
+	// take it) or any (a worker when one is up). Read-only agents may run
+	// remotely, and writers with isolation "worktree", whose patch comes
+	// back and is applied on the session's node.
 	Placement string `mapstructure:"placement" yaml:"placement"`
 }
 

@@ -145,6 +145,11 @@ type app struct {
 	log      zerolog.Logger
 	closers  []io.Closer
 
+	// taskScratch is set in the app of a remote specialist's task
+	// (specialistDeps), whose root is a tree under the state directory:
+	// the task's private directory, its commands' build cache.
+	taskScratch string
+
 	st     store.Store // opened on first use
 	stores *storePool  // set by front ends serving many sessions: st is shared
 	actors *actorPool  // set by front ends serving many sessions: one actor system
@@ -233,12 +238,19 @@ func (a *app) sandbox() *sandbox.Launcher {
 			}
 		}
 		agentDomains, noNetwork, agentSockets := a.agentNetworks()
+		cache := sandbox.CacheDirFor(a.stateDir, a.root)
+		if a.taskScratch != "" {
+			// A remote task's tree is made per commit: a cache per tree
+			// would outlive it, and one shared by tasks would let one
+			// plant build outputs another uses.
+			cache = a.taskScratch
+		}
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
 			Root:         a.root,
 			AddDirs:      append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...),
 			Protected:    protected,
-			CacheDir:     sandbox.CacheDirFor(a.stateDir, a.root),
+			CacheDir:     cache,
 			PassEnv:      perms.Env,
 			SecretEnv:    secrets,
 			Domains:      perms.Network.AllowedDomains,
@@ -558,7 +570,12 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	if a.userDir != "" {
 		protected = append(protected, a.userDir)
 	}
-	if a.stateDir != "" {
+	// A remote task's tree lies in the state directory: protecting all
+	// of it would refuse every write of the task's isolated writer,
+	// whose project copy is that tree. The guard still refuses writes
+	// outside the tree (a task has no additional directories), and the
+	// sandbox keeps the state directory read-only to commands.
+	if a.stateDir != "" && !(a.taskScratch != "" && workspace.Within(a.stateDir, a.root)) {
 		protected = append(protected, a.stateDir)
 	}
 	if a.dataDir != "" {

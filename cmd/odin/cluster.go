@@ -421,17 +421,25 @@ func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdou
 // specialistDeps builds the deps of a remote specialist's task on this
 // node: the project loaded from the task's tree, as a session of it would
 // be (so its sandbox binds the tree), without MCP servers or a store: the
-// task is read-only and its transcript stays with its owner.
+// task's transcript stays with its owner. A writer (isolation: worktree)
+// gets a worktree of the tree, which its commands and write tools may
+// write and nothing else: no additional directory (the node's
+// --add-dir or permissions.additional_dirs) is granted to a task that
+// came from another node, and its build cache is the task's scratch
+// directory, which goes with the task.
 type specialistDeps struct{ g *globalFlags }
 
 // Deps implements cluster.SpecialistDeps.
-func (s *specialistDeps) Deps(ctx context.Context, root string) (*actors.Deps, func(), error) {
+func (s *specialistDeps) Deps(ctx context.Context, root, scratch string) (*actors.Deps, func(), error) {
 	g := *s.g
 	g.dir = root
+	g.addDirs = nil
 	a, err := loadApp(&g)
 	if err != nil {
 		return nil, nil, err
 	}
+	a.cfg.Permissions.AdditionalDirs = nil
+	a.taskScratch = scratch
 	if err := a.checkProvider(); err != nil {
 		a.Close()
 		return nil, nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/metrics"
+	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
 )
@@ -31,10 +32,11 @@ const specialistHostName = "odin-specialists"
 
 // SpecialistDeps builds what the specialists of one task resolve their
 // Delegate against on a worker: the node's models, roster and tools,
-// rooted at the task's tree (so the sandbox binds that tree). release is
-// called when the task ends.
+// rooted at the task's tree (so the sandbox binds that tree). scratch is
+// an empty directory private to the task (its commands' build cache),
+// removed after release, which is called when the task ends.
 type SpecialistDeps interface {
-	Deps(ctx context.Context, root string) (deps *actors.Deps, release func(), err error)
+	Deps(ctx context.Context, root, scratch string) (deps *actors.Deps, release func(), err error)
 }
 
 // The remote specialist protocol.
@@ -269,10 +271,46 @@ func (p *specialistProxy) onWorker(c actor.Context, msg any) {
 	switch m := msg.(type) {
 	case *messages.Report:
 		p.done = true
+		if m.Patch != nil {
+			m = p.screen(m)
+		}
+		// A writer's patch is applied by the Orchestrator as a local
+		// isolated specialist's: under its locks, change set and guard.
 		c.Send(c.Parent(), m)
 	case *messages.AgentProgress:
 		c.Send(c.Parent(), m)
 	}
+}
+
+// screen drops the patch of a task that was not isolated, and leaves out
+// of a worker's patch the files the session may not read: they were
+// never shipped to the worker, whose copy is the commit's (or none), so
+// its "before" is not the session's and its change was made blind. They
+// are reported as not carried back.
+func (p *specialistProxy) screen(r *messages.Report) *messages.Report {
+	if p.d.Isolation != messages.IsolationWorktree {
+		// Only an isolated task's patch is asked for: a worker cannot
+		// make another task write the project.
+		cp := *r
+		cp.Patch = nil
+		return &cp
+	}
+	if p.run.DenyRead == nil {
+		return r
+	}
+	patch := *r.Patch
+	patch.Files = nil
+	patch.Skipped = slices.Clone(r.Patch.Skipped)
+	for _, f := range r.Patch.Files {
+		if _, denied := p.run.DenyRead.Check(filepath.Join(p.run.Root, filepath.FromSlash(f.Path))); denied {
+			patch.Skipped = append(patch.Skipped, f.Path+": the session may not read it, so the worker never had it")
+			continue
+		}
+		patch.Files = append(patch.Files, f)
+	}
+	cp := *r
+	cp.Patch = &patch
+	return &cp
 }
 
 // remoteRun places one task on a worker, from the node's cluster system:
@@ -619,12 +657,17 @@ func (t *remoteTask) onStarted(c actor.Context) {
 			tree = filepath.Join(tree, t.req.Repo.Dir)
 			var deps *actors.Deps
 			var releaseDeps func()
-			deps, releaseDeps, err = t.deps.Deps(ctx, tree)
+			var scratch string
+			scratch, err = t.ws.Scratch()
+			if err == nil {
+				deps, releaseDeps, err = t.deps.Deps(ctx, tree, scratch)
+			}
 			if err != nil {
+				removeTree(scratch)
 				releaseTree()
 			} else {
 				r.tree, r.deps = tree, deps
-				r.release = func() { releaseDeps(); releaseTree() }
+				r.release = func() { releaseDeps(); removeTree(scratch); releaseTree() }
 			}
 		}
 		r.err = err
@@ -639,6 +682,11 @@ func (t *remoteTask) onReady(c actor.Context, r *taskReady) {
 	}
 	t.release = r.release
 	t.paths = newPathMapper(r.tree, t.req.Root)
+	if t.req.Delegate.Isolation == messages.IsolationWorktree && r.deps.Worktrees != nil {
+		// A writer works in a worktree of its own, made from the tree
+		// (which stays read-only to it): its paths are the session's too.
+		t.paths = t.paths.with(filepath.Join(r.deps.Worktrees.Dir(), t.req.Delegate.TaskID, "tree", t.req.Repo.Dir), t.req.Root)
+	}
 	// A model names the session's files as the Orchestrator does (its
 	// brief, the conversation): the guard finds them in the tree.
 	deps := *r.deps
@@ -665,8 +713,36 @@ func (t *remoteTask) onReport(c actor.Context, r *messages.Report) {
 		return
 	}
 	t.reported = true
-	t.send(c, t.paths.report(r))
+	env, err := Encode(t.paths.report(r))
+	if err == nil && len(env.Value) > maxReport {
+		// The wire carries messages up to 4 MB: a report past the cap
+		// would cost the connection, and a patch that size is better
+		// made where the project is.
+		env, err = Encode(oversized(r, len(env.Value)))
+	}
+	if err == nil {
+		c.Send(t.owner, env)
+	}
 	t.linger(c)
+}
+
+// maxReport bounds a remote task's report as sent, its patch included
+// (whole contents before and after, base64 in JSON: about 2.2 MB of file
+// content): the wire's messages are capped at 4 MB.
+const maxReport = 3 << 20
+
+// oversized is the failure sent instead of a report past maxReport: its
+// patch stays on the worker (whose worktree is gone already) and nothing
+// of it is applied.
+func oversized(r *messages.Report, size int) *messages.Report {
+	files := 0
+	if r.Patch != nil {
+		files = len(r.Patch.Files)
+	}
+	why := fmt.Sprintf("the %s specialist's report is %d KB with its patch (%d files, whole contents before and after), more than the %d KB a remote task may send back; "+
+		"nothing of it was applied. Delegate smaller changes, or give the agent placement: local", r.Agent, size>>10, files, maxReport>>10)
+	return &messages.Report{TaskID: r.TaskID, Agent: r.Agent, Status: messages.ReportFailed, Summary: why, Error: why,
+		Usage: r.Usage, Model: r.Model, Turns: r.Turns, Restarts: r.Restarts, Elapsed: r.Elapsed}
 }
 
 // linger waits, once the report is sent, for the owner to stop the task:
@@ -712,8 +788,23 @@ type treeGuard struct {
 }
 
 func (g treeGuard) Resolve(ctx context.Context, path string, access tool.Access) (string, error) {
-	if rest, ok := strings.CutPrefix(path, g.root); ok && (rest == "" || rest[0] == filepath.Separator) {
-		path = g.tree + rest
+	return g.inner.Resolve(ctx, g.ProjectPath(path), access)
+}
+
+// WithFilter implements actors.Narrowable: a task's only_files confine
+// the worker's writes as they would at home.
+func (g treeGuard) WithFilter(f *policy.WriteFilter) tool.PathGuard {
+	if pg, ok := g.inner.(*policy.Guard); ok {
+		g.inner = pg.WithFilter(f)
 	}
-	return g.inner.Resolve(ctx, path, access)
+	return g
+}
+
+// ProjectPath implements actors.ProjectAlias: a remote isolated
+// specialist's worktree guard maps the session's paths to its worktree.
+func (g treeGuard) ProjectPath(path string) string {
+	if rest, ok := strings.CutPrefix(path, g.root); ok && (rest == "" || rest[0] == filepath.Separator) {
+		return g.tree + rest
+	}
+	return path
 }

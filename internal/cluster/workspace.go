@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -276,6 +277,36 @@ func (w *Workspaces) Prepare(ctx context.Context, repo *Repo) (string, func(), e
 	}, nil
 }
 
+// Scratch makes an empty directory private to one task in this process's
+// directory (so a killed worker's go with the rest of it): the task's
+// build cache, which the caller removes (removeTree) when the task ends.
+func (w *Workspaces) Scratch() (string, error) {
+	w.once.Do(func() { w.openErr = w.open() })
+	if w.openErr != nil {
+		return "", w.openErr
+	}
+	dir := filepath.Join(w.own, "scratch")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(dir, "task-")
+}
+
+// removeTree removes dir ("" is nothing), making read-only directories in
+// it writable first when a plain removal fails (a Go module cache).
+func removeTree(dir string) {
+	if dir == "" || os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
 // fetch makes sure mirror holds repo.Commit.
 func (w *Workspaces) fetch(ctx context.Context, mirror string, repo *Repo) error {
 	unlock := w.lockKey(mirror)
@@ -411,6 +442,15 @@ func newPathMapper(tree, root string) pathMapper {
 	return m
 }
 
+// with returns m that also maps from to to, ahead of the tree (reverse
+// still maps into the tree).
+func (m pathMapper) with(from, to string) pathMapper {
+	if from == "" || from == to || slices.Contains(m.from, from) {
+		return m
+	}
+	return pathMapper{from: append([]string{from}, m.from...), to: append([]string{to}, m.to...)}
+}
+
 // reverse maps the other way: the session's paths in a task's brief to
 // the tree's, so the specialist can open the files it is pointed to.
 func (m pathMapper) reverse() pathMapper {
@@ -478,6 +518,12 @@ func (m pathMapper) delegate(d *messages.Delegate) *messages.Delegate {
 	}
 	if len(d.Files) == 0 {
 		cp.Files = nil
+	}
+	// The files a writer may change (only_files) name the same files in
+	// the tree, where its guard is rooted.
+	cp.WriteFiles = nil
+	for _, f := range d.WriteFiles {
+		cp.WriteFiles = append(cp.WriteFiles, m.text(f))
 	}
 	return &cp
 }

@@ -32,6 +32,9 @@ type git struct {
 	writable []string
 	// overrides neutralise the repository's clean/smudge filters.
 	overrides []string
+	// visible are further directories git reads (a linked worktree's git
+	// directory and its repository's), shown although under /tmp.
+	visible []string
 }
 
 // safeArgs keep git from running anything the repository configures:
@@ -64,7 +67,7 @@ func (g *git) runIn(ctx context.Context, stdin []byte, args ...string) ([]byte, 
 	defer cancel()
 	argv := append(append(append([]string{"git"}, safeArgs()...), g.overrides...), args...)
 	proc, err := g.launcher.Command(ctx, sandbox.Spec{Args: argv, Dir: g.dir, Env: append(baseEnv(), g.env...), Agent: "git",
-		Writable: g.writable, Visible: []string{g.dir}})
+		Writable: g.writable, Visible: append([]string{g.dir}, g.visible...)})
 	if err != nil {
 		return nil, fmt.Errorf("worktree: git %s: %w", args[0], err)
 	}

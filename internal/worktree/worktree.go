@@ -37,12 +37,15 @@ type Options struct {
 type Manager struct {
 	opts Options
 	dir  string
-	// gitMu serialises git worktree add and prune: git takes no lock on
-	// the repository's worktree records.
-	gitMu sync.Mutex
-	mu    sync.Mutex
-	live  map[string]*Tree
+	mu   sync.Mutex
+	live map[string]*Tree
 }
+
+// gitMu serialises git worktree add: git takes no lock on the
+// repository's worktree records. It is the process's, not a Manager's: a
+// worker runs each remote task with a Manager of its own, and their
+// worktrees share one mirror's records.
+var gitMu sync.Mutex
 
 // New returns a Manager; nothing is created until Create.
 func New(opts Options) *Manager {
@@ -109,7 +112,10 @@ func (m *Manager) Create(ctx context.Context, root, id string) (*Tree, error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return nil, fmt.Errorf("worktree: invalid id %q", id)
 	}
-	probe := git{launcher: m.opts.Launcher, dir: root}
+	// A project that is itself a linked worktree (a worker's tree of
+	// a mirror) keeps its git directory elsewhere: git must see it.
+	linked := linkedGitDirs(root)
+	probe := git{launcher: m.opts.Launcher, dir: root, visible: linked}
 	out, err := probe.run(ctx, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s is not inside one (%v)", ErrNotGit, root, err)
@@ -130,7 +136,7 @@ func (m *Manager) Create(ctx context.Context, root, id string) (*Tree, error) {
 	if sub == "." {
 		sub = ""
 	}
-	common := git{launcher: m.opts.Launcher, dir: top}
+	common := git{launcher: m.opts.Launcher, dir: top, visible: linked}
 	if err := common.neutraliseFilters(ctx); err != nil {
 		return nil, err
 	}
@@ -142,6 +148,8 @@ func (m *Manager) Create(ctx context.Context, root, id string) (*Tree, error) {
 	if !filepath.IsAbs(commonDir) {
 		commonDir = filepath.Join(top, commonDir)
 	}
+	// The new worktree's .git names a record in the common directory.
+	common.visible = append(common.visible, commonDir)
 
 	entry := filepath.Join(m.dir, id)
 	if err := fsutil.PrivateDir(m.dir); err != nil {
@@ -178,9 +186,9 @@ func (t *Tree) populate(ctx context.Context, common git, commonDir string) error
 	if err := os.MkdirAll(records, 0o755); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	t.m.gitMu.Lock()
+	gitMu.Lock()
 	_, err := common.with(records, t.entry).run(ctx, "worktree", "add", "--detach", "-f", t.work, t.Head)
-	t.m.gitMu.Unlock()
+	gitMu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -211,14 +219,14 @@ func (t *Tree) populate(ctx context.Context, common git, commonDir string) error
 	if err := os.MkdirAll(filepath.Join(priv, "objects"), 0o700); err != nil {
 		return fmt.Errorf("worktree: %w", err)
 	}
-	t.g = git{launcher: t.m.opts.Launcher, dir: t.work, overrides: common.overrides, writable: []string{priv}, env: []string{
+	t.g = git{launcher: t.m.opts.Launcher, dir: t.work, overrides: common.overrides, writable: []string{priv}, visible: common.visible, env: []string{
 		"GIT_INDEX_FILE=" + filepath.Join(priv, "index"),
 		"GIT_OBJECT_DIRECTORY=" + filepath.Join(priv, "objects"),
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES=" + filepath.Join(commonDir, "objects"),
 	}}
 	// Starting from the worktree's own index saves hashing every
 	// unchanged file again.
-	if gd, err := (&git{launcher: t.m.opts.Launcher, dir: t.work}).run(ctx, "rev-parse", "--absolute-git-dir"); err == nil {
+	if gd, err := (&git{launcher: t.m.opts.Launcher, dir: t.work, visible: common.visible}).run(ctx, "rev-parse", "--absolute-git-dir"); err == nil {
 		if idx, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(gd)), "index")); err == nil {
 			_ = os.WriteFile(filepath.Join(priv, "index"), idx, 0o600)
 		}
@@ -284,6 +292,42 @@ func copyEntry(src, dst, rel string) error {
 		}
 	}
 	return nil
+}
+
+// linkedGitDirs returns the git directory of the linked worktree that
+// holds root, and its repository's common directory, when root is in
+// one: a sandboxed git hides /tmp but for what it is shown, and these
+// may lie elsewhere in it than the tree (a worker's mirror). Nil for a
+// repository whose .git is a directory inside it.
+func linkedGitDirs(root string) []string {
+	for dir := root; ; dir = filepath.Dir(dir) {
+		data, err := os.ReadFile(filepath.Join(dir, ".git"))
+		if err == nil {
+			gd, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+			if !ok {
+				return nil
+			}
+			gd = strings.TrimSpace(gd)
+			if !filepath.IsAbs(gd) {
+				gd = filepath.Join(dir, gd)
+			}
+			out := []string{filepath.Clean(gd)}
+			if c, err := os.ReadFile(filepath.Join(gd, "commondir")); err == nil {
+				cd := strings.TrimSpace(string(c))
+				if !filepath.IsAbs(cd) {
+					cd = filepath.Join(gd, cd)
+				}
+				out = append(out, filepath.Clean(cd))
+			}
+			return out
+		}
+		if fi, err := os.Stat(filepath.Join(dir, ".git")); err == nil && fi.IsDir() {
+			return nil
+		}
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
+	}
 }
 
 func splitZ(b []byte) []string {
