@@ -1,0 +1,43 @@
+package helperproc
+
+// Kind is what a line of a helper protocol does.
+type Kind int
+
+// Kinds of line.
+const (
+	// KindUnknown is a line the protocol does not know; it ends the
+	// helper's side.
+	KindUnknown Kind = iota
+	// KindCall (Odin → helper) starts call Route.Call.
+	KindCall
+	// KindCancel (Odin → helper) ends call Route.Call early.
+	KindCancel
+	// KindResult (helper → Odin) is call Route.Call's answer; it ends the
+	// call.
+	KindResult
+	// KindRequest (helper → Odin) asks Odin to do something for the
+	// helper (make an HTTP request): request Route.Req, made for call
+	// Route.Call, or for no call when that is 0.
+	KindRequest
+	// KindResponse (Odin → helper) answers request Route.Req.
+	KindResponse
+)
+
+// Route is what a line is and the IDs that route it.
+type Route struct {
+	Kind Kind
+	// Call is the call a line belongs to; 0 for a request made outside
+	// any call (a page's own requests between commands).
+	Call uint64
+	// Req is the request a KindRequest or KindResponse line names.
+	Req uint64
+}
+
+// Message is a protocol's line type M, a JSON object. Both methods work on
+// a copy: a message is never changed once sent.
+type Message[M any] interface {
+	// Route says what the line is and which call and request it belongs to.
+	Route() Route
+	// Routed returns the message with its kind and IDs set to r.
+	Routed(r Route) M
+}
