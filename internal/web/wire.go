@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/odin-code/odin/internal/helperproc"
 )
 
 // Msg is one line of the protocol between Odin and odin-fetch, the process
@@ -48,6 +50,26 @@ const (
 	OpHTTPResp = "http_resp"
 	OpResult   = "result"
 )
+
+// kinds maps the operations to helperproc's kinds of line.
+var kinds = map[string]helperproc.Kind{OpFetch: helperproc.KindCall, OpCancel: helperproc.KindCancel,
+	OpResult: helperproc.KindResult, OpHTTP: helperproc.KindRequest, OpHTTPResp: helperproc.KindResponse}
+
+// Route implements helperproc.Message.
+func (m Msg) Route() helperproc.Route {
+	return helperproc.Route{Kind: kinds[m.Op], Call: m.ID, Req: m.Req}
+}
+
+// Routed implements helperproc.Message.
+func (m Msg) Routed(r helperproc.Route) Msg {
+	for op, k := range kinds {
+		if k == r.Kind {
+			m.Op = op
+		}
+	}
+	m.ID, m.Req = r.Call, r.Req
+	return m
+}
 
 // WireError carries a fetch error across the process boundary with its
 // type, so that errors.Is and errors.As work on the other side.
