@@ -95,8 +95,8 @@ type Pool struct {
 }
 
 // NewPool builds a session's pool from the web configuration. launch
-// confines odin-browser (the CLI passes its sandbox); nil runs it as a
-// plain child with an empty environment (tests of this package). It fails
+// confines odin-browser (the CLI passes its session's sandbox); nil runs
+// it in a sandbox of its own (bubblewrap, else Landlock), or not at all. It fails
 // on a malformed allow list; a missing odin-browser or Chromium is
 // reported by the first command.
 func NewPool(cfg config.Web, launch Launch) (*Pool, error) {
@@ -113,7 +113,7 @@ func NewPool(cfg config.Web, launch Launch) (*Pool, error) {
 }
 
 // Do runs c in run's browser, starting it if needed; a browser that has
-// exited is replaced (its page is lost).
+// exited is started afresh (its page is lost).
 func (p *Pool) Do(ctx context.Context, run string, c Command) (*Result, error) {
 	b, err := p.get(run)
 	if err != nil {
@@ -129,11 +129,7 @@ func (p *Pool) get(run string) (*Browser, error) {
 		return nil, ErrPoolClosed
 	}
 	if b := p.browsers[run]; b != nil {
-		select {
-		case <-b.done:
-		default:
-			return b, nil
-		}
+		return b, nil
 	}
 	if p.helper == "" {
 		return nil, ErrNoHelper
@@ -141,10 +137,7 @@ func (p *Pool) get(run string) (*Browser, error) {
 	if p.chromium == "" {
 		return nil, ErrNoChromium
 	}
-	b, err := start(p.helper, p.chromium, p.launch, p.transport)
-	if err != nil {
-		return nil, err
-	}
+	b := start(p.helper, p.chromium, p.launch, p.transport)
 	p.browsers[run] = b
 	return b, nil
 }

@@ -1,6 +1,10 @@
 package browser
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/odin-code/odin/internal/helperproc"
+)
 
 // Msg is one line of the protocol between Odin and odin-browser, one JSON
 // object per line each way. Odin sends "do" (a command) and answers
@@ -37,6 +41,16 @@ const (
 	OpHTTPResp = "http_resp"
 	OpResult   = "result"
 )
+
+// ops are the operations as helperproc's kinds of line.
+var ops = helperproc.Ops{helperproc.KindCall: OpDo, helperproc.KindResult: OpResult,
+	helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
+
+// Route implements helperproc.Message.
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
+
+// Routed implements helperproc.Message.
+func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
 
 // Command is one WebBrowser action.
 type Command struct {

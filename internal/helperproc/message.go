@@ -41,3 +41,22 @@ type Message[M any] interface {
 	// Routed returns the message with its kind and IDs set to r.
 	Routed(r Route) M
 }
+
+// Ops names a protocol's operations (the "op" of its lines) by kind.
+type Ops map[Kind]string
+
+// Kind is the kind of operation op; KindUnknown for none of o's.
+func (o Ops) Kind(op string) Kind {
+	for k, name := range o {
+		if name == op {
+			return k
+		}
+	}
+	return KindUnknown
+}
+
+// Route is the route of a line whose op, call ID and request ID are
+// these.
+func (o Ops) Route(op string, call, req uint64) Route {
+	return Route{Kind: o.Kind(op), Call: call, Req: req}
+}

@@ -51,25 +51,15 @@ const (
 	OpResult   = "result"
 )
 
-// kinds maps the operations to helperproc's kinds of line.
-var kinds = map[string]helperproc.Kind{OpFetch: helperproc.KindCall, OpCancel: helperproc.KindCancel,
-	OpResult: helperproc.KindResult, OpHTTP: helperproc.KindRequest, OpHTTPResp: helperproc.KindResponse}
+// ops are the operations as helperproc's kinds of line.
+var ops = helperproc.Ops{helperproc.KindCall: OpFetch, helperproc.KindCancel: OpCancel,
+	helperproc.KindResult: OpResult, helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route {
-	return helperproc.Route{Kind: kinds[m.Op], Call: m.ID, Req: m.Req}
-}
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg {
-	for op, k := range kinds {
-		if k == r.Kind {
-			m.Op = op
-		}
-	}
-	m.ID, m.Req = r.Call, r.Req
-	return m
-}
+func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
 
 // WireError carries a fetch error across the process boundary with its
 // type, so that errors.Is and errors.As work on the other side.

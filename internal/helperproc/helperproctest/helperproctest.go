@@ -27,27 +27,14 @@ type Msg struct {
 	Err  string `json:"error,omitempty"`
 }
 
-var kinds = map[string]helperproc.Kind{"call": helperproc.KindCall, "cancel": helperproc.KindCancel,
-	"result": helperproc.KindResult, "request": helperproc.KindRequest, "response": helperproc.KindResponse}
-
-var ops = map[helperproc.Kind]string{}
-
-func init() {
-	for op, k := range kinds {
-		ops[k] = op
-	}
-}
+var ops = helperproc.Ops{helperproc.KindCall: "call", helperproc.KindCancel: "cancel",
+	helperproc.KindResult: "result", helperproc.KindRequest: "request", helperproc.KindResponse: "response"}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route {
-	return helperproc.Route{Kind: kinds[m.Op], Call: m.ID, Req: m.Req}
-}
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg {
-	m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req
-	return m
-}
+func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
 
 // token tells this process from the next one (process IDs do not: in a
 // PID namespace each helper may get the same).
