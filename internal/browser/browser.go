@@ -115,7 +115,7 @@ var dropResponse = []string{"Connection", "Content-Encoding", "Content-Length", 
 // serve makes one request of the page through the guarded transport,
 // under ctx, which ends with the process.
 func (b *Browser) serve(ctx context.Context, m Msg) Msg {
-	out := Msg{Op: OpHTTPResp, ID: m.ID, Req: m.Req}
+	out := Msg{} // helperproc routes it
 	fail := func(err error) Msg {
 		b.mu.Lock()
 		b.blocked = append(b.blocked, fmt.Sprintf("%s %s: %v", m.Method, m.URL, err))

@@ -11,11 +11,7 @@ import (
 // "http" with "http_resp"; odin-browser sends "http" (a request of the
 // page, which Odin makes or refuses) and "result".
 type Msg struct {
-	Op string `json:"op"`
-	// ID names the command a message belongs to.
-	ID uint64 `json:"id,omitempty"`
-	// Req names one HTTP request of the page.
-	Req uint64 `json:"req,omitempty"`
+	helperproc.Line
 
 	// do
 	Command *Command `json:"command,omitempty"`
@@ -47,10 +43,10 @@ var ops = helperproc.Ops{helperproc.KindCall: OpDo, helperproc.KindResult: OpRes
 	helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
 
 // Command is one WebBrowser action.
 type Command struct {

@@ -55,6 +55,20 @@ func token(t *testing.T, c *helperproc.Client[msg]) string {
 	return do(t, c, msg{Action: "token"}, nil).Text
 }
 
+// hangCancelled makes a call that hangs and cancels it once it has had
+// time to reach the helper (either way it must end with the cancel).
+func hangCancelled(t *testing.T, c *helperproc.Client[msg]) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	if _, err := c.Call(ctx, msg{Action: "hang"}, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("hang: %v", err)
+	}
+}
+
 // TestClient drives a real helper (odin-testhelper, in the sandbox) through
 // each path of the client: routing by ID, requests inside and outside
 // calls, crashes and restarts, both kinds of cancel, the start limit,
@@ -129,28 +143,14 @@ func TestClient(t *testing.T) {
 		}},
 		{"a cancelled call sends a cancel and the helper serves on", helperproc.Config[msg]{}, func(t *testing.T, c *helperproc.Client[msg]) {
 			before := token(t, c)
-			ctx, cancel := context.WithCancel(t.Context())
-			go func() {
-				time.Sleep(20 * time.Millisecond)
-				cancel()
-			}()
-			if _, err := c.Call(ctx, msg{Action: "hang"}, nil); !errors.Is(err, context.Canceled) {
-				t.Fatalf("hang: %v", err)
-			}
+			hangCancelled(t, c)
 			if after := token(t, c); after != before {
 				t.Errorf("the cancel replaced the helper (%s, then %s)", before, after)
 			}
 		}},
 		{"with StopOnCancel a cancelled call stops the helper", helperproc.Config[msg]{StopOnCancel: true}, func(t *testing.T, c *helperproc.Client[msg]) {
 			before := token(t, c)
-			ctx, cancel := context.WithCancel(t.Context())
-			go func() {
-				time.Sleep(20 * time.Millisecond)
-				cancel()
-			}()
-			if _, err := c.Call(ctx, msg{Action: "hang"}, nil); !errors.Is(err, context.Canceled) {
-				t.Fatalf("hang: %v", err)
-			}
+			hangCancelled(t, c)
 			if after := token(t, c); after == before {
 				t.Errorf("the same helper (%s) answered after the cancel", after)
 			}

@@ -55,8 +55,18 @@ func (o Ops) Kind(op string) Kind {
 	return KindUnknown
 }
 
-// Route is the route of a line whose op, call ID and request ID are
-// these.
-func (o Ops) Route(op string, call, req uint64) Route {
-	return Route{Kind: o.Kind(op), Call: call, Req: req}
+// Line is the head of a protocol's line, embedded in its message type:
+// the operation and the IDs that route it.
+type Line struct {
+	Op string `json:"op"`
+	// ID names the call a line belongs to.
+	ID uint64 `json:"id,omitempty"`
+	// Req names one request the helper made of Odin.
+	Req uint64 `json:"req,omitempty"`
 }
+
+// Route is l's route.
+func (o Ops) Route(l Line) Route { return Route{Kind: o.Kind(l.Op), Call: l.ID, Req: l.Req} }
+
+// Line is the head of a line routed by r.
+func (o Ops) Line(r Route) Line { return Line{Op: o[r.Kind], ID: r.Call, Req: r.Req} }

@@ -84,8 +84,8 @@ func TestServerOrder(t *testing.T) {
 			ev.add("end " + m.Text)
 			return msg{Text: m.Text}
 		})
-		o.send(t, msg{Op: "call", ID: 1, Text: "1"})
-		o.send(t, msg{Op: "call", ID: 2, Text: "2"})
+		o.send(t, msg{Line: helperproc.Line{Op: "call", ID: 1}, Text: "1"})
+		o.send(t, msg{Line: helperproc.Line{Op: "call", ID: 2}, Text: "2"})
 		if !one {
 			<-started2 // call 2 runs while call 1 waits
 		}
@@ -133,23 +133,23 @@ func TestServerRouting(t *testing.T) {
 		return msg{Err: "no action"}
 	}
 	o := serveInProcess(t, false, handle)
-	o.send(t, msg{Op: "call", ID: 7, Action: "ask", Text: "q"})
+	o.send(t, msg{Line: helperproc.Line{Op: "call", ID: 7}, Action: "ask", Text: "q"})
 	req := o.read(t)
 	if rt := req.Route(); rt.Kind != helperproc.KindRequest || rt.Call != 7 || rt.Req == 0 || req.Text != "q" {
 		t.Fatalf("request %+v", req)
 	}
-	o.send(t, msg{Op: "response", ID: 7, Req: req.Req, Text: "a"})
+	o.send(t, msg{Line: helperproc.Line{Op: "response", ID: 7, Req: req.Req}, Text: "a"})
 	if r := o.read(t); r.Op != "result" || r.ID != 7 || r.Text != "a" {
 		t.Fatalf("result %+v", r)
 	}
 
-	o.send(t, msg{Op: "call", ID: 8, Action: "hang"})
-	o.send(t, msg{Op: "cancel", ID: 8})
+	o.send(t, msg{Line: helperproc.Line{Op: "call", ID: 8}, Action: "hang"})
+	o.send(t, msg{Line: helperproc.Line{Op: "cancel", ID: 8}})
 	if r := o.read(t); r.ID != 8 || r.Text != "cancelled" {
 		t.Fatalf("after the cancel: %+v", r)
 	}
 
-	o.send(t, msg{Op: "call", ID: 9, Action: "ask", Text: "never answered"})
+	o.send(t, msg{Line: helperproc.Line{Op: "call", ID: 9}, Action: "ask", Text: "never answered"})
 	o.read(t)
 	_ = o.in.Close()
 	if r := o.read(t); r.ID != 9 || r.Err != helperproc.ErrGone.Error() {
@@ -160,7 +160,7 @@ func TestServerRouting(t *testing.T) {
 	}
 
 	o = serveInProcess(t, false, handle)
-	o.send(t, msg{Op: "bogus"})
+	o.send(t, msg{Line: helperproc.Line{Op: "bogus"}})
 	if err := <-o.served; !errors.Is(err, helperproc.ErrUnknownLine) {
 		t.Errorf("an unknown line: %v", err)
 	}

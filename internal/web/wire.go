@@ -16,11 +16,7 @@ import (
 // request it makes is an "http" message that Odin performs through its
 // address policy, or refuses.
 type Msg struct {
-	Op string `json:"op"`
-	// ID names the fetch a message belongs to.
-	ID uint64 `json:"id,omitempty"`
-	// Req names one HTTP request of a fetch.
-	Req uint64 `json:"req,omitempty"`
+	helperproc.Line
 
 	// fetch
 	URL       string `json:"url,omitempty"`
@@ -56,10 +52,10 @@ var ops = helperproc.Ops{helperproc.KindCall: OpFetch, helperproc.KindCancel: Op
 	helperproc.KindResult: OpResult, helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
 
 // WireError carries a fetch error across the process boundary with its
 // type, so that errors.Is and errors.As work on the other side.

@@ -16,9 +16,7 @@ import (
 
 // Msg is one line of the test protocol.
 type Msg struct {
-	Op  string `json:"op"`
-	ID  uint64 `json:"id,omitempty"`
-	Req uint64 `json:"req,omitempty"`
+	helperproc.Line
 	// Action is what a call does: see Serve.
 	Action string `json:"action,omitempty"`
 	Text   string `json:"text,omitempty"`
@@ -31,10 +29,10 @@ var ops = helperproc.Ops{helperproc.KindCall: "call", helperproc.KindCancel: "ca
 	helperproc.KindResult: "result", helperproc.KindRequest: "request", helperproc.KindResponse: "response"}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, m.Req) }
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID, m.Req = ops[r.Kind], r.Call, r.Req; return m }
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
 
 // token tells this process from the next one (process IDs do not: in a
 // PID namespace each helper may get the same).

@@ -14,9 +14,7 @@ import (
 // odin-sitter answers "result" (its definitions and references, or the
 // error).
 type Msg struct {
-	Op string `json:"op"`
-	// ID names the parse a result answers.
-	ID uint64 `json:"id,omitempty"`
+	helperproc.Line
 
 	// parse
 	Lang string `json:"lang,omitempty"`
@@ -38,7 +36,7 @@ const (
 var ops = helperproc.Ops{helperproc.KindCall: OpParse, helperproc.KindResult: OpResult}
 
 // Route implements helperproc.Message.
-func (m Msg) Route() helperproc.Route { return ops.Route(m.Op, m.ID, 0) }
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
 
 // Routed implements helperproc.Message.
-func (m Msg) Routed(r helperproc.Route) Msg { m.Op, m.ID = ops[r.Kind], r.Call; return m }
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
