@@ -28,7 +28,7 @@ func newClient(t *testing.T, cfg helperproc.Config[msg]) *helperproc.Client[msg]
 	return c
 }
 
-func helper(t *testing.T) string {
+func helper(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("ODIN_TESTHELPER")
 	if p == "" {
