@@ -4,30 +4,22 @@
 // odin starts it inside its sandbox (no network, nothing writable, no
 // secret in its environment) the first time a map needs one of those
 // languages; it never opens a file itself. The protocol is one JSON
-// object per line each way: {"lang": "python", "src": "<base64>"} in,
-// {"defs": [...], "refs": {...}} or {"error": "..."} out.
+// object per line each way (internal/repomap/sitterwire): {"op": "parse",
+// "id": 1, "lang": "python", "src": "<base64>"} in, {"op": "result",
+// "id": 1, "defs": [...], "refs": {...}} or {..., "error": "..."} out.
 package main
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/odin-code/odin/internal/helperproc"
 	"github.com/odin-code/odin/internal/repomap/sitter"
+	"github.com/odin-code/odin/internal/repomap/sitterwire"
 )
-
-type request struct {
-	Lang string `json:"lang"`
-	Src  []byte `json:"src"`
-}
-
-type response struct {
-	Defs  []sitter.Symbol `json:"defs,omitempty"`
-	Refs  map[string]int  `json:"refs,omitempty"`
-	Error string          `json:"error,omitempty"`
-}
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "-languages" {
@@ -42,31 +34,20 @@ func main() {
 	}
 }
 
+// serve parses the files Odin sends, one at a time: the parser keeps its
+// compiled queries between files.
 func serve(r io.Reader, w io.Writer) error {
 	p := sitter.New()
 	defer p.Close()
-	dec := json.NewDecoder(bufio.NewReaderSize(r, 1<<20))
-	out := bufio.NewWriter(w)
-	enc := json.NewEncoder(out)
-	for {
-		var req request
-		if err := dec.Decode(&req); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		var res response
-		defs, refs, err := p.Parse(req.Lang, req.Src)
+	return helperproc.NewServer[sitterwire.Msg](w, true).Serve(r, func(_ context.Context, m sitterwire.Msg) sitterwire.Msg {
+		defs, refs, err := p.Parse(m.Lang, m.Src)
 		if err != nil {
-			res.Error = err.Error()
-		} else {
-			res.Defs, res.Refs = defs, refs
+			return sitterwire.Msg{Error: err.Error()}
 		}
-		if err := enc.Encode(res); err != nil {
-			return err
+		raw, err := json.Marshal(defs)
+		if err != nil {
+			return sitterwire.Msg{Error: err.Error()}
 		}
-		if err := out.Flush(); err != nil {
-			return err
-		}
-	}
+		return sitterwire.Msg{Defs: raw, Refs: refs}
+	})
 }

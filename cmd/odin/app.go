@@ -24,6 +24,7 @@ import (
 	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
+	"github.com/odin-code/odin/internal/helperproc"
 	"github.com/odin-code/odin/internal/instructions"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/logging"
@@ -812,6 +813,7 @@ func (a *app) mcpListening(bus *events.Bus) {
 // declared variable that looks like a secret, or carries a provider key's
 // value, is dropped unless the user's own config declares it for this
 // server: a project (or .mcp.json) cannot route a key into a server.
+// Where no sandbox works the server is refused, never run plainly.
 func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
 	decl := a.cfg.MCP.Servers[server].Env
 	guard := a.secretGuard()
@@ -867,7 +869,7 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 	network, agent := a.mcpNetwork(server)
 	l := a.sandbox()
 	spec := sandbox.Spec{Args: argv, Dir: dir, Env: append(dataEnv, l.ScrubEnv(declared, keep)...),
-		Network: network, Agent: agent, Visible: visible, Writable: writable}
+		Network: network, Agent: agent, Visible: visible, Writable: writable, Confined: true}
 	a.rememberMCPSpec(server, spec)
 	p, err := l.Command(ctx, spec)
 	if err != nil {
@@ -882,20 +884,10 @@ func (a *app) mcpLaunch(ctx context.Context, server string, argv, env []string, 
 // environment. Neither opens a file or a connection itself (Odin sends
 // odin-sitter each file's text and makes odin-fetch's requests through its
 // address policy), so the confinement only has to hold a parser fed
-// untrusted input.
+// untrusted input. Where no sandbox works they are refused, never run
+// plainly (helperproc.Sandboxed).
 func (a *app) helperLaunch(ctx context.Context, argv []string) (*exec.Cmd, func(), error) {
-	var visible []string
-	if abs, err := filepath.Abs(argv[0]); err == nil {
-		visible = append(visible, abs)
-		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
-			visible = append(visible, real)
-		}
-	}
-	p, err := a.sandbox().Command(ctx, sandbox.Spec{Args: argv, Dir: a.root, Visible: visible})
-	if err != nil {
-		return nil, nil, err
-	}
-	return p.Cmd, p.Release, nil
+	return helperproc.Sandboxed(a.sandbox(), sandbox.Spec{Dir: a.root})(ctx, argv)
 }
 
 // startMCP starts a session's MCP servers in the background and waits, at

@@ -3,9 +3,9 @@ package main
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 
 	"github.com/odin-code/odin/internal/browser"
+	"github.com/odin-code/odin/internal/helperproc"
 	"github.com/odin-code/odin/internal/sandbox"
 )
 
@@ -35,16 +35,5 @@ func (a *app) browsers() *browser.Pool {
 // environment; gone with Odin. Unlike them it may create unix sockets,
 // which Chromium needs to start: none of the host's is bound in.
 func (a *app) browserLaunch(ctx context.Context, argv []string) (*exec.Cmd, func(), error) {
-	var visible []string
-	if abs, err := filepath.Abs(argv[0]); err == nil {
-		visible = append(visible, abs)
-		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
-			visible = append(visible, real)
-		}
-	}
-	p, err := a.sandbox().Command(ctx, sandbox.Spec{Args: argv, Dir: a.root, Visible: visible, UnixSockets: true})
-	if err != nil {
-		return nil, nil, err
-	}
-	return p.Cmd, p.Release, nil
+	return helperproc.Sandboxed(a.sandbox(), sandbox.Spec{Dir: a.root, UnixSockets: true})(ctx, argv)
 }

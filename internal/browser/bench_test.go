@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkStart measures a browser's start: odin-browser, Chromium with a
-// fresh profile, the first read of a blank page, and its close (outside
-// the sandbox; the CLI adds bubblewrap's start).
+// fresh profile, the first read of a blank page, and its close (in the
+// sandbox a Pool without a launch uses: bubblewrap, else Landlock).
 func BenchmarkStart(b *testing.B) {
 	if browsertest.Chromium() == "" {
 		b.Skip(browsertest.SkipReason)

@@ -1,25 +1,25 @@
 package browser
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/odin-code/odin/internal/helperproc"
+	"github.com/odin-code/odin/internal/sandbox"
 )
 
 // Launch starts argv (odin-browser) confined: in the session's sandbox,
 // with no network, nothing writable but its private /tmp and no secret in
 // its environment. It returns the command, not started, and a release
-// function to call once it has exited (web.Launch's shape).
+// function to call once it has exited (helperproc.Launch's shape).
 type Launch func(ctx context.Context, argv []string) (*exec.Cmd, func(), error)
 
 // maxBody caps one response body handed to the page: pages load scripts
@@ -30,72 +30,34 @@ const maxBody = 32 << 20
 const requestTimeout = 30 * time.Second
 
 // Browser is one odin-browser process and its Chromium, serving one agent
-// run. Commands run one at a time; the page's requests are served
-// concurrently.
+// run; a browser that died is started afresh by the next command (its
+// page is lost). Commands run one at a time; the page's requests are
+// served concurrently.
 type Browser struct {
 	chromium  string
 	transport http.RoundTripper
+	proc      *helperproc.Client[Msg]
 
 	cmdMu sync.Mutex // one command at a time
 
-	cmd     *exec.Cmd
-	release func()
-	stdin   io.WriteCloser
-	stderr  *tail
-	wmu     sync.Mutex
-	enc     *json.Encoder
-	ctx     context.Context // the page's requests run under it
-	cancel  context.CancelFunc
-
 	mu      sync.Mutex
-	nextID  uint64
-	waiting map[uint64]chan Msg
 	blocked []string
-	err     error
-	done    chan struct{}
 }
 
-// start launches odin-browser at path; Chromium itself starts with the
-// first command.
-func start(path, chromium string, launch Launch, transport http.RoundTripper) (*Browser, error) {
-	argv := []string{path}
-	var (
-		cmd     *exec.Cmd
-		release func()
-		err     error
-	)
-	if launch != nil {
-		if cmd, release, err = launch(context.Background(), argv); err != nil {
-			return nil, fmt.Errorf("browser: start odin-browser: %w", err)
-		}
-	} else {
-		cmd = exec.Command(argv[0])
-		cmd.Env = []string{}
+// start prepares the browser of a run: odin-browser starts with its first
+// command, Chromium inside it with the same command. Without a launch it
+// runs in a sandbox of its own (bubblewrap, else Landlock), or not at all.
+func start(path, chromium string, launch Launch, transport http.RoundTripper) *Browser {
+	b := &Browser{chromium: chromium, transport: transport}
+	l := helperproc.Launch(launch)
+	if l == nil {
+		l = helperproc.Sandboxed(nil, sandbox.Spec{UnixSockets: true})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	b := &Browser{chromium: chromium, transport: transport, cmd: cmd, release: release, stderr: &tail{},
-		ctx: ctx, cancel: cancel, waiting: map[uint64]chan Msg{}, done: make(chan struct{})}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	cmd.Stderr = b.stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		if release != nil {
-			release()
-		}
-		return nil, fmt.Errorf("browser: start odin-browser (%s): %w", path, err)
-	}
-	b.stdin, b.enc = in, json.NewEncoder(in)
-	go b.read(out)
-	return b, nil
+	// A command cut short leaves the page in an unknown state: the browser
+	// goes (StopOnCancel), and the next command starts a fresh one.
+	b.proc = helperproc.New(helperproc.Config[Msg]{Name: "odin-browser", Prefix: "browser", Path: path,
+		Launch: l, Exited: ErrClosed, StopOnCancel: true, Serve: b.serve, Grace: 3 * time.Second})
+	return b
 }
 
 // Do runs one command and returns its result. A command the browser
@@ -105,49 +67,25 @@ func (b *Browser) Do(ctx context.Context, c Command) (*Result, error) {
 	b.cmdMu.Lock()
 	defer b.cmdMu.Unlock()
 	c.Chromium = b.chromium
-	ch := make(chan Msg, 1)
 	b.mu.Lock()
-	if b.waiting == nil {
-		b.mu.Unlock()
-		return nil, b.failure()
-	}
-	b.nextID++
-	id := b.nextID
-	b.waiting[id] = ch
 	b.blocked = nil
 	b.mu.Unlock()
-	if err := b.send(Msg{Op: OpDo, ID: id, Command: &c}); err != nil {
-		// A process that stopped reading is on its way out and says why.
-		select {
-		case <-b.done:
-			return nil, b.failure()
-		case <-time.After(2 * time.Second):
-			b.Close()
-			return nil, fmt.Errorf("%w: %v", ErrClosed, err)
-		}
+	r, err := b.proc.Call(ctx, Msg{Command: &c}, nil)
+	b.mu.Lock()
+	blocked := b.blocked
+	b.blocked = nil
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	select {
-	case r := <-ch:
-		b.mu.Lock()
-		blocked := b.blocked
-		b.blocked = nil
-		b.mu.Unlock()
-		if r.Err != "" {
-			return nil, &CommandError{Msg: r.Err, Blocked: blocked}
-		}
-		if r.Result == nil {
-			return nil, errors.New("browser: odin-browser answered without a result")
-		}
-		r.Result.Blocked = append(blocked, r.Result.Refused...)
-		return r.Result, nil
-	case <-ctx.Done():
-		// The browser is mid-command and its state unknown: it goes,
-		// and the next command starts a fresh one.
-		b.Close()
-		return nil, context.Cause(ctx)
-	case <-b.done:
-		return nil, b.failure()
+	if r.Err != "" {
+		return nil, &CommandError{Msg: r.Err, Blocked: blocked}
 	}
+	if r.Result == nil {
+		return nil, errors.New("browser: odin-browser answered without a result")
+	}
+	r.Result.Blocked = append(blocked, r.Result.Refused...)
+	return r.Result, nil
 }
 
 // CommandError is a command the browser could not carry out; Blocked are
@@ -164,81 +102,7 @@ var ErrClosed = errors.New("browser: odin-browser exited")
 
 // Close ends odin-browser (and so Chromium, which it started inside the
 // same sandbox) and waits for it.
-func (b *Browser) Close() {
-	_ = b.stdin.Close()
-	select {
-	case <-b.done:
-	case <-time.After(3 * time.Second):
-		_ = b.cmd.Process.Kill()
-		<-b.done
-	}
-}
-
-func (b *Browser) send(m Msg) error {
-	b.wmu.Lock()
-	defer b.wmu.Unlock()
-	return b.enc.Encode(m)
-}
-
-// read dispatches odin-browser's messages until its output ends, then
-// reaps it.
-func (b *Browser) read(out io.Reader) {
-	dec := json.NewDecoder(bufio.NewReaderSize(out, 1<<20))
-	var wg sync.WaitGroup
-	var err error
-	for {
-		var m Msg
-		if err = dec.Decode(&m); err != nil {
-			break
-		}
-		switch m.Op {
-		case OpHTTP:
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_ = b.send(b.serve(m))
-			}()
-		case OpResult:
-			b.mu.Lock()
-			ch := b.waiting[m.ID]
-			delete(b.waiting, m.ID)
-			b.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		}
-	}
-	b.cancel()
-	_ = b.stdin.Close()
-	// A process that stops reading must not hold odin: its pipe is gone,
-	// so a request still being served only loses its answer.
-	_ = b.cmd.Process.Kill()
-	wg.Wait()
-	werr := b.cmd.Wait()
-	if b.release != nil {
-		b.release()
-	}
-	b.mu.Lock()
-	if errors.Is(err, io.EOF) {
-		err = werr
-	}
-	if msg := b.stderr.String(); msg != "" {
-		err = fmt.Errorf("%v: %s", err, msg)
-	}
-	b.err = err
-	b.waiting = nil
-	b.mu.Unlock()
-	close(b.done)
-}
-
-func (b *Browser) failure() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.err == nil {
-		return ErrClosed
-	}
-	return fmt.Errorf("%w: %v", ErrClosed, b.err)
-}
+func (b *Browser) Close() { b.proc.Close() }
 
 // dropRequest are request headers Odin sets itself: the transport asks
 // for and decodes compression, and frames the body.
@@ -248,9 +112,10 @@ var dropRequest = []string{"Accept-Encoding", "Connection", "Content-Length", "H
 // over the wire, not as the page gets it.
 var dropResponse = []string{"Connection", "Content-Encoding", "Content-Length", "Keep-Alive", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-// serve makes one request of the page through the guarded transport.
-func (b *Browser) serve(m Msg) Msg {
-	out := Msg{Op: OpHTTPResp, ID: m.ID, Req: m.Req}
+// serve makes one request of the page through the guarded transport,
+// under ctx, which ends with the process.
+func (b *Browser) serve(ctx context.Context, m Msg) Msg {
+	out := Msg{} // helperproc routes it
 	fail := func(err error) Msg {
 		b.mu.Lock()
 		b.blocked = append(b.blocked, fmt.Sprintf("%s %s: %v", m.Method, m.URL, err))
@@ -262,7 +127,7 @@ func (b *Browser) serve(m Msg) Msg {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return fail(fmt.Errorf("not an http or https URL"))
 	}
-	ctx, cancel := context.WithTimeout(b.ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	var body io.Reader
 	if len(m.Body) > 0 {
@@ -297,30 +162,4 @@ func (b *Browser) serve(m Msg) Msg {
 		out.Header.Del(h)
 	}
 	return out
-}
-
-// tail keeps the last line odin-browser wrote to stderr, to say why it
-// died.
-type tail struct {
-	mu   sync.Mutex
-	last string
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s := strings.TrimSpace(string(p)); s != "" {
-		lines := strings.Split(s, "\n")
-		t.last = lines[len(lines)-1]
-		if len(t.last) > 300 {
-			t.last = t.last[:300]
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.last
 }

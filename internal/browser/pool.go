@@ -101,8 +101,8 @@ type Pool struct {
 }
 
 // NewPool builds a session's pool from the web configuration. launch
-// confines odin-browser (the CLI passes its sandbox); nil runs it as a
-// plain child with an empty environment (tests of this package). It fails
+// confines odin-browser (the CLI passes its session's sandbox); nil runs
+// it in a sandbox of its own (bubblewrap, else Landlock), or not at all. It fails
 // on a malformed allow list; a missing odin-browser or Chromium is
 // reported by the first command.
 func NewPool(cfg config.Web, launch Launch) (*Pool, error) {
@@ -148,7 +148,7 @@ func (p *Pool) dialLoopback(ctx context.Context, run string, a netip.AddrPort) (
 }
 
 // Do runs c in run's browser, starting it if needed; a browser that has
-// exited is replaced (its page is lost).
+// exited is started afresh (its page is lost).
 func (p *Pool) Do(ctx context.Context, run string, c Command) (*Result, error) {
 	b, err := p.get(run)
 	if err != nil {
@@ -164,11 +164,7 @@ func (p *Pool) get(run string) (*Browser, error) {
 		return nil, ErrPoolClosed
 	}
 	if b := p.browsers[run]; b != nil {
-		select {
-		case <-b.done:
-		default:
-			return b, nil
-		}
+		return b, nil
 	}
 	if p.helper == "" {
 		return nil, ErrNoHelper
@@ -182,10 +178,7 @@ func (p *Pool) get(run string) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
-	b, err := start(p.helper, p.chromium, p.launch, tr)
-	if err != nil {
-		return nil, err
-	}
+	b := start(p.helper, p.chromium, p.launch, tr)
 	p.browsers[run] = b
 	return b, nil
 }

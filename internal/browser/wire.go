@@ -1,17 +1,17 @@
 package browser
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/odin-code/odin/internal/helperproc"
+)
 
 // Msg is one line of the protocol between Odin and odin-browser, one JSON
 // object per line each way. Odin sends "do" (a command) and answers
 // "http" with "http_resp"; odin-browser sends "http" (a request of the
 // page, which Odin makes or refuses) and "result".
 type Msg struct {
-	Op string `json:"op"`
-	// ID names the command a message belongs to.
-	ID uint64 `json:"id,omitempty"`
-	// Req names one HTTP request of the page.
-	Req uint64 `json:"req,omitempty"`
+	helperproc.Line
 
 	// do
 	Command *Command `json:"command,omitempty"`
@@ -37,6 +37,16 @@ const (
 	OpHTTPResp = "http_resp"
 	OpResult   = "result"
 )
+
+// ops are the operations as helperproc's kinds of line.
+var ops = helperproc.Ops{helperproc.KindCall: OpDo, helperproc.KindResult: OpResult,
+	helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
+
+// Route implements helperproc.Message.
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
+
+// Routed implements helperproc.Message.
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
 
 // Command is one WebBrowser action.
 type Command struct {

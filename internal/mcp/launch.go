@@ -20,15 +20,15 @@ import (
 // proxy). This is where the session's sandbox launcher plugs in.
 type Launcher func(ctx context.Context, server string, argv []string, env []string, dir string) (cmd *exec.Cmd, release func(), err error)
 
-// PlainLaunch is the Launcher without a sandbox: exec.Command, no shell.
-func PlainLaunch(_ context.Context, _ string, argv []string, env []string, dir string) (*exec.Cmd, func(), error) {
-	if len(argv) == 0 || argv[0] == "" {
-		return nil, nil, errors.New("mcp: empty command")
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = env
-	cmd.Dir = dir
-	return cmd, nil, nil
+// ErrNoLauncher is a stdio server of a Manager built without
+// Options.Launch: Odin runs stdio servers only through its sandbox
+// launcher, never as plain child processes.
+var ErrNoLauncher = errors.New("mcp: no sandbox launcher for stdio servers (Options.Launch): Odin runs them only in its sandbox")
+
+// noLaunch is the Launcher of a Manager built without one: it refuses
+// every stdio server, so that none runs outside the sandbox.
+func noLaunch(context.Context, string, []string, []string, string) (*exec.Cmd, func(), error) {
+	return nil, nil, Refused(ErrNoLauncher)
 }
 
 // commandTransport is the SDK's CommandTransport plus the launcher's

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -44,7 +45,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// releases is a Launcher around PlainLaunch that counts releases and
+// directLaunch starts the test binary as a server without a sandbox:
+// these tests are about the Manager's bookkeeping of processes, not their
+// confinement (TestNoLauncherRefusesStdio is; odin's launcher is the
+// session's sandbox). Only tests may start a server this way.
+func directLaunch(_ context.Context, _ string, argv []string, env []string, dir string) (*exec.Cmd, func(), error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = dir
+	return cmd, nil, nil
+}
+
+// releases is a Launcher around directLaunch that counts releases and
 // checks that each comes after the command was waited for.
 type releases struct {
 	n, early atomic.Int32
@@ -52,7 +64,7 @@ type releases struct {
 }
 
 func (r *releases) launch(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
-	cmd, _, err := PlainLaunch(ctx, server, argv, append(env, "ODIN_MCP_TEST_SERVER=1"), dir)
+	cmd, _, err := directLaunch(ctx, server, argv, append(env, "ODIN_MCP_TEST_SERVER=1"), dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,7 +153,7 @@ func TestStderrIsKept(t *testing.T) {
 
 	var reported []string
 	failing := func(ctx context.Context, server string, argv, env []string, dir string) (*exec.Cmd, func(), error) {
-		return PlainLaunch(ctx, server, argv, append(env, "ODIN_MCP_TEST_SERVER=fail"), dir)
+		return directLaunch(ctx, server, argv, append(env, "ODIN_MCP_TEST_SERVER=fail"), dir)
 	}
 	f := New(Options{Servers: map[string]config.MCPServer{"gh": {Command: os.Args[0]}}, Launch: failing,
 		MaxRestarts: 1, BackoffMin: time.Millisecond, Report: func(_ string, err error) { reported = append(reported, err.Error()) }})
@@ -152,6 +164,35 @@ func TestStderrIsKept(t *testing.T) {
 	}
 	if len(reported) != 1 || !strings.Contains(reported[0], "fatal: GITHUB_TOKEN is not set") {
 		t.Errorf("reported = %q, want the server's stderr in it", reported)
+	}
+}
+
+// TestNoLauncherRefusesStdio is the attack "get a stdio server run as a
+// plain child process": a Manager built without a Launch refuses the
+// server, as a configuration error (no retries), and the canary file the
+// server would write does not appear.
+func TestNoLauncherRefusesStdio(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	canary := filepath.Join(t.TempDir(), "canary")
+	var reported []error
+	m := New(Options{Servers: map[string]config.MCPServer{"x": {Command: sh, Args: []string{"-c", "echo escaped > " + canary}}},
+		MaxRestarts: 3, BackoffMin: time.Millisecond, Report: func(_ string, err error) { reported = append(reported, err) }})
+	defer m.Close()
+	m.Start()
+	for m.Status()[0].State != StateFailed {
+		time.Sleep(time.Millisecond)
+	}
+	if len(reported) != 1 || !errors.Is(reported[0], ErrNoLauncher) || !errors.Is(reported[0], ErrConfig) {
+		t.Errorf("reported = %v, want one ErrNoLauncher refusal", reported)
+	}
+	if st := m.Status()[0]; st.Restarts != 0 {
+		t.Errorf("the refused server was retried %d times", st.Restarts)
+	}
+	if _, err := os.Stat(canary); err == nil {
+		t.Error("the server ran: the canary was written")
 	}
 }
 

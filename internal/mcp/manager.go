@@ -54,7 +54,8 @@ type Options struct {
 	// (the app hides secrets from the servers a project declares);
 	// returning nil means LookupEnv.
 	ServerLookup func(server string) func(string) (string, bool)
-	// Launch builds stdio servers' commands; nil: PlainLaunch.
+	// Launch builds stdio servers' commands in the sandbox; nil refuses
+	// every stdio server (ErrNoLauncher): none runs outside it.
 	Launch Launcher
 	// Transport, when set, replaces the transport built from a server's
 	// config (tests connect in-memory servers with it).
@@ -175,7 +176,7 @@ func New(opts Options) *Manager {
 		opts.LookupEnv = os.LookupEnv
 	}
 	if opts.Launch == nil {
-		opts.Launch = PlainLaunch
+		opts.Launch = noLaunch
 	}
 	if opts.OutputCap <= 0 {
 		opts.OutputCap = 30000

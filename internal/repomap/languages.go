@@ -1,18 +1,19 @@
 package repomap
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/odin-code/odin/internal/helperproc"
+	"github.com/odin-code/odin/internal/repomap/sitterwire"
 )
 
 // SitterLanguages are the languages odin-sitter parses (internal/repomap/
@@ -22,7 +23,8 @@ var SitterLanguages = []string{"java", "javascript", "python", "rust", "tsx", "t
 // Launch starts the parser process argv: Odin passes its sandbox launcher
 // (nothing writable, no network, no secret), so that a C parser reading
 // untrusted files runs confined. release is called once the process has
-// ended. Nil runs it directly (tests).
+// ended. Nil runs it in a sandbox of its own (bubblewrap, else Landlock),
+// or not at all: never plainly.
 type Launch func(ctx context.Context, argv []string) (cmd *exec.Cmd, release func(), err error)
 
 // SitterPath finds odin-sitter: $ODIN_SITTER, else beside the running
@@ -44,35 +46,34 @@ func SitterPath() string {
 	return ""
 }
 
-// sitterTimeout bounds one file's parse: a parser that hangs is killed
+// sitterTimeout bounds one file's parse: a parser that hangs is stopped
 // and the file left out.
 const sitterTimeout = 20 * time.Second
 
 // languages parses Go in process (go/parser) and the tree-sitter languages
-// in the odin-sitter process, started on first use and restarted when it
-// dies (at most maxSitterStarts times).
+// in the odin-sitter process (helperproc), started on first use and again
+// after it died or hung, at most maxSitterStarts times.
 type languages struct {
-	path   string
-	launch Launch
+	path string
+	proc *helperproc.Client[sitterwire.Msg]
 
-	mu      sync.Mutex // one request at a time on the process
-	proc    *sitterProc
-	starts  int
-	lastErr error
+	mu sync.Mutex // one file at a time: its deadline is its own parse's
 }
 
 const maxSitterStarts = 3
 
-type sitterProc struct {
-	cmd     *exec.Cmd
-	release func()
-	stdin   io.WriteCloser
-	enc     *json.Encoder
-	dec     *json.Decoder
-}
+// errNoSitter is a parse without odin-sitter (supports rules it out).
+var errNoSitter = errors.New("repomap: odin-sitter was not found beside odin, on PATH or in $ODIN_SITTER")
 
+// newLanguages finds odin-sitter; launch starts it confined (nil: in a
+// sandbox of its own, bubblewrap else Landlock, or not at all).
 func newLanguages(launch Launch) *languages {
-	return &languages{path: SitterPath(), launch: launch}
+	path := SitterPath()
+	// A parse that times out leaves the parser in an unknown state: it is
+	// stopped (StopOnCancel), and the next file starts a new one.
+	return &languages{path: path, proc: helperproc.New(helperproc.Config[sitterwire.Msg]{Name: "odin-sitter",
+		Prefix: "repomap", Path: path, NotFound: errNoSitter, Launch: helperproc.Launch(launch),
+		StopOnCancel: true, MaxStarts: maxSitterStarts})}
 }
 
 func (l *languages) supports(lang string) bool {
@@ -82,84 +83,7 @@ func (l *languages) supports(lang string) bool {
 	return l.path != "" && slices.Contains(SitterLanguages, lang)
 }
 
-func (l *languages) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.stop()
-}
-
-// stop ends the process; l.mu is held.
-func (l *languages) stop() {
-	p := l.proc
-	if p == nil {
-		return
-	}
-	l.proc = nil
-	_ = p.stdin.Close()
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-	if p.release != nil {
-		p.release()
-	}
-}
-
-// start launches odin-sitter; l.mu is held.
-func (l *languages) start() error {
-	if l.starts >= maxSitterStarts {
-		return fmt.Errorf("repomap: odin-sitter failed %d times (%v); other languages than Go are left out", l.starts, l.lastErr)
-	}
-	l.starts++
-	argv := []string{l.path}
-	var cmd *exec.Cmd
-	var release func()
-	var err error
-	if l.launch != nil {
-		cmd, release, err = l.launch(context.Background(), argv)
-	} else {
-		cmd = exec.Command(argv[0])
-		cmd.Env = []string{}
-	}
-	if err != nil {
-		l.lastErr = err
-		return fmt.Errorf("repomap: start odin-sitter: %w", err)
-	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stderr = nil
-	if err := cmd.Start(); err != nil {
-		if release != nil {
-			release()
-		}
-		l.lastErr = err
-		return fmt.Errorf("repomap: start odin-sitter: %w", err)
-	}
-	l.proc = &sitterProc{cmd: cmd, release: release, stdin: in, enc: json.NewEncoder(in),
-		dec: json.NewDecoder(bufio.NewReaderSize(out, 1<<20))}
-	return nil
-}
-
-type sitterRequest struct {
-	Lang string `json:"lang"`
-	Src  []byte `json:"src"`
-}
-
-type sitterResponse struct {
-	Defs  []Symbol       `json:"defs"`
-	Refs  map[string]int `json:"refs"`
-	Error string         `json:"error"`
-}
+func (l *languages) close() { l.proc.Close() }
 
 func (l *languages) parse(lang string, src []byte) ([]Symbol, map[string]int, error) {
 	if lang == "go" {
@@ -170,43 +94,27 @@ func (l *languages) parse(lang string, src []byte) ([]Symbol, map[string]int, er
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.proc == nil {
-		if err := l.start(); err != nil {
-			return nil, nil, err
+	ctx, cancel := context.WithTimeout(context.Background(), sitterTimeout)
+	defer cancel()
+	r, err := l.proc.Call(ctx, sitterwire.Msg{Lang: lang, Src: src}, nil)
+	switch {
+	case errors.Is(err, helperproc.ErrTooManyStarts):
+		return nil, nil, fmt.Errorf("%w; other languages than Go are left out", err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, nil, errors.New("repomap: odin-sitter: timed out")
+	case err != nil:
+		return nil, nil, err // helperproc's: it names odin-sitter
+	case r.Error != "":
+		return nil, nil, errors.New(r.Error)
+	}
+	var defs []Symbol
+	if len(r.Defs) > 0 {
+		if err := json.Unmarshal(r.Defs, &defs); err != nil {
+			return nil, nil, fmt.Errorf("repomap: odin-sitter's definitions: %w", err)
 		}
 	}
-	p := l.proc
-	type result struct {
-		res sitterResponse
-		err error
+	for i := range defs {
+		defs[i].Sig = oneLine(defs[i].Sig)
 	}
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		if r.err = p.enc.Encode(sitterRequest{Lang: lang, Src: src}); r.err == nil {
-			r.err = p.dec.Decode(&r.res)
-		}
-		done <- r
-	}()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(sitterTimeout):
-		_ = p.cmd.Process.Kill()
-		r = <-done
-		r.err = errors.New("timed out")
-	}
-	if r.err != nil {
-		// The process is in an unknown state: the next file starts a new one.
-		l.lastErr = r.err
-		l.stop()
-		return nil, nil, fmt.Errorf("repomap: odin-sitter: %w", r.err)
-	}
-	if r.res.Error != "" {
-		return nil, nil, errors.New(r.res.Error)
-	}
-	for i := range r.res.Defs {
-		r.res.Defs[i].Sig = oneLine(r.res.Defs[i].Sig)
-	}
-	return r.res.Defs, r.res.Refs, nil
+	return defs, r.Refs, nil
 }

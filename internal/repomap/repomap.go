@@ -80,7 +80,7 @@ type Options struct {
 	// Workers parse in parallel; default GOMAXPROCS.
 	Workers int
 	// Launch starts odin-sitter, the tree-sitter parser process (see
-	// Launch); nil runs it directly.
+	// Launch); nil runs it in a sandbox of its own, never plainly.
 	Launch Launch
 	// Exclude, when set, leaves files and directories out of the map (the
 	// read deny list); see search.WalkOptions.Exclude.

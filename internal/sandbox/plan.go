@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -90,6 +91,10 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 	st := l.Status()
 	if st.Refuse {
 		return Plan{}, fmt.Errorf("%w: %s", ErrNoSandbox, st)
+	}
+	if spec.Confined && st.Kind == KindNone && st.Mode != ModeOff {
+		return Plan{}, fmt.Errorf("%w: %s would run unconfined, and Odin runs it only in a sandbox: %s; install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock",
+			ErrNoSandbox, programName(spec.Args), st.Reason)
 	}
 	if len(spec.Args) == 0 {
 		return Plan{}, errors.New("sandbox: empty command")
@@ -338,4 +343,12 @@ func launchValuesNow(px *proxy) launchValues {
 		v.proxySocket, v.proxyAddr, v.proxyPort = px.socket, px.tcpAddr, px.tcpPort
 	}
 	return v
+}
+
+// programName names a process in a refusal: its program's base name.
+func programName(args []string) string {
+	if len(args) == 0 || args[0] == "" {
+		return "the process"
+	}
+	return filepath.Base(args[0])
 }

@@ -204,3 +204,40 @@ func TestPlanRefuses(t *testing.T) {
 		t.Error("a proxied bubblewrap plan without Odin's binary succeeded")
 	}
 }
+
+// TestConfinedNeverPlansUnconfined: a Confined process (a helper, an MCP
+// server) is refused where auto mode would run it unconfined, with the fix
+// named; an unconfined command is still planned there (auto's warning
+// covers it), Landlock confines a Confined one, and sandbox off, the
+// user's own choice, runs it.
+func TestConfinedNeverPlansUnconfined(t *testing.T) {
+	noLandlock := func() LandlockStatus { return LandlockStatus{Reason: "simulated: no Landlock"} }
+	withLandlock := func() LandlockStatus { return LandlockStatus{Available: true, ABI: 4} }
+	tests := []struct {
+		name     string
+		opts     Options
+		confined bool
+		want     Kind // "" for a refusal
+	}{
+		{"auto without any sandbox refuses a confined process", Options{ProbeLandlock: noLandlock}, true, ""},
+		{"auto without any sandbox runs a command", Options{ProbeLandlock: noLandlock}, false, KindNone},
+		{"auto falls back to Landlock", Options{ProbeLandlock: withLandlock}, true, KindLandlock},
+		{"sandbox off runs it", Options{Mode: ModeOff, ProbeLandlock: noLandlock}, true, KindNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.Root, tt.opts.Bwrap, tt.opts.Executable = t.TempDir(), "/nonexistent/bwrap", "/usr/bin/odin"
+			l := New(tt.opts)
+			p, err := l.Plan(Spec{Args: []string{"/usr/bin/odin-fetch"}, Confined: tt.confined})
+			if tt.want == "" {
+				if !errors.Is(err, ErrNoSandbox) || !strings.Contains(err.Error(), "odin-fetch") || !strings.Contains(err.Error(), "install bubblewrap") {
+					t.Errorf("not refused, or without the program and the fix: %v", err)
+				}
+				return
+			}
+			if err != nil || p.Kind != tt.want {
+				t.Errorf("plan %v, %v; want %s", p.Kind, err, tt.want)
+			}
+		})
+	}
+}

@@ -103,6 +103,9 @@ type Options struct {
 	// DenyRead is the read deny list; bubblewrap hides the denied paths
 	// from every command. Nil hides nothing.
 	DenyRead *readdeny.Rules
+	// ProbeLandlock reports the kernel's Landlock support; default Probe.
+	// Tests replace it to simulate a kernel without Landlock.
+	ProbeLandlock func() LandlockStatus
 }
 
 // Status says which sandbox a Launcher uses and why.
@@ -179,6 +182,12 @@ type Spec struct {
 	// Only Odin's own code sets it, for ShellSession and Python, whose
 	// dev servers WebBrowser opens. It opens nothing the other way.
 	LoopbackRelay bool
+	// Confined refuses the process where no sandbox works (auto mode's
+	// unconfined fallback) instead of running it plainly: Odin's helper
+	// processes and MCP servers never run outside a sandbox. Only
+	// permissions.sandbox: off, the user's own choice for every command,
+	// runs them unconfined.
+	Confined bool
 }
 
 // Network is how a launched process reaches the network.
@@ -273,7 +282,11 @@ func (l *Launcher) probe() {
 		return
 	}
 	if l.opts.Mode != ModeOff {
-		ll := Probe()
+		probe := l.opts.ProbeLandlock
+		if probe == nil {
+			probe = Probe
+		}
+		ll := probe()
 		if ll.Available && l.exe == "" {
 			ll = LandlockStatus{Reason: "cannot find Odin's own binary to run the Landlock helper"}
 		}

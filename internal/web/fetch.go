@@ -350,7 +350,7 @@ func effectivePort(u *url.URL) string {
 func (f *Fetcher) fetch(parent context.Context, u *url.URL) (*Page, error) {
 	ctx, cancel := context.WithTimeout(parent, f.timeout)
 	defer cancel()
-	page, err := f.proc.fetch(ctx, Msg{Op: OpFetch, URL: u.String(), UserAgent: f.userAgent,
+	page, err := f.proc.fetch(ctx, Msg{URL: u.String(), UserAgent: f.userAgent,
 		MaxBytes: f.maxBytes, Budget: f.budget, TimeoutMS: f.timeout.Milliseconds()}, f.do)
 	if err != nil {
 		var he *HTTPError
@@ -375,7 +375,7 @@ var forwarded = []string{"User-Agent", "Accept", "Accept-Language"}
 // tells a body that exactly fits from one that was cut) and not at all for
 // a successful binary response, whose type and size are all it needs.
 func (f *Fetcher) do(ctx context.Context, m Msg) Msg {
-	out := Msg{Op: OpHTTPResp, ID: m.ID, Req: m.Req}
+	var out Msg // helperproc routes it
 	u, err := url.Parse(m.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || m.Method != http.MethodGet {
 		out.Err = EncodeError(fmt.Errorf("%w: odin-fetch asked for %s %q", ErrInvalidURL, m.Method, m.URL))

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/odin-code/odin/internal/helperproc"
 )
 
 // Msg is one line of the protocol between Odin and odin-fetch, the process
@@ -14,11 +16,7 @@ import (
 // request it makes is an "http" message that Odin performs through its
 // address policy, or refuses.
 type Msg struct {
-	Op string `json:"op"`
-	// ID names the fetch a message belongs to.
-	ID uint64 `json:"id,omitempty"`
-	// Req names one HTTP request of a fetch.
-	Req uint64 `json:"req,omitempty"`
+	helperproc.Line
 
 	// fetch
 	URL       string `json:"url,omitempty"`
@@ -48,6 +46,16 @@ const (
 	OpHTTPResp = "http_resp"
 	OpResult   = "result"
 )
+
+// ops are the operations as helperproc's kinds of line.
+var ops = helperproc.Ops{helperproc.KindCall: OpFetch, helperproc.KindCancel: OpCancel,
+	helperproc.KindResult: OpResult, helperproc.KindRequest: OpHTTP, helperproc.KindResponse: OpHTTPResp}
+
+// Route implements helperproc.Message.
+func (m Msg) Route() helperproc.Route { return ops.Route(m.Line) }
+
+// Routed implements helperproc.Message.
+func (m Msg) Routed(r helperproc.Route) Msg { m.Line = ops.Line(r); return m }
 
 // WireError carries a fetch error across the process boundary with its
 // type, so that errors.Is and errors.As work on the other side.

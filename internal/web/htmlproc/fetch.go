@@ -12,6 +12,7 @@ import (
 
 	"github.com/gocolly/colly/v2"
 
+	"github.com/odin-code/odin/internal/helperproc"
 	"github.com/odin-code/odin/internal/web"
 )
 
@@ -27,7 +28,7 @@ var conv = newConverter()
 // every request goes to Odin), with the redirect policy of web.Redirects,
 // and everything colly would otherwise take from COLLY_* environment
 // variables set explicitly. The page's FetchedAt is Odin's to set.
-func fetch(ctx context.Context, s *server, m web.Msg) (*web.Page, error) {
+func fetch(ctx context.Context, s *helperproc.Server[web.Msg], m web.Msg) (*web.Page, error) {
 	u, err := url.Parse(m.URL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", web.ErrInvalidURL, err)
