@@ -475,7 +475,7 @@ func TestJournalFencedFromOutsideTellsOnce(t *testing.T) {
 	}
 	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "racing"}, "", "", time.Now())
 	barrier := j.barrier()
-	j.fence(nil, err)
+	j.fence(err)
 	select {
 	case berr := <-barrier:
 		if !errors.Is(berr, store.ErrFenced) {
