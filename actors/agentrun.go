@@ -304,7 +304,8 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 		entry.USD, entry.Wall = prev.USD, prev.Wall
 		run.baseTokens, run.baseCalls = prev.Tokens, prev.ToolCalls
 	} else {
-		o.j.createChild(o.session, d.TaskID, def.Name, d.Description, string(d.Mode), model, o.deps.Root, now)
+		o.j.createChild(store.Session{ID: d.TaskID, ParentID: o.session, Project: o.deps.Root, Agent: def.Name,
+			Title: d.Description, Mode: string(d.Mode), Model: model, CreatedAt: now, UpdatedAt: now})
 	}
 	o.saveRun(o.runs.add(entry))
 	props := newSpecialistProps(o.host)

@@ -450,7 +450,9 @@ func (a *journalActor) flush(c actor.Context) {
 
 // start writes the queue, off the mailbox.
 func (a *journalActor) start(c actor.Context) {
-	if a.writing || a.retrying || a.fenced || len(a.queue) == 0 {
+	if a.writing || a.retrying || a.fenced || len(a.queue) == 0 || a.j.fencedErr() != nil {
+		// Fenced, and the fence's marker not yet here: what is
+		// queued waits to be dropped with what is still mailed.
 		return
 	}
 	batch := a.queue
@@ -876,11 +878,11 @@ func (j *journal) appendResult(sessionID string, r toolResult, at time.Time) {
 	})
 }
 
-// createChild records a specialist's transcript as a child session.
-func (j *journal) createChild(parent, id, agent, title, mode, model, project string, at time.Time) {
+// createChild records a specialist's transcript as a child session: s
+// names its parent (ParentID) and what runs in it.
+func (j *journal) createChild(s store.Session) {
 	j.do(func(ctx context.Context, st store.Store) error {
-		_, err := st.CreateSession(ctx, store.Session{ID: id, ParentID: parent, Project: project, Agent: agent,
-			Title: title, Mode: mode, Model: model, CreatedAt: at, UpdatedAt: at})
+		_, err := st.CreateSession(ctx, s)
 		return err
 	})
 }
