@@ -113,7 +113,7 @@ func loadAgentRuns(st store.Store, sessionID string) []messages.AgentRun {
 
 // saveRun writes a run's registry entry through the journal.
 func (j *journal) agentRun(sessionID string, run messages.AgentRun, at time.Time) {
-	// Encoded in the journal's goroutine, off the Orchestrator's mailbox
+	// Encoded where the journal writes its batch, off the Orchestrator's mailbox
 	// (a fan-out saves each of its runs twice). run is a copy, and the
 	// registry replaces its Activities rather than changing them in place.
 	j.do(func(ctx context.Context, st store.Store) error {

@@ -1015,9 +1015,11 @@ const (
 // (store.UpdateMessage), throttled, so a crash or kill -9 mid-reply keeps
 // the text received so far. Deltas arrive in the model call's goroutine
 // and the end (finish or cancel) in the actor, so its methods lock; the
-// writes themselves run in the journal's order, one at a time (in its
-// goroutine, or in the one writing a store.Grouped group, which hands the
-// outcome back over a channel), which is the only place id is touched.
+// writes themselves run in the journal's order, one at a time (in the
+// goroutine writing the journal's batch — each batch starts once the last
+// one's outcome is back at the journal actor — or in the one writing a
+// store.Grouped group, which hands the outcome back over a channel),
+// which is the only place id is touched.
 type streamingReply struct {
 	j       *journal
 	session string
@@ -1033,7 +1035,7 @@ type streamingReply struct {
 	written   bool // a write was enqueued
 	done      bool
 
-	id string // the stored message, once appended (journal goroutine only)
+	id string // the stored message, once appended (journal writes only)
 }
 
 func (j *journal) startReply(sessionID, model string, at time.Time) *streamingReply {
