@@ -50,12 +50,15 @@ import (
 // nothing more.
 //
 // The actor is not a protoactor child of the Orchestrator, on purpose:
-// protoactor stops children with a system message that overtakes their
-// queued user messages, so a child journal would drop the writes still
-// in its mailbox — among them those the Orchestrator makes while it stops
-// (runs abandoned at exit). The session owns it instead: NewSession spawns
-// it before the Orchestrator, and Session.Close stops it after the
-// Orchestrator has stopped, once everything queued is written.
+// protoactor stops a parent's children — when the parent stops, and when
+// its supervisor restarts it after a panic — with a system message that
+// overtakes their queued user messages, so a child journal would drop
+// the writes still in its mailbox: those the Orchestrator makes while it
+// stops (runs abandoned at exit), or a whole turn's on a restart. The
+// session owns it instead: NewSession spawns it (supervised by the actor
+// system's guardian; a restart keeps its queue, which lives outside the
+// actor's incarnation) before the Orchestrator, and Session.Close stops it
+// after the Orchestrator has stopped, once everything queued is written.
 type journal struct {
 	st  store.Store
 	log zerolog.Logger
