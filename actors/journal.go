@@ -426,6 +426,12 @@ func (a *journalActor) take(c actor.Context, e journalEntry) {
 		answer = j.fenced
 	case e.barrier != nil && j.broken != nil:
 		answer = j.broken
+	case e.barrier != nil && !a.writing && !a.retrying && len(a.queue) == 0:
+		// What was queued before it is all done with.
+		answer = j.passedLocked()
+		j.mu.Unlock()
+		e.barrier <- answer
+		return
 	default:
 		a.queue = append(a.queue, e)
 		j.held++
