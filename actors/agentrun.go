@@ -139,7 +139,7 @@ func loadAgentRuns(st store.Store, sessionID string) []messages.AgentRun {
 
 // saveRun writes a run's registry entry through the journal.
 func (j *journal) agentRun(sessionID string, run messages.AgentRun, at time.Time) {
-	// Encoded in the journal's goroutine, off the Orchestrator's mailbox
+	// Encoded where the journal writes its batch, off the Orchestrator's mailbox
 	// (a fan-out saves each of its runs twice). run is a copy, and the
 	// registry replaces its Activities rather than changing them in place.
 	j.do(func(ctx context.Context, st store.Store) error {
@@ -331,7 +331,8 @@ func (o *Orchestrator) spawnRun(c actor.Context, def *AgentDefinition, d *messag
 		entry.USD, entry.Wall = prev.USD, prev.Wall
 		run.baseTokens, run.baseCalls = prev.Tokens, prev.ToolCalls
 	} else {
-		o.j.createChild(o.session, d.TaskID, def.Name, d.Description, string(d.Mode), model, o.deps.Root, now)
+		o.j.createChild(store.Session{ID: d.TaskID, ParentID: o.session, Project: o.deps.Root, Agent: def.Name,
+			Title: d.Description, Mode: string(d.Mode), Model: model, CreatedAt: now, UpdatedAt: now})
 	}
 	o.saveRun(o.runs.add(entry))
 	props := newSpecialistProps(o.host)

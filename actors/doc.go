@@ -4,12 +4,11 @@
 // layered tool filtering, and the execution of the quality gates, whose
 // every decision is internal/gates' (gates.go only carries out its steps).
 //
-// Actors do not block in Receive: model calls, tool runs and most disk
-// work (gate diffs, checkpoint commits, plan writes, QA checks) happen in
-// goroutines started by the async helpers and come back as messages, so
-// Cancel and status queries are handled at once, even mid-turn. One
-// exception remains: a Code specialist's report reads and diffs the files
-// it changed (the "code" finaliser in roles.go) inside its Receive. The
+// Actors do not block in Receive: model calls, tool runs and disk work
+// (gate diffs, a Code report's diffs, checkpoint commits, plan writes, QA
+// checks, the journal's commits) happen in goroutines started by the
+// async helpers and come back as messages, so Cancel and status queries
+// are handled at once, even mid-turn. The
 // Orchestrator's states are behaviours (idle, busy, gating stacked over
 // busy, compacting stacked over either); a result arriving for a turn
 // that has ended is recognised in one place (live).

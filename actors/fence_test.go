@@ -170,7 +170,9 @@ func TestJournalStopsAtErrFenced(t *testing.T) {
 				{"streaming save (append)", func(j *journal) {
 					j.startReply("s1", "m", now).event(llm.Event{Kind: llm.EventText, Text: "zombie"})
 				}},
-				{"child session", func(j *journal) { j.createChild("s1", "kid", "search", "t", "ask", "m", "/p", now) }},
+				{"child session", func(j *journal) {
+					j.createChild(store.Session{ID: "kid", ParentID: "s1", Project: "/p", Agent: "search", Title: "t", Mode: "ask", Model: "m", CreatedAt: now, UpdatedAt: now})
+				}},
 				{"title", func(j *journal) { j.setTitle("s1", "zombie") }},
 				{"todos", func(j *journal) { j.todos("s1", []messages.Todo{{ID: "1", Content: "zombie", Status: "pending"}}) }},
 				{"usage", func(j *journal) { j.usage("s1", "orchestrator", "m", messages.Usage{PromptTokens: 1, Cost: 1}, now) }},
@@ -475,7 +477,7 @@ func TestJournalFencedFromOutsideTellsOnce(t *testing.T) {
 	}
 	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "racing"}, "", "", time.Now())
 	barrier := j.barrier()
-	j.fence(nil, err)
+	j.fence(err)
 	select {
 	case berr := <-barrier:
 		if !errors.Is(berr, store.ErrFenced) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/llm"
@@ -17,10 +18,15 @@ import (
 
 // journal writes a session's history to the store in order, off the
 // actors' mailboxes: actors enqueue writes and never wait for the disk.
-// What is queued is written in one transaction when the store can batch
-// (each write in its own savepoint), else write by write; either way a
-// kill -9 loses at most what was still queued, and the store repairs tool
-// calls left without a result. A nil *journal does nothing.
+// The writer is an actor (journalActor) spawned for the session in its
+// actor system, whose mailbox is the queue; the *journal is the handle
+// every writer holds (the Orchestrator, its specialists, a model call's
+// stream), safe for concurrent use. What is queued is written in one
+// transaction when the store can batch (each write in its own savepoint),
+// else write by write, in a goroutine whose outcome comes back to the
+// actor as a message, so the actor's mailbox never waits for the disk;
+// either way a kill -9 loses at most what was still queued, and the store
+// repairs tool calls left without a result. A nil *journal does nothing.
 //
 // No write is ever dropped for failing: a failed or timed-out attempt
 // puts the write back at the head of the queue, with everything after it,
@@ -42,6 +48,17 @@ import (
 // fail the same way. The journal stops at once: it drops what is queued,
 // answers every barrier with a TakenOverError, tells onFenced, and writes
 // nothing more.
+//
+// The actor is not a protoactor child of the Orchestrator, on purpose:
+// protoactor stops a parent's children — when the parent stops, and when
+// its supervisor restarts it after a panic — with a system message that
+// overtakes their queued user messages, so a child journal would drop
+// the writes still in its mailbox: those the Orchestrator makes while it
+// stops (runs abandoned at exit), or a whole turn's on a restart. The
+// session owns it instead: NewSession spawns it (supervised by the actor
+// system's guardian; a restart keeps its queue, which lives outside the
+// actor's incarnation) before the Orchestrator, and Session.Close stops it
+// after the Orchestrator has stopped, once everything queued is written.
 type journal struct {
 	st  store.Store
 	log zerolog.Logger
@@ -54,21 +71,27 @@ type journal struct {
 	// superseded. It must not block.
 	onFenced func(*TakenOverError)
 
-	mu      sync.Mutex
-	queue   []journalEntry
-	wake    chan struct{}
-	closing chan struct{} // closed by close: stop waiting out a backoff
-	closed  bool
+	root *actor.RootContext
+	pid  *actor.PID
+	// stopped is closed once the actor has stopped: closed, or fenced.
 	stopped chan struct{}
+
+	// mu guards the books below, which writers and the session read
+	// without a round trip through the actor. A message to the actor is
+	// sent holding mu, so that setting closed or fenced under mu orders
+	// every entry sent before it ahead of the actor's own marker.
+	mu      sync.Mutex
+	closed  bool
+	fenced  error     // ErrNotSaved and a TakenOverError, once fenced
 	failing error     // the current episode's latest error, nil when healthy
 	since   time.Time // when the current episode began
 	broken  error     // ErrNotSaved wrapping failing, once it lasted too long
 	lost    int       // writes given up on
-	fenced  error     // ErrNotSaved and a TakenOverError, once fenced
 	lastErr error     // the error of the last write given up on
-	// inFlight is the number of entries the writer took from the queue
-	// and has not finished with.
-	inFlight int
+	// mailed counts entries sent to the actor it has not received yet;
+	// held those it received and has not finished with (its queue and
+	// the batch being written).
+	mailed, held int
 	// lostSeen is lost when a barrier last passed.
 	lostSeen int
 	stats    JournalStats
@@ -158,13 +181,17 @@ func (p journalPolicy) patience(err error) time.Duration {
 	return p.lasting
 }
 
-func newJournal(st store.Store, log zerolog.Logger) *journal {
+// startJournal spawns a session's journal actor in root's actor system,
+// named after name. It returns nil without a store.
+func startJournal(root *actor.RootContext, name string, st store.Store, log zerolog.Logger) *journal {
 	if st == nil {
 		return nil
 	}
-	j := &journal{st: st, log: log, policy: defaultJournalPolicy, wake: make(chan struct{}, 1),
-		closing: make(chan struct{}), stopped: make(chan struct{})}
-	go j.run()
+	j := &journal{st: st, log: log, policy: defaultJournalPolicy, root: root, stopped: make(chan struct{})}
+	a := &journalActor{j: j}
+	// The producer hands out the same actor: its queue outlives a
+	// restart by the supervisor.
+	j.pid = root.SpawnPrefix(actor.PropsFromProducer(func() actor.Actor { return a }), name)
 	return j
 }
 
@@ -179,6 +206,26 @@ type journalEntry struct {
 	reading bool
 	barrier chan<- error
 }
+
+// The journal actor's own messages.
+type (
+	// journalFlush starts a batch with what the actor received before it.
+	journalFlush struct{}
+	// journalWritten is the outcome of a batch written off the mailbox:
+	// what is left to retry and why (nil when all is done with).
+	journalWritten struct {
+		pending []journalEntry
+		err     error
+		took    time.Duration
+	}
+	// journalRetry ends a backoff; gen tells a stale timer's.
+	journalRetry struct{ gen int }
+	// journalClose follows every entry sent before close.
+	journalClose struct{}
+	// journalFenced follows every entry sent before the journal was
+	// fenced.
+	journalFenced struct{}
+)
 
 // do enqueues a write. Writes run in the order they were enqueued.
 func (j *journal) do(fn func(context.Context, store.Store) error) {
@@ -202,6 +249,7 @@ func (j *journal) barrier() <-chan error {
 		return ch
 	}
 	j.mu.Lock()
+	defer j.mu.Unlock()
 	switch {
 	case j.fenced != nil:
 		ch <- j.fenced
@@ -209,14 +257,12 @@ func (j *journal) barrier() <-chan error {
 		ch <- j.broken
 	case j.closed:
 		ch <- fmt.Errorf("%w: the session was closed before its history was written", ErrNotSaved)
-	case len(j.queue) == 0 && j.failing == nil && j.inFlight == 0:
+	case j.mailed == 0 && j.held == 0 && j.failing == nil:
 		// Nothing queued nor being written: all is committed.
 		ch <- j.passedLocked()
 	default:
-		j.queue = append(j.queue, journalEntry{barrier: ch})
+		j.sendLocked(&journalEntry{barrier: ch})
 	}
-	j.mu.Unlock()
-	j.poke()
 	return ch
 }
 
@@ -239,7 +285,7 @@ func (j *journal) Stats() JournalStats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.stats
-	s.Queued = len(j.queue) + j.inFlight
+	s.Queued = j.mailed + j.held
 	s.Failing, s.Broken, s.Lost = j.failing != nil, j.broken != nil, j.lost
 	return s
 }
@@ -261,16 +307,14 @@ func (j *journal) enqueue(e journalEntry) {
 		j.log.Error().Msg("journal: a write arrived after the session was closed; it is lost")
 		return
 	}
-	j.queue = append(j.queue, e)
+	j.sendLocked(&e)
 	j.mu.Unlock()
-	j.poke()
 }
 
-func (j *journal) poke() {
-	select {
-	case j.wake <- struct{}{}:
-	default:
-	}
+// sendLocked mails an entry to the actor; mu is held.
+func (j *journal) sendLocked(e *journalEntry) {
+	j.mailed++
+	j.root.Send(j.pid, e)
 }
 
 // pass answers barriers whose preceding writes are all done with.
@@ -299,61 +343,230 @@ func (j *journal) passedLocked() error {
 	return fmt.Errorf("%w: %d writes were given up: %v", ErrNotSaved, n, j.lastErr)
 }
 
-func (j *journal) run() {
-	defer close(j.stopped)
-	var backoff time.Duration
-	for {
-		j.mu.Lock()
-		batch := j.queue
-		j.queue = nil
-		j.inFlight = len(batch)
-		closed, fenced := j.closed, j.fenced != nil
-		j.mu.Unlock()
-		if len(batch) == 0 {
-			if closed || fenced {
-				return
-			}
-			<-j.wake
-			continue
+// journalActor is the journal's writer. Its mailbox is the queue of
+// writes; it takes what arrived into a batch, has a goroutine write it,
+// and learns the outcome as a journalWritten, so that a barrier, a fence
+// or a close is handled while a slow commit runs. One batch is written at
+// a time, in order.
+type journalActor struct {
+	j *journal
+	// queue holds the entries received and not yet in a batch; inFlight
+	// is the size of the batch being written.
+	queue    []journalEntry
+	inFlight int
+	writing  bool
+	// flushing: a journalFlush is on its way.
+	flushing bool
+	// retrying: a backoff timer runs; retryGen numbers them.
+	retrying bool
+	retryGen int
+	backoff  time.Duration
+	// closing: close was asked and every write sent before it received;
+	// fenced: likewise for the fence.
+	closing, fenced bool
+}
+
+// Receive handles the journal's messages.
+func (a *journalActor) Receive(c actor.Context) {
+	j := a.j
+	switch msg := c.Message().(type) {
+	case *journalEntry:
+		a.take(c, *msg)
+	case *journalFlush:
+		a.flushing = false
+		a.start(c)
+	case *journalWritten:
+		a.written(c, msg)
+	case *journalRetry:
+		if msg.gen == a.retryGen && a.retrying {
+			a.retrying = false
+			a.start(c)
 		}
+	case *journalClose:
+		a.closing = true
+		if a.retrying {
+			// Closed mid-wait: the session waits for close, so try
+			// again soon, as long as patience lasts.
+			a.retryIn(c, j.pol().first)
+		}
+	case *journalFenced:
+		a.fenced = true
+		a.dropAll()
+	case *actor.Stopped:
+		close(j.stopped)
+		return
+	case *actor.Started, *actor.Stopping, *actor.Restarting:
+		return
+	default:
+		j.log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("journal: unknown message")
+		return
+	}
+	if (a.closing || a.fenced) && !a.writing && len(a.queue) == 0 {
+		c.Stop(c.Self())
+	}
+}
+
+// pol is the retry policy, read under mu: a test sets it after the
+// journal started.
+func (j *journal) pol() journalPolicy {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.policy
+}
+
+// take queues a received entry and has a batch start once the entries
+// received before it are in.
+func (a *journalActor) take(c actor.Context, e journalEntry) {
+	j := a.j
+	j.mu.Lock()
+	j.mailed--
+	var answer error
+	switch {
+	case j.fenced != nil:
+		answer = j.fenced
+	case e.barrier != nil && j.broken != nil:
+		answer = j.broken
+	case e.barrier != nil && !a.writing && !a.retrying && len(a.queue) == 0:
+		// What was queued before it is all done with.
+		answer = j.passedLocked()
+		j.mu.Unlock()
+		e.barrier <- answer
+		return
+	default:
+		a.queue = append(a.queue, e)
+		j.held++
+	}
+	j.mu.Unlock()
+	if answer != nil {
+		// Dropped: a write could only be refused; a barrier is told why.
+		if e.barrier != nil {
+			e.barrier <- answer
+		}
+		return
+	}
+	a.flush(c)
+}
+
+// flush has the next batch start after what the mailbox holds now, so
+// that one commit takes all of it.
+func (a *journalActor) flush(c actor.Context) {
+	if a.flushing || a.writing || a.retrying || len(a.queue) == 0 {
+		return
+	}
+	a.flushing = true
+	c.Send(c.Self(), &journalFlush{})
+}
+
+// start writes the queue, off the mailbox.
+func (a *journalActor) start(c actor.Context) {
+	if a.writing || a.retrying || a.fenced || len(a.queue) == 0 || a.j.fencedErr() != nil {
+		// Fenced, and the fence's marker not yet here: what is
+		// queued waits to be dropped with what is still mailed.
+		return
+	}
+	batch := a.queue
+	a.queue = nil
+	a.writing, a.inFlight = true, len(batch)
+	j, self, root := a.j, c.Self(), c.ActorSystem().Root
+	go func() {
 		start := time.Now()
 		pending, err := j.writeAll(batch)
-		if err == nil {
-			j.succeeded(time.Since(start))
-			backoff = 0
-			continue
+		root.Send(self, &journalWritten{pending: pending, err: err, took: time.Since(start)})
+	}()
+}
+
+// written takes a batch's outcome: the next batch, a retry after backoff,
+// or the end (fenced; broken while closing).
+func (a *journalActor) written(c actor.Context, msg *journalWritten) {
+	j := a.j
+	a.writing = false
+	done := a.inFlight - len(msg.pending)
+	a.inFlight = 0
+	a.queue = append(msg.pending, a.queue...)
+	j.mu.Lock()
+	j.held -= done
+	j.mu.Unlock()
+	switch {
+	case errors.Is(msg.err, store.ErrFenced) || a.fenced:
+		// Fenced by this batch (the fence's marker follows), or
+		// meanwhile from outside: what is left is dropped.
+		j.fence(msg.err)
+		if a.fenced {
+			a.dropAll()
 		}
-		if errors.Is(err, store.ErrFenced) {
-			j.fence(pending, err)
-			return
-		}
-		if j.failed(pending, err) && closed {
+	case msg.err == nil:
+		j.succeeded(msg.took)
+		a.backoff = 0
+		a.flush(c)
+	default:
+		broken := j.failed(msg.err, a.takeBarriers)
+		if broken && a.closing {
 			// Closing, and the failure has outlasted its patience:
 			// what is left is lost, and close says so.
+			rest := a.queue
+			a.queue = nil
 			j.mu.Lock()
-			rest := j.queue
-			j.queue = nil
-			j.inFlight = 0
+			j.held -= len(rest)
 			j.mu.Unlock()
-			j.giveUp(rest, err)
+			j.giveUp(rest, msg.err)
 			return
 		}
-		backoff = min(max(2*backoff, j.policy.first), j.policy.most)
-		wait := backoff
-		if closed {
-			// The session waits for close: try often, as long as
-			// patience lasts.
-			wait = j.policy.first
+		p := j.pol()
+		a.backoff = min(max(2*a.backoff, p.first), p.most)
+		wait := a.backoff
+		if a.closing {
+			wait = p.first
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-j.closing:
-			// Closed mid-wait: try again soon.
-			t.Reset(j.policy.first)
-			<-t.C
+		a.retryIn(c, wait)
+	}
+}
+
+// retryIn starts the backoff timer (anew when one runs).
+func (a *journalActor) retryIn(c actor.Context, wait time.Duration) {
+	a.retrying = true
+	a.retryGen++
+	gen, self, root := a.retryGen, c.Self(), c.ActorSystem().Root
+	time.AfterFunc(wait, func() { root.Send(self, &journalRetry{gen: gen}) })
+}
+
+// takeBarriers removes the barriers from the queue and returns them.
+func (a *journalActor) takeBarriers() []chan<- error {
+	var out []chan<- error
+	kept := a.queue[:0]
+	for _, e := range a.queue {
+		if e.barrier != nil {
+			out = append(out, e.barrier)
+			continue
 		}
-		t.Stop()
+		kept = append(kept, e)
+	}
+	for i := len(kept); i < len(a.queue); i++ {
+		a.queue[i] = journalEntry{}
+	}
+	a.queue = kept
+	a.j.mu.Lock()
+	a.j.held -= len(out)
+	a.j.mu.Unlock()
+	return out
+}
+
+// dropAll ends a fenced journal's queue: writes are dropped unwritten
+// (none of it could be stored) and barriers are answered with the
+// TakenOverError. A batch being written still answers its own barriers.
+func (a *journalActor) dropAll() {
+	j := a.j
+	j.mu.Lock()
+	answer, dropped := j.fenced, len(a.queue)
+	j.held -= dropped
+	j.mu.Unlock()
+	for _, e := range a.queue {
+		if e.barrier != nil {
+			e.barrier <- answer
+		}
+	}
+	a.queue = nil
+	if dropped > 0 {
+		j.log.Error().Int("dropped", dropped).Msg("journal: writes dropped: the session's claim was superseded")
 	}
 }
 
@@ -364,7 +577,6 @@ func (j *journal) succeeded(took time.Duration) {
 	j.mu.Lock()
 	recovered := j.failing != nil
 	j.failing, j.broken = nil, nil
-	j.inFlight = 0
 	j.stats.Commits++
 	j.stats.LastCommit = took
 	lost, lastErr := j.lost, j.lastErr
@@ -382,30 +594,31 @@ func (j *journal) succeeded(took time.Duration) {
 	}
 }
 
-// failed puts pending back at the head of the queue and keeps the failure
-// episode's books: the first failure is reported; a failure that outlasts
-// the policy's patience breaks the journal, which answers every waiting
-// barrier with ErrNotSaved. It reports whether the journal is broken.
-func (j *journal) failed(pending []journalEntry, err error) bool {
+// failed keeps a failure episode's books: the first failure is reported;
+// a failure that outlasts the policy's patience breaks the journal, which
+// answers every waiting barrier (taken by barriers) with ErrNotSaved. It
+// reports whether the journal is broken.
+func (j *journal) failed(err error, barriers func() []chan<- error) bool {
 	now := time.Now()
+	p := j.pol()
 	j.mu.Lock()
-	j.queue = append(pending, j.queue...)
-	j.inFlight = 0
 	j.stats.Retries++
 	first := j.failing == nil
 	if first {
 		j.since = now
 	}
 	j.failing = err
-	var barriers []chan<- error
-	justBroken := j.broken == nil && now.Sub(j.since) >= j.policy.patience(err)
+	justBroken := j.broken == nil && now.Sub(j.since) >= p.patience(err)
 	if justBroken {
 		j.broken = fmt.Errorf("%w: %v", ErrNotSaved, err)
-		barriers = j.takeBarriersLocked()
 	}
 	broken := j.broken
-	n := len(j.queue)
+	n := j.held + j.mailed
 	j.mu.Unlock()
+	var waiting []chan<- error
+	if justBroken {
+		waiting = barriers()
+	}
 	switch {
 	case first:
 		j.log.Error().Err(err).Int("pending", n).Msg("journal: write failed; kept and retried")
@@ -416,46 +629,42 @@ func (j *journal) failed(pending []journalEntry, err error) bool {
 		j.log.Error().Err(err).Int("pending", n).Dur("failing_for", now.Sub(j.since)).
 			Msg("journal: writes keep failing; turns are told their history is not saved, and writes are still retried")
 	}
-	for _, b := range barriers {
+	for _, b := range waiting {
 		b <- broken
 	}
 	return broken != nil
 }
 
-// fence stops the journal for good after a fenced write: pending and
-// everything queued are dropped (none of it could be stored), barriers are
-// answered with the TakenOverError, and onFenced is told.
+// fence stops the journal for good after a write met a later claim
+// (store.ErrFenced): everything queued is dropped (none of it could be
+// stored), barriers are answered with the TakenOverError, onFenced is
+// told, and the actor stops once the batch it is writing, if any, is
+// done with.
 //
 // Another write of the session (the input ledger's) may meet the later
-// claim first and call it from its own goroutine, with no pending
-// entries: onFenced is told once, whoever comes first, and the writer's
-// own call later still answers the barriers of the batch it held.
-func (j *journal) fence(pending []journalEntry, err error) {
+// claim first and call it from its own goroutine: onFenced is told once,
+// whoever comes first.
+func (j *journal) fence(err error) {
+	if j == nil || err == nil {
+		return
+	}
 	to := takenOver(err)
 	j.mu.Lock()
 	first := j.fenced == nil
 	if first {
 		j.fenced = fmt.Errorf("%w: %w", ErrNotSaved, to)
+		// Sent under mu: every entry mailed before the fence is ahead
+		// of it.
+		j.root.Send(j.pid, &journalFenced{})
 	}
-	j.queue = append(pending, j.queue...)
-	barriers := j.takeBarriersLocked()
-	dropped := len(j.queue)
-	j.queue = nil
-	if pending != nil {
-		j.inFlight = 0 // the writer's batch ends here
-	}
-	answer := j.fenced
 	j.mu.Unlock()
-	if first {
-		j.log.Error().Err(err).Int("dropped", dropped).Msg("journal: the session's claim was superseded; nothing more is written")
-		if j.onFenced != nil {
-			j.onFenced(to)
-		}
+	if !first {
+		return
 	}
-	for _, b := range barriers {
-		b <- answer
+	j.log.Error().Err(err).Msg("journal: the session's claim was superseded; nothing more is written")
+	if j.onFenced != nil {
+		j.onFenced(to)
 	}
-	j.poke() // an idle writer stops
 }
 
 // fencedErr is the journal's error once the session was taken over
@@ -467,21 +676,6 @@ func (j *journal) fencedErr() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.fenced
-}
-
-// takeBarriersLocked removes the barriers from the queue and returns them.
-func (j *journal) takeBarriersLocked() []chan<- error {
-	var out []chan<- error
-	kept := j.queue[:0]
-	for _, e := range j.queue {
-		if e.barrier != nil {
-			out = append(out, e.barrier)
-			continue
-		}
-		kept = append(kept, e)
-	}
-	j.queue = kept
-	return out
 }
 
 // batcher is a store that can run several writes in one transaction
@@ -625,8 +819,8 @@ func retryableWrite(err error) bool {
 }
 
 // close writes what is queued, retrying a failing write as long as the
-// policy's patience allows, and stops. It returns an ErrNotSaved error
-// when writes were lost.
+// policy's patience allows, and waits for the actor to stop. It returns
+// an ErrNotSaved error when writes were lost.
 func (j *journal) close() error {
 	if j == nil {
 		return nil
@@ -634,10 +828,13 @@ func (j *journal) close() error {
 	j.mu.Lock()
 	if !j.closed {
 		j.closed = true
-		close(j.closing)
+		if j.fenced == nil {
+			// Sent under mu: every entry mailed before close is ahead
+			// of it. A fenced journal stops on its own.
+			j.root.Send(j.pid, &journalClose{})
+		}
 	}
 	j.mu.Unlock()
-	j.poke()
 	<-j.stopped
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -690,11 +887,11 @@ func (j *journal) appendResult(sessionID string, r toolResult, at time.Time) {
 	})
 }
 
-// createChild records a specialist's transcript as a child session.
-func (j *journal) createChild(parent, id, agent, title, mode, model, project string, at time.Time) {
+// createChild records a specialist's transcript as a child session: s
+// names its parent (ParentID) and what runs in it.
+func (j *journal) createChild(s store.Session) {
 	j.do(func(ctx context.Context, st store.Store) error {
-		_, err := st.CreateSession(ctx, store.Session{ID: id, ParentID: parent, Project: project, Agent: agent,
-			Title: title, Mode: mode, Model: model, CreatedAt: at, UpdatedAt: at})
+		_, err := st.CreateSession(ctx, s)
 		return err
 	})
 }
@@ -827,9 +1024,11 @@ const (
 // (store.UpdateMessage), throttled, so a crash or kill -9 mid-reply keeps
 // the text received so far. Deltas arrive in the model call's goroutine
 // and the end (finish or cancel) in the actor, so its methods lock; the
-// writes themselves run in the journal's order, one at a time (in its
-// goroutine, or in the one writing a store.Grouped group, which hands the
-// outcome back over a channel), which is the only place id is touched.
+// writes themselves run in the journal's order, one at a time (in the
+// goroutine writing the journal's batch — each batch starts once the last
+// one's outcome is back at the journal actor — or in the one writing a
+// store.Grouped group, which hands the outcome back over a channel),
+// which is the only place id is touched.
 type streamingReply struct {
 	j       *journal
 	session string
@@ -845,7 +1044,7 @@ type streamingReply struct {
 	written   bool // a write was enqueued
 	done      bool
 
-	id string // the stored message, once appended (journal goroutine only)
+	id string // the stored message, once appended (journal writes only)
 }
 
 func (j *journal) startReply(sessionID, model string, at time.Time) *streamingReply {

@@ -64,7 +64,7 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 		if errors.Is(err, store.ErrFenced) && s.j != nil {
 			// The ledger write was the first to meet a later claim: the
 			// session stops and says so, as when a journal write meets it.
-			s.j.fence(nil, err)
+			s.j.fence(err)
 		}
 		return Accepted{}, fmt.Errorf("actors: accept input: %w", err)
 	}

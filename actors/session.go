@@ -93,7 +93,9 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	if system == nil {
 		system, own = NewActorSystem(logging.Slog(deps.Log.With().Str("component", "protoactor").Str("session", id).Logger())), true
 	}
-	j := newJournal(deps.Store, deps.Log)
+	// The journal's actor is the session's, spawned before the
+	// Orchestrator and stopped after it (Close): see journal.
+	j := startJournal(system.Root, "journal-"+id, deps.Store, deps.Log)
 	var orch atomic.Pointer[actor.PID]
 	if j != nil {
 		j.report = func(err error) { deps.Bus.Publish(persistenceNotice(err)) }
@@ -120,10 +122,10 @@ func NewSession(deps *Deps, opts SessionOptions) (*Session, error) {
 	}
 	pid, err := system.Root.SpawnNamed(newOrchestratorProps(deps, j, id, opts.History, disk, registry), "orchestrator-"+id)
 	if err != nil {
+		j.close()
 		if own {
 			system.Shutdown()
 		}
-		j.close()
 		return nil, fmt.Errorf("actors: start orchestrator: %w", err)
 	}
 	orch.Store(pid)
@@ -234,11 +236,13 @@ func (s *Session) close(ctx context.Context) error {
 			err = ctx.Err()
 		}
 	}
-	if s.ownSystem {
-		s.system.Shutdown()
-	}
+	// The journal stops after the Orchestrator, whose last writes (runs
+	// abandoned at exit) it still takes, and before the actor system.
 	if jerr := s.j.close(); jerr != nil {
 		err = errors.Join(err, jerr)
+	}
+	if s.ownSystem {
+		s.system.Shutdown()
 	}
 	return err
 }

@@ -167,6 +167,8 @@ func (s *specialist) Receive(c actor.Context) {
 		s.hooks.done(c, msg)
 	case *lintDone:
 		s.onLintDone(c, msg)
+	case *reportFinalized:
+		s.onReportFinalized(c, msg)
 	case *worktreeReady:
 		s.onWorktreeReady(c, msg)
 	case *patchReady:
@@ -559,8 +561,30 @@ func (s *specialist) beforeStop(c actor.Context, result any) {
 	})
 }
 
+// reportFinalized carries a reported result completed off the mailbox
+// (the Code specialist's diffs read every changed file). by is the actor
+// that asked: a restarted one, or one that finished meanwhile, drops it.
+type reportFinalized struct {
+	by     *specialist
+	result any
+}
+
+// finishWithReport completes the model's result with the facts its schema
+// leaves to Odin, off the mailbox, and then sends the report
+// (onReportFinalized).
 func (s *specialist) finishWithReport(c actor.Context, result any) {
-	result = s.t.def.finalizeReport(reportContext{root: s.root(), tracker: s.tracker(), files: s.files, lint: s.lint}, result)
+	def, by := s.t.def, s
+	rc := reportContext{root: s.root(), tracker: s.tracker(), files: slices.Clone(s.files), lint: s.lint}
+	runAsync(c, context.Background(), func(context.Context) any {
+		return &reportFinalized{by: by, result: def.finalizeReport(rc, result)}
+	})
+}
+
+func (s *specialist) onReportFinalized(c actor.Context, msg *reportFinalized) {
+	if msg.by != s || s.done {
+		return
+	}
+	result := msg.result
 	raw, err := json.Marshal(result)
 	if err != nil {
 		s.finish(c, messages.ReportFailed, "", "encode report: "+err.Error(), nil)

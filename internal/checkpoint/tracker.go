@@ -130,34 +130,53 @@ func (t *Tracker) Label() string { return t.label }
 
 // BeforeWrite snapshots path unless it already was; only the first
 // snapshot of a path counts, so the original state is what undo restores.
+//
+// The file is read outside the lock, so that the actors reading the
+// tracker in their Receive (Changed, Snapshot) never wait for a disk. A
+// second writer of the same path that read meanwhile keeps the first
+// snapshot: whoever stores first read the file before any write to it,
+// since every write of the change set passes here first.
 func (t *Tracker) BeforeWrite(path string) error {
+	t.mu.Lock()
+	_, ok := t.files[path]
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	f, err := snapshotOf(fsutil.RootOf(path, t.root), path)
+	if err != nil {
+		return err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.files[path]; ok {
 		return nil
 	}
+	t.files[path] = f
+	t.order = append(t.order, path)
+	return nil
+}
+
+// snapshotOf reads path's state before a change. It reads without
+// following links and within a bound: a directory swapped for a symlink
+// must not pull a file from elsewhere (or a device) into the snapshot.
+func snapshotOf(root, path string) (*File, error) {
 	f := &File{Path: path}
-	// Read without following links and within a bound: a directory
-	// swapped for a symlink must not pull a file from elsewhere (or a
-	// device) into the snapshot.
-	root := fsutil.RootOf(path, t.root)
 	info, err := fsutil.LstatIn(root, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return fmt.Errorf("checkpoint: %w", err)
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	case !info.Mode().IsRegular():
-		return fmt.Errorf("checkpoint: %s is not a regular file", path)
+		return nil, fmt.Errorf("checkpoint: %s is not a regular file", path)
 	default:
 		data, _, err := fsutil.ReadFileIn(root, path, maxSnapshotBytes)
 		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
 		f.Existed, f.Mode, f.Content = true, info.Mode().Perm(), data
 	}
-	t.files[path] = f
-	t.order = append(t.order, path)
-	return nil
+	return f, nil
 }
 
 // Changed lists the snapshotted files in first-write order.
