@@ -9,7 +9,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -68,28 +67,6 @@ func TestActivityLines(t *testing.T) {
 	}
 }
 
-func TestFormatters(t *testing.T) {
-	for in, want := range map[time.Duration]string{-time.Second: "0s", 850 * time.Millisecond: "850ms", 12 * time.Second: "12s", 185 * time.Second: "3m05s", 2*time.Hour + 5*time.Minute: "2h05m"} {
-		if got := present.Duration(in); got != want {
-			t.Errorf("present.Duration(%v) = %q, want %q", in, got, want)
-		}
-	}
-	for in, want := range map[int64]string{950: "950", 1234: "1.2k", 34567: "35k", 1_500_000: "1.5M"} {
-		if got := present.Tokens(in); got != want {
-			t.Errorf("present.Tokens(%d) = %q, want %q", in, got, want)
-		}
-	}
-	for _, tt := range [][3]string{
-		{"Grep", `{"pattern":"x.Y","path":"."}`, "Grep x.Y"},
-		{"ExecuteCommand", `{"command":"go test ./...\nmore"}`, "ExecuteCommand go test ./..."},
-		{"TodoWrite", `{"todos":[]}`, "TodoWrite"},
-		{"Bad", `not json`, "Bad"},
-	} {
-		if got := present.ToolLabel(tt[0], tt[1]); got != tt[2] {
-			t.Errorf("present.ToolLabel(%s, %s) = %q, want %q", tt[0], tt[1], got, tt[2])
-		}
-	}
-}
 
 // A specialist's own todo list is shown under its line; the session's list
 // stays at the bottom, and a list of an agent not running is not shown.
