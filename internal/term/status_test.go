@@ -67,7 +67,6 @@ func TestActivityLines(t *testing.T) {
 	}
 }
 
-
 // A specialist's own todo list is shown under its line; the session's list
 // stays at the bottom, and a list of an agent not running is not shown.
 func TestSpecialistTodosUnderTheirAgent(t *testing.T) {
