@@ -480,7 +480,7 @@ func signalNumber(name string) int {
 // from waitDone.
 func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error {
 	_ = proc.Terminate()
-	waitErr, gotWait, empty := x.awaitGroup(proc.Process.Pid, waitDone)
+	empty, gotWait, waitErr := x.awaitGroup(proc.Process.Pid, waitDone)
 	if empty {
 		return waitErr
 	}
@@ -496,7 +496,7 @@ func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error
 // does; the shell's wait error was read already, so there is none here.
 func (x *executor) stopStragglers(proc *sandbox.Process) {
 	_ = proc.Terminate()
-	if _, _, empty := x.awaitGroup(proc.Process.Pid, nil); !empty {
+	if empty, _, _ := x.awaitGroup(proc.Process.Pid, nil); !empty {
 		_ = proc.Kill()
 	}
 }
@@ -505,7 +505,7 @@ func (x *executor) stopStragglers(proc *sandbox.Process) {
 // reading the shell's wait error from waitDone on the way (nil: it was
 // read already). The group counts as empty only once the shell was
 // waited for.
-func (x *executor) awaitGroup(pgid int, waitDone <-chan error) (waitErr error, gotWait, empty bool) {
+func (x *executor) awaitGroup(pgid int, waitDone <-chan error) (empty, gotWait bool, waitErr error) {
 	gotWait = waitDone == nil
 	deadline := time.NewTimer(x.opts.KillGrace)
 	defer deadline.Stop()
@@ -517,10 +517,10 @@ func (x *executor) awaitGroup(pgid int, waitDone <-chan error) (waitErr error, g
 			gotWait, waitDone = true, nil
 		case <-tick.C:
 			if gotWait && syscall.Kill(-pgid, 0) != nil {
-				return waitErr, true, true
+				return true, true, waitErr
 			}
 		case <-deadline.C:
-			return waitErr, gotWait, false
+			return false, gotWait, waitErr
 		}
 	}
 }
