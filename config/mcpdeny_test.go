@@ -12,12 +12,12 @@ import (
 // one is named by its key.
 func TestMCPDenyTools(t *testing.T) {
 	f := newFixture(t, "mcp:\n  deny_tools: [mcp__github__delete_*]\n", "mcp:\n  deny_tools: []\n")
-	cfg, src := f.load(t, nil, nil)
+	cfg, _ := f.load(t, nil, nil)
 	if d := cmp.Diff([]string{"mcp__github__delete_*"}, cfg.MCP.DenyTools); d != "" {
 		t.Errorf("an empty project list lifted the user's (-want +got):\n%s", d)
 	}
 	f = newFixture(t, "mcp:\n  deny_tools: [mcp__a__x]\n", "mcp:\n  deny_tools: [mcp__b__*]\n")
-	cfg, src = f.load(t, nil, nil)
+	cfg, src := f.load(t, nil, nil)
 	if d := cmp.Diff([]string{"mcp__a__x", "mcp__b__*"}, cfg.MCP.DenyTools); d != "" {
 		t.Errorf("deny_tools (-want +got):\n%s", d)
 	}

@@ -347,7 +347,7 @@ func (x *executor) execute(ctx context.Context, spec sandbox.Spec, timeout time.
 	select {
 	case <-readDone:
 	case <-drain.C:
-		x.stopGroup(proc, nil)
+		x.stopStragglers(proc)
 		// A process that left the group (setsid) could keep the pipe
 		// open forever; stop reading rather than wait for it.
 		_ = pr.SetReadDeadline(time.Now())
@@ -476,13 +476,37 @@ func signalNumber(name string) int {
 
 // stopGroup terminates the process (SIGTERM to its group; at once under
 // bubblewrap, see sandbox.Process.Terminate), waits up to KillGrace for the
-// group to empty, then kills it. When waitDone is set it returns the
-// shell's wait error.
+// group to empty, then kills it. It returns the shell's wait error, read
+// from waitDone.
 func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error {
-	pgid := proc.Process.Pid
 	_ = proc.Terminate()
-	var waitErr error
-	gotWait := waitDone == nil
+	empty, gotWait, waitErr := x.awaitGroup(proc.Process.Pid, waitDone)
+	if empty {
+		return waitErr
+	}
+	_ = proc.Kill()
+	if !gotWait {
+		waitErr = <-waitDone
+	}
+	return waitErr
+}
+
+// stopStragglers ends what is left of the group of a shell that already
+// exited (background jobs holding its output open) the way stopGroup
+// does; the shell's wait error was read already, so there is none here.
+func (x *executor) stopStragglers(proc *sandbox.Process) {
+	_ = proc.Terminate()
+	if empty, _, _ := x.awaitGroup(proc.Process.Pid, nil); !empty {
+		_ = proc.Kill()
+	}
+}
+
+// awaitGroup waits up to KillGrace for the process group pgid to empty,
+// reading the shell's wait error from waitDone on the way (nil: it was
+// read already). The group counts as empty only once the shell was
+// waited for.
+func (x *executor) awaitGroup(pgid int, waitDone <-chan error) (empty, gotWait bool, waitErr error) {
+	gotWait = waitDone == nil
 	deadline := time.NewTimer(x.opts.KillGrace)
 	defer deadline.Stop()
 	tick := time.NewTicker(20 * time.Millisecond)
@@ -491,21 +515,14 @@ func (x *executor) stopGroup(proc *sandbox.Process, waitDone <-chan error) error
 		select {
 		case waitErr = <-waitDone:
 			gotWait, waitDone = true, nil
-			continue
 		case <-tick.C:
 			if gotWait && syscall.Kill(-pgid, 0) != nil {
-				return waitErr // the group is empty
+				return true, true, waitErr
 			}
-			continue
 		case <-deadline.C:
+			return false, gotWait, waitErr
 		}
-		break
 	}
-	_ = proc.Kill()
-	if !gotWait {
-		waitErr = <-waitDone
-	}
-	return waitErr
 }
 
 // commandEnv are settings added to the sandbox's environment that keep

@@ -321,8 +321,6 @@ type outputBuf struct {
 	wake   chan struct{}
 	// dropped counts bytes dropped from the middle of an over-long output.
 	dropped int64
-	// headKept is how much of the start is kept when data grows too long.
-	headKept int
 }
 
 // outputKeep bounds what the buffer holds: beyond it the middle is

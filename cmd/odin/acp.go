@@ -16,6 +16,7 @@ import (
 
 	"github.com/odin-code/odin/internal/acp"
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
@@ -197,7 +198,7 @@ func (s *frontSession) Compact(ctx context.Context) (string, error) {
 		return "Nothing to compact: " + res.Skipped, nil
 	}
 	c := res.Compacted
-	return fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter)), nil
+	return fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, present.Tokens(c.TokensBefore), present.Tokens(c.TokensAfter)), nil
 }
 
 // Models are the main model now and the configured models the session may

@@ -185,19 +185,25 @@ func (c *attachClient) openEvents(ctx context.Context, id string, last uint64) (
 		return nil, &apiError{Code: resp.StatusCode, Msg: e.Error}
 	}
 	out := make(chan sseRecord, 256)
-	go func() {
-		defer close(out)
-		defer resp.Body.Close()
-		_ = readSSE(resp.Body, func(r sseRecord) bool {
-			select {
-			case out <- r:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		})
-	}()
+	go streamSSE(ctx, resp, out)
 	return out, nil
+}
+
+// streamSSE sends the records of resp's event stream on out until the
+// stream ends or ctx does, then closes out and the response body. A read
+// error ends the stream like its end: the caller reconnects from the last
+// id it got.
+func streamSSE(ctx context.Context, resp *http.Response, out chan<- sseRecord) {
+	defer close(out)
+	defer resp.Body.Close()
+	_ = readSSE(resp.Body, func(r sseRecord) bool {
+		select {
+		case out <- r:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
 }
 
 // readSSE parses a Server-Sent Events stream, calling emit for each event

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
-	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 )
 
@@ -234,7 +234,7 @@ func (a *app) replayTurns(ctx context.Context, id string, turns int) []string {
 		return nil
 	}
 	skipped := max(0, len(list)-turns)
-	out := []string{fmt.Sprintf("── resumed session %s: the last %d of %s ──", shortID(id), len(list)-skipped, term.Plural(len(list), "turn"))}
+	out := []string{fmt.Sprintf("── resumed session %s: the last %d of %s ──", shortID(id), len(list)-skipped, present.Plural(len(list), "turn"))}
 	for _, t := range list[skipped:] {
 		out = append(out, "❯ "+clip(t.user, 3))
 		if t.answer != "" {

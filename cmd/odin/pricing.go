@@ -4,7 +4,6 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/models"
-	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -89,9 +88,6 @@ func (a *app) modelPriced(id string) bool {
 	_, known, _, _ := a.priceFor(ref)
 	return known
 }
-
-// usageCost is term.CostText of a usage.
-func usageCost(u messages.Usage) string { return term.CostText(u.Cost, u.CostUnknown) }
 
 // totalCostUSD is the json result's total_cost_usd: null when any of the
 // tokens had no known price, so that tooling never reads a guess as a sum.

@@ -8,6 +8,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -55,7 +56,7 @@ func TestPriceFor(t *testing.T) {
 	if !u.CostUnknown || u.Cost != 0 {
 		t.Errorf("usage of an unpriced model = %+v", u)
 	}
-	if got := usageCost(u); got != "cost unknown" {
+	if got := present.UsageCost(u); got != "cost unknown" {
 		t.Errorf("usageCost = %q", got)
 	}
 	if totalCostUSD(u) != nil {
@@ -69,7 +70,7 @@ func TestPriceFor(t *testing.T) {
 		t.Errorf("cached price with no discount listed = %v, want the input price 1", m.Price.CachedInput)
 	}
 	both := u.Add(messages.Usage{Cost: 0.5})
-	if got := usageCost(both); got != "$0.5000 + unknown" {
+	if got := present.UsageCost(both); got != "$0.5000 + unknown" {
 		t.Errorf("partly priced usage shows %q", got)
 	}
 	if c := totalCostUSD(messages.Usage{Cost: 0.25}); c == nil || *c != 0.25 {

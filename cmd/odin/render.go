@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,7 @@ import (
 	xterm "github.com/charmbracelet/x/term"
 
 	"github.com/odin-code/odin/config"
-	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -103,24 +102,6 @@ func (r *renderer) notice(text string) {
 	fmt.Fprintln(r.errw, termsafe.Text(text))
 }
 
-// denial prints a refusal whole, wrapped under its label: its second half
-// says how to allow the call, so cutting it would lose the useful part.
-func (r *renderer) denial(label, text string) {
-	if r.format != "text" || r.quiet {
-		return
-	}
-	head := "      " + label + " "
-	hang := strings.Repeat(" ", len(head))
-	lines := term.WrapWords(termsafe.Text(text), max(r.width()-len(head), 20))
-	for i, l := range lines {
-		if i == 0 {
-			r.progress("      %s %s", r.paint("33", label), l)
-			continue
-		}
-		r.progress("%s%s", hang, l)
-	}
-}
-
 // width is stderr's width when it is a terminal, else 100 columns so that
 // logs stay readable.
 func (r *renderer) width() int {
@@ -149,91 +130,88 @@ func (r *renderer) event(env messages.Envelope) {
 		if ev.TaskID == "" {
 			r.said.WriteString(ev.Text)
 		}
-	case messages.TurnStarted:
-		r.progress("%s %s", r.paint("1", "odin ▸"), firstLine(ev.Input.Body))
-		for _, im := range ev.Input.Images {
-			r.progress("  %s", termsafe.Line(llm.Image{Name: im.Name, MIME: im.MIME, Width: im.Width, Height: im.Height}.Label()))
-		}
-	case messages.AgentStarted:
-		r.narrate()
-		r.progress("  %s %s: %s %s", r.paint("36", "▸"), r.paint("1", termsafe.Line(ev.Agent)), firstLine(ev.Description),
-			r.paint("2", fmt.Sprintf("(%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
+		return
+	case messages.AgentStarted, messages.GateDecided:
+		r.narrate() // the answer before the gates is progress, not the answer
 	case messages.ToolStarted:
-		who := ev.Agent
-		indent := "    "
 		if ev.TaskID == "" {
-			indent = "  "
 			r.narrate()
 		}
-		r.progress("%s%s %s %s", indent, r.paint("2", "·"), r.paint("2", termsafe.Line(who)), r.toolLabel(ev.Name, ev.Input))
 	case messages.ToolFinished:
-		if ev.Denied {
-			r.denial("denied:", ev.Output)
-		} else if ev.IsError {
-			r.progress("      %s %s", r.paint("33", "error:"), firstLine(ev.Output))
+		if !ev.Denied && !ev.IsError {
+			return
 		}
 	case messages.BudgetExceeded:
-		if ev.Agent != "" {
-			r.progress("  %s %s stopped: %s", r.paint("31", "■"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))
-		}
-	case messages.NoProgress:
-		r.progress("  %s %s: %s", r.paint("33", "‖"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))
-	case messages.AgentRestarted:
-		r.progress("  %s %s crashed (%s); restart %d", r.paint("33", "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)
-	case messages.AgentFinished:
-		rep := ev.Report
-		ok, verdict := term.Verdict(rep)
-		mark := r.paint("32", "✓")
-		if !ok {
-			mark = r.paint("31", "✗")
-		}
-		r.progress("  %s %s %s: %s %s", mark, r.paint("1", termsafe.Line(rep.Agent)), verdict, firstLine(rep.Summary),
-			r.paint("2", fmt.Sprintf("(%s, %s tokens, %s)", term.Plural(rep.Turns, "call"), term.HumanTokens(rep.Usage.TotalTokens), rep.Elapsed.Round(time.Millisecond))))
-		for _, l := range lintLines(rep) {
-			r.progress("      %s %s", r.paint("2", "lint:"), l)
-		}
-	case messages.GateDecided:
-		r.narrate() // the answer before the gates is progress, not the answer
-		d := ev.Decision
-		if d.ReviewRequired {
-			r.progress("  %s quality gates: review and QA required", r.paint("35", "⚖"))
-			for _, why := range d.Reasons {
-				r.progress("      - %s", firstLine(why))
-			}
-		} else {
-			r.progress("  %s quality gates: not required (single low-risk file)", r.paint("35", "⚖"))
+		if ev.Agent == "" {
+			return // the turn's own: its result says why it stopped
 		}
 	case messages.GateStage:
-		if !ev.Done && ev.Stage == "qa" {
-			r.progress("  %s qa (round %d): running the project's checks…", r.paint("35", "⚖"), term.StageRound(ev.GateStageResult))
-		}
-		if ev.Done {
-			mark := r.paint("32", "passed")
-			if !ev.Passed {
-				mark = r.paint("31", "failed")
-			}
-			if ev.Stage == "fix" {
-				mark = "done"
-			}
-			r.progress("  %s %s (round %d): %s — %s", r.paint("35", "⚖"), ev.Stage, term.StageRound(ev.GateStageResult), mark, firstLine(ev.Summary))
+		// The start of a stage run by a specialist shows as the
+		// specialist's line; QA's checks are Odin's own, so they get one.
+		if !ev.Done && ev.Stage != "qa" {
+			return
 		}
 	case messages.Retrying:
 		if ev.TaskID == "" {
 			r.said.Reset()
 		}
-		r.progress("  %s %s: model call failed (%s); retry %d in %s", r.paint("33", "…"), termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond)
-	case messages.RateLimited:
-		r.progress("  %s %s: waiting for rate limit (%s), %s", r.paint("33", "…"), termsafe.Line(ev.Agent), termsafe.Line(ev.Provider), time.Duration(ev.WaitMS)*time.Millisecond)
-	case messages.Notice:
-		r.progress("  %s %s", r.paint("33", "!"), termsafe.Text(ev.Text))
-	case messages.SessionFenced:
-		r.progress("  %s %s", r.paint("31", "!"), termsafe.Line(ev.Reason))
 	case messages.Resync:
 		// The output fell behind and progress was skipped; the result
 		// still comes whole with turn_finished.
 		r.said.Reset()
-		r.progress("  %s output fell behind: %d progress events skipped (odin sessions show has the full transcript)", r.paint("33", "!"), ev.Dropped)
+	case messages.TurnFinished:
+		return // final prints the result
 	}
+	r.line(present.Describe(env.Event))
+}
+
+// line prints an event's line: indented, painted, its whole text wrapped
+// under it, its items one level deeper.
+func (r *renderer) line(l present.Line) {
+	if r.format != "text" || r.quiet || l.Silent() {
+		return
+	}
+	if l.Kind == "tool_started" {
+		l = r.relative(l)
+	}
+	head := l.Indent() + l.Styled(r.paintTone)
+	if l.Whole != "" {
+		w := ansi.StringWidth(l.Indent()+l.Text()) - ansi.StringWidth(l.Whole)
+		wrapped := term.WrapWords(l.Whole, max(r.width()-w, 20))
+		r.progress("%s %s", head, wrapped[0])
+		hang := strings.Repeat(" ", w)
+		for _, more := range wrapped[1:] {
+			r.progress("%s%s", hang, more)
+		}
+	} else {
+		r.progress("%s", head)
+	}
+	for _, it := range l.Items {
+		r.progress("%s    %s", l.Indent(), r.paint("2", it))
+	}
+}
+
+// paintTone is the ANSI colour of a presentation tone.
+func (r *renderer) paintTone(tone present.Tone, s string) string {
+	code := map[present.Tone]string{present.Dim: "2", present.Bold: "1", present.Agent: "1", present.Accent: "36",
+		present.OK: "32", present.Warn: "33", present.Err: "31", present.Gate: "35"}[tone]
+	if code == "" {
+		return s
+	}
+	return r.paint(code, s)
+}
+
+// relative shows a tool call's paths relative to the project.
+func (r *renderer) relative(l present.Line) present.Line {
+	spans := append([]present.Span(nil), l.Spans...)
+	last := &spans[len(spans)-1]
+	label := strings.Replace(last.Text, " "+r.root+string(filepath.Separator), " ", 1)
+	if strings.HasSuffix(label, " "+r.root) {
+		label = strings.TrimSuffix(label, r.root) + "."
+	}
+	last.Text = label
+	l.Spans = spans
+	return l
 }
 
 // narrate prints what the Orchestrator said before using tools.
@@ -299,80 +277,11 @@ func (r *renderer) final(res messages.TurnResult, session string) {
 	}
 }
 
+// printGates prints the gate report, unstyled: it goes to stdout, which
+// scripts read.
 func printGates(w io.Writer, g *messages.GateReport) {
-	d := g.Decision
-	verdict := "PASSED"
-	if !g.Passed {
-		verdict = "FAILED"
-	}
-	if !d.ReviewRequired && len(g.Stages) == 0 {
-		fmt.Fprintf(w, "Quality gates: not required (%d file, no risk path, no public API change)\n", len(d.Files))
-		return
-	}
-	fmt.Fprintf(w, "Quality gates: %s after %s\n", verdict, term.Plural(g.FixRounds, "fix round"))
-	for _, why := range d.Reasons {
-		fmt.Fprintf(w, "  required because: %s\n", firstLine(why))
-	}
-	for _, s := range g.Stages {
-		mark := "passed"
-		if !s.Passed {
-			mark = "failed"
-		}
-		if s.Stage == "fix" {
-			mark = "applied"
-		}
-		fmt.Fprintf(w, "  %-6s round %d: %-7s %s\n", s.Stage, term.StageRound(s), mark, firstLine(s.Summary))
-	}
-	if rv := g.Review; rv != nil && len(rv.Issues) > 0 {
-		fmt.Fprintf(w, "  review findings (last round, score %d/10):\n", rv.OverallScore)
-		for _, is := range rv.Issues {
-			loc := termsafe.Line(is.File)
-			if is.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", loc, is.Line)
-			}
-			fmt.Fprintf(w, "    [%s] %s %s\n", termsafe.Line(is.Severity), loc, termsafe.Line(is.Message))
-		}
-	}
-	if q := g.QA; q != nil {
-		fmt.Fprintln(w, "  QA checks:")
-		for _, c := range q.Checks {
-			mark := "ok  "
-			if !c.Passed {
-				mark = "FAIL"
-			}
-			fmt.Fprintf(w, "    %s %-6s %s\n", mark, termsafe.Line(c.Name), termsafe.Line(c.Command))
-		}
-		printAcceptance(w, q)
-		for _, wn := range q.Warnings {
-			fmt.Fprintf(w, "    warning: %s\n", termsafe.Line(wn))
-		}
-	}
-}
-
-// printAcceptance lists QA's acceptance criteria, met and unmet, and the
-// coverage of the changed packages before and after.
-func printAcceptance(w io.Writer, q *messages.QAResult) {
-	if len(q.Criteria) > 0 {
-		fmt.Fprintln(w, "  acceptance criteria:")
-		for _, c := range q.Criteria {
-			mark := "met  "
-			if !c.Met {
-				mark = "UNMET"
-			}
-			fmt.Fprintf(w, "    %s %s — %s (by %s)\n", mark, termsafe.Line(c.Criterion), termsafe.Line(firstLine(c.Evidence)), c.By)
-		}
-	}
-	if cov := q.Coverage; cov != nil && len(cov.Packages) > 0 {
-		fmt.Fprintf(w, "  coverage (%s):\n", termsafe.Line(cov.Command))
-		pct := func(v *float64) string {
-			if v == nil {
-				return "n/a"
-			}
-			return fmt.Sprintf("%.1f%%", *v)
-		}
-		for _, p := range cov.Packages {
-			fmt.Fprintf(w, "    %s: %s → %s\n", termsafe.Line(p.Package), pct(p.Before), pct(p.After))
-		}
+	for _, l := range present.GateReport(g) {
+		fmt.Fprintln(w, l.Indent()+l.Text())
 	}
 }
 
@@ -385,20 +294,9 @@ func printUsage(w io.Writer, res messages.TurnResult) {
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s%s\n", termsafe.Line(u.Agent), termsafe.Line(u.Model), term.HumanTokens(u.PromptTokens), term.HumanTokens(u.CachedTokens), term.HumanTokens(u.CompletionTokens), usageCost(u.Usage), est)
+		fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s%s\n", termsafe.Line(u.Agent), termsafe.Line(u.Model), present.Tokens(u.PromptTokens), present.Tokens(u.CachedTokens), present.Tokens(u.CompletionTokens), present.UsageCost(u.Usage), est)
 	}
-	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s   %s\n", "total", "", term.HumanTokens(res.Usage.PromptTokens), term.HumanTokens(res.Usage.CachedTokens), term.HumanTokens(res.Usage.CompletionTokens), usageCost(res.Usage), res.Elapsed.Round(time.Millisecond))
-}
-
-// toolLabel is a short description of a tool call for progress lines,
-// with paths relative to the project.
-func (r *renderer) toolLabel(name, input string) string {
-	label := term.ToolLabel(name, input) // sanitized
-	label = strings.Replace(label, " "+r.root+string(filepath.Separator), " ", 1)
-	if strings.HasSuffix(label, " "+r.root) {
-		label = strings.TrimSuffix(label, r.root) + "."
-	}
-	return label
+	fmt.Fprintf(w, "  %-13s %-18s %8s in %7s cached %7s out  %s   %s\n", "total", "", present.Tokens(res.Usage.PromptTokens), present.Tokens(res.Usage.CachedTokens), present.Tokens(res.Usage.CompletionTokens), present.UsageCost(res.Usage), present.Duration(res.Elapsed))
 }
 
 // firstLine is the sanitized first line of s, cut to 160 columns on a
@@ -435,31 +333,4 @@ func errorText(err error) string {
 		b.WriteString("\n  - " + fix)
 	}
 	return b.String()
-}
-
-// lintLines describes the formatter and linter runs of a Code report, one
-// line each: the command and how it ended.
-func lintLines(rep messages.Report) []string {
-	var cr messages.CodeResult
-	if rep.Result == nil || json.Unmarshal(rep.Result, &cr) != nil || cr.Lint == nil {
-		return nil
-	}
-	var out []string
-	for _, run := range cr.Lint.Runs {
-		status := "ok"
-		switch {
-		case run.Missing:
-			status = "not installed"
-		case run.ExitCode != 0:
-			status = fmt.Sprintf("exit %d: %s", run.ExitCode, firstLine(run.Output))
-		}
-		if len(run.Fixed) > 0 {
-			status += ", fixed " + strings.Join(run.Fixed, ", ")
-		}
-		out = append(out, termsafe.Line(fmt.Sprintf("%s `%s` — %s", run.Kind, run.Command, status)))
-	}
-	if cr.Lint.Note != "" {
-		out = append(out, termsafe.Line(cr.Lint.Note))
-	}
-	return out
 }

@@ -45,7 +45,7 @@ func TestDenialPrintedWholeAndWrapped(t *testing.T) {
 			t.Errorf("line wider than 100 columns: %q", l)
 		}
 	}
-	if got := strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(errw.String()), "denied:")), " "); got != strings.Join(strings.Fields(advice), " ") {
+	if got := strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(errw.String()), "⎿ denied:")), " "); got != strings.Join(strings.Fields(advice), " ") {
 		t.Errorf("the denial lost words:\n got %q\nwant %q", got, advice)
 	}
 }
@@ -56,7 +56,7 @@ func TestRendererShowsFailedReviewAndRoundsFromOne(t *testing.T) {
 	r.event(messages.Envelope{Event: messages.AgentFinished{Report: messages.Report{Agent: "review", Status: messages.ReportOK, Summary: "1 major issue",
 		Result: []byte(`{"approved":false,"issues":[{"severity":"major"}]}`), Turns: 1}}})
 	r.event(messages.Envelope{Event: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "review", Round: 0, Summary: "1 blocking"}, Done: true}})
-	want := "  ✗ review changes requested: 1 major issue (1 call, 0 tokens, 0s)\n  ⚖ review (round 1): failed — 1 blocking\n"
+	want := "  ✗ review changes requested: 1 major issue (1 call, 0 tokens, 0s)\n  ⚖ review round 1: failed — 1 blocking\n"
 	if diff := cmp.Diff(want, errw.String()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

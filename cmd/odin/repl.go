@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
@@ -265,7 +266,7 @@ func (r *repl) sessions(ctx context.Context) (string, error) {
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tMESSAGES\tCOST\tTITLE")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", shortID(s.ID), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, term.CostText(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", shortID(s.ID), s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount, present.Cost(s.Cost, !r.a.modelPriced(s.Model)), oneLineTitle(s.Title))
 	}
 	_ = tw.Flush()
 	return strings.TrimRight(b.String(), "\n") + "\n/resume ID continues one (the ID or any unique prefix).", nil
@@ -290,7 +291,7 @@ func (r *repl) compact(ctx context.Context) (term.Result, error) {
 		return term.Result{Text: "Nothing to compact: " + res.Skipped}, nil
 	}
 	c := res.Compacted
-	return term.Result{Text: fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, term.HumanTokens(c.TokensBefore), term.HumanTokens(c.TokensAfter))}, nil
+	return term.Result{Text: fmt.Sprintf("Compacted %d messages into a summary: %s → %s tokens.", c.Messages, present.Tokens(c.TokensBefore), present.Tokens(c.TokensAfter))}, nil
 }
 
 // resume starts the session id (or the latest one that is not current).

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/llm/tape"
-	"github.com/odin-code/odin/internal/term"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -144,7 +144,7 @@ func printReplayReport(w io.Writer, tp *tape.Tape, rep tape.Report, got *message
 	if len(rep.Divergences) > 0 {
 		fmt.Fprintf(w, "replay: first divergence: %s\n", rep.Divergences[0])
 		if n := len(rep.Divergences) - 1; n > 0 {
-			fmt.Fprintf(w, "replay: %s more differ\n", term.Plural(n, "request"))
+			fmt.Fprintf(w, "replay: %s more differ\n", present.Plural(n, "request"))
 		}
 	} else {
 		fmt.Fprintln(w, "replay: every request matched the recording")

@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/term"
 )
@@ -179,7 +180,7 @@ func (a *app) rewind(ctx context.Context, session string, n int, scope rewindSco
 		return "", err
 	}
 	if n < 1 || n > len(points) {
-		return "", fmt.Errorf("no message %d to rewind to: the session has %s in its conversation", n, term.Plural(len(points), "user message"))
+		return "", fmt.Errorf("no message %d to rewind to: the session has %s in its conversation", n, present.Plural(len(points), "user message"))
 	}
 	target := points[n-1]
 	j := &rewindJournal{Session: session, N: n, Seq: target.Seq, Text: target.Text, Code: scope.code, Conversation: scope.conversation,

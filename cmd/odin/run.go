@@ -19,6 +19,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/llm/tape"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
@@ -204,7 +205,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 		select {
 		case sig := <-sigs:
 			if detached != nil {
-				r.notice(fmt.Sprintf("%s: leaving %s; they are recorded as abandoned at exit", sigName(sig), term.Plural(len(detached), "detached agent run")))
+				r.notice(fmt.Sprintf("%s: leaving %s; they are recorded as abandoned at exit", sigName(sig), present.Plural(len(detached), "detached agent run")))
 				return closeSession(live, signalExit(sig, fmt.Errorf("detached agent runs abandoned")))
 			}
 			interrupts++
@@ -268,7 +269,7 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 				if len(detached) == 0 {
 					return closeSession(live, turnExit)
 				}
-				r.notice(fmt.Sprintf("waiting for %s to finish (%s): this process is their home; Ctrl-C leaves them abandoned", term.Plural(len(detached), "detached agent run"), strings.Join(slices.Sorted(maps.Values(detached)), ", ")))
+				r.notice(fmt.Sprintf("waiting for %s to finish (%s): this process is their home; Ctrl-C leaves them abandoned", present.Plural(len(detached), "detached agent run"), strings.Join(slices.Sorted(maps.Values(detached)), ", ")))
 			}
 		}
 	}

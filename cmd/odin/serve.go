@@ -20,9 +20,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/logging"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/serve"
 	"github.com/odin-code/odin/internal/store"
-	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -160,7 +160,7 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		fmt.Fprintf(stderr, "odin serve: could not look for interrupted turns: %v\n", err)
 	} else if n > 0 {
-		fmt.Fprintf(stderr, "odin serve: resuming the interrupted turns of %s\n", term.Plural(n, "session"))
+		fmt.Fprintf(stderr, "odin serve: resuming the interrupted turns of %s\n", present.Plural(n, "session"))
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
-	"github.com/odin-code/odin/internal/term"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -50,7 +50,7 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 						title += "  (" + s.Project + ")"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.MessageCount,
-						term.HumanTokens(s.PromptTokens+s.CompletionTokens), term.CostText(s.Cost, !a.modelPriced(s.Model)), firstLine(title))
+						present.Tokens(s.PromptTokens+s.CompletionTokens), present.Cost(s.Cost, !a.modelPriced(s.Model)), firstLine(title))
 				}
 				return tw.Flush()
 			})
@@ -357,15 +357,15 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 						// some model had no known price: unknown, not free.
 						unknown = true
 					}
-					cost := term.CostText(r.Cost, unknown)
-					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens), term.HumanTokens(r.CompletionTokens), cost)
+					cost := present.Cost(r.Cost, unknown)
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, present.Tokens(r.PromptTokens), present.Tokens(r.CachedTokens), present.Tokens(r.CompletionTokens), cost)
 					total.Calls += r.Calls
 					total.PromptTokens += r.PromptTokens
 					total.CachedTokens += r.CachedTokens
 					total.CompletionTokens += r.CompletionTokens
 					total.Cost += r.Cost
 				}
-				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens), term.HumanTokens(total.CompletionTokens), term.CostText(total.Cost, len(unpriced) > 0))
+				fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t\n", total.Calls, present.Tokens(total.PromptTokens), present.Tokens(total.CachedTokens), present.Tokens(total.CompletionTokens), present.Cost(total.Cost, len(unpriced) > 0))
 				if err := tw.Flush(); err != nil {
 					return err
 				}
@@ -484,7 +484,7 @@ func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					fmt.Fprintf(stdout, "Nothing compacted: %s.\n", res.Skipped)
 				default:
 					fmt.Fprintf(stdout, "Compacted %d messages of session %s: about %s → %s tokens.\n", res.Compacted.Messages, live.ID,
-						term.HumanTokens(res.Compacted.TokensBefore), term.HumanTokens(res.Compacted.TokensAfter))
+						present.Tokens(res.Compacted.TokensBefore), present.Tokens(res.Compacted.TokensAfter))
 				}
 				return nil
 			})
@@ -512,11 +512,11 @@ func printPartStats(w io.Writer, rows []store.StatsRow) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "PART\tCALLS\tINPUT\tCACHED\tUNCACHED\tSHARE\tCACHED%%\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, term.HumanTokens(r.PromptTokens), term.HumanTokens(r.CachedTokens),
-			term.HumanTokens(r.PromptTokens-r.CachedTokens), share(r.PromptTokens, total.PromptTokens), share(r.CachedTokens, r.PromptTokens))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t\n", r.Key, r.Calls, present.Tokens(r.PromptTokens), present.Tokens(r.CachedTokens),
+			present.Tokens(r.PromptTokens-r.CachedTokens), share(r.PromptTokens, total.PromptTokens), share(r.CachedTokens, r.PromptTokens))
 	}
-	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t%s\t\n", total.Calls, term.HumanTokens(total.PromptTokens), term.HumanTokens(total.CachedTokens),
-		term.HumanTokens(total.PromptTokens-total.CachedTokens), share(total.PromptTokens, total.PromptTokens), share(total.CachedTokens, total.PromptTokens))
+	fmt.Fprintf(tw, "total\t%d\t%s\t%s\t%s\t%s\t%s\t\n", total.Calls, present.Tokens(total.PromptTokens), present.Tokens(total.CachedTokens),
+		present.Tokens(total.PromptTokens-total.CachedTokens), share(total.PromptTokens, total.PromptTokens), share(total.CachedTokens, total.PromptTokens))
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func TestDriveAPage(t *testing.T) {
 	if n := otherHits.Load(); n != before {
 		t.Errorf("the server not allowed saw %d requests", n-before)
 	}
-	r = do(browser.Command{Action: browser.ActionNavigate, URL: srv.URL + "/page.html"})
+	do(browser.Command{Action: browser.ActionNavigate, URL: srv.URL + "/page.html"})
 	r = do(browser.Command{Action: browser.ActionClick, Selector: `a[href="/other.html"]`})
 	if r.Title != "Other" || !strings.Contains(r.Markdown, "The other page.") {
 		t.Errorf("after following the link: %q\n%s", r.Title, r.Markdown)

@@ -144,14 +144,17 @@ func runHandoff(path string) int {
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// waited is closed once Wait returned; waitErr is read only after.
+	var waitErr error
+	waited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(waited) }()
 	select {
-	case err := <-done:
-		return exitStatus(err)
+	case <-waited:
+		return exitStatus(waitErr)
 	case s := <-sigs:
+		// Killed for the signal: it is the status, whatever Wait says.
 		_ = p.Kill()
-		<-done
+		<-waited
 		return 128 + int(s.(syscall.Signal))
 	}
 }

@@ -110,14 +110,16 @@ func runInit(specJSON string, rest []string) int {
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	// waited is closed once Wait returned; waitErr is read only after.
+	var waitErr error
+	waited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(waited) }()
 	code := 0
 	select {
-	case err := <-done:
-		code = exitStatus(err)
+	case <-waited:
+		code = exitStatus(waitErr)
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if errors.As(waitErr, &ee) {
 			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 				// Die the way the command died, so the caller sees the
 				// signal and not an exit status.
@@ -127,9 +129,11 @@ func runInit(specJSON string, rest []string) int {
 			}
 		}
 	case s := <-sigs:
+		// The signal decides the status; whether the command stopped in
+		// time only decides how long to wait before killTree.
 		signalTree(syscall.SIGTERM)
 		select {
-		case <-done:
+		case <-waited:
 		case <-time.After(500 * time.Millisecond):
 		}
 		code = 128 + int(s.(syscall.Signal))

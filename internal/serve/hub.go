@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -38,8 +39,29 @@ func (h *hub) add(env messages.Envelope) {
 	data, err := env.MarshalJSON()
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
+	} else {
+		data = withLine(data, present.Describe(env.Event))
 	}
 	h.append(env.Event.EventType(), data)
+}
+
+// withLine adds the event's line, as every front end words it, to its
+// JSON object: the viewer shows it instead of wording the event itself.
+// Events that print nothing (streamed text, usage) get none, so the
+// stream's bulk costs no second encoding.
+func withLine(data []byte, l present.Line) []byte {
+	if l.Silent() || len(data) < 2 || data[len(data)-1] != '}' {
+		return data
+	}
+	line, err := json.Marshal(l)
+	if err != nil {
+		return data
+	}
+	out := make([]byte, 0, len(data)+len(line)+9)
+	out = append(out, data[:len(data)-1]...)
+	out = append(out, `,"line":`...)
+	out = append(out, line...)
+	return append(out, '}')
 }
 
 func (h *hub) append(typ string, data []byte) {

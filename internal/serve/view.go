@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/internal/viewer"
 )
@@ -41,7 +42,9 @@ type HistoryItem struct {
 	Cost   float64 `json:"cost"`
 	// CostUnknown: the session's model has no known price, so Cost
 	// counts only what was priced (shown "cost unknown", never $0).
-	CostUnknown  bool      `json:"cost_unknown,omitempty"`
+	CostUnknown bool `json:"cost_unknown,omitempty"`
+	// CostText is the cost as every front end shows it (present.Cost).
+	CostText     string    `json:"cost_text"`
 	Tokens       int64     `json:"tokens"`
 	CreatedAt    time.Time `json:"created_at"`
 	LastActivity time.Time `json:"last_activity"`
@@ -100,6 +103,11 @@ type Run struct {
 	Cost      float64         `json:"cost"`
 	// CostUnknown as in HistoryItem, for the run's model.
 	CostUnknown bool `json:"cost_unknown,omitempty"`
+	// GateRound is the run's round in its gate stage as every front end
+	// counts it (present.Round): the stage's own runs in the turn, from
+	// 1; GateLabel names it ("review round 2"). Empty for a delegation.
+	GateRound int    `json:"gate_round,omitempty"`
+	GateLabel string `json:"gate_label,omitempty"`
 }
 
 // ToolSpan is one tool call in a lane.
@@ -122,12 +130,21 @@ type GateOutcome struct {
 	// Reasons are why the gates were required (the decision's reasons).
 	Reasons []string `json:"reasons"`
 	Text    string   `json:"text"`
+	// Verdict is the outcome as every front end words it: "passed after
+	// 1 fix round".
+	Verdict string `json:"verdict"`
 }
 
 // GateStage is one stage line of a gate outcome.
 type GateStage struct {
-	Stage   string `json:"stage"`
+	Stage string `json:"stage"`
+	// Round is the round the Orchestrator's note gives: the fix rounds
+	// before the stage plus one (a fix its own number). Run is the
+	// stage's own run in the turn, the round users see everywhere
+	// (present.Round); Label words it: "qa round 1: failed".
 	Round   int    `json:"round"`
+	Run     int    `json:"run"`
+	Label   string `json:"label"`
 	Mark    string `json:"mark"` // passed, failed, applied
 	Summary string `json:"summary,omitempty"`
 }
@@ -143,6 +160,8 @@ type Transcript struct {
 	// known price; UnpricedModels are those of Usage.
 	CostUnknown    bool     `json:"cost_unknown,omitempty"`
 	UnpricedModels []string `json:"unpriced_models"`
+	// CostText is the session's cost as every front end shows it.
+	CostText string `json:"cost_text"`
 }
 
 // Entry is one stored message with its parts flattened for display.
@@ -287,6 +306,7 @@ func (s *Server) itemOf(sess store.Session, msgs []store.Message, runs int) Hist
 	item := HistoryItem{ID: sess.ID, Title: sess.Title, Project: sess.Project, Model: sess.Model, Status: "stored",
 		Turns: len(userInputs(msgs)), Runs: runs, Cost: sess.Cost, CostUnknown: !s.priced(sess.Model),
 		Tokens: sess.PromptTokens + sess.CompletionTokens, CreatedAt: sess.CreatedAt, LastActivity: sess.UpdatedAt}
+	item.CostText = present.Cost(item.Cost, item.CostUnknown)
 	if e, err := s.m.get(sess.ID); err == nil {
 		i := e.info()
 		item.Status = "live"
@@ -360,6 +380,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 			tl.Tools = append(tl.Tools, ToolSpan{Name: t.Name, At: t.At, Elapsed: t.Elapsed, IsError: t.IsError, Files: t.Files})
 		}
 		fixes := 0
+		runs := map[string]int{} // each gate's runs in the turn, "turn\x00gate"
 		for _, k := range kids {
 			run, u, err := s.runOf(ctx, st, k)
 			if err != nil {
@@ -372,6 +393,12 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 				run.Round = fixes
 			}
 			run.Turn = turnAt(tl.Turns, run.Start)
+			if run.Gate != "" {
+				key := fmt.Sprint(run.Turn) + "\x00" + run.Gate
+				runs[key]++
+				run.GateRound = runs[key]
+				run.GateLabel = present.StageRound(run.Gate, run.GateRound)
+			}
 			tl.Runs = append(tl.Runs, run)
 			tl.Usage = append(tl.Usage, u...)
 			if run.End.After(tl.End) {
@@ -383,6 +410,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		// The session's total holds its specialists' spend: unknown when
 		// any of its calls was.
 		tl.Session.CostUnknown = tl.Session.CostUnknown || len(tl.UnpricedModels) > 0
+		tl.Session.CostText = present.Cost(tl.Session.Cost, tl.Session.CostUnknown)
 		writeJSON(w, http.StatusOK, tl)
 		return nil
 	})
@@ -444,6 +472,10 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 		if _, err := fmt.Sscanf(lines[0], "Quality gates %s after %d fix round(s).", &verdict, &g.FixRounds); err == nil {
 			g.Passed = verdict == "passed"
 		}
+		g.Verdict = present.FixRounds(g.Passed, g.FixRounds)
+		// The note lists the stages in the order they finished, so a
+		// stage's runs are counted as they appear (present.Round).
+		runs := map[string]int{}
 		for _, l := range lines[1:] {
 			if why, ok := strings.CutPrefix(l, "Required because: "); ok {
 				g.Reasons = strings.Split(strings.TrimSuffix(why, "."), "; ")
@@ -451,7 +483,10 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 			}
 			if sm := stageLine().FindStringSubmatch(l); sm != nil {
 				round, _ := strconv.Atoi(sm[2])
-				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Mark: sm[3], Summary: sm[4]})
+				runs[sm[1]]++
+				run := runs[sm[1]]
+				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Run: run, Mark: sm[3], Summary: sm[4],
+					Label: present.StageRound(sm[1], run) + ": " + sm[3]})
 			}
 		}
 		out = append(out, g)
@@ -568,6 +603,7 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) {
 		}
 		tr.UnpricedModels = s.unpriced(tr.Usage)
 		tr.CostUnknown = !s.priced(sess.Model) || len(tr.UnpricedModels) > 0
+		tr.CostText = present.Cost(sess.Cost, tr.CostUnknown)
 		for _, m := range msgs {
 			e := Entry{Seq: m.Seq, Role: string(m.Role), Model: m.Model, At: m.CreatedAt, Parts: make([]Part, 0, len(m.Parts)), Interrupted: m.Interrupted}
 			for _, p := range m.Parts {

@@ -159,9 +159,11 @@ func TestTimelineRunsGatesAndFixRounds(t *testing.T) {
 	type run struct{ Agent, Gate, Outcome string }
 	var runs []run
 	rounds := []int{}
+	var labels []string
 	for _, r := range tl.Runs {
 		runs = append(runs, run{r.Agent, r.Gate, r.Outcome})
 		rounds = append(rounds, r.Round)
+		labels = append(labels, r.GateLabel)
 		if r.Turn != 1 || r.Report == nil || r.End.Before(r.Start) {
 			t.Errorf("run %+v", r)
 		}
@@ -173,6 +175,11 @@ func TestTimelineRunsGatesAndFixRounds(t *testing.T) {
 	if diff := cmp.Diff([]int{0, 0, 1, 1, 1, 2}, rounds); diff != "" {
 		t.Errorf("rounds (-want +got):\n%s", diff)
 	}
+	// Each gate's own runs, as the terminal counts them: the first QA
+	// diagnosis is QA's round 1 though a fix round came before it.
+	if diff := cmp.Diff([]string{"", "review round 1", "fix round 1", "review round 2", "qa round 1", "fix round 2"}, labels); diff != "" {
+		t.Errorf("gate labels (-want +got):\n%s", diff)
+	}
 	if len(tl.Gates) != 1 {
 		t.Fatalf("gates = %+v", tl.Gates)
 	}
@@ -183,7 +190,10 @@ func TestTimelineRunsGatesAndFixRounds(t *testing.T) {
 	if !g.Passed || g.FixRounds != 2 || g.Turn != 1 || len(g.Stages) != 6 {
 		t.Errorf("gate outcome = %+v", g)
 	}
-	if s := g.Stages[3]; s != (GateStage{Stage: "qa", Round: 2, Mark: "failed", Summary: "TestX fails"}) {
+	if g.Verdict != "passed after 2 fix rounds" {
+		t.Errorf("verdict %q", g.Verdict)
+	}
+	if s := g.Stages[3]; s != (GateStage{Stage: "qa", Round: 2, Run: 1, Label: "qa round 1: failed", Mark: "failed", Summary: "TestX fails"}) {
 		t.Errorf("stage 4 = %+v", s)
 	}
 	if len(tl.Turns) != 1 || tl.Turns[0].Answer != "Rate limiting is in place." {

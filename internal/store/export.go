@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/termsafe"
 )
 
@@ -309,13 +310,7 @@ func writeSessionMarkdown(w *bufio.Writer, a SessionArchive, child bool, priced 
 		fmt.Fprintf(w, "- %s\n", strings.Join(who, " · "))
 	}
 	fmt.Fprintf(w, "- Created: %s · Updated: %s\n", mdTime(ss.CreatedAt), mdTime(ss.UpdatedAt))
-	cost := fmt.Sprintf("$%.4f", ss.Cost)
-	if priced != nil && ss.Model != "" && !priced(ss.Model) {
-		cost = "cost unknown"
-		if ss.Cost > 0 {
-			cost = fmt.Sprintf("$%.4f + unknown", ss.Cost)
-		}
-	}
+	cost := present.Cost(ss.Cost, priced != nil && ss.Model != "" && !priced(ss.Model))
 	fmt.Fprintf(w, "- Messages: %d · Tokens: %d prompt, %d completion, %d cached · Cost: %s\n",
 		ss.MessageCount, ss.PromptTokens, ss.CompletionTokens, ss.CachedTokens, cost)
 	if len(a.Todos) > 0 {

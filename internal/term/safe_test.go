@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -118,7 +119,7 @@ func TestVerdict(t *testing.T) {
 		{"tests passed", messages.Report{Status: messages.ReportOK, Result: raw(messages.TestResult{Passed: 3})}, true, "ok"},
 		{"search result", messages.Report{Status: messages.ReportOK, Result: raw(map[string]any{"files": []string{"a"}})}, true, "ok"},
 	} {
-		ok, word := Verdict(tc.r)
+		ok, word := present.Verdict(tc.r)
 		if ok != tc.ok || word != tc.word {
 			t.Errorf("%s: Verdict = %v %q, want %v %q", tc.name, ok, word, tc.ok, tc.word)
 		}
@@ -129,7 +130,7 @@ func TestFailedReviewIsNotMarkedOK(t *testing.T) {
 	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
 	res, _ := json.Marshal(messages.ReviewResult{Issues: []messages.ReviewIssue{{Severity: "critical", Message: "sql injection"}}})
 	got := tr.event(messages.AgentFinished{Report: messages.Report{Agent: "review", Status: messages.ReportOK, Summary: "1 critical issue", Result: res, Turns: 1}})
-	if diff := cmp.Diff([]string{"  ✗ review changes requested: 1 critical issue (1 call, 0 tokens, 0ms)"}, got); diff != "" {
+	if diff := cmp.Diff([]string{"  ✗ review changes requested: 1 critical issue (1 call, 0 tokens, 0s)"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
@@ -147,7 +148,7 @@ func TestStageRoundsCountFromOne(t *testing.T) {
 	if diff := cmp.Diff(want, gateLines(NewTheme(io.Discard, ColorNone), g)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if got := Plural(1, "call") + ", " + Plural(2, "call") + ", " + Plural(0, "call"); got != "1 call, 2 calls, 0 calls" {
+	if got := present.Plural(1, "call") + ", " + present.Plural(2, "call") + ", " + present.Plural(0, "call"); got != "1 call, 2 calls, 0 calls" {
 		t.Errorf("Plural: %q", got)
 	}
 }

@@ -1,13 +1,13 @@
 package term
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -75,10 +75,10 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		}
 	case messages.ToolStarted:
 		if ev.TaskID == "" {
-			a.phase = "running " + ToolLabel(ev.Name, ev.Input)
+			a.phase = "running " + present.ToolLabel(ev.Name, ev.Input)
 		} else if r := a.agent(ev.TaskID); r != nil {
 			r.tools++
-			r.last = ToolLabel(ev.Name, ev.Input)
+			r.last = present.ToolLabel(ev.Name, ev.Input)
 		}
 	case messages.ToolFinished:
 		if ev.TaskID == "" {
@@ -119,13 +119,13 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		}
 	case messages.GateDecided:
 		if ev.Decision.ReviewRequired || ev.Decision.QARequired {
-			a.gate = "review and QA required"
+			a.gate = present.Required(ev.Decision) + " required"
 		}
 	case messages.GateStage:
 		if ev.Done {
 			a.gate, a.gateTask = "", ""
 		} else {
-			a.gate = fmt.Sprintf("%s, round %d", ev.Stage, StageRound(ev.GateStageResult))
+			a.gate = present.StageRound(ev.Stage, present.Round(ev.GateStageResult))
 			a.gateTask = ev.TaskID
 		}
 	case messages.RateLimited:
@@ -178,21 +178,21 @@ func (a *Activity) Lines(th *Theme, now time.Time, width, frame int) []string {
 		phase = w
 	}
 	head := fmt.Sprintf("%s %s %s", spin, th.Paint(th.Bold, "odin"), phase)
-	meta := []string{Elapsed(now.Sub(a.started))}
+	meta := []string{present.Duration(now.Sub(a.started))}
 	if a.outChars > 0 {
-		meta = append(meta, "↓ "+HumanTokens(int64(a.outChars/4))+" tokens")
+		meta = append(meta, "↓ "+present.Tokens(int64(a.outChars/4))+" tokens")
 	}
 	lines := []string{head + th.Paint(th.Dim, " · "+strings.Join(meta, " · "))}
 	for _, r := range a.agents {
-		parts := []string{Elapsed(now.Sub(r.started))}
+		parts := []string{present.Duration(now.Sub(r.started))}
 		if r.tokens > 0 {
-			parts = append(parts, HumanTokens(r.tokens)+" tok"+budgetOf(r.budget.Tokens > 0, HumanTokens(r.budget.Tokens)))
+			parts = append(parts, present.Tokens(r.tokens)+" tok"+budgetOf(r.budget.Tokens > 0, present.Tokens(r.budget.Tokens)))
 		}
 		if r.tools > 0 {
-			parts = append(parts, Plural(r.tools, "tool")+budgetOf(r.budget.ToolCalls > 0, fmt.Sprint(r.budget.ToolCalls)))
+			parts = append(parts, present.Plural(r.tools, "tool")+budgetOf(r.budget.ToolCalls > 0, fmt.Sprint(r.budget.ToolCalls)))
 		}
 		if r.usd > 0 || r.budget.USD > 0 {
-			parts = append(parts, fmt.Sprintf("$%.4f", r.usd)+budgetOf(r.budget.USD > 0, fmt.Sprintf("$%.2f", r.budget.USD)))
+			parts = append(parts, present.Cost(r.usd, false)+budgetOf(r.budget.USD > 0, fmt.Sprintf("$%.2f", r.budget.USD)))
 		}
 		if r.restarts > 0 {
 			parts = append(parts, fmt.Sprintf("restart %d", r.restarts))
@@ -240,54 +240,6 @@ func Truncate(s string, width int) string {
 		return s
 	}
 	return ansi.Truncate(s, width, "…")
-}
-
-// Elapsed formats a duration for the status area: 850ms, 12s, 3m05s.
-func Elapsed(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-}
-
-// HumanTokens formats a token count: 950, 1.2k, 34k, 1.5M.
-func HumanTokens(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 10_000:
-		return fmt.Sprintf("%.0fk", float64(n)/1e3)
-	case n >= 1_000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
-
-// ToolLabel describes a tool call in a few words: its name and its main
-// argument (path, pattern, command, URL), sanitized for the terminal.
-func ToolLabel(name, input string) string {
-	name = termsafe.Line(name)
-	var args map[string]any
-	if json.Unmarshal([]byte(input), &args) != nil {
-		return name
-	}
-	for _, k := range []string{"file_path", "pattern", "command", "url", "query", "path", "description"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			v = firstLine(v)
-			if r := []rune(v); len(r) > 60 {
-				v = string(r[:60]) + "…"
-			}
-			return name + " " + v
-		}
-	}
-	return name
 }
 
 // todoLine summarises a todo list: how many are done and the one in

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -49,7 +48,6 @@ func (t *transcript) setWidth(w int) { t.md.SetWidth(w) }
 
 // event returns the lines ev prints.
 func (t *transcript) event(ev messages.Event) []string {
-	th := t.th
 	switch ev := ev.(type) {
 	case messages.TurnStarted:
 		t.md.Reset()
@@ -73,104 +71,41 @@ func (t *transcript) event(ev messages.Event) []string {
 		if ev.TaskID != "" || strings.HasPrefix(ev.Name, "agent_") {
 			return nil
 		}
-		return append(append(t.release(), t.md.Flush()...), th.Paint(th.Dim, "  ⏺ "+ToolLabel(ev.Name, ev.Input)))
+		// The REPL shows the Orchestrator's calls dim, whole: the
+		// answer around them is what stands out.
+		return append(append(t.release(), t.md.Flush()...), t.th.Paint(t.th.Dim, t.plain(present.Describe(ev))))
 	case messages.ToolFinished:
 		if len(ev.Files) > 0 && !ev.Denied && !ev.IsError {
 			t.changed = true
 		}
-		if ev.Denied {
-			// Whole, even a specialist's: its second half says how to
-			// allow the call. The printer wraps it to the terminal.
-			who := ""
-			if ev.TaskID != "" {
-				who = termsafe.Line(ev.Agent) + " "
-			}
-			head := "⎿ " + who + "denied: "
-			lines := WrapWords(termsafe.Text(ev.Output), t.md.width-4-ansi.StringWidth(head))
-			out := []string{"    " + th.Paint(th.Warn, head) + lines[0]}
-			hang := strings.Repeat(" ", 4+ansi.StringWidth(head))
-			for _, l := range lines[1:] {
-				out = append(out, hang+l)
-			}
-			return out
-		}
-		if ev.TaskID != "" {
+		// A denial shows whole, even a specialist's: its second half
+		// says how to allow the call. Other results of a specialist's
+		// calls are its own business.
+		if ev.TaskID != "" && !ev.Denied {
 			return nil
 		}
-		switch {
-		case ev.IsError:
-			return []string{"    " + th.Paint(th.Warn, "⎿ error: ") + firstLine(ev.Output)}
-		}
+		return t.lines(present.Describe(ev))
 	case messages.AgentStarted:
-		return append(append(t.release(), t.md.Flush()...), fmt.Sprintf("  %s %s %s", th.Paint(th.Accent, "▸"), th.Agent(ev.Agent), firstLine(ev.Description))+
-			th.Paint(th.Dim, fmt.Sprintf(" (%s, deadline %s)", termsafe.Line(ev.Model), ev.Timeout)))
+		return append(append(t.release(), t.md.Flush()...), t.lines(present.Describe(ev))...)
 	case messages.BudgetExceeded:
 		t.budgets = append(t.budgets, ev)
-		who := "turn"
-		if ev.Agent != "" {
-			who = termsafe.Line(ev.Agent)
-		}
-		return []string{fmt.Sprintf("  %s %s stopped: %s", th.Paint(th.Err, "■"), who, termsafe.Line(ev.Text()))}
-	case messages.NoProgress:
-		return []string{fmt.Sprintf("  %s %s paused: %s", th.Paint(th.Warn, "‖"), termsafe.Line(ev.Agent), termsafe.Line(ev.Text()))}
-	case messages.AgentRestarted:
-		return []string{fmt.Sprintf("  %s %s crashed (%s); restart %d", th.Paint(th.Warn, "↻"), termsafe.Line(ev.Agent), firstLine(ev.Reason), ev.Restart)}
-	case messages.AgentFinished:
-		r := ev.Report
-		ok, verdict := Verdict(r)
-		mark := th.Paint(th.OK, "✓")
-		if !ok {
-			mark = th.Paint(th.Err, "✗")
-		}
-		summary := firstLine(r.Summary)
-		if r.Status != messages.ReportOK && r.Error != "" {
-			summary = firstLine(r.Error)
-		}
-		return []string{fmt.Sprintf("  %s %s %s: %s", mark, th.Agent(r.Agent), verdict, summary) +
-			th.Paint(th.Dim, fmt.Sprintf(" (%s, %s tokens, %s)", Plural(r.Turns, "call"), HumanTokens(r.Usage.TotalTokens), Elapsed(r.Elapsed)))}
+		return t.lines(present.Describe(ev))
+	case messages.NoProgress, messages.AgentRestarted, messages.AgentFinished, messages.Retrying, messages.RateLimited,
+		messages.Notice, messages.SessionFenced, messages.Compacted:
+		return t.lines(present.Describe(ev))
 	case messages.GateDecided:
 		d := ev.Decision
 		if !d.ReviewRequired && !d.QARequired {
-			return append(t.release(), "  "+th.Paint(th.Gate, "⚖")+" quality gates: not required (single low-risk change)")
+			return append(t.release(), t.lines(present.Describe(ev))...)
 		}
 		// The gates may change the code; the answer written after them
 		// is the answer, so this one is progress.
-		out := t.interimLine()
-		out = append(out, "  "+th.Paint(th.Gate, "⚖")+" quality gates: review and QA required")
-		for _, why := range d.Reasons {
-			out = append(out, th.Paint(th.Dim, "      - "+firstLine(why)))
-		}
-		return out
+		return append(t.interimLine(), t.lines(present.Describe(ev))...)
 	case messages.GateStage:
 		if !ev.Done {
-			return nil
+			return nil // the status area shows the running stage
 		}
-		mark := th.Paint(th.OK, "passed")
-		switch {
-		case ev.Stage == "fix":
-			mark = "applied"
-		case !ev.Passed:
-			mark = th.Paint(th.Err, "failed")
-		}
-		return []string{fmt.Sprintf("  %s %s (round %d): %s — %s", th.Paint(th.Gate, "⚖"), ev.Stage, StageRound(ev.GateStageResult), mark, firstLine(ev.Summary))}
-	case messages.Retrying:
-		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: model call failed (%s); retry %d in %s", termsafe.Line(ev.Agent), firstLine(ev.Error), ev.Attempt, time.Duration(ev.WaitMS)*time.Millisecond))}
-	case messages.RateLimited:
-		return []string{th.Paint(th.Dim, fmt.Sprintf("  … %s: waiting for rate limit (%s), %s", termsafe.Line(ev.Agent), termsafe.Line(ev.Provider), time.Duration(ev.WaitMS)*time.Millisecond))}
-	case messages.Notice:
-		st := th.Warn
-		if ev.Level == "info" {
-			st = th.Dim
-		}
-		return []string{"  " + th.Paint(st, "! "+termsafe.Line(ev.Text))}
-	case messages.SessionFenced:
-		return []string{"  " + th.Paint(th.Warn, "! "+termsafe.Line(ev.Reason)+": open it again to take it back (odin --resume)")}
-	case messages.Compacted:
-		parts := ""
-		if ev.Requests > 1 {
-			parts = fmt.Sprintf(" (summarised in %d parts)", ev.Requests)
-		}
-		return []string{th.Paint(th.Dim, fmt.Sprintf("  ⇣ compacted %d messages: %s → %s tokens%s", ev.Messages, HumanTokens(ev.TokensBefore), HumanTokens(ev.TokensAfter), parts))}
+		return t.lines(present.Describe(ev))
 	case messages.ApprovalResolved:
 		return nil
 	case messages.Resync:
@@ -184,7 +119,7 @@ func (t *transcript) event(ev messages.Event) []string {
 		t.held.Reset()
 		t.shown.Reset()
 		t.streamed, t.resynced = false, true
-		return []string{"  " + th.Paint(th.Warn, fmt.Sprintf("! the display fell behind: %d updates skipped; the rest of the answer follows when the turn ends", ev.Dropped))}
+		return t.lines(present.Describe(ev))
 	case messages.TurnFinished:
 		return t.finished(ev.Result)
 	}
@@ -222,8 +157,7 @@ func (t *transcript) userLines(in messages.UserMessage) []string {
 		out = append(out, "  "+th.Paint(th.User, l))
 	}
 	for _, im := range in.Images {
-		label := llm.Image{Name: im.Name, MIME: im.MIME, Width: im.Width, Height: im.Height}.Label()
-		out = append(out, "  "+th.Paint(th.Dim, termsafe.Line(label)))
+		out = append(out, "  "+th.Paint(th.Dim, present.ImageLabel(im)))
 	}
 	return out
 }
@@ -321,56 +255,13 @@ func (t *transcript) finished(res messages.TurnResult) []string {
 		prev.Agent, prev.Model, prev.Usage = u.Agent, u.Model, prev.Usage.Add(u.Usage)
 		t.byAgent[k] = prev
 	}
-	u := res.Usage
-	if res.Elapsed == 0 && u.TotalTokens == 0 && u.PromptTokens == 0 && u.CompletionTokens == 0 {
-		// A result known only from the stored history (odin attach after
-		// lost events): no figures to show rather than zeros.
-		return out
-	}
-	out = append(out, th.Paint(th.Dim, fmt.Sprintf("  %s · %s in · %s out · %s", Elapsed(res.Elapsed), HumanTokens(u.PromptTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown))))
-	return out
+	return append(out, t.lines(present.Describe(messages.TurnFinished{Result: res}))...)
 }
 
 func gateLines(th *Theme, g *messages.GateReport) []string {
-	d := g.Decision
-	if !d.ReviewRequired && len(g.Stages) == 0 {
-		return []string{"Quality gates: not required"}
-	}
-	verdict := th.Paint(th.OK, "PASSED")
-	if !g.Passed {
-		verdict = th.Paint(th.Err, "FAILED")
-	}
-	out := []string{fmt.Sprintf("Quality gates: %s after %s", verdict, Plural(g.FixRounds, "fix round"))}
-	for _, why := range d.Reasons {
-		out = append(out, "  required because: "+firstLine(why))
-	}
-	for _, s := range g.Stages {
-		mark := "passed"
-		switch {
-		case s.Stage == "fix":
-			mark = "applied"
-		case !s.Passed:
-			mark = "failed"
-		}
-		out = append(out, fmt.Sprintf("  %-6s round %d: %-7s %s", s.Stage, StageRound(s), mark, firstLine(s.Summary)))
-	}
-	if rv := g.Review; rv != nil {
-		for _, is := range rv.Issues {
-			loc := termsafe.Line(is.File)
-			if is.Line > 0 {
-				loc = fmt.Sprintf("%s:%d", loc, is.Line)
-			}
-			out = append(out, fmt.Sprintf("    [%s] %s %s", termsafe.Line(is.Severity), loc, termsafe.Line(is.Message)))
-		}
-	}
-	if q := g.QA; q != nil {
-		for _, c := range q.Checks {
-			mark := th.Paint(th.OK, "ok  ")
-			if !c.Passed {
-				mark = th.Paint(th.Err, "FAIL")
-			}
-			out = append(out, fmt.Sprintf("    %s %-6s %s", mark, termsafe.Line(c.Name), termsafe.Line(c.Command)))
-		}
+	var out []string
+	for _, l := range present.GateReport(g) {
+		out = append(out, l.Indent()+l.Styled(paintTone(th)))
 	}
 	return out
 }
@@ -390,15 +281,15 @@ func (t *transcript) costLines() []string {
 		}
 		return rows[i].Agent+rows[i].Model < rows[j].Agent+rows[j].Model
 	})
-	out := []string{fmt.Sprintf("Usage over %s:", Plural(t.turns, "turn"))}
+	out := []string{fmt.Sprintf("Usage over %s:", present.Plural(t.turns, "turn"))}
 	for _, u := range rows {
 		est := ""
 		if u.Estimated {
 			est = " (estimated)"
 		}
-		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s%s", u.Agent, u.Model, HumanTokens(u.PromptTokens), HumanTokens(u.CachedTokens), HumanTokens(u.CompletionTokens), CostText(u.Cost, u.CostUnknown), est))
+		out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s%s", u.Agent, u.Model, present.Tokens(u.PromptTokens), present.Tokens(u.CachedTokens), present.Tokens(u.CompletionTokens), present.Cost(u.Cost, u.CostUnknown), est))
 	}
-	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s", "total", "", HumanTokens(t.usage.PromptTokens), HumanTokens(t.usage.CachedTokens), HumanTokens(t.usage.CompletionTokens), CostText(t.usage.Cost, t.usage.CostUnknown)))
+	out = append(out, fmt.Sprintf("  %-13s %-18s %8s in %7s cached %7s out  %s", "total", "", present.Tokens(t.usage.PromptTokens), present.Tokens(t.usage.CachedTokens), present.Tokens(t.usage.CompletionTokens), present.Cost(t.usage.Cost, t.usage.CostUnknown)))
 	if len(t.budgets) > 0 {
 		out = append(out, "Budgets spent:")
 		for _, b := range t.budgets {
@@ -410,4 +301,60 @@ func (t *transcript) costLines() []string {
 		}
 	}
 	return out
+}
+
+// paintTone styles a presentation tone in the theme.
+func paintTone(th *Theme) func(present.Tone, string) string {
+	return func(tone present.Tone, s string) string {
+		switch tone {
+		case present.Dim:
+			return th.Paint(th.Dim, s)
+		case present.Bold:
+			return th.Paint(th.Bold, s)
+		case present.Accent:
+			return th.Paint(th.Accent, s)
+		case present.OK:
+			return th.Paint(th.OK, s)
+		case present.Warn:
+			return th.Paint(th.Warn, s)
+		case present.Err:
+			return th.Paint(th.Err, s)
+		case present.Gate:
+			return th.Paint(th.Gate, s)
+		case present.Agent:
+			return th.Agent(s)
+		}
+		return s
+	}
+}
+
+// lines prints an event's line: indented, styled, its whole text
+// wrapped under it to the width, its items dim one level deeper.
+func (t *transcript) lines(l present.Line) []string {
+	if l.Silent() {
+		return nil
+	}
+	head := l.Indent() + l.Styled(paintTone(t.th))
+	out := []string{head}
+	if l.Whole != "" {
+		w := ansi.StringWidth(head) + 1
+		wrapped := WrapWords(l.Whole, t.md.width-w)
+		out[0] += " " + wrapped[0]
+		hang := strings.Repeat(" ", w)
+		for _, more := range wrapped[1:] {
+			out = append(out, hang+more)
+		}
+	}
+	for _, it := range l.Items {
+		out = append(out, t.th.Paint(t.th.Dim, l.Indent()+"    "+it))
+	}
+	return out
+}
+
+// plain is a line's text, indented and unstyled.
+func (t *transcript) plain(l present.Line) string {
+	if l.Silent() {
+		return ""
+	}
+	return l.Indent() + l.Text()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/internal/termsafe"
 	"github.com/odin-code/odin/messages"
 )
@@ -1032,7 +1033,7 @@ func (m *ui) removeQueued(ids ...string) tea.Cmd {
 		if removed < len(ids) {
 			return infoMsg{text: fmt.Sprintf("removed %d of %d: the others had started", removed, len(ids)), warn: true}
 		}
-		return infoMsg{text: fmt.Sprintf("removed %s", Plural(removed, "queued input"))}
+		return infoMsg{text: fmt.Sprintf("removed %s", present.Plural(removed, "queued input"))}
 	}
 }
 

@@ -2,6 +2,7 @@
 // session (model output, tool output, file contents) and is untrusted, so
 // the page builds DOM nodes and never assigns HTML.
 import { diffLines, highlight } from "./diff.js";
+import { lineText, money, plural } from "./format.js";
 
 const state = { scale: "steps", token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null, refreshTimer: 0, scrub: 1000 };
 
@@ -46,9 +47,6 @@ async function api(path, opts = {}) {
 }
 
 function status(text) { $("status").textContent = text; }
-// money shows a cost: "cost unknown" when nothing was priced (never
-// "$0.0000", which reads as free), "+ unknown" when only part was.
-const money = (c, unknown) => unknown ? (c ? "$" + c.toFixed(4) + " + unknown" : "cost unknown") : "$" + (c || 0).toFixed(4);
 const when = (t) => (t ? new Date(t).toLocaleString() : "");
 const secs = (ns) => (ns / 1e9).toFixed(2) + "s";
 
@@ -60,7 +58,7 @@ async function loadSessions() {
     const body = $("sessions").tBodies[0];
     body.replaceChildren(...list.map((s) => h("tr", { class: s.id === state.session ? "current" : "", "data-id": s.id },
       h("td", {}, h("a", { href: "#session=" + encodeURIComponent(s.id), title: s.project }, s.title || s.id), h("br"), h("small", {}, s.project)),
-      h("td", {}, s.status), h("td", {}, s.turns), h("td", {}, money(s.cost, s.cost_unknown)), h("td", {}, when(s.last_activity)))));
+      h("td", {}, s.status), h("td", {}, s.turns), h("td", {}, s.cost_text), h("td", {}, when(s.last_activity)))));
     if (!list.length) body.append(h("tr", {}, h("td", { colspan: 5 }, q ? "No session matches." : "No stored session yet.")));
   } catch (e) {
     status(e.status === 401 ? "The token is missing or wrong: open the URL odin view printed." : "Sessions: " + e.message);
@@ -107,7 +105,7 @@ function scheduleRefresh() {
 function render() {
   const tl = state.timeline;
   $("session-h").textContent = tl.session.title || tl.session.id;
-  $("session-meta").textContent = `${tl.session.project} · ${tl.session.status || ""} · ${tl.session.turns || 0} turn(s) · ${tl.runs.length} specialist run(s) · ${money(tl.session.cost, tl.session.cost_unknown)} · ${tl.session.model || ""}`;
+  $("session-meta").textContent = `${tl.session.project} · ${tl.session.status || ""} · ${plural(tl.session.turns || 0, "turn")} · ${plural(tl.runs.length, "specialist run")} · ${tl.session.cost_text ?? ""} · ${tl.session.model || ""}`;
   renderTimeline(tl);
   renderGates(tl);
   renderCost(tl);
@@ -160,14 +158,14 @@ function renderTimeline(tl) {
   const lanes = [lane("Orchestrator", "orchestrator", ...tl.turns.map((t) => bar("ok", t.start, t.end, `turn ${t.index}`,
     `Orchestrator turn ${t.index}: ${t.input.slice(0, 120)}`, () => openTranscript(tl.session.id, "Orchestrator"))), ...queued) ];
   runs.forEach((r, i) => {
-    const gate = r.gate ? (r.gate === "fix" ? `fix round ${r.round}` : `${r.gate} gate${r.round ? ` after fix ${r.round}` : ""}`) : "";
+    const gate = r.gate_label || "";
     const name = `${r.agent} #${i + 1}${gate ? " · " + gate : ""}`;
     const label = `${r.agent}: ${r.title}`;
     const items = [bar(r.outcome, r.start, r.end, label, `${name}: ${r.title} (${r.outcome})${r.summary ? " — " + r.summary : ""}`,
       () => openTranscript(r.id, `${r.agent} #${i + 1}: ${r.title}`), { "data-run": r.id, "data-outcome": r.outcome, "data-gate": r.gate || "" })];
     if (r.gate === "fix") {
       const where = pos(r.start) > 12 ? `right:${100 - pos(r.start) + 0.5}%` : `left:${Math.min(pos(r.end) + 0.5, 90)}%`;
-      items.push(h("span", { class: `mark fixmark${future(r.start) ? " future" : ""}`, style: where }, `fix round ${r.round}`));
+      items.push(h("span", { class: `mark fixmark${future(r.start) ? " future" : ""}`, style: where }, r.gate_label));
     }
     lanes.push(lane(name, "run", ...items));
   });
@@ -179,6 +177,7 @@ function renderTimeline(tl) {
   const liveQA = new Map();
   for (const e of state.gateEvents.filter((e) => e.stage === "qa")) {
     const k = e.round + 1, cur = liveQA.get(k) || {};
+    cur.label = lineText(e.line).split(" — ")[0];
     if (!e.done) cur.start = e.time; else if (!cur.end) { cur.end = e.time; cur.mark = e.passed ? "passed" : "failed"; cur.summary = e.summary; }
     liveQA.set(k, cur);
   }
@@ -187,18 +186,18 @@ function renderTimeline(tl) {
       const diag = runs.find((r) => r.gate === "qa" && r.round === s.round - 1);
       const end = s.mark === "failed" && diag ? diag.start : g.at;
       const before = runs.filter((r) => r.turn === g.turn && Date.parse(r.end) <= Date.parse(end)).map((r) => r.end).sort().pop() || end;
-      liveQA.set(s.round, { ...(liveQA.get(s.round) || {}), start: (liveQA.get(s.round) || {}).start || before, end, mark: s.mark, summary: s.summary });
+      liveQA.set(s.round, { ...(liveQA.get(s.round) || {}), start: (liveQA.get(s.round) || {}).start || before, end, mark: s.mark, summary: s.summary, label: s.label });
     }
   }
   for (const [round, q] of [...liveQA].sort((a, b) => a[0] - b[0])) {
     if (!q.start) continue;
     const cls = q.mark === "passed" ? "ok" : q.mark === "failed" ? "failed" : "running";
-    qaMarks.push(bar(cls, q.start, q.end || new Date().toISOString(), `QA r${round} ${q.mark || "running"}`, `QA checks round ${round}: ${q.mark || "running"}${q.summary ? " — " + q.summary : ""}`,
+    qaMarks.push(bar(cls, q.start, q.end || new Date().toISOString(), q.label, `QA checks, ${q.label}${q.summary ? " — " + q.summary : ""}`,
       () => { const d = runs.find((r) => r.gate === "qa" && r.round === round - 1); if (d) openTranscript(d.id, `qa: ${d.title}`); }, { "data-qa": q.mark || "running" }));
   }
   lanes.push(lane("QA checks", "qa", ...qaMarks));
   lanes.push(lane("Gates", "gates", ...tl.gates.map((g) => h("span", { class: `mark ${g.passed ? "passed" : "failed"}${future(g.at) ? " future" : ""}`, style: anchor(g.at) },
-    `turn ${g.turn}: gates ${g.passed ? "passed" : "failed"} after ${g.fix_rounds} fix round(s)`))));
+    `turn ${g.turn}: gates ${g.verdict}`))));
   $("timeline").replaceChildren(...lanes);
 }
 
@@ -212,9 +211,9 @@ function renderGates(tl) {
   for (const g of tl.gates) {
     const rounds = tl.runs.filter((r) => r.turn === g.turn && r.gate);
     out.push(h("div", { class: "gate", "data-turn": g.turn },
-      h("p", {}, h("span", { class: g.passed ? "verdict-passed" : "verdict-failed" }, `Verdict: ${g.passed ? "passed" : "failed"}`), ` after ${g.fix_rounds} fix round(s) (turn ${g.turn})`),
+      h("p", {}, h("span", { class: g.passed ? "verdict-passed" : "verdict-failed" }, `Verdict: ${g.verdict}`), ` (turn ${g.turn})`),
       (g.reasons || []).length ? h("div", { class: "gate-reasons" }, h("strong", {}, "Required because: "), h("ul", {}, g.reasons.map((r) => h("li", {}, r)))) : "",
-      h("ol", {}, g.stages.map((s) => h("li", { class: "stage", "data-stage": s.stage, "data-mark": s.mark }, h("strong", {}, `${s.stage} round ${s.round}: ${s.mark}`), s.summary ? " — " + s.summary : ""))),
+      h("ol", {}, g.stages.map((s) => h("li", { class: "stage", "data-stage": s.stage, "data-mark": s.mark }, h("strong", {}, s.label), s.summary ? " — " + s.summary : ""))),
       rounds.map(gateRound)));
   }
   if (!decided.length && tl.gates.length && !tl.gates.some((g) => (g.reasons || []).length)) out.push(h("p", { class: "legend" }, "This session was stored before Odin kept why the gates were required; only their outcome is known."));
@@ -224,7 +223,7 @@ function renderGates(tl) {
 
 function gateRound(r) {
   const rep = r.report || {};
-  const kids = [h("strong", {}, r.gate === "fix" ? `Fix round ${r.round}` : `${r.gate} (after ${r.round} fix round(s))`), `: ${r.summary || r.title}`];
+  const kids = [h("strong", {}, r.gate_label), `: ${r.summary || r.title}`];
   if (Array.isArray(rep.issues) && rep.issues.length) {
     const bySev = {};
     for (const i of rep.issues) (bySev[i.severity] ||= []).push(i);
@@ -265,7 +264,7 @@ function renderCost(tl) {
   };
   const turnOf = (u) => "turn " + (tl.turns.filter((t) => Date.parse(t.start) <= Date.parse(u.at)).length || 1);
   const tokens = tl.usage.reduce((a, u) => [a[0] + u.prompt_tokens, a[1] + u.completion_tokens, a[2] + u.cached_tokens], [0, 0, 0]);
-  $("cost").replaceChildren(h("p", {}, `${tl.usage.length} model call(s): ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0), (tl.unpriced_models || []).length > 0)}`),
+  $("cost").replaceChildren(h("p", {}, `${plural(tl.usage.length, "model call")}: ${tokens[0]} prompt tokens (${tokens[2]} cached), ${tokens[1]} completion tokens, ${money(tl.usage.reduce((a, u) => a + u.cost, 0), (tl.unpriced_models || []).length > 0)}`),
     priced ? ((tl.unpriced_models || []).length ? h("p", { class: "legend" }, "No price is known for " + tl.unpriced_models.join(", ") + ": the charts count only priced calls.") : "") : h("p", { class: "legend" }, "No price is known for these models: the charts show tokens."),
     chart("per agent", sum((u) => u.agent || "?"), fmt), chart("per model", sum((u) => u.model || "?"), fmt), chart("per turn", sum(turnOf), fmt),
     ledgerTable(tl.usage, turnOf));
@@ -329,7 +328,7 @@ async function openTranscript(id, label) {
     prev = e;
   }
   if (tr.report) body.push(h("section", { class: "report" }, h("h4", {}, "Report"), h("pre", {}, JSON.stringify(tr.report, null, 2))));
-  $("transcript-h").textContent = `Transcript — ${label} (${tr.session.model || ""}, ${money(tr.session.cost, tr.cost_unknown)})`;
+  $("transcript-h").textContent = `Transcript — ${label} (${tr.session.model || ""}, ${tr.cost_text})`;
   $("transcript-body").replaceChildren(...body);
   $("transcript").hidden = false;
   $("transcript-h").focus();
@@ -425,7 +424,9 @@ const refreshOn = new Set(["agent_started", "agent_finished", "gate_decided", "g
 function onEvent(ev) {
   if (ev.type === "text_delta" || ev.type === "reasoning_delta") return;
   const log = $("event-log");
-  log.append(h("li", {}, `${new Date(ev.time).toLocaleTimeString()} ${ev.type}${ev.agent ? " " + ev.agent : ""}${ev.name ? " " + ev.name : ""}`));
+  // An event that prints a line in the terminal reads the same here.
+  const what = ev.line ? lineText(ev.line) : `${ev.type}${ev.agent ? " " + ev.agent : ""}${ev.name ? " " + ev.name : ""}`;
+  log.append(h("li", { "data-type": ev.type }, `${new Date(ev.time).toLocaleTimeString()} ${what}`));
   while (log.children.length > 200) log.firstChild.remove();
   $("live-badge").dataset.events = String(Number($("live-badge").dataset.events || 0) + 1);
   if (ev.type === "agent_started") state.liveRuns.set(ev.task_id, { agent: ev.agent, title: ev.description, start: ev.time, done: false });
