@@ -54,7 +54,7 @@ type WebFetchMeta struct {
 // NewWebFetch returns WebFetch: it fetches a URL with f (through f's
 // cache), converts the page to Markdown and runs the prompt over it with
 // the small model (env.Small), returning the answer with the source URL.
-// The page reaches the small model only inside a web.Fence. Without a small
+// The page reaches the small model only inside an untrusted.Fence (web.NewFence). Without a small
 // model the page itself is returned, fenced and capped. Fetches made by
 // the Research agent use its longer cache lifetimes.
 func NewWebFetch(f *web.Fetcher) tool.Tool {
@@ -149,7 +149,7 @@ func webAnswer(answer, source string) string {
 
 // webFetchSystem is the small model's system prompt: answer the agent's
 // prompt from the page, treating the page strictly as data.
-func webFetchSystem(f web.Fence) string {
+func webFetchSystem(f untrusted.Fence) string {
 	return "You read a web page on behalf of a coding agent and answer the agent's request about it.\n\n" +
 		f.Rule() + "\n\n" +
 		"Answer the request that follows the closing marker, using only what the page says:\n" +
@@ -161,7 +161,7 @@ func webFetchSystem(f web.Fence) string {
 
 // webFetchUser is the small model's user message: the page, fenced, then
 // the agent's request outside the fence.
-func webFetchUser(p *web.Page, f web.Fence, prompt string) string {
+func webFetchUser(p *web.Page, f untrusted.Fence, prompt string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Page: %s\n", p.FinalURL)
 	if p.Title != "" {

@@ -82,18 +82,18 @@ var opaqueBuiltins = map[string]string{
 var assigningBuiltins = map[string]struct {
 	valued string // option letters that take a value
 	names  string // option letters whose value is a variable name
-	ops    func(ops []word) []word
+	ops    func(ops []shell.Word) []shell.Word
 }{
-	"read":    {valued: "adinNptu", names: "a", ops: func(ops []word) []word { return ops }},
+	"read":    {valued: "adinNptu", names: "a", ops: func(ops []shell.Word) []shell.Word { return ops }},
 	"printf":  {valued: "v", names: "v"},
 	"wait":    {valued: "p", names: "p"},
-	"getopts": {ops: func(ops []word) []word { return ops[min(1, len(ops)):min(2, len(ops))] }},
+	"getopts": {ops: func(ops []shell.Word) []shell.Word { return ops[min(1, len(ops)):min(2, len(ops))] }},
 }
 
 // builtin records what the builtin name does beyond what readOnly says
 // about it: code it runs that cannot be checked, and the variables it
 // assigns.
-func (w *walker) builtin(name string, args []word, subject string) {
+func (w *walker) builtin(name string, args []shell.Word, subject string) {
 	if why, ok := opaqueBuiltins[name]; ok {
 		w.unresolvable(subject, why)
 		return
@@ -141,7 +141,7 @@ func (w *walker) builtin(name string, args []word, subject string) {
 
 // mapfile: -C runs a callback for every line read; the last operand is
 // the array it fills.
-func (w *walker) mapfile(name string, args []word, subject string) {
+func (w *walker) mapfile(name string, args []shell.Word, subject string) {
 	flags, ops := builtinOpts(args, "dnOsuCc")
 	if cb, ok := flags['C']; ok {
 		w.unresolvable(subject, name+" -C runs a callback for every line read")
@@ -155,7 +155,7 @@ func (w *walker) mapfile(name string, args []word, subject string) {
 }
 
 // unset: unsetting PATH-like variables changes what later commands run.
-func (w *walker) unset(args []word, subject string) {
+func (w *walker) unset(args []shell.Word, subject string) {
 	flags, ops := builtinOpts(args, "")
 	if _, fn := flags['f']; fn {
 		return // function names: nothing is evaluated
@@ -168,7 +168,7 @@ func (w *walker) unset(args []word, subject string) {
 }
 
 // assigns checks a word a builtin assigns to as a variable name.
-func (w *walker) assigns(a word, subject string) {
+func (w *walker) assigns(a shell.Word, subject string) {
 	if base := w.varName(a, subject); base != "" {
 		w.variable(base, false, subject)
 	}
@@ -178,7 +178,7 @@ func (w *walker) assigns(a word, subject string) {
 // after -v or -R (its subscript is arithmetic). An operand only known at
 // run time may itself be -v, so the word after it is checked too; an
 // unquoted expansion may split into both.
-func (w *walker) testBuiltin(args []word, subject string) {
+func (w *walker) testBuiltin(args []shell.Word, subject string) {
 	for i, a := range args {
 		if a.Splits || a.Glob {
 			w.unresolvable(subject, fmt.Sprintf("the unquoted %s may become several words (file names included), such as -v and a name whose subscript bash evaluates as arithmetic; quote it", a.Text))
@@ -193,8 +193,8 @@ func (w *walker) testBuiltin(args []word, subject string) {
 // builtinOpts splits a builtin's arguments into options (letter -> values;
 // valued letters take the rest of the cluster or the next word) and
 // operands, the way bash's internal_getopt does.
-func builtinOpts(args []word, valued string) (map[byte][]word, []word) {
-	flags := map[byte][]word{}
+func builtinOpts(args []shell.Word, valued string) (map[byte][]shell.Word, []shell.Word) {
+	flags := map[byte][]shell.Word{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.Static || a.Text == "-" || !strings.HasPrefix(a.Text, "-") {
@@ -207,17 +207,17 @@ func builtinOpts(args []word, valued string) (map[byte][]word, []word) {
 		for j := 1; j < len(a.Text); j++ {
 			c := a.Text[j]
 			if !strings.ContainsRune(valued, rune(c)) {
-				flags[c] = append(flags[c], word{})
+				flags[c] = append(flags[c], shell.Word{})
 				continue
 			}
 			switch {
 			case j+1 < len(a.Text):
-				flags[c] = append(flags[c], word{Text: a.Text[j+1:], Static: true})
+				flags[c] = append(flags[c], shell.Word{Text: a.Text[j+1:], Static: true})
 			case i+1 < len(args):
 				i++
 				flags[c] = append(flags[c], args[i])
 			default:
-				flags[c] = append(flags[c], word{})
+				flags[c] = append(flags[c], shell.Word{})
 			}
 			break cluster
 		}

@@ -60,7 +60,7 @@ func (w *walker) redirect(r *syntax.Redirect, sc *scope) {
 }
 
 // redirectTarget checks a path a command writes (write) or reads.
-func (w *walker) redirectTarget(t word, write bool, subject string, sc *scope) {
+func (w *walker) redirectTarget(t shell.Word, write bool, subject string, sc *scope) {
 	if w.forbiddenOnly {
 		return
 	}
@@ -135,7 +135,7 @@ func (w *walker) processRelative(err error, subject string) bool {
 // option values after = or attached to a short option). A path outside the
 // allowed directories asks; for a read-only command one that does not exist
 // is skipped, since reading it reads nothing.
-func (w *walker) paths(ws []word, subject string, sc *scope, readOnlyCmd bool) {
+func (w *walker) paths(ws []shell.Word, subject string, sc *scope, readOnlyCmd bool) {
 	if w.forbiddenOnly {
 		return
 	}
@@ -258,7 +258,7 @@ func exists(p string) bool {
 
 // globMatchesOption reports whether a glob argument matches a file whose
 // name starts with '-' in one of the possible directories.
-func globMatchesOption(g *Guard, a word, sc *scope) bool {
+func globMatchesOption(g *Guard, a shell.Word, sc *scope) bool {
 	prefix := globStart(a.Text)
 	for _, cwd := range sc.cwds {
 		if start, err := resolveShell(cwd, prefix); err != nil || g.container(start) == "" {
@@ -295,7 +295,7 @@ func globStart(pattern string) string {
 // .git file pointing outside any .git directory, has a config any tool may
 // have written. Git finds its repository from the working directory (and
 // -C) upwards, checking DIR/.git and then DIR itself at each level.
-func (w *walker) gitRepoRisk(args []word, sc *scope) string {
+func (w *walker) gitRepoRisk(args []shell.Word, sc *scope) string {
 	dirs := slices.Clone(sc.cwds)
 	for i := 0; i < len(args); i++ {
 		a := args[i].Text
@@ -392,7 +392,7 @@ const maxLinkWalk = 100000
 // directories is a path the command reads, and asks like one. The trees
 // are the operands that are directories (the current directory when none
 // is); trees outside the allowed directories were asked about already.
-func (w *walker) linksOut(args []word, subject string, sc *scope) {
+func (w *walker) linksOut(args []shell.Word, subject string, sc *scope) {
 	if w.forbiddenOnly {
 		return
 	}

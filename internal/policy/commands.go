@@ -132,9 +132,6 @@ type walker struct {
 	code bool
 }
 
-// word is the walker's short name for a statically evaluated shell word.
-type word = shell.Word
-
 func (w *walker) deny(rule, subject, reason string) {
 	if w.forbiddenOnly && rule != RuleForbidden {
 		return
@@ -418,12 +415,12 @@ func (w *walker) declQuoted(variant string, value *syntax.Word, exported bool, s
 		named++
 		name, val, hasValue := strings.Cut(o.Text, "=")
 		name = strings.TrimSuffix(name, "+")
-		if base := w.varName(word{Text: name, Static: true, Glob: o.Glob}, subject); base != "" {
+		if base := w.varName(shell.Word{Text: name, Static: true, Glob: o.Glob}, subject); base != "" {
 			w.variable(base, exported, subject)
 		}
 		if hasValue {
-			w.codeLike([]word{{Text: val, Static: true}}, subject)
-			w.compoundValue(variant, []word{{Text: val, Static: true}}, subject)
+			w.codeLike([]shell.Word{{Text: val, Static: true}}, subject)
+			w.compoundValue(variant, []shell.Word{{Text: val, Static: true}}, subject)
 		}
 	}
 	return named
@@ -434,7 +431,7 @@ func (w *walker) declQuoted(variant string, value *syntax.Word, exported bool, s
 // an array assignment when the variable is an array (-a, -A, or declared
 // so before), and evaluate its subscripts as arithmetic, so a quoted
 // '([x]=1)' or an expansion whose value is one runs code. export does not.
-func (w *walker) compoundValue(variant string, ws []word, subject string) {
+func (w *walker) compoundValue(variant string, ws []shell.Word, subject string) {
 	if variant == "export" {
 		return
 	}
@@ -453,7 +450,7 @@ func (w *walker) compoundValue(variant string, ws []word, subject string) {
 
 // codeLike flags an assigned value that looks like shell code: a later
 // arithmetic or prompt expansion of the variable could run it.
-func (w *walker) codeLike(ws []word, subject string) {
+func (w *walker) codeLike(ws []shell.Word, subject string) {
 	for _, v := range ws {
 		if v.Static && (strings.Contains(v.Text, "$(") || strings.Contains(v.Text, "`") || strings.Contains(v.Text, "${") || strings.Contains(v.Text, "$[")) {
 			w.unresolvable(subject, "it stores shell code in a variable, where a later expansion could run it")
@@ -519,7 +516,7 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 	for _, a := range ce.Assigns {
 		w.variable(a.Name.Value, true, subject)
 	}
-	var argv []word
+	var argv []shell.Word
 	for _, a := range ce.Args {
 		argv = append(argv, shell.Eval(a)...)
 	}
@@ -533,7 +530,7 @@ func (w *walker) call(ce *syntax.CallExpr, sc *scope) {
 // and arithmetic evaluates variables' values and runs the command
 // substitutions in them, quotes or not: unset 'a[$(cmd)]' runs cmd. So a
 // subscript other than a plain number, @ or * cannot be checked.
-func (w *walker) varName(v word, subject string) string {
+func (w *walker) varName(v shell.Word, subject string) string {
 	if !v.Static {
 		w.unresolvable(subject, fmt.Sprintf("the variable name %s is only known at run time, and a subscript in it would be evaluated as arithmetic", v.Text))
 		return ""

@@ -35,7 +35,7 @@ func namesDestructive(allowed []Pattern, argv []string, triggers []int) bool {
 
 // destructive asks about a destructive form that an allowed pattern let
 // through without naming it. Commands no pattern allows already ask.
-func (w *walker) destructive(argv []word, subject string, sc *scope, allowed bool) {
+func (w *walker) destructive(argv []shell.Word, subject string, sc *scope, allowed bool) {
 	if !allowed || w.ro || w.forbiddenOnly {
 		return
 	}

@@ -24,7 +24,7 @@ func argsAreData(name string) bool {
 }
 
 // simple checks one simple command given as words, unwrapping wrappers.
-func (w *walker) simple(argv []word, subject string, sc *scope) {
+func (w *walker) simple(argv []shell.Word, subject string, sc *scope) {
 	cur, pathWords, dynamicInput, ok := w.peel(argv, subject, sc)
 	if !ok {
 		return
@@ -81,7 +81,7 @@ func (w *walker) simple(argv []word, subject string, sc *scope) {
 // the command they run (nil when they run none), pathWords their own
 // arguments, dynamicInput why the command gets arguments at run time. ok
 // is false when the command cannot be known, which was reported.
-func (w *walker) peel(argv []word, subject string, sc *scope) (cur, pathWords []word, dynamicInput string, ok bool) {
+func (w *walker) peel(argv []shell.Word, subject string, sc *scope) (cur, pathWords []shell.Word, dynamicInput string, ok bool) {
 	cur = argv
 	for len(cur) > 0 {
 		name := cur[0]
@@ -107,7 +107,7 @@ func (w *walker) peel(argv []word, subject string, sc *scope) (cur, pathWords []
 // program checks a command that is neither a shell nor a builtin that
 // runs code: read-only by the rules, or it needs edit mode (and may be
 // destructive). It reports whether the command is read-only.
-func (w *walker) program(cur []word, subject string, sc *scope, allowed bool, dynamicInput string) bool {
+func (w *walker) program(cur []shell.Word, subject string, sc *scope, allowed bool, dynamicInput string) bool {
 	name, args := cur[0].Text, cur[1:]
 	w.builtin(name, args, subject)
 	if name == "git" {
@@ -131,7 +131,7 @@ func (w *walker) program(cur []word, subject string, sc *scope, allowed bool, dy
 // run time, a glob that matches an option-like file name, a git command
 // in a repository that can run programs, or input from xargs void a
 // verdict that depends on the arguments.
-func (w *walker) readOnly(name string, args []word, sc *scope, dynamicInput string) (bool, string) {
+func (w *walker) readOnly(name string, args []shell.Word, sc *scope, dynamicInput string) (bool, string) {
 	ok, why, sensitive := rules.ReadOnly(name, shell.Texts(args))
 	if !ok {
 		return false, why
@@ -168,7 +168,7 @@ func isShell(name string) bool {
 }
 
 // allowedMatch reports whether argv matches an allowed pattern.
-func (w *walker) allowedMatch(argv []word) bool {
+func (w *walker) allowedMatch(argv []shell.Word) bool {
 	t := shell.Texts(argv)
 	for _, p := range w.c.allowed {
 		if p.Match(t) {
@@ -181,11 +181,11 @@ func (w *walker) allowedMatch(argv []word) bool {
 // checkForbidden denies argv if a forbidden pattern matches it, its base
 // name form, or its git form without global options. A dynamic word
 // matches any pattern word, since it could be anything.
-func (w *walker) checkForbidden(argv []word, subject string) {
+func (w *walker) checkForbidden(argv []shell.Word, subject string) {
 	if len(w.c.forbidden) == 0 {
 		return
 	}
-	forms := [][]word{argv}
+	forms := [][]shell.Word{argv}
 	if base := filepath.Base(argv[0].Text); base != argv[0].Text {
 		b := slices.Clone(argv)
 		b[0].Text = base
@@ -207,7 +207,7 @@ func (w *walker) checkForbidden(argv []word, subject string) {
 // matchConservative matches p against argv where dynamic words may be
 // anything: they match every pattern word, and a dynamic word in the tail
 // makes the tail match.
-func matchConservative(p Pattern, argv []word) bool {
+func matchConservative(p Pattern, argv []shell.Word) bool {
 	if p.Match(shell.Texts(argv)) {
 		return true
 	}
@@ -235,7 +235,7 @@ func matchConservative(p Pattern, argv []word) bool {
 	}
 	if !p.tail && len(argv) > n {
 		// A dynamic word may expand to several words or none.
-		return slices.ContainsFunc(argv, func(a word) bool { return !a.Static })
+		return slices.ContainsFunc(argv, func(a shell.Word) bool { return !a.Static })
 	}
 	for _, a := range argv[n-1:] {
 		if !a.Static || a.Glob {
@@ -247,8 +247,8 @@ func matchConservative(p Pattern, argv []word) bool {
 
 // gitWithoutGlobals drops git's global options (git -C dir -c k=v push is
 // git push) for forbidden matching.
-func gitWithoutGlobals(argv []word) []word {
-	out := []word{{Text: "git", Static: true}}
+func gitWithoutGlobals(argv []shell.Word) []shell.Word {
+	out := []shell.Word{{Text: "git", Static: true}}
 	i := 1
 	for ; i < len(argv); i++ {
 		t := argv[i].Text
@@ -267,7 +267,7 @@ func gitWithoutGlobals(argv []word) []word {
 // for forbidden commands it may run: every suffix starting at a word that
 // is not an option (find . -exec git push ;) and every word holding spaces,
 // parsed as a script (watch 'git push', flock f -c 'git push').
-func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
+func (w *walker) forbiddenSuffixes(argv []shell.Word, sc *scope) {
 	if len(w.c.forbidden) == 0 || w.forbiddenOnly {
 		return
 	}
@@ -289,7 +289,7 @@ func (w *walker) forbiddenSuffixes(argv []word, sc *scope) {
 
 // forbiddenScript checks the static words of args, joined, as a script for
 // forbidden commands (eval 'git push').
-func (w *walker) forbiddenScript(args []word, sc *scope) {
+func (w *walker) forbiddenScript(args []shell.Word, sc *scope) {
 	if len(args) == 0 {
 		return
 	}
@@ -324,7 +324,7 @@ var optionWrappers = map[string]optionWrapper{
 }
 
 // split divides args into the wrapper's own words and the command it runs.
-func (ow optionWrapper) split(args []word) (inner, extra []word) {
+func (ow optionWrapper) split(args []shell.Word) (inner, extra []shell.Word) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
 		if slices.Contains(ow.valued, args[i].Text) || (ow.shortValued && len(args[i].Text) == 2) {
@@ -345,7 +345,7 @@ func (ow optionWrapper) split(args []word) (inner, extra []word) {
 // unwrap returns the command a wrapper runs. extra are the wrapper's own
 // arguments (checked as paths); dynamic says why the inner command gets
 // arguments at run time; ok is false when argv is not a wrapper.
-func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []word, dynamic string, ok bool) {
+func (w *walker) unwrap(argv []shell.Word, subject string, sc *scope) (inner, extra []shell.Word, dynamic string, ok bool) {
 	name := argv[0].Text
 	args := argv[1:]
 	if ow, found := optionWrappers[name]; found {
@@ -378,7 +378,7 @@ func (w *walker) unwrap(argv []word, subject string, sc *scope) (inner, extra []
 
 // unwrapJobs: jobs -x CMD ARGS runs CMD with job specs replaced by process
 // group IDs; any other jobs is not a wrapper.
-func unwrapJobs(args []word) (inner, extra []word, ok bool) {
+func unwrapJobs(args []shell.Word) (inner, extra []shell.Word, ok bool) {
 	i, run := 0, false
 	for ; i < len(args) && args[i].Static && strings.HasPrefix(args[i].Text, "-") && args[i].Text != "-"; i++ {
 		if args[i].Text == "--" {
@@ -395,7 +395,7 @@ func unwrapJobs(args []word) (inner, extra []word, ok bool) {
 
 // unwrapCommand: command [-p] CMD runs CMD; command -v/-V NAME is a lookup
 // that runs nothing.
-func unwrapCommand(args []word) (inner, extra []word) {
+func unwrapCommand(args []shell.Word) (inner, extra []shell.Word) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
 		if strings.ContainsAny(args[i].Text, "vV") {
@@ -407,7 +407,7 @@ func unwrapCommand(args []word) (inner, extra []word) {
 }
 
 // unwrapTime: time's -o FILE writes FILE, checked as a redirection.
-func (w *walker) unwrapTime(args []word, subject string, sc *scope) (inner []word) {
+func (w *walker) unwrapTime(args []shell.Word, subject string, sc *scope) (inner []shell.Word) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
 		t := args[i].Text
@@ -418,7 +418,7 @@ func (w *walker) unwrapTime(args []word, subject string, sc *scope) (inner []wor
 			}
 			i++
 		case strings.HasPrefix(t, "--output="):
-			w.redirectTarget(word{Text: strings.TrimPrefix(t, "--output="), Static: args[i].Static}, true, subject, sc)
+			w.redirectTarget(shell.Word{Text: strings.TrimPrefix(t, "--output="), Static: args[i].Static}, true, subject, sc)
 		case t == "-f" || t == "--format":
 			i++
 		}
@@ -429,7 +429,7 @@ func (w *walker) unwrapTime(args []word, subject string, sc *scope) (inner []wor
 
 // unwrapXargs: xargs runs its command (echo by default) with arguments
 // read from its input.
-func (w *walker) unwrapXargs(args []word, subject string) (inner, extra []word) {
+func (w *walker) unwrapXargs(args []shell.Word, subject string) (inner, extra []shell.Word) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].Text, "-") {
 		t := args[i].Text
@@ -448,12 +448,12 @@ func (w *walker) unwrapXargs(args []word, subject string) (inner, extra []word) 
 	}
 	rest := args[min(i, len(args)):]
 	if len(rest) == 0 {
-		rest = []word{{Text: "echo", Static: true}}
+		rest = []shell.Word{{Text: "echo", Static: true}}
 	}
 	return rest, args[:min(i, len(args))]
 }
 
-func (w *walker) unwrapEnv(args []word, subject string) (inner, extra []word, dynamic string, ok bool) {
+func (w *walker) unwrapEnv(args []shell.Word, subject string) (inner, extra []shell.Word, dynamic string, ok bool) {
 	i := 0
 	for ; i < len(args); i++ {
 		a := args[i]
@@ -504,7 +504,7 @@ done:
 // shell handles bash/sh/... invocations: -c scripts are parsed and walked in
 // a child shell; a script file or standard input cannot be checked. It
 // returns the words to check as paths.
-func (w *walker) shell(argv []word, subject string, sc *scope, allowed bool) []word {
+func (w *walker) shell(argv []shell.Word, subject string, sc *scope, allowed bool) []shell.Word {
 	name := argv[0].Text
 	args := argv[1:]
 	hasC, stdin := false, false
@@ -557,8 +557,8 @@ loop:
 }
 
 // cd checks a change of directory and records where the shell may now be.
-func (w *walker) cd(args []word, subject string, sc *scope) {
-	var target *word
+func (w *walker) cd(args []shell.Word, subject string, sc *scope) {
+	var target *shell.Word
 	for i := range args {
 		a := args[i]
 		if a.Static && strings.HasPrefix(a.Text, "-") && a.Text != "-" {
@@ -619,8 +619,8 @@ func (w *walker) cd(args []word, subject string, sc *scope) {
 // execArgs returns the commands find -exec/-execdir/-ok/-okdir and
 // fd -x/-X/--exec/--exec-batch run for the files found, so that each is
 // checked as a command of its own ({} stays a word inside the search).
-func execArgs(name string, args []word) [][]word {
-	var out [][]word
+func execArgs(name string, args []shell.Word) [][]shell.Word {
+	var out [][]shell.Word
 	for i := 0; i < len(args); i++ {
 		t := args[i].Text
 		var start bool
@@ -660,7 +660,7 @@ func (w *walker) unsetEnv(name, subject string) {
 // key outside a short list of harmless ones cannot be checked, even under
 // an allowed pattern like 'git *'. Its value is still searched for
 // forbidden commands and sudo.
-func (w *walker) gitConfig(args []word, subject string) {
+func (w *walker) gitConfig(args []shell.Word, subject string) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.Static || !strings.HasPrefix(a.Text, "-") {
@@ -693,7 +693,7 @@ func (w *walker) gitConfig(args []word, subject string) {
 		}
 		w.unresolvable(subject, fmt.Sprintf("git -c %s sets configuration that can name programs or commands (aliases, pagers, helpers)", key))
 		// Program-valued keys (and ! aliases) hold shell command lines.
-		w.forbiddenScript([]word{{Text: strings.TrimPrefix(value, "!"), Static: true}}, &scope{cwds: []string{w.c.guard.root}})
+		w.forbiddenScript([]shell.Word{{Text: strings.TrimPrefix(value, "!"), Static: true}}, &scope{cwds: []string{w.c.guard.root}})
 		if strings.HasPrefix(strings.ToLower(key), "alias.") && !strings.HasPrefix(value, "!") {
 			// alias.p=push: git p ... is git push ...
 			rest := args[i+1:]
@@ -701,9 +701,9 @@ func (w *walker) gitConfig(args []word, subject string) {
 				rest = rest[1:]
 			}
 			if len(rest) > 0 && rest[0].Text == strings.TrimPrefix(strings.ToLower(key), "alias.") {
-				argv := []word{{Text: "git", Static: true}}
+				argv := []shell.Word{{Text: "git", Static: true}}
 				for _, f := range strings.Fields(value) {
-					argv = append(argv, word{Text: f, Static: true})
+					argv = append(argv, shell.Word{Text: f, Static: true})
 				}
 				w.checkForbidden(append(argv, rest[1:]...), subject)
 			}

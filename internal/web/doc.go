@@ -14,5 +14,5 @@
 // IPv6 unique-local and other special-purpose addresses are refused unless
 // the user listed the host in web.allow_hosts. Proxies from the
 // environment are ignored for the same reason. Fetched text reaches a
-// model only inside a Fence, whose random nonce the page cannot forge.
+// model only inside an untrusted.Fence, whose random nonce the page cannot forge.
 package web

@@ -93,7 +93,8 @@ func pieces(s string, n int) []string {
 	return out
 }
 
-type obj = map[string]any
+// obj is a JSON object as the wire chunks are built.
+type obj map[string]any
 
 // sseEvent is one thing written to the stream: a comment or a data payload,
 // given as bytes or as a chunk encoded when it is written (so that the
@@ -145,24 +146,9 @@ func appendJSON(b []byte, v any) ([]byte, bool) {
 	case int64:
 		return strconv.AppendInt(b, x, 10), true
 	case obj:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			var ok bool
-			if b, ok = appendJSON(b, x[k]); !ok {
-				return b, false
-			}
-		}
-		return append(b, '}'), true
+		return appendObject(b, x)
+	case map[string]any:
+		return appendObject(b, x)
 	case []any:
 		b = append(b, '[')
 		for i, e := range x {
@@ -582,3 +568,25 @@ func exhausted(agent, pool string, msgs []llm.Message) string {
 }
 
 func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// appendObject appends a JSON object, keys sorted as encoding/json sorts them.
+func appendObject(b []byte, x map[string]any) ([]byte, bool) {
+	keys := make([]string, 0, len(x))
+	for k := range x {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		var ok bool
+		if b, ok = appendJSON(b, x[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}

@@ -186,7 +186,7 @@ func gitSubcommand(argv []string) int {
 }
 
 // finder is a rule's Find.
-type finder = func(args []string, exists func(string) bool) (triggers []int, why string)
+type finder func(args []string, exists func(string) bool) (triggers []int, why string)
 
 // always: the command itself is destructive.
 func always([]string, func(string) bool) ([]int, string) { return []int{self}, "" }
