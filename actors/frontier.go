@@ -114,7 +114,7 @@ func frontierOf(goal string, todos []messages.Todo, evidence []string) Frontier 
 func gateEvidence(r messages.GateReport) []string {
 	var out []string
 	for _, s := range r.Stages {
-		line := fmt.Sprintf("%s round %d: %s", s.Stage, s.Round, stageMark(s))
+		line := fmt.Sprintf("%s round %d: %s", s.Stage, s.Round, s.Mark())
 		if s.Summary != "" {
 			line += " — " + firstLine(strings.TrimSpace(s.Summary))
 		}

@@ -199,7 +199,7 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 func stagesText(stages []messages.GateStageResult) string {
 	var b strings.Builder
 	for _, s := range stages {
-		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.ShownRound(), stageMark(s), s.Summary)
+		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.ShownRound(), s.Mark(), s.Summary)
 	}
 	return b.String()
 }

@@ -133,22 +133,12 @@ func gateOutcome(r messages.GateReport) string {
 		fmt.Fprintf(&b, "\nRequired because: %s.", strings.Join(reasons, "; "))
 	}
 	for _, s := range r.Stages {
-		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.ShownRound(), stageMark(s))
+		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.ShownRound(), s.Mark())
 		if sum := firstLine(strings.TrimSpace(s.Summary)); sum != "" {
 			fmt.Fprintf(&b, " — %s", shorten(sum, 300))
 		}
 	}
 	return b.String()
-}
-
-func stageMark(s messages.GateStageResult) string {
-	switch {
-	case s.Stage == "fix":
-		return "applied"
-	case s.Passed:
-		return "passed"
-	}
-	return "failed"
 }
 
 // gateFailedFacts is what the user must know when a gate failed; written by

@@ -34,6 +34,19 @@ func (s GateStageResult) ShownRound() int {
 	return s.Round + 1
 }
 
+// Mark is the word for a finished stage: "applied" for a fix, else
+// "passed" or "failed"; the same in every front end and in what the
+// synthesis model reads.
+func (s GateStageResult) Mark() string {
+	switch {
+	case s.Stage == "fix":
+		return "applied"
+	case s.Passed:
+		return "passed"
+	}
+	return "failed"
+}
+
 // GateReport is everything the gates did for one turn.
 type GateReport struct {
 	Decision  GateDecision      `json:"decision"`

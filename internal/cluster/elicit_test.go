@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -57,12 +56,7 @@ func (s *askingSession) AnswerElicitation(id, action string, content map[string]
 func (s *askingSession) PendingElicitations() []messages.ElicitationRequested {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]messages.ElicitationRequested, 0, len(s.pending))
-	for _, e := range s.pending {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return byKey(s.pending)
 }
 
 func (s *askingSession) took() []string {

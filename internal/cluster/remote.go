@@ -3,7 +3,8 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -149,12 +150,7 @@ func (rs *RemoteSession) Answer(id string, d policy.Decision) error {
 func (rs *RemoteSession) Pending() []messages.ApprovalRequested {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := make([]messages.ApprovalRequested, 0, len(rs.pending))
-	for _, a := range rs.pending {
-		out = append(out, a)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	return byKey(rs.pending)
 }
 
 // AnswerElicitation implements serve.Elicitor: the answer goes to the
@@ -172,11 +168,17 @@ func (rs *RemoteSession) AnswerElicitation(id, action string, content map[string
 func (rs *RemoteSession) PendingElicitations() []messages.ElicitationRequested {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	out := make([]messages.ElicitationRequested, 0, len(rs.elicits))
-	for _, e := range rs.elicits {
-		out = append(out, e)
+	return byKey(rs.elicits)
+}
+
+// byKey lists m's values in the order of their keys (the requests' IDs),
+// so every listing of what is pending reads the same.
+func byKey[T any](m map[string]T) []T {
+	keys := slices.Sorted(maps.Keys(m))
+	out := make([]T, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, m[k])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 

@@ -85,18 +85,6 @@ func Round(s messages.GateStageResult) int {
 	return s.ShownRound()
 }
 
-// StageMark is the word for a finished gate stage: "applied" for a fix,
-// else "passed" or "failed".
-func StageMark(s messages.GateStageResult) string {
-	switch {
-	case s.Stage == "fix":
-		return "applied"
-	case s.Passed:
-		return "passed"
-	}
-	return "failed"
-}
-
 // StageRound names a stage's round: "review round 2".
 func StageRound(stage string, round int) string {
 	return fmt.Sprintf("%s round %d", termsafe.Line(stage), round)

@@ -209,7 +209,7 @@ func Describe(ev messages.Event) Line {
 		case !ev.Passed:
 			tone = Err
 		}
-		head = head.add(tone, StageMark(ev.GateStageResult))
+		head = head.add(tone, ev.GateStageResult.Mark())
 		if s := FirstLine(ev.Summary); s != "" {
 			head = head.plain(" — " + s)
 		}
