@@ -30,13 +30,7 @@ type ChecklistItem struct {
 var checklistInfo = sync.OnceValue(func() tool.Info {
 	return tool.New[ChecklistInput](NameTodoWrite, tool.ClassRead, checklistDescription,
 		func(context.Context, *tool.Env, ChecklistInput) (tool.Result, error) { return tool.Result{}, nil },
-		tool.WithSchema(func(s *jsonschema.Schema) {
-			setArray(s, "todos", 0)
-			item := s.Properties["todos"].Items
-			min := 1
-			item.Properties["content"].MinLength = &min
-			item.Properties["status"].Enum = []any{TodoPending, TodoInProgress, TodoCompleted}
-		})).Info()
+		tool.WithSchema(func(s *jsonschema.Schema) { todoItems(s) })).Info()
 })
 
 // checklist is TodoWrite offered with the checklist definition; calls run

@@ -53,11 +53,7 @@ const (
 func NewTodoWrite() tool.Tool {
 	return newBuiltin[TodoWriteInput](NameTodoWrite, tool.ClassRead, todoWriteDescription, todoWrite,
 		tool.WithSchema(func(s *jsonschema.Schema) {
-			setArray(s, "todos", 0)
-			item := s.Properties["todos"].Items
-			min := 1
-			item.Properties["content"].MinLength = &min
-			item.Properties["status"].Enum = []any{TodoPending, TodoInProgress, TodoCompleted}
+			item := todoItems(s)
 			item.Properties["priority"].Enum = []any{PriorityHigh, PriorityMedium, PriorityLow}
 			setArray(item, "blocked_by", 0)
 		}))
@@ -201,4 +197,15 @@ func acceptance(in []messages.AcceptanceCriterion) []messages.AcceptanceCriterio
 		}
 	}
 	return out
+}
+
+// todoItems constrains a todo list's schema as both TodoWrite forms share
+// it (a non-empty content, the three statuses) and returns the item schema.
+func todoItems(s *jsonschema.Schema) *jsonschema.Schema {
+	setArray(s, "todos", 0)
+	item := s.Properties["todos"].Items
+	min := 1
+	item.Properties["content"].MinLength = &min
+	item.Properties["status"].Enum = []any{TodoPending, TodoInProgress, TodoCompleted}
+	return item
 }
