@@ -351,8 +351,43 @@ func (w *fenceWatch) PutAgentRun(ctx context.Context, r store.AgentRunRecord) er
 // server drives it through a RemoteSession.
 type clusterFront struct {
 	serveOpener
-	node *cluster.Node
-	st   store.Store
+	m *frontMember
+}
+
+// frontMember is the front's current membership: its node and the
+// cluster's store that node opened, both replaced when the front rejoins
+// the cluster after being dropped (see watchDrops). Calls hold mu's read
+// lock while they use them; the rejoin holds the write lock.
+type frontMember struct {
+	g      *globalFlags
+	f      *clusterFlags
+	stdout io.Writer
+	stderr io.Writer
+
+	mu        sync.RWMutex
+	node      *cluster.Node
+	st        store.Store
+	closeNode func()
+	left      bool
+	// done is closed when the front leaves: no rejoin after that.
+	done chan struct{}
+}
+
+// use returns the current node and store, held until release.
+func (m *frontMember) use() (node *cluster.Node, st store.Store, release func()) {
+	m.mu.RLock()
+	return m.node, m.st, m.mu.RUnlock
+}
+
+// leave leaves the cluster for good (serve's shutdown).
+func (m *frontMember) leave() {
+	close(m.done)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.left && m.closeNode != nil {
+		m.closeNode()
+	}
+	m.left = true
 }
 
 func (c clusterFront) New(ctx context.Context, project string) (serve.Session, error) {
@@ -362,20 +397,38 @@ func (c clusterFront) New(ctx context.Context, project string) (serve.Session, e
 	if err != nil {
 		return nil, err
 	}
-	s, err := c.st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: a.cfg.Mode, Model: a.currentModel("main")})
+	node, st, release := c.m.use()
+	defer release()
+	s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: a.cfg.Mode, Model: a.currentModel("main")})
 	a.Close()
 	if err != nil {
 		return nil, err
 	}
-	return c.node.Attach(ctx, s.ID)
+	return node.Attach(ctx, s.ID)
 }
 
 func (c clusterFront) Load(ctx context.Context, id, project string) (serve.Session, error) {
-	return c.node.Attach(ctx, id)
+	node, _, release := c.m.use()
+	defer release()
+	return node.Attach(ctx, id)
+}
+
+// Reopen implements serve.Reopener: after a rejoin the session's events
+// go on from the last one the old member's subscriber published.
+func (c clusterFront) Reopen(ctx context.Context, old serve.Session, id, project string) (serve.Session, error) {
+	node, _, release := c.m.use()
+	defer release()
+	if rs, ok := old.(*cluster.RemoteSession); ok {
+		epoch, seq := rs.Position()
+		return node.AttachAfter(ctx, id, epoch, seq)
+	}
+	return node.Attach(ctx, id)
 }
 
 func (c clusterFront) Stored(ctx context.Context, id string) (string, error) {
-	s, err := c.st.Session(ctx, id)
+	_, st, release := c.m.use()
+	defer release()
+	s, err := st.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.ParentID != "") {
 		return "", fmt.Errorf("%w: %s", serve.ErrNotFound, id)
 	}
@@ -386,10 +439,12 @@ func (c clusterFront) Stored(ctx context.Context, id string) (string, error) {
 }
 
 func (c clusterFront) Export(ctx context.Context, id, project, format string, w io.Writer) error {
+	_, st, release := c.m.use()
+	defer release()
 	if format == "markdown" {
-		return store.ExportMarkdown(ctx, c.st, w, id)
+		return store.ExportMarkdown(ctx, st, w, id)
 	}
-	return store.ExportJSONL(ctx, c.st, w, id)
+	return store.ExportJSONL(ctx, st, w, id)
 }
 
 func (c clusterFront) Undo(ctx context.Context, project string) (string, error) {
@@ -400,13 +455,72 @@ func (c clusterFront) Undo(ctx context.Context, project string) (string, error) 
 		return "", err
 	}
 	defer a.Close()
-	a.st = c.st // the cluster's store, not the project's default
+	_, st, release := c.m.use()
+	defer release()
+	a.st = st // the cluster's store, not the project's default
 	return a.undo(ctx, false)
+}
+
+// watchDrops rejoins the cluster, as odin worker does, each time the
+// cluster drops this live front (its heartbeats came later than the
+// TTL: protoactor never takes a member ID back). The HTTP server keeps
+// running: srv detaches its sessions, the old member leaves (the
+// sessions this front hosted close; the ones another member claimed
+// meanwhile are fenced), a new member joins, and srv reopens the
+// sessions through it, their event streams going on where they were.
+func (c clusterFront) watchDrops(srv *serve.Server) {
+	m := c.m
+	go func() {
+		for {
+			node, _, release := m.use()
+			release()
+			select {
+			case <-m.done:
+				return
+			case <-node.Dropped():
+			}
+			old := node.ID()
+			fmt.Fprintf(m.stderr, "odin serve: member %s was dropped by the cluster (its heartbeats came later than --cluster-ttl %s): rejoining under a new member ID\n", old, m.f.ttl)
+			err := srv.Reconnect(m.rejoin)
+			if err != nil {
+				fmt.Fprintf(m.stderr, "odin serve: could not rejoin the cluster: %v\n", err)
+				return
+			}
+			node, _, release = m.use()
+			fmt.Fprintf(m.stdout, "odin serve: member %s of cluster %s at %s (rejoined; was %s)\n", node.ID(), m.f.name, node.Address(), old)
+			release()
+		}
+	}()
+}
+
+// rejoin leaves the cluster and joins it again as a new member, trying
+// every second until it is in or the front leaves.
+func (m *frontMember) rejoin() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.left {
+		return errors.New("the front left the cluster")
+	}
+	m.closeNode()
+	for {
+		node, st, closeNode, err := startClusterNode(m.g, m.f, m.f.hostSessions)
+		if err == nil {
+			m.node, m.st, m.closeNode = node, st, closeNode
+			return nil
+		}
+		fmt.Fprintf(m.stderr, "odin serve: rejoining the cluster: %v (trying again in 1s)\n", err)
+		select {
+		case <-m.done:
+			m.left = true
+			return err
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 // startClusterFront joins the cluster for odin serve --cluster and
 // returns the opener the server uses, and what leaves the cluster.
-func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdout io.Writer) (serve.Opener, func(), error) {
+func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdout, stderr io.Writer) (serve.Opener, func(), error) {
 	if err := f.check(); err != nil {
 		return nil, nil, err
 	}
@@ -415,7 +529,8 @@ func startClusterFront(g *globalFlags, f *clusterFlags, local serveOpener, stdou
 		return nil, nil, err
 	}
 	fmt.Fprintf(stdout, "odin serve: member %s of cluster %s at %s (hosting sessions: %t)\n", node.ID(), f.name, node.Address(), f.hostSessions)
-	return clusterFront{serveOpener: local, node: node, st: st}, closeNode, nil
+	m := &frontMember{g: g, f: f, stdout: stdout, stderr: stderr, node: node, st: st, closeNode: closeNode, done: make(chan struct{})}
+	return clusterFront{serveOpener: local, m: m}, m.leave, nil
 }
 
 // specialistDeps builds the deps of a remote specialist's task on this

@@ -20,7 +20,7 @@ var errNoCluster = &exitError{code: exitUsage, err: fmt.Errorf("this odin was bu
 
 func runWorker(*globalFlags, *clusterFlags, io.Writer, io.Writer) error { return errNoCluster }
 
-func startClusterFront(_ *globalFlags, f *clusterFlags, _ serveOpener, _ io.Writer) (serve.Opener, func(), error) {
+func startClusterFront(_ *globalFlags, f *clusterFlags, _ serveOpener, _, _ io.Writer) (serve.Opener, func(), error) {
 	if err := f.check(); err != nil {
 		return nil, nil, err
 	}

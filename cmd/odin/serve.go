@@ -136,7 +136,7 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	var sessions serve.Opener = serveOpener{opener}
 	if f.cluster.name != "" {
 		f.cluster.idle = f.idle
-		front, leave, err := startClusterFront(g, &f.cluster, serveOpener{opener}, stdout)
+		front, leave, err := startClusterFront(g, &f.cluster, serveOpener{opener}, stdout, stderr)
 		if err != nil {
 			return err
 		}
@@ -151,6 +151,9 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	})
 	if err != nil {
 		return err
+	}
+	if w, ok := sessions.(dropWatcher); ok {
+		w.watchDrops(srv) // a cluster front rejoins when dropped (cluster.go)
 	}
 	// Turns a previous server left unfinished (killed, or stopped
 	// mid-turn) run again before new work comes in.
@@ -185,6 +188,12 @@ func runServe(g *globalFlags, f *serveFlags, stdout, stderr io.Writer) error {
 	return runUntilSignal(srv, hs, errc, 30*time.Second, func() {
 		fmt.Fprintln(stderr, "odin serve: shutting down: cancelling and saving in-flight turns")
 	})
+}
+
+// dropWatcher is an Opener that rejoins its cluster when dropped, with
+// the server's sessions reconnected (serve.Server.Reconnect).
+type dropWatcher interface {
+	watchDrops(srv *serve.Server)
 }
 
 // startCPUProfile profiles the process into file until the returned

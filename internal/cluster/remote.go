@@ -31,6 +31,8 @@ type RemoteSession struct {
 	sub *actor.PID
 
 	mu      sync.Mutex
+	epoch   int64  // of the last event published (see Position)
+	lastSeq uint64 // of the last event published
 	pending map[string]messages.ApprovalRequested
 	elicits map[string]messages.ElicitationRequested
 	closed  bool
@@ -45,10 +47,18 @@ var (
 // Attach subscribes to session id's grain (activating it) and returns
 // the session once the grain answered.
 func (n *Node) Attach(ctx context.Context, id string) (*RemoteSession, error) {
-	rs := &RemoteSession{n: n, id: id, bus: events.New(id, nil), pending: map[string]messages.ApprovalRequested{},
+	return n.AttachAfter(ctx, id, 0, 0)
+}
+
+// AttachAfter is Attach for a front that followed the session before
+// (through a member it has left, see Position): the grain replays the
+// events after seq of epoch, or says with one resync event what it
+// cannot replay, so the bus misses nothing silently.
+func (n *Node) AttachAfter(ctx context.Context, id string, epoch int64, seq uint64) (*RemoteSession, error) {
+	rs := &RemoteSession{epoch: epoch, lastSeq: seq, n: n, id: id, bus: events.New(id, nil), pending: map[string]messages.ApprovalRequested{},
 		elicits: map[string]messages.ElicitationRequested{}}
 	ready := make(chan error, 1)
-	props := actor.PropsFromProducer(func() actor.Actor { return &subscriber{rs: rs, ready: ready} })
+	props := actor.PropsFromProducer(func() actor.Actor { return &subscriber{rs: rs, ready: ready, epoch: epoch, lastSeq: seq} })
 	pid, err := n.System.Root.SpawnNamed(props, "subscriber-"+id+"-"+uuid.NewString()[:8])
 	if err != nil {
 		return nil, fmt.Errorf("cluster: attach %s: %w", id, err)
@@ -65,6 +75,14 @@ func (n *Node) Attach(ctx context.Context, id string) (*RemoteSession, error) {
 		n.System.Root.Stop(pid)
 		return nil, fmt.Errorf("cluster: attach %s: %w", id, ctx.Err())
 	}
+}
+
+// Position is the epoch and sequence number of the last event this
+// session published: where AttachAfter goes on.
+func (rs *RemoteSession) Position() (epoch int64, seq uint64) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.epoch, rs.lastSeq
 }
 
 // ID implements serve.Session.
@@ -378,6 +396,9 @@ func (s *subscriber) onEnvelope(ctx actor.Context, env *anypb.Any) {
 			return // a late or replayed duplicate
 		}
 		s.epoch, s.lastSeq = m.Epoch, m.Seq
+		s.rs.mu.Lock()
+		s.rs.epoch, s.rs.lastSeq = m.Epoch, m.Seq
+		s.rs.mu.Unlock()
 		s.rs.publish(decodeEvent(m))
 	case *Passivated:
 		if m.Epoch == s.epoch || s.epoch == 0 {

@@ -135,6 +135,9 @@ type manager struct {
 	mu       sync.Mutex
 	sessions map[string]*entry
 	closing  bool
+	// rejoining is open while the opener reconnects (see Reconnect):
+	// sessions are neither created nor restored until it closes.
+	rejoining chan struct{}
 
 	// finished counts turns by status; passivated counts passivations.
 	finished   statusCounts
@@ -178,6 +181,9 @@ func (m *manager) create(ctx context.Context, project string) (*entry, error) {
 	m.mu.Unlock()
 	if closing {
 		return nil, errShuttingDown
+	}
+	if err := m.waitRejoin(ctx); err != nil {
+		return nil, err
 	}
 	s, err := m.open.New(ctx, project)
 	if err != nil {
@@ -308,6 +314,9 @@ func (m *manager) running(ctx context.Context, e *entry) (Session, error) {
 	m.mu.Unlock()
 	if closing {
 		return nil, errShuttingDown
+	}
+	if err := m.waitRejoin(ctx); err != nil {
+		return nil, err
 	}
 	s, err := m.open.Load(ctx, e.id, e.project)
 	if err != nil {
@@ -499,6 +508,118 @@ func (m *manager) sweep() int {
 		}
 	}
 	return n
+}
+
+// ErrUnavailable is returned while the server cannot reach its sessions
+// for a moment (a cluster front rejoining the cluster): answered 503 with
+// Retry-After, and the same request succeeds a moment later.
+var ErrUnavailable = errors.New("serve: the sessions are unreachable for a moment (rejoining the cluster)")
+
+// rejoinWait bounds how long a request waits for a reconnect to finish
+// before it is answered ErrUnavailable.
+const rejoinWait = 10 * time.Second
+
+// waitRejoin waits for a reconnect in progress, if any, to finish.
+func (m *manager) waitRejoin(ctx context.Context) error {
+	m.mu.Lock()
+	gate := m.rejoining
+	m.mu.Unlock()
+	if gate == nil {
+		return nil
+	}
+	t := time.NewTimer(rejoinWait)
+	defer t.Stop()
+	select {
+	case <-gate:
+		return nil
+	case <-t.C:
+		return ErrUnavailable
+	case <-ctx.Done():
+		return ErrUnavailable
+	}
+}
+
+// Reopener is an Opener whose sessions outlive no reconnect: Reopen
+// opens session id again after one, from where old (the session before
+// the reconnect, closed) left off, so that no event of the gap is lost.
+type Reopener interface {
+	Reopen(ctx context.Context, old Session, id, project string) (Session, error)
+}
+
+// reconnect detaches every running session (their hubs, and so the SSE
+// streams, stay), runs rejoin while no session is created or restored,
+// then opens again the sessions that were running, through Reopen when
+// the opener has it. A session that cannot be reopened stays passivated:
+// its next request restores it (or answers the error).
+func (m *manager) reconnect(rejoin func() error) error {
+	gate := make(chan struct{})
+	m.mu.Lock()
+	if m.closing {
+		m.mu.Unlock()
+		return errShuttingDown
+	}
+	if m.rejoining != nil {
+		m.mu.Unlock()
+		return errors.New("serve: a reconnect is already in progress")
+	}
+	m.rejoining = gate
+	all := make([]*entry, 0, len(m.sessions))
+	for _, e := range m.sessions {
+		all = append(all, e)
+	}
+	m.mu.Unlock()
+	type detached struct {
+		e   *entry
+		old Session
+	}
+	var was []detached
+	for _, e := range all {
+		e.mu.Lock()
+		if e.sess != nil {
+			// Close stops only this server's link to the session; its
+			// work goes on where it runs (a grain on another member).
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if err := e.sess.Close(ctx); err != nil {
+				m.log.Warn("serve: detaching a session before a reconnect", "session", e.id, "err", err)
+			}
+			cancel()
+			e.stopPump()
+			<-e.pumpDone
+			was = append(was, detached{e, e.sess})
+			e.sess, e.stopPump, e.pumpDone = nil, nil, nil
+		}
+		e.mu.Unlock()
+	}
+	err := rejoin()
+	m.mu.Lock()
+	m.rejoining = nil
+	m.mu.Unlock()
+	close(gate)
+	if err != nil {
+		return err
+	}
+	re, _ := m.open.(Reopener)
+	for _, d := range was {
+		d.e.mu.Lock()
+		if d.e.sess == nil && d.e.takenOver.Load() == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			var s Session
+			var err error
+			if re != nil {
+				s, err = re.Reopen(ctx, d.old, d.e.id, d.e.project)
+			} else {
+				s, err = m.open.Load(ctx, d.e.id, d.e.project)
+			}
+			cancel()
+			if err != nil {
+				m.log.Warn("serve: reopening a session after a reconnect", "session", d.e.id, "err", err)
+			} else {
+				d.e.activate(s, &m.finished)
+			}
+		}
+		d.e.mu.Unlock()
+	}
+	return nil
 }
 
 // shutdown cancels and persists every session, then ends every event

@@ -159,6 +159,13 @@ func (s *Server) Shutdown() {
 	s.m.shutdown()
 }
 
+// Reconnect runs rejoin (a cluster front leaving and joining the cluster
+// again) without stopping the HTTP server: the running sessions are
+// detached first and opened again after, their event streams staying
+// open across it; requests that need a session meanwhile wait up to 10 s,
+// then are answered 503 with Retry-After.
+func (s *Server) Reconnect(rejoin func() error) error { return s.m.reconnect(rejoin) }
+
 // Sweep passivates the sessions idle for longer than Options.Idle now and
 // returns how many.
 func (s *Server) Sweep() int { return s.m.sweep() }
@@ -567,7 +574,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, errShuttingDown):
+	case errors.Is(err, errShuttingDown), errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
 	case errors.Is(err, ErrTakenOver):
 		return http.StatusConflict
@@ -597,6 +604,9 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeError(w http.ResponseWriter, code int, err error) {
+	if errors.Is(err, ErrUnavailable) {
+		w.Header().Set("Retry-After", "1")
+	}
 	writeJSON(w, code, map[string]string{"error": err.Error()})
 }
 
