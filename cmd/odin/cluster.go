@@ -373,10 +373,18 @@ type frontMember struct {
 	done chan struct{}
 }
 
-// use returns the current node and store, held until release.
-func (m *frontMember) use() (node *cluster.Node, st store.Store, release func()) {
-	m.mu.RLock()
-	return m.node, m.st, m.mu.RUnlock
+// use returns the current node and store, held until release. While a
+// rejoin holds them it waits, up to 10 s (a rejoin that keeps failing
+// to reach the store takes longer), then returns serve.ErrUnavailable.
+func (m *frontMember) use(ctx context.Context) (node *cluster.Node, st store.Store, release func(), err error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !m.mu.TryRLock() {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, nil, nil, serve.ErrUnavailable
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return m.node, m.st, m.mu.RUnlock, nil
 }
 
 // leave leaves the cluster for good (serve's shutdown).
@@ -397,7 +405,11 @@ func (c clusterFront) New(ctx context.Context, project string) (serve.Session, e
 	if err != nil {
 		return nil, err
 	}
-	node, st, release := c.m.use()
+	node, st, release, err := c.m.use(ctx)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
 	defer release()
 	s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: a.cfg.Mode, Model: a.currentModel("main")})
 	a.Close()
@@ -408,7 +420,10 @@ func (c clusterFront) New(ctx context.Context, project string) (serve.Session, e
 }
 
 func (c clusterFront) Load(ctx context.Context, id, project string) (serve.Session, error) {
-	node, _, release := c.m.use()
+	node, _, release, err := c.m.use(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer release()
 	return node.Attach(ctx, id)
 }
@@ -416,7 +431,10 @@ func (c clusterFront) Load(ctx context.Context, id, project string) (serve.Sessi
 // Reopen implements serve.Reopener: after a rejoin the session's events
 // go on from the last one the old member's subscriber published.
 func (c clusterFront) Reopen(ctx context.Context, old serve.Session, id, project string) (serve.Session, error) {
-	node, _, release := c.m.use()
+	node, _, release, err := c.m.use(ctx)
+	if err != nil {
+		return nil, err
+	}
 	defer release()
 	if rs, ok := old.(*cluster.RemoteSession); ok {
 		epoch, seq := rs.Position()
@@ -426,7 +444,10 @@ func (c clusterFront) Reopen(ctx context.Context, old serve.Session, id, project
 }
 
 func (c clusterFront) Stored(ctx context.Context, id string) (string, error) {
-	_, st, release := c.m.use()
+	_, st, release, err := c.m.use(ctx)
+	if err != nil {
+		return "", err
+	}
 	defer release()
 	s, err := st.Session(ctx, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.ParentID != "") {
@@ -439,7 +460,10 @@ func (c clusterFront) Stored(ctx context.Context, id string) (string, error) {
 }
 
 func (c clusterFront) Export(ctx context.Context, id, project, format string, w io.Writer) error {
-	_, st, release := c.m.use()
+	_, st, release, err := c.m.use(ctx)
+	if err != nil {
+		return err
+	}
 	defer release()
 	if format == "markdown" {
 		return store.ExportMarkdown(ctx, st, w, id)
@@ -455,7 +479,10 @@ func (c clusterFront) Undo(ctx context.Context, project string) (string, error) 
 		return "", err
 	}
 	defer a.Close()
-	_, st, release := c.m.use()
+	_, st, release, err := c.m.use(ctx)
+	if err != nil {
+		return "", err
+	}
 	defer release()
 	a.st = st // the cluster's store, not the project's default
 	return a.undo(ctx, false)
@@ -472,8 +499,9 @@ func (c clusterFront) watchDrops(srv *serve.Server) {
 	m := c.m
 	go func() {
 		for {
-			node, _, release := m.use()
-			release()
+			m.mu.RLock()
+			node := m.node
+			m.mu.RUnlock()
 			select {
 			case <-m.done:
 				return
@@ -486,9 +514,10 @@ func (c clusterFront) watchDrops(srv *serve.Server) {
 				fmt.Fprintf(m.stderr, "odin serve: could not rejoin the cluster: %v\n", err)
 				return
 			}
-			node, _, release = m.use()
+			m.mu.RLock()
+			node = m.node
+			m.mu.RUnlock()
 			fmt.Fprintf(m.stdout, "odin serve: member %s of cluster %s at %s (rejoined; was %s)\n", node.ID(), m.f.name, node.Address(), old)
-			release()
 		}
 	}()
 }

@@ -74,6 +74,7 @@ func TestFrontRejoinAfterDrop(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed = true
+	contd := time.Now()
 
 	var rejoined string
 	for rejoined == "" {
@@ -93,6 +94,7 @@ func TestFrontRejoinAfterDrop(t *testing.T) {
 	if rejoined == fr.member {
 		t.Fatalf("the front rejoined under its old member ID %s", rejoined)
 	}
+	sinceCont := time.Since(contd)
 
 	turn(old, "after the rejoin", "answered after the front rejoined")
 	// The stream opened before the stop survived the rejoin: it carries
@@ -125,5 +127,5 @@ func TestFrontRejoinAfterDrop(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("the front %s rejoined as %s", fr.member, rejoined)
+	t.Logf("the front %s rejoined as %s (seen %v after the SIGCONT)", fr.member, rejoined, sinceCont.Round(10*time.Millisecond))
 }
