@@ -28,16 +28,25 @@ import (
 // A Cache is safe for concurrent use. The zero value is not usable; use
 // NewCache.
 type Cache struct {
-	mu      sync.Mutex
-	entries map[string]cacheEntry
+	mu sync.Mutex
+	// entries holds one load per project and trust decision: a load
+	// with other inputs replaces it, so the cache stays as small as the
+	// set of projects.
+	entries map[slot]cacheEntry
 	// reads counts the loads that read the files, for tests.
 	reads int
 }
 
 type cacheEntry struct {
-	files []fileIdentity
-	cfg   *Config
-	src   *Sources
+	inputs string // cacheKey of the options
+	files  []fileIdentity
+	cfg    *Config
+	src    *Sources
+}
+
+type slot struct {
+	root      string
+	untrusted bool
 }
 
 // fileIdentity is what tells a file changed without reading it.
@@ -52,7 +61,7 @@ type fileIdentity struct {
 }
 
 // NewCache returns an empty Cache.
-func NewCache() *Cache { return &Cache{entries: map[string]cacheEntry{}} }
+func NewCache() *Cache { return &Cache{entries: map[slot]cacheEntry{}} }
 
 // Load is Load(opts), from the cache when no input changed. Options whose
 // environment cannot be listed (Environ nil) are loaded every time: the
@@ -61,11 +70,11 @@ func (c *Cache) Load(opts LoadOptions) (*Config, *Sources, error) {
 	if opts.Environ == nil {
 		return Load(opts)
 	}
-	key := cacheKey(opts)
+	key, inputs := slot{opts.Root, opts.IgnoreProjectWidening}, cacheKey(opts)
 	c.mu.Lock()
 	e, ok := c.entries[key]
 	c.mu.Unlock()
-	if ok && slices.Equal(e.files, identify(filePaths(e.files))) {
+	if ok && e.inputs == inputs && slices.Equal(e.files, identify(filePaths(e.files))) {
 		return e.cfg.clone(opts.LookupEnv), e.src.clone(), nil
 	}
 	// The identities are taken before reading: an edit racing the read
@@ -92,7 +101,7 @@ func (c *Cache) Load(opts LoadOptions) (*Config, *Sources, error) {
 	}
 	files := append(before, identify(extra)...)
 	c.mu.Lock()
-	c.entries[key] = cacheEntry{files: files, cfg: cfg.clone(cfg.Env), src: src.clone()}
+	c.entries[key] = cacheEntry{inputs: inputs, files: files, cfg: cfg.clone(cfg.Env), src: src.clone()}
 	c.mu.Unlock()
 	return cfg, src, nil
 }
