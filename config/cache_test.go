@@ -111,3 +111,32 @@ func TestCacheKeepsTrustedAndUntrustedApart(t *testing.T) {
 		t.Fatalf("files read %d times, want 2 (once per trust decision)", c.readCount())
 	}
 }
+
+// BenchmarkConfigLoad compares reading and decoding the files (Load)
+// with a cache hit (file identities checked, a deep copy returned).
+func BenchmarkConfigLoad(b *testing.B) {
+	project := "mode: ask\npermissions:\n  allowed_commands: [\"make *\"]\nquality:\n  test: go test ./...\n"
+	f := fixture{root: b.TempDir(), userDir: b.TempDir(), home: b.TempDir()}
+	for path, content := range map[string]string{filepath.Join(f.root, FileName): project, filepath.Join(f.userDir, FileName): "max_turns: 7\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	opts := f.options(nil, nil)
+	opts.Environ = os.Environ
+	b.Run("load", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, err := Load(opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		c := NewCache()
+		for b.Loop() {
+			if _, _, err := c.Load(opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
