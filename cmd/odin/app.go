@@ -81,6 +81,10 @@ type globalFlags struct {
 
 	// profile is --profile: a Codex profile's model and provider.
 	profile string
+	// configs, when set, keeps the projects' loaded configuration
+	// between loads: a cluster worker loads the same projects for every
+	// activation.
+	configs *config.Cache
 }
 
 func (g *globalFlags) register(c *cobra.Command) {
@@ -351,7 +355,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, src, err := loadConfig(&opts, &foreign)
+	cfg, src, err := loadConfig(g.configs, &opts, &foreign)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -379,7 +383,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	if !pt.trusted {
 		opts.IgnoreProjectWidening = true
-		ucfg, usrc, err := loadConfig(&opts, &foreign)
+		ucfg, usrc, err := loadConfig(g.configs, &opts, &foreign)
 		switch {
 		case err == nil:
 			cfg, src = ucfg, usrc

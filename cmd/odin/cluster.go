@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/cluster"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/logging"
@@ -165,7 +166,7 @@ func startClusterNode(g *globalFlags, f *clusterFlags, host bool) (_ *cluster.No
 			st.Close()
 			return nil, nil, nil, fmt.Errorf("cluster store %s cannot claim sessions", store.RedactURL(target))
 		}
-		ch = &clusterHost{g: g, opener: opener, st: st, claim: claimer}
+		ch = &clusterHost{g: g, opener: opener, st: st, claim: claimer, configs: config.NewCache()}
 		cfg.Host = ch
 		// A node that hosts sessions hosts their remote specialists too,
 		// in trees under its state directory.
@@ -197,6 +198,8 @@ type clusterHost struct {
 	opener sessionOpener
 	st     store.Store
 	claim  store.Claimer
+	// configs keeps the projects' configuration between activations.
+	configs *config.Cache
 	// node places the sessions' remote specialists; set once the node
 	// is up, before any grain opens a session.
 	node atomic.Pointer[cluster.Node]
@@ -213,6 +216,7 @@ func (h *clusterHost) Open(ctx context.Context, id, node string) (*cluster.Hoste
 	}
 	g := *h.g
 	g.dir = s.Project
+	g.configs = h.configs
 	a, err := loadApp(&g)
 	if err != nil {
 		return nil, err
@@ -241,7 +245,7 @@ func (h *clusterHost) Open(ctx context.Context, id, node string) (*cluster.Hoste
 	if n := h.node.Load(); n != nil {
 		a.remote = n.SpecialistPlacement()
 	}
-	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id, Mode: a.cfg.Mode})
+	live, err := a.startSession(ctx, sessionOptions{Interactive: true, Resume: id, Stored: &s, Mode: a.cfg.Mode})
 	if err != nil {
 		return nil, err
 	}

@@ -198,9 +198,13 @@ func describeForeign(a *app, w interface{ Write([]byte) (int, error) }) {
 // settings Odin rejects does not stop Odin: the file is left out, said in
 // a note (once, and by `odin doctor`), and the rest loads. Odin's own
 // files still fail as they always did.
-func loadConfig(opts *config.LoadOptions, res *compat.Result) (*config.Config, *config.Sources, error) {
+func loadConfig(cache *config.Cache, opts *config.LoadOptions, res *compat.Result) (*config.Config, *config.Sources, error) {
+	load := config.Load
+	if cache != nil {
+		load = cache.Load
+	}
 	for {
-		cfg, src, err := config.Load(*opts)
+		cfg, src, err := load(*opts)
 		var ce *config.Error
 		if err == nil || !errors.As(err, &ce) {
 			return cfg, src, err

@@ -63,6 +63,10 @@ type sessionOptions struct {
 	// Continue resumes the project's latest session; Resume a given one.
 	Continue bool
 	Resume   string
+	// Stored is Resume's row when the caller has read it already (a
+	// cluster worker checks it before loading the project): resuming
+	// reads it neither to resolve the ID nor to check it again.
+	Stored *store.Session
 	// Pick asks the user which session to resume (odin --resume, no ID).
 	Pick bool
 	// Interactive sessions ask the user through the bus; others never wait.
@@ -152,6 +156,8 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	id, resumed := "", false
 	var history []store.Message
 	switch {
+	case o.Stored != nil:
+		id, resumed = o.Stored.ID, true
 	case o.Resume != "":
 		full, err := resolveResume(ctx, st, o.Resume)
 		if err != nil {
