@@ -174,7 +174,7 @@ func TestReconnectFailedLeavesSessionsToTheirRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("no store")
-	if err := m.reconnect(func() error { return boom }); !errors.Is(err, boom) {
+	if err := (&Server{m: m}).Reconnect(func() error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("reconnect: %v, want %v", err, boom)
 	}
 	if e.sess != nil || len(o.reopened) != 0 {
