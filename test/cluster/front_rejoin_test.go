@@ -76,24 +76,7 @@ func TestFrontRejoinAfterDrop(t *testing.T) {
 	resumed = true
 	contd := time.Now()
 
-	var rejoined string
-	for rejoined == "" {
-		if m := rejoinLine.FindStringSubmatch(fr.out.String()); m != nil {
-			if m[2] != fr.member {
-				t.Fatalf("the front rejoined as %s, was %s; want was %s", m[1], m[2], fr.member)
-			}
-			rejoined = m[1]
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the front never rejoined after the SIGCONT:\n%s", fr.out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	if rejoined == fr.member {
-		t.Fatalf("the front rejoined under its old member ID %s", rejoined)
-	}
+	rejoined := waitRejoined(ctx, t, fr.proc)
 	sinceCont := time.Since(contd)
 
 	turn(old, "after the rejoin", "answered after the front rejoined")

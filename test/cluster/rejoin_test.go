@@ -96,24 +96,7 @@ func TestRejoinAfterDrop(t *testing.T) {
 	}
 	resumed = true
 
-	var rejoined string
-	for rejoined == "" {
-		if m := rejoinLine.FindStringSubmatch(w1.out.String()); m != nil {
-			if m[2] != w1.member {
-				t.Fatalf("worker-1 rejoined as %s, was %s; want was %s", m[1], m[2], w1.member)
-			}
-			rejoined = m[1]
-			break
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("worker-1 never rejoined after the SIGCONT:\n%s", w1.out.String())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	if rejoined == w1.member {
-		t.Fatalf("worker-1 rejoined under its old member ID %s", rejoined)
-	}
+	rejoined := waitRejoined(ctx, t, w1)
 	// New placements reach the rejoined worker and it answers them.
 	placed := 0
 	for i := 0; i < 30 && placed == 0; i++ {
@@ -143,4 +126,26 @@ func TestRejoinAfterDrop(t *testing.T) {
 		}
 	}
 	t.Logf("worker-1 %s rejoined as %s; %d new session(s) placed on it", w1.member, rejoined, placed)
+}
+
+// waitRejoined waits for p's line saying it rejoined after being dropped,
+// checks it names p's old member ID and a new one, and returns the new ID.
+func waitRejoined(ctx context.Context, t *testing.T, p *proc) string {
+	t.Helper()
+	for {
+		if m := rejoinLine.FindStringSubmatch(p.out.String()); m != nil {
+			if m[2] != p.member {
+				t.Fatalf("%s rejoined as %s, was %s; want was %s", p.name, m[1], m[2], p.member)
+			}
+			if m[1] == p.member {
+				t.Fatalf("%s rejoined under its old member ID %s", p.name, m[1])
+			}
+			return m[1]
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s never rejoined after the SIGCONT:\n%s", p.name, p.out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
