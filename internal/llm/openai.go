@@ -425,7 +425,29 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 	if !acc.complete() {
 		return nil, &Error{Kind: KindNetwork, Message: "stream ended before the response finished", Err: io.ErrUnexpectedEOF}
 	}
+	if acc.done {
+		drainAfterDone(raw.Body, cancelIdle)
+	}
 	return acc.response(req)
+}
+
+// After [DONE] a server still sends the end of its chunked body. Go's
+// transport pools a connection only when its body was read to EOF before
+// Close, so the rest is read here: otherwise every model call could dial
+// (and handshake TLS) again. A server that keeps the stream open after
+// [DONE] costs at most drainWait; then the attempt's context is canceled,
+// which closes that one connection, and the response stands.
+const (
+	drainWait  = 200 * time.Millisecond
+	drainLimit = 64 << 10
+)
+
+var errDrained = errors.New("the stream stayed open after [DONE]")
+
+func drainAfterDone(body io.Reader, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(drainWait, func() { cancel(errDrained) })
+	defer t.Stop()
+	_, _ = io.CopyN(io.Discard, body, drainLimit)
 }
 
 // nextStep adds to a failure that will not go away by retrying the step
