@@ -54,24 +54,33 @@ const (
 
 // promptCache simulates a provider's prefix cache (WithPromptCache): the
 // tokens of a request served from the cache are those of its longest
-// common prefix with an earlier prompt of the run, whichever agent sent
-// it. A provider caches per account, not per conversation: a prefix one
-// agent sent serves every other request that starts with the same bytes.
+// common prefix with an earlier prompt of the run to the same model,
+// whichever agent sent it. A provider caches per account, not per
+// conversation: a prefix one agent sent serves every other request that
+// starts with the same bytes. But the cache holds a model's attention
+// state, which no other model can use, so two models never share it.
 type promptCache struct {
 	mu     sync.Mutex
-	recent []string // the last prompts, newest last
+	recent []cachedPrompt // the last prompts, newest last
+}
+
+type cachedPrompt struct {
+	model, prompt string
 }
 
 // cached returns how many of prompt's tokens (total: its estimate) a
-// provider would have served from its cache, and remembers prompt.
-func (c *promptCache) cached(prompt string, total int64) int64 {
+// provider would have served from its cache for model, and remembers
+// prompt.
+func (c *promptCache) cached(model, prompt string, total int64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	best := 0
 	for _, p := range c.recent {
-		best = max(best, CommonPrefix(p, prompt))
+		if p.model == model {
+			best = max(best, CommonPrefix(p.prompt, prompt))
+		}
 	}
-	c.recent = append(c.recent, prompt)
+	c.recent = append(c.recent, cachedPrompt{model, prompt})
 	if n := len(c.recent); n > cacheDepth {
 		c.recent = c.recent[n-cacheDepth:]
 	}

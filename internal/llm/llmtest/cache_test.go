@@ -70,3 +70,27 @@ func TestPromptCacheAcrossAgents(t *testing.T) {
 		t.Errorf("tools reordered: cached = %d of %d, want about the system prompt only", u.CachedTokens, u.PromptTokens)
 	}
 }
+
+// A cached prefix is a model's own: the same bytes sent to another model
+// (the small model of Search and QA, the main model of Code) find nothing.
+func TestPromptCacheIsPerModel(t *testing.T) {
+	script := llmtest.NewScript().Add("a", llmtest.Reply("one")).Add("b", llmtest.Reply("two"), llmtest.Reply("three"))
+	srv := llmtest.NewServer(t, script, llmtest.WithPromptCache())
+	c := adapter(t, srv)
+	system := llm.Message{Role: llm.RoleSystem, Content: strings.Repeat("shared preamble. ", 600)}
+	stream := func(agent, model string) llm.Usage {
+		t.Helper()
+		r, err := c.Stream(t.Context(), llm.Request{Model: model, Agent: agent, Messages: []llm.Message{system, user("task")}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Usage
+	}
+	stream("a", "small")
+	if u := stream("b", "main"); u.CachedTokens != 0 {
+		t.Errorf("another model, same prompt: cached = %d, want 0", u.CachedTokens)
+	}
+	if u := stream("b", "small"); u.CachedTokens < 2048 {
+		t.Errorf("the same model again: cached = %d, want the preamble", u.CachedTokens)
+	}
+}

@@ -582,7 +582,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	includeUsage := body.StreamOptions != nil && body.StreamOptions.IncludeUsage
 	t := newTurn(st, model, pool, idx, time.Now().Unix(), prompt, includeUsage)
 	if s.cache != nil && st.Usage == nil {
-		t.usage.CachedTokens = s.cache.cached(PromptText(body), prompt)
+		t.usage.CachedTokens = s.cache.cached(model, PromptText(body), prompt)
 	}
 	s.rememberExtras(t)
 	if !body.Stream {
