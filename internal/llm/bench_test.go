@@ -2,11 +2,13 @@ package llm_test
 
 import (
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/odin-code/odin/internal/llm"
@@ -98,4 +100,34 @@ func BenchmarkStreamFanOutCalls(b *testing.B) {
 			b.Fatalf("%d calls", len(resp.ToolCalls))
 		}
 	}
+}
+
+// BenchmarkStreamTLSFlushedDone measures sequential model calls to a TLS
+// server that flushes [DONE] before the body's end, as a provider behind
+// a proxy that flushes each event does; conns/op is how many connections
+// each call opened (1 when every call dials and handshakes again).
+func BenchmarkStreamTLSFlushedDone(b *testing.B) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(doneStream))
+		w.(http.Flusher).Flush()
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c := llm.NewOpenAI(llm.OpenAIOptions{BaseURL: srv.URL, HTTPClient: srv.Client(), MaxRetries: -1})
+	req := userRequest("hi")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Stream(b.Context(), req, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(conns.Load())/float64(b.N), "conns/op")
 }
