@@ -902,6 +902,14 @@ func (j *journal) setTitle(sessionID, title string) {
 	})
 }
 
+// setModel records the session's main model (a /model or
+// session/set_model choice), for a resume to start in it.
+func (j *journal) setModel(sessionID, model string) {
+	j.do(func(ctx context.Context, st store.Store) error {
+		return st.UpdateSession(ctx, sessionID, store.SessionUpdate{Model: &model})
+	})
+}
+
 func (j *journal) todos(sessionID string, todos []messages.Todo) {
 	j.do(func(ctx context.Context, st store.Store) error {
 		list := make([]store.Todo, len(todos))

@@ -203,6 +203,21 @@ func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
 	return cr, nil
 }
 
+// SetModel records model as the session's main model, through the
+// session's journal (so through its claim: a session another process took
+// over stores nothing), and returns once it is committed, or with the
+// journal's error (ErrNotSaved, a TakenOverError) or ctx's. It does not
+// switch the model: the front end that resolves models does that.
+func (s *Session) SetModel(ctx context.Context, model string) error {
+	s.j.setModel(s.ID, model)
+	select {
+	case err := <-s.j.barrier():
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("actors: set model: %w", ctx.Err())
+	}
+}
+
 // JournalStats is a snapshot of the session's store writes (queue depth,
 // commit latency, failures), for metrics. Zero without a store.
 func (s *Session) JournalStats() JournalStats { return s.j.Stats() }
