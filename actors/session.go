@@ -205,14 +205,37 @@ func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
 
 // SetModel records model as the session's main model, through the
 // session's journal (so through its claim: a session another process took
-// over stores nothing), and returns once it is committed, or with the
-// journal's error (ErrNotSaved, a TakenOverError) or ctx's. It does not
-// switch the model: the front end that resolves models does that.
+// over stores nothing), and returns once it is committed; otherwise with
+// the write's error, the journal's (a TakenOverError, ErrNotSaved when it
+// is broken or closed) or ctx's, and the model may or may not be stored.
+// It does not switch the model: the front end that resolves models does.
 func (s *Session) SetModel(ctx context.Context, model string) error {
-	s.j.setModel(s.ID, model)
-	select {
-	case err := <-s.j.barrier():
+	if err := s.j.brokenErr(); err != nil {
 		return err
+	}
+	done := s.j.setModel(s.ID, model)
+	var stopped <-chan struct{}
+	if s.j != nil {
+		stopped = s.j.stopped
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotSaved, err)
+		}
+		return nil
+	case <-stopped:
+		select {
+		case err := <-done: // written just before the journal stopped
+			if err == nil {
+				return nil
+			}
+		default:
+		}
+		if err := s.j.fencedErr(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: the session was closed before its model was written", ErrNotSaved)
 	case <-ctx.Done():
 		return fmt.Errorf("actors: set model: %w", ctx.Err())
 	}

@@ -2,8 +2,13 @@ package actors
 
 import (
 	"errors"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/llm/llmtest"
 	"github.com/odin-code/odin/internal/store"
 )
@@ -44,5 +49,44 @@ func TestSessionSetModelThroughClaim(t *testing.T) {
 				t.Errorf("stored model = %q after the zombie's SetModel, want picked-model", rec.Model)
 			}
 		})
+	}
+}
+
+// The journal's setModel answers with its own write's outcome: a model
+// write the store rejects (the session is gone) comes back as that error,
+// and the loss is still reported to the next barrier, the one a turn's
+// end waits on, which a model write must not take from it.
+func TestJournalSetModelAnswersItsOwnWrite(t *testing.T) {
+	st := openFile(t, filepath.Join(t.TempDir(), "odin.db"))
+	if _, err := st.CreateSession(t.Context(), store.Session{ID: "s1", Project: "/p", Agent: store.AgentOrchestrator}); err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(st, zerolog.Nop())
+	defer j.close()
+	wait := func(ch <-chan error) error {
+		t.Helper()
+		select {
+		case err := <-ch:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("setModel never answered")
+			return nil
+		}
+	}
+	j.appendMessage("s1", llm.Message{Role: llm.RoleUser, Content: "before"}, "", "", time.Now())
+	if err := wait(j.setModel("s1", "m1")); err != nil {
+		t.Fatalf("setModel of a stored session = %v", err)
+	}
+	if rec, err := st.Session(t.Context(), "s1"); err != nil || rec.Model != "m1" {
+		t.Fatalf("stored model = %q (%v), want m1", rec.Model, err)
+	}
+	if err := wait(j.setModel("gone", "m2")); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("setModel of a missing session = %v, want ErrNotFound", err)
+	}
+	if err := <-j.barrier(); !errors.Is(err, ErrNotSaved) {
+		t.Errorf("the barrier after a given-up model write = %v, want ErrNotSaved: the loss is the turn's to report", err)
+	}
+	if err := <-j.barrier(); err != nil {
+		t.Errorf("a later barrier = %v, want nil", err)
 	}
 }
