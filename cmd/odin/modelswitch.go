@@ -21,6 +21,21 @@ func (a *app) roleModel(role string) string {
 	return role
 }
 
+// setRole puts back what roleModel returned for role: id, or no choice
+// when id is role itself.
+func (a *app) setRole(role, id string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if id == role {
+		delete(a.roles, role)
+		return
+	}
+	if a.roles == nil {
+		a.roles = map[string]string{}
+	}
+	a.roles[role] = id
+}
+
 // currentModel is the id role resolves to now.
 func (a *app) currentModel(role string) string {
 	if id := a.roleModel(role); id != role {

@@ -207,9 +207,13 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		}
 	}
 	ok := false
+	// A session that fails to open leaves the main model as it found it
+	// (restoreModel below switches it for the process).
+	prevMain := a.roleModel("main")
 	defer func() {
 		if !ok {
 			_ = lease.Release()
+			a.setRole("main", prevMain)
 		}
 	}()
 	st, err = claimSession(ctx, st, id)
