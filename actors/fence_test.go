@@ -174,6 +174,7 @@ func TestJournalStopsAtErrFenced(t *testing.T) {
 					j.createChild(store.Session{ID: "kid", ParentID: "s1", Project: "/p", Agent: "search", Title: "t", Mode: "ask", Model: "m", CreatedAt: now, UpdatedAt: now})
 				}},
 				{"title", func(j *journal) { j.setTitle("s1", "zombie") }},
+				{"model", func(j *journal) { j.setModel("s1", "zombie-model") }},
 				{"todos", func(j *journal) { j.todos("s1", []messages.Todo{{ID: "1", Content: "zombie", Status: "pending"}}) }},
 				{"usage", func(j *journal) { j.usage("s1", "orchestrator", "m", messages.Usage{PromptTokens: 1, Cost: 1}, now) }},
 				{"tool record", func(j *journal) {

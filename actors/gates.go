@@ -141,6 +141,7 @@ func (g *gateRun) stage(res messages.GateStageResult, done bool) {
 		g.runs[res.Stage]++
 	}
 	res.Run = g.runs[res.Stage]
+	res.MaxRounds = g.p.MaxRounds(res.Stage)
 	if done {
 		g.report.Stages = append(g.report.Stages, res)
 	}

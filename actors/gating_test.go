@@ -76,7 +76,7 @@ func TestGateFailureAnswerWithoutSynthesis(t *testing.T) {
 	if r.Interim != "interim: wrote a.go and b.go" {
 		t.Errorf("interim = %q", r.Interim)
 	}
-	for _, want := range []string{"Quality gates failed after 0 fix round(s)", "Required because: multi-file change: 2 files changed.", "- review (round 1): passed",
+	for _, want := range []string{"Quality gates failed after 0 fix round(s)", "Required because: multi-file change: 2 files changed.", "- review (round 1 of 3): passed", "- qa (round 1 of 3): failed",
 		"written before the gates ran (it may be out of date)", "interim: wrote a.go and b.go",
 		"**The quality gates failed**: QA is mandatory but no check runner is available.", "still on disk (a.go, b.go)", "`odin undo`"} {
 		if !strings.Contains(r.Answer, want) {

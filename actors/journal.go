@@ -902,6 +902,42 @@ func (j *journal) setTitle(sessionID, title string) {
 	})
 }
 
+// setModel records the session's main model (a /model or
+// session/set_model choice), for a resume to start in it. The channel
+// receives the write's own outcome once everything queued before it is
+// done with: nil when it is committed, its error when it was given up.
+// Unlike a barrier, it leaves the report of other writes given up to the
+// turn's barrier. It receives nothing when the journal stops first
+// (fenced or closed: see stopped); a nil journal answers nil at once.
+func (j *journal) setModel(sessionID, model string) <-chan error {
+	out := make(chan error, 1)
+	if j == nil {
+		out <- nil
+		return out
+	}
+	// The last attempt's error: a batch that did not commit writes its
+	// entries again, so only the attempt before the reading entry counts.
+	var mu sync.Mutex
+	last := errors.New("not written")
+	j.do(func(ctx context.Context, st store.Store) error {
+		err := st.UpdateSession(ctx, sessionID, store.SessionUpdate{Model: &model})
+		mu.Lock()
+		last = err
+		mu.Unlock()
+		return err
+	})
+	var once sync.Once
+	j.afterWrites(func(context.Context, store.Store) error {
+		once.Do(func() {
+			mu.Lock()
+			out <- last
+			mu.Unlock()
+		})
+		return nil
+	})
+	return out
+}
+
 func (j *journal) todos(sessionID string, todos []messages.Todo) {
 	j.do(func(ctx context.Context, st store.Store) error {
 		list := make([]store.Todo, len(todos))

@@ -203,6 +203,44 @@ func (s *Session) Compact(ctx context.Context) (*CompactResult, error) {
 	return cr, nil
 }
 
+// SetModel records model as the session's main model, through the
+// session's journal (so through its claim: a session another process took
+// over stores nothing), and returns once it is committed; otherwise with
+// the write's error, the journal's (a TakenOverError, ErrNotSaved when it
+// is broken or closed) or ctx's, and the model may or may not be stored.
+// It does not switch the model: the front end that resolves models does.
+func (s *Session) SetModel(ctx context.Context, model string) error {
+	if err := s.j.brokenErr(); err != nil {
+		return err
+	}
+	done := s.j.setModel(s.ID, model)
+	var stopped <-chan struct{}
+	if s.j != nil {
+		stopped = s.j.stopped
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrNotSaved, err)
+		}
+		return nil
+	case <-stopped:
+		select {
+		case err := <-done: // written just before the journal stopped
+			if err == nil {
+				return nil
+			}
+		default:
+		}
+		if err := s.j.fencedErr(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: the session was closed before its model was written", ErrNotSaved)
+	case <-ctx.Done():
+		return fmt.Errorf("actors: set model: %w", ctx.Err())
+	}
+}
+
 // JournalStats is a snapshot of the session's store writes (queue depth,
 // commit latency, failures), for metrics. Zero without a store.
 func (s *Session) JournalStats() JournalStats { return s.j.Stats() }

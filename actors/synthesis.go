@@ -133,7 +133,11 @@ func gateOutcome(r messages.GateReport) string {
 		fmt.Fprintf(&b, "\nRequired because: %s.", strings.Join(reasons, "; "))
 	}
 	for _, s := range r.Stages {
-		fmt.Fprintf(&b, "\n- %s (round %d): %s", s.Stage, s.ShownRound(), s.Mark())
+		round := fmt.Sprint(s.ShownRound())
+		if s.MaxRounds > 0 {
+			round += fmt.Sprintf(" of %d", s.MaxRounds)
+		}
+		fmt.Fprintf(&b, "\n- %s (round %s): %s", s.Stage, round, s.Mark())
 		if sum := firstLine(strings.TrimSpace(s.Summary)); sum != "" {
 			fmt.Fprintf(&b, " — %s", shorten(sum, 300))
 		}

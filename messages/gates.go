@@ -22,6 +22,12 @@ type GateStageResult struct {
 	// first run is run 1 even when a fix round came before it. 0 in
 	// records from before it was kept.
 	Run int `json:"run,omitempty"`
+	// MaxRounds is the most rounds the stage can have in the turn:
+	// quality.max_fix_rounds for a fix, one more for review, test and QA,
+	// which run once before any fix and once after each fix sent back to
+	// them. Users see "review round 2 of 3". 0 in records from before it
+	// was kept, which show "review round 2".
+	MaxRounds int `json:"max_rounds,omitempty"`
 }
 
 // ShownRound is the stage's round as users (and the synthesis model) see

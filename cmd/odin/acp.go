@@ -82,38 +82,18 @@ func (a acpOpener) Load(ctx context.Context, id, cwd string, o acp.OpenOptions) 
 	if err != nil {
 		return nil, acp.Loaded{}, err
 	}
+	// The session's stored model was restored as it opened (startSession,
+	// restoreModel), unless odin acp runs with --model or the
+	// configuration no longer offers it; the log says which and why.
 	var l acp.Loaded
-	var model string
 	if l.History, err = s.history(ctx); err == nil {
-		l.Mode, model, l.Cost, err = s.stored(ctx)
+		l.Mode, l.Cost, err = s.stored(ctx)
 	}
 	if err != nil {
 		_ = s.Close(ctx)
 		return nil, acp.Loaded{}, err
 	}
-	s.restoreModel(model)
 	return s, l, nil
-}
-
-// restoreModel makes the session's stored model (the one it was created
-// with or last switched to with session/set_model) its main model again,
-// unless odin acp was started with --model, which the editor's command
-// line chose for every session. A model the configuration no longer
-// offers is not forced on the session: it runs on the configured one,
-// and the log says why.
-func (s *frontSession) restoreModel(id string) {
-	cur, available := s.Models()
-	if id == "" || id == cur || (s.a.flags != nil && s.a.flags.model != "") {
-		return
-	}
-	if !slices.Contains(available, id) {
-		s.a.log.Warn().Str("session", s.live.ID).Str("model", id).Str("using", cur).
-			Msg("acp: the session's stored model is not among the configured models; it runs on the configured one")
-		return
-	}
-	if _, err := s.a.switchModel("main", id); err != nil {
-		s.a.log.Warn().Err(err).Str("session", s.live.ID).Str("model", id).Msg("acp: the session's stored model was not restored")
-	}
 }
 
 func (a acpOpener) List(ctx context.Context, cwd string) ([]acp.StoredSession, error) {
@@ -222,20 +202,10 @@ func (s *frontSession) Models() (string, []string) {
 
 // SetModel switches the main model from the next turn on, as /model does
 // in the REPL, and records it with the session so that a load in another
-// process starts in it (acp.Session). It is stored first: a model the
-// next process would not see is not set.
+// process starts in it (acp.Session). It is stored first, through the
+// session's journal: a model the next process would not see is not set.
 func (s *frontSession) SetModel(ctx context.Context, id string) error {
-	if _, err := s.a.cfg.ResolveModel(id); err != nil {
-		return err
-	}
-	st, err := s.a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	if err := st.UpdateSession(ctx, s.live.ID, store.SessionUpdate{Model: &id}); err != nil {
-		return err
-	}
-	_, err = s.a.switchModel("main", id)
+	_, err := s.a.setSessionModel(ctx, s.live, id)
 	return err
 }
 
@@ -261,22 +231,22 @@ func (s *frontSession) ContextWindow() int {
 	return m.ContextWindow
 }
 
-// stored is the session's recorded mode (empty when none valid is), its
-// recorded model and what it has spent.
-func (s *frontSession) stored(ctx context.Context) (messages.Mode, string, float64, error) {
+// stored is the session's recorded mode (empty when none valid is) and
+// what it has spent.
+func (s *frontSession) stored(ctx context.Context) (messages.Mode, float64, error) {
 	st, err := s.a.openStore(ctx)
 	if err != nil {
-		return "", "", 0, err
+		return "", 0, err
 	}
 	rec, err := st.Session(ctx, s.live.ID)
 	if err != nil {
-		return "", "", 0, err
+		return "", 0, err
 	}
 	m, err := messages.ParseMode(rec.Mode)
 	if err != nil {
-		return "", rec.Model, rec.Cost, nil
+		return "", rec.Cost, nil
 	}
-	return m, rec.Model, rec.Cost, nil
+	return m, rec.Cost, nil
 }
 
 // frontOf is what the editor brings, as the session opener takes it. A nil

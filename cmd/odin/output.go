@@ -27,8 +27,8 @@ func (a *app) initEvent(live *liveSession, mode messages.Mode) messages.Envelope
 	ev := messages.Init{SessionID: live.ID, Resumed: live.Resumed, Cwd: a.root, Mode: mode,
 		Model: a.cfg.Models.Main, SmallModel: a.cfg.Models.Small, Version: versionString(),
 		Tools: live.Deps.Tools.Names(), Agents: []string{}}
-	if ref, err := a.cfg.ResolveModel("main"); err == nil {
-		ev.Model = ref.ID
+	if ref, err := a.cfg.ResolveModel(a.roleModel("main")); err == nil {
+		ev.Model = ref.ID // a resumed session's kept model included
 	}
 	for _, def := range live.Deps.Roster.Agents() {
 		ev.Agents = append(ev.Agents, def.Name)

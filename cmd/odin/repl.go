@@ -161,13 +161,16 @@ func (r *repl) current() *replSession {
 
 func (r *repl) banner(s *replSession) []string {
 	a := r.a
-	model := a.cfg.Models.Main
-	if ref, err := a.cfg.ResolveModel("main"); err == nil {
+	model := a.currentModel("main")
+	if ref, err := a.cfg.ResolveModel(a.roleModel("main")); err == nil {
 		model = ref.ID
 	}
 	lines := []string{fmt.Sprintf("odin · %s · model %s · session %s", a.root, model, shortID(s.ID()))}
 	if r.interactive {
 		lines = append(lines, "Type a task, /help for commands; Shift-Tab cycles ask/plan/edit; Ctrl-D quits.")
+	}
+	if n := s.live.ModelNotice; n != "" {
+		lines = append(lines, "note: "+n)
 	}
 	if n := a.untrustedNotice(); n != "" {
 		lines = append(lines, "note: "+n)
@@ -319,7 +322,11 @@ func (r *repl) resume(ctx context.Context, id string) (term.Result, error) {
 	if err != nil {
 		return term.Result{}, err
 	}
-	return term.Result{Session: s, Text: fmt.Sprintf("Resumed session %s.", s.ID())}, nil
+	text := fmt.Sprintf("Resumed session %s.", s.ID())
+	if s.live.ModelNotice != "" {
+		text += "\n\nNote: " + s.live.ModelNotice + "."
+	}
+	return term.Result{Session: s, Text: text}, nil
 }
 
 // agentColors are the colours the roster's agents declare, for the REPL.

@@ -153,6 +153,9 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 	if n := a.untrustedNotice(); n != "" && !f.quiet {
 		fmt.Fprintln(stderr, "note:", n)
 	}
+	if live.ModelNotice != "" && !f.quiet {
+		fmt.Fprintln(stderr, "note:", live.ModelNotice)
+	}
 	evs := live.Bus.Subscribe(ctx, 256, true)
 	a.mcpListening(live.Bus)
 

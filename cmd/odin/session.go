@@ -91,6 +91,10 @@ type liveSession struct {
 	Elicitor *mcp.BusElicitor
 	// Resumed is true when an existing session was continued.
 	Resumed bool
+	// ModelNotice says which main model a resumed session runs on and
+	// why, when that is not simply the configured one (restoreModel);
+	// empty otherwise. Front ends show it; it is logged too.
+	ModelNotice string
 	// lease makes this process the session's only writer.
 	lease *store.Lease
 	// Recovery holds the turns a dead process left unfinished; resume
@@ -203,9 +207,13 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		}
 	}
 	ok := false
+	// A session that fails to open leaves the main model as it found it
+	// (restoreModel below switches it for the process).
+	prevMain := a.roleModel("main")
 	defer func() {
 		if !ok {
 			_ = lease.Release()
+			a.setRole("main", prevMain)
 		}
 	}()
 	st, err = claimSession(ctx, st, id)
@@ -213,6 +221,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		return nil, err
 	}
 	var recovery actors.Recovery
+	var modelNotice string
 	if resumed {
 		// Turns a dead process left unfinished are settled first, through
 		// the claim: a partial reply marked interrupted is then out of
@@ -224,6 +233,15 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		history, err = st.Messages(ctx, id)
 		if err != nil {
 			return nil, err
+		}
+		// The model kept with the session, read after the claim too: a
+		// /model the previous owner stored is in it.
+		rec, err := st.Session(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if modelNotice = a.restoreModel(rec.Model); modelNotice != "" {
+			a.log.Info().Str("session", id).Str("stored_model", rec.Model).Msg("session model: " + modelNotice)
 		}
 	}
 	var busApprover *policy.BusApprover
@@ -265,7 +283,7 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		return nil, err
 	}
 	ok = true
-	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Elicitor: elicitor, Resumed: resumed, lease: lease, Recovery: recovery}, nil
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Elicitor: elicitor, Resumed: resumed, ModelNotice: modelNotice, lease: lease, Recovery: recovery}, nil
 }
 
 // claimSession claims the session for this process (store.Claimer) and

@@ -259,6 +259,18 @@ func (p *Pipeline) fix(failed, problems, resume string) Step {
 	return Step{Kind: StepFix, Round: p.FixRounds, Failed: failed, Problems: problems}
 }
 
+// MaxRounds is the most rounds stage can have in one turn (the largest
+// round GateStageResult counts, in either of its numberings): a fix
+// round per allowed fix, and for review, test and QA their first run plus
+// one after each fix, since a fix returns the change to the stage that
+// failed.
+func (p Pipeline) MaxRounds(stage string) int {
+	if stage == StageFix {
+		return p.MaxFixRounds
+	}
+	return p.MaxFixRounds + 1
+}
+
 // awaits is the event that answers a step.
 func awaits(k StepKind) EventKind {
 	switch k {

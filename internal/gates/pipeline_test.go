@@ -268,3 +268,60 @@ func TestNextIsAValue(t *testing.T) {
 		t.Fatalf("the earlier pipeline went on differently: %s", step(s))
 	}
 }
+
+// MaxRounds is the bound users are shown ("review round 2 of 3"): a stage
+// that keeps failing runs exactly MaxRounds times before the gate gives
+// up, with MaxRounds(fix) fix rounds between, and a run where every stage
+// fails once before passing never numbers a stage's run beyond it.
+func TestMaxRoundsBoundsEveryStage(t *testing.T) {
+	failing := map[string]Event{StageReview: rejected, StageTest: testsRed, StageQA: checksRed}
+	passing := map[string]Event{StageReview: approved, StageTest: testsGreen, StageQA: checksGreen}
+	stageOf := map[StepKind]string{StepReview: StageReview, StepTest: StageTest, StepQA: StageQA, StepFix: StageFix}
+	// drive answers each step (failing stage fails while fails says so)
+	// and counts each stage's runs until the gate ends.
+	drive := func(p Pipeline, start Event, fails func(stage string, run int) bool) (map[string]int, Step) {
+		runs := map[string]int{}
+		p, s := p.Next(start)
+		for i := 0; i < 100 && !s.terminal(); i++ {
+			var ev Event
+			switch s.Kind {
+			case StepDiagnose:
+				ev = diagnosed
+			case StepFix:
+				runs[StageFix]++
+				ev = fixed
+			default:
+				st := stageOf[s.Kind]
+				runs[st]++
+				ev = passing[st]
+				if fails(st, runs[st]) {
+					ev = failing[st]
+				}
+			}
+			p, s = p.Next(ev)
+		}
+		return runs, s
+	}
+	for max := 0; max <= 3; max++ {
+		p := Pipeline{MaxFixRounds: max, Roles: allRoles, CheckRunner: true}
+		for _, stage := range []string{StageReview, StageTest, StageQA} {
+			t.Run(fmt.Sprintf("%s keeps failing, max_fix_rounds %d", stage, max), func(t *testing.T) {
+				runs, end := drive(p, startWith(gated, true), func(st string, _ int) bool { return st == stage })
+				if end.Kind != StepFail {
+					t.Fatalf("ended with %s, want a failed gate", step(end))
+				}
+				if runs[stage] != p.MaxRounds(stage) || runs[StageFix] != p.MaxRounds(StageFix) {
+					t.Errorf("runs %v, want %s %d times and %d fixes", runs, stage, p.MaxRounds(stage), p.MaxRounds(StageFix))
+				}
+			})
+		}
+		t.Run(fmt.Sprintf("each stage fails once, max_fix_rounds %d", max), func(t *testing.T) {
+			runs, _ := drive(p, startWith(gated, true), func(_ string, run int) bool { return run == 1 })
+			for st, n := range runs {
+				if n > p.MaxRounds(st) {
+					t.Errorf("%s ran %d times, beyond its %d rounds (runs %v)", st, n, p.MaxRounds(st), runs)
+				}
+			}
+		})
+	}
+}

@@ -85,9 +85,19 @@ func Round(s messages.GateStageResult) int {
 	return s.ShownRound()
 }
 
-// StageRound names a stage's round: "review round 2".
-func StageRound(stage string, round int) string {
-	return fmt.Sprintf("%s round %d", termsafe.Line(stage), round)
+// StageRound names a stage's round: "review round 2 of 3", or "review
+// round 2" when the most rounds the stage may have is not known (max 0:
+// events stored before GateStageResult.MaxRounds was kept).
+func StageRound(stage string, round, max int) string {
+	return termsafe.Line(stage) + " " + RoundOf(round, max)
+}
+
+// RoundOf is "round 2 of 3", or "round 2" when max is 0 (not known).
+func RoundOf(round, max int) string {
+	if max > 0 {
+		return fmt.Sprintf("round %d of %d", round, max)
+	}
+	return fmt.Sprintf("round %d", round)
 }
 
 // FixRounds is the gates' verdict line: "passed after 1 fix round".

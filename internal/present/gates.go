@@ -31,7 +31,7 @@ func GateReport(g *messages.GateReport) []Line {
 		out = append(out, line(1, Span{Text: "required because: " + FirstLine(why)}))
 	}
 	for _, s := range g.Stages {
-		l := line(1, Span{Text: fmt.Sprintf("%-6s round %d: %-7s %s", termsafe.Line(s.Stage), Round(s), s.Mark(), FirstLine(s.Summary))})
+		l := line(1, Span{Text: fmt.Sprintf("%-6s %s: %-7s %s", termsafe.Line(s.Stage), RoundOf(Round(s), s.MaxRounds), s.Mark(), FirstLine(s.Summary))})
 		l.Round = Round(s)
 		out = append(out, l)
 	}

@@ -193,7 +193,7 @@ func Describe(ev messages.Event) Line {
 		}
 	case messages.GateStage:
 		l.TaskID, l.Round = ev.TaskID, Round(ev.GateStageResult)
-		head := b{}.add(Gate, MarkGate).plain(" " + StageRound(ev.Stage, l.Round) + ": ")
+		head := b{}.add(Gate, MarkGate).plain(" " + StageRound(ev.Stage, l.Round, ev.MaxRounds) + ": ")
 		if !ev.Done {
 			what := "running"
 			if ev.Stage == "qa" {

@@ -68,15 +68,18 @@ var rows = []row{
 		text: "⚖ quality gates: review and QA required", depth: 1, items: []string{"- 3 files changed", "- auth/x.go matches a risk path"}},
 	{ev: messages.GateDecided{Decision: messages.GateDecision{QARequired: true}},
 		text: "⚖ quality gates: QA required", depth: 1},
-	// QA after one fix round: its first run is round 1, not 2.
-	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "qa", Round: 1, Run: 1}},
-		text: "⚖ qa round 1: running the project's checks…", depth: 1, round: 1},
-	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "qa", Round: 1, Run: 1, Summary: "TestX fails"}, Done: true},
-		text: "⚖ qa round 1: failed — TestX fails", depth: 1, round: 1},
-	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "fix", Round: 2, Run: 2, Summary: "fixed TestX"}, Done: true},
-		text: "⚖ fix round 2: applied — fixed TestX", depth: 1, round: 2},
+	// QA after one fix round: its first run is round 1, not 2; of the
+	// most rounds the stage may have (max_fix_rounds 2: QA 3, fix 2).
+	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "qa", Round: 1, Run: 1, MaxRounds: 3}},
+		text: "⚖ qa round 1 of 3: running the project's checks…", depth: 1, round: 1},
+	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "qa", Round: 1, Run: 1, MaxRounds: 3, Summary: "TestX fails"}, Done: true},
+		text: "⚖ qa round 1 of 3: failed — TestX fails", depth: 1, round: 1},
+	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "fix", Round: 2, Run: 2, MaxRounds: 2, Summary: "fixed TestX"}, Done: true},
+		text: "⚖ fix round 2 of 2: applied — fixed TestX", depth: 1, round: 2},
+	// A record from before Run and MaxRounds were kept: the fix rounds
+	// before it, plus one, and no maximum.
 	{ev: messages.GateStage{GateStageResult: messages.GateStageResult{Stage: "review", Round: 1, Passed: true}, Done: true},
-		text: "⚖ review round 2: passed", depth: 1, round: 2}, // a record without Run: the fix rounds before it, plus one
+		text: "⚖ review round 2: passed", depth: 1, round: 2},
 	{ev: messages.Notice{Level: "info", Text: "hook said\nsecond line"}, text: "! hook said", depth: 1, items: []string{"second line"}},
 	{ev: messages.ApprovalRequested{ID: "a1", Tool: "ExecuteCommand", Subject: "rm -rf build"},
 		text: "! orchestrator asks to run ExecuteCommand rm -rf build", depth: 1},
@@ -193,5 +196,45 @@ func TestFormatters(t *testing.T) {
 	}
 	if got := FixRounds(false, 1); got != "failed after 1 fix round" {
 		t.Errorf("FixRounds = %q", got)
+	}
+}
+
+// A gate stage read back from its stored JSON: one stored before the
+// maximum was kept reads as before ("round 2"), one stored with it says
+// "of 3", in the event line and in the turn's gate report alike.
+func TestStoredGateStageRounds(t *testing.T) {
+	for _, c := range []struct {
+		name, stored, line, report string
+	}{
+		{"before max_rounds", `{"stage":"review","round":1,"passed":true,"summary":"fine","run":2,"done":true}`,
+			"⚖ review round 2: passed — fine", "review round 2: passed  fine"},
+		{"with max_rounds", `{"stage":"review","round":1,"passed":true,"summary":"fine","run":2,"max_rounds":3,"done":true}`,
+			"⚖ review round 2 of 3: passed — fine", "review round 2 of 3: passed  fine"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var ev messages.GateStage
+			if err := json.Unmarshal([]byte(c.stored), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if got := Describe(ev).Text(); got != c.line {
+				t.Errorf("line = %q, want %q", got, c.line)
+			}
+			rep := GateReport(&messages.GateReport{Decision: messages.GateDecision{ReviewRequired: true}, Passed: true, Stages: []messages.GateStageResult{ev.GateStageResult}})
+			if len(rep) != 2 || rep[1].Text() != c.report || rep[1].Round != 2 {
+				var got []string
+				for _, l := range rep {
+					got = append(got, l.Text())
+				}
+				t.Errorf("gate report = %q, want its stage row %q (round 2)", got, c.report)
+			}
+			// Written back, the event keeps what it was read with.
+			again, err := json.Marshal(ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(again), "max_rounds") != strings.Contains(c.stored, "max_rounds") {
+				t.Errorf("stored again as %s", again)
+			}
+		})
 	}
 }

@@ -142,11 +142,14 @@ type GateStage struct {
 	// before the stage plus one (a fix its own number). Run is the
 	// stage's own run in the turn, the round users see everywhere
 	// (present.Round); Label words it: "qa round 1: failed".
-	Round   int    `json:"round"`
-	Run     int    `json:"run"`
-	Label   string `json:"label"`
-	Mark    string `json:"mark"` // passed, failed, applied
-	Summary string `json:"summary,omitempty"`
+	Round int `json:"round"`
+	Run   int `json:"run"`
+	// MaxRounds is the most rounds the stage could have in the turn
+	// ("qa round 1 of 3"); 0 in notes from before it was kept.
+	MaxRounds int    `json:"max_rounds,omitempty"`
+	Label     string `json:"label"`
+	Mark      string `json:"mark"` // passed, failed, applied
+	Summary   string `json:"summary,omitempty"`
 }
 
 // Transcript is everything stored of one session (root or specialist).
@@ -381,6 +384,14 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 		}
 		fixes := 0
 		runs := map[string]int{} // each gate's runs in the turn, "turn\x00gate"
+		// Each gate's most rounds in the turn, as its gate note kept them
+		// (none in notes from before they were kept).
+		maxRounds := map[string]int{}
+		for _, g := range tl.Gates {
+			for _, st := range g.Stages {
+				maxRounds[fmt.Sprint(g.Turn)+"\x00"+st.Stage] = st.MaxRounds
+			}
+		}
 		for _, k := range kids {
 			run, u, err := s.runOf(ctx, st, k)
 			if err != nil {
@@ -397,7 +408,7 @@ func (s *Server) timeline(w http.ResponseWriter, r *http.Request) {
 				key := fmt.Sprint(run.Turn) + "\x00" + run.Gate
 				runs[key]++
 				run.GateRound = runs[key]
-				run.GateLabel = present.StageRound(run.Gate, run.GateRound)
+				run.GateLabel = present.StageRound(run.Gate, run.GateRound, maxRounds[key])
 			}
 			tl.Runs = append(tl.Runs, run)
 			tl.Usage = append(tl.Usage, u...)
@@ -448,7 +459,7 @@ func turnSpans(msgs []store.Message) []TurnSpan {
 }
 
 var stageLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^- (\w+) \(round (\d+)\): (passed|failed|applied)(?: — (.*))?$`)
+	return regexp.MustCompile(`^- (\w+) \(round (\d+)(?: of (\d+))?\): (passed|failed|applied)(?: — (.*))?$`)
 })
 
 // gateOutcomes parses the gate notes of the Orchestrator's history.
@@ -483,10 +494,11 @@ func gateOutcomes(msgs []store.Message) []GateOutcome {
 			}
 			if sm := stageLine().FindStringSubmatch(l); sm != nil {
 				round, _ := strconv.Atoi(sm[2])
+				maxRounds, _ := strconv.Atoi(sm[3]) // 0 in notes from before it was kept
 				runs[sm[1]]++
 				run := runs[sm[1]]
-				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Run: run, Mark: sm[3], Summary: sm[4],
-					Label: present.StageRound(sm[1], run) + ": " + sm[3]})
+				g.Stages = append(g.Stages, GateStage{Stage: sm[1], Round: round, Run: run, MaxRounds: maxRounds, Mark: sm[4], Summary: sm[5],
+					Label: present.StageRound(sm[1], run, maxRounds) + ": " + sm[4]})
 			}
 		}
 		out = append(out, g)

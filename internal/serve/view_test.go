@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,9 +31,23 @@ func (h historyOpener) History(ctx context.Context, fn func(store.Store) error) 
 	return fn(h.st)
 }
 
+// oldGateNote is the gate note of gatedSession as the actors wrote it
+// before they kept each stage's most rounds; newGateNote as they write it
+// now (actors/synthesis.go), "(round 1 of 3)".
+const (
+	oldGateNote = "Quality gates passed after 2 fix round(s).\nRequired because: 3 files changed, api/ratelimit.go is new; public API changed.\n- review (round 1): failed — 1 issue(s), 1 blocking: lacks Retry-After\n- fix (round 1): applied — fixed\n- review (round 2): passed — fine\n- qa (round 2): failed — TestX fails\n- fix (round 2): applied — fixed again\n- qa (round 3): passed — 3 check(s) passed"
+	newGateNote = "Quality gates passed after 2 fix round(s).\nRequired because: 3 files changed, api/ratelimit.go is new; public API changed.\n- review (round 1 of 3): failed — 1 issue(s), 1 blocking: lacks Retry-After\n- fix (round 1 of 2): applied — fixed\n- review (round 2 of 3): passed — fine\n- qa (round 2 of 3): failed — TestX fails\n- fix (round 2 of 2): applied — fixed again\n- qa (round 3 of 3): passed — 3 check(s) passed"
+)
+
 // gatedSession stores a root session whose turn ran a review that sent the
-// change back, a fix round, and a QA diagnosis, as the actors record them.
+// change back, a fix round, and a QA diagnosis, as the actors record them
+// (with the gate note of a session stored before the most rounds were kept).
 func gatedSession(t *testing.T, st store.Store, project string) string {
+	t.Helper()
+	return gatedSessionNote(t, st, project, oldGateNote)
+}
+
+func gatedSessionNote(t *testing.T, st store.Store, project, note string) string {
 	t.Helper()
 	ctx := t.Context()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -72,7 +87,7 @@ func gatedSession(t *testing.T, st store.Store, project string) string {
 	if err := st.AddUsage(ctx, store.UsageRecord{SessionID: root.ID, Agent: "orchestrator", Model: "m", PromptTokens: 50, Cost: 0.02, At: at(1)}); err != nil {
 		t.Fatal(err)
 	}
-	msg(root.ID, llm.RoleUser, 14, store.TextPart{Text: gateNotePrefix + "Quality gates passed after 2 fix round(s).\nRequired because: 3 files changed, api/ratelimit.go is new; public API changed.\n- review (round 1): failed — 1 issue(s), 1 blocking: lacks Retry-After\n- fix (round 1): applied — fixed\n- review (round 2): passed — fine\n- qa (round 2): failed — TestX fails\n- fix (round 2): applied — fixed again\n- qa (round 3): passed — 3 check(s) passed"})
+	msg(root.ID, llm.RoleUser, 14, store.TextPart{Text: gateNotePrefix + note})
 	msg(root.ID, llm.RoleAssistant, 15, store.TextPart{Text: "Rate limiting is in place."})
 	return root.ID
 }
@@ -211,6 +226,57 @@ func TestTimelineRunsGatesAndFixRounds(t *testing.T) {
 	}
 }
 
+// A session stored with each stage's most rounds in its gate note shows
+// them in the stage labels and the runs' gate labels, "qa round 1 of 3";
+// one stored before (TestTimelineRunsGatesAndFixRounds) reads as before.
+func TestTimelineGateRoundsOfMax(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), filepath.Join(base, "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	id := gatedSessionNote(t, st, filepath.Join(base, "proj"), newGateNote)
+	s, err := New(Options{Opener: historyOpener{st: st}, Token: "tok", Roots: []string{base}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Shutdown)
+	code, body, _ := get(t, s.Handler(), "/v1/history/"+id, "tok")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, body)
+	}
+	var tl Timeline
+	if err := json.Unmarshal([]byte(body), &tl); err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range tl.Runs {
+		labels = append(labels, r.GateLabel)
+	}
+	if diff := cmp.Diff([]string{"", "review round 1 of 3", "fix round 1 of 2", "review round 2 of 3", "qa round 1 of 3", "fix round 2 of 2"}, labels); diff != "" {
+		t.Errorf("gate labels (-want +got):\n%s", diff)
+	}
+	if len(tl.Gates) != 1 || len(tl.Gates[0].Stages) != 6 {
+		t.Fatalf("gates = %+v", tl.Gates)
+	}
+	var stages []string
+	for _, st := range tl.Gates[0].Stages {
+		stages = append(stages, fmt.Sprintf("%s %d %d/%d", st.Label, st.Round, st.Run, st.MaxRounds))
+	}
+	want := []string{"review round 1 of 3: failed 1 1/3", "fix round 1 of 2: applied 1 1/2", "review round 2 of 3: passed 2 2/3",
+		"qa round 1 of 3: failed 2 1/3", "fix round 2 of 2: applied 2 2/2", "qa round 2 of 3: passed 3 2/3"}
+	if diff := cmp.Diff(want, stages); diff != "" {
+		t.Errorf("stages (label round run/max) (-want +got):\n%s", diff)
+	}
+	if s := tl.Gates[0].Stages[3]; s.Summary != "TestX fails" || s.Mark != "failed" {
+		t.Errorf("stage 4 = %+v", s)
+	}
+}
+
 func TestTranscriptOfASpecialistRun(t *testing.T) {
 	s, inside, _, _ := newViewServer(t)
 	h := s.Handler()
@@ -319,7 +385,7 @@ func TestGateTitlesMatchTheActors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, lit := range []string{strings.TrimSpace(gateNotePrefix), `"Quality gates %s after %d fix round(s)."`, `"\n- %s (round %d): %s"`} {
+	for _, lit := range []string{strings.TrimSpace(gateNotePrefix), `"Quality gates %s after %d fix round(s)."`, `"\n- %s (round %s): %s"`, `round += fmt.Sprintf(" of %d", s.MaxRounds)`} {
 		if !strings.Contains(string(synth), lit) {
 			t.Errorf("actors/synthesis.go no longer writes %s", lit)
 		}

@@ -125,7 +125,7 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		if ev.Done {
 			a.gate, a.gateTask = "", ""
 		} else {
-			a.gate = present.StageRound(ev.Stage, present.Round(ev.GateStageResult))
+			a.gate = present.StageRound(ev.Stage, present.Round(ev.GateStageResult), ev.MaxRounds)
 			a.gateTask = ev.TaskID
 		}
 	case messages.RateLimited:

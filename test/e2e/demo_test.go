@@ -52,7 +52,7 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 		t.Fatalf("odin run: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	if !regexp.MustCompile(`(?s)Quality gates: PASSED after 2 fix rounds.*qa     round 2: passed.*Rate limiting is in place, and the quality gates passed after 2 fix rounds`).MatchString(out) {
+	if !regexp.MustCompile(`(?s)Quality gates: PASSED after 2 fix rounds.*qa     round 2 of 3: passed.*Rate limiting is in place, and the quality gates passed after 2 fix rounds`).MatchString(out) {
 		t.Errorf("the final answer does not follow the gate report:\n%s", out)
 	}
 	// The interim answer claimed Retry-After before review found it

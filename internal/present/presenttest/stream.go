@@ -18,19 +18,22 @@ import (
 func GatedTurn(inputID string) []messages.Event {
 	in := messages.UserMessage{ID: inputID, Body: "add rate limiting", Mode: messages.ModeEdit}
 	orch := messages.Origin{Agent: "orchestrator"}
-	stage := func(name string, round, run int, passed, done bool, summary string) messages.Event {
-		return messages.GateStage{GateStageResult: messages.GateStageResult{Stage: name, Round: round, Run: run, Passed: passed, Summary: summary}, Done: done}
+	stage := func(s messages.GateStageResult, done bool) messages.Event {
+		if !done {
+			s.Passed, s.Summary = false, ""
+		}
+		return messages.GateStage{GateStageResult: s, Done: done}
 	}
 	report := &messages.GateReport{
 		Decision:  messages.GateDecision{ReviewRequired: true, QARequired: true, Reasons: []string{"3 files changed"}, Files: []string{"a.go", "b.go", "c.go"}},
 		FixRounds: 2, Passed: true,
 		Stages: []messages.GateStageResult{
-			{Stage: "review", Round: 0, Run: 1, Summary: "1 major issue"},
-			{Stage: "fix", Round: 1, Run: 1, Summary: "added Retry-After"},
-			{Stage: "review", Round: 1, Run: 2, Passed: true, Summary: "approved"},
-			{Stage: "qa", Round: 1, Run: 1, Summary: "TestLimit fails"},
-			{Stage: "fix", Round: 2, Run: 2, Summary: "fixed TestLimit"},
-			{Stage: "qa", Round: 2, Run: 2, Passed: true, Summary: "all checks pass"},
+			{Stage: "review", Round: 0, Run: 1, MaxRounds: 3, Summary: "1 major issue"},
+			{Stage: "fix", Round: 1, Run: 1, MaxRounds: 2, Summary: "added Retry-After"},
+			{Stage: "review", Round: 1, Run: 2, MaxRounds: 3, Passed: true, Summary: "approved"},
+			{Stage: "qa", Round: 1, Run: 1, MaxRounds: 3, Summary: "TestLimit fails"},
+			{Stage: "fix", Round: 2, Run: 2, MaxRounds: 2, Summary: "fixed TestLimit"},
+			{Stage: "qa", Round: 2, Run: 2, MaxRounds: 3, Passed: true, Summary: "all checks pass"},
 		},
 	}
 	var evs []messages.Event
@@ -43,7 +46,7 @@ func GatedTurn(inputID string) []messages.Event {
 		messages.GateDecided{Decision: report.Decision},
 	)
 	for _, s := range report.Stages {
-		evs = append(evs, stage(s.Stage, s.Round, s.Run, false, false, ""))
+		evs = append(evs, stage(s, false))
 		if s.Stage != "qa" {
 			task := s.Stage + "-" + string(rune('0'+s.Run))
 			agent := map[string]string{"review": "review", "fix": "code"}[s.Stage]
@@ -52,7 +55,7 @@ func GatedTurn(inputID string) []messages.Event {
 				messages.AgentFinished{Report: messages.Report{TaskID: task, Agent: agent, Status: messages.ReportOK, Summary: s.Summary, Turns: 2,
 					Usage: messages.Usage{TotalTokens: 2000, CostUnknown: true}, Elapsed: 4 * time.Second}})
 		}
-		evs = append(evs, stage(s.Stage, s.Round, s.Run, s.Passed, true, s.Summary))
+		evs = append(evs, stage(s, true))
 	}
 	total := messages.Usage{PromptTokens: 9000, CompletionTokens: 700, TotalTokens: 9700, Cost: 0.05, CostUnknown: true}
 	evs = append(evs, messages.TurnFinished{Result: messages.TurnResult{Input: in, Status: messages.TurnDone, Answer: "Rate limiting is in place.",
@@ -62,12 +65,13 @@ func GatedTurn(inputID string) []messages.Event {
 }
 
 var (
-	roundRE = regexp.MustCompile(`\b(review|test|qa|fix)\s+round (\d+):\s+(passed|failed|applied)\b`)
+	roundRE = regexp.MustCompile(`\b(review|test|qa|fix)\s+round (\d+(?: of \d+)?):\s+(passed|failed|applied)\b`)
 	costRE  = regexp.MustCompile(`\$\d+\.\d{4}(?: \+ unknown)?|cost unknown`)
 )
 
 // Rounds are the finished gate stages a front end printed, each once, as
-// "qa round 1: failed", sorted.
+// "qa round 1 of 3: failed" ("qa round 1: failed" where the maximum was
+// not shown), sorted.
 func Rounds(out string) []string {
 	var got []string
 	for _, m := range roundRE.FindAllStringSubmatch(out, -1) {
@@ -86,8 +90,9 @@ func Costs(out string) []string {
 
 // Want is what every front end must print of GatedTurn: each stage's
 // round counted in its own runs (QA's first run is round 1 although a fix
-// round came before it) and the turn's partly unpriced cost.
+// round came before it) of the most it could have, and the turn's partly
+// unpriced cost.
 func Want() (rounds, costs []string) {
-	return []string{"fix round 1: applied", "fix round 2: applied", "qa round 1: failed", "qa round 2: passed", "review round 1: failed", "review round 2: passed"},
+	return []string{"fix round 1 of 2: applied", "fix round 2 of 2: applied", "qa round 1 of 3: failed", "qa round 2 of 3: passed", "review round 1 of 3: failed", "review round 2 of 3: passed"},
 		[]string{"$0.0500 + unknown"}
 }
