@@ -311,16 +311,35 @@ type wtx struct {
 // savepoint runs fn in the savepoint name of tx: what fn wrote is undone
 // when it fails.
 func savepoint(ctx context.Context, tx *wtx, name string, fn func() error) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx := tx.stepCtx(ctx)
+	if _, err := tx.ExecContext(sctx, "SAVEPOINT "+name); err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
-		_, _ = tx.ExecContext(ctx, "ROLLBACK TO "+name)
-		_, _ = tx.ExecContext(ctx, "RELEASE "+name)
+		_, _ = tx.ExecContext(sctx, "ROLLBACK TO "+name)
+		_, _ = tx.ExecContext(sctx, "RELEASE "+name)
 		return err
 	}
-	_, err := tx.ExecContext(ctx, "RELEASE "+name)
+	_, err := tx.ExecContext(sctx, "RELEASE "+name)
 	return err
+}
+
+// stepCtx is the context of a statement of a SQLite write transaction
+// that cannot wait (a savepoint, the fence's read): it runs on the
+// connection holding the file's write lock, so a cancellation has
+// nothing to interrupt, while a context that can be cancelled costs a
+// goroutine per statement (the driver's interrupt watcher, and
+// database/sql's watcher of open rows): in a two-turn run, most of the
+// goroutines started. The caller checks ctx first. On PostgreSQL each
+// statement is a round trip to a server that may stall: ctx is kept.
+func (t *wtx) stepCtx(ctx context.Context) context.Context {
+	if t.dialect == dialectPostgres {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // stamp returns t, or now when t is zero, as Unix nanoseconds.
