@@ -501,17 +501,25 @@ type envKey struct {
 }
 
 // envKeys lists the variables that can set keys: every scalar and string
-// list of the schema, for the map entries the given trees define.
-func envKeys(trees []map[string]any) []envKey {
+// list of the schema, for the map entries the given trees define. With
+// want set, only the variables it accepts are listed (the walk then builds
+// no key for the hundreds of variables that are not set).
+func envKeys(trees []map[string]any, want func(name string) bool) []envKey {
 	var keys []envKey
-	var walk func(t reflect.Type, parts, tmpl []string)
-	walk = func(t reflect.Type, parts, tmpl []string) {
+	// parts and tmpl are the walk's path, shared by its levels: a key
+	// that is listed gets its own copy.
+	var parts, tmpl []string
+	var walk func(t reflect.Type, name string)
+	walk = func(t reflect.Type, name string) {
+		depth := len(parts)
+		defer func() { parts, tmpl = parts[:depth], tmpl[:depth] }()
 		switch {
 		case t == durationType:
 		case t.Kind() == reflect.Struct:
 			names, fields := fieldsOf(t)
-			for _, name := range names {
-				walk(fields[name].Type, append(slices.Clone(parts), name), append(slices.Clone(tmpl), name))
+			for _, field := range names {
+				parts, tmpl = append(parts[:depth], field), append(tmpl[:depth], field)
+				walk(fields[field].Type, envChild(name, field))
 			}
 			return
 		case t.Kind() == reflect.Map:
@@ -520,11 +528,12 @@ func envKeys(trees []map[string]any) []envKey {
 			}
 			seen := map[string]bool{}
 			for _, tree := range trees {
-				m, _ := at(tree, parts...).(map[string]any)
-				for _, name := range sortedKeys(m) {
-					if !seen[name] {
-						seen[name] = true
-						walk(t.Elem(), append(slices.Clone(parts), name), append(slices.Clone(tmpl), "*"))
+				m, _ := at(tree, parts[:depth]...).(map[string]any)
+				for _, entry := range sortedKeys(m) {
+					if !seen[entry] {
+						seen[entry] = true
+						parts, tmpl = append(parts[:depth], entry), append(tmpl[:depth], "*")
+						walk(t.Elem(), envChild(name, entry))
 					}
 				}
 			}
@@ -532,18 +541,21 @@ func envKeys(trees []map[string]any) []envKey {
 		case t.Kind() == reflect.Slice && t.Elem().Kind() != reflect.String:
 			return // lists of hooks cannot be written as one string
 		}
-		keys = append(keys, envKey{name: envName(parts), parts: parts, tmpl: strings.Join(tmpl, "."), typ: t})
+		if want == nil || want(name) {
+			keys = append(keys, envKey{name: name, parts: slices.Clone(parts), tmpl: strings.Join(tmpl, "."), typ: t})
+		}
 	}
-	walk(configType, nil, nil)
+	walk(configType, "ODIN")
 	return keys
 }
 
-// envName is the variable for a key: ODIN_ and the parts in upper case,
-// joined by "_", with every character that is not a letter or digit as "_".
-func envName(parts []string) string {
-	s := strings.ToUpper(strings.Join(parts, "_"))
-	b := []byte("ODIN_")
-	for _, r := range s {
+// envChild is the variable name of part under the variable name prefix:
+// a key's variable is ODIN_ and its parts in upper case, joined by "_",
+// with every character that is not a letter or digit as "_".
+func envChild(prefix, part string) string {
+	b := append(make([]byte, 0, len(prefix)+1+len(part)), prefix...)
+	b = append(b, '_')
+	for _, r := range strings.ToUpper(part) {
 		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
 			b = append(b, byte(r))
 		} else {
@@ -557,12 +569,24 @@ func envLayer(env EnvFunc, environ func() []string, trees []map[string]any, root
 	l := layer{label: "env", labels: map[string]string{}, tree: map[string]any{}}
 	var vars []string
 	var problems []Problem
-	if environ != nil && !slices.ContainsFunc(environ(), func(kv string) bool { return strings.HasPrefix(kv, "ODIN_") }) {
-		// Listing every key's variable walks the whole schema (hundreds
-		// of names); with no ODIN_ variable set there is nothing to find.
-		return l, nil, nil
+	var want func(string) bool
+	if environ != nil {
+		// Only the ODIN_ variables set can set keys: with none there is
+		// nothing to find, and otherwise the walk of the schema lists
+		// only theirs (a variable such as ODIN_TEST_BIN_DIR that names no
+		// key then costs a walk, not hundreds of keys and lookups).
+		set := map[string]bool{}
+		for _, kv := range environ() {
+			if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "ODIN_") {
+				set[name] = true
+			}
+		}
+		if len(set) == 0 {
+			return l, nil, nil
+		}
+		want = func(name string) bool { return set[name] }
 	}
-	for _, k := range envKeys(trees) {
+	for _, k := range envKeys(trees, want) {
 		val := env.lookup(k.name)
 		if val == "" {
 			continue

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,9 +315,33 @@ func TestEnvName(t *testing.T) {
 		{[]string{"model_info", "gpt-4.1", "context_window"}, "ODIN_MODEL_INFO_GPT_4_1_CONTEXT_WINDOW"},
 		{[]string{"model_info", "qwen2.5-coder:7b", "max_output"}, "ODIN_MODEL_INFO_QWEN2_5_CODER_7B_MAX_OUTPUT"},
 	}
+	// The map entries are those the layers' trees define.
+	trees := []map[string]any{{
+		"providers":  map[string]any{"openai": map[string]any{}},
+		"model_info": map[string]any{"gpt-4.1": map[string]any{}, "qwen2.5-coder:7b": map[string]any{}},
+	}}
 	for _, tt := range tests {
-		if got := envName(tt.parts); got != tt.want {
-			t.Errorf("envName(%v) = %s, want %s", tt.parts, got, tt.want)
+		keys := envKeys(trees, func(name string) bool { return name == tt.want })
+		if len(keys) != 1 || !slices.Equal(keys[0].parts, tt.parts) {
+			t.Errorf("the variable %s sets %+v, want the key %v", tt.want, keys, tt.parts)
+		}
+	}
+	// Unfiltered, every variable is listed once, each named from its parts.
+	all := envKeys(trees, nil)
+	seen := map[string]bool{}
+	for _, k := range all {
+		name := "ODIN"
+		for _, p := range k.parts {
+			name = envChild(name, p)
+		}
+		if name != k.name || seen[k.name] {
+			t.Errorf("key %v: variable %s (want %s, listed before: %v)", k.parts, k.name, name, seen[k.name])
+		}
+		seen[k.name] = true
+	}
+	for _, tt := range tests {
+		if !seen[tt.want] {
+			t.Errorf("%s is not listed without a filter", tt.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -32,8 +33,14 @@ var pathKeys = []string{"agents.*.prompt_file", "permissions.additional_dirs", "
 func isPathKey(tmpl string) bool { return slices.Contains(pathKeys, tmpl) }
 
 // fieldsOf returns the keys of struct type t, in declaration order, and
-// the field of each.
+// the field of each. Callers only read them: the answer for a type is
+// built once per process and shared (loading the configuration walks the
+// schema's types several times, once per layer).
 func fieldsOf(t reflect.Type) ([]string, map[string]reflect.StructField) {
+	if f, ok := schemaFields.Load(t); ok {
+		sf := f.(structFields)
+		return sf.names, sf.fields
+	}
 	var names []string
 	fields := map[string]reflect.StructField{}
 	for i := range t.NumField() {
@@ -45,8 +52,19 @@ func fieldsOf(t reflect.Type) ([]string, map[string]reflect.StructField) {
 		names = append(names, tag)
 		fields[tag] = f
 	}
+	names = slices.Clip(names) // an append by a caller copies
+	schemaFields.Store(t, structFields{names: names, fields: fields})
 	return names, fields
 }
+
+// structFields is fieldsOf's answer for one type.
+type structFields struct {
+	names  []string
+	fields map[string]reflect.StructField
+}
+
+// schemaFields holds fieldsOf's answers by type.
+var schemaFields sync.Map
 
 func joinKey(prefix, k string) string {
 	if prefix == "" {

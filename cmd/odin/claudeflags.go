@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -35,7 +36,7 @@ func (f *claudeFlags) register(cmd *cobra.Command) {
 
 // claudeBash is a Bash(...) rule: Bash(cmd:*) (a prefix), Bash(cmd *) or
 // Bash(cmd) (Claude's command patterns).
-var claudeBash = regexp.MustCompile(`^Bash\((.*)\)$`)
+var claudeBash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^Bash\((.*)\)$`) })
 
 // claudeTools are Claude Code's tool names that Odin's modes already
 // allow (reading and, in edit mode, writing inside the project), so
@@ -45,7 +46,7 @@ var claudeTools = map[string]bool{"Read": true, "Edit": true, "MultiEdit": true,
 
 // commandPattern turns a Bash rule's body into Odin's command pattern.
 func commandPattern(rule string) (string, error) {
-	m := claudeBash.FindStringSubmatch(strings.TrimSpace(rule))
+	m := claudeBash().FindStringSubmatch(strings.TrimSpace(rule))
 	if m == nil {
 		return "", fmt.Errorf("not a Bash(...) rule")
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/mcp"
@@ -303,7 +304,8 @@ func (g *secretGuard) lookup(server string) func(string) (string, bool) {
 }
 
 // varRef finds the names of ${VAR} and ${VAR:-default}.
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+// Compiled on first use, not at every start.
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`) })
 
 // refused lists the secret variables s names in ${...} (command, args,
 // env, url, headers), sorted.
@@ -317,7 +319,7 @@ func (g *secretGuard) refused(s config.MCPServer) []string {
 	}
 	var out []string
 	for _, t := range texts {
-		for _, m := range varRef.FindAllStringSubmatch(t, -1) {
+		for _, m := range varRef().FindAllStringSubmatch(t, -1) {
 			if g.hidden(m[1]) {
 				out = append(out, m[1])
 			}

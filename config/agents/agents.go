@@ -343,7 +343,9 @@ func UserFiles(dirs []string) ([]*File, []string) {
 }
 
 // reToolSpec is a Claude Code tool with a rule: Bash(git diff:*).
-var reToolSpec = regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`)
+// Compiled on first use: every odin process initialises this package,
+// few read Claude Code agent files.
+var reToolSpec = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`) })
 
 // toolSpecs splits Claude Code's tool specs off a tools list: Bash(...)
 // becomes ExecuteCommand restricted to the pattern; a spec of another tool
@@ -352,7 +354,7 @@ var reToolSpec = regexp.MustCompile(`^\s*([A-Za-z]+)\((.*)\)\s*$`)
 func toolSpecs(in []string) (tools, patterns []string) {
 	bare := false
 	for _, t := range in {
-		m := reToolSpec.FindStringSubmatch(t)
+		m := reToolSpec().FindStringSubmatch(t)
 		switch {
 		case m == nil:
 			if t == "Bash" || t == "bash" {

@@ -240,8 +240,11 @@ func (s *SQLite) fenced(ctx context.Context, fn func(tx *wtx) error) func(tx *wt
 		if s.dialect == dialectPostgres {
 			q += ` FOR NO KEY UPDATE`
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var epoch int64
-		err := tx.QueryRowContext(ctx, q, f.session).Scan(&epoch)
+		err := tx.QueryRowContext(tx.stepCtx(ctx), q, f.session).Scan(&epoch)
 		if errors.Is(err, sql.ErrNoRows) {
 			fencedWrites.Inc()
 			return &FencedError{Session: f.session, Epoch: f.epoch}

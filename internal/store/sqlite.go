@@ -32,7 +32,8 @@ var registerOnce sync.Once
 // -wal and -shm files stay, checkpointed, instead of being deleted and
 // created again by the next process. Every odin command opens the store,
 // and on ext4 creating those two inodes (and deleting them at exit) was
-// a tenth of a short run's CPU time.
+// a tenth of a short run's CPU time. Each connection keeps the statements
+// it runs prepared (stmtConn).
 func registerDriver() {
 	registerOnce.Do(func() {
 		d := &sqlite.Driver{}
@@ -44,7 +45,7 @@ func registerDriver() {
 			_, err := fc.FileControlPersistWAL("main", 1)
 			return err
 		})
-		sql.Register(driverName, d)
+		sql.Register(driverName, stmtDriver{d: d})
 	})
 }
 
@@ -96,7 +97,6 @@ type SQLite struct {
 	// claims groups this process's concurrent Claims into shared write
 	// transactions (nil on PostgreSQL).
 	claims *claimGroup
-	stmts  *stmtCache
 	now    func() time.Time
 	newID  func() string
 	// dialect is dialectSQLite here; Postgres shares these methods with
@@ -178,7 +178,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*SQLite, error) {
 		w.Close()
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	return &SQLite{w: w, r: r, members: &memberConn{dsn: readDSN}, gate: &writeGate{}, claims: &claimGroup{}, stmts: &stmtCache{db: w}, now: o.now, newID: o.newID}, nil
+	return &SQLite{w: w, r: r, members: &memberConn{dsn: readDSN}, gate: &writeGate{}, claims: &claimGroup{}, now: o.now, newID: o.newID}, nil
 }
 
 // privateFiles creates the first path if missing and makes every existing
@@ -208,7 +208,6 @@ func dsn(path string, q url.Values) string {
 
 // Close closes both connection pools.
 func (s *SQLite) Close() error {
-	s.stmts.close()
 	return errors.Join(s.members.close(), s.r.Close(), s.w.Close())
 }
 
@@ -278,8 +277,7 @@ func (s *SQLite) inTx(ctx context.Context, fn func(tx *wtx) error) error {
 }
 
 // inTxOnce runs fn in a write transaction and commits it (rolls it back
-// when fn fails), then prepares the queries it ran without a cached
-// statement.
+// when fn fails).
 func (s *SQLite) inTxOnce(ctx context.Context, fn func(tx *wtx) error) (err error) {
 	began := time.Now()
 	defer func() { observeWrite(time.Since(began), err) }()
@@ -293,31 +291,55 @@ func (s *SQLite) inTxOnce(ctx context.Context, fn func(tx *wtx) error) (err erro
 	if err != nil {
 		return err
 	}
-	tx := &wtx{Tx: sqltx, stmts: s.stmts, dialect: s.dialect}
+	tx := &wtx{Tx: sqltx, dialect: s.dialect}
 	if err = fn(tx); err != nil {
 		tx.Rollback()
 	} else {
 		err = tx.Commit()
 	}
-	if len(tx.seen) > 0 && ctx.Err() == nil {
-		s.stmts.prepare(ctx, tx.seen)
-	}
 	return err
+}
+
+// wtx is a write transaction. On SQLite its statements are prepared once
+// per connection by the driver (stmtConn); pgx caches them on PostgreSQL.
+type wtx struct {
+	*sql.Tx
+	// dialect selects lockSession's behaviour.
+	dialect dialect
 }
 
 // savepoint runs fn in the savepoint name of tx: what fn wrote is undone
 // when it fails.
 func savepoint(ctx context.Context, tx *wtx, name string, fn func() error) error {
-	if _, err := tx.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sctx := tx.stepCtx(ctx)
+	if _, err := tx.ExecContext(sctx, "SAVEPOINT "+name); err != nil {
 		return err
 	}
 	if err := fn(); err != nil {
-		_, _ = tx.ExecContext(ctx, "ROLLBACK TO "+name)
-		_, _ = tx.ExecContext(ctx, "RELEASE "+name)
+		_, _ = tx.ExecContext(sctx, "ROLLBACK TO "+name)
+		_, _ = tx.ExecContext(sctx, "RELEASE "+name)
 		return err
 	}
-	_, err := tx.ExecContext(ctx, "RELEASE "+name)
+	_, err := tx.ExecContext(sctx, "RELEASE "+name)
 	return err
+}
+
+// stepCtx is the context of a statement of a SQLite write transaction
+// that cannot wait (a savepoint, the fence's read): it runs on the
+// connection holding the file's write lock, so a cancellation has
+// nothing to interrupt, while a context that can be cancelled costs a
+// goroutine per statement (the driver's interrupt watcher, and
+// database/sql's watcher of open rows): in a two-turn run, most of the
+// goroutines started. The caller checks ctx first. On PostgreSQL each
+// statement is a round trip to a server that may stall: ctx is kept.
+func (t *wtx) stepCtx(ctx context.Context) context.Context {
+	if t.dialect == dialectPostgres {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // stamp returns t, or now when t is zero, as Unix nanoseconds.

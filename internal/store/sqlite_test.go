@@ -522,3 +522,52 @@ func TestWALFilesOutliveClose(t *testing.T) {
 		t.Errorf("reopened: the message's text did not survive")
 	}
 }
+
+// A batch whose context ends midway fails with the context's error at the
+// next write and stores nothing of it, fenced writes included (savepoints
+// and the fence's read run without watching the context: see stepCtx).
+func TestBatchEndsWithItsContext(t *testing.T) {
+	s := openTemp(t)
+	sess, err := s.CreateSession(t.Context(), store.Session{Project: "/p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Claim(t.Context(), sess.ID, "node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := func(text string) store.Message {
+		return store.Message{SessionID: sess.ID, Role: llm.RoleUser, Parts: []store.Part{store.TextPart{Text: text}}}
+	}
+	type batchStore interface {
+		store.Store
+		Batch(ctx context.Context, fn func(ctx context.Context) error) error
+	}
+	for _, st := range []batchStore{s, h} {
+		ctx, cancel := context.WithCancel(t.Context())
+		err := st.Batch(ctx, func(ctx context.Context) error {
+			if _, err := st.AppendMessage(ctx, msg("before")); err != nil {
+				return err
+			}
+			cancel()
+			_, err := st.AppendMessage(ctx, msg("after"))
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%T: write after the context ended: %v, want context.Canceled", st, err)
+			}
+			return err
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%T: batch: %v, want context.Canceled", st, err)
+		}
+	}
+	msgs, err := s.Messages(t.Context(), sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 0 {
+		t.Errorf("%d messages stored by cancelled batches, want none", len(msgs))
+	}
+	if got, _ := s.Session(t.Context(), sess.ID); got.MessageCount != 0 {
+		t.Errorf("message_count = %d, want 0", got.MessageCount)
+	}
+}

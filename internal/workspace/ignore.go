@@ -425,8 +425,11 @@ func classChar(r rune) string {
 func parseGlob(pattern string) ([]token, error) {
 	rs := []rune(pattern)
 	// stack[0] is the top-level token list; deeper entries are the
-	// alternatives of an open {...} group.
-	stack := [][]token{nil}
+	// alternatives of an open {...} group. A pattern has at most one
+	// top-level token per rune: sized so, the list is allocated once
+	// (Odin compiles every read-deny pattern at start-up, and growing
+	// the lists of 80-byte tokens was most of that).
+	stack := [][]token{make([]token, 0, len(rs))}
 	var alts [][]token
 	inAlt := false
 	for i := 0; i < len(rs); i++ {

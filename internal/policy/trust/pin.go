@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -363,9 +364,9 @@ func isPinShell(base string) bool {
 	return slices.Contains([]string{"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"}, base)
 }
 
-var pythonName = regexp.MustCompile(`^(python|pypy)[0-9.]*$`)
+var pythonName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(python|pypy)[0-9.]*$`) })
 
-func isPython(base string) bool { return pythonName.MatchString(base) }
+func isPython(base string) bool { return pythonName().MatchString(base) }
 
 // dropFlags skips leading options; those in withValue take the next word.
 func dropFlags(args, withValue []string) []string {
