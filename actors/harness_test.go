@@ -266,3 +266,13 @@ func (s trackerSets) Begin(_ context.Context, _, label string) ChangeTracker {
 	return checkpoint.NewTracker(s.root, label)
 }
 func (trackerSets) Commit(context.Context, ChangeTracker) error { return nil }
+
+// conversation is an Orchestrator request's messages after those Odin
+// composes for every request: the shared system message and its role.
+func conversation(req llm.Request) []llm.Message {
+	msgs := req.Messages
+	for len(msgs) > 0 && (msgs[0].Role == llm.RoleSystem || msgs[0].Context) {
+		msgs = msgs[1:]
+	}
+	return msgs
+}

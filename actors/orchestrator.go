@@ -495,6 +495,23 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	return text, err
 }
 
+// orchestratorMessages lays out a request of the Orchestrator as a
+// specialist's is laid out: the preamble every agent of the session shares
+// is the system message, and the Orchestrator's role follows the tools,
+// as the first user message. A provider's prefix cache then serves the
+// system message and the tools the Orchestrator shares with the
+// specialists (the leading ones of every list) to the first request of
+// each specialist, from the Orchestrator's first request on.
+func orchestratorMessages(system string, history []llm.Message) []llm.Message {
+	preamble, role := prompts.SplitRole(system)
+	msgs := make([]llm.Message, 0, len(history)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: preamble})
+	if role != "" {
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: role, Context: true})
+	}
+	return append(msgs, history...)
+}
+
 func (o *Orchestrator) callModel(c actor.Context) {
 	t := o.turn
 	maxTurns := o.deps.Config.MaxTurns
@@ -527,7 +544,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	}
 	t.compacted = false
 	t.modelTurns++
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
+	msgs := orchestratorMessages(system, o.history)
 	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages,
 		MaxToolArguments: o.deps.Config.Context.MaxToolArgument}
 	o.lastLen = len(o.history)
