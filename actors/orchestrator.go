@@ -433,8 +433,12 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	if o.runs.anyBackground() {
 		agentTools = append(agentTools, agentOutputTool(), agentStopTool())
 	}
-	t.extra = agentTools
 	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
+	if load, ok := loadToolsTool(t.tools, orchestratorOnDemand); ok {
+		agentTools = append(agentTools, load)
+		t.tools = t.tools.With(load)
+	}
+	t.extra = agentTools
 	if in.Agent != "" {
 		o.directTask(c, t)
 		return
@@ -532,7 +536,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 		// not only the next turn.
 		t.tools = FilterTools(o.deps.allTools(), nil, t.input.Mode, false).With(t.extra...)
 	}
-	defs := t.tools.Defs()
+	defs := offeredDefs(t.tools, orchestratorOnDemand, o.history)
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
 		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, res *CompactResult) {
