@@ -501,20 +501,38 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 
 // orchestratorMessages lays out a request of the Orchestrator as a
 // specialist's is laid out: the preamble every agent of the session shares
-// is the system message, and the Orchestrator's role follows the tools,
-// as the first user message. A provider's prefix cache then serves the
-// system message and the tools the Orchestrator shares with the
-// specialists (the leading ones of every list) to the first request of
-// each specialist, from the Orchestrator's first request on.
+// is the system message, and the Orchestrator's role follows the tools, at
+// the head of the first user message (conversationHeading between the two;
+// one message, not two in a row, which some chat templates refuse). A
+// provider's prefix cache then serves the system message and the tools
+// the Orchestrator shares with the specialists (the leading ones of every
+// list) to the first request of each specialist, from the Orchestrator's
+// first request on. The role is composed for each request, never stored;
+// as Odin's addition around the stored message (Typed), the ledger counts
+// it as context.
 func orchestratorMessages(system string, history []llm.Message) []llm.Message {
 	preamble, role := prompts.SplitRole(system)
 	msgs := make([]llm.Message, 0, len(history)+2)
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: preamble})
-	if role != "" {
-		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: role, Context: true})
+	switch {
+	case role == "":
+	case len(history) > 0 && history[0].Role == llm.RoleUser:
+		first := history[0]
+		if first.Typed == "" {
+			first.Typed = first.Content
+		}
+		first.Content = role + conversationHeading + first.Content
+		msgs = append(msgs, first)
+		history = history[1:]
+	default:
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: role})
 	}
 	return append(msgs, history...)
 }
+
+// conversationHeading parts the Orchestrator's role from the conversation
+// in its first user message.
+const conversationHeading = "\n# Conversation\n"
 
 func (o *Orchestrator) callModel(c actor.Context) {
 	t := o.turn

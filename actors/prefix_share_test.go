@@ -12,8 +12,8 @@ import (
 
 // The Orchestrator's requests start as every specialist's do: the same
 // system message (the preamble the agents of a session share), with the
-// Orchestrator's role after the tools as the first user message, marked
-// as context for the ledger. A provider's prefix cache then serves the
+// Orchestrator's role after the tools, at the head of the first user
+// message, counted as context by the ledger. A provider's prefix cache then serves the
 // first request of each specialist the system message and leading tools
 // the Orchestrator's first request sent.
 func TestOrchestratorSharesThePrefix(t *testing.T) {
@@ -32,17 +32,20 @@ func TestOrchestratorSharesThePrefix(t *testing.T) {
 	if sys := orch.Messages[0].Content; strings.Contains(sys, "You are the Orchestrator") || strings.Contains(sys, "Search specialist") {
 		t.Errorf("the shared system message names a role:\n%s", sys)
 	}
-	role := orch.Messages[1]
-	if role.Role != llm.RoleUser || !role.Context || !strings.HasPrefix(role.Content, "# Your role\nYou are the Orchestrator") || !strings.Contains(role.Content, "# Mode: edit") {
-		t.Errorf("the Orchestrator's role message = %+v", role)
-	}
-	if got := conversation(orch); len(got) != 1 || got[0].Content != "where is x?" {
-		t.Errorf("the conversation after the role = %+v", got)
+	first := orch.Messages[1]
+	role, request, ok := strings.Cut(first.Content, conversationHeading)
+	if len(orch.Messages) != 2 || first.Role != llm.RoleUser || !ok || !strings.HasPrefix(role, "# Your role\nYou are the Orchestrator") || !strings.Contains(role, "# Mode: edit") || request != "where is x?" {
+		t.Errorf("the Orchestrator's first user message = %+v", first)
 	}
 	// The ledger counts the role as context, not as the user's input.
 	parts := llm.Ledger(orch, llm.Usage{})
-	if parts[3].Part != llm.PartContext || parts[3].Tokens < llm.EstimateTokens(role.Content) {
+	if parts[3].Part != llm.PartContext || parts[3].Tokens < llm.EstimateTokens(role) {
 		t.Errorf("ledger = %+v: the role is not counted as context", parts)
+	}
+	// A conversation that does not open with a user message gets the
+	// role as a message of its own.
+	if got := orchestratorMessages("pre\n# Your role\nR\n", []llm.Message{{Role: llm.RoleAssistant, Content: "a"}}); len(got) != 3 || got[1].Role != llm.RoleUser || got[1].Content != "# Your role\nR\n" {
+		t.Errorf("role before an assistant message: %+v", got)
 	}
 }
 

@@ -67,9 +67,6 @@ func Ledger(req Request, u Usage) []PartTokens {
 		if i >= newFrom {
 			p = input
 		}
-		if m.Context {
-			p = context
-		}
 		if m.Typed != "" && len(m.Typed) < len(m.Content) {
 			// Odin's additions around the typed words.
 			injected := EstimateTokens(m.Content) - EstimateTokens(m.Typed)

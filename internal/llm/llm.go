@@ -62,11 +62,6 @@ type Message struct {
 	// reports of detached runs). The model gets Content; the store keeps
 	// the rest apart, so transcripts show only Typed. Never sent.
 	Typed string `json:"-"`
-	// Context marks a message Odin composes for every request rather than
-	// one of the conversation (the Orchestrator's role, sent after the
-	// tools so that its system message is the one every agent shares):
-	// the ledger counts it as context. Never sent.
-	Context bool `json:"-"`
 }
 
 // Image is one picture sent to the model as a base64 data URL.
