@@ -491,7 +491,11 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	text, err := prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: date,
 		OS: o.deps.osName(), Mode: mode, Instructions: o.deps.Instructions, Agents: agents})
 	if err == nil && o.deps.AppendSystem != "" {
-		text += "\n\n" + o.deps.AppendSystem
+		// --append-system-prompt stays in the system message, after the
+		// shared preamble: the Orchestrator's then no longer matches the
+		// specialists', which the user's text is not for.
+		pre, role := prompts.SplitRole(text)
+		text = pre + "\n" + strings.TrimSpace(o.deps.AppendSystem) + "\n" + role
 	}
 	if err == nil {
 		o.system.mode, o.system.date, o.system.text = mode, date, text

@@ -86,3 +86,22 @@ func toolList(defs []llm.ToolDef) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// --append-system-prompt is the system message's: it follows the shared
+// preamble there, not the role in the first user message.
+func TestAppendSystemStaysInTheSystemMessage(t *testing.T) {
+	s := llmtest.NewScript().Add("orchestrator", llmtest.Reply("done"))
+	h := newHarness(t, s, func(d *Deps) { d.AppendSystem = "Always answer in French." })
+	h.sess.Submit("hi", messages.ModeEdit)
+	if r := h.turn(); r.Answer != "done" {
+		t.Fatalf("turn = %+v", r)
+	}
+	req := h.client.RequestsFor("orchestrator")[0]
+	sys, first := req.Messages[0].Content, req.Messages[1].Content
+	if !strings.HasSuffix(sys, "\nAlways answer in French.\n") || !strings.Contains(sys, "# Environment") {
+		t.Errorf("system message = %q", sys)
+	}
+	if strings.Contains(first, "French") || !strings.HasPrefix(first, "# Your role\n") || !strings.HasSuffix(first, conversationHeading+"hi") {
+		t.Errorf("first user message = %q", first)
+	}
+}
