@@ -13,15 +13,7 @@ import (
 )
 
 // NameLoadTools is the tool through which an agent asks for the tools it
-// is offered on demand.
-const NameLoadTools = "LoadTools"
-
-// orchestratorOnDemand are the Orchestrator's tools offered on demand:
-// ODIN.md is written once in a project's life, and long material usually
-// goes to a specialist.
-var orchestratorOnDemand = []string{tools.NameInitTool, tools.NameContextSummarizer}
-
-// Tools offered on demand. Every request of an agent repeats its tool
+// is offered on demand. Every request of an agent repeats its tool
 // definitions, so a tool it rarely calls costs its definition on each of
 // them: the demo's Code specialist sent TodoWrite and ResearchRequest
 // (~1.2 KB) on each of its 11 requests and called neither. An agent's
@@ -34,6 +26,12 @@ var orchestratorOnDemand = []string{tools.NameInitTool, tools.NameContextSummari
 // in the agent's set, so a call to one that was not loaded still runs.
 // What is loaded is read from the conversation (the LoadTools calls in
 // it), so a resumed or restarted run offers the same tools.
+const NameLoadTools = "LoadTools"
+
+// orchestratorOnDemand are the Orchestrator's tools offered on demand:
+// ODIN.md is written once in a project's life, and long material usually
+// goes to a specialist.
+var orchestratorOnDemand = []string{tools.NameInitTool, tools.NameContextSummarizer}
 
 // loadToolsTool returns LoadTools for the tools of set named in onDemand,
 // or false when set has none of them.
