@@ -42,7 +42,11 @@ func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mo
 func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tool.Tool) tools.Set {
 	// Report comes last: its schema is the one definition that differs
 	// between roles, so the tools before it can be a prefix agents share.
-	return FilterTools(all, def, EffectiveMode(def, mode), true).Map(tools.AsChecklist).With(extras...).With(def.ReportTool())
+	set := FilterTools(all, def, EffectiveMode(def, mode), true).Map(tools.AsChecklist).With(extras...)
+	if load, ok := loadToolsTool(set, def.OnDemand); ok {
+		set = set.With(load)
+	}
+	return set.With(def.ReportTool())
 }
 
 // agentExtras are the tools a specialist brings itself rather than the
@@ -97,7 +101,17 @@ func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
 // connect, so an MCP pattern of the declaration that no tool of all
 // matches yet is listed as the pattern (mcp__github__*).
 func ListedTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mode) []string {
-	names := AgentTools(all, r, def, mode).Names()
+	var names []string
+	for _, n := range AgentTools(all, r, def, mode).Names() {
+		switch {
+		case n == NameLoadTools:
+			// How the tools marked "on demand" are loaded, not one more.
+		case slices.Contains(def.OnDemand, n):
+			names = append(names, n+" (on demand)")
+		default:
+			names = append(names, n)
+		}
+	}
 	for _, p := range def.Tools {
 		if !isMCPPattern(p) || slices.Contains(def.DisallowedTools, p) {
 			continue

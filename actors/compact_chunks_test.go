@@ -357,7 +357,11 @@ func TestCancelMidCompactionByParts(t *testing.T) {
 		t.Errorf("%d summarisation requests, want 2 (none after the cancel)", n)
 	}
 	req := h.client.RequestsFor("orchestrator")[0]
-	if got := len(markers(fmt.Sprint(req.Messages))); got != len(hist) {
+	var sent strings.Builder
+	for _, m := range req.Messages {
+		sent.WriteString(m.Content)
+	}
+	if got := len(markers(sent.String())); got != len(hist) {
 		t.Errorf("the request after a cancelled compaction holds %d of %d messages", got, len(hist))
 	}
 }

@@ -12,7 +12,8 @@ import (
 // costs every request of a session its definition), while the specialists
 // that explore keep them and the Orchestrator keeps seed 000's main-agent
 // set: the read tools, ExecuteCommand, TodoWrite, ContextSummarizer and,
-// in edit mode, the write tools with InitTool.
+// in edit mode, the write tools with InitTool. It has RepoMap, which
+// every specialist has too: their lists then start alike (see Builtin).
 func TestOrchestratorToolSet(t *testing.T) {
 	all := tools.Builtin(tools.BuiltinOptions{})
 	roster := map[string]*AgentDefinition{}
@@ -26,11 +27,11 @@ func TestOrchestratorToolSet(t *testing.T) {
 		have, lack []string
 	}{
 		{"orchestrator, edit", nil, messages.ModeEdit,
-			[]string{"LS", "Glob", "Grep", "ReadFile", "GitDiff", "WriteFile", "EditTool", "MultiEditTool", "InitTool", "ExecuteCommand", "TodoWrite", "Think", "ContextSummarizer"},
-			[]string{"Tree", "RepoMap"}},
+			[]string{"LS", "Glob", "Grep", "ReadFile", "RepoMap", "GitDiff", "WriteFile", "EditTool", "MultiEditTool", "InitTool", "ExecuteCommand", "TodoWrite", "Think", "ContextSummarizer"},
+			[]string{"Tree", "ShellSession", "Python"}},
 		{"orchestrator, ask", nil, messages.ModeAsk,
 			[]string{"LS", "Glob", "Grep", "ReadFile", "ExecuteCommand", "TodoWrite", "ContextSummarizer"},
-			[]string{"Tree", "RepoMap", "WriteFile", "InitTool"}},
+			[]string{"Tree", "WriteFile", "InitTool"}},
 		{"search keeps Tree and RepoMap", roster["search"], messages.ModeAsk, []string{"Tree", "RepoMap", "Glob"}, nil},
 		{"init keeps Tree and RepoMap", roster["init"], messages.ModeAsk, []string{"Tree", "RepoMap"}, nil},
 		{"an agent allowed * keeps them", &AgentDefinition{Tools: []string{"*"}}, messages.ModeEdit, []string{"Tree", "RepoMap", "InitTool"}, nil},

@@ -32,14 +32,7 @@ func TestFirstTurnCarriesRepoMapOnce(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
-	// The map comes although the Orchestrator is not offered RepoMap
-	// (orchestratorOmits): it is built with the session's own tool.
-	for _, def := range reqs[0].Tools {
-		if def.Name == tools.NameRepoMap {
-			t.Errorf("the Orchestrator was offered %s", def.Name)
-		}
-	}
-	first := reqs[0].Messages[1]
+	first := conversation(reqs[0])[0]
 	if first.Role != "user" || !strings.HasPrefix(first.Content, "what is here?\n\n<repo_map>") {
 		t.Fatalf("first user message = %q", first.Content)
 	}
@@ -52,7 +45,7 @@ func TestFirstTurnCarriesRepoMapOnce(t *testing.T) {
 		t.Errorf("first message is ~%d tokens: the map is not compact", tokens)
 	}
 	second := reqs[1].Messages
-	if second[1].Content != first.Content {
+	if conversation(reqs[1])[0].Content != first.Content {
 		t.Errorf("the first message changed on the second turn: the prompt prefix is not stable")
 	}
 	last := second[len(second)-1]

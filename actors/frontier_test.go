@@ -63,7 +63,7 @@ func TestFrontierSurvivesCompaction(t *testing.T) {
 	reqs := h.client.RequestsFor("orchestrator")
 	var after int
 	for i, req := range reqs {
-		if strings.HasPrefix(req.Messages[1].Content, summaryPrefix) {
+		if strings.HasPrefix(conversation(req)[0].Content, summaryPrefix) {
 			after = i
 			break
 		}
@@ -71,7 +71,7 @@ func TestFrontierSurvivesCompaction(t *testing.T) {
 	if after == 0 {
 		t.Fatalf("no request after the compaction starts with the summary")
 	}
-	first := reqs[after].Messages[1].Content
+	first := conversation(reqs[after])[0].Content
 	if !strings.Contains(first, "SUMMARY: the user wants a parser") {
 		t.Errorf("summary missing: %q", shorten(first, 300))
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -266,3 +267,21 @@ func (s trackerSets) Begin(_ context.Context, _, label string) ChangeTracker {
 	return checkpoint.NewTracker(s.root, label)
 }
 func (trackerSets) Commit(context.Context, ChangeTracker) error { return nil }
+
+// conversation is an Orchestrator request's messages after what Odin
+// composes for every request: the shared system message, and its role at
+// the head of the first user message.
+func conversation(req llm.Request) []llm.Message {
+	msgs := slices.Clone(req.Messages)
+	if len(msgs) > 0 && msgs[0].Role == llm.RoleSystem {
+		msgs = msgs[1:]
+	}
+	if len(msgs) > 0 && strings.HasPrefix(msgs[0].Content, "# Your role\n") {
+		if _, rest, ok := strings.Cut(msgs[0].Content, conversationHeading); ok {
+			msgs[0].Content = rest
+		} else {
+			msgs = msgs[1:]
+		}
+	}
+	return msgs
+}

@@ -118,9 +118,9 @@ func TestAutoCompaction(t *testing.T) {
 		t.Fatalf("turn after compaction = %+v", r)
 	}
 	reqs := h.client.RequestsFor("orchestrator")
-	last := reqs[len(reqs)-1].Messages
-	if !strings.HasPrefix(last[1].Content, summaryPrefix) || !strings.Contains(last[1].Content, "SUMMARY:") {
-		t.Errorf("first history message = %q", shorten(last[1].Content, 200))
+	last := conversation(reqs[len(reqs)-1])
+	if !strings.HasPrefix(last[0].Content, summaryPrefix) || !strings.Contains(last[0].Content, "SUMMARY:") {
+		t.Errorf("first history message = %q", shorten(last[0].Content, 200))
 	}
 	for _, m := range last {
 		if strings.Contains(m.Content, "OLD-TURN") {
@@ -154,7 +154,7 @@ func TestManualCompactionAndCompactCut(t *testing.T) {
 	h.turn()
 	reqs := h.client.RequestsFor("orchestrator")
 	var texts []string
-	for _, m := range reqs[len(reqs)-1].Messages[1:] {
+	for _, m := range conversation(reqs[len(reqs)-1]) {
 		texts = append(texts, m.Content)
 	}
 	want := summaryPrefix + "short summary|q2|a2|q3"
@@ -220,7 +220,7 @@ func TestManualCompactionIsABehaviour(t *testing.T) {
 	h.client.Release("summary") // the aborted call's late result changes nothing
 	reqs := h.client.RequestsFor("orchestrator")
 	var texts []string
-	for _, m := range reqs[len(reqs)-1].Messages[1:] {
+	for _, m := range conversation(reqs[len(reqs)-1]) {
 		texts = append(texts, m.Content)
 	}
 	if got, want := strings.Join(texts, "|"), "q1|a1|q2|a2|q4"; got != want {

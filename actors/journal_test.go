@@ -97,7 +97,7 @@ func TestSessionIsPersistedAndResumable(t *testing.T) {
 	}
 	req := h2.client.RequestsFor("orchestrator")[0]
 	var texts []string
-	for _, m := range req.Messages[1:] {
+	for _, m := range conversation(req) {
 		if m.Role == llm.RoleUser || (m.Role == llm.RoleAssistant && m.Content != "") {
 			texts = append(texts, m.Content)
 		}

@@ -433,8 +433,12 @@ func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
 	if o.runs.anyBackground() {
 		agentTools = append(agentTools, agentOutputTool(), agentStopTool())
 	}
-	t.extra = agentTools
 	t.tools = FilterTools(o.deps.allTools(), nil, in.Mode, false).With(agentTools...)
+	if load, ok := loadToolsTool(t.tools, orchestratorOnDemand); ok {
+		agentTools = append(agentTools, load)
+		t.tools = t.tools.With(load)
+	}
+	t.extra = agentTools
 	if in.Agent != "" {
 		o.directTask(c, t)
 		return
@@ -487,13 +491,52 @@ func (o *Orchestrator) systemPrompt(t *turnState) (string, error) {
 	text, err := prompts.Render(prompts.Orchestrator, prompts.Data{Root: o.deps.Root, Date: date,
 		OS: o.deps.osName(), Mode: mode, Instructions: o.deps.Instructions, Agents: agents})
 	if err == nil && o.deps.AppendSystem != "" {
-		text += "\n\n" + o.deps.AppendSystem
+		// --append-system-prompt stays in the system message, after the
+		// shared preamble: the Orchestrator's then no longer matches the
+		// specialists', which the user's text is not for.
+		pre, role := prompts.SplitRole(text)
+		text = pre + "\n" + strings.TrimSpace(o.deps.AppendSystem) + "\n" + role
 	}
 	if err == nil {
 		o.system.mode, o.system.date, o.system.text = mode, date, text
 	}
 	return text, err
 }
+
+// orchestratorMessages lays out a request of the Orchestrator as a
+// specialist's is laid out: the preamble every agent of the session shares
+// is the system message, and the Orchestrator's role follows the tools, at
+// the head of the first user message (conversationHeading between the two;
+// one message, not two in a row, which some chat templates refuse). A
+// provider's prefix cache then serves the system message and the tools
+// the Orchestrator shares with the specialists (the leading ones of every
+// list) to the first request of each specialist, from the Orchestrator's
+// first request on. The role is composed for each request, never stored;
+// as Odin's addition around the stored message (Typed), the ledger counts
+// it as context.
+func orchestratorMessages(system string, history []llm.Message) []llm.Message {
+	preamble, role := prompts.SplitRole(system)
+	msgs := make([]llm.Message, 0, len(history)+2)
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: preamble})
+	switch {
+	case role == "":
+	case len(history) > 0 && history[0].Role == llm.RoleUser:
+		first := history[0]
+		if first.Typed == "" {
+			first.Typed = first.Content
+		}
+		first.Content = role + conversationHeading + first.Content
+		msgs = append(msgs, first)
+		history = history[1:]
+	default:
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: role})
+	}
+	return append(msgs, history...)
+}
+
+// conversationHeading parts the Orchestrator's role from the conversation
+// in its first user message.
+const conversationHeading = "\n# Conversation\n"
 
 func (o *Orchestrator) callModel(c actor.Context) {
 	t := o.turn
@@ -515,7 +558,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 		// not only the next turn.
 		t.tools = FilterTools(o.deps.allTools(), nil, t.input.Mode, false).With(t.extra...)
 	}
-	defs := t.tools.Defs()
+	defs := offeredDefs(t.tools, orchestratorOnDemand, o.history)
 	if !t.compacted && o.overThreshold(t, system, defs) {
 		t.compacted = true
 		o.startCompaction(c, t.ctx, "auto", nil, func(c actor.Context, res *CompactResult) {
@@ -527,7 +570,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	}
 	t.compacted = false
 	t.modelTurns++
-	msgs := append([]llm.Message{{Role: llm.RoleSystem, Content: system}}, o.history...)
+	msgs := orchestratorMessages(system, o.history)
 	req := llm.Request{Model: t.model.ID, Messages: msgs, Tools: defs, MaxTokens: t.model.MaxOutput, Agent: "orchestrator", TextOnly: t.model.NoImages,
 		MaxToolArguments: o.deps.Config.Context.MaxToolArgument}
 	o.lastLen = len(o.history)

@@ -77,8 +77,8 @@ func TestQueuedInputsKeepOrderAndMode(t *testing.T) {
 	// Each request carried its own mode's prompt and tools.
 	reqs := h.client.RequestsFor("orchestrator")
 	for i, mode := range []string{"edit", "ask", "plan", "edit"} {
-		if !strings.Contains(reqs[i].Messages[0].Content, "# Mode: "+mode) {
-			t.Errorf("request %d lacks mode %s in its system prompt", i, mode)
+		if !strings.Contains(reqs[i].Messages[0].Content, "- Mode: "+mode) || !strings.Contains(reqs[i].Messages[1].Content, "# Mode: "+mode) {
+			t.Errorf("request %d lacks mode %s in its system prompt or role", i, mode)
 		}
 		hasWrite := slices.Contains(toolNames(reqs[i]), "Write")
 		if hasWrite != (mode == "edit") {

@@ -49,8 +49,10 @@ func TestResearchRequestRoundTripAndCache(t *testing.T) {
 	if !strings.Contains(brief, "The code specialist") || !strings.Contains(brief, "Which version of libfoo added Frob()?") {
 		t.Errorf("research brief = %q", brief)
 	}
-	for _, tool := range toolNames(code[0]) {
-		if tool == NameResearchRequest {
+	// Code has ResearchRequest on demand: LoadTools lists it, and the
+	// calls above ran without loading it first.
+	for _, def := range code[0].Tools {
+		if def.Name == NameLoadTools && strings.Contains(def.Description, "- "+NameResearchRequest+":") {
 			goto offered
 		}
 	}

@@ -77,6 +77,10 @@ type AgentDefinition struct {
 	Color string
 	// Skills are the skills offered to the agent ("*" for all).
 	Skills []string
+	// OnDemand are tools of its set the agent rarely needs: a request
+	// carries their definitions only after the agent asked for them with
+	// LoadTools (see ondemand.go).
+	OnDemand []string
 	// Sandbox is the agent's sandbox profile for its commands.
 	Sandbox config.AgentSandbox
 	// Budget is what one run may spend; the supervisor enforces it.
@@ -247,10 +251,12 @@ func Builtins() []*AgentDefinition {
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes in the project's conventions, trying them in its own shell.",
 			Tools:       list(lookup, mapping, writeTools, thinking, []string{"TodoWrite"}, asking, shellSession),
+			OnDemand:    []string{"TodoWrite", NameResearchRequest},
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability. Read-only.",
 			Tools:       list(lookup, mapping, []string{"GitDiff"}, thinking, asking),
+			OnDemand:    []string{NameResearchRequest},
 			Report:      "review", Role: RoleReviewer},
 		{Name: "test", Template: prompts.Test, Model: "small", Timeout: 180 * time.Second, MaxTimeout: 600 * time.Second, MaxTurns: 30,
 			Description: "Runs tests, writes missing ones (test files only), diagnoses failures.",
@@ -263,6 +269,7 @@ func Builtins() []*AgentDefinition {
 		{Name: "qa", Template: prompts.QA, Model: "small", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 20,
 			Description: "Runs build, lint and test checks on a delivery and names blockers. Changes nothing.",
 			Tools:       list(lookup, mapping, []string{"GitDiff"}, []string{"ExecuteCommand"}, thinking, asking, shellSession),
+			OnDemand:    []string{"ShellSession", NameResearchRequest},
 			Report:      "qa", Role: RoleDiagnostician},
 		{Name: "init", Template: prompts.Init, Model: "small", Timeout: 90 * time.Second, MaxTimeout: 180 * time.Second, MaxTurns: 25,
 			Description: "Drafts the sections of the project's ODIN.md. Read-only.",

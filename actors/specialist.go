@@ -398,7 +398,7 @@ func (s *specialist) callModel(c actor.Context) {
 	}
 	s.turn++
 	turn := s.turn
-	req := llm.Request{Model: s.model.ID, Messages: s.requestMessages(), Tools: s.tools.Defs(), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages,
+	req := llm.Request{Model: s.model.ID, Messages: s.requestMessages(), Tools: offeredDefs(s.tools, s.t.def.OnDemand, s.history), MaxTokens: s.model.MaxOutput, Agent: s.t.def.Name, TextOnly: s.model.NoImages,
 		MaxToolArguments: s.deps.Config.Context.MaxToolArgument}
 	m, bus, origin := s.model, s.deps.Bus, s.origin
 	runAsync(c, s.ctx, func(ctx context.Context) any {

@@ -121,11 +121,12 @@ func TestEveryPromptExplainsFences(t *testing.T) {
 	}
 }
 
-// Every specialist's system prompt starts with the same bytes: the shared
-// preamble (role-free opening, environment, untrusted-content and Report
-// rules, the project's instructions) comes before the role, so a
-// provider's prefix cache serves it to each specialist of a session after
-// the first. Init, which never sees the instructions, shares all the rest.
+// Every agent's prompt starts with the same bytes: the shared preamble
+// (role-free opening, environment, untrusted-content and Report rules,
+// the project's instructions) comes before the role, so a provider's
+// prefix cache serves it to every agent of a session after the first, the
+// Orchestrator's included. Init, which never sees the instructions,
+// shares all the rest.
 func TestSpecialistPreambleIsByteIdentical(t *testing.T) {
 	d := sample("edit")
 	render := func(name string) string {
@@ -142,17 +143,26 @@ func TestSpecialistPreambleIsByteIdentical(t *testing.T) {
 		t.Fatalf("the code prompt has no role section:\n%s", code)
 	}
 	preamble := code[:role]
-	for _, must := range []string{"Project root: /home/dev/shop", "UNTRUSTED_DATA", "call the Report tool exactly once", "Use table tests."} {
+	for _, must := range []string{"Project root: /home/dev/shop", "UNTRUSTED_DATA", "calling the Report tool exactly once", "Use table tests."} {
 		if !strings.Contains(preamble, must) {
 			t.Errorf("the shared preamble lacks %q", must)
 		}
 	}
-	if strings.Contains(preamble, "Code specialist") {
-		t.Error("the shared preamble names a role")
+	for _, role := range []string{"Code specialist", "You are the Orchestrator", "# Mode: edit"} {
+		if strings.Contains(preamble, role) {
+			t.Errorf("the shared preamble names a role (%q)", role)
+		}
 	}
-	for _, n := range []string{Search, Research, Review, Test, Docs, QA, CustomAgent} {
+	for _, n := range []string{Orchestrator, Search, Research, Review, Test, Docs, QA, CustomAgent} {
 		if got := render(n); !strings.HasPrefix(got, preamble) {
 			t.Errorf("%s does not start with the shared preamble; they part at byte %d", n, commonPrefix(got, preamble))
+		}
+	}
+	// The Orchestrator's role holds what only it is told.
+	_, orch := SplitRole(render(Orchestrator))
+	for _, must := range []string{"You are the Orchestrator", "# Mode: edit", "Delegate with the agent tool: search (read-only), code.", "mandatory review and QA"} {
+		if !strings.Contains(orch, must) {
+			t.Errorf("the Orchestrator's role lacks %q:\n%s", must, orch)
 		}
 	}
 	head := preamble[:strings.Index(preamble, "# Project instructions")]

@@ -57,10 +57,13 @@ type BuiltinOptions struct {
 // Builtin returns every built-in tool, each wrapped with WithRecover, in
 // the order models see them: reading and searching first, then writing,
 // execution, the web and helpers. The tools nearly every agent has come
-// first (LS, Glob, Grep, ReadFile, then RepoMap, Think and GitDiff, which
-// Code, Review and QA share in that order): a provider's prefix cache
-// serves the definitions agents share only while their lists start alike. The list is explicit on purpose (no init
-// registration): what a model can call is visible here. Tools that need
+// first (LS, Glob, Grep, ReadFile, RepoMap: every built-in agent and the
+// Orchestrator; then Think, which all but Search have; then the three
+// writers, which the Orchestrator and Code share, before GitDiff, which
+// the Orchestrator, Review and QA share): a provider's prefix cache
+// serves the definitions agents share only while their lists start
+// alike. The list is explicit on purpose (no init registration): what a
+// model can call is visible here. Tools that need
 // the actor system (AgentTool) are added by their owners with Set.With. Modes and permissions choose among these by Info().Class.
 func Builtin(opts BuiltinOptions) Set {
 	ts := []tool.Tool{
@@ -70,11 +73,11 @@ func Builtin(opts BuiltinOptions) Set {
 		NewReadFile(),
 		NewRepoMap(opts.RepoMaps),
 		NewThink(),
-		NewGitDiffWith(opts.ExecuteCommand.Launcher),
-		NewTree(),
 		NewWriteFile(),
 		NewEditTool(),
 		NewMultiEdit(),
+		NewGitDiffWith(opts.ExecuteCommand.Launcher),
+		NewTree(),
 		NewInitTool(),
 		NewExecuteCommand(opts.ExecuteCommand),
 		NewShellSession(opts.ExecuteCommand, opts.Sessions),

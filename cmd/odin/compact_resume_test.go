@@ -235,6 +235,10 @@ func TestResumeHugeSessionCompactsInParts(t *testing.T) {
 	}
 	final := orch[0].Body.Messages
 	summary := final[1].Text()
+	// The Orchestrator's role heads its first user message (issue 37).
+	if _, rest, ok := strings.Cut(summary, "\n# Conversation\n"); ok && strings.HasPrefix(summary, "# Your role\n") {
+		summary = rest
+	}
 	if !strings.Contains(summary, fmt.Sprintf("SUMMARY-%d", len(comp))) || !strings.HasPrefix(summary, "This session was compacted") {
 		t.Errorf("the first request's history starts with %q, not the last summary", summary[:min(len(summary), 120)])
 	}

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,6 +71,7 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 	// requests keep a stable prefix, so a provider's prompt cache serves
 	// most of every request after the first.
 	pairs := checkPromptPrefix(t, srv.Requests(), "orchestrator", "search", "code")
+	checkSharedPrefix(t, srv)
 	var bytes int
 	for _, r := range srv.Requests() {
 		bytes += len(r.Raw)
@@ -81,4 +83,47 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 		t.Errorf("odin stats: %v\n%s", err, out2)
 	}
 	t.Logf("%d requests, %d bytes sent; consecutive pairs checked: %v\n%s", len(srv.Requests()), bytes, pairs, out2)
+}
+
+// checkSharedPrefix: every agent of the session starts its requests with
+// the same bytes (issue #37): the Orchestrator's first request, the first
+// of the run, already holds the system message and the leading tool
+// definitions each specialist's first request begins with (search's
+// LS … RepoMap, code's through MultiEditTool, review's and QA's through
+// Think), so a provider's prefix cache serves them from it. Tools a role
+// has on demand are listed in LoadTools, not sent.
+func checkSharedPrefix(t *testing.T, srv *llmtest.Server) {
+	t.Helper()
+	orch := srv.RequestsFor("orchestrator")
+	if len(orch) == 0 {
+		t.Fatal("no Orchestrator request")
+	}
+	first := llmtest.PromptText(orch[0].Body)
+	for agent, tools := range map[string]int{"search": 5, "code": 9, "review": 6, "qa": 6} {
+		reqs := srv.RequestsFor(agent)
+		if len(reqs) == 0 {
+			t.Errorf("no %s request", agent)
+			continue
+		}
+		body := reqs[0].Body
+		if len(body.Tools) < tools {
+			t.Errorf("%s's first request has %d tools", agent, len(body.Tools))
+			continue
+		}
+		lead := llmtest.PromptText(llmtest.ChatRequest{Messages: body.Messages[:1], Tools: body.Tools[:tools]})
+		if n := llmtest.CommonPrefix(first, lead); n < len(lead) {
+			t.Errorf("%s's first request parts from the Orchestrator's first at byte %d of its %d-byte system message and first %d tools:\norchestrator: %.120q\n%s: %.120q",
+				agent, n, len(lead), tools, first[n:], agent, lead[n:])
+		}
+	}
+	for _, r := range srv.RequestsFor("code") {
+		var names []string
+		for _, tl := range r.Body.Tools {
+			names = append(names, tl.Function.Name)
+		}
+		if !slices.Contains(names, "LoadTools") || slices.Contains(names, "TodoWrite") || slices.Contains(names, "ResearchRequest") {
+			t.Errorf("code's tools = %v, want TodoWrite and ResearchRequest on demand (LoadTools)", names)
+			break
+		}
+	}
 }

@@ -151,7 +151,7 @@ func TestDiskFullDuringTurn(t *testing.T) {
 	calls, results := map[string]bool{}, map[string]bool{}
 	var firstSeen bool
 	for _, m := range msgs {
-		firstSeen = firstSeen || m.Content == "first task"
+		firstSeen = firstSeen || userWords(m.Content) == "first task"
 		for _, c := range m.ToolCalls {
 			calls[c.ID] = true
 		}

@@ -100,7 +100,7 @@ func TestClearAndResume(t *testing.T) {
 	var users []string
 	for _, m := range fresh {
 		if m.Role == "user" {
-			users = append(users, m.Text())
+			users = append(users, userWords(m.Text()))
 		}
 	}
 	if strings.Join(users, "|") != "fresh start" {
@@ -109,7 +109,7 @@ func TestClearAndResume(t *testing.T) {
 	users = nil
 	for _, m := range resumed {
 		if m.Role == "user" {
-			users = append(users, m.Text())
+			users = append(users, userWords(m.Text()))
 		}
 	}
 	if strings.Join(users, "|") != "remember 42|what number" {

@@ -83,7 +83,7 @@ func TestCustomCommand(t *testing.T) {
 	tm.Expect("looks fine")
 	reqs := tm.Srv.RequestsFor("orchestrator")
 	msgs := reqs[len(reqs)-1].Body.Messages
-	if got := msgs[len(msgs)-1].Text(); got != "Review cmd/main.go for bugs." {
+	if got := userWords(msgs[len(msgs)-1].Text()); got != "Review cmd/main.go for bugs." {
 		t.Errorf("prompt sent = %q", got)
 	}
 	tm.Type("/quit" + enter)

@@ -85,7 +85,7 @@ func TestCtrlCCancelsTheTurn(t *testing.T) {
 	var users []string
 	for _, m := range last {
 		if m.Role == "user" {
-			users = append(users, m.Text())
+			users = append(users, userWords(m.Text()))
 		}
 	}
 	if len(users) != 2 || users[0] != "slow task" || users[1] != "next task" {
