@@ -258,7 +258,7 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		rules.Write = append(rules.Write, c) // as with bubblewrap
 	}
 	rules.Write = append(rules.Write, devFiles...)
-	rules.Read = l.landlockReadGrants()
+	rules.Hide, rules.Read = l.landlockHidden(), devReadable
 	rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 	p.Landlock = rules
 	if sc := l.seccomp(l.unixSockets(spec.Agent), spec); sc != nil {

@@ -602,7 +602,9 @@ func killGroup(cmd *exec.Cmd) func() error {
 }
 
 // protectedPaths are the existing paths kept read-only inside the
-// writable directories.
+// writable directories: the root's .git (and the gitdir a .git file
+// names), .odin and odin.yaml, each added directory's .git, and
+// Options.Protected.
 func (l *Launcher) protectedPaths(writable []string) []string {
 	var cands []string
 	if l.opts.Root != "" {
@@ -610,6 +612,17 @@ func (l *Launcher) protectedPaths(writable []string) []string {
 			cands = append(cands, filepath.Join(l.opts.Root, n))
 		}
 		if gd := gitDirOf(l.opts.Root); gd != "" {
+			cands = append(cands, gd)
+		}
+	}
+	// An added directory's repository is git's as much as the project's:
+	// its config and hooks run at the user's next git command there.
+	for _, d := range l.opts.AddDirs {
+		if d == "" {
+			continue
+		}
+		cands = append(cands, filepath.Join(d, ".git"))
+		if gd := gitDirOf(d); gd != "" {
 			cands = append(cands, gd)
 		}
 	}

@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_PARENT"); mode != "" {
 		os.Exit(actAsOdin(Mode(mode), os.Getenv("ODIN_SANDBOX_TEST_MARKER")))
 	}
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_ATTACK"); mode != "" {
+		os.Exit(actAsAttackedOdin(Mode(mode)))
+	}
 	os.Exit(m.Run())
 }
 
