@@ -28,6 +28,8 @@ const (
 	seccompDataNR   = 0
 	seccompDataArch = 4
 	seccompDataArg0 = 16
+	seccompDataArg1 = 24
+	seccompDataArg2 = 32
 )
 
 // seccompArch is what the filter needs to know about one architecture.
@@ -77,17 +79,33 @@ const (
 	retKill = unix.SECCOMP_RET_KILL_PROCESS
 )
 
-// socketFilter assembles the filter for arch. With allowUnix (a command
-// that may reach a socket on permissions.network.allow_unix_sockets)
-// AF_UNIX is let through: seccomp cannot see the path connect(2) names, so
-// only the mount view limits what is reachable then. The rest always
-// holds: io_uring_setup is refused because the ring's IORING_OP_SOCKET
-// creates sockets without socket(2), and pidfd_getfd because it copies a
+// socketRule says which sockets a command may create besides the rule
+// that always holds.
+type socketRule struct {
+	// allowUnix lets AF_UNIX through (a command that may reach a socket
+	// on permissions.network.allow_unix_sockets): seccomp cannot see the
+	// path connect(2) names, so only the mount view limits what is
+	// reachable then.
+	allowUnix bool
+	// tcpOnly keeps a command without a network namespace of its own (the
+	// Landlock fallback, which confines only TCP connects) to TCP:
+	// AF_INET and AF_INET6 only as SOCK_STREAM with protocol 0 or TCP, and
+	// besides them only AF_UNIX (as allowUnix says) and AF_NETLINK. A UDP
+	// datagram, ICMP echo or SCTP association would otherwise leave the
+	// host — to the resolver on 127.0.0.53, say, which forwards any name
+	// it is asked, DNS exfiltration.
+	tcpOnly bool
+}
+
+// socketFilter assembles the filter for arch and rule. What always holds:
+// io_uring_setup is refused because the ring's IORING_OP_SOCKET creates
+// sockets without socket(2), and pidfd_getfd because it copies a
 // connected socket out of another process.
-func socketFilter(arch *seccompArch, allowUnix bool) ([]bpf.RawInstruction, error) {
+func socketFilter(arch *seccompArch, rule socketRule) ([]bpf.RawInstruction, error) {
 	// Jumps name their target; skips are resolved below, since classic
-	// BPF only jumps forward by a count.
+	// BPF only jumps forward by a count. A step with a label is a target.
 	type step struct {
+		label           string
 		ins             bpf.Instruction
 		onTrue, onFalse string // "" is the next instruction
 	}
@@ -103,18 +121,38 @@ func socketFilter(arch *seccompArch, allowUnix bool) ([]bpf.RawInstruction, erro
 		prog = append(prog, step{ins: bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: arch.x32}, onTrue: "kill"})
 	}
 	prog = append(prog, jeq(arch.ioUringSetup, "eperm", ""), jeq(arch.pidfdGetfd, "eperm", ""))
-	if !allowUnix {
+	if !rule.allowUnix || rule.tcpOnly {
 		prog = append(prog, jeq(arch.socket, "", "allow"),
-			step{ins: bpf.LoadAbsolute{Off: seccompDataArg0, Size: 4}},
-			jeq(unix.AF_UNIX, "eperm", "allow"))
+			step{ins: bpf.LoadAbsolute{Off: seccompDataArg0, Size: 4}})
+		unixTo := "allow"
+		if !rule.allowUnix {
+			unixTo = "eperm"
+		}
+		if !rule.tcpOnly {
+			prog = append(prog, jeq(unix.AF_UNIX, unixTo, "allow"))
+		} else {
+			prog = append(prog, jeq(unix.AF_UNIX, unixTo, ""), jeq(unix.AF_NETLINK, "allow", ""),
+				jeq(unix.AF_INET, "inet", ""), jeq(unix.AF_INET6, "inet", "eperm"),
+				// The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC
+				// are above them.
+				step{label: "inet", ins: bpf.LoadAbsolute{Off: seccompDataArg1, Size: 4}},
+				step{ins: bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}},
+				jeq(unix.SOCK_STREAM, "", "eperm"),
+				step{ins: bpf.LoadAbsolute{Off: seccompDataArg2, Size: 4}},
+				jeq(0, "allow", ""), jeq(unix.IPPROTO_TCP, "allow", "eperm"))
+		}
 	}
-	labels := map[string]int{}
 	for _, r := range []struct {
 		name string
 		ret  uint32
 	}{{"allow", retAllow}, {"eperm", retEPERM}, {"kill", retKill}} {
-		labels[r.name] = len(prog)
-		prog = append(prog, step{ins: bpf.RetConstant{Val: r.ret}})
+		prog = append(prog, step{label: r.name, ins: bpf.RetConstant{Val: r.ret}})
+	}
+	labels := map[string]int{}
+	for i, s := range prog {
+		if s.label != "" {
+			labels[s.label] = i
+		}
 	}
 	ins := make([]bpf.Instruction, len(prog))
 	for i, s := range prog {
@@ -152,11 +190,11 @@ func filterBytes(raw []bpf.RawInstruction) []byte {
 // goroutine to the thread and forks the command from it, so the command
 // inherits the filter while the init's other threads, which relay the
 // proxy over a unix socket, keep theirs free.
-func installSocketFilter(allowUnix bool) error {
+func installSocketFilter(rule socketRule) error {
 	if nativeArch == nil {
 		return fmt.Errorf("seccomp: no socket filter for %s", runtime.GOARCH)
 	}
-	raw, err := socketFilter(nativeArch, allowUnix)
+	raw, err := socketFilter(nativeArch, rule)
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
@@ -180,7 +218,8 @@ func bwrapFilter(allowUnix bool) ([]byte, error) {
 	if nativeArch == nil {
 		return nil, fmt.Errorf("seccomp: no socket filter for %s", runtime.GOARCH)
 	}
-	raw, err := socketFilter(nativeArch, allowUnix)
+	// bubblewrap's network namespace holds every datagram in.
+	raw, err := socketFilter(nativeArch, socketRule{allowUnix: allowUnix})
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
 	}
