@@ -337,3 +337,135 @@ func TestAttackNetworkEscape(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackNestedRepository: git looks for a repository in the directory
+// it runs in before its parents, so a .git planted in a subdirectory — or
+// the subdirectory itself laid out as a bare repository, which git accepts
+// by default — is what the user's git (or a shell prompt showing the
+// branch) obeys there, outside the sandbox. What a plain `git init` or
+// `git init --bare` makes stays.
+func TestAttackNestedRepository(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	for _, mode := range append(kinds(t), ModeOff) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			canary := filepath.Join(p.outside, "nested-repo-ran")
+			l := p.launcher(mode, baseEnv())
+			evil := `"touch ` + canary + `; false"`
+			script := `set -e
+mkdir -p src/a/sub src/b/objects src/b/refs src/b/sub
+git init -q src/a && git -C src/a config core.fsmonitor '` + evil + `'
+echo 'ref: refs/heads/main' > src/b/HEAD
+printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = ` + strings.ReplaceAll(evil, `"`, `\"`) + `\n' > src/b/config
+mkdir -p src/c/d && git init -q src/c/d && printf '#!/bin/sh\ntouch ` + canary + `\n' > src/c/d/.git/hooks/pre-commit && chmod +x src/c/d/.git/hooks/pre-commit
+git init -q src/ok && git init -q --bare src/fixture.git
+echo planted`
+			proc, err := l.Command(t.Context(), Spec{Args: []string{"bash", "-c", script}, Write: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := proc.CombinedOutput()
+			proc.Release()
+			if err != nil || !strings.Contains(string(out), "planted") {
+				t.Fatalf("the command could not plant (the test proves nothing): %v\n%s", err, out)
+			}
+			t.Logf("removed: %q", proc.Removed())
+			// The user's git, unsandboxed, where the command planted.
+			for _, dir := range []string{"src/a", "src/a/sub", "src/b", "src/b/sub", "src/c/d"} {
+				for _, args := range [][]string{{"status"}, {"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "--allow-empty", "-m", "x"}} {
+					cmd := exec.Command(git, args...)
+					cmd.Dir = filepath.Join(p.root, dir)
+					_ = cmd.Run()
+				}
+			}
+			if _, err := os.Stat(canary); err == nil {
+				t.Errorf("the user's git ran a program the command planted in a nested repository")
+			}
+			for _, kept := range []string{"src/ok/.git/HEAD", "src/fixture.git/HEAD", "src/b/config"} {
+				if _, err := os.Stat(filepath.Join(p.root, kept)); err != nil {
+					t.Errorf("%s was removed, but a plain git init (or a file of the command's) is harmless: %v", kept, err)
+				}
+			}
+		})
+	}
+}
+
+// TestAttackExistingNestedRepository: a repository already nested in the
+// project (a vendored clone, a test fixture) is git's too: a command may
+// not write its config or hooks.
+func TestAttackExistingNestedRepository(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	for _, mode := range kinds(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			lib := filepath.Join(p.root, "vendor", "lib")
+			if out, err := exec.Command(git, "init", "-q", lib).CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v\n%s", err, out)
+			}
+			// Under Landlock nothing new can be made directly beside a
+			// protected path (see grantBeneath): the file exists.
+			write(t, filepath.Join(lib, "lib.go"), "package lib\n")
+			config := filepath.Join(lib, ".git", "config")
+			before, _ := os.ReadFile(config)
+			canary := filepath.Join(p.outside, "existing-nested-ran")
+			l := p.launcher(mode, baseEnv())
+			script := `cd vendor/lib && echo code > lib.go
+printf '[core]\n\tfsmonitor = "touch ` + canary + `; false"\n' >> .git/config
+printf '#!/bin/sh\ntouch ` + canary + `\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit
+mv .git .git.old; mkdir .git`
+			out, _ := run(t, l, true, script)
+			if b, _ := os.ReadFile(filepath.Join(lib, "lib.go")); string(b) != "code\n" {
+				t.Fatalf("the nested repository's work tree is not writable (the test proves nothing):\n%s", out)
+			}
+			if after, _ := os.ReadFile(config); !bytes.Equal(before, after) {
+				t.Errorf("the nested repository's config changed:\n%s", after)
+			}
+			for _, args := range [][]string{{"status"}, {"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qam", "x"}} {
+				cmd := exec.Command(git, args...)
+				cmd.Dir = lib
+				_ = cmd.Run()
+			}
+			if _, err := os.Stat(canary); err == nil {
+				t.Errorf("the user's git ran what the command planted in a nested repository:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestAttackRootLaidOutAsRepository: a project without .git whose top is
+// laid out as a bare repository (HEAD, objects/, refs/, config) is one to
+// git, with no .git for the top-level check to find.
+func TestAttackRootLaidOutAsRepository(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	for _, mode := range append(kinds(t), ModeOff) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			if err := os.RemoveAll(filepath.Join(p.root, ".git")); err != nil {
+				t.Fatal(err)
+			}
+			canary := filepath.Join(p.outside, "root-layout-ran")
+			l := p.launcher(mode, baseEnv())
+			script := `mkdir -p objects refs && echo 'ref: refs/heads/main' > HEAD && printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = "touch ` + canary + `; false"\n' > config`
+			out, err := run(t, l, true, script)
+			if err != nil && mode != ModeLandlock {
+				// Landlock grants no new entry at the top of the root.
+				t.Fatalf("the command could not plant (the test proves nothing): %v\n%s", err, out)
+			}
+			cmd := exec.Command(git, "status")
+			cmd.Dir = filepath.Join(p.root, "src")
+			_ = cmd.Run()
+			if _, err := os.Stat(canary); err == nil {
+				t.Errorf("the user's git ran the config planted at the project's top")
+			}
+		})
+	}
+}

@@ -78,21 +78,33 @@ func TestPlantedGitDirRemoved(t *testing.T) {
 
 func TestUnsafeConfig(t *testing.T) {
 	dir := t.TempDir()
-	for cfg, want := range map[string]bool{
-		"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n": false,
-		"# comment\n[core]\n\tbare = false\n":                      false,
-		"[core]\n\tfsmonitor = evil\n":                             true,
-		"[core]\n\thooksPath = /tmp\n":                             true,
-		"[core]\n\tbare = false\n[filter \"x\"]\n\tclean = evil\n": true,
-		"[include]\n\tpath = /tmp/x\n":                             true,
-		"[core]\n\tbare = false\n[alias]\n\tst = !evil\n":          true,
+	clone := "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+	for _, c := range []struct {
+		cfg         string
+		cloned, bad bool
+	}{
+		{"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n", false, false},
+		{"# comment\n[core]\n\tbare = false\n", false, false},
+		{"[core]\n\tfsmonitor = evil\n", false, true},
+		{"[core]\n\thooksPath = /tmp\n", false, true},
+		{"[core]\n\tbare = false\n[filter \"x\"]\n\tclean = evil\n", false, true},
+		{"[include]\n\tpath = /tmp/x\n", false, true},
+		{"[core]\n\tbare = false\n[alias]\n\tst = !evil\n", false, true},
+		{"[core] fsmonitor = evil\n", true, true},
+		{"[core \"x\"]\n\tbare = false\n", true, true},
+		{clone, false, true},
+		{clone, true, false},
+		{clone + "[remote \"x\"]\n\turl = ext::sh -c evil\n", true, true},
+		{clone + "[remote \"x\"]\n\tuploadpack = evil\n", true, true},
+		{clone + "[branch \"main\"]\n\tremote = origin\n\tfsmonitor = evil\n", true, true},
+		{"[remote]\n\turl = https://x\n", true, true},
 	} {
 		p := filepath.Join(dir, "config")
-		if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(c.cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := unsafeConfig(p) != ""; got != want {
-			t.Errorf("unsafeConfig(%q) = %v, want %v", cfg, got, want)
+		if got := unsafeConfig(p, c.cloned) != ""; got != c.bad {
+			t.Errorf("unsafeConfig(%q, cloned %v) = %v, want %v", c.cfg, c.cloned, got, c.bad)
 		}
 	}
 }

@@ -74,7 +74,7 @@ func (l *Launcher) Launch(ctx context.Context, plan Plan) (*Process, error) {
 	}
 	p := &Process{exe: l.exe}
 	if plan.Write {
-		p.git = newGitGuard(plan.GitGuard)
+		p.git = newGitGuard(plan.GitGuard, &l.repos, plan.Repos)
 	}
 	if err := l.launch(ctx, p, plan); err != nil {
 		p.Release()

@@ -221,6 +221,9 @@ type Launcher struct {
 	homeGoCache string
 	// hostRun replaces hostRunDirs when set (golden tests).
 	hostRun []string
+	// repos caches the walk for git directories planted beneath the
+	// writable directories (gitguard.go).
+	repos gitTree
 }
 
 // New returns a Launcher. It does not probe yet.
@@ -603,9 +606,9 @@ func killGroup(cmd *exec.Cmd) func() error {
 
 // protectedPaths are the existing paths kept read-only inside the
 // writable directories: the root's .git (and the gitdir a .git file
-// names), .odin and odin.yaml, each added directory's .git, and
-// Options.Protected.
-func (l *Launcher) protectedPaths(writable []string) []string {
+// names), .odin and odin.yaml, each added directory's .git,
+// Options.Protected, and extra (the repositories nested in them).
+func (l *Launcher) protectedPaths(writable []string, extra ...string) []string {
 	var cands []string
 	if l.opts.Root != "" {
 		for _, n := range []string{".git", ".odin", "odin.yaml", "odin.yml"} {
@@ -627,6 +630,13 @@ func (l *Launcher) protectedPaths(writable []string) []string {
 		}
 	}
 	cands = append(cands, l.opts.Protected...)
+	for _, e := range extra {
+		// A writable directory laid out as a bare repository was so
+		// before the command: keeping it all read-only is no answer.
+		if !slices.Contains(writable, e) {
+			cands = append(cands, e)
+		}
+	}
 	var out []string
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)
