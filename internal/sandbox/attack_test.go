@@ -469,3 +469,95 @@ func TestAttackRootLaidOutAsRepository(t *testing.T) {
 		})
 	}
 }
+
+// TestAttackWriteOutside: the ways around the writable view a command
+// might try — a symlink or hard link planted in the project, /proc's
+// views of the root and of other processes' directories, a rename out of
+// the project, a mount in a user namespace of its own, a file left in
+// /tmp for later — and none may change a file outside the project or
+// leave one behind.
+func TestAttackWriteOutside(t *testing.T) {
+	for _, mode := range kinds(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			l := p.launcher(mode, baseEnv())
+			keep := filepath.Join(p.outside, "keep.txt")
+			canary := filepath.Join(p.outside, "canary")
+			tmpLeft := fmt.Sprintf("/tmp/odin-attack-left-%d", time.Now().UnixNano())
+			t.Cleanup(func() { os.Remove(tmpLeft) })
+			attacks := map[string]string{
+				"symlink":         `ln -s ` + keep + ` src/sl; echo pwned > src/sl; ln -s ` + p.outside + ` src/dl; echo pwned > src/dl/canary`,
+				"hard link":       `ln ` + keep + ` src/hl && echo pwned > src/hl`,
+				"proc root":       `echo pwned > /proc/self/root` + canary + `; echo pwned > /proc/1/root` + canary,
+				"proc cwd":        `for d in /proc/[0-9]*/cwd; do echo pwned > "$d/../canary-cwd" 2>/dev/null; echo pwned > "$d` + canary + `" 2>/dev/null; done; true`,
+				"rename out":      `mv ` + keep + ` src/ ; mv src ` + p.outside + `/moved`,
+				"own namespace":   `unshare -Urm sh -c 'mount -o remount,rw / 2>&1; mount --bind src ` + p.outside + ` 2>&1; echo pwned > ` + canary + `'`,
+				"left in /tmp":    `echo pwned > ` + tmpLeft,
+				"truncate via fd": `exec 3<` + keep + `; truncate -s0 /proc/self/fd/3; echo pwned > /proc/self/fd/3`,
+			}
+			for name, script := range attacks {
+				out, _ := run(t, l, true, script)
+				if b, err := os.ReadFile(keep); err != nil || string(b) != "original\n" {
+					t.Errorf("%s: the file outside changed (%v): %q\n%s", name, err, b, out)
+					write(t, keep, "original\n")
+				}
+				for _, f := range []string{canary, filepath.Join(p.outside, "moved"), filepath.Join(filepath.Dir(p.root), "canary-cwd"), tmpLeft} {
+					if _, err := os.Lstat(f); err == nil {
+						t.Errorf("%s: %s was created outside the project\n%s", name, f, out)
+						os.RemoveAll(f)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(p.root, "src")); err != nil {
+					t.Fatalf("%s: the project's src is gone: %v", name, err)
+				}
+			}
+		})
+	}
+}
+
+// TestAttackOdinPipes: Odin talks to its MCP servers, helpers and shell
+// sessions over pipes. A command that opened one of Odin's descriptors
+// through /proc/PID/fd could type into another agent's shell or forge an
+// MCP server's answers. The test binary plays Odin and holds a pipe.
+func TestAttackOdinPipes(t *testing.T) {
+	for _, mode := range append(kinds(t), ModeOff) {
+		t.Run(string(mode), func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			defer w.Close()
+			p := newProject(t)
+			l := p.launcher(mode, baseEnv())
+			const secret = "injected-into-odin-pipe"
+			// Only the test's own descriptors: on a shared machine the
+			// attack must not write into other programs' pipes.
+			// (Fd would make r blocking, and the deadline below moot.)
+			var rfd uintptr
+			if rc, err := r.SyscallConn(); err != nil {
+				t.Fatal(err)
+			} else if err := rc.Control(func(fd uintptr) { rfd = fd }); err != nil {
+				t.Fatal(err)
+			}
+			target := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.Fd())
+			out, _ := run(t, l, true, fmt.Sprintf(`echo %s > %s; timeout 1 cat /proc/%d/fd/%d`, secret, target, os.Getpid(), rfd))
+			_ = r.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			buf := make([]byte, 256)
+			n, _ := r.Read(buf)
+			// It reached the pipe if Odin reads it there, or if the
+			// command read it back from the pipe's other end.
+			got := strings.Contains(string(buf[:n]), secret) || strings.Contains(out, secret)
+			if mode == ModeOff {
+				// The control: unconfined, the attack works.
+				if !got {
+					t.Errorf("unconfined, nothing reached the pipe: the test proves nothing:\n%s", out)
+				}
+				return
+			}
+			if got {
+				t.Errorf("the command wrote into Odin's pipe through %s:\n%s", target, out)
+			}
+		})
+	}
+}
