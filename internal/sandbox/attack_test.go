@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -557,6 +558,109 @@ func TestAttackOdinPipes(t *testing.T) {
 			}
 			if got {
 				t.Errorf("the command wrote into Odin's pipe through %s:\n%s", target, out)
+			}
+		})
+	}
+}
+
+// tiocstiAttack pushes a line into the input of every terminal it can
+// reach: the controlling one, and its own standard descriptors. The
+// shell reading that terminal would run the line once Odin exits.
+const tiocstiAttack = `
+import fcntl, os, termios
+line = b"touch /tmp/tiocsti" + b"-canary\n"
+fds = []
+try:
+    fds.append(os.open("/dev/tty", os.O_RDWR))
+except OSError as e:
+    print("no controlling terminal:", e.strerror)
+fds += [0, 1, 2]
+for fd in fds:
+    try:
+        for c in line:
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+        print("pushed through", fd)
+    except OSError as e:
+        print("refused on", fd, e.strerror)
+`
+
+// actAsOdinInTerminal plays Odin run in a terminal for
+// TestAttackTIOCSTI: its controlling terminal is the test's pty, which
+// the command also gets as its standard input (a worse case than Odin's
+// own, which gives commands /dev/null). Mode "control" runs the attack
+// without a sandbox in Odin's session, to show the test can fail.
+func actAsOdinInTerminal(mode Mode) int {
+	args := []string{"python3", "-c", tiocstiAttack}
+	if mode == "control" {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		_ = cmd.Run()
+		return 0
+	}
+	root, err := os.MkdirTemp("", "odin-attack-tty-")
+	if err != nil {
+		return 1
+	}
+	defer os.RemoveAll(root)
+	l := New(Options{Mode: mode, Root: root, Environ: func() []string {
+		return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C.UTF-8"}
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := l.Command(ctx, Spec{Args: args, Write: true})
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer p.Release()
+	p.Stdin, p.Stdout, p.Stderr = os.Stdin, os.Stdout, os.Stdout
+	_ = p.Run()
+	return 0
+}
+
+// TestAttackTIOCSTI: the command runs while Odin owns the user's terminal
+// and may even hold it as a descriptor; TIOCSTI on it would type a line
+// the user's shell runs after Odin exits. The line would be echoed on the
+// terminal as it entered its input queue: the pty's master side must never
+// show it.
+func TestAttackTIOCSTI(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not installed")
+	}
+	for _, mode := range append(kinds(t), "control") {
+		t.Run(string(mode), func(t *testing.T) {
+			master, slave, err := pty.Open()
+			if err != nil {
+				t.Skipf("no pty here: %v", err)
+			}
+			defer master.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), "ODIN_SANDBOX_TEST_TTY="+string(mode))
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var screen syncBuffer
+			copied := make(chan struct{})
+			go func() { _, _ = io.Copy(&screen, master); close(copied) }()
+			_ = cmd.Wait()
+			// The master reads EIO once the last slave descriptor closes.
+			<-copied
+			got := screen.String()
+			injected := strings.Contains(got, "tiocsti-canary")
+			if mode == "control" {
+				if !injected {
+					t.Errorf("unconfined in Odin's session, TIOCSTI pushed nothing: the test proves nothing:\n%s", got)
+				}
+				return
+			}
+			if injected || strings.Contains(got, "pushed through") {
+				t.Errorf("the command pushed input into the user's terminal:\n%s", got)
+			}
+			if !strings.Contains(got, "refused on 0") {
+				t.Errorf("the attack did not run:\n%s", got)
 			}
 		})
 	}

@@ -38,14 +38,15 @@ type seccompArch struct {
 	// x32 is the bit that marks the x32 ABI's system call numbers on
 	// x86_64; 0 where there is no such ABI.
 	x32 uint32
-	// socket, ioUringSetup and pidfdGetfd are the system call numbers.
-	socket, ioUringSetup, pidfdGetfd uint32
+	// socket, ioUringSetup, pidfdGetfd and ioctl are the system call
+	// numbers.
+	socket, ioUringSetup, pidfdGetfd, ioctl uint32
 }
 
 // nativeArch is the architecture Odin was built for; nil where the filter
 // is not available (the mount view still applies in bubblewrap mode).
 var nativeArch = func() *seccompArch {
-	a := &seccompArch{socket: unix.SYS_SOCKET, ioUringSetup: unix.SYS_IO_URING_SETUP, pidfdGetfd: unix.SYS_PIDFD_GETFD}
+	a := &seccompArch{socket: unix.SYS_SOCKET, ioUringSetup: unix.SYS_IO_URING_SETUP, pidfdGetfd: unix.SYS_PIDFD_GETFD, ioctl: unix.SYS_IOCTL}
 	switch runtime.GOARCH {
 	case "amd64":
 		a.audit, a.x32 = unix.AUDIT_ARCH_X86_64, 0x40000000
@@ -99,8 +100,15 @@ type socketRule struct {
 
 // socketFilter assembles the filter for arch and rule. What always holds:
 // io_uring_setup is refused because the ring's IORING_OP_SOCKET creates
-// sockets without socket(2), and pidfd_getfd because it copies a
-// connected socket out of another process.
+// sockets without socket(2), pidfd_getfd because it copies a connected
+// socket out of another process, and the terminal ioctls that put input
+// into a terminal — TIOCSTI (push a byte into its input queue) and
+// TIOCLINUX (paste the console's selection among its subcodes) — because
+// a command holding a descriptor of the user's terminal would type a
+// line the user's shell runs after Odin exits. The kernel refuses TIOCSTI
+// on a terminal that is not the caller's controlling one, which no
+// sandboxed command has, but not to a process with CAP_SYS_ADMIN: Odin
+// run as root, under Landlock, which drops no capability.
 func socketFilter(arch *seccompArch, rule socketRule) ([]bpf.RawInstruction, error) {
 	// Jumps name their target; skips are resolved below, since classic
 	// BPF only jumps forward by a count. A step with a label is a target.
@@ -121,6 +129,12 @@ func socketFilter(arch *seccompArch, rule socketRule) ([]bpf.RawInstruction, err
 		prog = append(prog, step{ins: bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: arch.x32}, onTrue: "kill"})
 	}
 	prog = append(prog, jeq(arch.ioUringSetup, "eperm", ""), jeq(arch.pidfdGetfd, "eperm", ""))
+	// ioctl's request is an unsigned int to the kernel: its low half is
+	// all there is to compare. The number is reloaded after.
+	prog = append(prog, jeq(arch.ioctl, "", "socket"),
+		step{ins: bpf.LoadAbsolute{Off: seccompDataArg1, Size: 4}},
+		jeq(unix.TIOCSTI, "eperm", ""), jeq(unix.TIOCLINUX, "eperm", "allow"),
+		step{label: "socket", ins: bpf.LoadAbsolute{Off: seccompDataNR, Size: 4}})
 	if !rule.allowUnix || rule.tcpOnly {
 		prog = append(prog, jeq(arch.socket, "", "allow"),
 			step{ins: bpf.LoadAbsolute{Off: seccompDataArg0, Size: 4}})

@@ -26,7 +26,7 @@ import (
 // where seccomp loads them native-endian, so the records are written
 // big-endian here: the program's offsets and constants are what is tested.
 func TestSocketFilterProgram(t *testing.T) {
-	amd64 := &seccompArch{audit: unix.AUDIT_ARCH_X86_64, x32: 0x40000000, socket: 41, ioUringSetup: 425, pidfdGetfd: 438}
+	amd64 := &seccompArch{audit: unix.AUDIT_ARCH_X86_64, x32: 0x40000000, socket: 41, ioUringSetup: 425, pidfdGetfd: 438, ioctl: 16}
 	const socketpair, connect = 53, 42
 	data := func(arch, nr, arg0 uint32) []byte {
 		b := make([]byte, 64)
@@ -77,6 +77,21 @@ func TestSocketFilterProgram(t *testing.T) {
 		{"tcp only, allowed: UDP", true, true, socket(unix.AF_INET, unix.SOCK_DGRAM, 0), retEPERM},
 		{"tcp only: io_uring_setup", false, true, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
 	}...)
+	ioctl := func(req uint32) []byte {
+		b := data(amd64.audit, amd64.ioctl, 0)
+		binary.BigEndian.PutUint32(b[seccompDataArg1:], req)
+		return b
+	}
+	for _, rule := range []socketRule{{}, {allowUnix: true}, {tcpOnly: true}, {allowUnix: true, tcpOnly: true}} {
+		cases = append(cases, []filterCase{
+			{"ioctl TIOCSTI", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCSTI), retEPERM},
+			{"ioctl TIOCLINUX", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCLINUX), retEPERM},
+			{"ioctl TCGETS", rule.allowUnix, rule.tcpOnly, ioctl(unix.TCGETS), retAllow},
+			{"ioctl TIOCGWINSZ", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCGWINSZ), retAllow},
+			{"socket AF_INET after ioctl's check", rule.allowUnix, rule.tcpOnly, socket(unix.AF_INET, unix.SOCK_STREAM, 0), retAllow},
+			{"read", rule.allowUnix, rule.tcpOnly, data(amd64.audit, 0, 0), retAllow},
+		}...)
+	}
 	if runtime.GOARCH == "amd64" && *nativeArch != *amd64 {
 		t.Errorf("the filter's table for amd64 is %+v, want %+v", *nativeArch, *amd64)
 	}
