@@ -45,7 +45,8 @@ import (
 // gitGuard remembers the writable directories that had no .git before a
 // command, and the git directories beneath them.
 type gitGuard struct {
-	missing []string // DIR/.git paths that did not exist
+	mu      sync.Mutex // sweepNow against Release's sweep
+	missing []string   // DIR/.git paths that did not exist
 	roots   []string
 	tree    *gitTree
 	before  map[string]bool // nested git directories before the command
@@ -116,6 +117,18 @@ func (g *gitGuard) sweep() []string {
 		out = append(out, fmt.Sprintf("%s (%s)", victim, why))
 	}
 	return out
+}
+
+// sweepNow is sweep for a process that may still run. What it keeps (a
+// plain git init) stays under watch: the process may change it later,
+// and every later sweep checks it again.
+func (g *gitGuard) sweepNow() []string {
+	if g == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sweep()
 }
 
 // maxRepoWalk bounds the walk for nested git directories, as the read deny

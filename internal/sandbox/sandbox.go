@@ -521,7 +521,19 @@ func (p *Process) Release() {
 	}
 	// Everything the command started is gone: nothing can recreate what
 	// the sweep removes.
-	p.removed = p.git.sweep()
+	p.removed = p.git.sweepNow()
+}
+
+// SweepGit checks now what Release checks when the process ends (see
+// gitGuard) and returns what it removed, for a process that runs many
+// commands (ShellSession's shell): the user's git may run in the project
+// while the session lives. Release reports only what is planted after the
+// last SweepGit. A process that may not write returns nil.
+func (p *Process) SweepGit() []string {
+	if p == nil {
+		return nil
+	}
+	return p.git.sweepNow()
 }
 
 // Removed lists the .git directories the command planted and Release
