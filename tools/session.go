@@ -303,6 +303,11 @@ wait:
 		s.out.waitEOF(2 * time.Second)
 	}
 	ex.output, ex.truncated = s.out.take(maxOut)
+	// The session outlives this call, and the user's git may run in the
+	// project meanwhile: what the call planted for it goes now.
+	if removed := s.proc.SweepGit(); len(removed) > 0 {
+		ex.output += fmt.Sprintf("\n[odin: removed what this command planted where git would run it outside the sandbox: %s. A new repository may hold only what `git init` makes; ask the user to create or configure it]\n", strings.Join(removed, "; "))
+	}
 	if gone && !ex.ok {
 		return ex, errSessionGone
 	}

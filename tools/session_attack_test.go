@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -216,5 +217,40 @@ func TestShellSessionFunctionsDoNotPersist(t *testing.T) {
 		if exists(filepath.Join(root, f)) {
 			t.Errorf("%s: a definition of an earlier call ran unchecked:\n%s", f, res.Output)
 		}
+	}
+}
+
+// TestShellSessionPlantedRepositorySwept: the shell lives on after a call,
+// and the user's git may run in the project meanwhile (a shell prompt in
+// another terminal). A repository a call planted in a subdirectory, whose
+// config runs a program, is gone when the call returns, not only when the
+// session ends.
+func TestShellSessionPlantedRepositorySwept(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	root := realTemp(t)
+	canary := filepath.Join(t.TempDir(), "fsmonitor-ran")
+	l := bwrapLauncher(t, root)
+	ap := &recordingApprover{approve: func(policy.Request) bool { return true }}
+	tl, env := guardedShell(t, root, l, ap)
+	// The model wrote the script with WriteFile; running it is approved.
+	if err := os.WriteFile(filepath.Join(root, "plant.sh"), []byte("mkdir -p src/a && git init -q src/a && git -C src/a config core.fsmonitor 'touch "+canary+"; false' && echo planted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, oc := shellCall(t, tl, env, map[string]any{"command": "bash plant.sh"})
+	if oc.ExitCode != 0 || !strings.Contains(res.Output, "planted") {
+		t.Fatalf("the plant did not run (the test proves nothing):\n%s", res.Output)
+	}
+	// The session is still alive; the user runs git there.
+	cmd := exec.Command(git, "status")
+	cmd.Dir = filepath.Join(root, "src", "a")
+	_ = cmd.Run()
+	if exists(canary) {
+		t.Errorf("the user's git ran what a ShellSession call planted, while the session lived:\n%s", res.Output)
+	}
+	if res, _ := shellCall(t, tl, env, map[string]any{"command": "echo alive"}); !strings.Contains(res.Output, "alive") {
+		t.Errorf("the session did not survive the sweep:\n%s", res.Output)
 	}
 }

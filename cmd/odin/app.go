@@ -398,7 +398,7 @@ func loadApp(g *globalFlags) (*app, error) {
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
 		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
-	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Permissions); err != nil {
+	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Store.Path, cfg.Permissions); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
 	if a.stateDir != "" {
@@ -909,13 +909,24 @@ func (a *app) startMCP(ctx context.Context) {
 
 // newDenyRead compiles the read deny list: the defaults, Odin's own
 // secrets in its state directory (the serve token, the REPL's input
-// history), the user's patterns and the project's additions. odinDirs
-// (state, config, data; the first is the state directory) are not walked
-// for .env files.
-func newDenyRead(home, root string, odinDirs []string, perms config.Permissions) (*readdeny.Rules, error) {
+// history, MCP credentials; the session store, which holds every
+// session's transcript of every project, with its journal files, Odin's
+// log and the MCP servers' logs), the user's patterns and the project's
+// additions. odinDirs (state, config, data; the first is the state
+// directory) are not walked for .env files; storePath is store.path.
+func newDenyRead(home, root string, odinDirs []string, storePath string, perms config.Permissions) (*readdeny.Rules, error) {
 	var private, skip []string
+	var stores []string
 	if state := odinDirs[0]; state != "" {
-		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"), filepath.Join(state, mcpAuthDir))
+		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"), filepath.Join(state, mcpAuthDir),
+			filepath.Join(state, "odin.log"), filepath.Join(state, "mcp-logs"), filepath.Join(state, "handoff"))
+		stores = append(stores, filepath.Join(state, "odin.db"))
+	}
+	if abs, err := filepath.Abs(storePath); storePath != "" && err == nil {
+		stores = append(stores, abs)
+	}
+	for _, db := range stores {
+		private = append(private, db, db+"-wal", db+"-shm", db+"-journal")
 	}
 	for _, d := range odinDirs {
 		if d != "" {

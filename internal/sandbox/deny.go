@@ -30,9 +30,11 @@ func (l *Launcher) denyArgs() []string {
 }
 
 // landlockReadGrants are the paths beneath which a Landlock-confined
-// command may read files: everything but the denied paths, through
-// grantBeneath (Landlock grants, it cannot deny beneath a grant). nil when
-// nothing is to be hidden, and reading is then not confined at all.
+// command may read files: everything but landlockHidden, through
+// grantBeneath (Landlock grants, it cannot deny beneath a grant), and the
+// device files of devReadable. The init computes them (readGrants) from
+// the rules' Hide and Read, so that a plan does not list the host's root
+// directory.
 //
 // Only denied paths outside the writable directories are hidden this way:
 // a directory on the way to a denied path gets no rule of its own (its
@@ -42,11 +44,31 @@ func (l *Launcher) denyArgs() []string {
 // therefore not hidden from commands under Landlock (the file tools still
 // refuse them). Directories stay listable: only file contents are denied.
 func (l *Launcher) landlockReadGrants() []string {
-	hidden := l.hiddenPaths(true)
-	if len(hidden) == 0 {
-		return nil
+	return readGrants(l.landlockHidden(), devReadable)
+}
+
+// landlockHidden are the paths whose files a Landlock-confined command
+// may not read: the read deny list outside the writable directories and
+// /dev but for devReadable. bubblewrap's minimal /dev has no terminal;
+// without it, the user's terminals (/dev/pts/N, where Odin and the user's
+// shells run, /dev/tty, the consoles) are files the user owns, and a
+// command that opened one for reading would take the keys typed there.
+func (l *Launcher) landlockHidden() []string {
+	return append(l.hiddenPaths(true), "/dev")
+}
+
+// devReadable are the files of /dev a Landlock-confined command may read,
+// those bubblewrap's /dev has besides its terminals (/dev/fd and
+// /dev/std* lead to /proc/self/fd, which stays readable).
+var devReadable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
+
+// readGrants are the paths beneath which reading files is granted when
+// hide is kept unreadable: everything else, and extra.
+func readGrants(hide, extra []string) []string {
+	if len(hide) == 0 {
+		return extra
 	}
-	return grantBeneath("/", hidden)
+	return append(grantBeneath("/", hide), extra...)
 }
 
 // hiddenPaths are the denied paths present now that the sandbox hides,

@@ -18,7 +18,8 @@
 // and network namespaces, no capabilities, the whole file system bound
 // read-only, the project root and added directories bound back writable in
 // edit mode (read-only in ask and plan mode), with .git (and the gitdir a
-// .git file names), .odin, odin.yaml and Odin's config and state
+// .git file names; an added directory's .git and the repositories nested
+// beneath them too, see gitguard.go), .odin, odin.yaml and Odin's config and state
 // directories bound read-only again on top; a private /tmp, a minimal /dev,
 // a fresh /proc, --new-session (no controlling terminal, so no TIOCSTI and
 // no /dev/tty) and --die-with-parent. Killing bwrap ends its PID namespace
@@ -65,7 +66,9 @@
 // only beneath the root's entries other than the protected ones (so
 // nothing can be created directly in the root), the added directories, the
 // private cache, and /dev/null, /dev/zero, /dev/urandom; TCP connects only
-// to the proxy (Landlock ABI 4 and later; UDP is not confined); the same
+// to the proxy (Landlock ABI 4 and later; the filter then allows no other
+// inet socket than TCP: no UDP, ICMP or SCTP); reading /dev only for its
+// harmless files (not the user's terminals); the same
 // socket filter, and abstract unix sockets and signals scoped to the
 // sandbox (ABI 6 and later). The helper
 // starts a new session, is a child subreaper and kills every descendant

@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestPlantedGitDirRemoved: a write-mode command in a directory with no
@@ -78,21 +81,66 @@ func TestPlantedGitDirRemoved(t *testing.T) {
 
 func TestUnsafeConfig(t *testing.T) {
 	dir := t.TempDir()
-	for cfg, want := range map[string]bool{
-		"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n": false,
-		"# comment\n[core]\n\tbare = false\n":                      false,
-		"[core]\n\tfsmonitor = evil\n":                             true,
-		"[core]\n\thooksPath = /tmp\n":                             true,
-		"[core]\n\tbare = false\n[filter \"x\"]\n\tclean = evil\n": true,
-		"[include]\n\tpath = /tmp/x\n":                             true,
-		"[core]\n\tbare = false\n[alias]\n\tst = !evil\n":          true,
+	clone := "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://example.com/x.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+	for _, c := range []struct {
+		cfg         string
+		cloned, bad bool
+	}{
+		{"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n", false, false},
+		{"# comment\n[core]\n\tbare = false\n", false, false},
+		{"[core]\n\tfsmonitor = evil\n", false, true},
+		{"[core]\n\thooksPath = /tmp\n", false, true},
+		{"[core]\n\tbare = false\n[filter \"x\"]\n\tclean = evil\n", false, true},
+		{"[include]\n\tpath = /tmp/x\n", false, true},
+		{"[core]\n\tbare = false\n[alias]\n\tst = !evil\n", false, true},
+		{"[core] fsmonitor = evil\n", true, true},
+		{"[core \"x\"]\n\tbare = false\n", true, true},
+		{clone, false, true},
+		{clone, true, false},
+		{clone + "[remote \"x\"]\n\turl = ext::sh -c evil\n", true, true},
+		{clone + "[remote \"x\"]\n\tuploadpack = evil\n", true, true},
+		{clone + "[branch \"main\"]\n\tremote = origin\n\tfsmonitor = evil\n", true, true},
+		{"[remote]\n\turl = https://x\n", true, true},
 	} {
 		p := filepath.Join(dir, "config")
-		if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(c.cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := unsafeConfig(p) != ""; got != want {
-			t.Errorf("unsafeConfig(%q) = %v, want %v", cfg, got, want)
+		if got := unsafeConfig(p, c.cloned) != ""; got != c.bad {
+			t.Errorf("unsafeConfig(%q, cloned %v) = %v, want %v", c.cfg, c.cloned, got, c.bad)
 		}
 	}
+}
+
+// BenchmarkRepoWalk measures the walk for planted repositories that a
+// write-mode command costs twice (before and after), on a tree of 2,000
+// directories: cached (the usual case: nothing changed) and cold (the
+// session's first command).
+func BenchmarkRepoWalk(b *testing.B) {
+	root := b.TempDir()
+	for i := range 2000 {
+		d := filepath.Join(root, fmt.Sprintf("d%02d", i/100), fmt.Sprintf("e%03d", i%100))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "f.go"), []byte("package x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Old enough that no directory counts as just changed.
+	old := time.Now().Add(-time.Hour)
+	_ = filepath.WalkDir(root, func(p string, _ fs.DirEntry, _ error) error { return os.Chtimes(p, old, old) })
+	b.Run("cached", func(b *testing.B) {
+		var tree gitTree
+		tree.scan([]string{root})
+		for b.Loop() {
+			tree.scan([]string{root})
+		}
+	})
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			var tree gitTree
+			tree.scan([]string{root})
+		}
+	})
 }

@@ -98,7 +98,10 @@ func runInit(specJSON string, rest []string) int {
 		}
 	}
 	if is.Seccomp != nil {
-		if err := installSocketFilter(is.Seccomp.AllowUnix); err != nil {
+		// Where Landlock confines TCP connects, it confines nothing else
+		// of the network: the filter keeps the command to TCP.
+		rule := socketRule{allowUnix: is.Seccomp.AllowUnix, tcpOnly: is.Landlock != nil && is.Landlock.NoNet}
+		if err := installSocketFilter(rule); err != nil {
 			return fail(err)
 		}
 	}

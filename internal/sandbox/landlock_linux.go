@@ -63,7 +63,8 @@ const landlockRuleNetPort = 2
 func restrict(rules *LandlockRules) error {
 	abi := rules.ABI
 	handled := writeAccess(abi)
-	if len(rules.Read) > 0 {
+	reads := readGrants(rules.Hide, rules.Read)
+	if len(reads) > 0 {
 		handled |= unix.LANDLOCK_ACCESS_FS_READ_FILE
 	}
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handled}
@@ -93,7 +94,7 @@ func restrict(rules *LandlockRules) error {
 			return err
 		}
 	}
-	for _, d := range rules.Read {
+	for _, d := range reads {
 		if err := addRule(ruleset, d, unix.LANDLOCK_ACCESS_FS_READ_FILE, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
 			return err
 		}

@@ -44,9 +44,10 @@ type LandlockRules struct {
 	// Write are the paths beneath which writes are allowed (for files:
 	// writing and truncating them only).
 	Write []string `json:"write"`
-	// Read, when set, confines reading files to beneath these paths (the
-	// read deny list); empty leaves reading alone.
+	// Read and Hide, when set, confine reading files: to beneath Read and
+	// everything but Hide (readGrants); both empty leave reading alone.
 	Read []string `json:"read,omitempty"`
+	Hide []string `json:"hide,omitempty"`
 	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
@@ -73,7 +74,7 @@ func (l *Launcher) Launch(ctx context.Context, plan Plan) (*Process, error) {
 	}
 	p := &Process{exe: l.exe}
 	if plan.Write {
-		p.git = newGitGuard(plan.GitGuard)
+		p.git = newGitGuard(plan.GitGuard, &l.repos, plan.Repos)
 	}
 	if err := l.launch(ctx, p, plan); err != nil {
 		p.Release()

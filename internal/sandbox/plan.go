@@ -51,6 +51,9 @@ type Plan struct {
 	// plant in GitGuard (the writable directories) are swept afterwards.
 	Write    bool
 	GitGuard []string
+	// Repos are the git directories nested beneath GitGuard before the
+	// command (gitguard.go): kept read-only like the root's .git.
+	Repos []string
 	// Relay: the init helper serves a loopback relay (Spec.LoopbackRelay;
 	// bubblewrap only, where the process has a network namespace of its
 	// own).
@@ -105,6 +108,7 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 	p := Plan{Kind: st.Kind, Dir: spec.Dir, Env: l.childEnv(spec), Command: slices.Clone(spec.Args), Write: spec.Write}
 	if spec.Write {
 		p.GitGuard = l.writableDirs()
+		p.Repos = l.repos.scan(p.GitGuard)
 	}
 	p.Proxy = l.domains(spec.Agent)
 	if spec.Network == NetworkFull {
@@ -176,7 +180,7 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	for _, m := range mounts {
 		args = append(args, m.flag, m.dir, m.dir)
 	}
-	protected := l.protectedPaths(append(slices.Clone(writable), granted...))
+	protected := l.protectedPaths(append(slices.Clone(writable), granted...), p.Repos...)
 	for _, pp := range protected {
 		args = append(args, "--ro-bind", pp, pp)
 	}
@@ -243,14 +247,14 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		return
 	}
 	rules := &LandlockRules{ABI: l.abi}
-	protected := l.protectedPaths(l.writableDirs())
+	protected := l.protectedPaths(l.writableDirs(), p.Repos...)
 	if spec.Write {
 		for _, w := range l.writableDirs() {
 			rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 		}
 	}
 	granted := resolveDirs(spec.Writable)
-	protected = l.protectedPaths(append(l.writableDirs(), granted...))
+	protected = l.protectedPaths(append(l.writableDirs(), granted...), p.Repos...)
 	for _, w := range granted {
 		rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 	}
@@ -258,7 +262,7 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		rules.Write = append(rules.Write, c) // as with bubblewrap
 	}
 	rules.Write = append(rules.Write, devFiles...)
-	rules.Read = l.landlockReadGrants()
+	rules.Hide, rules.Read = l.landlockHidden(), devReadable
 	rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 	p.Landlock = rules
 	if sc := l.seccomp(l.unixSockets(spec.Agent), spec); sc != nil {

@@ -221,6 +221,9 @@ type Launcher struct {
 	homeGoCache string
 	// hostRun replaces hostRunDirs when set (golden tests).
 	hostRun []string
+	// repos caches the walk for git directories planted beneath the
+	// writable directories (gitguard.go).
+	repos gitTree
 }
 
 // New returns a Launcher. It does not probe yet.
@@ -518,7 +521,19 @@ func (p *Process) Release() {
 	}
 	// Everything the command started is gone: nothing can recreate what
 	// the sweep removes.
-	p.removed = p.git.sweep()
+	p.removed = p.git.sweepNow()
+}
+
+// SweepGit checks now what Release checks when the process ends (see
+// gitGuard) and returns what it removed, for a process that runs many
+// commands (ShellSession's shell): the user's git may run in the project
+// while the session lives. Release reports only what is planted after the
+// last SweepGit. A process that may not write returns nil.
+func (p *Process) SweepGit() []string {
+	if p == nil {
+		return nil
+	}
+	return p.git.sweepNow()
 }
 
 // Removed lists the .git directories the command planted and Release
@@ -602,8 +617,10 @@ func killGroup(cmd *exec.Cmd) func() error {
 }
 
 // protectedPaths are the existing paths kept read-only inside the
-// writable directories.
-func (l *Launcher) protectedPaths(writable []string) []string {
+// writable directories: the root's .git (and the gitdir a .git file
+// names), .odin and odin.yaml, each added directory's .git,
+// Options.Protected, and extra (the repositories nested in them).
+func (l *Launcher) protectedPaths(writable []string, extra ...string) []string {
 	var cands []string
 	if l.opts.Root != "" {
 		for _, n := range []string{".git", ".odin", "odin.yaml", "odin.yml"} {
@@ -613,7 +630,25 @@ func (l *Launcher) protectedPaths(writable []string) []string {
 			cands = append(cands, gd)
 		}
 	}
+	// An added directory's repository is git's as much as the project's:
+	// its config and hooks run at the user's next git command there.
+	for _, d := range l.opts.AddDirs {
+		if d == "" {
+			continue
+		}
+		cands = append(cands, filepath.Join(d, ".git"))
+		if gd := gitDirOf(d); gd != "" {
+			cands = append(cands, gd)
+		}
+	}
 	cands = append(cands, l.opts.Protected...)
+	for _, e := range extra {
+		// A writable directory laid out as a bare repository was so
+		// before the command: keeping it all read-only is no answer.
+		if !slices.Contains(writable, e) {
+			cands = append(cands, e)
+		}
+	}
 	var out []string
 	for _, c := range cands {
 		real, err := filepath.EvalSymlinks(c)

@@ -21,6 +21,12 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_PARENT"); mode != "" {
 		os.Exit(actAsOdin(Mode(mode), os.Getenv("ODIN_SANDBOX_TEST_MARKER")))
 	}
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_ATTACK"); mode != "" {
+		os.Exit(actAsAttackedOdin(Mode(mode)))
+	}
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_TTY"); mode != "" {
+		os.Exit(actAsOdinInTerminal(Mode(mode)))
+	}
 	os.Exit(m.Run())
 }
 

@@ -28,6 +28,8 @@ const (
 	seccompDataNR   = 0
 	seccompDataArch = 4
 	seccompDataArg0 = 16
+	seccompDataArg1 = 24
+	seccompDataArg2 = 32
 )
 
 // seccompArch is what the filter needs to know about one architecture.
@@ -36,14 +38,15 @@ type seccompArch struct {
 	// x32 is the bit that marks the x32 ABI's system call numbers on
 	// x86_64; 0 where there is no such ABI.
 	x32 uint32
-	// socket, ioUringSetup and pidfdGetfd are the system call numbers.
-	socket, ioUringSetup, pidfdGetfd uint32
+	// socket, ioUringSetup, pidfdGetfd and ioctl are the system call
+	// numbers.
+	socket, ioUringSetup, pidfdGetfd, ioctl uint32
 }
 
 // nativeArch is the architecture Odin was built for; nil where the filter
 // is not available (the mount view still applies in bubblewrap mode).
 var nativeArch = func() *seccompArch {
-	a := &seccompArch{socket: unix.SYS_SOCKET, ioUringSetup: unix.SYS_IO_URING_SETUP, pidfdGetfd: unix.SYS_PIDFD_GETFD}
+	a := &seccompArch{socket: unix.SYS_SOCKET, ioUringSetup: unix.SYS_IO_URING_SETUP, pidfdGetfd: unix.SYS_PIDFD_GETFD, ioctl: unix.SYS_IOCTL}
 	switch runtime.GOARCH {
 	case "amd64":
 		a.audit, a.x32 = unix.AUDIT_ARCH_X86_64, 0x40000000
@@ -77,17 +80,40 @@ const (
 	retKill = unix.SECCOMP_RET_KILL_PROCESS
 )
 
-// socketFilter assembles the filter for arch. With allowUnix (a command
-// that may reach a socket on permissions.network.allow_unix_sockets)
-// AF_UNIX is let through: seccomp cannot see the path connect(2) names, so
-// only the mount view limits what is reachable then. The rest always
-// holds: io_uring_setup is refused because the ring's IORING_OP_SOCKET
-// creates sockets without socket(2), and pidfd_getfd because it copies a
-// connected socket out of another process.
-func socketFilter(arch *seccompArch, allowUnix bool) ([]bpf.RawInstruction, error) {
+// socketRule says which sockets a command may create besides the rule
+// that always holds.
+type socketRule struct {
+	// allowUnix lets AF_UNIX through (a command that may reach a socket
+	// on permissions.network.allow_unix_sockets): seccomp cannot see the
+	// path connect(2) names, so only the mount view limits what is
+	// reachable then.
+	allowUnix bool
+	// tcpOnly keeps a command without a network namespace of its own (the
+	// Landlock fallback, which confines only TCP connects) to TCP:
+	// AF_INET and AF_INET6 only as SOCK_STREAM with protocol 0 or TCP, and
+	// besides them only AF_UNIX (as allowUnix says) and AF_NETLINK. A UDP
+	// datagram, ICMP echo or SCTP association would otherwise leave the
+	// host — to the resolver on 127.0.0.53, say, which forwards any name
+	// it is asked, DNS exfiltration.
+	tcpOnly bool
+}
+
+// socketFilter assembles the filter for arch and rule. What always holds:
+// io_uring_setup is refused because the ring's IORING_OP_SOCKET creates
+// sockets without socket(2), pidfd_getfd because it copies a connected
+// socket out of another process, and the terminal ioctls that put input
+// into a terminal — TIOCSTI (push a byte into its input queue) and
+// TIOCLINUX (paste the console's selection among its subcodes) — because
+// a command holding a descriptor of the user's terminal would type a
+// line the user's shell runs after Odin exits. The kernel refuses TIOCSTI
+// on a terminal that is not the caller's controlling one, which no
+// sandboxed command has, but not to a process with CAP_SYS_ADMIN: Odin
+// run as root, under Landlock, which drops no capability.
+func socketFilter(arch *seccompArch, rule socketRule) ([]bpf.RawInstruction, error) {
 	// Jumps name their target; skips are resolved below, since classic
-	// BPF only jumps forward by a count.
+	// BPF only jumps forward by a count. A step with a label is a target.
 	type step struct {
+		label           string
 		ins             bpf.Instruction
 		onTrue, onFalse string // "" is the next instruction
 	}
@@ -103,18 +129,44 @@ func socketFilter(arch *seccompArch, allowUnix bool) ([]bpf.RawInstruction, erro
 		prog = append(prog, step{ins: bpf.JumpIf{Cond: bpf.JumpGreaterOrEqual, Val: arch.x32}, onTrue: "kill"})
 	}
 	prog = append(prog, jeq(arch.ioUringSetup, "eperm", ""), jeq(arch.pidfdGetfd, "eperm", ""))
-	if !allowUnix {
+	// ioctl's request is an unsigned int to the kernel: its low half is
+	// all there is to compare. The number is reloaded after.
+	prog = append(prog, jeq(arch.ioctl, "", "socket"),
+		step{ins: bpf.LoadAbsolute{Off: seccompDataArg1, Size: 4}},
+		jeq(unix.TIOCSTI, "eperm", ""), jeq(unix.TIOCLINUX, "eperm", "allow"),
+		step{label: "socket", ins: bpf.LoadAbsolute{Off: seccompDataNR, Size: 4}})
+	if !rule.allowUnix || rule.tcpOnly {
 		prog = append(prog, jeq(arch.socket, "", "allow"),
-			step{ins: bpf.LoadAbsolute{Off: seccompDataArg0, Size: 4}},
-			jeq(unix.AF_UNIX, "eperm", "allow"))
+			step{ins: bpf.LoadAbsolute{Off: seccompDataArg0, Size: 4}})
+		unixTo := "allow"
+		if !rule.allowUnix {
+			unixTo = "eperm"
+		}
+		if !rule.tcpOnly {
+			prog = append(prog, jeq(unix.AF_UNIX, unixTo, "allow"))
+		} else {
+			prog = append(prog, jeq(unix.AF_UNIX, unixTo, ""), jeq(unix.AF_NETLINK, "allow", ""),
+				jeq(unix.AF_INET, "inet", ""), jeq(unix.AF_INET6, "inet", "eperm"),
+				// The type's low bits; SOCK_NONBLOCK and SOCK_CLOEXEC
+				// are above them.
+				step{label: "inet", ins: bpf.LoadAbsolute{Off: seccompDataArg1, Size: 4}},
+				step{ins: bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf}},
+				jeq(unix.SOCK_STREAM, "", "eperm"),
+				step{ins: bpf.LoadAbsolute{Off: seccompDataArg2, Size: 4}},
+				jeq(0, "allow", ""), jeq(unix.IPPROTO_TCP, "allow", "eperm"))
+		}
 	}
-	labels := map[string]int{}
 	for _, r := range []struct {
 		name string
 		ret  uint32
 	}{{"allow", retAllow}, {"eperm", retEPERM}, {"kill", retKill}} {
-		labels[r.name] = len(prog)
-		prog = append(prog, step{ins: bpf.RetConstant{Val: r.ret}})
+		prog = append(prog, step{label: r.name, ins: bpf.RetConstant{Val: r.ret}})
+	}
+	labels := map[string]int{}
+	for i, s := range prog {
+		if s.label != "" {
+			labels[s.label] = i
+		}
 	}
 	ins := make([]bpf.Instruction, len(prog))
 	for i, s := range prog {
@@ -152,11 +204,11 @@ func filterBytes(raw []bpf.RawInstruction) []byte {
 // goroutine to the thread and forks the command from it, so the command
 // inherits the filter while the init's other threads, which relay the
 // proxy over a unix socket, keep theirs free.
-func installSocketFilter(allowUnix bool) error {
+func installSocketFilter(rule socketRule) error {
 	if nativeArch == nil {
 		return fmt.Errorf("seccomp: no socket filter for %s", runtime.GOARCH)
 	}
-	raw, err := socketFilter(nativeArch, allowUnix)
+	raw, err := socketFilter(nativeArch, rule)
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
@@ -180,7 +232,8 @@ func bwrapFilter(allowUnix bool) ([]byte, error) {
 	if nativeArch == nil {
 		return nil, fmt.Errorf("seccomp: no socket filter for %s", runtime.GOARCH)
 	}
-	raw, err := socketFilter(nativeArch, allowUnix)
+	// bubblewrap's network namespace holds every datagram in.
+	raw, err := socketFilter(nativeArch, socketRule{allowUnix: allowUnix})
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
 	}

@@ -26,7 +26,7 @@ import (
 // where seccomp loads them native-endian, so the records are written
 // big-endian here: the program's offsets and constants are what is tested.
 func TestSocketFilterProgram(t *testing.T) {
-	amd64 := &seccompArch{audit: unix.AUDIT_ARCH_X86_64, x32: 0x40000000, socket: 41, ioUringSetup: 425, pidfdGetfd: 438}
+	amd64 := &seccompArch{audit: unix.AUDIT_ARCH_X86_64, x32: 0x40000000, socket: 41, ioUringSetup: 425, pidfdGetfd: 438, ioctl: 16}
 	const socketpair, connect = 53, 42
 	data := func(arch, nr, arg0 uint32) []byte {
 		b := make([]byte, 64)
@@ -35,30 +35,68 @@ func TestSocketFilterProgram(t *testing.T) {
 		binary.BigEndian.PutUint32(b[seccompDataArg0:], arg0)
 		return b
 	}
-	cases := []struct {
-		name      string
-		allowUnix bool
-		in        []byte
-		want      uint32
-	}{
-		{"socket AF_UNIX", false, data(amd64.audit, amd64.socket, unix.AF_UNIX), retEPERM},
-		{"socket AF_INET", false, data(amd64.audit, amd64.socket, unix.AF_INET), retAllow},
-		{"socket AF_INET6", false, data(amd64.audit, amd64.socket, unix.AF_INET6), retAllow},
-		{"socketpair AF_UNIX", false, data(amd64.audit, socketpair, unix.AF_UNIX), retAllow},
-		{"connect", false, data(amd64.audit, connect, 3), retAllow},
-		{"io_uring_setup", false, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
-		{"pidfd_getfd", false, data(amd64.audit, amd64.pidfdGetfd, 3), retEPERM},
-		{"x32 socket", false, data(amd64.audit, amd64.x32|amd64.socket, unix.AF_UNIX), retKill},
-		{"i386 ABI", false, data(unix.AUDIT_ARCH_I386, 102, 1), retKill},
-		{"allowed: socket AF_UNIX", true, data(amd64.audit, amd64.socket, unix.AF_UNIX), retAllow},
-		{"allowed: io_uring_setup", true, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
-		{"allowed: i386 ABI", true, data(unix.AUDIT_ARCH_I386, 102, 1), retKill},
+	socket := func(domain, typ, proto uint32) []byte {
+		b := data(amd64.audit, amd64.socket, domain)
+		binary.BigEndian.PutUint32(b[seccompDataArg1:], typ)
+		binary.BigEndian.PutUint32(b[seccompDataArg2:], proto)
+		return b
+	}
+	type filterCase struct {
+		name               string
+		allowUnix, tcpOnly bool
+		in                 []byte
+		want               uint32
+	}
+	cases := []filterCase{
+		{"socket AF_UNIX", false, false, data(amd64.audit, amd64.socket, unix.AF_UNIX), retEPERM},
+		{"socket AF_INET", false, false, data(amd64.audit, amd64.socket, unix.AF_INET), retAllow},
+		{"socket AF_INET6", false, false, data(amd64.audit, amd64.socket, unix.AF_INET6), retAllow},
+		{"socketpair AF_UNIX", false, false, data(amd64.audit, socketpair, unix.AF_UNIX), retAllow},
+		{"connect", false, false, data(amd64.audit, connect, 3), retAllow},
+		{"io_uring_setup", false, false, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
+		{"pidfd_getfd", false, false, data(amd64.audit, amd64.pidfdGetfd, 3), retEPERM},
+		{"x32 socket", false, false, data(amd64.audit, amd64.x32|amd64.socket, unix.AF_UNIX), retKill},
+		{"i386 ABI", false, false, data(unix.AUDIT_ARCH_I386, 102, 1), retKill},
+		{"allowed: socket AF_UNIX", true, false, data(amd64.audit, amd64.socket, unix.AF_UNIX), retAllow},
+		{"allowed: io_uring_setup", true, false, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
+		{"allowed: i386 ABI", true, false, data(unix.AUDIT_ARCH_I386, 102, 1), retKill},
+	}
+	cases = append(cases, []filterCase{
+		{"tcp only: TCP", false, true, socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0), retAllow},
+		{"tcp only: TCP6", false, true, socket(unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
+		{"tcp only: UDP", false, true, socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), retEPERM},
+		{"tcp only: UDP6", false, true, socket(unix.AF_INET6, unix.SOCK_DGRAM, unix.IPPROTO_UDP), retEPERM},
+		{"tcp only: ICMP", false, true, socket(unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP), retEPERM},
+		{"tcp only: SCTP", false, true, socket(unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP), retEPERM},
+		{"tcp only: raw", false, true, socket(unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_RAW), retEPERM},
+		{"tcp only: packet", false, true, socket(unix.AF_PACKET, unix.SOCK_RAW, 0), retEPERM},
+		{"tcp only: vsock", false, true, socket(unix.AF_VSOCK, unix.SOCK_STREAM, 0), retEPERM},
+		{"tcp only: netlink", false, true, socket(unix.AF_NETLINK, unix.SOCK_RAW, 0), retAllow},
+		{"tcp only: unix", false, true, socket(unix.AF_UNIX, unix.SOCK_STREAM, 0), retEPERM},
+		{"tcp only, allowed: unix", true, true, socket(unix.AF_UNIX, unix.SOCK_STREAM, 0), retAllow},
+		{"tcp only, allowed: UDP", true, true, socket(unix.AF_INET, unix.SOCK_DGRAM, 0), retEPERM},
+		{"tcp only: io_uring_setup", false, true, data(amd64.audit, amd64.ioUringSetup, 8), retEPERM},
+	}...)
+	ioctl := func(req uint32) []byte {
+		b := data(amd64.audit, amd64.ioctl, 0)
+		binary.BigEndian.PutUint32(b[seccompDataArg1:], req)
+		return b
+	}
+	for _, rule := range []socketRule{{}, {allowUnix: true}, {tcpOnly: true}, {allowUnix: true, tcpOnly: true}} {
+		cases = append(cases, []filterCase{
+			{"ioctl TIOCSTI", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCSTI), retEPERM},
+			{"ioctl TIOCLINUX", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCLINUX), retEPERM},
+			{"ioctl TCGETS", rule.allowUnix, rule.tcpOnly, ioctl(unix.TCGETS), retAllow},
+			{"ioctl TIOCGWINSZ", rule.allowUnix, rule.tcpOnly, ioctl(unix.TIOCGWINSZ), retAllow},
+			{"socket AF_INET after ioctl's check", rule.allowUnix, rule.tcpOnly, socket(unix.AF_INET, unix.SOCK_STREAM, 0), retAllow},
+			{"read", rule.allowUnix, rule.tcpOnly, data(amd64.audit, 0, 0), retAllow},
+		}...)
 	}
 	if runtime.GOARCH == "amd64" && *nativeArch != *amd64 {
 		t.Errorf("the filter's table for amd64 is %+v, want %+v", *nativeArch, *amd64)
 	}
 	for _, c := range cases {
-		raw, err := socketFilter(amd64, c.allowUnix)
+		raw, err := socketFilter(amd64, socketRule{allowUnix: c.allowUnix, tcpOnly: c.tcpOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
