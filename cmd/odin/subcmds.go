@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -83,4 +86,25 @@ func unknownSubcommand(c *cobra.Command, word string) error {
 		msg += " (commands: " + strings.Join(names, ", ") + ")"
 	}
 	return usageError("%s", msg)
+}
+
+// checkAddDirs refuses an --add-dir that is not a directory: the run went
+// on without it, and the tools then refused every path under it as outside
+// the project, far from the typo. A relative one is taken against root, as
+// the path guard takes it.
+func checkAddDirs(root string, dirs []string) error {
+	for _, d := range dirs {
+		p := d
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			return usageError("--add-dir %s: %v", d, errors.Unwrap(err))
+		}
+		if !fi.IsDir() {
+			return usageError("--add-dir %s is not a directory", d)
+		}
+	}
+	return nil
 }
