@@ -334,6 +334,10 @@ func (o *Orchestrator) removeQueued(id string) {
 	for i, q := range o.queue {
 		if q.ID == id {
 			o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
+			// The user dropped it: over, like a cancelled turn. Left
+			// accepted in the ledger, the next open of the session
+			// "resumed" it and ran the input the user had removed.
+			o.j.inputDone(o.session, id)
 			o.deps.Bus.Publish(messages.InputRemoved{ID: id})
 			return
 		}
