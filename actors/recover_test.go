@@ -180,6 +180,56 @@ func TestRemovedQueuedInputIsNotResumed(t *testing.T) {
 	}
 }
 
+// Closing the session with an input queued behind the running turn does
+// not start it: it started, sent its model request and was cancelled a
+// moment later (a fast server answered it while Odin exited, and that
+// answer was then taken for the cut turn's). It stays accepted, with no
+// user message, and the next open runs it after the cut turn.
+func TestCloseDoesNotStartQueuedInputs(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	s := llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "the running one", Text: "never sent", Hold: "slow"},
+		llmtest.Step{When: "the queued one", Text: "answered while closing"},
+	)
+	h := newHarness(t, s, withStore(st))
+	if _, err := h.sess.Accept(ctx, "key-run", "the running one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.WaitHeld(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sess.Accept(ctx, "key-queued", "the queued one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.client.RequestsFor("orchestrator")); n != 1 {
+		t.Errorf("%d model requests, want 1: the queued input must not start while the session closes", n)
+	}
+	all, err := st.AllMessages(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.InputID == "key-queued" {
+			t.Errorf("the queued input's message was stored at close: %+v", m)
+		}
+	}
+	rec, err := RecoverInputs(ctx, st, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range rec.Inputs {
+		got = append(got, in.ID)
+	}
+	if want := []string{"key-run", "key-queued"}; !cmp.Equal(got, want) {
+		t.Errorf("inputs to resume %v, want %v", got, want)
+	}
+}
+
 // RecoverInputs decides per accepted input from what is stored after its
 // user message.
 func TestRecoverInputs(t *testing.T) {
