@@ -142,7 +142,7 @@ func (o *Orchestrator) startCompaction(c actor.Context, ctx context.Context, tri
 		cut = fitCut(o.history, cut, int64(float64(t.model.ContextWindow)*o.deps.Config.Context.CompactAt/2))
 	}
 	if cut < 2 {
-		o.endCompaction(c, &CompactResult{Skipped: "the history is too short to compact"}, reply, then)
+		o.endCompaction(c, &CompactResult{Skipped: "the history is too short"}, reply, then)
 		return
 	}
 	o.compactSeq++

@@ -144,6 +144,8 @@ type Orchestrator struct {
 	system  struct{ mode, date, text string }
 	history []llm.Message
 	queue   []messages.UserMessage
+	// closing is set by Session.Close: no queued input starts any more.
+	closing bool
 	turn    *turnState
 	turnSeq int
 	// compacting is the compaction in progress, if any: the data of the
@@ -210,6 +212,8 @@ func (o *Orchestrator) idle(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
 		o.startTurn(c, *msg)
+	case *closing:
+		o.closing = true
 	case *CompactRequest:
 		o.startCompaction(c, context.Background(), "manual", c.Sender(), func(c actor.Context, _ *CompactResult) { o.takeNext(c) })
 	case *hookDone:
@@ -258,6 +262,8 @@ func (o *Orchestrator) busy(c actor.Context) {
 	switch msg := c.Message().(type) {
 	case *messages.UserMessage:
 		o.enqueue(*msg)
+	case *closing:
+		o.closing = true
 	case *messages.QueueRequest:
 		c.Respond(o.queueState())
 	case *messages.RemoveQueued:
@@ -334,6 +340,10 @@ func (o *Orchestrator) removeQueued(id string) {
 	for i, q := range o.queue {
 		if q.ID == id {
 			o.queue = append(o.queue[:i:i], o.queue[i+1:]...)
+			// The user dropped it: over, like a cancelled turn. Left
+			// accepted in the ledger, the next open of the session
+			// "resumed" it and ran the input the user had removed.
+			o.j.inputDone(o.session, id)
 			o.deps.Bus.Publish(messages.InputRemoved{ID: id})
 			return
 		}
@@ -1312,9 +1322,11 @@ func (o *Orchestrator) onTurnSaved(c actor.Context, msg *turnSaved) {
 	o.takeNext(c)
 }
 
-// takeNext starts the next queued input, if any.
+// takeNext starts the next queued input, if any, unless the session is
+// closing: the queue then stays accepted in the input ledger and the next
+// open runs it.
 func (o *Orchestrator) takeNext(c actor.Context) {
-	if len(o.queue) > 0 {
+	if len(o.queue) > 0 && !o.closing {
 		next := o.queue[0]
 		o.queue = o.queue[1:]
 		o.startTurn(c, next)

@@ -143,6 +143,93 @@ func TestClosedMidTurnIsResumedOnOpen(t *testing.T) {
 	}
 }
 
+// A queued input the user removes is over: it is not pending in the
+// ledger, so the next open does not run it (it did: `odin -c` answered
+// "resuming an interrupted turn" and ran the removed input).
+func TestRemovedQueuedInputIsNotResumed(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	s := llmtest.NewScript().Add("orchestrator", llmtest.Step{Text: "first", Hold: "first"})
+	h := newHarness(t, s, withStore(st))
+	if _, err := h.sess.Accept(ctx, "key-run", "the running one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.WaitHeld(ctx, "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sess.Accept(ctx, "key-drop", "the removed one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := h.sess.Remove(ctx, "key-drop"); err != nil || len(q.Queued) != 0 {
+		t.Fatalf("after remove: %+v, %v", q, err)
+	}
+	h.client.Release("first")
+	if r := h.turn(); r.Input.ID != "key-run" {
+		t.Fatalf("turn = %+v", r)
+	}
+	if err := h.sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pending, err := ledger(t, st).PendingInputs(ctx, "s1")
+	if err != nil || len(pending) != 0 {
+		t.Fatalf("pending after the close: %+v, %v; want none", pending, err)
+	}
+	rec, err := RecoverInputs(ctx, st, "s1")
+	if err != nil || len(rec.Inputs) != 0 {
+		t.Fatalf("recovery = %+v, %v; want nothing to resume", rec, err)
+	}
+}
+
+// Closing the session with an input queued behind the running turn does
+// not start it: it started, sent its model request and was cancelled a
+// moment later (a fast server answered it while Odin exited, and that
+// answer was then taken for the cut turn's). It stays accepted, with no
+// user message, and the next open runs it after the cut turn.
+func TestCloseDoesNotStartQueuedInputs(t *testing.T) {
+	st := openStore(t)
+	ctx := t.Context()
+	s := llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "the running one", Text: "never sent", Hold: "slow"},
+		llmtest.Step{When: "the queued one", Text: "answered while closing"},
+	)
+	h := newHarness(t, s, withStore(st))
+	if _, err := h.sess.Accept(ctx, "key-run", "the running one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.client.WaitHeld(ctx, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.sess.Accept(ctx, "key-queued", "the queued one", messages.ModeAsk, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.sess.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.client.RequestsFor("orchestrator")); n != 1 {
+		t.Errorf("%d model requests, want 1: the queued input must not start while the session closes", n)
+	}
+	all, err := st.AllMessages(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		if m.InputID == "key-queued" {
+			t.Errorf("the queued input's message was stored at close: %+v", m)
+		}
+	}
+	rec, err := RecoverInputs(ctx, st, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range rec.Inputs {
+		got = append(got, in.ID)
+	}
+	if want := []string{"key-run", "key-queued"}; !cmp.Equal(got, want) {
+		t.Errorf("inputs to resume %v, want %v", got, want)
+	}
+}
+
 // RecoverInputs decides per accepted input from what is stored after its
 // user message.
 func TestRecoverInputs(t *testing.T) {

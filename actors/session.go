@@ -253,7 +253,14 @@ func (s *Session) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
+// closing tells the Orchestrator that its session is closing: a turn the
+// close cancels must not start the next queued input, which would send a
+// model request only to cancel it (or, from a fast server, finish it
+// while Odin exits).
+type closing struct{}
+
 func (s *Session) close(ctx context.Context) error {
+	s.system.Root.Send(s.orch, &closing{})
 	s.settle(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.system.Root.PoisonFuture(s.orch).Wait() }()
@@ -285,8 +292,8 @@ func (s *Session) close(ctx context.Context) error {
 	return err
 }
 
-// settle cancels the running turn, and each queued input it then starts,
-// and waits until the Orchestrator is idle, so that every turn's end
+// settle cancels the running turn (queued inputs no longer start: see
+// closing) and waits until the Orchestrator is idle, so that every turn's end
 // (TurnFinished, published only after its history and checkpoint are
 // committed off the mailbox) reaches subscribers before the actor is
 // stopped. It gives up

@@ -89,13 +89,17 @@ func TestMCPServerValidation(t *testing.T) {
 func TestSetAndRemoveMCPServerKeepTheFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odin", FileName)
 	writeFile(t, path, "# my settings\nmodels:\n\tmain: gpt-4o # the best\n")
-	if err := SetMCPServer(path, "fs", MCPServer{Command: "npx", Args: []string{"-y", "fs"}}); err != nil {
-		t.Fatal(err)
+	if replaced, err := SetMCPServer(path, "fs", MCPServer{Command: "npx", Args: []string{"-y", "old"}}); err != nil || replaced {
+		t.Fatalf("first fs: replaced %v, %v", replaced, err)
 	}
-	if err := SetMCPServer(path, "web", MCPServer{URL: "https://example.com/mcp", BearerTokenEnv: "TOKEN"}); err != nil {
-		t.Fatal(err)
+	// The same name again replaces the entry, and says so.
+	if replaced, err := SetMCPServer(path, "fs", MCPServer{Command: "npx", Args: []string{"-y", "fs"}}); err != nil || !replaced {
+		t.Fatalf("second fs: replaced %v, %v; want replaced", replaced, err)
 	}
-	if err := SetMCPServer(path, "bad", MCPServer{}); err == nil {
+	if replaced, err := SetMCPServer(path, "web", MCPServer{URL: "https://example.com/mcp", BearerTokenEnv: "TOKEN"}); err != nil || replaced {
+		t.Fatalf("web: replaced %v, %v", replaced, err)
+	}
+	if _, err := SetMCPServer(path, "bad", MCPServer{}); err == nil {
 		t.Error("a server without command or url was written")
 	}
 	data, _ := os.ReadFile(path)

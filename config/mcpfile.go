@@ -13,25 +13,27 @@ import (
 // SetMCPServer writes server s as mcp.servers.<name> of the config file at
 // path (the user's odin.yaml), creating the file and keys as needed and
 // keeping the rest of the file, comments included. It replaces an entry of
-// the same name. The result is validated before it is written.
-func SetMCPServer(path, name string, s MCPServer) error {
+// the same name (replaced is then true, so the caller can say so). The
+// result is validated before it is written.
+func SetMCPServer(path, name string, s MCPServer) (replaced bool, err error) {
 	c := Default()
 	c.MCP.Servers = map[string]MCPServer{name: s}
 	var v validator
 	v.mcp(c.MCP)
 	if len(v.problems) > 0 {
-		return &Error{Problems: v.problems}
+		return false, &Error{Problems: v.problems}
 	}
 	var entry yaml.Node
 	if err := entry.Encode(s); err != nil {
-		return fmt.Errorf("config: encode server %s: %w", name, err)
+		return false, fmt.Errorf("config: encode server %s: %w", name, err)
 	}
 	dropEmpty(&entry)
-	return editFile(path, func(doc *yaml.Node) error {
+	err = editFile(path, func(doc *yaml.Node) error {
 		servers := child(child(doc, "mcp", true), "servers", true)
-		setKey(servers, name, &entry)
+		replaced = setKey(servers, name, &entry)
 		return nil
 	})
+	return replaced && err == nil, err
 }
 
 // RemoveMCPServer deletes mcp.servers.<name> from the config file at path;
@@ -117,14 +119,15 @@ func child(m *yaml.Node, key string, create bool) *yaml.Node {
 	return v
 }
 
-func setKey(m *yaml.Node, key string, v *yaml.Node) {
+func setKey(m *yaml.Node, key string, v *yaml.Node) (replaced bool) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			m.Content[i+1] = v
-			return
+			return true
 		}
 	}
 	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+	return false
 }
 
 // dropEmpty removes keys with empty values (zero scalars, empty lists and

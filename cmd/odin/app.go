@@ -347,6 +347,9 @@ func loadApp(g *globalFlags) (*app, error) {
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		return nil, usageError("project directory %s is not a directory", dir)
 	}
+	if err := checkAddDirs(root, g.addDirs); err != nil {
+		return nil, err
+	}
 	env := config.EnvFunc(os.LookupEnv)
 	userDir := config.UserDir(env)
 	opts := config.LoadOptions{Root: root, UserDir: userDir, LookupEnv: env, Environ: os.Environ, Flags: g.flagOverrides()}

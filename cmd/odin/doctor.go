@@ -46,7 +46,7 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					for _, c := range checks {
 						names = append(names, c.name)
 					}
-					return usageError("odin doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
+					return usageError("doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
 				}
 			}
 			return withApp(g, func(a *app) error {

@@ -186,6 +186,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 		newPluginCmd(g, stdout),
 		newImportCmd(g, stdout),
 	)
+	guardCommands(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError("%v (see %s --help)", err, c.CommandPath())
 	})

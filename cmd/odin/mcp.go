@@ -201,8 +201,15 @@ func newMCPAddCmd(stdout io.Writer) *cobra.Command {
 				return usageError("no user config directory (set HOME or XDG_CONFIG_HOME)")
 			}
 			path := filepath.Join(dir, config.FileName)
-			if err := config.SetMCPServer(path, name, s); err != nil {
+			replaced, err := config.SetMCPServer(path, name, s)
+			if err != nil {
 				return usageError("%v", err)
+			}
+			if replaced {
+				// Not "added": the entry the user had (its env, headers)
+				// is gone, and they should know.
+				fmt.Fprintf(stdout, "replaced MCP server %s in %s\n", name, path)
+				return nil
 			}
 			fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, path)
 			return nil

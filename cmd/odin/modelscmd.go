@@ -44,7 +44,14 @@ a model described in odin.yaml without a price counts as free (local models).`,
 					return nil
 				}
 				if len(list) == 0 {
-					return &exitError{code: exitFailed, err: fmt.Errorf("no model matches %q in the catalogue (%s)", strings.Join(args, " "), a.catalog().Source())}
+					what := "no model"
+					if provider != "" {
+						what += fmt.Sprintf(" of provider %q", provider)
+					}
+					if len(args) > 0 {
+						what += fmt.Sprintf(" matches %q", strings.Join(args, " "))
+					}
+					return &exitError{code: exitFailed, err: fmt.Errorf("%s in the catalogue (%s)", what, a.catalog().Source())}
 				}
 				tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "PROVIDER\tMODEL\tINPUT\tCACHED\tOUTPUT\tCONTEXT\tMAX OUT\tIMAGES\tTOOLS")

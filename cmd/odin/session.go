@@ -185,13 +185,17 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		}
 		id, resumed = s.ID, true
 	}
+	// created is the session made here: a start that fails after it (a
+	// bad --allow pattern or hook found by buildDeps) removes it, or every
+	// such error left an empty session in odin sessions.
+	created, base := "", st
 	if !resumed {
 		model := a.currentModel("main")
 		s, err := st.CreateSession(ctx, store.Session{ID: newID(), Project: a.root, Agent: store.AgentOrchestrator, Mode: o.Mode, Model: model})
 		if err != nil {
 			return nil, err
 		}
-		id = s.ID
+		id, created = s.ID, s.ID
 	}
 	// The local lease first (SQLite: the fast path, one writer per
 	// session on this host), then the claim, which fences any other
@@ -212,6 +216,9 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	prevMain := a.roleModel("main")
 	defer func() {
 		if !ok {
+			if created != "" {
+				_ = base.DeleteSession(context.WithoutCancel(ctx), created)
+			}
 			_ = lease.Release()
 			a.setRole("main", prevMain)
 		}

@@ -417,6 +417,10 @@ func newTrustCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 			return withApp(g, func(a *app) error {
 				ts := policy.NewTrustStore(a.stateDir, nil)
 				if revoke {
+					if _, was := ts.Previous(a.root); !was {
+						fmt.Fprintf(stdout, "%s was not trusted; nothing to revoke.\n", a.root)
+						return nil
+					}
 					if err := ts.Revoke(a.root); err != nil {
 						return err
 					}

@@ -30,7 +30,11 @@ type Error struct {
 	Message    string        // provider's message or a description
 	RetryAfter time.Duration // from the Retry-After header, 0 if none
 	Attempts   int           // attempts made, including the failing one
-	Err        error         // underlying error, may be nil
+	// Hint is the user's next step (the variable a refused key came
+	// from, the URL nothing answered at); it ends the message, after
+	// the attempts, so the advice is not cut by them.
+	Hint string
+	Err  error // underlying error, may be nil
 }
 
 func (e *Error) Error() string {
@@ -43,6 +47,9 @@ func (e *Error) Error() string {
 	}
 	if e.Attempts > 1 {
 		s += fmt.Sprintf(" after %d attempts", e.Attempts)
+	}
+	if e.Hint != "" {
+		s += "; " + e.Hint
 	}
 	return s
 }

@@ -466,13 +466,13 @@ func (c *OpenAI) nextStep(e *Error) *Error {
 		} else if c.opts.APIKey == "" {
 			key = "no key was sent: set providers." + prov + ".api_key_env to the variable that holds one"
 		}
-		e.Message += "; check " + key + ", or run `odin doctor`"
+		e.Hint = "check " + key + ", or run `odin doctor`"
 	case e.StatusCode == http.StatusNotFound && isModelNotFound(e.Message):
-		e.Message += "; `odin models` lists the models Odin knows; choose one with --model or models.main"
+		e.Hint = "`odin models` lists the models Odin knows; choose one with --model or models.main"
 	case e.StatusCode == http.StatusNotFound:
-		e.Message += fmt.Sprintf("; check the base URL %s (providers.%s.base_url or OPENAI_BASE_URL; most servers' URLs end in /v1) and the model (`odin models`)", c.opts.BaseURL, prov)
+		e.Hint = fmt.Sprintf("check the base URL %s (providers.%s.base_url or OPENAI_BASE_URL; most servers' URLs end in /v1) and the model (`odin models`)", c.opts.BaseURL, prov)
 	case e.Kind == KindNetwork && errors.Is(e.Err, syscall.ECONNREFUSED):
-		e.Message += fmt.Sprintf("; nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", c.opts.BaseURL, prov)
+		e.Hint = fmt.Sprintf("nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", c.opts.BaseURL, prov)
 	}
 	return e
 }

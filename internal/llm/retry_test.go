@@ -252,6 +252,25 @@ func TestNetworkErrorIsRetried(t *testing.T) {
 	}
 }
 
+// The next step ends the message: "after N attempts" used to follow it,
+// so the advice read "...set OPENAI_BASE_URL to where it listens after 2
+// attempts".
+func TestNextStepEndsTheError(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.NewScript())
+	url := srv.URL()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := newAdapter(t, url, func(o *llm.OpenAIOptions) { o.MaxRetries = 1 })
+	_, err := c.Stream(t.Context(), userRequest("go"), nil)
+	e := asError(t, err)
+	msg := e.Error()
+	attempts, hint := strings.Index(msg, "after 2 attempts"), strings.Index(msg, "; nothing answers at")
+	if attempts < 0 || hint < 0 || attempts > hint || !strings.HasSuffix(msg, "to where it listens") {
+		t.Fatalf("err = %q, want the attempts before the next step, which ends it", msg)
+	}
+}
+
 func TestPerAttemptTimeout(t *testing.T) {
 	tests := []struct {
 		name string

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -157,5 +158,38 @@ func TestCommandSymlinkOutsideIsNotRead(t *testing.T) {
 	cmds, errs := LoadCustomCommands(dir)
 	if len(cmds) != 1 || cmds[0].Name != "ok" || len(errs) != 1 || !strings.Contains(errs[0].Error(), "leak.md") {
 		t.Fatalf("cmds %v errs %v", cmds, errs)
+	}
+}
+
+// A usage wider than /help's column put its description one space after
+// it, out of line with the others ("/model [main|small] [NAME] show the
+// models"); every description starts in the same column.
+func TestHelpDescriptionsAligned(t *testing.T) {
+	cmds := []Command{
+		{Name: "undo", Usage: "/undo [--force]", Description: "restore the files"},
+		{Name: "rewind", Usage: "/rewind [N [--code|--conversation] [--force]]", Description: "go back"},
+	}
+	text := helpText(cmds, nil, true)
+	col := -1
+	for _, want := range []string{"show commands and keys", "restore the files", "go back", "new line"} {
+		var line string
+		for l := range strings.SplitSeq(text, "\n") {
+			if strings.HasSuffix(l, want) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Fatalf("no line ends with %q in\n%s", want, text)
+		}
+		at := utf8.RuneCountInString(line) - utf8.RuneCountInString(want)
+		if col < 0 {
+			col = at
+		}
+		if at != col || strings.TrimSpace(line) != want && !strings.HasSuffix(line, "  "+want) {
+			t.Errorf("%q starts at column %d, want %d, set apart from its usage:\n%s", want, at, col, text)
+		}
+	}
+	if !strings.Contains(text, "  /rewind [N [--code|--conversation] [--force]]\n") {
+		t.Errorf("the wide usage is not on a line of its own:\n%s", text)
 	}
 }

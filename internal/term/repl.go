@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/term"
 
@@ -127,11 +128,22 @@ var builtinHelp = map[string]builtin{
 
 var builtinOrder = []string{"help", "mode", "queue", "cost", "clear", "quit"}
 
+// helpColumn is the width of /help's first column.
+const helpColumn = 24
+
 // helpText renders /help.
 func helpText(cmds []Command, custom []CustomCommand, interactive bool) string {
 	var b strings.Builder
 	b.WriteString("Commands:\n")
-	row := func(usage, desc string) { fmt.Fprintf(&b, "  %-24s %s\n", usage, desc) }
+	row := func(usage, desc string) {
+		// A usage wider than the column (/rewind's, /model's) would push
+		// its description out of line: the description goes under it.
+		if utf8.RuneCountInString(usage) > helpColumn {
+			fmt.Fprintf(&b, "  %s\n  %-*s %s\n", usage, helpColumn, "", desc)
+			return
+		}
+		fmt.Fprintf(&b, "  %-*s %s\n", helpColumn, usage, desc)
+	}
 	for _, n := range builtinOrder {
 		row(builtinHelp[n].usage, builtinHelp[n].desc)
 	}
