@@ -60,6 +60,7 @@ type specialistHost struct {
 	j          *journal
 	changeSets *changeSets
 	prompts    promptCache
+	toolSets   toolSetCache
 }
 
 // specialistCell is the state one spawned specialist keeps across
