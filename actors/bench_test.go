@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,64 @@ func BenchmarkFanOutApart(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFanOutPhases splits BenchmarkFanOut's 256-specialist turn at
+// the scripted server's clock, to show where the time over the 200 ms
+// answer goes: from the turn's start to the first and to the last
+// specialist request (streaming the 256 calls, spawning, building and
+// sending the requests, dialling on a cold turn) and from the last
+// specialist's answer (its request's arrival plus the latency) to the end
+// of the turn (the answers' streams, the reports, the Orchestrator's last
+// request). Medians over the turns; the first turn dials every connection.
+func BenchmarkFanOutPhases(b *testing.B) {
+	const n, latency = 256, 200 * time.Millisecond
+	step := llmtest.Step{Latency: llmtest.Duration(latency), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
+	s := fanOut(n, b.N, step)
+	h := newHarness(b, s, overHTTP(b, s))
+	srv := httpServers[h.deps]
+	var first, last, tail, cold []float64
+	seen := 0
+	for i := range b.N {
+		start := time.Now()
+		h.sess.Submit("fan out", messages.ModeAsk)
+		if r := h.turn(); r.Status != messages.TurnDone {
+			b.Fatalf("turn = %+v", r)
+		}
+		end := time.Now()
+		var lo, hi time.Time
+		reqs := srv.Requests()
+		for _, r := range reqs[seen:] {
+			if r.Agent != "search" {
+				continue
+			}
+			if lo.IsZero() || r.Time.Before(lo) {
+				lo = r.Time
+			}
+			if r.Time.After(hi) {
+				hi = r.Time
+			}
+		}
+		seen = len(reqs)
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		first, last, tail = append(first, ms(lo.Sub(start))), append(last, ms(hi.Sub(start))), append(tail, ms(end.Sub(hi.Add(latency))))
+		if i == 0 {
+			cold = append(cold, ms(hi.Sub(start)))
+		}
+	}
+	b.ReportMetric(median(first), "ms-to-1st-request")
+	b.ReportMetric(median(last), "ms-to-last-request")
+	b.ReportMetric(median(tail), "ms-last-answer-to-end")
+	b.ReportMetric(cold[0], "ms-to-last-request-cold")
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // scriptedModel builds cmd/scripted-model once per benchmark run.
