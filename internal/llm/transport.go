@@ -7,9 +7,12 @@ import (
 // writeBufferSize is a provider connection's write buffer (net/http's
 // default is 4 KiB). With the body handed over as bytes (inMemoryBody), a
 // request's headers and body are buffered together and go out in one
-// write when they fit; a specialist's requests are 4 to 30 KiB. The buffer
-// lives as long as its connection and serves all its requests.
-const writeBufferSize = 32 << 10
+// write when they fit; a larger request takes two writes and still no
+// copy buffer. The buffer is allocated with its connection and serves all
+// its requests; a fan-out's first turn dials one connection per
+// specialist, so 16 KiB — a specialist's first requests, not its longest
+// — keeps that burst at 4 MiB for 256 of them.
+const writeBufferSize = 16 << 10
 
 // inMemoryBody sends each request with its body as the bytes it is.
 // openai-go wraps every body in a reader of its own, which net/http cannot
