@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -42,7 +43,12 @@ func AgentTools(all tools.Set, r *Roster, def *AgentDefinition, mode messages.Mo
 func agentToolSet(all tools.Set, def *AgentDefinition, mode messages.Mode, extras []tool.Tool) tools.Set {
 	// Report comes last: its schema is the one definition that differs
 	// between roles, so the tools before it can be a prefix agents share.
-	set := FilterTools(all, def, EffectiveMode(def, mode), true).Map(tools.AsChecklist).With(extras...)
+	return withLoadAndReport(agentFilter(all, def, mode).With(extras...), def)
+}
+
+// withLoadAndReport ends an agent's set: LoadTools when it has tools on
+// demand (def.OnDemand), then Report, last.
+func withLoadAndReport(set tools.Set, def *AgentDefinition) tools.Set {
 	if load, ok := loadToolsTool(set, def.OnDemand); ok {
 		set = set.With(load)
 	}
@@ -84,7 +90,11 @@ func unroutedResearchTool() tool.Tool {
 
 // agentToolsNow is a running specialist's tool set as it stands now: MCP
 // tools that changed (tools/list_changed) reach its next request, and its
-// ResearchRequest asks its Orchestrator.
+// ResearchRequest asks its Orchestrator. It is agentToolSet's set, built
+// from the session's filtered built-ins (cached per agent and mode, see
+// toolSetCache) followed by the MCP tools filtered the same way: the filter
+// and the decorators judge one tool at a time, so filtering the two parts
+// apart gives the tools of filtering them together, in the same order.
 func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
 	if s.extras == nil {
 		s.extras = agentExtras(s.deps.Roster, s.t.def,
@@ -93,7 +103,72 @@ func (s *specialist) agentToolsNow(c actor.Context) tools.Set {
 			s.extras = []tool.Tool{}
 		}
 	}
-	return agentToolSet(s.deps.allTools(), s.t.def, s.mode(), s.extras)
+	def, mode := s.t.def, s.mode()
+	e := s.host.toolSets.get(s.deps.Tools, def, mode)
+	if s.deps.MCP == nil && len(s.extras) == 0 {
+		return e.plain
+	}
+	list := e.builtin.All()
+	if s.deps.MCP != nil {
+		list = append(list, agentFilter(tools.NewSet(s.deps.MCP()...), def, mode).All()...)
+	}
+	return withLoadAndReport(tools.NewSet(append(list, s.extras...)...), def)
+}
+
+// agentFilter is the part of agentToolSet that judges each tool of all
+// alone: the agent's declaration, the mode capped at its permission_mode,
+// and the decorators.
+func agentFilter(all tools.Set, def *AgentDefinition, mode messages.Mode) tools.Set {
+	return FilterTools(all, def, EffectiveMode(def, mode), true).Map(tools.AsChecklist)
+}
+
+// toolSetCache keeps, per agent definition and mode, the session's
+// built-in tools as that agent is offered them: every specialist of a
+// fan-out filtered and decorated the same built-ins again, building four
+// sets on the way, before its first request. The built-in set of a
+// session does not change (MCP tools, which do, are filtered per request);
+// an entry is still checked against the set it was built from. The zero
+// value is ready; it is safe for concurrent use.
+type toolSetCache struct {
+	mu sync.Mutex
+	m  map[toolSetKey]*toolSetEntry
+}
+
+// toolSetKey is an agent definition (a roster entry, or a task's copy
+// with another model) and the mode of its task.
+type toolSetKey struct {
+	def  *AgentDefinition
+	mode messages.Mode
+}
+
+type toolSetEntry struct {
+	from    tools.Set // the built-ins it was built from
+	builtin tools.Set // from, filtered and decorated for the agent
+	plain   tools.Set // builtin with LoadTools and Report: a task without its own tools or MCP
+}
+
+// maxCachedToolSets bounds the cache: a task delegated with another model
+// has a definition of its own, so a long session could otherwise grow it
+// without end. It is emptied when full.
+const maxCachedToolSets = 64
+
+func (tc *toolSetCache) get(all tools.Set, def *AgentDefinition, mode messages.Mode) *toolSetEntry {
+	k := toolSetKey{def: def, mode: mode}
+	tc.mu.Lock()
+	e, ok := tc.m[k]
+	tc.mu.Unlock()
+	if ok && e.from.Same(all) {
+		return e
+	}
+	builtin := agentFilter(all, def, mode)
+	e = &toolSetEntry{from: all, builtin: builtin, plain: withLoadAndReport(builtin, def)}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.m == nil || len(tc.m) >= maxCachedToolSets {
+		tc.m = map[toolSetKey]*toolSetEntry{}
+	}
+	tc.m[k] = e
+	return e
 }
 
 // ListedTools names the tools AgentTools gives def in mode, for people

@@ -223,3 +223,61 @@ func TestAgentToolReadOnly(t *testing.T) {
 		t.Errorf("a plain delegation refused: %s", res.Output)
 	}
 }
+
+// TestRunningSpecialistToolsMatchAgentTools: a running specialist's tools,
+// built from the session's cached filtered built-ins and the MCP tools of
+// the moment, are AgentTools' set — the same tools, definitions and order
+// — for every agent and mode, asked twice (the second time from the
+// cache), with and without MCP tools, and after the MCP list changes.
+func TestRunningSpecialistToolsMatchAgentTools(t *testing.T) {
+	skills := t.TempDir()
+	writeSkill(t, skills, "style")
+	all := cliTools(t)
+	cfg := config.Default()
+	cfg.Agents = map[string]config.Agent{
+		"helper":  {Description: "d", Prompt: "p", Tools: []string{"ReadFile", "ResearchRequest", "mcp__fx__*"}, Skills: []string{"style"}},
+		"planner": {Description: "d", Prompt: "p", PermissionMode: "plan"},
+	}
+	r, err := LoadRoster(RosterOptions{Config: cfg, ToolNames: all.Names(), SkillDirs: []string{skills}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcp := []tool.Tool{fakeMCP{tool.Info{Name: "mcp__fx__lookup", Class: tool.ClassMCP, ReadOnly: true}},
+		fakeMCP{tool.Info{Name: "mcp__fx__crash", Class: tool.ClassMCP}}}
+	host := &specialistHost{}
+	for _, withMCP := range []bool{false, true} {
+		deps := &Deps{Tools: all, Roster: r}
+		current := mcp[:1]
+		if withMCP {
+			deps.MCP = func() []tool.Tool { return current }
+		}
+		host.deps = deps
+		for _, def := range r.Agents() {
+			for _, mode := range []messages.Mode{messages.ModeAsk, messages.ModePlan, messages.ModeEdit} {
+				for round := range 3 {
+					if round == 2 {
+						current = mcp // tools/list_changed
+					}
+					s := &specialist{deps: deps, host: host, t: &task{def: def, delegate: &messages.Delegate{Mode: mode}},
+						extras: agentExtras(r, def, nil)}
+					if s.extras == nil {
+						s.extras = []tool.Tool{}
+					}
+					want := AgentTools(deps.allTools(), r, def, mode)
+					got := s.agentToolsNow(nil)
+					if diff := cmp.Diff(want.Defs(), got.Defs()); diff != "" {
+						t.Fatalf("%s in %s, MCP %v, round %d (-AgentTools +running):\n%s", def.Name, mode, withMCP, round, diff)
+					}
+				}
+				current = mcp[:1]
+			}
+		}
+	}
+	// A new built-in set (another session's) is not served from the cache.
+	fewer := all.Filter(func(i tool.Info) bool { return i.Name != "Grep" })
+	search, _ := r.Get("search")
+	s := &specialist{deps: &Deps{Tools: fewer, Roster: r}, host: host, t: &task{def: search, delegate: &messages.Delegate{Mode: messages.ModeEdit}}, extras: []tool.Tool{}}
+	if _, ok := s.agentToolsNow(nil).Get("Grep"); ok {
+		t.Error("a specialist of a set without Grep is offered Grep from the cache of another set")
+	}
+}

@@ -95,8 +95,8 @@ func agentTool(agents []*AgentDefinition, models []string, readOnly bool) tool.T
 		return t
 	}
 	t := tool.New[AgentInput](AgentToolName, tool.ClassSpawn, desc,
-		func(context.Context, *tool.Env, AgentInput) (tool.Result, error) {
-			return tool.Result{Output: handledByOrchestrator}, nil
+		func(_ context.Context, _ *tool.Env, in AgentInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator, Meta: in}, nil
 		}, tool.WithSchema(enum))
 	if len(sharedAgentTools.m) >= maxAgentTools {
 		clear(sharedAgentTools.m)
@@ -191,23 +191,23 @@ type AgentStopInput struct {
 var agentOutputTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentOutputInput](AgentOutputToolName, tool.ClassRead,
 		"A background run's report once it finishes; until then its status and last activities.",
-		func(context.Context, *tool.Env, AgentOutputInput) (tool.Result, error) {
-			return tool.Result{Output: handledByOrchestrator}, nil
+		func(_ context.Context, _ *tool.Env, in AgentOutputInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator, Meta: in}, nil
 		})
 })
 
 var agentStopTool = sync.OnceValue(func() tool.Tool {
 	return tool.New[AgentStopInput](AgentStopToolName, tool.ClassSpawn,
 		"Stop a background run, or detach it to work on after this turn.",
-		func(context.Context, *tool.Env, AgentStopInput) (tool.Result, error) {
-			return tool.Result{Output: handledByOrchestrator}, nil
+		func(_ context.Context, _ *tool.Env, in AgentStopInput) (tool.Result, error) {
+			return tool.Result{Output: handledByOrchestrator, Meta: in}, nil
 		})
 })
 
 // parseCall validates a call's arguments with the tool's own schema and
 // decodes them into in, returning an error text for the model when they
 // are bad.
-func parseCall(t tool.Tool, args string, in any) string {
+func parseCall[In any](t tool.Tool, args string, in *In) string {
 	res, err := t.Run(context.Background(), nil, json.RawMessage(args))
 	if err != nil {
 		return err.Error()
@@ -216,6 +216,13 @@ func parseCall(t tool.Tool, args string, in any) string {
 	// a different message.
 	if res.Output != handledByOrchestrator {
 		return res.Output
+	}
+	// The handler hands back the input the tool decoded after validating
+	// it: decoding the arguments a third time cost every delegation of a
+	// fan-out again, in the Orchestrator's mailbox.
+	if v, ok := res.Meta.(In); ok {
+		*in = v
+		return ""
 	}
 	if err := json.Unmarshal([]byte(args), in); err != nil {
 		return err.Error()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/events"
@@ -250,7 +251,9 @@ func addUnique(list []string, paths ...string) []string {
 // decoded here whole.
 func activity(root string, call llm.ToolCall) string {
 	var args map[string]any
-	_ = json.Unmarshal([]byte(call.Arguments), &args)
+	// encoding/json's semantics by the v2 engine: every call of every
+	// specialist passes here, a Report's whole result with it.
+	_ = jsonv1.Unmarshal([]byte(call.Arguments), &args)
 	for _, k := range []string{"file_path", "path", "pattern", "command", "url", "query", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			if k == "file_path" || k == "path" {

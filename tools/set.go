@@ -31,6 +31,13 @@ func NewSet(ts ...tool.Tool) Set {
 	return s
 }
 
+// Same reports whether s and o are one Set (o a copy of s), not merely
+// sets of equal tools: a cheap check that something derived from s is
+// still current.
+func (s Set) Same(o Set) bool {
+	return len(s.list) == len(o.list) && (len(s.list) == 0 || &s.list[0] == &o.list[0])
+}
+
 // Get returns the tool named name.
 func (s Set) Get(name string) (tool.Tool, bool) {
 	t, ok := s.index[name]

@@ -211,7 +211,7 @@ func sharedPool(idle time.Duration) http.RoundTripper {
 	pools.mu.Lock()
 	defer pools.mu.Unlock()
 	if t, ok := pools.m[idle]; ok {
-		return t
+		return inMemoryBody{t}
 	}
 	base, ok := http.DefaultTransport.(*http.Transport)
 	if !ok {
@@ -227,8 +227,9 @@ func sharedPool(idle time.Duration) http.RoundTripper {
 	t.MaxIdleConns = idleConnsPerProvider
 	t.MaxIdleConnsPerHost = idleConnsPerProvider
 	t.IdleConnTimeout = idle
+	t.WriteBufferSize = writeBufferSize
 	pools.m[idle] = t
-	return t
+	return inMemoryBody{t}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
