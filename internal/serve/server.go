@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -133,8 +134,53 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (see the token file odin serve printed)"))
 			return
 		}
-		s.mux.ServeHTTP(w, r)
+		s.route(w, r)
 	})
+}
+
+// route serves r through the API's routes. A path no route has, or a
+// method the path does not take, gets the API's JSON error (the mux's own
+// answer is plain text), keeping the 404 or 405 and its Allow header.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	rec := &statusOnly{header: w.Header()}
+	h.ServeHTTP(rec, r)
+	switch rec.code {
+	case http.StatusMethodNotAllowed:
+		writeError(w, rec.code, fmt.Errorf("%s %s: method not allowed (allowed: %s)", r.Method, r.URL.Path, w.Header().Get("Allow")))
+	case http.StatusNotFound, 0:
+		writeError(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s (see /openapi.yaml)", r.Method, r.URL.Path))
+	default:
+		// A redirect (a path cleaned by the mux): pass it on as is.
+		w.WriteHeader(rec.code)
+	}
+}
+
+// statusOnly keeps the status the mux's fallback handler answers and
+// drops its plain-text body; its headers (Allow, Location) go to the real
+// response.
+type statusOnly struct {
+	header http.Header
+	code   int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+
+func (s *statusOnly) WriteHeader(code int) {
+	if s.code == 0 {
+		s.code = code
+	}
+}
+
+func (s *statusOnly) Write(b []byte) (int, error) {
+	if s.code == 0 {
+		s.code = http.StatusOK
+	}
+	return len(b), nil
 }
 
 func (s *Server) corsAllowed(origin string) bool {
@@ -195,14 +241,26 @@ const reclaimEvery = 5 * time.Second
 // underRoot resolves dir and checks that it lies under a configured root.
 func (s *Server) underRoot(dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("project %q must be an absolute path", dir)
+		return "", badProject(fmt.Sprintf("project %q must be an absolute path", dir))
 	}
+	outside := fmt.Errorf("project %s is not under a configured root (%s); start odin serve with --root", dir, strings.Join(s.opts.Roots, ", "))
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", fmt.Errorf("project %s: %w", dir, err)
+		// Outside the roots, whether a path exists is none of the
+		// client's business: the refusal is the same as for one that does.
+		if !s.inRoots(filepath.Clean(dir)) {
+			return "", outside
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", badProject("project directory " + dir + " does not exist")
+		}
+		return "", badProject(fmt.Sprintf("project %s: %v", dir, err))
 	}
 	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return "", fmt.Errorf("project %s is not a directory", dir)
+		if !s.inRoots(real) {
+			return "", outside
+		}
+		return "", badProject("project " + dir + " is not a directory")
 	}
 	for _, root := range s.opts.Roots {
 		rel, err := filepath.Rel(root, real)
@@ -210,8 +268,15 @@ func (s *Server) underRoot(dir string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", fmt.Errorf("project %s is not under a configured root (%s); start odin serve with --root", dir, strings.Join(s.opts.Roots, ", "))
+	return "", outside
 }
+
+// badProject is a project path the client got wrong (relative, missing,
+// not a directory) under a root: a 400, where one outside every root is a
+// 403.
+type badProject string
+
+func (e badProject) Error() string { return string(e) }
 
 type createRequest struct {
 	Project string `json:"project"`
@@ -225,7 +290,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	dir, err := s.underRoot(req.Project)
 	if err != nil {
-		writeError(w, http.StatusForbidden, err)
+		code := http.StatusForbidden
+		if _, ok := err.(badProject); ok {
+			code = http.StatusBadRequest
+		}
+		writeError(w, code, err)
 		return
 	}
 	e, err := s.m.create(r.Context(), dir)
@@ -368,14 +437,48 @@ func (s *Server) removeQueued(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, fmt.Errorf("no queued input %s", r.PathValue("input")))
 			return nil
 		}
-		qs, err := sess.Remove(r.Context(), r.PathValue("input"))
+		id := r.PathValue("input")
+		// The session answers a removal with its queue whether or not the
+		// input was in it, so look first: an unknown or already started
+		// input is the 404 the API documents, not a silent success.
+		before, err := sess.Queue(r.Context())
 		if err != nil {
 			writeError(w, http.StatusInternalServerError, err)
+			return nil
+		}
+		if !queued(before, id) {
+			writeError(w, http.StatusNotFound, notQueued(before, id))
+			return nil
+		}
+		qs, err := sess.Remove(r.Context(), id)
+		if err != nil {
+			writeError(w, http.StatusInternalServerError, err)
+			return nil
+		}
+		if qs.Running != nil && qs.Running.ID == id {
+			// It started between the look and the removal.
+			writeError(w, http.StatusNotFound, notQueued(qs, id))
 			return nil
 		}
 		writeJSON(w, http.StatusOK, qs)
 		return nil
 	})
+}
+
+func queued(qs *messages.QueueState, id string) bool {
+	for _, q := range qs.Queued {
+		if q.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func notQueued(qs *messages.QueueState, id string) error {
+	if qs.Running != nil && qs.Running.ID == id {
+		return fmt.Errorf("input %s is running, no longer queued (cancel the turn instead)", id)
+	}
+	return fmt.Errorf("no queued input %s", id)
 }
 
 func (s *Server) approvals(w http.ResponseWriter, r *http.Request) {
