@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,7 @@ import (
 
 func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	var all bool
-	var limit int
+	limit := 20
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List, show, export and remove sessions",
@@ -57,7 +58,7 @@ func newSessionsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list sessions of every project")
-	cmd.Flags().IntVarP(&limit, "limit", "n", 20, "how many sessions to list (0: all)")
+	cmd.Flags().VarP((*countValue)(&limit), "limit", "n", "how many sessions to list (0: all)")
 	cmd.AddCommand(newSessionsShowCmd(g, stdout), newSessionsExportCmd(g, stdout), newSessionsImportCmd(g, stdout), newSessionsRmCmd(g, stdout))
 	return cmd
 }
@@ -316,7 +317,7 @@ func newCheckpointsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 
 func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	var by string
-	var days int
+	days := 30
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "stats",
@@ -377,7 +378,7 @@ func newStatsCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&by, "by", "day", "group by day, model or agent; part: prompt tokens by part of the request (system, tools, history, context, input)")
-	cmd.Flags().IntVar(&days, "days", 30, "only the last N days (0: all)")
+	cmd.Flags().Var((*countValue)(&days), "days", "only the last N days (0: all)")
 	cmd.Flags().BoolVar(&all, "all", false, "every project, not just this one")
 	return cmd
 }
@@ -531,3 +532,24 @@ func printPartStats(w io.Writer, rows []store.StatsRow) error {
 	_, err := fmt.Fprintln(w, "Tokens are Odin's estimates (bytes/4) of each part; cached: what the provider reported, counted from the start of the request.")
 	return err
 }
+
+// countValue is an int flag that takes 0 or more, 0 meaning "all": a
+// negative count was read as "all" too, so a typo listed everything
+// instead of being told.
+type countValue int
+
+func (c *countValue) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a whole number (0: all)")
+	}
+	if n < 0 {
+		return errors.New("must be 0 or more (0: all)")
+	}
+	*c = countValue(n)
+	return nil
+}
+
+func (c *countValue) String() string { return strconv.Itoa(int(*c)) }
+
+func (c *countValue) Type() string { return "int" }
