@@ -21,6 +21,7 @@ func guardCommands(root *cobra.Command) {
 	// cobra adds completion itself when Execute starts; adding it now lets
 	// it be guarded like the others (Execute then finds it present).
 	root.InitDefaultCompletionCmd()
+	guardHelp(root)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
@@ -64,6 +65,33 @@ func guardCommand(c *cobra.Command) {
 			return usageError("%s takes no arguments (got %q; usage: %s)", cmd.CommandPath(), args[0], cmd.UseLine())
 		}
 		return usageError("%s: %v (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())
+	}
+}
+
+// guardHelp makes `odin help WORD` for a command that does not exist a
+// usage error like `odin WORD` in a group: cobra's help found the nearest
+// command (root, as it takes a first message) and printed its help with
+// exit 0.
+func guardHelp(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	var help *cobra.Command
+	for _, c := range root.Commands() {
+		if c.Name() == "help" {
+			help = c
+		}
+	}
+	if help == nil || help.Run == nil {
+		return
+	}
+	show := help.Run
+	help.Run = nil
+	help.RunE = func(cmd *cobra.Command, args []string) error {
+		target, rest, err := root.Find(args)
+		if err == nil && target != nil && len(rest) > 0 && target.HasSubCommands() {
+			return unknownSubcommand(target, rest[0])
+		}
+		show(cmd, args)
+		return nil
 	}
 }
 
