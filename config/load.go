@@ -201,8 +201,41 @@ type layer struct {
 // environment are comma-separated or a YAML flow list (["a, b", "c"]).
 // An empty variable counts as unset.
 //
-// On error the *Config is nil and *Sources reports what was read.
+// On error the *Config is nil and *Sources reports what was read. A
+// problem in the project's odin.yaml or .mcp.json names the file by its
+// path as DisplayPath gives it ("odin.yaml" when run in the project,
+// "/p/odin.yaml" with -C /p), the user's file by its full path.
 func Load(opts LoadOptions) (*Config, *Sources, error) {
+	cfg, src, err := load(opts)
+	var ce *Error
+	if opts.Root != "" && errors.As(err, &ce) {
+		for i, p := range ce.Problems {
+			if p.Source == FileName || p.Source == ClaudeProjectFile {
+				ce.Problems[i].Source = DisplayPath(filepath.Join(opts.Root, p.Source))
+			}
+		}
+	}
+	return cfg, src, err
+}
+
+// DisplayPath is path as a message shows it: relative to the current
+// directory when that is shorter, else absolute.
+func DisplayPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && len(rel) < len(abs) {
+		return rel
+	}
+	return abs
+}
+
+func load(opts LoadOptions) (*Config, *Sources, error) {
 	env := opts.LookupEnv
 	if env == nil {
 		env = os.LookupEnv

@@ -522,6 +522,7 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, tt.user, tt.project)
+			t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 			cfg, src, err := Load(f.options(tt.env, tt.flags))
 			if cfg != nil {
 				t.Error("Load returned a config with an error")
@@ -548,6 +549,7 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 
 func TestTabIndentationIsASyntaxErrorWithItsLine(t *testing.T) {
 	f := newFixture(t, "", "")
+	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	if err := os.WriteFile(filepath.Join(f.root, FileName), []byte("mode: edit\n\tmax_turns: 3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -569,6 +571,7 @@ func TestTabIndentationIsASyntaxErrorWithItsLine(t *testing.T) {
 
 func TestUnreadableFileIsAnError(t *testing.T) {
 	f := newFixture(t, "", "")
+	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	// A directory where the file should be cannot be read.
 	if err := os.Mkdir(filepath.Join(f.root, FileName), 0o755); err != nil {
 		t.Fatal(err)
@@ -635,6 +638,7 @@ func TestPathsAreResolvedAgainstTheirFile(t *testing.T) {
 
 func TestMissingPromptFileIsReported(t *testing.T) {
 	f := newFixture(t, "", "agents:\n\tours:\n\t\tdescription: d\n\t\tprompt_file: nope.md\n")
+	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	_, _, err := Load(f.options(nil, nil))
 	want := []string{"odin.yaml: agents.ours.prompt_file: cannot read " + filepath.Join(f.root, "nope.md") + ": no such file or directory"}
 	if diff := cmp.Diff(want, problems(t, err)); diff != "" {
@@ -786,6 +790,7 @@ func TestIgnoredWideningIsExplainedWhenItBreaksTheConfig(t *testing.T) {
 	// prompt_file is dropped, the agent has no prompt and validation
 	// fails; the error says why.
 	f := newFixture(t, "", "agents:\n\tx:\n\t\tdescription: d\n\t\tprompt_file: ../out.md\n")
+	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	writeFile(t, filepath.Join(filepath.Dir(f.root), "out.md"), "x")
 	opts := f.options(nil, nil)
 	opts.IgnoreProjectWidening = true
@@ -1002,5 +1007,31 @@ func TestUnixSocketsComeFromTheUser(t *testing.T) {
 	wantDropped := []string{"agents.ops.sandbox.allow_unix_sockets", "permissions.network.allow_unix_sockets"}
 	if diff := cmp.Diff(wantDropped, src.Dropped); diff != "" {
 		t.Errorf("Dropped (-want +got):\n%s", diff)
+	}
+}
+
+// TestProjectFileProblemsNameItsPath: run elsewhere than the project (odin
+// -C DIR), a problem names the project's file by a path that finds it —
+// relative to the current directory when that is shorter, else absolute —
+// not a bare "odin.yaml" that means the wrong file.
+func TestProjectFileProblemsNameItsPath(t *testing.T) {
+	f := newFixture(t, "", "max_turnz: 3\n")
+	want := func(path string) []string {
+		return []string{path + `: max_turnz: unknown key (did you mean "max_turns"?)`}
+	}
+	far := filepath.Join(append([]string{t.TempDir()}, strings.Split(strings.Repeat("d/", 30), "/")...)...)
+	if err := os.MkdirAll(far, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cwd, want string }{
+		{f.root, FileName},
+		{filepath.Dir(f.root), filepath.Join(filepath.Base(f.root), FileName)},
+		{far, filepath.Join(f.root, FileName)},
+	} {
+		t.Chdir(tc.cwd)
+		_, _, err := Load(f.options(nil, nil))
+		if diff := cmp.Diff(want(tc.want), problems(t, err)); diff != "" {
+			t.Errorf("in %s (-want +got):\n%s", tc.cwd, diff)
+		}
 	}
 }

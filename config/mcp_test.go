@@ -128,6 +128,7 @@ func TestSetAndRemoveMCPServerKeepTheFile(t *testing.T) {
 
 func TestMCPJSONProblemsNameTheFile(t *testing.T) {
 	f := newFixture(t, "", "")
+	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	writeFile(t, filepath.Join(f.root, ClaudeProjectFile), `{"mcpServers": {"fs": {"command": "x", "url": "https://a/b"}}}`)
 	_, _, err := Load(f.options(nil, nil))
 	got := strings.Join(problems(t, err), "\n")
