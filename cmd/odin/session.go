@@ -62,6 +62,9 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 type sessionOptions struct {
 	// Continue resumes the project's latest session; Resume a given one.
 	Continue bool
+	// Purpose is what the latest session is wanted for, in the error when
+	// there is none ("compact"); empty: "continue", as for -c.
+	Purpose string
 	Resume   string
 	// Stored is Resume's row when the caller has read it already (a
 	// cluster worker checks it before loading the project): resuming
@@ -178,6 +181,9 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 	case o.Continue:
 		s, err := st.LatestSession(ctx, a.root)
 		if errors.Is(err, store.ErrNotFound) {
+			if o.Purpose != "" {
+				return nil, usageError("no session to %s in %s", o.Purpose, a.root)
+			}
 			return nil, usageError("no previous session in %s to continue", a.root)
 		}
 		if err != nil {

@@ -473,7 +473,7 @@ func newCompactCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					return err
 				}
 				ctx := context.Background()
-				live, err := a.startSession(ctx, sessionOptions{Continue: resume == "", Resume: resume})
+				live, err := a.startSession(ctx, sessionOptions{Continue: resume == "", Resume: resume, Purpose: "compact"})
 				if err != nil {
 					return err
 				}
