@@ -62,10 +62,10 @@ func (a *app) openStore(ctx context.Context) (store.Store, error) {
 type sessionOptions struct {
 	// Continue resumes the project's latest session; Resume a given one.
 	Continue bool
+	Resume   string
 	// Purpose is what the latest session is wanted for, in the error when
 	// there is none ("compact"); empty: "continue", as for -c.
 	Purpose string
-	Resume   string
 	// Stored is Resume's row when the caller has read it already (a
 	// cluster worker checks it before loading the project): resuming
 	// reads it neither to resolve the ID nor to check it again.
