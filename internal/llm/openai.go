@@ -118,6 +118,10 @@ type OpenAIOptions struct {
 type OpenAI struct {
 	opts   OpenAIOptions
 	client openai.Client
+	// shownURL is the base URL as configured, for messages: opts.BaseURL
+	// gains the trailing slash the SDK joins paths with, which the user
+	// did not write.
+	shownURL string
 }
 
 var _ Client = (*OpenAI)(nil)
@@ -127,6 +131,7 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	if opts.BaseURL == "" {
 		opts.BaseURL = DefaultBaseURL
 	}
+	shown := opts.BaseURL
 	if !strings.HasSuffix(opts.BaseURL, "/") {
 		opts.BaseURL += "/"
 	}
@@ -190,7 +195,7 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	for k, v := range opts.Headers {
 		ro = append(ro, option.WithHeader(k, v))
 	}
-	return &OpenAI{opts: opts, client: openai.Client{Options: ro}}
+	return &OpenAI{opts: opts, client: openai.Client{Options: ro}, shownURL: shown}
 }
 
 // pools are the provider connection pools of the process, by idle
@@ -471,9 +476,9 @@ func (c *OpenAI) nextStep(e *Error) *Error {
 	case e.StatusCode == http.StatusNotFound && isModelNotFound(e.Message):
 		e.Hint = "`odin models` lists the models Odin knows; choose one with --model or models.main"
 	case e.StatusCode == http.StatusNotFound:
-		e.Hint = fmt.Sprintf("check the base URL %s (providers.%s.base_url or OPENAI_BASE_URL; most servers' URLs end in /v1) and the model (`odin models`)", c.opts.BaseURL, prov)
+		e.Hint = fmt.Sprintf("check the base URL %s (providers.%s.base_url or OPENAI_BASE_URL; most servers' URLs end in /v1) and the model (`odin models`)", c.shownURL, prov)
 	case e.Kind == KindNetwork && errors.Is(e.Err, syscall.ECONNREFUSED):
-		e.Hint = fmt.Sprintf("nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", c.opts.BaseURL, prov)
+		e.Hint = fmt.Sprintf("nothing answers at %s: start the server, or set providers.%s.base_url (or OPENAI_BASE_URL) to where it listens", c.shownURL, prov)
 	}
 	return e
 }
