@@ -291,7 +291,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	dir, err := s.underRoot(req.Project)
 	if err != nil {
 		code := http.StatusForbidden
-		if _, ok := err.(badProject); ok {
+		if errors.As(err, new(badProject)) {
 			code = http.StatusBadRequest
 		}
 		writeError(w, code, err)
