@@ -47,12 +47,19 @@ func fanOut(n, rounds int, step llmtest.Step) *llmtest.Script {
 // time per turn — Odin and the scripted server, which runs in the same
 // process — steadier than wall time on a loaded machine.
 func BenchmarkFanOut(b *testing.B) {
+	fanOutTurns(b, []int{1, 8, 64, 256}, func(b *testing.B, s *llmtest.Script) harnessOpt { return overHTTP(b, s) })
+}
+
+// fanOutTurns runs BenchmarkFanOut's turns for each count of specialists,
+// the model served by over, and reports ms/turn, ms-cpu/turn and, from
+// the first count's turn, x-single.
+func fanOutTurns(b *testing.B, counts []int, over func(*testing.B, *llmtest.Script) harnessOpt) {
 	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
 	var single time.Duration
-	for _, n := range []int{1, 8, 64, 256} {
+	for _, n := range counts {
 		b.Run(fmt.Sprintf("specialists=%d", n), func(b *testing.B) {
 			s := fanOut(n, b.N, step)
-			h := newHarness(b, s, overHTTP(b, s))
+			h := newHarness(b, s, over(b, s))
 			var total, cpu time.Duration
 			for range b.N {
 				start, cpu0 := time.Now(), processCPU()
@@ -86,33 +93,7 @@ func BenchmarkFanOut(b *testing.B) {
 // server cannot be built (no go command).
 func BenchmarkFanOutApart(b *testing.B) {
 	bin := scriptedModel(b)
-	step := llmtest.Step{Latency: llmtest.Duration(200 * time.Millisecond), ChunkSize: 64, ToolCalls: searchReport("found").ToolCalls}
-	var single time.Duration
-	for _, n := range []int{1, 256} {
-		b.Run(fmt.Sprintf("specialists=%d", n), func(b *testing.B) {
-			s := fanOut(n, b.N, step)
-			h := newHarness(b, s, overProcess(b, bin, s))
-			var total, cpu time.Duration
-			for range b.N {
-				start, cpu0 := time.Now(), processCPU()
-				h.sess.Submit("fan out", messages.ModeAsk)
-				if r := h.turn(); r.Status != messages.TurnDone {
-					b.Fatalf("turn = %+v", r)
-				}
-				total += time.Since(start)
-				cpu += processCPU() - cpu0
-			}
-			d := total / time.Duration(b.N)
-			if n == 1 {
-				single = d
-			}
-			b.ReportMetric(float64(d.Microseconds())/1000, "ms/turn")
-			b.ReportMetric(float64((cpu/time.Duration(b.N)).Microseconds())/1000, "ms-cpu/turn")
-			if single > 0 {
-				b.ReportMetric(float64(d)/float64(single), "x-single")
-			}
-		})
-	}
+	fanOutTurns(b, []int{1, 256}, func(b *testing.B, s *llmtest.Script) harnessOpt { return overProcess(b, bin, s) })
 }
 
 // BenchmarkFanOutPhases splits BenchmarkFanOut's 256-specialist turn at
