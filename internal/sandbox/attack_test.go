@@ -61,12 +61,7 @@ cd .git && printf '[core]\n\tpager = "touch ` + canary + `"\n' >> /proc/self/cwd
 				t.Errorf("the added directory's .git/config changed:\n%s", after)
 			}
 			// The user's own git, unsandboxed, in the added directory.
-			for _, args := range [][]string{{"status"}, {"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qam", "x"}} {
-				cmd := exec.Command(git, args...)
-				cmd.Dir = lib
-				_ = cmd.Run()
-			}
-			if _, err := os.Stat(canary); err == nil {
+			if usersGitRuns(git, lib, canary) {
 				t.Errorf("the user's git ran what the command planted in the added directory's .git:\n%s", out)
 			}
 		})
@@ -427,12 +422,7 @@ mv .git .git.old; mkdir .git`
 			if after, _ := os.ReadFile(config); !bytes.Equal(before, after) {
 				t.Errorf("the nested repository's config changed:\n%s", after)
 			}
-			for _, args := range [][]string{{"status"}, {"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qam", "x"}} {
-				cmd := exec.Command(git, args...)
-				cmd.Dir = lib
-				_ = cmd.Run()
-			}
-			if _, err := os.Stat(canary); err == nil {
+			if usersGitRuns(git, lib, canary) {
 				t.Errorf("the user's git ran what the command planted in a nested repository:\n%s", out)
 			}
 		})
@@ -664,4 +654,17 @@ func TestAttackTIOCSTI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// usersGitRuns runs the user's own git, unsandboxed, in dir as a user
+// would after the command (status, then a commit of what changed) and
+// says whether canary appeared: whether git ran something planted there.
+func usersGitRuns(git, dir, canary string) bool {
+	for _, args := range [][]string{{"status"}, {"-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qam", "x"}} {
+		cmd := exec.Command(git, args...)
+		cmd.Dir = dir
+		_ = cmd.Run()
+	}
+	_, err := os.Stat(canary)
+	return err == nil
 }
