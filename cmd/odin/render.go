@@ -222,6 +222,21 @@ func (r *renderer) narrate() {
 	r.said.Reset()
 }
 
+// resumedFinal shows, as progress, the answer of a turn resumed before
+// this run's task: stdout stays this task's answer, and the resumed
+// turn's text must not be narrated as this task's.
+func (r *renderer) resumedFinal(res messages.TurnResult) {
+	r.said.Reset()
+	answer := strings.TrimSpace(res.Answer)
+	if r.format != "text" || r.quiet || answer == "" {
+		return
+	}
+	r.progress("%s", r.paint("2", "the resumed turn answered:"))
+	for _, l := range strings.Split(termsafe.Text(answer), "\n") {
+		r.progress("  %s", l)
+	}
+}
+
 // final prints the turn's result.
 func (r *renderer) final(res messages.TurnResult, session string) {
 	switch r.format {

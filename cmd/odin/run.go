@@ -251,7 +251,8 @@ func runTask(g *globalFlags, f *runFlags, task string, stdout, stderr io.Writer)
 			}
 			if tf, ok := env.Event.(messages.TurnFinished); ok && detached == nil {
 				if !mine[tf.Result.Input.ID] {
-					continue // a resumed turn, before this task's
+					r.resumedFinal(tf.Result) // a resumed turn, before this task's
+					continue
 				}
 				delete(mine, tf.Result.Input.ID)
 				r.final(tf.Result, sessionID)

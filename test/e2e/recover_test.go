@@ -80,12 +80,19 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 	}
 	_ = first.Wait()
 
-	out, err := odin(t.Context(), "run", "--continue", "and the lexer?").CombinedOutput()
-	if err != nil {
-		t.Fatalf("odin run --continue: %v\n%s", err, out)
+	var stdout, stderr strings.Builder
+	cont := odin(t.Context(), "run", "--continue", "and the lexer?")
+	cont.Stdout, cont.Stderr = &stdout, &stderr
+	if err := cont.Run(); err != nil {
+		t.Fatalf("odin run --continue: %v\n%s%s", err, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(string(out), "resuming an interrupted turn") || !strings.Contains(string(out), "The lexer splits the input.") {
-		t.Fatalf("odin run --continue said:\n%s", out)
+	// stdout is the task's answer (and its usage); the resumed turn's
+	// shows on stderr.
+	if got := stdout.String(); !strings.HasPrefix(got, "The lexer splits the input.\n") || strings.Contains(got, whole) {
+		t.Errorf("odin run --continue's stdout:\n%s\nwant the new task's answer, not the resumed turn's", got)
+	}
+	if e := stderr.String(); !strings.Contains(e, "resuming an interrupted turn") || !strings.Contains(e, "the resumed turn answered:") || !strings.Contains(e, whole) {
+		t.Errorf("odin run --continue's stderr:\n%s\nwant the resumed turn and its answer", e)
 	}
 
 	st, err := store.Open(t.Context(), dbPath)
