@@ -326,7 +326,13 @@ func (r *repl) resume(ctx context.Context, id string) (term.Result, error) {
 	if s.live.ModelNotice != "" {
 		text += "\n\nNote: " + s.live.ModelNotice + "."
 	}
-	return term.Result{Session: s, Text: text}, nil
+	// The last turns, as `odin -c` shows them: the conversation the next
+	// message continues.
+	recap := r.a.replayTurns(ctx, s.ID(), replayedTurns)
+	if n := s.live.Recovery.Resuming(); n > 0 {
+		recap = append(recap, recoveryLine(s.live.Recovery))
+	}
+	return term.Result{Session: s, Text: text, Listing: strings.Join(recap, "\n")}, nil
 }
 
 // agentColors are the colours the roster's agents declare, for the REPL.

@@ -73,7 +73,7 @@ func TestInit(t *testing.T) {
 }
 
 // TestClearAndResume: /clear starts a new conversation; /resume brings the
-// previous one back with its history.
+// previous one back with its history, and shows its last turns.
 func TestClearAndResume(t *testing.T) {
 	tm := start(t, steps(
 		llmtest.Step{When: "remember 42", Text: "noted"},
@@ -93,6 +93,7 @@ func TestClearAndResume(t *testing.T) {
 	tm.Expect("/resume ID continues one")
 	tm.Type("/resume" + enter)
 	tm.Expect("Resumed session")
+	tm.Expect("the last 1 of 1 turn") // the recap `odin -c` shows too
 	tm.Type("what number" + enter)
 	tm.Expect("it was 42")
 	reqs := tm.Srv.RequestsFor("orchestrator")
