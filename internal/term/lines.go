@@ -111,6 +111,28 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 			}
 		}
 	}
+	// waitQueued waits, printing their events, until the session has no
+	// turn running or queued.
+	waitQueued := func() error {
+		for {
+			q, err := sess.Queue(ctx)
+			if err != nil || q == nil {
+				return nil
+			}
+			last := ""
+			if n := len(q.Queued); n > 0 {
+				last = q.Queued[n-1].ID
+			} else if q.Running != nil {
+				last = q.Running.ID
+			}
+			if last == "" {
+				return nil
+			}
+			if err := wait(last); err != nil {
+				return err
+			}
+		}
+	}
 	for {
 		var text string
 		select {
@@ -120,6 +142,12 @@ func runLines(ctx context.Context, o Options) (Session, error) {
 			return sess, nil
 		case in, ok := <-inputs:
 			if !ok {
+				// Turns still queued (an interrupted turn the session
+				// resumed at its start) finish before the end of input
+				// ends the session, as typed ones do.
+				if err := waitQueued(); err != nil && !errors.Is(err, errStop) {
+					return sess, err
+				}
 				return sess, nil
 			}
 			text = in

@@ -15,25 +15,33 @@ import (
 	"github.com/odin-code/odin/internal/store"
 )
 
-// A real odin run is killed with SIGKILL while the model's reply streams;
-// `odin run --continue` with a new task first says it resumes the
-// interrupted turn and finishes it (the partial reply kept, marked
-// interrupted, and not sent to the model), then runs the new task.
-func TestRunKillMidReplyThenContinue(t *testing.T) {
+// killedMidReply is a project whose odin run of midQuestion was killed with
+// SIGKILL while the model's reply streamed: the partial reply is stored,
+// the turn interrupted. odin runs the built binary in the project against
+// the scripted server, whose later steps answer midQuestion again (midWhole)
+// and then follows.
+type killedMidReply struct {
+	srv    *llmtest.Server
+	dbPath string
+	odin   func(ctx context.Context, args ...string) *exec.Cmd
+}
+
+const (
+	midQuestion = "explain the parser"
+	midPartial  = "The parser"
+	midWhole    = "The parser, explained in full."
+)
+
+func killRunMidReply(t *testing.T, follows ...llmtest.Step) killedMidReply {
+	t.Helper()
 	work, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	const (
-		question = "explain the parser"
-		partial  = "The parser"
-		whole    = "The parser, explained in full."
-	)
-	script := llmtest.NewScript().Add("orchestrator",
-		llmtest.Step{When: question, Text: partial + " reads tokens one by one, and this part never arrives.", ChunkSize: 12, StallAfter: 4},
-		llmtest.Step{When: question, Text: whole},
-		llmtest.Step{When: "and the lexer?", Text: "The lexer splits the input."},
-	)
+	script := llmtest.NewScript().Add("orchestrator", append([]llmtest.Step{
+		{When: midQuestion, Text: midPartial + " reads tokens one by one, and this part never arrives.", ChunkSize: 12, StallAfter: 4},
+		{When: midQuestion, Text: midWhole},
+	}, follows...)...)
 	srv := llmtest.NewServer(t, script)
 	env := append(os.Environ(), "OPENAI_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "NO_COLOR=1", "ODIN_STORE_URL=",
 		"XDG_STATE_HOME="+filepath.Join(work, ".state"), "XDG_CONFIG_HOME="+filepath.Join(work, ".config"))
@@ -42,7 +50,7 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 		cmd.Dir, cmd.Env = work, env
 		return cmd
 	}
-	first := odin(t.Context(), "run", question)
+	first := odin(t.Context(), "run", midQuestion)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +78,7 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 		for _, s := range sessions {
 			msgs, _ := st.AllMessages(t.Context(), s.ID)
 			for _, m := range msgs {
-				stored = stored || (m.Role == llm.RoleAssistant && strings.HasPrefix(m.Text(), partial))
+				stored = stored || (m.Role == llm.RoleAssistant && strings.HasPrefix(m.Text(), midPartial))
 			}
 		}
 		st.Close()
@@ -79,6 +87,16 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
+	return killedMidReply{srv: srv, dbPath: dbPath, odin: odin}
+}
+
+// A real odin run is killed with SIGKILL while the model's reply streams;
+// `odin run --continue` with a new task first says it resumes the
+// interrupted turn and finishes it (the partial reply kept, marked
+// interrupted, and not sent to the model), then runs the new task.
+func TestRunKillMidReplyThenContinue(t *testing.T) {
+	k := killRunMidReply(t, llmtest.Step{When: "and the lexer?", Text: "The lexer splits the input."})
+	srv, dbPath, odin := k.srv, k.dbPath, k.odin
 
 	var stdout, stderr strings.Builder
 	cont := odin(t.Context(), "run", "--continue", "and the lexer?")
@@ -88,10 +106,10 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 	}
 	// stdout is the task's answer (and its usage); the resumed turn's
 	// shows on stderr.
-	if got := stdout.String(); !strings.HasPrefix(got, "The lexer splits the input.\n") || strings.Contains(got, whole) {
+	if got := stdout.String(); !strings.HasPrefix(got, "The lexer splits the input.\n") || strings.Contains(got, midWhole) {
 		t.Errorf("odin run --continue's stdout:\n%s\nwant the new task's answer, not the resumed turn's", got)
 	}
-	if e := stderr.String(); !strings.Contains(e, "resuming an interrupted turn") || !strings.Contains(e, "the resumed turn answered:") || !strings.Contains(e, whole) {
+	if e := stderr.String(); !strings.Contains(e, "resuming an interrupted turn") || !strings.Contains(e, "the resumed turn answered:") || !strings.Contains(e, midWhole) {
 		t.Errorf("odin run --continue's stderr:\n%s\nwant the resumed turn and its answer", e)
 	}
 
@@ -117,13 +135,13 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 		got = append(got, line)
 	}
 	want := []string{
-		"user:" + question,
-		"assistant:" + partial + "… (interrupted)",
-		"assistant:" + whole,
+		"user:" + midQuestion,
+		"assistant:" + midPartial + "… (interrupted)",
+		"assistant:" + midWhole,
 		"user:and the lexer?",
 		"assistant:The lexer splits the input.",
 	}
-	if len(got) != len(want) || got[0] != want[0] || !strings.HasPrefix(got[1], "assistant:"+partial) || !strings.HasSuffix(got[1], "(interrupted)") || got[2] != want[2] || got[3] != want[3] || got[4] != want[4] {
+	if len(got) != len(want) || got[0] != want[0] || !strings.HasPrefix(got[1], "assistant:"+midPartial) || !strings.HasSuffix(got[1], "(interrupted)") || got[2] != want[2] || got[3] != want[3] || got[4] != want[4] {
 		t.Errorf("stored history:\n%s\nwant (the partial reply as far as it streamed):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	reqs := srv.RequestsFor("orchestrator")
@@ -136,5 +154,24 @@ func TestRunKillMidReplyThenContinue(t *testing.T) {
 				t.Errorf("request %d after the kill carries the interrupted reply", i+2)
 			}
 		}
+	}
+}
+
+// The REPL in line mode (stdin not a terminal) resumes the interrupted
+// turn, and the end of its input waits for that turn instead of ending
+// the session before the model was asked.
+func TestLineModeFinishesTheResumedTurn(t *testing.T) {
+	k := killRunMidReply(t)
+	cmd := k.odin(t.Context(), "--continue")
+	cmd.Stdin = strings.NewReader("\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("odin --continue in line mode: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "resuming an interrupted turn") || !strings.Contains(string(out), midWhole) {
+		t.Errorf("odin --continue in line mode said:\n%s\nwant the resumed turn answered", out)
+	}
+	if n := len(k.srv.RequestsFor("orchestrator")); n != 2 {
+		t.Errorf("%d model requests, want 2 (killed, resumed)", n)
 	}
 }
