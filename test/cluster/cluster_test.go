@@ -428,6 +428,26 @@ func (fr *front) events(ctx context.Context, id string) (<-chan sse, error) {
 
 // turn sends body to session id and waits for its turn_finished,
 // returning the turn's status and answer.
+// mustCreate creates a session in project through the front, or fails t.
+func (fr *front) mustCreate(t *testing.T, project string) string {
+	t.Helper()
+	code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": project})
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("create session: %d %v %v", code, s, err)
+	}
+	return s["id"].(string)
+}
+
+// mustTurn runs a turn of session id through the front and fails t unless
+// it is done with the answer want.
+func (fr *front) mustTurn(ctx context.Context, t *testing.T, id, body, want string) {
+	t.Helper()
+	st, ans, err := fr.turn(ctx, id, body)
+	if err != nil || st != "done" || ans != want {
+		t.Fatalf("session %s: turn %q: %s %q %v, want done %q", id, body, st, ans, err, want)
+	}
+}
+
 func (fr *front) turn(ctx context.Context, id, body string) (status, answer string, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,21 +36,8 @@ func TestFrontRejoinAfterDrop(t *testing.T) {
 	fr := f.front()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	create := func() string {
-		t.Helper()
-		code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
-		if err != nil || code != http.StatusCreated {
-			t.Fatalf("create session: %d %v %v", code, s, err)
-		}
-		return s["id"].(string)
-	}
-	turn := func(id, body, want string) {
-		t.Helper()
-		st, ans, err := fr.turn(ctx, id, body)
-		if err != nil || st != "done" || ans != want {
-			t.Fatalf("session %s: turn %q: %s %q %v, want done %q", id, body, st, ans, err, want)
-		}
-	}
+	create := func() string { t.Helper(); return fr.mustCreate(t, f.project) }
+	turn := func(id, body, want string) { t.Helper(); fr.mustTurn(ctx, t, id, body, want) }
 	old := create()
 	turn(old, "first", "first answer")
 	// A stream opened before the stop, read after the rejoin.

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 	"strings"
 	"syscall"
@@ -45,21 +44,8 @@ func TestRejoinAfterDrop(t *testing.T) {
 	fr := f.front()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	create := func() string {
-		t.Helper()
-		code, s, err := fr.call("POST", "/v1/sessions", map[string]string{"project": f.project})
-		if err != nil || code != http.StatusCreated {
-			t.Fatalf("create session: %d %v %v", code, s, err)
-		}
-		return s["id"].(string)
-	}
-	turn := func(id, body, want string) {
-		t.Helper()
-		st, ans, err := fr.turn(ctx, id, body)
-		if err != nil || st != "done" || ans != want {
-			t.Fatalf("session %s: turn %q: %s %q %v, want done %q", id, body, st, ans, err, want)
-		}
-	}
+	create := func() string { t.Helper(); return fr.mustCreate(t, f.project) }
+	turn := func(id, body, want string) { t.Helper(); fr.mustTurn(ctx, t, id, body, want) }
 	// A session on worker-1, the one to be stopped.
 	var moved string
 	for range 20 {
