@@ -94,3 +94,22 @@ func TestPromptCacheIsPerModel(t *testing.T) {
 		t.Errorf("the same model again: cached = %d, want the preamble", u.CachedTokens)
 	}
 }
+
+// A step's `when` is matched against the conversation, not the role the
+// Orchestrator's first user message opens with: a word of the role
+// ("first") must not take a step meant for another turn.
+func TestWhenSkipsTheOrchestratorsRole(t *testing.T) {
+	script := llmtest.NewScript().Add("orchestrator",
+		llmtest.Step{When: "first", Text: "wrong step"},
+		llmtest.Step{When: "hello", Text: "right step"})
+	srv := llmtest.NewServer(t, script)
+	c := adapter(t, srv)
+	msg := user("# Your role\nRead files first.\n# Conversation\nhello")
+	r, err := c.Stream(t.Context(), llm.Request{Model: "m", Agent: "orchestrator", Messages: []llm.Message{msg}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Text != "right step" {
+		t.Errorf("answer %q, want the step whose when the conversation says", r.Text)
+	}
+}

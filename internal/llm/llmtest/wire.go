@@ -539,12 +539,19 @@ func defaultError(status int) ErrorBody {
 }
 
 // lastTurnTexts are what `when` is matched against: the last message and
-// every tool result after the last assistant message.
+// every tool result after the last assistant message. The Orchestrator's
+// first user message opens with its role, ended by conversationHeading:
+// only what follows is the conversation's, so a step's `when` is not met
+// by a word of the role.
 func lastTurnTexts(msgs []llm.Message) []string {
 	if len(msgs) == 0 {
 		return nil
 	}
-	texts := []string{msgs[len(msgs)-1].Content}
+	last := msgs[len(msgs)-1].Content
+	if _, said, ok := strings.Cut(last, conversationHeading); ok {
+		last = said
+	}
+	texts := []string{last}
 	for i := len(msgs) - 1; i >= 0 && msgs[i].Role != llm.RoleAssistant; i-- {
 		if msgs[i].Role == llm.RoleTool {
 			texts = append(texts, msgs[i].Content)
@@ -552,6 +559,10 @@ func lastTurnTexts(msgs []llm.Message) []string {
 	}
 	return texts
 }
+
+// conversationHeading parts the Orchestrator's role from the conversation
+// in its first user message (as actors lays it out).
+const conversationHeading = "\n# Conversation\n"
 
 // exhausted explains that the script has nothing left for a request.
 func exhausted(agent, pool string, msgs []llm.Message) string {
