@@ -94,7 +94,9 @@ func TestCtrlCCancelsTheTurn(t *testing.T) {
 	if strings.Contains(tm.screen(), "never shown") {
 		t.Errorf("the cancelled turn's answer was shown")
 	}
-	// Ctrl-C twice on the idle prompt quits.
+	// Ctrl-C twice on the idle prompt quits. The answer shows while its
+	// turn still ends: a Ctrl-C then would cancel it instead.
+	tm.Idle()
 	tm.Type(ctrlC)
 	tm.Expect("press Ctrl-C again to exit")
 	tm.Type(ctrlC)
