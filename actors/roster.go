@@ -285,12 +285,14 @@ var agentName = agents.ValidName
 // key, and what is wrong.
 type RosterError struct {
 	File, Agent, Key, Problem string
+	// Line is the line of File the problem is on, 0 when unknown.
+	Line int
 }
 
 // Error reads as an agent file's error does (agents.Error): one format
 // for a roster entry's problems, whichever loader found them.
 func (e *RosterError) Error() string {
-	return (&agents.Error{File: e.File, Agent: e.Agent, Key: e.Key, Problem: e.Problem}).Error()
+	return (&agents.Error{File: e.File, Agent: e.Agent, Key: e.Key, Problem: e.Problem, Line: e.Line}).Error()
 }
 
 // RosterOptions are the inputs of LoadRoster.
@@ -624,7 +626,7 @@ func userAgentFiles(dirs []string) ([]*AgentDefinition, []string) {
 func rosterError(err error) error {
 	var fe *agents.Error
 	if errors.As(err, &fe) {
-		return &RosterError{File: fe.File, Agent: fe.Agent, Key: fe.Key, Problem: fe.Problem}
+		return &RosterError{File: fe.File, Agent: fe.Agent, Key: fe.Key, Problem: fe.Problem, Line: fe.Line}
 	}
 	return err
 }

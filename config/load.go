@@ -7,11 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
@@ -244,6 +241,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	src := &Sources{origins: map[string]origin{}}
 	var problems []Problem
 	var layers []layer
+	fileLines := map[string]map[string]int{} // a file's label → its keys' lines
 
 	defaults := toTree(reflect.ValueOf(Default()).Elem()).(map[string]any)
 
@@ -273,8 +271,9 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	}
 	if userDir != "" {
 		path := filepath.Join(userDir, FileName)
-		tree, found, p := readFile(path, path, userDir, home)
+		tree, found, p, lines := readFile(path, path, userDir, home)
 		problems = append(problems, p...)
+		fileLines[path] = lines
 		if found {
 			src.UserFile = path
 		}
@@ -294,8 +293,9 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 
 	if opts.Root != "" {
 		path := filepath.Join(opts.Root, FileName)
-		tree, found, p := readFile(path, FileName, opts.Root, home)
+		tree, found, p, lines := readFile(path, FileName, opts.Root, home)
 		problems = append(problems, p...)
+		fileLines[FileName] = lines
 		// The project's .mcp.json joins the project layer, so its servers
 		// wait for trust like odin.yaml's; odin.yaml wins on a name clash.
 		mcpTree, mcpFound, p := readClaudeMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
@@ -365,6 +365,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 
 	slices.Sort(src.Env)
 	if len(problems) > 0 {
+		placeProblems(problems, fileLines)
 		return nil, src, &Error{Problems: problems}
 	}
 
@@ -429,6 +430,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 				ve.Problems[i].Source = o
 			}
 		}
+		placeProblems(ve.Problems, fileLines)
 		if len(src.Dropped) > 0 {
 			ve.Problems = append(ve.Problems, Problem{Source: FileName, Msg: "ignored until the project is trusted: " +
 				strings.Join(src.Dropped, ", ")})
@@ -463,36 +465,40 @@ func decode(layers []layer) (*Config, error) {
 	return &cfg, nil
 }
 
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
-
 // readFile reads and normalises one config file. found is false when the
 // file does not exist.
-func readFile(path, label, baseDir, home string) (tree map[string]any, found bool, problems []Problem) {
+func readFile(path, label, baseDir, home string) (tree map[string]any, found bool, problems []Problem, lines map[string]int) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
+		return nil, false, nil, nil
 	}
 	if err != nil {
-		return nil, false, []Problem{{Source: label, Msg: "cannot read: " + err.Error()}}
+		return nil, false, []Problem{{Source: label, Msg: "cannot read: " + err.Error()}}, nil
 	}
 	var raw any
 	if err := yaml.Unmarshal(data, &raw); err != nil {
 		if line := tabIndentedLine(data); line > 0 {
 			// YAML's own words ("found character that cannot start any
 			// token") do not say that the character is a tab.
-			return nil, false, []Problem{{Source: label, Line: line, Msg: "a tab indents this line; YAML indents with spaces only (replace the tab with spaces)"}}
+			return nil, false, []Problem{{Source: label, Line: line, Msg: "a tab indents this line; YAML indents with spaces only (replace the tab with spaces)"}}, nil
 		}
-		return nil, false, yamlProblems(label, err)
+		problems := YAMLErrors(data, err)
+		for i := range problems {
+			problems[i].Source = label
+		}
+		return nil, false, problems, nil
 	}
 	if raw == nil {
-		return map[string]any{}, true, nil
+		return map[string]any{}, true, nil, nil
 	}
+	// A wrong value is reported at its key, and the key at its line.
+	lines = keyLines(data)
 	n := &normalizer{source: label, baseDir: baseDir, home: home}
 	out, ok := n.node("", "", raw, configType)
 	if !ok {
-		return nil, false, n.problems
+		return nil, false, n.problems, lines
 	}
-	return out.(map[string]any), true, n.problems
+	return out.(map[string]any), true, n.problems, lines
 }
 
 // tabIndentedLine is the first line (1-based) whose indentation holds a
@@ -505,24 +511,6 @@ func tabIndentedLine(data []byte) int {
 		}
 	}
 	return 0
-}
-
-// yamlProblems turns a YAML error into problems carrying its line:
-// "yaml: line 3: msg" and "yaml: unmarshal errors:\n  line 4: msg".
-func yamlProblems(label string, err error) []Problem {
-	var problems []Problem
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	for l := range strings.SplitSeq(msg, "\n") {
-		l = strings.TrimSpace(l)
-		if m := yamlLine().FindStringSubmatch(l); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			problems = append(problems, Problem{Source: label, Line: line, Msg: "yaml: " + m[2]})
-		}
-	}
-	if len(problems) == 0 {
-		problems = append(problems, Problem{Source: label, Msg: "yaml: " + msg})
-	}
-	return problems
 }
 
 // envKey is one ODIN_* variable and the key it sets.

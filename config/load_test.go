@@ -463,29 +463,41 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		want    []string // each a full problem line; {user} is the user file
 	}{
 		{name: "unknown key with a suggestion", project: "models:\n\tmian: gpt-4o\n",
-			want: []string{`odin.yaml: models.mian: unknown key (did you mean "main"?)`}},
+			want: []string{`odin.yaml:2: models.mian: unknown key (did you mean "main"?)`}},
 		{name: "unknown key without one", project: "colour: blue\n",
-			want: []string{`odin.yaml: colour: unknown key (valid keys: provider, providers, models, model_info, mode, max_turns, agents, supervision, budget, runaway, quality, permissions, hooks, context, web, log, store, mcp)`}},
+			want: []string{`odin.yaml:1: colour: unknown key (valid keys: provider, providers, models, model_info, mode, max_turns, agents, supervision, budget, runaway, quality, permissions, hooks, context, web, log, store, mcp)`}},
 		{name: "unknown key deep in a map entry", user: "agents:\n\tcode:\n\t\ttimout: 5m\n",
-			want: []string{`{user}: agents.code.timout: unknown key (did you mean "timeout"?)`}},
+			want: []string{`{user}:3: agents.code.timout: unknown key (did you mean "timeout"?)`}},
 		{name: "keys are case-sensitive", project: "Mode: ask\n",
-			want: []string{`odin.yaml: Mode: unknown key (did you mean "mode"?)`}},
+			want: []string{`odin.yaml:1: Mode: unknown key (did you mean "mode"?)`}},
 		{name: "bad duration in the user file", user: "agents:\n\tcode:\n\t\ttimeout: 5 minutes\n",
-			want: []string{`{user}: agents.code.timeout: invalid duration "5 minutes" (write a number with a unit, such as "90s", "2m" or "1h30m", or whole seconds)`}},
+			want: []string{`{user}:3: agents.code.timeout: invalid duration "5 minutes" (write a number with a unit, such as "90s", "2m" or "1h30m", or whole seconds)`}},
 		{name: "fractional seconds are not a duration", project: "web:\n\ttimeout: 1.5\n",
-			want: []string{`odin.yaml: web.timeout: invalid duration 1.5 (write a number with a unit, such as "90s", "2m" or "1h30m", or whole seconds)`}},
+			want: []string{`odin.yaml:2: web.timeout: invalid duration 1.5 (write a number with a unit, such as "90s", "2m" or "1h30m", or whole seconds)`}},
 		{name: "bad mode", project: "mode: write\n",
-			want: []string{`odin.yaml: mode: must be one of ask, plan, edit (got "write")`}},
+			want: []string{`odin.yaml:1: mode: must be one of ask, plan, edit (got "write")`}},
 		{name: "wrong types", project: "max_turns: many\ncontext:\n\tcompact_at: high\nagents:\n\tcode:\n\t\tdisabled: yes please\n\t\ttools: Grep\nmodels: gpt-4o\n",
 			want: []string{
-				`odin.yaml: agents.code.disabled: must be true or false (got "yes please")`,
-				`odin.yaml: agents.code.tools: must be a list (got "Grep")`,
-				`odin.yaml: context.compact_at: must be a number (got "high")`,
-				`odin.yaml: max_turns: must be a whole number (got "many")`,
-				`odin.yaml: models: must be a mapping of keys (got "gpt-4o")`,
+				`odin.yaml:6: agents.code.disabled: must be true or false (got "yes please")`,
+				`odin.yaml:7: agents.code.tools: must be a list (got "Grep")`,
+				`odin.yaml:3: context.compact_at: must be a number (got "high")`,
+				`odin.yaml:1: max_turns: must be a whole number (got "many")`,
+				`odin.yaml:8: models: must be a mapping of keys (got "gpt-4o")`,
 			}},
 		{name: "syntax error with its line", project: "mode: edit\nmodels:\n\tmain: x\n small: y\n",
-			want: []string{`odin.yaml:3: yaml: did not find expected key`}},
+			want: []string{`odin.yaml:4: yaml: did not find expected key`}},
+		// yaml v3 leaves the line out of errors on line 1, and puts an
+		// unclosed bracket a line early.
+		{name: "syntax error on line 1", project: "mode: edit: ask\n",
+			want: []string{`odin.yaml:1: yaml: mapping values are not allowed in this context`}},
+		{name: "unclosed flow list", project: "mode: edit\nquality:\n\ttest: [make\n",
+			want: []string{`odin.yaml:3: yaml: did not find expected ',' or ']'`}},
+		{name: "unclosed list on the only line", project: "models: [\n",
+			want: []string{`odin.yaml:1: yaml: did not find expected node content`}},
+		{name: "bad character", project: "mode: edit\nmodels: {main: @x}\n",
+			want: []string{`odin.yaml:2: yaml: found character that cannot start any token`}},
+		{name: "value that does not fit its tag", project: "mode: edit\nmax_turns: !!int many\n",
+			want: []string{"odin.yaml:2: yaml: cannot decode !!str `many` as a !!int"}},
 		{name: "duplicate key", project: "mode: edit\nmode: ask\n",
 			want: []string{`odin.yaml:2: yaml: mapping key "mode" already defined at line 1`}},
 		{name: "not a mapping", project: "- mode\n- edit\n",
@@ -503,19 +515,19 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{name: "validation names the source of the key",
 			user: "agents:\n\tcode:\n\t\ttimeout: 10m\n\t\tmax_timeout: 5m\n", project: "provider: local\n",
 			want: []string{
-				`odin.yaml: provider: unknown provider "local" (defined: openai)`,
-				`{user}: agents.code.timeout: must not exceed max_timeout (10m0s > 5m0s)`,
+				`odin.yaml:1: provider: unknown provider "local" (defined: openai)`,
+				`{user}:3: agents.code.timeout: must not exceed max_timeout (10m0s > 5m0s)`,
 			}},
 		{name: "list items are attributed to their list", project: "hooks:\n\tStop:\n\t\t- matcher: x\npermissions:\n\tallowed_commands: [\"\"]\n",
 			want: []string{
-				`odin.yaml: permissions.allowed_commands[0]: must not be empty`,
-				`odin.yaml: hooks.Stop[0].command: must be set: the command to run (bash -c)`,
+				`odin.yaml:5: permissions.allowed_commands[0]: must not be empty`,
+				`odin.yaml:3: hooks.Stop[0].command: must be set: the command to run (bash -c)`,
 			}},
 		{name: "every file's problems at once", user: "mode: [x]\n", project: "models:\n\tmain: 4\n",
 			env: map[string]string{"ODIN_WEB_MAX_BYTES": "5MB"},
 			want: []string{
-				`{user}: mode: must be a string (got a list)`,
-				`odin.yaml: models.main: must be a string (got 4)`,
+				`{user}:1: mode: must be a string (got a list)`,
+				`odin.yaml:2: models.main: must be a string (got 4)`,
 				`env ODIN_WEB_MAX_BYTES: web.max_bytes: must be a whole number (got "5MB")`,
 			}},
 	}
@@ -640,7 +652,7 @@ func TestMissingPromptFileIsReported(t *testing.T) {
 	f := newFixture(t, "", "agents:\n\tours:\n\t\tdescription: d\n\t\tprompt_file: nope.md\n")
 	t.Chdir(f.root) // in the project, where its file is "odin.yaml"
 	_, _, err := Load(f.options(nil, nil))
-	want := []string{"odin.yaml: agents.ours.prompt_file: cannot read " + filepath.Join(f.root, "nope.md") + ": no such file or directory"}
+	want := []string{"odin.yaml:4: agents.ours.prompt_file: cannot read " + filepath.Join(f.root, "nope.md") + ": no such file or directory"}
 	if diff := cmp.Diff(want, problems(t, err)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -796,7 +808,7 @@ func TestIgnoredWideningIsExplainedWhenItBreaksTheConfig(t *testing.T) {
 	opts.IgnoreProjectWidening = true
 	_, _, err := Load(opts)
 	want := []string{
-		"odin.yaml: agents.x: a custom agent needs prompt or prompt_file",
+		"odin.yaml:2: agents.x: a custom agent needs prompt or prompt_file",
 		"odin.yaml: ignored until the project is trusted: agents.x.prompt_file",
 	}
 	if diff := cmp.Diff(want, problems(t, err)); diff != "" {
@@ -1017,7 +1029,7 @@ func TestUnixSocketsComeFromTheUser(t *testing.T) {
 func TestProjectFileProblemsNameItsPath(t *testing.T) {
 	f := newFixture(t, "", "max_turnz: 3\n")
 	want := func(path string) []string {
-		return []string{path + `: max_turnz: unknown key (did you mean "max_turns"?)`}
+		return []string{path + `:1: max_turnz: unknown key (did you mean "max_turns"?)`}
 	}
 	far := filepath.Join(append([]string{t.TempDir()}, strings.Split(strings.Repeat("d/", 30), "/")...)...)
 	if err := os.MkdirAll(far, 0o755); err != nil {

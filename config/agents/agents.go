@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +58,8 @@ type File struct {
 // key, and what is wrong.
 type Error struct {
 	File, Agent, Key, Problem string
+	// Line is the line of File the problem is on; 0 when it is not on one.
+	Line int
 }
 
 func (e *Error) Error() string {
@@ -70,7 +73,11 @@ func (e *Error) Error() string {
 			key += ": " + e.Key
 		}
 	}
-	return fmt.Sprintf("%s: %s: %s", e.File, key, e.Problem)
+	file := e.File
+	if e.Line > 0 {
+		file += ":" + strconv.Itoa(e.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s", file, key, e.Problem)
 }
 
 // Tool names used by other agent formats (Claude Code, opencode, Gemini
@@ -199,8 +206,15 @@ func Parse(path, rel string) (*File, error) {
 		return nil, fmt.Errorf("agents: %w", err)
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
+	agent := base
+	var keyLines map[string]int // the front matter's keys' lines in it
 	rerr := func(key, problem string) error {
-		return &Error{File: rel, Agent: base, Key: key, Problem: problem}
+		e := &Error{File: rel, Agent: agent, Key: key, Problem: problem}
+		if l := keyLines[key]; l > 0 {
+			// The front matter starts on the file's second line, after "---".
+			e.Line = l + 1
+		}
+		return e
 	}
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	if !strings.HasPrefix(text, "---\n") {
@@ -215,8 +229,18 @@ func Parse(path, rel string) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(head)))
 	dec.KnownFields(true)
 	if err := dec.Decode(&fm); err != nil {
-		return nil, rerr("", "front matter: "+strings.TrimPrefix(err.Error(), "yaml: "))
+		problems := config.YAMLErrors([]byte(head), err)
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = strings.TrimPrefix(p.Msg, "yaml: ")
+		}
+		e := &Error{File: rel, Agent: base, Problem: "front matter: " + strings.Join(msgs, "; ")}
+		if problems[0].Line > 0 {
+			e.Line = problems[0].Line + 1
+		}
+		return nil, e
 	}
+	keyLines = config.YAMLKeyLines([]byte(head))
 	name := fm.Name
 	if name == "" {
 		name = base
@@ -228,9 +252,7 @@ func Parse(path, rel string) (*File, error) {
 		MaxTurns: fm.MaxTurns, MaxTokens: fm.MaxTokens, Role: fm.Role, Report: fm.Report, PermissionMode: fm.PermissionMode,
 		CriticalReminder: fm.CriticalReminder, Color: fm.Color, Skills: fm.Skills, Sandbox: fm.Sandbox, Budget: fm.Budget,
 		Isolation: fm.Isolation, Placement: fm.Placement}
-	rerr = func(key, problem string) error {
-		return &Error{File: rel, Agent: name, Key: key, Problem: problem}
-	}
+	agent = name
 	if f.Description == "" {
 		return nil, rerr("description", "required (say when to use the agent)")
 	}

@@ -65,16 +65,24 @@ func TestParseErrors(t *testing.T) {
 		"no prompt":       "---\ndescription: d\n---\n\n",
 		"bad timeout":     "---\ndescription: d\ntimeout: soon\n---\nbody\n",
 		"negative budget": "---\ndescription: d\nbudget:\n  tokens: -1\n---\nbody\n",
+		// The first line of the front matter is the file's line 2; yaml v3
+		// alone leaves a fault there without a line.
+		"syntax error first line": "---\ndescription: d: e\n---\nbody\n",
+		"unclosed list":           "---\ndescription: d\ntools: [Read\n---\nbody\n",
+		"wrong type":              "---\ndescription: d\nmax_turns: many\n---\nbody\n",
 	}
 	want := map[string]string{
-		"no front matter": "x.md: x: missing YAML front matter",
-		"unterminated":    "x.md: x: unterminated YAML front matter",
-		"unknown key":     "x.md: x: front matter: ",
-		"bad name":        `x.md: x: name: invalid agent name "Bad Name"`,
-		"no description":  "x.md: x: description: required",
-		"no prompt":       "x.md: x: prompt: the body",
-		"bad timeout":     `x.md: x: timeout: invalid duration "soon"`,
-		"negative budget": "x.md: x: budget: limits must not be negative",
+		"no front matter":         "x.md: x: missing YAML front matter",
+		"unterminated":            "x.md: x: unterminated YAML front matter",
+		"unknown key":             "x.md:3: x: front matter: field foo not found",
+		"bad name":                `x.md:2: x: name: invalid agent name "Bad Name"`,
+		"no description":          "x.md: x: description: required",
+		"no prompt":               "x.md: x: prompt: the body",
+		"bad timeout":             `x.md:3: x: timeout: invalid duration "soon"`,
+		"negative budget":         "x.md:3: x: budget: limits must not be negative",
+		"syntax error first line": "x.md:2: x: front matter: mapping values are not allowed in this context",
+		"unclosed list":           "x.md:3: x: front matter: did not find expected ',' or ']'",
+		"wrong type":              "x.md:3: x: front matter: cannot unmarshal !!str `many` into int",
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/workspace"
 )
 
@@ -105,7 +107,7 @@ func parse(path string) (Skill, error) {
 	var fm skillFrontMatter
 	dec := yaml.NewDecoder(bytes.NewReader([]byte(head)))
 	if err := dec.Decode(&fm); err != nil {
-		return Skill{}, fmt.Errorf("%s: front matter: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return Skill{}, frontMatterError(path, []byte(head), err)
 	}
 	name := fm.Name
 	if name == "" {
@@ -149,4 +151,14 @@ func split(path string) (head, body string, err error) {
 		return "", "", fmt.Errorf("%s: unterminated YAML front matter (no closing ---)", path)
 	}
 	return head, strings.TrimSpace(strings.TrimPrefix(body, "\n")), nil
+}
+
+// frontMatterError names the file and line of a fault in a front matter
+// (head, which starts on the file's second line, after "---").
+func frontMatterError(path string, head []byte, err error) error {
+	p := config.YAMLErrors(head, err)[0]
+	if p.Line > 0 {
+		path += ":" + strconv.Itoa(p.Line+1)
+	}
+	return fmt.Errorf("%s: front matter: %s", path, strings.TrimPrefix(p.Msg, "yaml: "))
 }

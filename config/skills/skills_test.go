@@ -30,6 +30,7 @@ func TestLoad(t *testing.T) {
 	writeSkill(t, user, "style", "---\ndescription: the user's style\n---\nbody\n")
 	named := writeSkill(t, user, "folder", "---\ndescription: named by its folder\nallowed-tools: [Read]\n---\nx\n")
 	broken := writeSkill(t, project, "broken", "no front matter\n")
+	badYAML := writeSkill(t, project, "badyaml", "---\nname: badyaml: x\n---\nbody\n")
 	writeSkill(t, project, "nodesc", "---\nname: nodesc\n---\nx\n")
 	secret := writeSkill(t, outside, "secret", "---\ndescription: outside\n---\nsecret\n")
 	if err := os.Symlink(filepath.Dir(secret), filepath.Join(project, "escape")); err != nil {
@@ -40,7 +41,7 @@ func TestLoad(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Load (-want +got):\n%s", d)
 	}
-	for _, w := range []string{broken + ": missing YAML front matter", "nodesc/SKILL.md: description: required", "escape/SKILL.md: leads outside", "skill style is also defined in " + style} {
+	for _, w := range []string{broken + ": missing YAML front matter", badYAML + ":2: front matter: mapping values are not allowed", "nodesc/SKILL.md: description: required", "escape/SKILL.md: leads outside", "skill style is also defined in " + style} {
 		if !strings.Contains(strings.Join(warnings, "\n"), w) {
 			t.Errorf("warnings lack %q:\n%s", w, strings.Join(warnings, "\n"))
 		}

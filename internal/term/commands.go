@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -248,7 +249,13 @@ func parseCustomCommand(path, name string) (CustomCommand, error) {
 			// line as text, and so does Odin.
 			fm = frontMatter{}
 			if err2 := yaml.Unmarshal([]byte(quoteHintLine(head)), &fm); err2 != nil {
-				return c, fmt.Errorf("custom command %s: front matter: %w", path, err)
+				// The front matter starts on the file's second line.
+				p := config.YAMLErrors([]byte(head), err)[0]
+				where := path
+				if p.Line > 0 {
+					where += ":" + strconv.Itoa(p.Line+1)
+				}
+				return c, fmt.Errorf("custom command %s: front matter: %s", where, strings.TrimPrefix(p.Msg, "yaml: "))
 			}
 		}
 		if fm.Mode != "" {

@@ -1,0 +1,176 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+	yaml4 "go.yaml.in/yaml/v4"
+)
+
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
+
+// YAMLErrors turns err, returned when decoding the YAML document data,
+// into problems that carry the 1-based line of each fault (Source and Key
+// are left for the caller). go.yaml.in/yaml/v3 leaves the line out of a
+// syntax error on line 1 and reports many parser errors a line early (its
+// context mark is 0-based), so a syntax error is placed by parsing data
+// again with go.yaml.in/yaml/v4, whose errors carry the true position.
+// Decoding errors (a wrong type, an unknown field, a duplicate key) keep
+// v3's own lines, which come from the nodes and are right.
+func YAMLErrors(data []byte, err error) []Problem {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		if line, text, ok := yamlSyntaxError(data); ok {
+			return []Problem{{Line: line, Msg: "yaml: " + text}}
+		}
+	}
+	var problems []Problem
+	for l := range strings.SplitSeq(msg, "\n") {
+		l = strings.TrimSpace(l)
+		if m := yamlLine().FindStringSubmatch(l); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			problems = append(problems, Problem{Line: line, Msg: "yaml: " + m[2]})
+		}
+	}
+	if len(problems) == 0 {
+		// A fault v3 finds only while resolving a value (an explicit tag
+		// the value does not fit: `a: !!int x`) comes without a line: the
+		// first scalar that does not decode alone is the one.
+		problems = append(problems, Problem{Line: badScalarLine(data), Msg: "yaml: " + msg})
+	}
+	return problems
+}
+
+// yamlSyntaxError parses data with yaml v4 and reports where its reader,
+// scanner or parser stopped.
+func yamlSyntaxError(data []byte) (line int, msg string, ok bool) {
+	var v any
+	err := yaml4.Unmarshal(data, &v)
+	var le *yaml4.LoadError
+	if err == nil || !errors.As(err, &le) || le.Mark.Line == 0 {
+		return 0, "", false
+	}
+	line, msg = le.Mark.Line, le.Message
+	content := strings.TrimRight(string(data), " \t\r\n")
+	// The construct being parsed (a flow sequence, a quoted scalar),
+	// unless it too was only found at the end of the document.
+	ctx := 0
+	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Index < len(content) {
+		ctx = le.ContextMark.Line
+	}
+	if le.Mark.Index >= len(content) {
+		// Found only at the end of the document (an unclosed bracket or
+		// quote): the construct left open, or else the last line written,
+		// is the one to fix.
+		line = strings.Count(content, "\n") + 1
+		if ctx > 0 {
+			line = ctx
+		}
+	}
+	// A block mapping's start is the top of the file or section, no help.
+	if ctx > 0 && ctx != line && !strings.Contains(le.ContextMsg, "block") {
+		msg = fmt.Sprintf("%s (%s started on line %d)", msg, le.ContextMsg, ctx)
+	}
+	return line, msg, true
+}
+
+// badScalarLine is the line of the first scalar of data that does not
+// decode on its own, or 0.
+func badScalarLine(data []byte) int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return 0
+	}
+	var walk func(n *yaml.Node) int
+	walk = func(n *yaml.Node) int {
+		if n.Kind == yaml.ScalarNode {
+			var v any
+			if n.Decode(&v) != nil {
+				return n.Line
+			}
+			return 0
+		}
+		for _, c := range n.Content {
+			if l := walk(c); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	return walk(&doc)
+}
+
+// YAMLKeyLines maps each dotted key of the YAML document data to the
+// line it is written on, for problems found after decoding to name; nil
+// when data does not parse.
+func YAMLKeyLines(data []byte) map[string]int { return keyLines(data) }
+
+// keyLines maps each dotted key of the YAML document data ("a.b",
+// "a.list[2]", as Problem.Key spells them) to the line it is written on;
+// nil when data does not parse.
+func keyLines(data []byte) map[string]int {
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return nil
+	}
+	lines := map[string]int{}
+	var walk func(prefix string, n *yaml.Node)
+	walk = func(prefix string, n *yaml.Node) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				if prefix != "" {
+					k = prefix + "." + k
+				}
+				if _, seen := lines[k]; !seen {
+					lines[k] = n.Content[i].Line
+				}
+				walk(k, n.Content[i+1])
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				k := fmt.Sprintf("%s[%d]", prefix, i)
+				lines[k] = c.Line
+				walk(k, c)
+			}
+		}
+	}
+	walk("", doc.Content[0])
+	return lines
+}
+
+// lineOf is the line of key in lines, else of its nearest enclosing key
+// written in the file, else 0.
+func lineOf(lines map[string]int, key string) int {
+	for key != "" {
+		if l, ok := lines[key]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			return 0
+		}
+		key = key[:i]
+	}
+	return 0
+}
+
+// placeProblems gives each problem of a file in files (label → its key
+// lines) that names a key the line that key is written on.
+func placeProblems(problems []Problem, files map[string]map[string]int) {
+	for i, p := range problems {
+		if p.Line != 0 || p.Key == "" {
+			continue
+		}
+		if lines, ok := files[p.Source]; ok {
+			problems[i].Line = lineOf(lines, p.Key)
+		}
+	}
+}
