@@ -67,7 +67,7 @@ func NewCache() *Cache { return &Cache{entries: map[slot]cacheEntry{}} }
 // environment cannot be listed (Environ nil) are loaded every time: the
 // cache could not tell a changed variable.
 func (c *Cache) Load(opts LoadOptions) (*Config, *Sources, error) {
-	if opts.Environ == nil {
+	if opts.Environ == nil || len(opts.Skip) > 0 {
 		return Load(opts)
 	}
 	key, inputs := slot{opts.Root, opts.IgnoreProjectWidening}, cacheKey(opts)

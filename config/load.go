@@ -49,6 +49,10 @@ type LoadOptions struct {
 	// Sources.ProjectWidens) — used until the user trusts the project.
 	// Sources.Dropped lists what was dropped.
 	IgnoreProjectWidening bool
+	// Skip lists config files (absolute paths: the user's or the
+	// project's odin.yaml, a .mcp.json) to treat as absent, so that
+	// `odin doctor` can check everything else when one does not load.
+	Skip []string
 	// Foreign are the settings of other agents' files, lowest precedence
 	// first: the user's sit beneath the user's odin.yaml, the project's
 	// beneath the project's odin.yaml (and wait for trust with it). Within
@@ -259,11 +263,24 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	if userDir == "" {
 		userDir = UserDir(env)
 	}
+	// Files in opts.Skip read as absent.
+	readYAML := func(path, label, baseDir, home string) (map[string]any, bool, []Problem, map[string]int) {
+		if slices.Contains(opts.Skip, path) {
+			return nil, false, nil, nil
+		}
+		return readFile(path, label, baseDir, home)
+	}
+	readMCP := func(path, baseDir, home string) (map[string]any, bool, []Problem) {
+		if slices.Contains(opts.Skip, path) {
+			return nil, false, nil
+		}
+		return readClaudeMCP(path, baseDir, home)
+	}
 	if home != "" {
 		// Claude Code's user-scope servers, read as they are: the user's
 		// own file, so as trusted as the user's odin.yaml.
 		path := filepath.Join(home, ClaudeUserFile)
-		tree, found, p := readClaudeMCP(path, home, home)
+		tree, found, p := readMCP(path, home, home)
 		problems = append(problems, p...)
 		if found {
 			layers = append(layers, layer{label: path, tree: tree})
@@ -271,7 +288,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	}
 	if userDir != "" {
 		path := filepath.Join(userDir, FileName)
-		tree, found, p, lines := readFile(path, path, userDir, home)
+		tree, found, p, lines := readYAML(path, path, userDir, home)
 		problems = append(problems, p...)
 		fileLines[path] = lines
 		if found {
@@ -293,12 +310,12 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 
 	if opts.Root != "" {
 		path := filepath.Join(opts.Root, FileName)
-		tree, found, p, lines := readFile(path, FileName, opts.Root, home)
+		tree, found, p, lines := readYAML(path, FileName, opts.Root, home)
 		problems = append(problems, p...)
 		fileLines[FileName] = lines
 		// The project's .mcp.json joins the project layer, so its servers
 		// wait for trust like odin.yaml's; odin.yaml wins on a name clash.
-		mcpTree, mcpFound, p := readClaudeMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
+		mcpTree, mcpFound, p := readMCP(filepath.Join(opts.Root, ClaudeProjectFile), opts.Root, home)
 		problems = append(problems, p...)
 		yamlFound := found
 		var labels map[string]string

@@ -73,6 +73,9 @@ type globalFlags struct {
 	// trusting is set by `odin trust`, which must load a project whose
 	// config is valid only with the settings that wait for trust.
 	trusting bool
+	// doctoring is set by `odin doctor`, which checks the rest of the
+	// machine and project when the configuration does not load.
+	doctoring bool
 
 	// rates are the process's rate-limit buckets. They ride with the flags
 	// because every app of the process (each session of `odin serve` loads
@@ -176,6 +179,9 @@ type app struct {
 	trust    projectTrust
 	instr    instructions.Result
 	warnings []string // shown with the untrusted notice: files not read, agent problems
+	// configFail is why the configuration did not load, when `odin
+	// doctor` went on with the sources that do (loadLeavingOut).
+	configFail *configFailure
 
 	launcherOnce sync.Once
 	launcher     *sandbox.Launcher
@@ -359,6 +365,10 @@ func loadApp(g *globalFlags) (*app, error) {
 		return nil, err
 	}
 	cfg, src, err := loadConfig(g.configs, &opts, &foreign)
+	var configFail *configFailure
+	if err != nil && g.doctoring {
+		cfg, src, configFail, err = loadLeavingOut(g.configs, &opts, &foreign, err)
+	}
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}
@@ -400,7 +410,8 @@ func loadApp(g *globalFlags) (*app, error) {
 		}
 	}
 	a := &app{flags: g, root: root, cfg: cfg, src: src, env: env, userDir: userDir,
-		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr}
+		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr,
+		configFail: configFail}
 	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Store.Path, cfg.Permissions); err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

@@ -49,6 +49,9 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					return usageError("doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
 				}
 			}
+			// A configuration that does not load fails the config check;
+			// the others run with what does load.
+			g.doctoring = true
 			return withApp(g, func(a *app) error {
 				var failed []string
 				for _, c := range checks {

@@ -28,15 +28,24 @@ const doctorProbeTimeout = 10 * time.Second
 // environment variables that set keys.
 func checkConfigFiles(a *app, w io.Writer) (bool, string) {
 	fmt.Fprintln(w, "config:")
+	// A file that exists but was not read is one that does not load.
+	absent := func(path string) string {
+		if _, err := os.Stat(path); err == nil {
+			return "not read"
+		}
+		return "not found"
+	}
 	if a.src != nil && a.src.UserFile != "" {
 		fmt.Fprintf(w, "  read: %s (yours)\n", a.src.UserFile)
-	} else if dir := config.UserDir(nil); dir != "" {
-		fmt.Fprintf(w, "  not found: %s (yours; optional)\n", filepath.Join(dir, "odin.yaml"))
+	} else if dir := config.UserDir(a.env); dir != "" {
+		path := filepath.Join(dir, "odin.yaml")
+		fmt.Fprintf(w, "  %s: %s (yours; optional)\n", absent(path), path)
 	}
 	if a.src != nil && a.src.ProjectFile != "" {
 		fmt.Fprintf(w, "  read: %s (the project's)\n", a.src.ProjectFile)
 	} else {
-		fmt.Fprintf(w, "  not found: %s (the project's; optional)\n", filepath.Join(a.root, "odin.yaml"))
+		path := filepath.Join(a.root, "odin.yaml")
+		fmt.Fprintf(w, "  %s: %s (the project's; optional)\n", absent(path), path)
 	}
 	if a.src != nil && len(a.src.Env) > 0 {
 		fmt.Fprintf(w, "  from the environment: %s\n", strings.Join(a.src.Env, ", "))
@@ -46,6 +55,17 @@ func checkConfigFiles(a *app, w io.Writer) (bool, string) {
 	}
 	for _, warn := range a.warnings {
 		fmt.Fprintf(w, "  note: %s\n", firstLine(warn))
+	}
+	if f := a.configFail; f != nil {
+		// The other checks ran with what does load (loadLeavingOut).
+		fmt.Fprintln(w, "  does not load:")
+		for l := range strings.SplitSeq(f.err.Error(), "\n") {
+			fmt.Fprintf(w, "    %s\n", termsafe.Line(l))
+		}
+		if len(f.leftOut) > 0 {
+			fmt.Fprintf(w, "  the other checks ran without: %s\n", strings.Join(f.leftOut, ", "))
+		}
+		return false, "fix the problems above (each names its file and line); odin doctor config checks again"
 	}
 	return true, ""
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
+)
+
+// loadLeavingOut loads the configuration without the sources that made
+// first fail — the config files that do not load, the ODIN_* variables
+// and flags with a bad value — so that `odin doctor` can check the rest
+// of the machine and project with what does load (built-in defaults at
+// worst). opts is changed to match, so that later loads with it (the
+// untrusted reload) leave out the same sources. The failure holds every
+// problem found on the way (a source left out can hide another's) and
+// names the sources left out.
+func loadLeavingOut(cache *config.Cache, opts *config.LoadOptions, foreign *compat.Result, first error) (*config.Config, *config.Sources, *configFailure, error) {
+	fail := &configFailure{err: first}
+	err := first
+	dropped := map[string]bool{} // environment variables left out
+	lookup, environ := opts.LookupEnv, opts.Environ
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	opts.LookupEnv = func(k string) (string, bool) {
+		if dropped[k] {
+			return "", false
+		}
+		return lookup(k)
+	}
+	if environ != nil {
+		opts.Environ = func() []string {
+			return slices.DeleteFunc(environ(), func(kv string) bool {
+				k, _, _ := strings.Cut(kv, "=")
+				return dropped[k]
+			})
+		}
+	}
+	// Each round leaves out at least one more source; there are few.
+	for {
+		var ce *config.Error
+		if !errors.As(err, &ce) {
+			return nil, nil, fail, err
+		}
+		if err != first {
+			all := &config.Error{}
+			errors.As(fail.err, &all)
+			fail.err = &config.Error{Problems: append(slices.Clone(all.Problems), ce.Problems...)}
+		}
+		progress := false
+		for _, p := range ce.Problems {
+			switch {
+			case p.Source == "flags":
+				if len(opts.Flags) > 0 {
+					opts.Flags, progress = nil, true
+					fail.leftOut = append(fail.leftOut, "the command-line flags")
+				}
+			case strings.HasPrefix(p.Source, "env "):
+				if k := strings.TrimPrefix(p.Source, "env "); !dropped[k] {
+					dropped[k], progress = true, true
+					fail.leftOut = append(fail.leftOut, "$"+k)
+				}
+			case p.Source != "":
+				// A file, named as Load names it: absolute, or relative
+				// to the current directory.
+				path, aerr := filepath.Abs(p.Source)
+				if aerr == nil && !slices.Contains(opts.Skip, path) {
+					opts.Skip, progress = append(opts.Skip, path), true
+					fail.leftOut = append(fail.leftOut, p.Source)
+				}
+			}
+		}
+		if !progress {
+			return nil, nil, fail, err
+		}
+		cfg, src, lerr := loadConfig(cache, opts, foreign)
+		if lerr == nil {
+			return cfg, src, fail, nil
+		}
+		err = lerr
+	}
+}
+
+// configFailure is why the configuration did not load, for `odin doctor`
+// to report, and the sources its other checks ran without.
+type configFailure struct {
+	err     error
+	leftOut []string
+}
