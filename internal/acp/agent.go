@@ -132,7 +132,7 @@ func Serve(ctx context.Context, opts Options, r io.Reader, w io.Writer) error {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{opts: opts, sessions: map[string]*liveSession{}, out: &afterWrite{w: w, pending: map[string]func(){}}}
-	a.conn = sdk.NewAgentSideConnection(a, a.out, r)
+	a.conn = sdk.NewAgentSideConnection(a, a.out, newLineFilter(r, a.out))
 	a.conn.SetLogger(opts.Log)
 	select {
 	case <-a.conn.Done():

@@ -92,13 +92,18 @@ func (ls *liveSession) compact(ctx context.Context) sdk.PromptResponse {
 // turn's updates follow the previous turn's session/prompt response).
 type afterWrite struct {
 	w io.Writer
+	// wmu keeps each message whole: the SDK and the line filter's
+	// answers (wire.go) write from their own goroutines.
+	wmu sync.Mutex
 
 	mu      sync.Mutex
 	pending map[string]func() // by the marker a written response holds
 }
 
 func (a *afterWrite) Write(b []byte) (int, error) {
+	a.wmu.Lock()
 	n, err := a.w.Write(b)
+	a.wmu.Unlock()
 	a.mu.Lock()
 	var run []func()
 	for marker, f := range a.pending {
