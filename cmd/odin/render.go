@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -162,7 +161,7 @@ func (r *renderer) event(env messages.Envelope) {
 	case messages.TurnFinished:
 		return // final prints the result
 	}
-	r.line(present.Describe(env.Event))
+	r.line(present.DescribeIn(r.root, env.Event))
 }
 
 // line prints an event's line: indented, painted, its whole text wrapped
@@ -170,9 +169,6 @@ func (r *renderer) event(env messages.Envelope) {
 func (r *renderer) line(l present.Line) {
 	if r.format != "text" || r.quiet || l.Silent() {
 		return
-	}
-	if l.Kind == "tool_started" {
-		l = r.relative(l)
 	}
 	head := l.Indent() + l.Styled(r.paintTone)
 	if l.Whole != "" {
@@ -199,19 +195,6 @@ func (r *renderer) paintTone(tone present.Tone, s string) string {
 		return s
 	}
 	return r.paint(code, s)
-}
-
-// relative shows a tool call's paths relative to the project.
-func (r *renderer) relative(l present.Line) present.Line {
-	spans := append([]present.Span(nil), l.Spans...)
-	last := &spans[len(spans)-1]
-	label := strings.Replace(last.Text, " "+r.root+string(filepath.Separator), " ", 1)
-	if strings.HasSuffix(label, " "+r.root) {
-		label = strings.TrimSuffix(label, r.root) + "."
-	}
-	last.Text = label
-	l.Spans = spans
-	return l
 }
 
 // narrate prints what the Orchestrator said before using tools.

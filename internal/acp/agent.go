@@ -204,7 +204,7 @@ func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		_ = s.Close(context.WithoutCancel(ctx))
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	ls := a.add(s, a.opts.Mode, o)
+	ls := a.add(s, a.opts.Mode, o, p.Cwd)
 	a.out.after(sessionMarker(s.ID()), func() { ls.send(context.Background(), []sdk.SessionUpdate{ls.commandsUpdate()}) })
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.ID()), Modes: ls.modeState(), Models: ls.modelState(), ConfigOptions: ls.configOptions()}, nil
 }
@@ -249,7 +249,7 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 		return nil, sdk.NewInvalidParams(err.Error())
 	}
 	if withReplay {
-		for _, u := range replay(l.History) {
+		for _, u := range replay(cwd, l.History) {
 			if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
 				_ = s.Close(context.WithoutCancel(ctx))
 				return nil, err
@@ -260,7 +260,7 @@ func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, server
 	if l.Mode != "" {
 		mode = l.Mode
 	}
-	ls := a.add(s, mode, o)
+	ls := a.add(s, mode, o, cwd)
 	ls.mu.Lock()
 	ls.cost = l.Cost
 	ls.mu.Unlock()

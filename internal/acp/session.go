@@ -14,6 +14,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/present"
 	"github.com/odin-code/odin/messages"
 )
 
@@ -45,6 +46,11 @@ type liveSession struct {
 	titled bool
 	// cmds are the session's slash commands, read when it opened.
 	cmds []Command
+	// roots are the session's workspace, the cwd it was opened with as
+	// given and resolved (the tools see the resolved one): titles show
+	// the paths inside it relative to it, as the CLI does; locations stay
+	// absolute, as ACP requires.
+	roots []string
 	// calls tells the session's editor fs and terminals which tool calls
 	// the client has seen announced; cards are the terminals calls show.
 	calls *announcer
@@ -79,9 +85,10 @@ func newLiveSession(a *Agent, s Session, mode messages.Mode, calls *announcer) *
 // before anything is submitted, so no event of a turn is missed. mode is
 // the session's mode (the stored one for a loaded session); o holds the
 // announcer its editor fs and terminals wait on.
-func (a *Agent) add(s Session, mode messages.Mode, o OpenOptions) *liveSession {
+func (a *Agent) add(s Session, mode messages.Mode, o OpenOptions, cwd string) *liveSession {
 	ctx, stop := context.WithCancel(context.Background())
 	ls := newLiveSession(a, s, mode, o.calls)
+	ls.roots = workspaceRoots(cwd)
 	ls.cards = o.cards
 	ls.stop = stop
 	ls.cmds = s.Commands()
@@ -391,7 +398,7 @@ func (ls *liveSession) cardOf(ar messages.ApprovalRequested) string {
 }
 
 func (ls *liveSession) askPermission(ctx context.Context, ar messages.ApprovalRequested, id string) {
-	title := ar.Tool + ": " + ar.Subject
+	title := ar.Tool + ": " + relTitle(ls.roots, ar.Subject)
 	if ar.Reason != "" {
 		title += " (" + ar.Reason + ")"
 	}
@@ -446,7 +453,7 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 			raw = e.Input
 		}
 		ls.open[callID(e.Origin, e.CallID)] = openCall{origin: e.Origin, id: e.CallID}
-		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(callID(e.Origin, e.CallID)), toolTitle(e.Origin, e.Name, path),
+		return []sdk.SessionUpdate{sdk.StartToolCall(sdk.ToolCallId(callID(e.Origin, e.CallID)), toolTitle(e.Origin, e.Name, relTitle(ls.roots, path)),
 			sdk.WithStartKind(kind), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 			sdk.WithStartLocations(locs), sdk.WithStartRawInput(raw))}
 	case messages.ToolFinished:
@@ -512,7 +519,7 @@ func (ls *liveSession) updates(ev messages.Event) []sdk.SessionUpdate {
 // replay renders a stored history as the updates a client shows: what the
 // user and the model said, the model's reasoning, each tool call with its
 // result, the diffs of its edits, and the plan as each TodoWrite set it.
-func replay(history []llm.Message) []sdk.SessionUpdate {
+func replay(root string, history []llm.Message) []sdk.SessionUpdate {
 	var out []sdk.SessionUpdate
 	calls := map[string]llm.ToolCall{}
 	for _, m := range history {
@@ -537,7 +544,7 @@ func replay(history []llm.Message) []sdk.SessionUpdate {
 				if json.Unmarshal([]byte(c.Arguments), &raw) != nil {
 					raw = nil
 				}
-				out = append(out, sdk.StartToolCall(sdk.ToolCallId(c.ID), toolTitle(messages.Origin{}, c.Name, path),
+				out = append(out, sdk.StartToolCall(sdk.ToolCallId(c.ID), toolTitle(messages.Origin{}, c.Name, relTitle(workspaceRoots(root), path)),
 					sdk.WithStartKind(toolKind(c.Name)), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 					sdk.WithStartLocations(locs), sdk.WithStartRawInput(raw)))
 			}
@@ -642,6 +649,29 @@ func callID(o messages.Origin, id string) string {
 		return id
 	}
 	return o.TaskID + "/" + id
+}
+
+// workspaceRoots is cwd as given and, when it differs, its real path.
+func workspaceRoots(cwd string) []string {
+	if cwd == "" {
+		return nil
+	}
+	roots := []string{cwd}
+	if real, err := filepath.EvalSymlinks(cwd); err == nil && real != cwd {
+		roots = append(roots, real)
+	}
+	return roots
+}
+
+// relTitle shows a path inside the session's workspace relative to it,
+// for a title; anything else is left as it is.
+func relTitle(roots []string, s string) string {
+	for _, r := range roots {
+		if rel := present.RelPath(r, s); rel != s {
+			return rel
+		}
+	}
+	return s
 }
 
 func toolTitle(o messages.Origin, name, path string) string {

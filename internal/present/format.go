@@ -3,6 +3,7 @@ package present
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -160,7 +161,12 @@ func Verdict(r messages.Report) (ok bool, word string) {
 
 // ToolLabel describes a tool call in a few words: its name and its main
 // argument (path, pattern, command, URL), sanitized.
-func ToolLabel(name, input string) string {
+func ToolLabel(name, input string) string { return ToolLabelIn("", name, input) }
+
+// ToolLabelIn is ToolLabel with the paths inside the workspace root shown
+// relative to it (RelPath), as every front end shows them: the argument
+// itself when it is a path, the words of a command that are.
+func ToolLabelIn(root, name, input string) string {
 	name = termsafe.Line(name)
 	var args map[string]any
 	if json.Unmarshal([]byte(input), &args) != nil {
@@ -169,6 +175,14 @@ func ToolLabel(name, input string) string {
 	for _, k := range []string{"file_path", "pattern", "command", "url", "query", "path", "description"} {
 		if v, ok := args[k].(string); ok && v != "" {
 			v = FirstLine(v)
+			if root != "" {
+				switch k {
+				case "file_path", "path", "pattern":
+					v = RelPath(root, v)
+				case "command", "description":
+					v = relWords(root, v)
+				}
+			}
 			if r := []rune(v); len(r) > 60 {
 				v = string(r[:60]) + "…"
 			}
@@ -176,4 +190,35 @@ func ToolLabel(name, input string) string {
 		}
 	}
 	return name
+}
+
+// RelPath is path relative to root when it lies inside it ("." for root
+// itself); a path outside root, a relative one, or any path when root is
+// empty is returned as it is: outside the workspace only the absolute
+// path says where.
+func RelPath(root, path string) string {
+	if root == "" || !filepath.IsAbs(path) {
+		return path
+	}
+	rel, err := filepath.Rel(filepath.Clean(root), filepath.Clean(path))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return rel
+}
+
+// relWords shows the words of s that are absolute paths inside root
+// relative to it.
+func relWords(root, s string) string {
+	prefix := filepath.Clean(root)
+	if !strings.Contains(s, prefix) {
+		return s
+	}
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		if strings.HasPrefix(w, prefix) {
+			words[i] = RelPath(root, w)
+		}
+	}
+	return strings.Join(words, " ")
 }

@@ -116,7 +116,11 @@ func depth(taskID string) int {
 // Describe is the line ev prints. Every event kind has a case; the kinds
 // that are state for a status area (streamed text, usage, todos, agent
 // progress, queue changes, init) describe to a silent line of their kind.
-func Describe(ev messages.Event) Line {
+func Describe(ev messages.Event) Line { return DescribeIn("", ev) }
+
+// DescribeIn is Describe for a session of the workspace root: a tool
+// call's paths inside it are shown relative to it (ToolLabelIn).
+func DescribeIn(root string, ev messages.Event) Line {
 	l := Line{Kind: ev.EventType(), Depth: 1}
 	switch ev := ev.(type) {
 	case messages.TurnStarted:
@@ -131,7 +135,7 @@ func Describe(ev messages.Event) Line {
 		if ev.TaskID != "" {
 			s = s.add(Dim, who(ev.Agent)).plain(" ")
 		}
-		l.Spans = s.plain(ToolLabel(ev.Name, ev.Input))
+		l.Spans = s.plain(ToolLabelIn(root, ev.Name, ev.Input))
 	case messages.ToolFinished:
 		// Under the call it ends, a specialist's as the Orchestrator's.
 		l.TaskID, l.Depth = ev.TaskID, 2

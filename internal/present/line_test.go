@@ -238,3 +238,27 @@ func TestStoredGateStageRounds(t *testing.T) {
 		})
 	}
 }
+
+// TestToolLabelIn: paths inside the workspace read relative to it, the
+// workspace itself as ".", and anything outside it — a sibling sharing
+// its name as a prefix, a ".." escape — stays absolute.
+func TestToolLabelIn(t *testing.T) {
+	cases := []struct{ input, want string }{
+		{`{"file_path":"/w/p/a/b.go"}`, "ReadFile a/b.go"},
+		{`{"path":"/w/p"}`, "ReadFile ."},
+		{`{"path":"/w/p/"}`, "ReadFile ."},
+		{`{"file_path":"/w/pp/x.go"}`, "ReadFile /w/pp/x.go"},
+		{`{"file_path":"/w/p/../q/x.go"}`, "ReadFile /w/p/../q/x.go"},
+		{`{"file_path":"rel/x.go"}`, "ReadFile rel/x.go"},
+		{`{"command":"go test /w/p/pkg/... > /tmp/out"}`, "ReadFile go test pkg/... > /tmp/out"},
+		{`{"pattern":"/w/p/**/*.go"}`, "ReadFile **/*.go"},
+	}
+	for _, c := range cases {
+		if got := ToolLabelIn("/w/p", "ReadFile", c.input); got != c.want {
+			t.Errorf("ToolLabelIn(%s) = %q, want %q", c.input, got, c.want)
+		}
+	}
+	if got := ToolLabel("ReadFile", `{"file_path":"/w/p/a.go"}`); got != "ReadFile /w/p/a.go" {
+		t.Errorf("ToolLabel without a root = %q, want the path as given", got)
+	}
+}

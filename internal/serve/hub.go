@@ -32,7 +32,10 @@ func newHub(size int) *hub {
 	return &hub{size: size, next: 1, changed: make(chan struct{})}
 }
 
-func (h *hub) add(env messages.Envelope) {
+// add keeps env for the session's SSE clients; root is the session's
+// project, inside which the paths of a tool call's line are shown
+// relative to it, as the CLI shows them.
+func (h *hub) add(root string, env messages.Envelope) {
 	// Envelope's own MarshalJSON, not json.Marshal: that would validate
 	// and compact its output again, a second pass over every event
 	// (text deltas included) of every session.
@@ -40,7 +43,7 @@ func (h *hub) add(env messages.Envelope) {
 	if err != nil {
 		data, _ = json.Marshal(map[string]string{"type": "error", "error": err.Error()})
 	} else {
-		data = withLine(data, present.Describe(env.Event))
+		data = withLine(data, present.DescribeIn(root, env.Event))
 	}
 	h.append(env.Event.EventType(), data)
 }

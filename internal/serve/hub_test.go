@@ -9,7 +9,7 @@ import (
 func TestHubResumesAfterLastEventIDAndReportsGaps(t *testing.T) {
 	h := newHub(3)
 	for _, s := range []string{"a", "b", "c", "d", "e"} {
-		h.add(messages.Envelope{Event: messages.TextDelta{Text: s}})
+		h.add("", messages.Envelope{Event: messages.TextDelta{Text: s}})
 	}
 	// Held: 3, 4, 5.
 	recs, gap, _, closed := h.since(3)
@@ -27,7 +27,7 @@ func TestHubResumesAfterLastEventIDAndReportsGaps(t *testing.T) {
 	if _, gap, _, _ := h.since(5); gap {
 		t.Error("a client up to date sees no gap after passivation")
 	}
-	h.add(messages.Envelope{Event: messages.TextDelta{Text: "f"}})
+	h.add("", messages.Envelope{Event: messages.TextDelta{Text: "f"}})
 	if recs, _, _, _ := h.since(5); len(recs) != 1 || recs[0].seq != 6 {
 		t.Errorf("sequence numbers continue after passivation: %v", recs)
 	}
@@ -50,7 +50,7 @@ func TestHubResumesAfterLastEventIDAndReportsGaps(t *testing.T) {
 func TestHubSinceAcrossTrims(t *testing.T) {
 	h := newHub(8)
 	for i := range 100 {
-		h.add(messages.Envelope{Event: messages.TextDelta{Text: string(rune('a' + i%26))}})
+		h.add("", messages.Envelope{Event: messages.TextDelta{Text: string(rune('a' + i%26))}})
 		last := h.last()
 		for _, after := range []uint64{last - 1, last - 5, last - 8} {
 			if after > last {
@@ -81,14 +81,14 @@ func TestHubSinceAcrossTrims(t *testing.T) {
 func TestHubGapIsToldOnce(t *testing.T) {
 	h := newHub(8)
 	for _, s := range []string{"a", "b", "c"} {
-		h.add(messages.Envelope{Event: messages.TextDelta{Text: s}})
+		h.add("", messages.Envelope{Event: messages.TextDelta{Text: s}})
 	}
 	h.trim()
 	recs, from, _, _ := h.after(1)
 	if len(recs) != 0 || from != 3 {
 		t.Fatalf("after(1) on an empty buffer = %d records from %d, want none from 3", len(recs), from)
 	}
-	h.add(messages.Envelope{Event: messages.TextDelta{Text: "d"}})
+	h.add("", messages.Envelope{Event: messages.TextDelta{Text: "d"}})
 	recs, next, _, _ := h.after(from)
 	if next != from || len(recs) != 1 || recs[0].seq != 4 {
 		t.Errorf("after(%d) = %v from %d, want event 4 and no new gap", from, recs, next)

@@ -298,7 +298,7 @@ func (e *entry) activate(s Session, finished *statusCounts) {
 				}
 				e.lastActive.Store(time.Now().UnixNano())
 			}
-			e.hub.add(env)
+			e.hub.add(e.project, env)
 		}
 	}()
 }
