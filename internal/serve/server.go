@@ -695,6 +695,15 @@ func readJSON(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("request body: %w", err)
 	}
+	// One JSON value and nothing after it: `{"body":"x"} rm -rf` is a
+	// broken request, not a message "x".
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("request body: %w", err)
+		}
+		return errors.New("request body: more than one JSON value")
+	}
 	return nil
 }
 

@@ -65,4 +65,23 @@ func TestServeErrorsAreJSON(t *testing.T) {
 			t.Errorf("%s %s: Allow %q, want %q", tc.method, tc.path, got, tc.allow)
 		}
 	}
+
+	// A body with more after its JSON value is a broken request: refused,
+	// and nothing of it is queued or run.
+	for _, body := range []string{`{"body":"first"} {"body":"second"}`, `{"body":"first"} trailing`} {
+		req, _ := http.NewRequest("POST", c.base+"/v1/sessions/"+id+"/messages", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(raw), "more than one JSON value") {
+			t.Errorf("POST %q: %d %s, want 400 naming the extra value", body, resp.StatusCode, raw)
+		}
+	}
+	if s := c.do("GET", "/v1/sessions/"+id, nil, http.StatusOK); s["in_flight"] != float64(0) {
+		t.Errorf("a refused body was queued: %v", s)
+	}
 }
