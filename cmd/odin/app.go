@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
@@ -351,6 +352,9 @@ func loadApp(g *globalFlags) (*app, error) {
 		return nil, usageError("project directory %s: %v", dir, err)
 	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, usageError("project directory %s does not exist", dir)
+		}
 		return nil, usageError("project directory %s is not a directory", dir)
 	}
 	if err := checkAddDirs(root, g.addDirs); err != nil {
