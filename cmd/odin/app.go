@@ -306,6 +306,17 @@ func (a *app) userAgentDirs() []string {
 	return append(dirs, a.foreignUserDirs("agents")...)
 }
 
+// rosterOptions are the options the roster is loaded with: odin.yaml's
+// agents and the agent files, trust included.
+func (a *app) rosterOptions() actors.RosterOptions {
+	cfgFile := "odin.yaml"
+	if a.src != nil && a.src.ProjectFile != "" {
+		cfgFile = a.src.ProjectFile
+	}
+	return actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
+		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), Untrusted: !a.trust.trusted}
+}
+
 // agentNetworks resolves each agent's network: permissions.network.agents
 // plus the sandbox profile of its definition (odin.yaml agents or an agent
 // file, read as the roster reads them, trust included), and the unix
@@ -315,12 +326,7 @@ func (a *app) agentNetworks() (map[string][]string, map[string]bool, map[string]
 	domains := a.cfg.Permissions.Network.AgentDomains()
 	off := map[string]bool{}
 	sockets := map[string][]string{}
-	cfgFile := "odin.yaml"
-	if a.src != nil && a.src.ProjectFile != "" {
-		cfgFile = a.src.ProjectFile
-	}
-	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), Untrusted: !a.trust.trusted})
+	roster, err := actors.LoadRoster(a.rosterOptions())
 	if err != nil {
 		return domains, off, sockets
 	}

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/mcp"
 	"github.com/odin-code/odin/internal/repomap"
@@ -55,6 +56,17 @@ func checkConfigFiles(a *app, w io.Writer) (bool, string) {
 	}
 	for _, warn := range a.warnings {
 		fmt.Fprintf(w, "  note: %s\n", firstLine(warn))
+	}
+	// The agents (odin.yaml's and the agent files) load as a session
+	// loads them: a broken agent file stops every run.
+	if _, err := actors.LoadRoster(a.rosterOptions()); err != nil {
+		fmt.Fprintln(w, "  agents do not load:")
+		for l := range strings.SplitSeq(err.Error(), "\n") {
+			fmt.Fprintf(w, "    %s\n", termsafe.Line(l))
+		}
+		if a.configFail == nil {
+			return false, "fix the agent definition above (it names its file and line); odin agents lists the agents"
+		}
 	}
 	if f := a.configFail; f != nil {
 		// The other checks ran with what does load (loadLeavingOut).
