@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -189,6 +190,9 @@ func (a *Agent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Auth
 
 // NewSession implements sdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	o, err := a.openOptions(p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(err.Error())
@@ -233,6 +237,9 @@ func (a *Agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 // history first when asked, and sends its commands: the client knows the
 // session's ID, so they precede the response.
 func (a *Agent) reopen(ctx context.Context, id sdk.SessionId, cwd string, servers []sdk.McpServer, withReplay bool) (*liveSession, error) {
+	if err := checkCwd(cwd); err != nil {
+		return nil, err
+	}
 	a.mu.Lock()
 	_, running := a.sessions[string(id)]
 	a.mu.Unlock()
@@ -319,6 +326,9 @@ func (a *Agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sd
 	cwd := ""
 	if p.Cwd != nil {
 		cwd = *p.Cwd
+		if err := checkCwd(cwd); err != nil {
+			return sdk.ListSessionsResponse{}, err
+		}
 	}
 	stored, err := a.opts.Opener.List(ctx, cwd)
 	if err != nil {
@@ -620,4 +630,14 @@ func promptText(blocks []sdk.ContentBlock) (string, []messages.Image, error) {
 		return "", nil, errors.New("empty prompt")
 	}
 	return b.String(), images, nil
+}
+
+// checkCwd refuses a session's cwd that is not absolute, as ACP requires:
+// Odin would take a relative one against its own working directory, a
+// project the editor never named.
+func checkCwd(cwd string) error {
+	if !filepath.IsAbs(cwd) {
+		return sdk.NewInvalidParams(fmt.Sprintf("cwd must be an absolute path (got %q)", cwd))
+	}
+	return nil
 }

@@ -3,7 +3,11 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +77,44 @@ func TestACPAnswersMalformedLines(t *testing.T) {
 	}
 	if agent, _, _, _ := updatesText(c.take()); !strings.Contains(agent, "Still here.") {
 		t.Errorf("the session did not answer after the malformed lines: %q", agent)
+	}
+}
+
+// TestACPRefusesRelativeCwd: ACP's cwd must be absolute. A relative one
+// was taken against odin's own working directory (where the editor
+// happened to start it), opening and storing a session in a project the
+// editor never named; it is refused with invalid params, and nothing is
+// stored there.
+func TestACPRefusesRelativeCwd(t *testing.T) {
+	env, root := acpEnv(t)
+	// A working provider: without one no session would open anyway.
+	srv, err := llmtest.Serve("127.0.0.1:0", llmtest.NewScript())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env = append(env, "OPENAI_BASE_URL="+srv.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := &acpClient{answer: "once"}
+	p, _ := startWired(t, env, root, c)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cwd := range []string{".", "proj", "../proj"} {
+		_, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: cwd, McpServers: []sdk.McpServer{}})
+		var re *sdk.RequestError
+		if !errors.As(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "absolute") {
+			t.Errorf("session/new with cwd %q: %v, want invalid params saying it must be absolute", cwd, err)
+		}
+	}
+	if _, err := p.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "x", Cwd: ".", McpServers: []sdk.McpServer{}}); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Errorf("session/load with cwd \".\": %v, want it refused as not absolute", err)
+	}
+	list := exec.Command(filepath.Join(binDir, "odin"), "-C", root, "sessions")
+	list.Env = env
+	out, err := list.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "No sessions yet") {
+		t.Errorf("odin sessions in the editor's directory: %v\n%s", err, out)
 	}
 }
