@@ -37,7 +37,7 @@ func readClaudeMCP(path, baseDir, home string) (tree map[string]any, found bool,
 		MCPServers map[string]map[string]any `json:"mcpServers"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, false, []Problem{{Source: path, Msg: "invalid JSON: " + err.Error()}}
+		return nil, false, []Problem{{Source: path, Line: jsonErrorLine(data, err), Msg: "invalid JSON: " + err.Error()}}
 	}
 	if len(doc.MCPServers) == 0 {
 		return nil, false, nil

@@ -81,8 +81,14 @@ func TestMCPServerValidation(t *testing.T) {
 	writeFile(t, filepath.Join(f.root, FileName), "")
 	writeFile(t, filepath.Join(f.root, ClaudeProjectFile), `{"mcpServers": `)
 	_, _, err = Load(f.options(nil, nil))
-	if got := strings.Join(problems(t, err), "\n"); !strings.Contains(got, ".mcp.json: invalid JSON") {
+	if got := strings.Join(problems(t, err), "\n"); !strings.Contains(got, ".mcp.json:1: invalid JSON") {
 		t.Errorf("broken .mcp.json: %s", got)
+	}
+	// The line of the fault, as for odin.yaml.
+	writeFile(t, filepath.Join(f.root, ClaudeProjectFile), "{\n  \"mcpServers\": {\n    \"x\": {\"command\": \"a\",}\n  }\n}\n")
+	_, _, err = Load(f.options(nil, nil))
+	if got := strings.Join(problems(t, err), "\n"); !strings.Contains(got, ".mcp.json:3: invalid JSON") {
+		t.Errorf("broken .mcp.json: %s, want its line 3 named", got)
 	}
 }
 

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -173,4 +175,26 @@ func placeProblems(problems []Problem, files map[string]map[string]int) {
 			problems[i].Line = lineOf(lines, p.Key)
 		}
 	}
+}
+
+// jsonErrorLine is the line of data at which encoding/json stopped with
+// err (a syntax or type error), or 0.
+func jsonErrorLine(data []byte, err error) int {
+	var off int64
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset
+	case errors.As(err, &te):
+		off = te.Offset
+	default:
+		return 0
+	}
+	if len(data) == 0 {
+		return 0
+	}
+	off = min(max(off, 1), int64(len(data)))
+	// Offset counts the byte that stopped the decoder.
+	return bytes.Count(data[:off-1], []byte("\n")) + 1
 }
