@@ -213,11 +213,17 @@ func (r *repl) commands() []term.Command {
 			}},
 		r.rewindCommand(),
 		{Name: "compact", Description: "summarise the older history now to free context", Idle: true,
-			Run: func(ctx context.Context, _ string) (term.Result, error) {
+			Run: func(ctx context.Context, args string) (term.Result, error) {
+				if err := noArgs("compact", args); err != nil {
+					return term.Result{}, err
+				}
 				return r.compact(ctx)
 			}},
 		{Name: "init", Description: "analyse the project and write (or revise) ODIN.md", Idle: true,
-			Run: func(ctx context.Context, _ string) (term.Result, error) {
+			Run: func(ctx context.Context, args string) (term.Result, error) {
+				if err := noArgs("init", args); err != nil {
+					return term.Result{}, err
+				}
 				res, err := a.runInit(ctx, r.current().live, nil)
 				if err != nil {
 					return term.Result{}, err
@@ -235,6 +241,16 @@ func (r *repl) commands() []term.Command {
 				return r.resume(ctx, strings.TrimSpace(args))
 			}},
 	}
+}
+
+// noArgs refuses words after a command that takes none: /compact
+// "keep the API notes" would otherwise run as plain /compact, the words
+// silently dropped, before the user could take them back.
+func noArgs(name, args string) error {
+	if strings.TrimSpace(args) != "" {
+		return fmt.Errorf("/%s takes no arguments (got %q); type /%s alone", name, strings.TrimSpace(args), name)
+	}
+	return nil
 }
 
 func (r *repl) agents() string {

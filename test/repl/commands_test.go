@@ -26,6 +26,12 @@ func TestCompact(t *testing.T) {
 		tm.Expect("answer " + strings.TrimPrefix(q, "question "))
 	}
 	tm.Idle()
+	// Words after /compact are refused, not dropped: nothing is summarised.
+	tm.Type("/compact keep the API notes" + enter)
+	tm.Expect("takes no arguments")
+	if n := len(tm.Srv.RequestsFor("compaction")); n != 0 {
+		t.Fatalf("/compact with words compacted anyway (%d requests)", n)
+	}
 	tm.Type("/compact" + enter)
 	tm.Expect("Compacted")
 	tm.Type("after compaction" + enter)
