@@ -505,6 +505,9 @@ func readFile(path, label, baseDir, home string) (tree map[string]any, found boo
 		}
 		return nil, false, problems, nil
 	}
+	if line := secondDocumentLine(data); line > 0 {
+		return nil, false, []Problem{{Source: label, Line: line, Msg: "a second YAML document (after ---): the file holds one; merge its keys into the first"}}, nil
+	}
 	if raw == nil {
 		return map[string]any{}, true, nil, nil
 	}

@@ -496,6 +496,11 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 			want: []string{`odin.yaml:1: yaml: did not find expected node content`}},
 		{name: "bad character", project: "mode: edit\nmodels: {main: @x}\n",
 			want: []string{`odin.yaml:2: yaml: found character that cannot start any token`}},
+		{name: "unclosed list after a BOM, with CRLF", project: "\ufeffmode: edit\r\nmodels:\r\n  main: [x\r\n",
+			want: []string{`odin.yaml:3: yaml: did not find expected ',' or ']'`}},
+		// yaml.Unmarshal reads the first document and drops the rest.
+		{name: "a second document", project: "mode: edit\n---\nmode: ask\n",
+			want: []string{`odin.yaml:2: a second YAML document (after ---): the file holds one; merge its keys into the first`}},
 		{name: "value that does not fit its tag", project: "mode: edit\nmax_turns: !!int many\n",
 			want: []string{"odin.yaml:2: yaml: cannot decode !!str `many` as a !!int"}},
 		{name: "duplicate key", project: "mode: edit\nmode: ask\n",
@@ -1045,5 +1050,15 @@ func TestProjectFileProblemsNameItsPath(t *testing.T) {
 		if diff := cmp.Diff(want(tc.want), problems(t, err)); diff != "" {
 			t.Errorf("in %s (-want +got):\n%s", tc.cwd, diff)
 		}
+	}
+}
+
+// TestEmptyTrailingDocumentIsFine: a "---" with nothing after it (or only
+// a comment) drops nothing, so it is no error.
+func TestEmptyTrailingDocumentIsFine(t *testing.T) {
+	f := newFixture(t, "", "mode: ask\n---\n# nothing here\n")
+	cfg, _ := f.load(t, nil, nil)
+	if cfg.Mode != "ask" {
+		t.Errorf("mode = %q, want ask", cfg.Mode)
 	}
 }

@@ -59,18 +59,20 @@ func yamlSyntaxError(data []byte) (line int, msg string, ok bool) {
 		return 0, "", false
 	}
 	line, msg = le.Mark.Line, le.Message
-	content := strings.TrimRight(string(data), " \t\r\n")
+	// Lines, not indexes: an index counts runes, and a BOM or a CRLF
+	// would shift it against the bytes.
+	last := strings.Count(strings.TrimRight(string(data), " \t\r\n"), "\n") + 1
 	// The construct being parsed (a flow sequence, a quoted scalar),
 	// unless it too was only found at the end of the document.
 	ctx := 0
-	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Index < len(content) {
+	if le.ContextMsg != "" && le.ContextMark.Line > 0 && le.ContextMark.Line <= last {
 		ctx = le.ContextMark.Line
 	}
-	if le.Mark.Index >= len(content) {
+	if line > last {
 		// Found only at the end of the document (an unclosed bracket or
 		// quote): the construct left open, or else the last line written,
 		// is the one to fix.
-		line = strings.Count(content, "\n") + 1
+		line = last
 		if ctx > 0 {
 			line = ctx
 		}
@@ -197,4 +199,26 @@ func jsonErrorLine(data []byte, err error) int {
 	off = min(max(off, 1), int64(len(data)))
 	// Offset counts the byte that stopped the decoder.
 	return bytes.Count(data[:off-1], []byte("\n")) + 1
+}
+
+// secondDocumentLine is the line where a second YAML document of data
+// starts, or 0 when there is one: yaml.Unmarshal reads the first and
+// drops the rest without a word.
+func secondDocumentLine(data []byte) int {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first yaml.Node
+	if dec.Decode(&first) != nil {
+		return 0
+	}
+	for {
+		var next yaml.Node
+		if dec.Decode(&next) != nil {
+			return 0
+		}
+		// A trailing "---" with nothing under it loses nothing.
+		if len(next.Content) == 1 && next.Content[0].Tag == "!!null" && next.Content[0].Value == "" {
+			continue
+		}
+		return next.Line
+	}
 }
