@@ -423,7 +423,17 @@ func loadApp(g *globalFlags) (*app, error) {
 		stateDir: config.StateDir(env), dataDir: dataDir, clients: map[string]llm.Client{}, trust: pt, instr: instr,
 		configFail: configFail}
 	if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Store.Path, cfg.Permissions); err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		if !g.doctoring {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
+		// doctor reports the bad pattern and checks the rest with the
+		// built-in deny list.
+		a.configFail = a.configFail.add(err, "permissions.deny_read")
+		perms := cfg.Permissions
+		perms.DenyRead, perms.ProjectDenyRead = nil, nil
+		if a.denyRead, err = newDenyRead(home, root, []string{a.stateDir, userDir, dataDir}, cfg.Store.Path, perms); err != nil {
+			return nil, &exitError{code: exitUsage, err: err}
+		}
 	}
 	if a.stateDir != "" {
 		// Transcripts, log and history live here: owner-only. Failing is

@@ -92,3 +92,13 @@ type configFailure struct {
 	err     error
 	leftOut []string
 }
+
+// add records one more problem, outside the config loader (a deny_read
+// pattern that does not compile), and what was left out for it; f may be
+// nil.
+func (f *configFailure) add(err error, leftOut string) *configFailure {
+	if f == nil {
+		return &configFailure{err: err, leftOut: []string{leftOut}}
+	}
+	return &configFailure{err: errors.Join(f.err, err), leftOut: append(slices.Clone(f.leftOut), leftOut)}
+}
