@@ -26,7 +26,7 @@ func TestActivityShowsSpendAgainstBudget(t *testing.T) {
 
 // /cost lists the budgets the supervisor found spent.
 func TestCostListsSpentBudgets(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 100)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 100, "")
 	tr.event(messages.BudgetExceeded{TaskID: "t1", Agent: "search", Scope: messages.ScopeAgent, Limit: messages.LimitTokens, Spent: 3300, Allowed: 2500})
 	tr.event(messages.TurnFinished{Result: messages.TurnResult{Status: messages.TurnDone}})
 	got := strings.Join(tr.costLines(), "\n")

@@ -25,7 +25,7 @@ import (
 // idle, stops.
 func runLines(ctx context.Context, o Options) (Session, error) {
 	th := NewTheme(o.Out, ColorNone)
-	tr := newTranscript(th, 0)
+	tr := newTranscript(th, 0, o.Root)
 	sess := o.Session
 	mode := o.Mode
 	w := o.Out

@@ -49,7 +49,7 @@ func assertOnlySGR(t *testing.T, where, s string) {
 
 func TestTranscriptSanitizesUntrustedText(t *testing.T) {
 	for _, level := range []Color{ColorNone, ColorMono, ColorFull} {
-		tr := newTranscript(NewTheme(io.Discard, level), 60)
+		tr := newTranscript(NewTheme(io.Discard, level), 60, "")
 		o := messages.Origin{Agent: "orchestrator"}
 		review, _ := json.Marshal(messages.ReviewResult{Issues: []messages.ReviewIssue{{Severity: "major", File: "a\x1b[2J.go", Message: hostile}}})
 		var got []string
@@ -127,7 +127,7 @@ func TestVerdict(t *testing.T) {
 }
 
 func TestFailedReviewIsNotMarkedOK(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "")
 	res, _ := json.Marshal(messages.ReviewResult{Issues: []messages.ReviewIssue{{Severity: "critical", Message: "sql injection"}}})
 	got := tr.event(messages.AgentFinished{Report: messages.Report{Agent: "review", Status: messages.ReportOK, Summary: "1 critical issue", Result: res, Turns: 1}})
 	if diff := cmp.Diff([]string{"  ✗ review changes requested: 1 critical issue (1 call, 0 tokens, 0s)"}, got); diff != "" {
@@ -176,7 +176,7 @@ func TestWrapWordsNeverBreaksAFlag(t *testing.T) {
 }
 
 func TestDenialWrappedToTheTranscriptWidth(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 40)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 40, "")
 	text := "Permission denied: `rm -rf build` needs approval. To allow it without asking, run with --allow 'rm *' or --yolo. Ask the user."
 	got := tr.event(messages.ToolFinished{Origin: messages.Origin{Agent: "test", TaskID: "t"}, Denied: true, Output: text})
 	for _, l := range got {

@@ -112,7 +112,7 @@ func TestAgentColors(t *testing.T) {
 	if got := plain.Agent("scout"); got != "scout" {
 		t.Errorf("without colour: %q", got)
 	}
-	tr := newTranscript(th, 80)
+	tr := newTranscript(th, 80, "")
 	lines := tr.event(messages.AgentStarted{TaskID: "t1", Agent: "scout", Description: "look"})
 	if !strings.Contains(strings.Join(lines, "\n"), "38;5;51") {
 		t.Errorf("transcript line lacks scout's colour: %q", lines)

@@ -38,10 +38,13 @@ type transcript struct {
 	turns    int
 	// budgets are the budgets the supervisor found spent, for /cost.
 	budgets []messages.BudgetExceeded
+	// root is the project: a tool call's files inside it are shown
+	// relative to it, as odin run shows them.
+	root string
 }
 
-func newTranscript(th *Theme, width int) *transcript {
-	return &transcript{th: th, md: NewMarkdown(th, width), byAgent: map[string]messages.AgentUsage{}}
+func newTranscript(th *Theme, width int, root string) *transcript {
+	return &transcript{th: th, md: NewMarkdown(th, width), byAgent: map[string]messages.AgentUsage{}, root: root}
 }
 
 func (t *transcript) setWidth(w int) { t.md.SetWidth(w) }
@@ -73,7 +76,7 @@ func (t *transcript) event(ev messages.Event) []string {
 		}
 		// The REPL shows the Orchestrator's calls dim, whole: the
 		// answer around them is what stands out.
-		return append(append(t.release(), t.md.Flush()...), t.th.Paint(t.th.Dim, t.plain(present.Describe(ev))))
+		return append(append(t.release(), t.md.Flush()...), t.th.Paint(t.th.Dim, t.plain(present.DescribeIn(t.root, ev))))
 	case messages.ToolFinished:
 		if len(ev.Files) > 0 && !ev.Denied && !ev.IsError {
 			t.changed = true

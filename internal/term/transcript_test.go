@@ -12,7 +12,7 @@ import (
 )
 
 func TestTranscriptTurn(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "")
 	long := strings.Repeat("line\n", 10)
 	o := messages.Origin{Agent: "orchestrator"}
 	var got []string
@@ -56,7 +56,7 @@ func TestTranscriptTurn(t *testing.T) {
 // An answer synthesized after the gates follows the gate report, marked
 // as the answer; the interim text streamed before is not repeated.
 func TestTranscriptSynthesizedAnswerFollowsTheGates(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "")
 	o := messages.Origin{Agent: "orchestrator"}
 	var got []string
 	for _, ev := range []messages.Event{
@@ -81,7 +81,7 @@ func TestTranscriptSynthesizedAnswerFollowsTheGates(t *testing.T) {
 // After a Resync (the terminal fell behind and streamed text was skipped)
 // the answer is printed whole from the turn's result.
 func TestTranscriptResyncPrintsTheAnswerWhole(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "")
 	o := messages.Origin{Agent: "orchestrator"}
 	var got []string
 	for _, ev := range []messages.Event{
@@ -104,7 +104,7 @@ func TestTranscriptResyncPrintsTheAnswerWhole(t *testing.T) {
 // text streamed after the Resync waits for the result.
 func TestTranscriptResyncKeepsWhatIsOnTheScreen(t *testing.T) {
 	for _, color := range []Color{ColorNone, ColorFull} {
-		tr := newTranscript(NewTheme(io.Discard, color), 0)
+		tr := newTranscript(NewTheme(io.Discard, color), 0, "")
 		o := messages.Origin{Agent: "orchestrator"}
 		var got []string
 		for _, ev := range []messages.Event{
@@ -132,7 +132,7 @@ func TestTranscriptResyncKeepsWhatIsOnTheScreen(t *testing.T) {
 // A Resync whose printed part is not how the answer begins prints the
 // answer whole.
 func TestTranscriptResyncAnswerDiffersPrintsWhole(t *testing.T) {
-	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0)
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "")
 	o := messages.Origin{Agent: "orchestrator"}
 	var got []string
 	for _, ev := range []messages.Event{
@@ -146,5 +146,21 @@ func TestTranscriptResyncAnswerDiffersPrintsWhole(t *testing.T) {
 	text := strings.Join(got, "\n")
 	if !strings.Contains(text, "final line one") || !strings.Contains(text, "final line two") {
 		t.Errorf("the answer is not printed whole:\n%s", text)
+	}
+}
+
+// TestTranscriptToolPathsRelativeToTheProject: the REPL shows a call's
+// file inside the project relative to it, as odin run does, and one
+// outside it absolute.
+func TestTranscriptToolPathsRelativeToTheProject(t *testing.T) {
+	tr := newTranscript(NewTheme(io.Discard, ColorNone), 0, "/w/proj")
+	o := messages.Origin{Agent: "orchestrator"}
+	var got []string
+	for _, in := range []string{`{"file_path":"/w/proj/api/server.go"}`, `{"file_path":"/etc/hosts"}`} {
+		got = append(got, tr.event(messages.ToolStarted{Origin: o, Name: "ReadFile", Input: in})...)
+	}
+	want := []string{"  ⏺ ReadFile api/server.go", "  ⏺ ReadFile /etc/hosts"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("lines (-want +got):\n%s", d)
 	}
 }

@@ -218,7 +218,7 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	th.SetAgentColors(o.AgentColors)
-	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80),
+	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80, o.Root),
 		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24,
 		files: &fileIndex{root: o.Root}}
 	m.ta = newTextarea(th, m)
