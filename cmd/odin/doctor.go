@@ -28,6 +28,7 @@ func doctorChecks() []doctorCheck {
 		{name: "odin-sitter", run: checkSitter},
 		{name: "trust", run: checkTrust},
 		{name: "sandbox", run: checkSandbox},
+		{name: "store", run: checkStore},
 		{name: "other-agents", run: checkForeign},
 	}
 }
@@ -35,8 +36,8 @@ func doctorChecks() []doctorCheck {
 func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "doctor [CHECK...]",
-		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, and the sandbox",
-		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, other-agents); " +
+		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, the sandbox and the session store",
+		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, store, other-agents); " +
 			"the provider check sends one GET /models to the configured endpoint. Exits 1 when a check fails.",
 		RunE: func(_ *cobra.Command, args []string) error {
 			checks := doctorChecks()

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +13,8 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/compat"
+	"github.com/odin-code/odin/internal/store"
+	"github.com/odin-code/odin/internal/termsafe"
 )
 
 // loadLeavingOut loads the configuration without the sources that made
@@ -101,4 +107,37 @@ func (f *configFailure) add(err error, leftOut string) *configFailure {
 		return &configFailure{err: err, leftOut: []string{leftOut}}
 	}
 	return &configFailure{err: errors.Join(f.err, err), leftOut: append(slices.Clone(f.leftOut), leftOut)}
+}
+
+// checkStore opens the session store as a session would and counts this
+// project's sessions: a store that does not open (a corrupt or unwritable
+// database, a server that refuses) stops every session. A database file
+// not created yet is fine — the first session creates it — and doctor
+// does not create it.
+func checkStore(a *app, w io.Writer) (bool, string) {
+	where := a.cfg.Store.URL
+	if where == "" {
+		where = a.cfg.Store.Path
+		if where == "" && a.stateDir != "" {
+			where = filepath.Join(a.stateDir, "odin.db")
+		}
+		if _, err := os.Stat(where); where != "" && errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(w, "store: %s (not created yet; the first session creates it)\n", where)
+			return true, ""
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doctorProbeTimeout)
+	defer cancel()
+	st, err := a.openStore(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "store: does not open: %s\n", termsafe.Line(firstLine(err.Error())))
+		return false, "every session needs the store: fix or move the database (store.path, store.url or ODIN_STORE_URL)"
+	}
+	list, err := st.Sessions(ctx, store.SessionQuery{Project: a.root})
+	if err != nil {
+		fmt.Fprintf(w, "store: %s opens, but cannot list sessions: %s\n", termsafe.Line(store.RedactURL(where)), termsafe.Line(firstLine(err.Error())))
+		return false, "every session needs the store: fix or move the database (store.path, store.url or ODIN_STORE_URL)"
+	}
+	fmt.Fprintf(w, "store: %s (opens; %d session%s of this project)\n", termsafe.Line(store.RedactURL(where)), len(list), pluralS(len(list)))
+	return true, ""
 }
