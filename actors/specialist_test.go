@@ -276,7 +276,7 @@ func TestRosterErrors(t *testing.T) {
 		{"bad name", map[string]config.Agent{"Bad Name": {Description: "d", Prompt: "p"}}, "", "odin.yaml: agents.Bad Name: invalid agent name"},
 		{"timeout over max", map[string]config.Agent{"code": {Timeout: time.Hour}}, "", "odin.yaml: agents.code.timeout: 1h0m0s exceeds max_timeout"},
 		{"override deny unknown", map[string]config.Agent{"search": {DisallowedTools: []string{"Grp"}}}, "", `agents.search.disallowed_tools: unknown tool "Grp"`},
-		{"md bad duration", nil, "---\nname: slow\ndescription: d\ntimeout: forever\n---\nbody\n", `.odin/agents/slow.md: slow: timeout: invalid duration "forever"`},
+		{"md bad duration", nil, "---\nname: slow\ndescription: d\ntimeout: forever\n---\nbody\n", `.odin/agents/slow.md:4: slow: timeout: invalid duration "forever"`},
 		{"md no front matter", nil, "just text", ".odin/agents/slow.md: slow: missing YAML front matter"},
 		{"md unknown key", nil, "---\ndescription: d\ncolour: red\n---\nbody", "field colour not found"},
 		{"md empty body", nil, "---\ndescription: d\n---\n", "slow: prompt: the body"},
