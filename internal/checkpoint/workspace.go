@@ -89,6 +89,11 @@ type Workspace struct {
 	// at MaxFiles ("" when it walked everything): a path after it that a
 	// later scan sees is not new, it was merely unwatched.
 	cutoff string
+	// reads counts the files scans have read (for tests and benchmarks:
+	// a scan of an unchanged tree reads none).
+	reads atomic.Int64
+	// now is the clock racy stats are judged by.
+	now func() time.Time
 }
 
 type wsFile struct {
@@ -118,7 +123,7 @@ func NewWorkspace(opts WorkspaceOptions) (*Workspace, error) {
 	if !filepath.IsAbs(opts.Root) || opts.Blobs == nil {
 		return nil, fmt.Errorf("checkpoint: a workspace needs an absolute root (not %q) and a blob store", opts.Root)
 	}
-	return &Workspace{opts: opts, files: map[string]*wsFile{}, dirs: map[string]fs.FileMode{}}, nil
+	return &Workspace{opts: opts, files: map[string]*wsFile{}, dirs: map[string]fs.FileMode{}, now: time.Now}, nil
 }
 
 // Root is the tree the Workspace watches.
@@ -306,7 +311,7 @@ func after(path, cutoff string) bool {
 // scan walks the tree, reads what changed and makes the result the known
 // state. With record it returns the changes (see End).
 func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
-	start := time.Now()
+	start := w.now()
 	res, err := w.walk(ctx)
 	if err != nil {
 		return nil, err
@@ -442,6 +447,7 @@ func (w *Workspace) readAll(ps []*pending) {
 
 // read hashes one file and, within the limits, keeps a copy of it.
 func (w *Workspace) read(path string, st fileStat) *wsFile {
+	w.reads.Add(1)
 	f := &wsFile{stat: st}
 	lim := w.opts.Limits
 	if st.size > lim.MaxFileBytes {
