@@ -458,7 +458,7 @@ func (w *Workspace) read(path string, st fileStat) *wsFile {
 	if w.opts.Hide != nil && w.opts.Hide(path, 0) {
 		keep, f.why = false, "it is on the read deny list, and Odin keeps no copy of such files"
 	}
-	hash, kept, err := w.copyIn(path, keep)
+	hash, kept, err := w.copyIn(path, st.size, keep)
 	if err != nil {
 		f.why = fmt.Sprintf("Odin could not read it (%v)", err)
 		return f
@@ -473,15 +473,32 @@ func (w *Workspace) read(path string, st fileStat) *wsFile {
 // copyIn hashes path and, if keep and the store has room, stores its
 // content under its hash. The file is opened without following a
 // symbolic link and read up to MaxFileBytes: a file that grows past it
-// while read gets no copy.
-func (w *Workspace) copyIn(path string, keep bool) (hash string, kept bool, err error) {
+// while read gets no copy. A small file (most of a source tree) is read
+// into memory and appended to the store's pack; a larger one is copied
+// to a temporary file while hashed, then renamed to its copy's name.
+func (w *Workspace) copyIn(path string, size int64, keep bool) (hash string, kept bool, err error) {
 	src, err := openNoFollow(path)
 	if err != nil {
 		return "", false, err
 	}
 	defer src.Close()
-	h := sha256.New()
 	limit := w.opts.Limits.MaxFileBytes
+	if size <= packMax {
+		data, err := io.ReadAll(io.LimitReader(src, limit+1))
+		if err != nil {
+			return "", false, err
+		}
+		if int64(len(data)) > limit {
+			return "", false, fmt.Errorf("it grew past %s while read", sizeText(limit))
+		}
+		hash = hashBytes(data)
+		if !keep {
+			return hash, false, nil
+		}
+		kept, err = w.opts.Blobs.putBytes(hash, data)
+		return hash, kept, err
+	}
+	h := sha256.New()
 	var tmp *os.File
 	var dst io.Writer = h
 	if keep {
@@ -506,110 +523,9 @@ func (w *Workspace) copyIn(path string, keep bool) (hash string, kept bool, err 
 	if !keep {
 		return hash, false, nil
 	}
-	kept, err = w.opts.Blobs.put(tmp, hash, n)
+	// The deferred removal of tmp then finds nothing, which is fine.
+	kept, err = w.opts.Blobs.putFile(hash, n, func(name string) error { return os.Rename(tmp.Name(), name) })
 	return hash, kept, err
-}
-
-// Blobs is a content-addressed store of file copies in a private
-// directory, each counted by the Workspaces that use it and removed when
-// none does. It is safe for concurrent use.
-type Blobs struct {
-	dir string
-	max int64
-
-	mu    sync.Mutex
-	blobs map[string]*blob
-	total int64
-}
-
-type blob struct {
-	size int64
-	refs int
-}
-
-// NewBlobs empties dir (copies a dead process left are of no use: the
-// state they belonged to was in its memory) and returns a store there
-// holding at most maxBytes (0: DefaultMaxBlobBytes). The directory must
-// belong to this store alone.
-func NewBlobs(dir string, maxBytes int64) (*Blobs, error) {
-	if !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("checkpoint: blob directory %q is not absolute", dir)
-	}
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxBlobBytes
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	return &Blobs{dir: dir, max: maxBytes, blobs: map[string]*blob{}}, nil
-}
-
-// Close removes the store's directory.
-func (b *Blobs) Close() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.blobs, b.total = map[string]*blob{}, 0
-	return os.RemoveAll(b.dir)
-}
-
-// Bytes is the size of the copies held.
-func (b *Blobs) Bytes() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.total
-}
-
-// put stores the temporary file tmp (n bytes, removed by the caller)
-// under hash, or counts one more use of the copy there; kept is false
-// when the store is full.
-func (b *Blobs) put(tmp *os.File, hash string, n int64) (kept bool, err error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if bl, ok := b.blobs[hash]; ok {
-		bl.refs++
-		return true, nil
-	}
-	if b.total+n > b.max {
-		return false, nil
-	}
-	// The caller's removal of tmp then finds nothing, which is fine.
-	if err := os.Rename(tmp.Name(), filepath.Join(b.dir, hash)); err != nil {
-		return false, err
-	}
-	b.blobs[hash] = &blob{size: n, refs: 1}
-	b.total += n
-	return true, nil
-}
-
-func (b *Blobs) unref(hash string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	bl, ok := b.blobs[hash]
-	if !ok {
-		return
-	}
-	if bl.refs--; bl.refs > 0 {
-		return
-	}
-	delete(b.blobs, hash)
-	b.total -= bl.size
-	_ = os.Remove(filepath.Join(b.dir, hash))
-}
-
-// content reads a kept copy back, checking it against its hash: a copy
-// that does not match is not restored from.
-func (w *Workspace) content(hash string) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(w.opts.Blobs.dir, hash))
-	if err != nil {
-		return nil, err
-	}
-	if hashBytes(data) != hash {
-		return nil, errors.New("Odin's copy of it is damaged")
-	}
-	return data, nil
 }
 
 // created is the record of a file the command created.
@@ -678,4 +594,10 @@ func sizeText(n int64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/(1<<10)), ".0") + " KiB"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// content reads a kept copy back, checked against its hash: a copy that
+// does not match is not restored from.
+func (w *Workspace) content(hash string) ([]byte, error) {
+	return w.opts.Blobs.read(hash)
 }

@@ -411,9 +411,51 @@ func TestBlobsAreSharedAndReleased(t *testing.T) {
 		t.Fatalf("after one close: %d bytes, want 4", got)
 	}
 	_ = ws[1].Close()
-	ents, _ := os.ReadDir(blobs.dir)
-	if got := blobs.Bytes(); got != 0 || len(ents) != 0 {
-		t.Fatalf("after both closed: %d bytes, %d entries left", got, len(ents))
+	fi, err := os.Stat(filepath.Join(blobs.dir, "pack"))
+	if got := blobs.Bytes(); got != 0 || err != nil || fi.Size() != 0 {
+		t.Fatalf("after both closed: %d bytes held, pack %v (%v); want nothing", got, fi, err)
+	}
+}
+
+// The pack is rewritten without the contents no longer used once they
+// are most of it, and what is still used reads back intact, as do the
+// large contents kept in files of their own.
+func TestBlobsPackCompaction(t *testing.T) {
+	b, err := NewBlobs(filepath.Join(t.TempDir(), "blobs"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.compactAt = 1000
+	var hashes []string
+	for i := range 100 {
+		data := []byte(fmt.Sprintf("content %03d %s", i, strings.Repeat("z", 80)))
+		h := hashBytes(data)
+		if kept, err := b.putBytes(h, data); !kept || err != nil {
+			t.Fatalf("putBytes: %v %v", kept, err)
+		}
+		hashes = append(hashes, h)
+	}
+	big := []byte(strings.Repeat("B", packMax+1))
+	bigHash := hashBytes(big)
+	if kept, err := b.putFile(bigHash, int64(len(big)), func(name string) error { return os.WriteFile(name, big, 0o600) }); !kept || err != nil {
+		t.Fatalf("putFile: %v %v", kept, err)
+	}
+	before, _ := os.Stat(filepath.Join(b.dir, "pack"))
+	for _, h := range hashes[:90] {
+		b.unref(h)
+	}
+	after, _ := os.Stat(filepath.Join(b.dir, "pack"))
+	if after.Size() >= before.Size()/2 {
+		t.Fatalf("pack %d bytes after dropping 90%% of %d: not compacted", after.Size(), before.Size())
+	}
+	for _, h := range append(hashes[90:], bigHash) {
+		if _, err := b.read(h); err != nil {
+			t.Errorf("read %s after compaction: %v", h[:8], err)
+		}
+	}
+	if _, err := b.read(hashes[0]); err == nil {
+		t.Error("a dropped content still reads")
 	}
 }
 
