@@ -29,9 +29,9 @@ func statOf(fi fs.FileInfo) fileStat {
 
 func (s fileStat) same(o fileStat) bool { return s == o }
 
-// racy reports whether the file changed so close to the scan at start
-// that a later change in the same timestamp tick could leave its stat as
-// it is.
+// racy reports whether the file changed so close to the scan started at
+// start that a later change in the same timestamp tick could leave its
+// stat as it is.
 func (s fileStat) racy(start time.Time) bool {
 	return s.mtime >= start.Add(-racyWindow).UnixNano() || s.ctime >= start.Add(-racyWindow).UnixNano()
 }

@@ -104,11 +104,16 @@ type wsFile struct {
 	kept bool
 	// why says why there is no copy.
 	why string
+	// racy: the file changed so close to the scan that stat'ed it that
+	// a later change in the same timestamp tick could leave its stat as
+	// it was, so the next scan reads it whatever its stat.
+	racy bool
 }
 
 // racyWindow: a file whose modification time is this close to the scan
 // that stat'ed it may change again within the same timestamp tick without
-// its metadata showing it, so the next scan reads it whatever its stat.
+// its metadata showing it, so the next scan reads it whatever its stat
+// (as git treats "racily clean" index entries).
 const racyWindow = 2 * time.Second
 
 // NewWorkspace returns a Workspace that has not scanned yet; the first
@@ -322,7 +327,7 @@ func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
 	for _, sf := range res.files {
 		seen[sf.path] = true
 		old := w.files[sf.path]
-		if old != nil && old.stat.same(sf.stat) && !old.stat.racy(start) {
+		if old != nil && old.stat.same(sf.stat) && !old.racy {
 			next[sf.path] = old
 			continue
 		}
@@ -339,7 +344,7 @@ func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
 		switch {
 		case err == nil && fi.Mode().IsRegular():
 			st := statOf(fi)
-			if old.stat.same(st) && !old.stat.racy(start) {
+			if old.stat.same(st) && !old.racy {
 				next[path] = old
 			} else {
 				read = append(read, &pending{path: path, stat: st, old: old})
@@ -350,7 +355,7 @@ func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
 			next[path] = old // unreadable now: keep what is known
 		}
 	}
-	w.readAll(read)
+	w.readAll(read, start)
 	var found []File
 	for _, p := range read {
 		next[p.path] = p.now
@@ -422,7 +427,7 @@ type pending struct {
 
 // readAll reads the pending files, several at once: the first scan of a
 // tree reads all of it.
-func (w *Workspace) readAll(ps []*pending) {
+func (w *Workspace) readAll(ps []*pending, start time.Time) {
 	if len(ps) == 0 {
 		return
 	}
@@ -438,7 +443,7 @@ func (w *Workspace) readAll(ps []*pending) {
 				if i >= len(ps) {
 					return
 				}
-				ps[i].now = w.read(ps[i].path, ps[i].stat)
+				ps[i].now = w.read(ps[i].path, ps[i].stat, start)
 			}
 		}()
 	}
@@ -446,9 +451,9 @@ func (w *Workspace) readAll(ps []*pending) {
 }
 
 // read hashes one file and, within the limits, keeps a copy of it.
-func (w *Workspace) read(path string, st fileStat) *wsFile {
+func (w *Workspace) read(path string, st fileStat, start time.Time) *wsFile {
 	w.reads.Add(1)
-	f := &wsFile{stat: st}
+	f := &wsFile{stat: st, racy: st.racy(start)}
 	lim := w.opts.Limits
 	if st.size > lim.MaxFileBytes {
 		f.why = fmt.Sprintf("it is %s, over the %s Odin copies per file", sizeText(st.size), sizeText(lim.MaxFileBytes))
