@@ -103,6 +103,20 @@ type ChangeTracker interface {
 	FileChanges(paths []string) (modified, created []messages.FileChange)
 }
 
+// CommandTracker is a ChangeTracker that also records what commands
+// change in the workspace (tool.Env.BeforeCommand).
+type CommandTracker interface {
+	BeforeCommand(ctx context.Context, root string) (after func(context.Context) error, err error)
+}
+
+// beforeCommand is t's BeforeCommand, nil when t records no commands.
+func beforeCommand(t ChangeTracker) func(context.Context, string) (func(context.Context) error, error) {
+	if ct, ok := t.(CommandTracker); ok {
+		return ct.BeforeCommand
+	}
+	return nil
+}
+
 // ChangeSets starts a change set per turn. Begin is called when a turn
 // starts; Commit when it ends (the set then becomes the checkpoint that
 // odin undo restores).

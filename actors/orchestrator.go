@@ -732,7 +732,7 @@ func (o *Orchestrator) env(t *turnState) *tool.Env {
 	}
 	env := &tool.Env{Root: o.deps.Root, Agent: "orchestrator", AgentID: o.session, SessionID: o.session,
 		Mode: string(t.input.Mode), Reads: o.reads, Guard: o.deps.Guard("orchestrator", ""), DenyRead: o.deps.DenyRead, BeforeWrite: before, IntendWrite: intend,
-		Editor: o.deps.Editor, Locks: o.deps.Locks, Publish: func(ev any) {
+		BeforeCommand: beforeCommand(t.tracker), Editor: o.deps.Editor, Locks: o.deps.Locks, Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				o.deps.Bus.Publish(e)
 			}

@@ -292,7 +292,7 @@ func (s *specialist) begin(c actor.Context, t *task) {
 	}
 	s.env = &tool.Env{Root: s.root(), Agent: def.Name, AgentID: d.TaskID, SessionID: d.SessionID,
 		Mode: string(s.mode()), Reads: tool.NewReadState(), Guard: guard, DenyRead: deny,
-		BeforeWrite: before, IntendWrite: intend, Editor: editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Done: ctx.Done(), Publish: func(ev any) {
+		BeforeWrite: before, IntendWrite: intend, BeforeCommand: beforeCommand(tracker), Editor: editor, Locks: s.deps.Locks, ReadOnlyCommands: def.WriteScope != WriteAny, Done: ctx.Done(), Publish: func(ev any) {
 			if e, ok := ev.(messages.Event); ok {
 				s.deps.Bus.Publish(e)
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/browser"
+	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
@@ -196,6 +197,10 @@ type app struct {
 	// remote places specialists on other nodes (a session hosted on a
 	// cluster: odin worker, serve --cluster); nil runs them here.
 	remote actors.RemoteSpecialists
+
+	// blobs are the workspace copies of command checkpoints (undowatch.go).
+	blobsOnce sync.Once
+	blobs     *checkpoint.Blobs
 
 	repoMapsOnce sync.Once
 	repoMapPool  *repomap.Pool
@@ -645,7 +650,9 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 	// Permission is outermost but for WithRecover: a denied call never
 	// reaches hooks or the tool, and a panic in the check itself (a
 	// command that crashes the shell parser's walk) fails that call alone.
-	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover)
+	// A command's checkpoint brackets its hooks, whose changes undo
+	// restores with the command's.
+	set := a.baseTools().Map(tools.WithHooks(hooks), tools.WithCommandCheckpoint, tools.WithPermission(permissionHook(pol)), tools.WithRecover)
 	mgr := a.mcpManager()
 	mcpTools := func() []tool.Tool {
 		return tools.NewSet(mgr.Tools()...).Map(tools.WithHooks(hooks), tools.WithPermission(permissionHook(pol)), tools.WithRecover).All()
@@ -670,7 +677,7 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		Guard:    func(agent, taskID string) tool.PathGuard { return pol.GuardFor(agent, taskID) },
 		DenyRead: a.denyRead,
 		MCP:      mcpTools,
-		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: newChangeSets(a.root, nil, ""), Hooks: hooks,
+		Small:    smallModel{a}, Instructions: instr, AppendSystem: a.flags.appendSystem, Changes: newChangeSets(a.root, nil, "", nil), Hooks: hooks,
 		Checks: checks, Lint: checks, Coverage: checks,
 		Log: a.log, NewID: newID, OS: runtime.GOOS + "/" + runtime.GOARCH, Remote: a.remote,
 		Worktrees: a.worktrees(),

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/odin-code/odin/actors"
+	"github.com/odin-code/odin/internal/changeset"
 	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/present"
@@ -283,11 +283,11 @@ func (a *app) restoreCheckpoint(ctx context.Context, st store.Store, id string, 
 	}
 	var out []string
 	for _, o := range outcomes {
-		rel, err := filepath.Rel(a.root, o.Path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = o.Path
+		action := o.Action
+		if o.Reason != "" {
+			action += ": " + o.Reason
 		}
-		out = append(out, fmt.Sprintf("%s %s (%s)", rel, o.Action, firstLine(cp.Label)))
+		out = append(out, fmt.Sprintf("%s %s (%s)", changeset.RelPath(a.root, o.Path), action, firstLine(cp.Label)))
 	}
 	return out, nil
 }

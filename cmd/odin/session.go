@@ -11,6 +11,7 @@ import (
 
 	"github.com/odin-code/odin/actors"
 	"github.com/odin-code/odin/internal/changeset"
+	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/mcp"
@@ -100,6 +101,9 @@ type liveSession struct {
 	ModelNotice string
 	// lease makes this process the session's only writer.
 	lease *store.Lease
+	// workspace watches the project for the session's command
+	// checkpoints; nil when commands are not checkpointed.
+	workspace *checkpoint.Workspace
 	// Recovery holds the turns a dead process left unfinished; resume
 	// runs them once the front end listens.
 	Recovery   actors.Recovery
@@ -135,6 +139,9 @@ func (l *liveSession) submit(body string, mode messages.Mode, images []messages.
 // session's lease.
 func (l *liveSession) Close(ctx context.Context) error {
 	err := l.Session.Close(ctx)
+	if l.workspace != nil {
+		_ = l.workspace.Close()
+	}
 	_ = l.lease.Release()
 	return err
 }
@@ -286,17 +293,21 @@ func (a *app) startSession(ctx context.Context, o sessionOptions) (*liveSession,
 		// runs stop it.
 		deps.Approver = busApprover
 	}
-	deps.Changes = newChangeSets(a.root, st, id)
+	ws := a.commandWorkspace()
+	deps.Changes = newChangeSets(a.root, st, id, ws)
 	sopts := actors.SessionOptions{ID: id, History: store.LLMMessages(history)}
 	if a.actors != nil {
 		sopts.System = a.actors.get(a.log)
 	}
 	sess, err := actors.NewSession(deps, sopts)
 	if err != nil {
+		if ws != nil {
+			_ = ws.Close()
+		}
 		return nil, err
 	}
 	ok = true
-	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Elicitor: elicitor, Resumed: resumed, ModelNotice: modelNotice, lease: lease, Recovery: recovery}, nil
+	return &liveSession{ID: id, Session: sess, Bus: bus, Deps: deps, Approver: busApprover, Elicitor: elicitor, Resumed: resumed, ModelNotice: modelNotice, lease: lease, Recovery: recovery, workspace: ws}, nil
 }
 
 // claimSession claims the session for this process (store.Claimer) and
@@ -327,8 +338,8 @@ func claimNode() string {
 // cmd imports actors, so its interfaces are met here.
 type changeSets struct{ sets *changeset.Sets }
 
-func newChangeSets(root string, st store.Store, session string) changeSets {
-	return changeSets{&changeset.Sets{Root: root, Store: st, Session: session}}
+func newChangeSets(root string, st store.Store, session string, ws *checkpoint.Workspace) changeSets {
+	return changeSets{&changeset.Sets{Root: root, Store: st, Session: session, Workspace: ws}}
 }
 
 func (c changeSets) Begin(_ context.Context, _ string, label string) actors.ChangeTracker {

@@ -22,6 +22,9 @@ type Sets struct {
 	Store store.Store
 	// Session is the session the change sets are recorded under.
 	Session string
+	// Workspace, when set, watches the project for what commands change
+	// (see Tracker.BeforeCommand); nil leaves commands unrecorded.
+	Workspace *checkpoint.Workspace
 }
 
 // Begin starts the change set of one turn; nothing reaches the store
@@ -61,14 +64,28 @@ type Tracker struct {
 }
 
 // BeforeWrite snapshots path before its first change and saves the
-// snapshot to the store; an error aborts the write.
+// snapshot to the store, with the directories the write will create for
+// it (undo removes them again); an error aborts the write.
 func (t *Tracker) BeforeWrite(path string) error {
 	fresh := false
 	if _, _, ok := t.Snapshot(path); !ok {
 		fresh = true
 	}
+	var dirs []checkpoint.File
+	if fresh {
+		dirs = checkpoint.CreatedDirs(t.sets.Root, path)
+	}
 	if err := t.Tracker.BeforeWrite(path); err != nil || !fresh || t.sets.Store == nil {
+		if err == nil && len(dirs) > 0 {
+			t.Tracker.Record(dirs)
+		}
 		return err
+	}
+	if len(dirs) > 0 {
+		if err := t.record(context.Background(), dirs); err != nil {
+			t.Tracker.Forget(path)
+			return err
+		}
 	}
 	content, existed, _ := t.Snapshot(path)
 	// The write waits for this and must not be cut short by the turn's
@@ -133,6 +150,91 @@ func (t *Tracker) IntendDelete(path string) error {
 	return nil
 }
 
+// BeforeCommand snapshots the workspace before a command runs in root and
+// returns the function to call after it (also when it failed), which
+// records in the change set what the command changed: the content before
+// it of each file it modified or deleted, the files and directories it
+// created, and the changes Odin had no copy of (reported by undo as not
+// restorable). Both save to the store before they return, so a turn
+// reported done has its checkpoint stored. A command in another root (an
+// isolated worktree, whose changes come back as a patch through
+// BeforeWrite) or a change set without a store or workspace is not
+// watched: after is nil then. An error means nothing was snapshotted and
+// the command must not run.
+func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(context.Context) error, err error) {
+	ws := t.sets.Workspace
+	if ws == nil || t.sets.Store == nil || filepath.Clean(root) != ws.Root() {
+		return nil, nil
+	}
+	found, err := ws.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := t.record(context.WithoutCancel(ctx), found); err != nil {
+		ws.Abandon()
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		found, err := ws.End(ctx)
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		return t.record(ctx, found)
+	}, nil
+}
+
+// record adds found entries to the change set and saves them: new ones
+// as snapshots (in one transaction where the store batches), and the new
+// after-hashes of paths it held already. An entry that could not be saved
+// is dropped from memory too.
+func (t *Tracker) record(ctx context.Context, found []checkpoint.File) error {
+	if len(found) == 0 {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.checkpointID == "" {
+		cp, err := t.sets.Store.CreateCheckpoint(ctx, store.Checkpoint{SessionID: t.sets.Session, Project: t.sets.Root, Label: t.label})
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		t.checkpointID = cp.ID
+	}
+	added, merged := t.Tracker.Record(found)
+	save := func(ctx context.Context) error {
+		for _, f := range added {
+			_, err := t.sets.Store.AddSnapshot(ctx, t.checkpointID, store.FileSnapshot{Path: f.Path, Existed: f.Existed,
+				Mode: f.Mode, Content: f.Content, HashAfter: checkpoint.JoinHashes(f.AfterHashes)})
+			if err != nil {
+				return err
+			}
+		}
+		if len(merged) == 0 {
+			return nil
+		}
+		hashes := make(map[string]string, len(merged))
+		for _, p := range merged {
+			hashes[p] = checkpoint.JoinHashes(t.Tracker.Intents(p))
+		}
+		return t.sets.Store.SetAfterHashes(ctx, t.checkpointID, hashes)
+	}
+	var err error
+	if b, ok := t.sets.Store.(interface {
+		Batch(context.Context, func(context.Context) error) error
+	}); ok {
+		err = b.Batch(ctx, save)
+	} else {
+		err = save(ctx)
+	}
+	if err != nil {
+		for _, f := range added {
+			t.Tracker.Forget(f.Path)
+		}
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
+}
+
 // ErrNothing is returned by Undo when the project has no change set left
 // to undo.
 var ErrNothing = errors.New("nothing to undo")
@@ -170,7 +272,7 @@ func Undo(ctx context.Context, st store.Store, root string, roots []string, forc
 func undoMessage(cp store.Checkpoint, outcomes []checkpoint.Outcome, root string) string {
 	n := 0
 	for _, o := range outcomes {
-		if o.Action != "unchanged" {
+		if !o.Dir && o.Action != "unchanged" && o.Action != checkpoint.ActionNotRestorable {
 			n++
 		}
 	}
@@ -182,28 +284,63 @@ func undoMessage(cp store.Checkpoint, outcomes []checkpoint.Outcome, root string
 	msg := fmt.Sprintf("Restored %s from the change set %q (%s):", files, cp.Label, when)
 	if n == 0 {
 		msg = fmt.Sprintf("Nothing to restore: the change set %q (%s) was interrupted before any of its writes landed; it is marked as undone:", cp.Label, when)
+		if changedSomething(outcomes) {
+			msg = fmt.Sprintf("Restored no file from the change set %q (%s); it is marked as undone:", cp.Label, when)
+		}
 	}
 	for _, o := range outcomes {
-		rel, err := filepath.Rel(root, o.Path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = o.Path
-		}
-		var verb string
-		switch {
-		case o.Action == "unchanged" && !o.Existed:
-			verb = "was never created (the change was interrupted before writing it); nothing to remove"
-		case o.Action == "unchanged":
-			verb = "already as before the change (it was interrupted before writing it); left as is"
-		case o.Action == "removed":
-			verb = "removed (it was created by the change)"
-		case o.State == checkpoint.StateChanged:
-			verb = "restored over someone else's later changes (--force)"
-		default:
-			verb = "restored"
-		}
-		msg += fmt.Sprintf("\n  %s %s", rel, verb)
+		msg += "\n  " + RelPath(root, o.Path) + " " + OutcomeText(o)
 	}
 	return msg
+}
+
+// changedSomething reports whether an outcome other than a file's
+// "unchanged" happened (a directory removed, a change not restorable).
+func changedSomething(outcomes []checkpoint.Outcome) bool {
+	for _, o := range outcomes {
+		if o.Dir && o.Action != "unchanged" || o.Action == checkpoint.ActionNotRestorable {
+			return true
+		}
+	}
+	return false
+}
+
+// RelPath shows path relative to root when it is beneath it; a
+// directory keeps its trailing separator.
+func RelPath(root, path string) string {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return path
+	}
+	if strings.HasSuffix(path, string(filepath.Separator)) {
+		rel += string(filepath.Separator)
+	}
+	return rel
+}
+
+// OutcomeText says what undo did with one entry, for the user.
+func OutcomeText(o checkpoint.Outcome) string {
+	switch {
+	case o.Action == checkpoint.ActionNotRestorable:
+		return "NOT restored: " + o.Reason
+	case o.Dir && o.Action == "removed":
+		return "removed (the change created this directory)"
+	case o.Dir && o.Action == checkpoint.ActionRecreated:
+		return "recreated (the change removed this directory)"
+	case o.Dir && o.Action == checkpoint.ActionKept:
+		return "kept: the change created this directory, but " + o.Reason
+	case o.Dir:
+		return "already as before the change; left as is"
+	case o.Action == "unchanged" && !o.Existed:
+		return "was never created (the change was interrupted before writing it); nothing to remove"
+	case o.Action == "unchanged":
+		return "already as before the change (it was interrupted before writing it); left as is"
+	case o.Action == "removed":
+		return "removed (it was created by the change)"
+	case o.State == checkpoint.StateChanged:
+		return "restored over someone else's later changes (--force)"
+	}
+	return "restored"
 }
 
 // Roots are the directories undo writes beneath: the project root and

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/odin-code/odin/internal/checkpoint"
 	"github.com/odin-code/odin/internal/store"
 )
 
@@ -128,5 +129,140 @@ func TestRootsResolveAddedDirs(t *testing.T) {
 	want := []string{root, filepath.Join(root, "lib"), filepath.Join(root, "lib")}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("Roots = %q, want %q", got, want)
+	}
+}
+
+// TestCommandChangesAreUndoneFromTheStore: what a command did in a turn —
+// on top of a write tool's change to the same file — is saved through the
+// session's claim before the command's call returns, and undone from a
+// reopened store like the write tools' changes: a later change by someone
+// else to a file the command created stops undo unless forced, and a
+// writer whose claim was taken over records nothing.
+func TestCommandChangesAreUndoneFromTheStore(t *testing.T) {
+	ctx := t.Context()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "odin.db")
+	base, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := base.CreateSession(ctx, store.Session{Project: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim, err := base.Claim(ctx, sess.ID, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainGo, gone, made := filepath.Join(root, "main.go"), filepath.Join(root, "gone.txt"), filepath.Join(root, "gen", "out.go")
+	for p, c := range map[string]string{mainGo: "v0\n", gone: "bye\n"} {
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blobs, err := checkpoint.NewBlobs(filepath.Join(t.TempDir(), "blobs"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blobs.Close()
+	ws, err := checkpoint.NewWorkspace(checkpoint.WorkspaceOptions{Root: root, Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets := &Sets{Root: root, Store: claim, Session: sess.ID, Workspace: ws}
+	tr := sets.Begin("generate")
+	write(t, tr, mainGo, "v1\n") // the write tool first
+	after, err := tr.BeforeCommand(ctx, root)
+	if err != nil || after == nil {
+		t.Fatalf("BeforeCommand: after is nil (%v)", err)
+	}
+	if err := os.WriteFile(mainGo, []byte("v2 by the command\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(made), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(made, []byte("package gen\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := after(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.Changed(); len(got) != 1 || got[0] != mainGo {
+		t.Errorf("Changed() = %v: only the write tool's file is among the files the turn wrote", got)
+	}
+	// No Commit: what a command changed is saved when its call returns
+	// (a process killed before the turn's end can still be undone).
+	if err := base.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := os.WriteFile(made, []byte("someone else's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var conflict *checkpoint.ConflictError
+	if _, err := Undo(ctx, st, root, Roots(root, nil), false, time.Now()); !errors.As(err, &conflict) {
+		t.Fatalf("Undo over someone else's change = %v, want a conflict", err)
+	}
+	if got, _ := os.ReadFile(mainGo); string(got) != "v2 by the command\n" {
+		t.Fatalf("a refused undo changed main.go to %q", got)
+	}
+	msg, err := Undo(ctx, st, root, Roots(root, nil), true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(mainGo); string(got) != "v0\n" {
+		t.Errorf("main.go = %q, want its content before the turn", got)
+	}
+	if got, _ := os.ReadFile(gone); string(got) != "bye\n" {
+		t.Errorf("gone.txt = %q, want it back", got)
+	}
+	if _, err := os.Lstat(filepath.Dir(made)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("gen/ survived undo: %v", err)
+	}
+	for _, want := range []string{"main.go restored", "gone.txt restored", "gen/out.go removed", "gen/ removed (the change created this directory)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+
+	// A writer fenced by a later claim records nothing.
+	stale, err := st.Claim(ctx, sess.ID, "stale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, sess.ID, "newer"); err != nil {
+		t.Fatal(err)
+	}
+	tr2 := (&Sets{Root: root, Store: stale, Session: sess.ID, Workspace: ws}).Begin("fenced")
+	after, err = tr2.BeforeCommand(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "late.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := after(ctx); !errors.Is(err, store.ErrFenced) {
+		t.Fatalf("a fenced writer's record = %v, want ErrFenced", err)
+	}
+	cps, err := st.Checkpoints(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cps {
+		if c.Label == "fenced" {
+			t.Errorf("the fenced writer stored checkpoint %+v", c)
+		}
 	}
 }

@@ -54,14 +54,27 @@ const (
 	StateTypeChanged
 )
 
-// Outcome is what Restore did with one file.
+// Outcome is what Restore did with one file or directory.
 type Outcome struct {
+	// Path is absolute; a directory's ends in a separator.
 	Path    string
 	State   State
 	Existed bool
-	// Action is "restored", "removed" or "unchanged".
+	// Dir is true for a directory.
+	Dir bool
+	// Action is "restored", "removed" or "unchanged"; for a directory
+	// also "recreated" or "kept" (Reason says why); "not restorable" for
+	// a change Odin had no copy of (Reason says why).
 	Action string
+	Reason string
 }
+
+// Actions of an Outcome beyond restored, removed and unchanged.
+const (
+	ActionRecreated     = "recreated"
+	ActionKept          = "kept"
+	ActionNotRestorable = "not restorable"
+)
 
 // Classify says which state f's file is in now, reading it beneath root
 // without following symbolic links.
@@ -109,12 +122,26 @@ func Classify(root string, f File) State {
 // whatever force says) or, unless force, when one was changed by someone
 // else (*ConflictError). A file already in its before-state (a crash
 // before the write landed) is left as it is and reported "unchanged".
+//
+// Directories the change set removed are made again before the files are
+// restored; those it created are removed after, deepest first, when they
+// are empty (a directory holding anything the change set did not create
+// is kept, and the outcome says so). Entries Odin had no copy of are
+// reported "not restorable" and left as they are.
 func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 	out := make([]Outcome, len(files))
 	var changed, typed []string
 	for i, f := range files {
+		out[i] = Outcome{Path: f.Path, Existed: f.Existed, Dir: f.Mode.IsDir()}
+		switch {
+		case f.Mode&fs.ModeIrregular != 0:
+			out[i].Action, out[i].Reason = ActionNotRestorable, string(f.Content)
+			continue
+		case f.Mode.IsDir():
+			continue
+		}
 		st := Classify(fsutil.RootOf(f.Path, roots...), f)
-		out[i] = Outcome{Path: f.Path, State: st, Existed: f.Existed}
+		out[i].State = st
 		switch st {
 		case StateChanged:
 			changed = append(changed, f.Path)
@@ -129,7 +156,16 @@ func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 		return nil, &ConflictError{Files: changed}
 	}
 	var errs []error
+	// Parents before children.
+	for _, i := range dirOrder(files, true) {
+		if files[i].Existed {
+			errs = append(errs, recreateDir(files[i], roots, &out[i]))
+		}
+	}
 	for i, f := range files {
+		if f.Mode.Type() != 0 {
+			continue
+		}
 		root := fsutil.RootOf(f.Path, roots...)
 		// A write killed before its rename left a temporary file, also
 		// where there is nothing to restore.
@@ -150,7 +186,77 @@ func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 			errs = append(errs, err)
 		}
 	}
+	// Children before parents: a created directory holding only created
+	// ones empties as they go.
+	for _, i := range dirOrder(files, false) {
+		if !files[i].Existed {
+			errs = append(errs, removeCreatedDir(files[i], roots, &out[i]))
+		}
+	}
 	return out, errors.Join(errs...)
+}
+
+// dirOrder returns the indexes of the directory entries of files sorted
+// by path, parents first (down) or children first.
+func dirOrder(files []File, down bool) []int {
+	var idx []int
+	for i, f := range files {
+		if f.Mode.IsDir() {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if down {
+			return strings.Compare(files[a].Path, files[b].Path)
+		}
+		return strings.Compare(files[b].Path, files[a].Path)
+	})
+	return idx
+}
+
+// recreateDir makes a directory the change set removed again.
+func recreateDir(f File, roots []string, o *Outcome) error {
+	dir := filepath.Clean(f.Path)
+	root := fsutil.RootOf(dir, roots...)
+	if fi, err := fsutil.LstatIn(root, dir); err == nil && fi.IsDir() {
+		o.Action = "unchanged"
+		return nil
+	}
+	o.Action = ActionRecreated
+	perm := f.Mode.Perm()
+	if perm == 0 {
+		perm = 0o755
+	}
+	return fsutil.MkdirAllIn(root, dir, perm)
+}
+
+// removeCreatedDir removes a directory the change set created if it is
+// empty now; one that holds anything else is kept.
+func removeCreatedDir(f File, roots []string, o *Outcome) error {
+	dir := filepath.Clean(f.Path)
+	root := fsutil.RootOf(dir, roots...)
+	fi, err := fsutil.LstatIn(root, dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		o.Action = "unchanged"
+		return nil
+	case err != nil || !fi.IsDir():
+		o.Action, o.Reason = ActionKept, "it is no longer a directory Odin can reach without following a symbolic link"
+		return nil
+	}
+	// A write killed before its rename may have left a temporary file
+	// in it: that is Odin's, not the user's.
+	_ = fsutil.CleanStaleTemps(root, dir)
+	err = fsutil.RemoveDirIn(root, dir)
+	switch {
+	case err == nil:
+		o.Action = "removed"
+	case errors.Is(err, fsutil.ErrNotEmpty):
+		o.Action, o.Reason = ActionKept, "it holds files the change did not create"
+	default:
+		o.Action, o.Reason = ActionKept, err.Error()
+	}
+	return nil
 }
 
 // restoreFile restores one file, creating its directory if a later change

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -16,7 +17,16 @@ import (
 	"github.com/odin-code/odin/messages"
 )
 
-// File is the state of one file before a change set touched it.
+// File is the state of one file before a change set touched it, or one
+// entry of another kind, told by Mode's type bits:
+//
+//   - none: a regular file, restorable from Content and Mode;
+//   - fs.ModeDir: a directory, whose Path ends in a separator; Existed
+//     false means the change set created it, so undo removes it when it is
+//     empty, true that the change set removed it, so undo makes it again;
+//   - fs.ModeIrregular: a file a command changed that undo cannot
+//     restore (Odin had no copy of it: over the limits, or on the read
+//     deny list); Content says why, and undo reports it, never touches it.
 type File struct {
 	// Path is absolute.
 	Path string
@@ -50,6 +60,10 @@ type Tracker struct {
 	mu    sync.Mutex
 	order []string
 	files map[string]*File
+	// found lists the entries recorded by Record that no write tool
+	// wrote (a command's changes, directories): they are undone with the
+	// change set but are not among the files it reports as written.
+	found []string
 }
 
 // IntendWrite records the content about to be written to path (which must
@@ -103,12 +117,62 @@ func (t *Tracker) Forget(path string) {
 		return
 	}
 	delete(t.files, path)
-	for i, p := range t.order {
+	t.order = without(t.order, path)
+	t.found = without(t.found, path)
+}
+
+func without(list []string, path string) []string {
+	for i, p := range list {
 		if p == path {
-			t.order = append(t.order[:i:i], t.order[i+1:]...)
-			break
+			return append(list[:i:i], list[i+1:]...)
 		}
 	}
+	return list
+}
+
+// Record adds entries found outside the write tools (see File): what a
+// command changed, directories a change set created. As with BeforeWrite
+// the first record of a path wins, since it holds the state before the
+// change set; a path recorded already only gains the after-hashes. It
+// returns the entries that were new and the paths that gained hashes.
+func (t *Tracker) Record(found []File) (added []File, merged []string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range found {
+		if cur, ok := t.files[f.Path]; ok {
+			n := len(cur.AfterHashes)
+			for _, h := range f.AfterHashes {
+				cur.AfterHashes = appendHash(cur.AfterHashes, h)
+			}
+			if len(cur.AfterHashes) != n {
+				merged = append(merged, f.Path)
+			}
+			continue
+		}
+		c := f
+		c.AfterHashes = append([]string(nil), f.AfterHashes...)
+		t.files[f.Path] = &c
+		t.found = append(t.found, f.Path)
+		added = append(added, c)
+	}
+	return added, merged
+}
+
+// CreatedDirs lists, outermost first, the directories beneath root that
+// writing path would have to create (path's missing ancestors), each as
+// a directory entry of a change set that creates it.
+func CreatedDirs(root, path string) []File {
+	var dirs []File
+	for d := filepath.Dir(path); d != root && d != filepath.Dir(d); d = filepath.Dir(d) {
+		if r, err := filepath.Rel(root, d); err != nil || r == "." || strings.HasPrefix(r, "..") {
+			break
+		}
+		if _, err := fsutil.LstatIn(fsutil.RootOf(d, root), d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		dirs = append([]File{{Path: d + string(filepath.Separator), Mode: fs.ModeDir | 0o755}}, dirs...)
+	}
+	return dirs
 }
 
 func appendHash(hs []string, h string) []string {
@@ -138,7 +202,13 @@ func (t *Tracker) Label() string { return t.label }
 // since every write of the change set passes here first.
 func (t *Tracker) BeforeWrite(path string) error {
 	t.mu.Lock()
-	_, ok := t.files[path]
+	f, ok := t.files[path]
+	if ok && f.Mode.Type() == 0 && !slices.Contains(t.order, path) {
+		// A command changed it first: its snapshot is the state before
+		// the change set, and it is now a file the change set wrote.
+		t.order = append(t.order, path)
+		t.found = without(t.found, path)
+	}
 	t.mu.Unlock()
 	if ok {
 		return nil
@@ -213,12 +283,14 @@ func (t *Tracker) Mode(path string) fs.FileMode {
 func (t *Tracker) Files() []File {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]File, 0, len(t.order))
-	for _, p := range t.order {
+	out := make([]File, 0, len(t.order)+len(t.found))
+	for _, p := range slices.Concat(t.order, t.found) {
 		f := *t.files[p]
 		f.AfterHashes = append([]string(nil), f.AfterHashes...)
-		if h := HashFile(p); h != "" {
-			f.AfterHashes = appendHash(f.AfterHashes, h)
+		if f.Mode.Type() == 0 {
+			if h := HashFile(p); h != "" {
+				f.AfterHashes = appendHash(f.AfterHashes, h)
+			}
 		}
 		out = append(out, f)
 	}

@@ -215,6 +215,27 @@ func removeIn(root, rel string) error {
 	return unix.Unlinkat(dfd, base, 0)
 }
 
+func removeDirIn(root, rel string) error {
+	dir, base := filepath.Split(rel)
+	dfd, err := openDirIn(root, filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dfd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return ErrSymlink
+	}
+	err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
+	if err == unix.ENOTEMPTY || err == unix.EEXIST {
+		return ErrNotEmpty
+	}
+	return err
+}
+
 func lstatIn(root, rel string) (fs.FileInfo, error) {
 	dir, base := filepath.Split(rel)
 	dfd, err := openDirIn(root, filepath.Clean(dir))

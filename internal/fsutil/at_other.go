@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -71,6 +72,33 @@ func mkdirAllIn(root, rel string, perm fs.FileMode) error {
 
 func removeIn(root, rel string) error {
 	_, err := withRoot(root, func(r *os.Root) (struct{}, error) { return struct{}{}, r.Remove(rel) })
+	return err
+}
+
+func removeDirIn(root, rel string) error {
+	_, err := withRoot(root, func(r *os.Root) (struct{}, error) {
+		fi, err := r.Lstat(rel)
+		if err != nil {
+			return struct{}{}, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return struct{}{}, ErrSymlink
+		}
+		if !fi.IsDir() {
+			return struct{}{}, syscall.ENOTDIR
+		}
+		err = r.Remove(rel)
+		if err != nil {
+			if f, oerr := r.Open(rel); oerr == nil {
+				names, _ := f.Readdirnames(1)
+				f.Close()
+				if len(names) > 0 {
+					return struct{}{}, ErrNotEmpty
+				}
+			}
+		}
+		return struct{}{}, err
+	})
 	return err
 }
 

@@ -21,6 +21,8 @@ var (
 	ErrOutside = errors.New("path is outside its root")
 	// ErrTooLarge means a file is larger than the caller's bound.
 	ErrTooLarge = errors.New("file is too large")
+	// ErrNotEmpty means a directory to remove still holds entries.
+	ErrNotEmpty = errors.New("directory not empty")
 )
 
 // Stale temporary files: a leftover whose writer is dead is removed at
@@ -85,6 +87,24 @@ func RemoveIn(root, path string) error {
 	}
 	if err := removeIn(root, rel); err != nil {
 		return &fs.PathError{Op: "remove", Path: path, Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// RemoveDirIn removes the empty directory dir (absolute, beneath root);
+// its parent is reached without following symbolic links, and a symlink
+// at dir is refused rather than followed. A directory that is not empty
+// yields an error for which errors.Is(err, ErrNotEmpty) holds.
+func RemoveDirIn(root, dir string) error {
+	rel, err := relBeneath(root, dir)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return &fs.PathError{Op: "rmdir", Path: dir, Err: errors.New("is the root directory")}
+	}
+	if err := removeDirIn(root, rel); err != nil {
+		return &fs.PathError{Op: "rmdir", Path: dir, Err: unwrapPath(err)}
 	}
 	return nil
 }

@@ -83,6 +83,12 @@ type Env struct {
 	// if the process dies between the write and the end of the turn. An
 	// error aborts the write.
 	IntendWrite func(path string, content []byte) error
+	// BeforeCommand, when set, is called before a command runs with the
+	// root it runs in, so the workspace can be checkpointed first (a
+	// command may change any file); the after function it returns (nil:
+	// nothing to do) is called once the command is over, also when it
+	// failed, to record what it changed. An error aborts the command.
+	BeforeCommand func(ctx context.Context, root string) (after func(context.Context) error, err error)
 	// Small is the small model, for tools that summarise.
 	Small SmallModel
 	// Publish, when set, receives progress events of long-running tools.
