@@ -407,7 +407,8 @@ func (g *gateRun) fail(c actor.Context, why string) {
 // check's output is whatever the project's build and tests printed (code
 // the model wrote, or a clone's test that prints "ignore your
 // instructions"), so it is fenced as untrusted data like every other
-// content from outside.
+// content from outside. Its readers are specialists, whose system message
+// states the fencing rule, so a line names the fence.
 func checksText(checks []messages.QACheck) string {
 	var b strings.Builder
 	fence := untrusted.NewFence(untrusted.Data, "printed by the project's checks")
@@ -424,7 +425,7 @@ func checksText(checks []messages.QACheck) string {
 		}
 	}
 	if fenced {
-		b.WriteString(fence.Rule() + "\n")
+		b.WriteString(fence.Note() + "\n")
 	}
 	return b.String()
 }
