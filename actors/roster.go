@@ -153,7 +153,9 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 
 // reportTool builds a Report tool whose input is the result type T.
 func reportTool[T any](what string, opts ...tool.Option) tool.Tool {
-	desc := "Finish by reporting " + what + ": call it exactly once, at the end; only its input reaches the Orchestrator."
+	// The preamble states the Report rule (exactly once; only the Report
+	// reaches the Orchestrator); the description names what it carries.
+	desc := "Ends your task with " + what + ": call it exactly once, at the end."
 	return tool.New[T]("Report", tool.ClassRead, desc, func(_ context.Context, _ *tool.Env, in T) (tool.Result, error) {
 		return tool.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)

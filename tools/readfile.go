@@ -44,9 +44,9 @@ const (
 
 // ReadFileInput is ReadFile's input.
 type ReadFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	FilePath string `json:"file_path"`
 	Offset   int    `json:"offset,omitempty" jsonschema:"First line, 1-based"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"Default 2000"`
+	Limit    int    `json:"limit,omitempty"`
 }
 
 // NewReadFile returns the ReadFile tool: numbered lines of a text file, in

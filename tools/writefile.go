@@ -40,7 +40,7 @@ const diffStatMax = 1 << 20
 
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	FilePath string `json:"file_path"`
 	Content  string `json:"content" jsonschema:"Exact whole content, final newline included"`
 }
 
