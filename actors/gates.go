@@ -222,7 +222,8 @@ func (g *gateRun) review(c actor.Context, round int) {
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		brief += acceptanceBrief(g.o.todos) + "\nReview this change. Report critical and major issues only when they are real; approve otherwise."
+		// The Review role says what blocks and when to approve.
+		brief += acceptanceBrief(g.o.todos) + "\nReview this change."
 		g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			var rr messages.ReviewResult
 			if r.Status != messages.ReportOK || r.Result == nil || json.Unmarshal(r.Result, &rr) != nil {
@@ -325,7 +326,8 @@ func (g *gateRun) diagnose(c actor.Context, round int) {
 			// missing, and its report cannot clear them.
 			brief += "\nThe plan's acceptance criteria that are NOT met (Odin's verdict, final; each one blocks this change):\n" + unmet
 		}
-		brief += "\nDiagnose each failing check and unmet acceptance criterion: name the blockers precisely (file, line, cause, fix)."
+		// The QA role says how to name a blocker (file, line, cause, fix).
+		brief += "\nDiagnose each failing check and unmet acceptance criterion."
 		g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			var mr messages.QAResult
 			if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
