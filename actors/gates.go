@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -164,9 +163,11 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 	}
 	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) brief {
 		var b strings.Builder
-		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", body)
+		// The root once, the files under it: every brief of the run, new
+		// to the cache each time, repeated the root for each file.
+		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set, under %s:\n", body, root)
 		for _, f := range relPaths(root, files) {
-			fmt.Fprintf(&b, "- %s\n", filepath.Join(root, f))
+			fmt.Fprintf(&b, "- %s\n", f)
 		}
 		if tracker == nil {
 			return brief{text: b.String(), shown: shown}
