@@ -160,8 +160,8 @@ func gateFailedFacts(problem string, files []string) string {
 }
 
 // synthesisFacts is the user message of the synthesis call. The interim
-// answer, diff and gate summaries come from models and files, so they are
-// fenced as data.
+// answer, diff and gate summaries come from models and files: each is in
+// its own tag, and the system message says they are data.
 //
 // When the gates showed the change to a specialist (gated), the model is
 // sent only the diff the fix rounds made after the interim answer (since),
