@@ -179,7 +179,7 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 				fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
 			}
 		default:
-			fmt.Fprintf(&b, "\nEarlier rounds of these gates judged this change set (read the files above for the whole change):\n%s", earlier)
+			fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
 			if diff == "" {
 				b.WriteString("\nNothing changed since the last round.\n")
 			} else {
