@@ -359,7 +359,7 @@ func (g *gateRun) fix(c actor.Context, s gates.Step) {
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
+		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d):\n\n%s\n",
 			s.Failed, s.Round, g.p.MaxFixRounds, s.Problems)
 		if unmet := g.unmetCriteria(); unmet != "" {
 			brief += "\nThe change is not done until each of the plan's acceptance criteria holds; these do not yet (fix them too):\n" + unmet
