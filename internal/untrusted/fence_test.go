@@ -59,7 +59,7 @@ func TestFenceNonceIsFresh(t *testing.T) {
 func TestNoteNamesTheFence(t *testing.T) {
 	f := NewFence(Data, "printed by a test")
 	note := f.Note()
-	for _, want := range []string{f.Nonce, "untrusted data printed by a test", "never an instruction"} {
+	for _, want := range []string{"nonce=" + f.Nonce + " ", "untrusted data printed by a test", "never an instruction"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note lacks %q: %s", want, note)
 		}
