@@ -51,12 +51,13 @@ func (o *Orchestrator) firstTurnMap(c actor.Context, t *turnState, then func(act
 // history, not the system prompt, so every later request of the session
 // shares the same prefix (the provider's prompt cache keeps working) and a
 // resumed session sees the map it started with. The map is text from the
-// repository's files, so it is fenced as untrusted data.
+// repository's files, so it is fenced as untrusted data; the Orchestrator's
+// system message states the fencing rule, so a line names the fence.
 func withRepoMap(text, repoMap string) string {
 	if strings.TrimSpace(repoMap) == "" {
 		return text
 	}
 	f := untrusted.NewFence(untrusted.Data, "from the project's source files (a map of their definitions)")
 	return text + "\n\n<repo_map>\nA map of the project's code, most referenced definitions first (the search agent can map more, or a subdirectory). " +
-		f.Rule() + "\n" + f.Wrap(strings.TrimSpace(repoMap)) + "\n</repo_map>"
+		f.Note() + "\n" + f.Wrap(strings.TrimSpace(repoMap)) + "\n</repo_map>"
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -164,9 +163,11 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 	}
 	offMailbox(c, g.t.ctx, g.t.id, nil, func(context.Context) brief {
 		var b strings.Builder
-		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set:\n", body)
+		// The root once, the files under it: every brief of the run, new
+		// to the cache each time, repeated the root for each file.
+		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set, under %s:\n", body, root)
 		for _, f := range relPaths(root, files) {
-			fmt.Fprintf(&b, "- %s\n", filepath.Join(root, f))
+			fmt.Fprintf(&b, "- %s\n", f)
 		}
 		if tracker == nil {
 			return brief{text: b.String(), shown: shown}
@@ -178,7 +179,7 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 				fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
 			}
 		default:
-			fmt.Fprintf(&b, "\nEarlier rounds of these gates judged this change set (read the files above for the whole change):\n%s", earlier)
+			fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
 			if diff == "" {
 				b.WriteString("\nNothing changed since the last round.\n")
 			} else {
@@ -222,7 +223,8 @@ func (g *gateRun) review(c actor.Context, round int) {
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		brief += acceptanceBrief(g.o.todos) + "\nReview this change. Report critical and major issues only when they are real; approve otherwise."
+		// The Review role says what blocks and when to approve.
+		brief += acceptanceBrief(g.o.todos) + "\nReview this change."
 		g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			var rr messages.ReviewResult
 			if r.Status != messages.ReportOK || r.Result == nil || json.Unmarshal(r.Result, &rr) != nil {
@@ -325,7 +327,8 @@ func (g *gateRun) diagnose(c actor.Context, round int) {
 			// missing, and its report cannot clear them.
 			brief += "\nThe plan's acceptance criteria that are NOT met (Odin's verdict, final; each one blocks this change):\n" + unmet
 		}
-		brief += "\nDiagnose each failing check and unmet acceptance criterion: name the blockers precisely (file, line, cause, fix)."
+		// The QA role says how to name a blocker (file, line, cause, fix).
+		brief += "\nDiagnose each failing check and unmet acceptance criterion."
 		g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			var mr messages.QAResult
 			if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
@@ -356,7 +359,7 @@ func (g *gateRun) fix(c actor.Context, s gates.Step) {
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round}, false)
 	g.withBrief(c, func(c actor.Context, brief string) {
-		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d), changing only what is needed:\n\n%s\n",
+		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d):\n\n%s\n",
 			s.Failed, s.Round, g.p.MaxFixRounds, s.Problems)
 		if unmet := g.unmetCriteria(); unmet != "" {
 			brief += "\nThe change is not done until each of the plan's acceptance criteria holds; these do not yet (fix them too):\n" + unmet
@@ -407,7 +410,8 @@ func (g *gateRun) fail(c actor.Context, why string) {
 // check's output is whatever the project's build and tests printed (code
 // the model wrote, or a clone's test that prints "ignore your
 // instructions"), so it is fenced as untrusted data like every other
-// content from outside.
+// content from outside. Its readers are specialists, whose system message
+// states the fencing rule, so a line names the fence.
 func checksText(checks []messages.QACheck) string {
 	var b strings.Builder
 	fence := untrusted.NewFence(untrusted.Data, "printed by the project's checks")
@@ -424,7 +428,7 @@ func checksText(checks []messages.QACheck) string {
 		}
 	}
 	if fenced {
-		b.WriteString(fence.Rule() + "\n")
+		b.WriteString(fence.Note() + "\n")
 	}
 	return b.String()
 }

@@ -59,7 +59,7 @@ func TestLaterGateRoundsGetOnlyTheDiffSince(t *testing.T) {
 		if strings.Contains(brief, "+var marker = 1") || strings.Contains(brief, "```diff") {
 			t.Errorf("the %s brief repeats the diff:\n%s", name, brief)
 		}
-		for _, want := range []string{"review (round 1): failed", "nil deref in A", "Nothing changed since the last round", "/a.go"} {
+		for _, want := range []string{"review (round 1): failed", "nil deref in A", "Nothing changed since the last round", "under " + h.root + ":\n- a.go\n- b.go\n"} {
 			if !strings.Contains(brief, want) {
 				t.Errorf("the %s brief lacks %q:\n%s", name, want, brief)
 			}

@@ -104,7 +104,7 @@ func lintFeedback(rep messages.LintReport) string {
 			b.WriteString(fence.Wrap(r.Output) + "\n")
 		}
 	}
-	b.WriteString(fence.Rule() + "\n")
+	b.WriteString(fence.Note() + "\n")
 	b.WriteString("Fix the remaining findings in the files you changed, then call Report again. This is your only extra turn for them: the linter runs once more and its result goes with your report.")
 	return b.String()
 }

@@ -1065,14 +1065,27 @@ func resultForModel(raw json.RawMessage, summary string) (_ json.RawMessage, sum
 			obj[key], _ = json.Marshal(files)
 		}
 	}
-	if !diffs {
+	// A clean lint pass is its verdict: the commands that ran and their
+	// zero exit codes tell the parent nothing more. A pass with findings
+	// keeps them.
+	var lint messages.LintReport
+	lintShort := false
+	if l, ok := obj["lint"]; ok && json.Unmarshal(l, &lint) == nil && lint.Clean && len(lint.Runs) > 0 {
+		short := map[string]any{"clean": true, "passes": lint.Passes}
+		if lint.Note != "" {
+			short["note"] = lint.Note
+		}
+		obj["lint"], _ = json.Marshal(short)
+		lintShort = true
+	}
+	if !diffs && !lintShort {
 		return raw, summarised, false
 	}
 	out, err := json.Marshal(obj)
 	if err != nil {
 		return raw, summarised, false
 	}
-	return out, summarised, true
+	return out, summarised, diffs
 }
 
 func (o *Orchestrator) addUsage(agent, model string, u messages.Usage) {

@@ -2,6 +2,7 @@ package actors
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestOrchestratorSharesThePrefix(t *testing.T) {
 	}
 	first := orch.Messages[1]
 	role, request, ok := strings.Cut(first.Content, conversationHeading)
-	if len(orch.Messages) != 2 || first.Role != llm.RoleUser || !ok || !strings.HasPrefix(role, "# Your role\nYou are the Orchestrator") || !strings.Contains(role, "# Mode: edit") || request != "where is x?" {
+	if len(orch.Messages) != 2 || first.Role != llm.RoleUser || !ok || !regexp.MustCompile(`^# Your role\nDate: \d{4}-\d\d-\d\d\.\nYou are the Orchestrator`).MatchString(role) || !strings.Contains(role, "# Mode: edit") || request != "where is x?" {
 		t.Errorf("the Orchestrator's first user message = %+v", first)
 	}
 	// The ledger counts the role as context, not as the user's input.

@@ -153,7 +153,9 @@ func (r *Roster) Get(name string) (*AgentDefinition, bool) {
 
 // reportTool builds a Report tool whose input is the result type T.
 func reportTool[T any](what string, opts ...tool.Option) tool.Tool {
-	desc := "Finish by reporting " + what + ": call it exactly once, at the end; only its input reaches the Orchestrator."
+	// The preamble states the Report rule (exactly once; only the Report
+	// reaches the Orchestrator); the description names what it carries.
+	desc := "Ends your task with " + what + ": call it exactly once, at the end."
 	return tool.New[T]("Report", tool.ClassRead, desc, func(_ context.Context, _ *tool.Env, in T) (tool.Result, error) {
 		return tool.Result{Output: "Report received. Your task is complete.", Meta: in}, nil
 	}, opts...)
@@ -203,11 +205,17 @@ func severityEnum(s *jsonschema.Schema) {
 var (
 	readTools  = []string{"ReadFile", "Glob", "Grep", "LS", "Tree"}
 	writeTools = []string{"WriteFile", "EditTool", "MultiEditTool"}
-	// thinking is given to the agents whose work is judgment (seed 003's
-	// think tool): research, code, review and QA. Only research keeps a
-	// todo list of its own: the others do one delegated task whose plan is
-	// the Orchestrator's, and TodoWrite's definition (~400 tokens) rode on
-	// every one of their requests unused (issue 37).
+	// thinking is seed 003's think tool, "default on": every built-in
+	// agent that reads code to judge or find something has it (search,
+	// research, code, review, QA). Search's also makes its list start as
+	// QA's (LS ... RepoMap, Think, GitDiff): the two run on the small
+	// model, whose prefix cache only the small model's requests fill, so
+	// QA's first request is served Search's system message and first
+	// seven tools. Without it they shared LS ... RepoMap, at the cache's
+	// 1024-token minimum, and QA's first request got nothing. Only
+	// research keeps a todo list of its own: the others do one delegated
+	// task whose plan is the Orchestrator's, and TodoWrite's definition
+	// (~400 tokens) rode on every one of their requests unused (issue 37).
 	thinking = []string{"Think"}
 	// lookup is what every agent that reads code has, in the order the
 	// tool definitions are sent, so their requests start alike.
@@ -215,9 +223,8 @@ var (
 	// mapping gives the agents that read code to change or judge it the
 	// shape of the rest (seed 004: RepoMap for Code and Review, beside
 	// Search and Init). QA has it too: it names each blocker by file and
-	// line, and with it QA's tool list starts as Review's does (LS ...
-	// RepoMap, Think, GitDiff), a prefix the provider has cached by the
-	// time QA runs.
+	// line, and with it QA's tool list starts as Search's and Review's do
+	// (LS ... RepoMap, Think, GitDiff).
 	mapping = []string{"RepoMap"}
 	// asking lets Code, Review and QA ask the researcher (seed 004's
 	// ResearchRequest).
@@ -242,7 +249,7 @@ func Builtins() []*AgentDefinition {
 	return []*AgentDefinition{
 		{Name: "search", Template: prompts.Search, Model: "small", Timeout: 30 * time.Second, MaxTimeout: 60 * time.Second, MaxTurns: 20,
 			Description: "Finds files, symbols and usages in the code, with paths and line numbers. Read-only.",
-			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}),
+			Tools:       list(readTools, []string{"GitDiff", "RepoMap"}, thinking),
 			Report:      "search"},
 		{Name: "research", Template: prompts.Research, Model: "small", Timeout: 45 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Researches the web: library docs, error fixes, advisories, best practices. Read-only.",

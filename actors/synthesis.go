@@ -160,8 +160,8 @@ func gateFailedFacts(problem string, files []string) string {
 }
 
 // synthesisFacts is the user message of the synthesis call. The interim
-// answer, diff and gate summaries come from models and files, so they are
-// fenced as data.
+// answer, diff and gate summaries come from models and files: each is in
+// its own tag, and the system message says they are data.
 //
 // When the gates showed the change to a specialist (gated), the model is
 // sent only the diff the fix rounds made after the interim answer (since),
@@ -198,22 +198,33 @@ func synthesisFacts(request, interim string, files []string, diff string, gated 
 			fmt.Fprintf(&b, "\n- %s", why)
 		}
 	}
+	// The stage lines above give each verdict and summary; the last
+	// review's findings and QA's checks are listed once, each finding
+	// marked when it blocks.
 	if rv := r.Review; rv != nil {
-		fmt.Fprintf(&b, "\nLast review: approved=%v, %s", rv.Approved, rv.Summary)
-		for _, is := range rv.Issues {
-			fmt.Fprintf(&b, "\n- [%s] %s:%d %s", is.Severity, is.File, is.Line, is.Message)
+		blocking := gates.BlockingIssues(*rv)
+		if len(rv.Issues)+len(blocking) > 0 {
+			b.WriteString("\nThe last review's findings:")
 		}
-		if blocking := gates.BlockingIssues(*rv); len(blocking) > 0 {
-			b.WriteString("\nBlocking findings of the last review:")
-			for _, is := range blocking {
-				fmt.Fprintf(&b, "\n- %s", is.Message)
+		for _, is := range rv.Issues {
+			mark := ""
+			if slices.Contains(blocking, is) {
+				mark = " (blocking)"
+			}
+			fmt.Fprintf(&b, "\n- [%s]%s %s:%d %s", is.Severity, mark, is.File, is.Line, is.Message)
+		}
+		// A review that approved nothing without a blocking finding
+		// blocks by itself (BlockingIssues says why).
+		for _, is := range blocking {
+			if !slices.Contains(rv.Issues, is) {
+				fmt.Fprintf(&b, "\n- (blocking) %s", is.Message)
 			}
 		}
 	}
-	if q := r.QA; q != nil {
-		fmt.Fprintf(&b, "\nLast QA: passed=%v, %s", q.Passed, q.Summary)
+	if q := r.QA; q != nil && len(q.Checks) > 0 {
+		b.WriteString("\nThe last QA checks:")
 		for _, ch := range q.Checks {
-			fmt.Fprintf(&b, "\n- %s `%s`: passed=%v (exit %d)", ch.Name, ch.Command, ch.Passed, ch.ExitCode)
+			fmt.Fprintf(&b, "\n- %s `%s`: exit %d", ch.Name, ch.Command, ch.ExitCode)
 		}
 	}
 	b.WriteString("\n</gate_report>\n\n")

@@ -188,10 +188,40 @@ func TestSplitRole(t *testing.T) {
 	if pre+"\n"+role != code && pre+role != code {
 		t.Errorf("the parts do not make the prompt again:\n%q\n%q", pre, role)
 	}
-	if !strings.HasPrefix(role, "# Your role\nYou are the Code specialist.") || strings.Contains(pre, "Code specialist") {
+	if !strings.HasPrefix(role, "# Your role\nDate: 2026-01-02. Mode: edit.\nYou are the Code specialist.") || strings.Contains(pre, "Code specialist") {
 		t.Errorf("split at the wrong place: role starts %.60q", role)
 	}
 	if p, r := SplitRole("no role here\n"); p != "no role here\n" || r != "" {
 		t.Errorf("a prompt without a role: got %q, %q", p, r)
+	}
+}
+
+// What changes during a session (the date, the mode of a message) is in
+// the role, after the tool definitions: every agent's system message is
+// the same bytes on another day and in another mode, so a provider's
+// prefix cache keeps serving it and the tools after it.
+func TestPreambleHoldsNothingThatChangesInASession(t *testing.T) {
+	for _, n := range []string{Orchestrator, Search, Research, Code, Review, Test, Docs, QA, Init, CustomAgent} {
+		var pres []string
+		for _, mode := range []string{"ask", "plan", "edit"} {
+			for _, date := range []string{"2026-01-02", "2026-01-03"} {
+				d := sample(mode)
+				d.Date = date
+				got, err := Render(n, d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pre, role := SplitRole(got)
+				if !strings.Contains(role, "Date: "+date+".") || (n != Orchestrator && !strings.Contains(role, "Mode: "+mode+".")) {
+					t.Errorf("%s (%s, %s): the role does not give the date and mode:\n%s", n, mode, date, role)
+				}
+				pres = append(pres, pre)
+			}
+		}
+		for _, pre := range pres[1:] {
+			if pre != pres[0] {
+				t.Errorf("%s: the preamble changes with the date or mode; they part at byte %d:\n%q", n, commonPrefix(pre, pres[0]), pre[commonPrefix(pre, pres[0]):])
+			}
+		}
 	}
 }

@@ -20,10 +20,10 @@ const editDiffMax = 4000
 
 // EditToolInput is EditTool's input.
 type EditToolInput struct {
-	FilePath   string `json:"file_path" jsonschema:"Absolute path"`
-	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
+	FilePath   string `json:"file_path"`
+	OldString  string `json:"old_string"`
 	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 // NewEditTool returns EditTool: an exact string replacement in a file the

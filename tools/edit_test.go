@@ -260,3 +260,23 @@ func TestConcurrentEditsAreSerialized(t *testing.T) {
 		}
 	}
 }
+
+// An edit's result names the file once, in its first line, and shows the
+// change from its first hunk: the diff's own file lines would name it
+// twice more in every later request of the conversation.
+func TestEditResultNamesTheFileOnce(t *testing.T) {
+	env := newRootEnv(t)
+	p := filepath.Join(env.Root, "conf.txt")
+	edit := NewEditTool()
+	if res := runTool(t, edit, env, EditToolInput{FilePath: p, OldString: "", NewString: "port = 80\ndebug = on\n"}); res.IsError {
+		t.Fatal(res.Output)
+	}
+	res := runTool(t, edit, env, EditToolInput{FilePath: p, OldString: "port = 80", NewString: "port = 8080"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	want := "Edited " + p + ": replaced 1 occurrence (+1 -1 lines).\n@@ -1,2 +1,2 @@\n-port = 80\n+port = 8080\n debug = on"
+	if res.Output != want {
+		t.Errorf("result = %q\nwant     %q", res.Output, want)
+	}
+}

@@ -46,7 +46,7 @@ func gitSafeArgs() []string {
 
 // GitDiffInput is GitDiff's input.
 type GitDiffInput struct {
-	Path             string `json:"path,omitempty" jsonschema:"Absolute path to limit it to"`
+	Path             string `json:"path,omitempty" jsonschema:"Only this path"`
 	Staged           bool   `json:"staged,omitempty" jsonschema:"Index vs HEAD instead"`
 	Base             string `json:"base,omitempty" jsonschema:"Commit, branch or tag to compare with, or A..B"`
 	StatOnly         bool   `json:"stat_only,omitempty" jsonschema:"Only files and line counts"`

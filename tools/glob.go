@@ -20,7 +20,7 @@ const globLimit = 100
 
 // GlobInput is Glob's input (seed 000 schema).
 type GlobInput struct {
-	Pattern string `json:"pattern" jsonschema:"Glob pattern"`
+	Pattern string `json:"pattern"`
 	Path    string `json:"path,omitempty" jsonschema:"Default: project root"`
 }
 

@@ -24,7 +24,7 @@ const lsLimit = 1000
 
 // LSInput is LS's input (seed 000 schema).
 type LSInput struct {
-	Path   string   `json:"path" jsonschema:"Absolute directory path"`
+	Path   string   `json:"path"`
 	Ignore []string `json:"ignore,omitempty" jsonschema:"Name patterns (*.log) or absolute paths to skip"`
 }
 

@@ -15,15 +15,15 @@ var multiEditDescription string
 
 // MultiEditInput is MultiEditTool's input.
 type MultiEditInput struct {
-	FilePath string          `json:"file_path" jsonschema:"Absolute path"`
-	Edits    []MultiEditItem `json:"edits" jsonschema:"Applied in order"`
+	FilePath string          `json:"file_path"`
+	Edits    []MultiEditItem `json:"edits"`
 }
 
 // MultiEditItem is one edit of a MultiEditTool call.
 type MultiEditItem struct {
-	OldString  string `json:"old_string" jsonschema:"Exact text to replace"`
+	OldString  string `json:"old_string"`
 	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Every occurrence"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 // NewMultiEdit returns MultiEditTool: several exact replacements in one

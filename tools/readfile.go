@@ -39,14 +39,13 @@ const (
 	readSniffBytes    = 8000      // what the binary sniff looks at (git's figure)
 	readLineBuffer    = 64 << 10  // bufio buffer; longer lines are consumed in pieces
 	readMaxImageBytes = 100 << 20 // images above this are described without decoding
-	readNumberWidth   = 6         // cat -n: number right-aligned in 6 columns, a tab, the line
 )
 
 // ReadFileInput is ReadFile's input.
 type ReadFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	FilePath string `json:"file_path"`
 	Offset   int    `json:"offset,omitempty" jsonschema:"First line, 1-based"`
-	Limit    int    `json:"limit,omitempty" jsonschema:"Default 2000"`
+	Limit    int    `json:"limit,omitempty"`
 }
 
 // NewReadFile returns the ReadFile tool: numbered lines of a text file, in
@@ -262,13 +261,13 @@ func (p *readPage) appendLine(n int, line []byte, runes int) {
 	}
 	var num [24]byte
 	digits := strconv.AppendInt(num[:0], int64(n), 10)
-	size := max(len(digits), readNumberWidth) + 1 + len(line) + len(marker) + 1
+	// The number is not padded to cat -n's six columns: the padding was
+	// 4-5 bytes a line in the model's history, on every later request,
+	// and a tab ends the number as well.
+	size := len(digits) + 1 + len(line) + len(marker) + 1
 	if p.out.Len()+size > readMaxOutput && p.last >= p.first {
 		p.outputFull = true
 		return
-	}
-	for i := len(digits); i < readNumberWidth; i++ {
-		p.out.WriteByte(' ')
 	}
 	p.out.Write(digits)
 	p.out.WriteByte('\t')

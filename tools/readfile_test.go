@@ -18,7 +18,7 @@ import (
 func numbered(from int, lines ...string) string {
 	var b strings.Builder
 	for i, l := range lines {
-		fmt.Fprintf(&b, "%6d\t%s\n", from+i, l)
+		fmt.Fprintf(&b, "%d\t%s\n", from+i, l)
 	}
 	return b.String()
 }

@@ -17,7 +17,7 @@ const NameThink = "Think"
 
 // ThinkInput is Think's input: the thought.
 type ThinkInput struct {
-	Thought string `json:"thought" jsonschema:"What you know, what is unclear, what you will do next and why"`
+	Thought string `json:"thought" jsonschema:"What you know, what is unclear, what next and why"`
 }
 
 // NewThink returns Think (seed 003's think tool): a place for the model to

@@ -134,8 +134,11 @@ func checkDependencies(todos []messages.Todo, index map[string]int) string {
 	return ""
 }
 
-// renderTodos shows the list back to the model so it can check what it
-// recorded.
+// renderTodos tells the model what it recorded: the counts, the item in
+// progress and what is still blocked, and notes on what looks wrong. The
+// items themselves are in the call it just made; echoing every one of
+// them (a TodoWrite result stays in the history, and the next call makes
+// it stale) cost their text again on every later request (issue 37).
 func renderTodos(todos []messages.Todo, counts map[string]int) string {
 	if len(todos) == 0 {
 		return "Todo list cleared (0 items)."
@@ -144,18 +147,19 @@ func renderTodos(todos []messages.Todo, counts map[string]int) string {
 	fmt.Fprintf(&b, "Todo list updated: %d item%s (%d completed, %d in progress, %d pending).\n",
 		len(todos), plural(len(todos)), counts[TodoCompleted], counts[TodoInProgress], counts[TodoPending])
 	for _, t := range todos {
-		mark := "[ ]"
-		switch t.Status {
-		case TodoCompleted:
-			mark = "[x]"
-		case TodoInProgress:
-			mark = "[~]"
+		open := openBlockers(todos, t)
+		if t.Status != TodoInProgress && (t.Status == TodoCompleted || len(open) == 0) {
+			continue
 		}
-		fmt.Fprintf(&b, "%s %s (id %s", mark, t.Content, t.ID)
+		if t.Status == TodoInProgress {
+			fmt.Fprintf(&b, "In progress: %s (id %s", t.Content, t.ID)
+		} else {
+			fmt.Fprintf(&b, "Waiting: %s (id %s", t.Content, t.ID)
+		}
 		if t.Priority != "" && t.Priority != PriorityMedium {
 			fmt.Fprintf(&b, ", %s priority", t.Priority)
 		}
-		if open := openBlockers(todos, t); len(open) > 0 && t.Status != TodoCompleted {
+		if len(open) > 0 {
 			fmt.Fprintf(&b, ", blocked by %s", strings.Join(open, ", "))
 		}
 		b.WriteString(")\n")

@@ -32,7 +32,7 @@ const researchAgent = "research"
 
 // WebFetchInput is WebFetch's input (seed 000 schema).
 type WebFetchInput struct {
-	URL    string `json:"url" jsonschema:"Full URL"`
+	URL    string `json:"url"`
 	Prompt string `json:"prompt" jsonschema:"What to find or extract from the page"`
 }
 

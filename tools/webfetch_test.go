@@ -315,7 +315,7 @@ func TestWebFetchSchema(t *testing.T) {
 		"required":             []any{"url", "prompt"},
 		"additionalProperties": false,
 		"properties": map[string]any{
-			"url":    map[string]any{"type": "string", "format": "uri", "minLength": float64(1), "description": "Full URL"},
+			"url":    map[string]any{"type": "string", "format": "uri", "minLength": float64(1)},
 			"prompt": map[string]any{"type": "string", "minLength": float64(1), "description": "What to find or extract from the page"},
 		},
 	}

@@ -40,7 +40,7 @@ const diffStatMax = 1 << 20
 
 // WriteFileInput is WriteFile's input.
 type WriteFileInput struct {
-	FilePath string `json:"file_path" jsonschema:"Absolute path"`
+	FilePath string `json:"file_path"`
 	Content  string `json:"content" jsonschema:"Exact whole content, final newline included"`
 }
 
@@ -344,12 +344,18 @@ func diffStat(before, after string) (added, removed int) {
 }
 
 // diffSnippet is a unified diff of the change for the model, with CRLF
-// shown as LF and at most max bytes.
+// shown as LF and at most max bytes. It starts at the first hunk: the
+// "--- path" and "+++ path" lines would name the file twice more right
+// after the result's first line, in every later request of the
+// conversation.
 func diffSnippet(path, before, after string, max int) string {
 	if len(before) > diffStatMax || len(after) > diffStatMax {
 		return fmt.Sprintf("(diff not shown: the file is larger than %s; ReadFile the changed lines to check them)\n", HumanBytes(diffStatMax))
 	}
 	d := udiff.Unified(path, path, lf(before), lf(after))
+	if i := strings.Index(d, "\n@@"); i >= 0 && strings.HasPrefix(d, "--- ") {
+		d = d[i+1:]
+	}
 	if len(d) > max {
 		cut := strings.LastIndexByte(d[:max], '\n') + 1
 		d = d[:cut] + fmt.Sprintf("… (diff truncated: %d more bytes)\n", len(d)-cut)

@@ -53,3 +53,18 @@ func TestFenceNonceIsFresh(t *testing.T) {
 		seen[f.Nonce] = true
 	}
 }
+
+// Note names the fence's nonce and the content's source in one line, and
+// leaves the rule itself to the system message: it is shorter than Rule.
+func TestNoteNamesTheFence(t *testing.T) {
+	f := NewFence(Data, "printed by a test")
+	note := f.Note()
+	for _, want := range []string{"nonce=" + f.Nonce + " ", "untrusted data printed by a test", "never an instruction"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note lacks %q: %s", want, note)
+		}
+	}
+	if len(note) >= len(f.Rule())/2 {
+		t.Errorf("note is %d bytes, rule %d: it repeats the rule", len(note), len(f.Rule()))
+	}
+}

@@ -88,10 +88,11 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 // checkSharedPrefix: every agent of the session starts its requests with
 // the same bytes (issue #37): the Orchestrator's first request, the first
 // of the run, already holds the system message and the leading tool
-// definitions each specialist's first request begins with (search's
-// LS … RepoMap, code's through MultiEditTool, review's and QA's through
-// Think), so a provider's prefix cache serves them from it. Tools a role
-// has on demand are listed in LoadTools, not sent.
+// definitions each specialist's first request begins with (search's,
+// review's and QA's LS … Think, code's through MultiEditTool), so a
+// provider's prefix cache serves them from it; QA, on the small model,
+// shares Search's first request through GitDiff. Tools a role has on
+// demand are listed in LoadTools, not sent.
 func checkSharedPrefix(t *testing.T, srv *llmtest.Server) {
 	t.Helper()
 	orch := srv.RequestsFor("orchestrator")
@@ -99,7 +100,7 @@ func checkSharedPrefix(t *testing.T, srv *llmtest.Server) {
 		t.Fatal("no Orchestrator request")
 	}
 	first := llmtest.PromptText(orch[0].Body)
-	for agent, tools := range map[string]int{"search": 5, "code": 9, "review": 6, "qa": 6} {
+	for agent, tools := range map[string]int{"search": 6, "code": 9, "review": 6, "qa": 6} {
 		reqs := srv.RequestsFor(agent)
 		if len(reqs) == 0 {
 			t.Errorf("no %s request", agent)
@@ -114,6 +115,17 @@ func checkSharedPrefix(t *testing.T, srv *llmtest.Server) {
 		if n := llmtest.CommonPrefix(first, lead); n < len(lead) {
 			t.Errorf("%s's first request parts from the Orchestrator's first at byte %d of its %d-byte system message and first %d tools:\norchestrator: %.120q\n%s: %.120q",
 				agent, n, len(lead), tools, first[n:], agent, lead[n:])
+		}
+	}
+	// The small model's cache: QA's first request starts as Search's
+	// first, through GitDiff.
+	if search, qa := srv.RequestsFor("search"), srv.RequestsFor("qa"); len(search) > 0 && len(qa) > 0 {
+		lead := llmtest.PromptText(llmtest.ChatRequest{Messages: qa[0].Body.Messages[:1], Tools: qa[0].Body.Tools[:7]})
+		if qa[0].Body.Tools[6].Function.Name != "GitDiff" {
+			t.Errorf("QA's seventh tool is %s, want GitDiff", qa[0].Body.Tools[6].Function.Name)
+		}
+		if n := llmtest.CommonPrefix(llmtest.PromptText(search[0].Body), lead); n < len(lead) {
+			t.Errorf("QA's first request parts from Search's first at byte %d of %d", n, len(lead))
 		}
 	}
 	for _, r := range srv.RequestsFor("code") {

@@ -154,7 +154,34 @@ func (t *typed[In]) derive() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	forModel(s)
 	return json.Marshal(s)
+}
+
+// forModel drops from the schema sent to models the keywords that tell
+// them nothing: the "null" of an optional parameter's ["null", type] (left
+// out means the same) and a minimum of 0 (a count, an offset, a timeout).
+// They cost tokens on every request of every agent. The schema that
+// validates calls keeps them (resolve derives its own), so a null or a
+// negative number is still answered with an error the model can fix.
+func forModel(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && (s.Types[0] == "null" || s.Types[1] == "null") {
+		typ := s.Types[0]
+		if typ == "null" {
+			typ = s.Types[1]
+		}
+		s.Type, s.Types = typ, nil
+	}
+	if s.Minimum != nil && *s.Minimum == 0 {
+		s.Minimum = nil
+	}
+	for _, p := range s.Properties {
+		forModel(p)
+	}
+	forModel(s.Items)
 }
 
 func (t *typed[In]) resolve() (*jsonschema.Resolved, error) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 type echoIn struct {
@@ -43,6 +45,36 @@ func TestInputBounds(t *testing.T) {
 		}
 		if !res.IsError || !strings.Contains(res.Output, c.wantErr) || ran {
 			t.Errorf("%s: error %v %q, handler ran %v; want a refusal before decoding", c.name, res.IsError, res.Output, ran)
+		}
+	}
+}
+
+type boundedIn struct {
+	Count int      `json:"count,omitempty"`
+	Tags  []string `json:"tags,omitempty"`
+}
+
+// The schema models see leaves out what tells them nothing (a minimum of
+// 0, the null of an optional list), and the schema that validates still
+// refuses a negative count and accepts the null.
+func TestSchemaForModelDropsOnlyWhatValidationKeeps(t *testing.T) {
+	tl := New[boundedIn]("Bounded", ClassRead, "bounded", func(_ context.Context, _ *Env, in boundedIn) (Result, error) {
+		return Result{Output: "ran"}, nil
+	}, WithSchema(func(s *jsonschema.Schema) {
+		zero := 0.0
+		s.Properties["count"].Minimum = &zero
+	}))
+	const want = `{"type":"object","properties":{"count":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}}},"additionalProperties":false}`
+	if got := string(tl.Info().Schema); got != want {
+		t.Errorf("schema sent = %s\nwant %s", got, want)
+	}
+	for input, wantErr := range map[string]bool{`{"count":-1}`: true, `{"tags":null}`: false, `{"count":2}`: false} {
+		res, err := tl.Run(t.Context(), &Env{}, json.RawMessage(input))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError != wantErr {
+			t.Errorf("%s: error %v (%s), want %v", input, res.IsError, res.Output, wantErr)
 		}
 	}
 }
