@@ -22,10 +22,12 @@ import (
 //     context is built from the history, which holds the reply only once
 //     it has ended; resumes and background runs, which depend on and
 //     change the registry of runs, wait for the end as well;
-//   - the call goes through the same validation and SubagentStart hooks,
-//     started in the reply's call order, as at the end; a call they
-//     refuse never starts; a call the validation refuses is left to the
-//     reply's end, which answers it as before;
+//   - the call goes through the same validation and SubagentStart hooks
+//     as at the end; a call they refuse never starts; a call the
+//     validation refuses is left to the reply's end, which answers it as
+//     before; once a delegation is left to the end, so is every later
+//     one, so that delegations start (and their hooks run) in the reply's
+//     call order, as they did;
 //   - the reply's end is authoritative: a call started early counts only
 //     if the final reply has it with the same ID, name and arguments;
 //     otherwise (a retry of the model call, a failed call, a provider
@@ -95,12 +97,16 @@ func (o *Orchestrator) onCallStreamed(c actor.Context, msg *callStreamed) {
 	if t == nil || t.finished || t.reply != msg.reply || len(t.agents) == 0 {
 		return // a late announcement of a reply that has ended
 	}
-	call := msg.call
-	if _, dup := t.early[call.ID]; dup {
-		return // a repeated ID: the reply's end tells the calls apart
+	if t.halted == msg.reply {
+		return
 	}
+	call := msg.call
 	in, def, problem := parseDelegation(o.agentTool, t.agents, call.Arguments)
-	if problem != "" || !o.startsEarly(t, in, def) {
+	if _, dup := t.early[call.ID]; dup || problem != "" || !o.startsEarly(t, in, def) {
+		// Left to the reply's end (a repeated ID is told apart there),
+		// and so is every later call: delegations start, and their hooks
+		// run, in the reply's call order.
+		t.halted = msg.reply
 		return
 	}
 	if t.early == nil {
@@ -143,6 +149,7 @@ func (o *Orchestrator) onStreamRetried(c actor.Context, msg *streamRetried) {
 		return
 	}
 	o.dropEarly(c, t, nil, "stopped: the Orchestrator's model call was retried, and the call with it")
+	t.halted = nil
 }
 
 // claimEarly matches the calls of the ended reply with those started

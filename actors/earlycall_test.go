@@ -430,31 +430,45 @@ func TestCancelMidStreamStopsEarlyRuns(t *testing.T) {
 }
 
 // Only delegations that cannot be told from the reply's end start early:
-// not a writer, not a forked or scoped context, not a background run.
+// not a writer, not a forked or scoped context, not a background run, not
+// a resumed run, not an invalid call; and once one waits for the reply's
+// end, every later one does, so delegations start in call order.
 func TestOnlySafeDelegationsStartEarly(t *testing.T) {
-	var h *harness
-	var during []int
-	g := &streamGate{at: func(ctx context.Context, n int, _ llm.ToolCall) error {
-		during = append(during, len(runsOf(ctx, t, h)))
-		if n == 2 {
-			return &llm.Error{Kind: llm.KindServer, Message: "enough"}
+	search := func(extra map[string]any) llmtest.ToolCall {
+		args := map[string]any{"agent": "search", "description": "look", "prompt": "look"}
+		for k, v := range extra {
+			args[k] = v
 		}
-		return nil
-	}}
-	calls := []llmtest.ToolCall{
-		delegation("code", "change it", "change the file"),
-		llmtest.Call(AgentToolName, map[string]any{"agent": "search", "description": "forked", "prompt": "look", "context": "fork"}),
-		llmtest.Call(AgentToolName, map[string]any{"agent": "search", "description": "behind", "prompt": "look", "run_in_background": true}),
-		delegation("search", "last", "look"),
+		return llmtest.Call(AgentToolName, args)
 	}
-	s := llmtest.NewScript().Add("orchestrator", llmtest.Calls(calls...))
-	h = newHarness(t, s, withGate(g))
-	h.sess.Submit("change", messages.ModeEdit)
-	if r := h.turn(); r.Status != messages.TurnFailed {
-		t.Fatalf("turn = %+v", r)
-	}
-	if diff := cmp.Diff([]int{0, 0, 0}, during); diff != "" {
-		t.Errorf("runs started while the reply streamed (-want +got):\n%s", diff)
+	for name, first := range map[string]llmtest.ToolCall{
+		"writer":     delegation("code", "change it", "change the file"),
+		"fork":       search(map[string]any{"context": "fork"}),
+		"scoped":     search(map[string]any{"context": "scoped"}),
+		"background": search(map[string]any{"run_in_background": true}),
+		"resume":     search(map[string]any{"resume": "search-1"}),
+		"invalid":    search(map[string]any{"prompt": " "}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var h *harness
+			var during []int
+			g := &streamGate{at: func(ctx context.Context, n int, _ llm.ToolCall) error {
+				during = append(during, len(runsOf(ctx, t, h)))
+				if n == 1 {
+					return &llm.Error{Kind: llm.KindServer, Message: "enough"}
+				}
+				return nil
+			}}
+			s := llmtest.NewScript().Add("orchestrator", llmtest.Calls(first, delegation("search", "safe", "look"), delegation("search", "last", "look")))
+			h = newHarness(t, s, withGate(g))
+			h.sess.Submit("change", messages.ModeEdit)
+			if r := h.turn(); r.Status != messages.TurnFailed {
+				t.Fatalf("turn = %+v", r)
+			}
+			if diff := cmp.Diff([]int{0, 0}, during); diff != "" {
+				t.Errorf("runs started while the reply streamed (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

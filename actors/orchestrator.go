@@ -123,6 +123,7 @@ type turnState struct {
 	// may start so; marks are the report facts of calls whose record the
 	// reply's end has not made yet (markRecord).
 	early    map[string]*earlyCall
+	halted   *streamingReply // the reply whose later calls wait for its end
 	readOnly map[string]bool
 	marks    map[string]tool.Result
 	// endStatus and endProblem are how the gates ended the turn, kept
