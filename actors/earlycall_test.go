@@ -527,3 +527,48 @@ func TestSubagentStartHookGatesEarlyDelegations(t *testing.T) {
 		t.Errorf("the refused call's result is not the hook's refusal")
 	}
 }
+
+// A specialist started while the reply streams may fail before the reply
+// ends: the turn's record of its call still says so.
+func TestEarlyFailureMarksItsRecord(t *testing.T) {
+	boom := llmtest.Calls(llmtest.Call("Broken", map[string]any{"text": "x"}))
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(delegation("crashy", "crash", "crash please"), delegation("search", "find c", "find c")),
+			llmtest.Step{When: "search specialist finished", Text: "one failed"},
+		).
+		Add("crashy", boom, boom, boom).
+		Add("search", searchReport("c found"))
+	var finished <-chan messages.Envelope
+	g := &streamGate{at: func(ctx context.Context, n int, _ llm.ToolCall) error {
+		for env := range finished {
+			if f, ok := env.Event.(messages.AgentFinished); ok && f.Report.Agent == "crashy" {
+				return nil
+			}
+		}
+		return errors.New("event stream closed")
+	}}
+	h := newHarness(t, s, withGate(g), func(d *Deps) {
+		d.Config.Agents = map[string]config.Agent{"crashy": {Description: "crashes", Prompt: "You crash.", Tools: []string{"Broken"}}}
+		r, err := LoadRoster(RosterOptions{Config: d.Config, ToolNames: d.Tools.Names()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Roster = r
+	})
+	sub, stop := context.WithCancel(context.Background())
+	defer stop()
+	finished = h.deps.Bus.Subscribe(sub, 1024, true)
+	h.sess.Submit("crash", messages.ModeAsk)
+	r := h.turn()
+	if r.Status != messages.TurnDone || r.Answer != "one failed" {
+		t.Fatalf("turn = %+v; unused %v", r, h.client.Unused())
+	}
+	var got []string
+	for _, rec := range r.ToolCalls {
+		got = append(got, fmt.Sprintf("%s error=%v", rec.ID, rec.IsError))
+	}
+	if diff := cmp.Diff([]string{"call_orchestrator_0_0 error=true", "call_orchestrator_0_1 error=false"}, got); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+}
