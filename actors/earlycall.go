@@ -32,8 +32,8 @@ import (
 //     if the final reply has it with the same ID, name and arguments;
 //     otherwise (a retry of the model call, a failed call, a provider
 //     that added to a call after announcing it) its run is stopped and
-//     its result, if any, dropped, so no task runs for a call the reply
-//     does not make, and none runs twice;
+//     its result, if any, dropped, so no task keeps running for a call the
+//     reply does not make, and two runs of one call never overlap;
 //   - the history and the store see nothing early: the reply is stored
 //     as it streams (streamingReply) and the results follow it once it
 //     has ended (maybeContinue), as before; the run registry and the
