@@ -212,8 +212,16 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 		t.results[call.ID] = toolMessage(call, problem, true)
 		return
 	}
+	o.startDelegate(c, t, call, def, in, nil)
+}
+
+// startDelegate runs a valid delegation's SubagentStart hooks and then
+// starts its specialist, unless a hook refuses it. e is the call's entry
+// when it starts while its reply still streams (earlycall.go): a call
+// dropped meanwhile does not start.
+func (o *Orchestrator) startDelegate(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in AgentInput, e *earlyCall) {
 	o.hooks.run(c, t.ctx, policy.HookInput{Event: policy.SubagentStart, Agent: def.Name, Prompt: in.Prompt}, func(c actor.Context, hr policy.HookResult) {
-		if o.live(t.id) != t {
+		if o.live(t.id) != t || e != nil && e.dropped {
 			return
 		}
 		if hr.Blocked {
@@ -222,7 +230,10 @@ func (o *Orchestrator) delegate(c actor.Context, call llm.ToolCall) {
 			return
 		}
 		in.Prompt = withContext(in.Prompt, hr.Context)
-		o.startDelegation(c, t, call, def, in)
+		run := o.startDelegation(c, t, call, def, in)
+		if e != nil {
+			e.run = run
+		}
 	})
 }
 
@@ -245,7 +256,7 @@ func (o *Orchestrator) checkResume(in AgentInput) string {
 // startDelegation spawns the specialist of an agent tool call, in the
 // foreground (its report is the call's result) or in the background (the
 // call returns the run's ID at once).
-func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in AgentInput) {
+func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.ToolCall, def *AgentDefinition, in AgentInput) *taskRun {
 	d := &messages.Delegate{TaskID: o.deps.NewID(), Agent: def.Name, Description: in.Description, Brief: in.Prompt,
 		Mode: t.input.Mode, Timeout: timeoutFor(def, in.Timeout), SessionID: o.session, ParentCallID: call.ID,
 		Model: in.Model, Thoroughness: messages.Thoroughness(in.Thoroughness), Context: messages.ContextMode(in.Context), Files: in.Files}
@@ -293,6 +304,7 @@ func (o *Orchestrator) startDelegation(c actor.Context, t *turnState, call llm.T
 			def.Name, h, in.Description, h), false)
 		o.maybeContinue(c)
 	}
+	return run
 }
 
 // noteReport keeps what the gates need from a delegation's report.

@@ -118,6 +118,14 @@ type turnState struct {
 	compacted  bool             // the history was just compacted: do not compact again before calling
 	overflowed bool             // the provider refused the context once this turn
 	finished   bool
+	// early are the agent calls started while the model's reply still
+	// streams, by call ID (earlycall.go); readOnly caches which agents
+	// may start so; marks are the report facts of calls whose record the
+	// reply's end has not made yet (markRecord).
+	early    map[string]*earlyCall
+	halted   *streamingReply // the reply whose later calls wait for its end
+	readOnly map[string]bool
+	marks    map[string]tool.Result
 	// endStatus and endProblem are how the gates ended the turn, kept
 	// while the final answer is written.
 	endStatus  messages.TurnStatus
@@ -251,7 +259,7 @@ func (o *Orchestrator) idle(c actor.Context) {
 	case *actor.Stopping:
 		o.abandonAtExit(c)
 	case *actor.Started, *actor.Stopped, *actor.Restarting:
-	case *modelDone, *toolsDone, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved, *outputWaitExpired:
+	case *modelDone, *toolsDone, *checksDone, *synthDone, *asyncDone, *asyncPanic, *compactDone, *turnSaved, *outputWaitExpired, *callStreamed, *streamRetried:
 		// Late results of a cancelled turn.
 	default:
 		o.deps.Log.Warn().Str("type", fmt.Sprintf("%T", msg)).Msg("orchestrator(idle): unknown message")
@@ -273,6 +281,10 @@ func (o *Orchestrator) busy(c actor.Context) {
 		o.cancelTurn(c, msg.Reason)
 	case *sessionFenced:
 		o.onFenced(c, msg)
+	case *callStreamed:
+		o.onCallStreamed(c, msg)
+	case *streamRetried:
+		o.onStreamRetried(c, msg)
 	case *modelDone:
 		o.onModelDone(c, msg)
 	case *toolsDone:
@@ -587,8 +599,11 @@ func (o *Orchestrator) callModel(c actor.Context) {
 	id, m, bus := t.id, t.model, o.deps.Bus
 	reply := o.j.startReply(o.session, m.ID, o.deps.now())
 	t.reply = reply
+	// The reply's calls may be answered while it streams (earlycall.go).
+	t.results = map[string]toolResult{}
+	tap := o.streamTap(c, t, reply)
 	runAsync(c, t.ctx, func(ctx context.Context) any {
-		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"}, reply.event)
+		resp, err := streamModel(ctx, m, req, bus, messages.Origin{Agent: "orchestrator"}, tap)
 		return &modelDone{turn: id, resp: resp, err: err}
 	})
 }
@@ -602,6 +617,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		if t.ctx.Err() != nil {
 			return // cancelled: cancelTurn already finished the turn
 		}
+		o.dropEarly(c, t, nil, "stopped: the Orchestrator's model call failed")
 		o.cutReply(t, finishError)
 		var le *llm.Error
 		if errors.As(msg.err, &le) && le.Kind == llm.KindContextLength {
@@ -652,6 +668,7 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	t.reply.finish(am, r.FinishReason, o.deps.now(), final)
 	t.reply = nil
+	claimed := o.claimEarly(c, t, r.ToolCalls)
 	if len(r.ToolCalls) == 0 {
 		if p := finishProblem(r); p != "" {
 			o.finishTurn(c, messages.TurnFailed, p)
@@ -682,7 +699,6 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 	}
 	t.calls = r.ToolCalls
 	t.callIDs = distinctIDs(r.ToolCalls)
-	t.results = map[string]toolResult{}
 	var plain, keptPlain []llm.ToolCall
 	for i, call := range r.ToolCalls {
 		kept := am.ToolCalls[i]
@@ -691,8 +707,14 @@ func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
 		}
 		t.recordAt[call.ID] = append(t.recordAt[call.ID], len(t.records))
 		t.records = append(t.records, messages.ToolCallRecord{Agent: "orchestrator", ID: call.ID, Name: call.Name, Input: kept.Arguments})
+		if res, ok := t.marks[call.ID]; ok {
+			delete(t.marks, call.ID)
+			o.markRecord(call.ID, res)
+		}
 		_, reviewOffered := t.tools.Get(reviewToolName)
 		switch {
+		case claimed != nil && claimed[i]:
+			// Started while the reply streamed (earlycall.go).
 		case call.Name == reviewToolName && reviewOffered:
 			var in requestReviewInput
 			_ = json.Unmarshal([]byte(call.Arguments), &in)
@@ -776,8 +798,18 @@ func (o *Orchestrator) onToolsDone(c actor.Context, msg *toolsDone) {
 
 func (o *Orchestrator) markRecord(callID string, res tool.Result) {
 	t := o.turn
+	at, ok := t.recordAt[callID]
+	if !ok {
+		// A call started while its reply streamed reported before the
+		// reply ended: its record follows with the reply.
+		if t.marks == nil {
+			t.marks = map[string]tool.Result{}
+		}
+		t.marks[callID] = res
+		return
+	}
 	// By index: a fan-out's reports would otherwise scan every record each.
-	for _, i := range t.recordAt[callID] {
+	for _, i := range at {
 		t.records[i].IsError, t.records[i].Denied = res.IsError, res.Denied
 		t.records[i].Files = relPaths(o.deps.Root, res.Files)
 	}

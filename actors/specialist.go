@@ -360,7 +360,12 @@ func (s *specialist) onPrepared(c actor.Context, p *prepared) {
 	if role != "" {
 		first.Content, first.Typed = role+"\n# Your task\n"+task, task
 	}
-	s.history = append([]llm.Message{{Role: llm.RoleSystem, Content: preamble}}, p.prior...)
+	// Room for the task and a first exchange (a reply and its results, a
+	// reply): grown from one message, the history was copied at each of
+	// those appends, in every specialist of a fan-out.
+	s.history = make([]llm.Message, 0, len(p.prior)+5)
+	s.history = append(s.history, llm.Message{Role: llm.RoleSystem, Content: preamble})
+	s.history = append(s.history, p.prior...)
 	if s.restart == 0 {
 		s.history = append(s.history, first)
 		s.t.j.appendMessage(d.TaskID, first, "", "", s.started)

@@ -39,7 +39,10 @@ func EstimateMessages(msgs []Message) int64 {
 func EstimateTools(defs []ToolDef) int64 {
 	var n int64
 	for _, d := range defs {
-		n += EstimateTokens(d.Name) + EstimateTokens(d.Description) + EstimateTokens(string(d.Parameters))
+		// The schema's bytes are counted as they are: converting them to
+		// a string copied every tool's schema on every request (a fan-out
+		// estimates each specialist's request for its ledger).
+		n += EstimateTokens(d.Name) + EstimateTokens(d.Description) + (int64(len(d.Parameters))+3)/4
 	}
 	return n
 }

@@ -202,6 +202,16 @@ const (
 	// EventRateLimit reports that the call waits for the provider's shared
 	// quota (RateWait) before its next attempt.
 	EventRateLimit
+	// EventToolCallDone says that a call's arguments are complete while
+	// the response still streams: the stream moved on to the next call
+	// and what the call had was a whole JSON value (ToolCall has ID, Name
+	// and Arguments). A consumer may act on the call before the response
+	// ends; the Response's ToolCalls stay authoritative, and a caller
+	// that acted early compares them (a provider that interleaves calls'
+	// fragments could still add to it). Calls whose arguments were
+	// dropped (MaxToolArguments) and the last call are never announced
+	// so. Like every delta, it is void once an EventRetry follows.
+	EventToolCallDone
 )
 
 // RetryInfo describes a retry about to happen.

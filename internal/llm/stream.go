@@ -167,6 +167,8 @@ type callAcc struct {
 	args      strings.Builder
 	extra     map[string]json.RawMessage
 	announced bool
+	// done: EventToolCallDone was sent for it.
+	done bool
 	// dropped counts the bytes of arguments past the limit: the
 	// arguments are then discarded, not accumulated.
 	dropped int64
@@ -454,9 +456,24 @@ func startsNewCall(c *callAcc, tc *wireToolCall) bool {
 }
 
 func (a *accumulator) newCall() *callAcc {
+	if n := len(a.calls); n > 0 {
+		a.callDone(a.calls[n-1])
+	}
 	c := &callAcc{}
 	a.calls = append(a.calls, c)
 	return c
+}
+
+// callDone announces, once, that c's arguments are complete: the stream
+// has moved on to a new call, and c's arguments are a whole JSON value.
+// A call without a name, or whose arguments were dropped, is left to the
+// response (it cannot run anyway).
+func (a *accumulator) callDone(c *callAcc) {
+	if c.done || !c.announced || c.dropped > 0 || !c.argsComplete() {
+		return
+	}
+	c.done = true
+	a.onEvent(Event{Kind: EventToolCallDone, ToolCall: &ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()}})
 }
 
 // syntheticCallID names a call whose provider sent no id; the id must be

@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -158,7 +159,16 @@ func (c *Client) Stream(ctx context.Context, req llm.Request, onEvent func(llm.E
 			return nil, err
 		}
 	}
-	for _, tc := range t.calls {
+	for i, tc := range t.calls {
+		// As the adapter does: a call is done once the next one starts,
+		// when its arguments are a whole JSON value.
+		if i > 0 {
+			if prev := t.calls[i-1]; strings.TrimSpace(prev.Arguments) != "" && json.Valid([]byte(prev.Arguments)) {
+				if err := emit(llm.Event{Kind: llm.EventToolCallDone, ToolCall: &prev}); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if err := emit(llm.Event{Kind: llm.EventToolCall, ToolCall: &tc}); err != nil {
 			return nil, err
 		}
