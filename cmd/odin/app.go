@@ -186,7 +186,10 @@ type app struct {
 	configFail *configFailure
 
 	launcherOnce sync.Once
-	launcher     *sandbox.Launcher
+	// probeLive makes the launcher probe bwrap itself, not believe a
+	// recorded pass (odin doctor); set before the first sandbox().
+	probeLive bool
+	launcher  *sandbox.Launcher
 	// worktreeMgr holds isolated specialists' worktrees (worktrees.go).
 	worktreeOnce sync.Once
 	worktreeMgr  *worktree.Manager
@@ -262,8 +265,15 @@ func (a *app) sandbox() *sandbox.Launcher {
 			// plant build outputs another uses.
 			cache = a.taskScratch
 		}
+		// A bwrap probe passed on this host is believed for a while
+		// (sandbox.Options.ProbeRecord); doctor probes afresh.
+		var probeRecord string
+		if a.stateDir != "" && !a.probeLive {
+			probeRecord = filepath.Join(a.stateDir, "sandbox-probe")
+		}
 		a.launcher = sandbox.New(sandbox.Options{
 			Mode:         sandbox.Mode(perms.Sandbox),
+			ProbeRecord:  probeRecord,
 			Root:         a.root,
 			AddDirs:      append(append([]string(nil), perms.AdditionalDirs...), a.flags.addDirs...),
 			Protected:    protected,

@@ -77,6 +77,7 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 // checkSandbox prints the sandbox in force and what it confines; it fails
 // when commands would run unconfined or be refused.
 func checkSandbox(a *app, w io.Writer) (bool, string) {
+	a.probeLive = true
 	l := a.sandbox()
 	st := l.Status()
 	d := l.Describe()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/internal/versionflag"
 )
 
 // Exit codes.
@@ -72,7 +73,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// The version alone needs no command tree: building it (two dozen
 	// commands and their flags) is most of what `odin --version` did
 	// after Go's start, and the page faults of code it touches.
-	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v" || args[0] == "version") {
+	if versionflag.Asked(args) {
 		if _, err := fmt.Fprint(stdout, versionLine()); err != nil {
 			fmt.Fprintln(stderr, errorText(err))
 			return exitUsage // as when cobra ran it

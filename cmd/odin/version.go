@@ -3,30 +3,29 @@ package main
 import (
 	"fmt"
 	"io"
-	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/odin-code/odin/internal/versionflag"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
-
+// versionString is Odin's version: the one set at link time, else the
+// module version Go recorded (go install module@version), else "dev".
 func versionString() string {
-	v := version
-	if v == "" {
-		v = "dev"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
+	if versionflag.Version != "" {
+		return versionflag.Version
 	}
-	return v
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
 }
 
-// versionLine is what `odin --version` and `odin version` print.
-func versionLine() string {
-	return fmt.Sprintf("odin %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
+// versionLine is what `odin --version` and `odin version` print; with a
+// version set at link time the binary answers `odin --version` before
+// main (versionflag).
+func versionLine() string { return versionflag.Line(versionString()) }
 
 func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{

@@ -72,7 +72,7 @@ func (l *Launcher) Launch(ctx context.Context, plan Plan) (*Process, error) {
 	if len(plan.Command) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	p := &Process{exe: l.exe}
+	p := &Process{exe: l.exe, probeRecord: l.opts.ProbeRecord}
 	if plan.Write {
 		p.git = newGitGuard(plan.GitGuard, &l.repos, plan.Repos)
 	}

@@ -106,6 +106,10 @@ type Options struct {
 	// ProbeLandlock reports the kernel's Landlock support; default Probe.
 	// Tests replace it to simulate a kernel without Landlock.
 	ProbeLandlock func() LandlockStatus
+	// ProbeRecord is a file (in Odin's state directory) where a passed
+	// bwrap probe is recorded for the next processes on this host (see
+	// probecache.go). Empty probes in every process.
+	ProbeRecord string
 }
 
 // Status says which sandbox a Launcher uses and why.
@@ -272,7 +276,7 @@ func (l *Launcher) probe() {
 	l.homeGoCache = userGoCache(l.opts.Environ())
 	var bwrapWhy, llWhy string
 	if l.opts.Mode != ModeOff && l.opts.Mode != ModeLandlock {
-		l.bwrap, bwrapWhy = probeBwrap(l.opts.Bwrap)
+		l.bwrap, bwrapWhy = probeBwrapRecorded(l.opts.Bwrap, l.opts.ProbeRecord)
 		if bwrapWhy == "" {
 			st.Kind, st.Detail = KindBubblewrap, l.bwrap
 			l.status = st
@@ -317,7 +321,11 @@ func (l *Launcher) probe() {
 }
 
 // probeBwrap finds bwrap and checks that it can create the namespaces.
-func probeBwrap(name string) (string, string) {
+func probeBwrap(name string) (string, string) { return probeBwrapRecorded(name, "") }
+
+// probeBwrapRecorded is probeBwrap believing a pass recorded in record
+// for this host, and recording its own pass there (see probecache.go).
+func probeBwrapRecorded(name, record string) (string, string) {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		return "", "bwrap is not installed (install the bubblewrap package)"
@@ -333,12 +341,21 @@ func probeBwrap(name string) (string, string) {
 	if err != nil {
 		return "", "no `true` program to probe bwrap with"
 	}
+	var fingerprint string
+	if record != "" {
+		fingerprint = probeFingerprint(path, t)
+		if recordedPass(record, fingerprint, time.Now()) {
+			bwrapWorks.Store(path, true)
+			return path, ""
+		}
+	}
 	out, err := exec.Command(path, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/", "/",
 		"--proc", "/proc", "--dev", "/dev", "--", t).CombinedOutput()
 	if err != nil {
 		return "", fmt.Sprintf("bwrap cannot create namespaces here (%v: %s)", err, strings.TrimSpace(string(out)))
 	}
 	bwrapWorks.Store(path, true)
+	recordPass(record, fingerprint, time.Now())
 	return path, ""
 }
 
@@ -355,10 +372,15 @@ type Process struct {
 	closeInfoW   sync.Once
 	// nsReady is closed once bwrap reported its namespace's init (then
 	// in ns) or cannot any more; nil without bwrap.
-	nsReady  chan struct{}
-	ns       *nsHandle
-	seccompR *os.File // bwrap's --seccomp
-	exe      string   // Odin's own binary, for a handoff
+	nsReady chan struct{}
+	ns      *nsHandle
+	// reported is set (before nsReady closes) when bwrap reported its
+	// namespace's init: it made the namespaces and the command ran.
+	reported bool
+	// probeRecord is the Launcher's Options.ProbeRecord.
+	probeRecord string
+	seccompR    *os.File // bwrap's --seccomp
+	exe         string   // Odin's own binary, for a handoff
 	// seccompProg is the filter seccompR holds, for a handoff.
 	seccompProg []byte
 	released    bool
@@ -382,6 +404,7 @@ func (p *Process) readInfo() {
 		ChildPID int `json:"child-pid"`
 	}
 	if json.NewDecoder(p.infoR).Decode(&info) == nil && info.ChildPID > 0 {
+		p.reported = true
 		p.ns = openNS(info.ChildPID)
 	}
 }
@@ -506,6 +529,13 @@ func (p *Process) Release() {
 		_ = p.infoR.SetReadDeadline(time.Now().Add(time.Second))
 		<-p.nsReady
 		_ = p.infoR.Close()
+		if !p.reported && p.ProcessState != nil && !p.ProcessState.Success() {
+			// bwrap exited without making the namespaces: whatever
+			// probe said it works (this process's, a recorded one) is
+			// not believed any more.
+			bwrapWorks.Delete(p.Path)
+			forgetPass(p.probeRecord)
+		}
 		if p.ns != nil {
 			// However the command ended, nothing of its namespace
 			// outlives it; bwrap itself exits as soon as the command
