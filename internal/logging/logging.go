@@ -2,6 +2,7 @@ package logging
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -35,7 +36,22 @@ func Open(path, level string) (zerolog.Logger, io.Closer, error) {
 		f.Close()
 		return zerolog.Nop(), nil, fmt.Errorf("logging: %w", err)
 	}
-	return zerolog.New(f).Level(lvl).With().Timestamp().Int("os_pid", os.Getpid()).Logger(), f, nil
+	return zerolog.New(closedQuiet{f}).Level(lvl).With().Timestamp().Int("os_pid", os.Getpid()).Logger(), f, nil
+}
+
+// closedQuiet is the log file as the logger writes it. Goroutines that
+// outlive the app's Close (an MCP server's stderr reader, a child's
+// reaper, an actor stopping) may still log while the process exits; a
+// write to the closed file has nowhere to go, and zerolog would print its
+// failure on the user's stderr, in the middle of the command's output.
+type closedQuiet struct{ f *os.File }
+
+func (w closedQuiet) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if errors.Is(err, os.ErrClosed) {
+		return len(p), nil
+	}
+	return n, err
 }
 
 // Slog returns a *slog.Logger that writes through l.

@@ -2,6 +2,7 @@ package logging
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,4 +47,35 @@ func TestEmptyPathDiscards(t *testing.T) {
 	}
 	defer c.Close()
 	Slog(l).Info("nothing") // must not panic or write anywhere
+}
+
+// A line logged after the file is closed (a goroutine outliving the app's
+// Close) must not make zerolog print a write failure on stderr.
+func TestLogAfterCloseIsQuiet(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odin.log")
+	l, c, err := Open(path, "info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Info().Msg("before")
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := os.Stderr
+	os.Stderr = w
+	l.Info().Msg("after")
+	os.Stderr = saved
+	w.Close()
+	got, _ := io.ReadAll(r)
+	if len(got) != 0 {
+		t.Fatalf("stderr after a log line past Close: %q", got)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "before") || strings.Contains(string(data), "after") {
+		t.Fatalf("log file: %q", data)
+	}
 }
