@@ -36,6 +36,10 @@ func Main() {
 		os.Exit(runGoCacheProg(os.Args[2:]))
 	}
 	if len(os.Args) < 4 || os.Args[1] != initArg {
+		// Odin itself: its /proc/PID entries hold its secrets. The call
+		// does not fail on Linux (and is a no-op elsewhere); Odin runs
+		// on without it rather than refuse to start.
+		_ = closeOwnProc()
 		return
 	}
 	os.Exit(runInit(os.Args[2], os.Args[3:]))
@@ -102,6 +106,13 @@ func runInit(specJSON string, rest []string) int {
 		// of the network: the filter keeps the command to TCP.
 		rule := socketRule{allowUnix: is.Seccomp.AllowUnix, tcpOnly: is.Landlock != nil && is.Landlock.NoNet}
 		if err := installSocketFilter(rule); err != nil {
+			return fail(err)
+		}
+	}
+	if is.Landlock != nil {
+		// Last: Landlock and the filter need no capability, but root's
+		// would get around both (see dropCapabilities).
+		if err := dropCapabilities(); err != nil {
 			return fail(err)
 		}
 	}
