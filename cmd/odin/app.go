@@ -265,6 +265,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			AllowUnixSockets: perms.Network.AllowUnixSockets,
 			AgentUnixSockets: agentSockets,
 			DenyRead:         a.denyRead,
+			Limits:           sandboxLimits(perms.SandboxLimits),
 		})
 		// The probe (bwrap run once in new namespaces) costs a fork and
 		// an exec, 5–8 ms: it runs beside start-up, and the first

@@ -179,24 +179,7 @@ func TestAttackOdinProcess(t *testing.T) {
 		}
 	}
 	runs = append(runs, run{mode: ModeOff, nobody: asRoot}, run{mode: ModeOff, nobody: asRoot, control: true})
-	exe := os.Args[0]
-	if os.Geteuid() == 0 {
-		// The test binary sits in a directory only root may enter.
-		exe = filepath.Join(t.TempDir(), "sandbox.test")
-		data, err := os.ReadFile(os.Args[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(t, exe, string(data))
-		for dir := exe; dir != "/"; dir = filepath.Dir(dir) {
-			if err := os.Chmod(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if dir == os.TempDir() || filepath.Dir(dir) == os.TempDir() {
-				break
-			}
-		}
-	}
+	exe := nobodyExe(t)
 	for _, r := range runs {
 		name := string(r.mode)
 		if r.nobody {
@@ -213,7 +196,7 @@ func TestAttackOdinProcess(t *testing.T) {
 				cmd.Env = append(cmd.Env, dumpableEnv+"=1")
 			}
 			if r.nobody {
-				cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+				cmd.SysProcAttr = nobody
 				cmd.Dir = "/"
 			}
 			var out bytes.Buffer
@@ -240,6 +223,34 @@ func TestAttackOdinProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// nobody is the unprivileged user the tests run Odin as when they run as
+// root: the kernel exempts root from checks a user meets.
+var nobody = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+
+// nobodyExe is the test binary where nobody may run it: as root, a copy
+// (the build directory is root's alone).
+func nobodyExe(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return os.Args[0]
+	}
+	exe := filepath.Join(t.TempDir(), "sandbox.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, exe, string(data))
+	for dir := exe; dir != "/"; dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if dir == os.TempDir() || filepath.Dir(dir) == os.TempDir() {
+			break
+		}
+	}
+	return exe
 }
 
 // odinProcessAttack is the script TestAttackOdinProcess runs sandboxed:

@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// dumpableEnv, set to 1 in Odin's environment, keeps Odin dumpable: for a
+// developer who attaches a debugger (dlv attach) or wants a core dump.
+const dumpableEnv = "ODIN_DUMPABLE"
+
 // LandlockStatus says whether Landlock can confine writes here.
 type LandlockStatus struct {
 	// Available is true when Landlock can confine writes.
@@ -121,7 +125,11 @@ func runInit(specJSON string, rest []string) int {
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if is.Limits != nil {
+		start = func() error { return startLimited(cmd, is.Limits) }
+	}
+	if err := start(); err != nil {
 		return fail(err)
 	}
 	// waited is closed once Wait returned; waitErr is read only after.

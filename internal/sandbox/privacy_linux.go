@@ -9,10 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dumpableEnv, set to 1 in Odin's environment, keeps Odin dumpable: for a
-// developer who attaches a debugger (dlv attach) or wants a core dump.
-const dumpableEnv = "ODIN_DUMPABLE"
-
 // closeOwnProc makes Odin's /proc/PID entries (environ, mem, fd, cwd,
 // maps) closed to processes of the same user: the kernel lets only a
 // process with CAP_SYS_PTRACE read those of a non-dumpable process. Odin

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ func TestMain(m *testing.M) {
 	}
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_ATTACK"); mode != "" {
 		os.Exit(actAsAttackedOdin(Mode(mode)))
+	}
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_NPROC"); mode != "" {
+		limit, _ := strconv.Atoi(os.Getenv("ODIN_SANDBOX_TEST_LIMIT"))
+		os.Exit(actAsForkBombedOdin(Mode(mode), os.Getenv("ODIN_SANDBOX_TEST_ROOT"), limit))
 	}
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_TTY"); mode != "" {
 		os.Exit(actAsOdinInTerminal(Mode(mode)))

@@ -1,0 +1,154 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// setLimits sets the rlimits of pid (0: the calling process). The process
+// limit counts tasks of the real user where the kernel does: all the
+// user's tasks visible here (in bubblewrap's PID namespace those are the
+// sandbox's, which its own user namespace counts; under Landlock every
+// task of the user), so the command gets Processes more than already run.
+func setLimits(pid int, l *initLimits) error {
+	set := func(res int, what string, v uint64) error {
+		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
+			return fmt.Errorf("prlimit(%s, %d): %w", what, v, err)
+		}
+		return nil
+	}
+	if l.Memory > 0 {
+		if err := set(unix.RLIMIT_DATA, "RLIMIT_DATA", l.Memory); err != nil {
+			return err
+		}
+	}
+	if l.FileSize > 0 {
+		if err := set(unix.RLIMIT_FSIZE, "RLIMIT_FSIZE", l.FileSize); err != nil {
+			return err
+		}
+	}
+	if l.CPU > 0 {
+		// The kernel sends SIGXCPU at the soft limit and SIGKILL at the
+		// hard one, checking the hard one first: the grace lets the
+		// process die of SIGXCPU, which says why.
+		lim := unix.Rlimit{Cur: l.CPU, Max: l.CPU + cpuGrace}
+		if err := unix.Prlimit(pid, unix.RLIMIT_CPU, &lim, nil); err != nil {
+			return fmt.Errorf("prlimit(RLIMIT_CPU, %d): %w", l.CPU, err)
+		}
+	}
+	if l.Processes > 0 {
+		n := uint64(userTasks(os.Getuid()) + l.Processes)
+		var cur unix.Rlimit
+		// Never above what the user had: the limit only narrows.
+		if unix.Prlimit(pid, unix.RLIMIT_NPROC, nil, &cur) == nil && cur.Max < n {
+			n = cur.Max
+		}
+		if err := set(unix.RLIMIT_NPROC, "RLIMIT_NPROC", n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cpuGrace is the seconds between SIGXCPU and SIGKILL.
+const cpuGrace = 5
+
+// startLimited starts cmd with the rlimits: traced, so that it stops at
+// its execve, before the command's first instruction; the limits are set
+// on it while it is stopped, and it is let go. The init itself stays
+// unlimited: a fork bomb that took every process slot, or a limit on
+// memory, would otherwise keep the init's own runtime from starting a
+// thread, and a dead init leaves the command's orphans to nobody. Where
+// the kernel refuses the trace (Yama's ptrace_scope 2 or 3) the limits
+// are set on the init before the command starts instead.
+func startLimited(cmd *exec.Cmd, l *initLimits) error {
+	cmd.SysProcAttr.Ptrace = true
+	err := cmd.Start()
+	if errors.Is(err, unix.EPERM) {
+		cmd.SysProcAttr.Ptrace = false
+		if err := setLimits(0, l); err != nil {
+			return err
+		}
+		return cmd.Start()
+	}
+	if err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	fail := func(err error) error {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return err
+	}
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(pid, &ws, unix.WALL, nil)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fail(fmt.Errorf("wait for the command's execve: %w", err))
+		}
+		break
+	}
+	if !ws.Stopped() {
+		return fail(fmt.Errorf("the command did not stop at its execve (status %#x)", ws))
+	}
+	if err := setLimits(pid, l); err != nil {
+		return fail(err)
+	}
+	if err := unix.PtraceDetach(pid); err != nil {
+		return fail(fmt.Errorf("ptrace(PTRACE_DETACH): %w", err))
+	}
+	return nil
+}
+
+// userTasks counts the tasks (threads included, as RLIMIT_NPROC does)
+// whose real user is uid, among the processes this /proc shows.
+func userTasks(uid int) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := []byte(strconv.Itoa(uid))
+	total := 0
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var real []byte
+		threads := 0
+		for line := range bytes.SplitSeq(data, []byte("\n")) {
+			if v, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
+				if f := bytes.Fields(v); len(f) > 0 {
+					real = f[0]
+				}
+			} else if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+				threads, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+			}
+		}
+		if bytes.Equal(real, want) {
+			total += max(threads, 1)
+		}
+	}
+	return total
+}
+
+// MemTotal is the machine's memory in bytes (0 when unknown), for limits
+// given as a share of it.
+func MemTotal() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
+}
