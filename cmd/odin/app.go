@@ -926,6 +926,11 @@ func newDenyRead(home, root string, odinDirs []string, storePath string, perms c
 			filepath.Join(state, "odin.log"), filepath.Join(state, "mcp-logs"), filepath.Join(state, "handoff"))
 		stores = append(stores, filepath.Join(state, "odin.db"))
 	}
+	if conf := odinDirs[1]; conf != "" {
+		// The user's own config may hold tokens as literals: a provider's
+		// headers, an MCP server's env or headers.
+		private = append(private, filepath.Join(conf, "odin.yaml"), filepath.Join(conf, "odin.yml"))
+	}
 	if abs, err := filepath.Abs(storePath); storePath != "" && err == nil {
 		stores = append(stores, abs)
 	}
