@@ -103,6 +103,15 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 		return Plan{}, fmt.Errorf("%w: %s would run unconfined, and Odin runs it only in a sandbox: %s; install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock",
 			ErrNoSandbox, programName(spec.Args), st.Reason)
 	}
+	if spec.UnixSockets && st.Kind == KindLandlock {
+		// Landlock cannot hide a path, and connect(2) to a socket needs
+		// no right it confines: a process that may open unix sockets
+		// reaches every pathname socket of the host (the X server's,
+		// docker's, ssh-agent's). For odin-browser, which runs Chromium
+		// without its own sandbox on untrusted pages, that is an escape.
+		return Plan{}, fmt.Errorf("%w: %s needs unix sockets, which the Landlock fallback cannot keep to its own (every socket of the host would be open to it); install bubblewrap (apt-get install bubblewrap)",
+			ErrNoSandbox, programName(spec.Args))
+	}
 	if len(spec.Args) == 0 {
 		return Plan{}, errors.New("sandbox: empty command")
 	}
