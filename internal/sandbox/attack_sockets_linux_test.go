@@ -2,9 +2,14 @@ package sandbox
 
 import (
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -228,6 +233,76 @@ func TestAttackBrowserSockets(t *testing.T) {
 			}
 			if !strings.Contains(string(out), "socketpair passed 1") {
 				t.Errorf("the hunt did not run to its end:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestAttackProxyToLoopback: with a domain allowed, the proxy — outside
+// the sandbox — connects for the command. An allowed name that resolves
+// to this machine (a rebinding name, a wildcard whose DNS the attacker
+// runs; here the host name, which /etc/hosts maps to loopback) must not
+// make it connect to the services on the host's loopback: docker's API,
+// databases, `odin serve`. A listener there stands for them; it must
+// accept nothing, through CONNECT or plain HTTP. Allowing localhost by
+// name still reaches it (the control).
+func TestAttackProxyToLoopback(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl not installed")
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		t.Skip(err)
+	}
+	addrs, err := net.LookupHost(host)
+	if err != nil || len(addrs) == 0 || !netip.MustParseAddr(addrs[0]).IsLoopback() {
+		t.Skipf("the host name %s does not resolve to loopback here (%v %v): no name to play the rebinding one", host, addrs, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			_, _ = c.Write([]byte("HTTP/1.0 200 OK\r\n\r\nhost service reached\n"))
+			c.Close()
+		}
+	}()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	for _, mode := range kinds(t) {
+		t.Run(string(mode), func(t *testing.T) {
+			p := newProject(t)
+			for _, c := range []struct {
+				allow, name string
+				control     bool
+			}{{host, host, false}, {"*." + host, "x." + host, false}, {"localhost", "localhost", true}} {
+				if c.name == "x."+host {
+					if a, err := net.LookupHost(c.name); err != nil || len(a) == 0 {
+						continue // no wildcard resolution here
+					}
+				}
+				before := accepted.Load()
+				l := New(Options{Mode: mode, Root: p.root, Environ: baseEnv, Domains: []string{c.allow}})
+				script := fmt.Sprintf(`curl -sS --max-time 5 --noproxy '' -x "$HTTP_PROXY" http://%[1]s:%[2]s/; echo
+curl -sS --max-time 5 --noproxy '' -p -x "$HTTP_PROXY" http://%[1]s:%[2]s/; echo`, c.name, port)
+				out, _ := run(t, l, false, script)
+				got := accepted.Load() - before
+				if c.control {
+					if got == 0 {
+						t.Errorf("localhost allowed by name was not reached (the test proves nothing):\n%s", out)
+					}
+					continue
+				}
+				if got != 0 || strings.Contains(out, "host service reached") {
+					t.Errorf("allowed %q: the proxy connected to the host's loopback for the command (%d connections):\n%s", c.allow, got, out)
+				}
 			}
 		})
 	}

@@ -109,38 +109,52 @@ func startLimited(cmd *exec.Cmd, l *initLimits) error {
 }
 
 // userTasks counts the tasks (threads included, as RLIMIT_NPROC does)
-// whose real user is uid, among the processes this /proc shows.
+// of uid among the processes this /proc shows. A process's directory
+// belongs to its effective user (to root when it is not dumpable: those
+// of the user's processes, Odin among them, are left out, which makes
+// the limit a little tighter); only those of uid are read, so a command
+// costs one stat per process of the machine.
 func userTasks(uid int) int {
-	entries, err := os.ReadDir("/proc")
+	dir, err := os.Open("/proc")
 	if err != nil {
 		return 0
 	}
-	want := []byte(strconv.Itoa(uid))
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return 0
+	}
 	total := 0
-	for _, e := range entries {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+	for _, n := range names {
+		if n[0] < '0' || n[0] > '9' {
 			continue
 		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/status")
-		if err != nil {
+		var st unix.Stat_t
+		if unix.Stat("/proc/"+n, &st) != nil || int(st.Uid) != uid {
 			continue
 		}
-		var real []byte
-		threads := 0
-		for line := range bytes.SplitSeq(data, []byte("\n")) {
-			if v, ok := bytes.CutPrefix(line, []byte("Uid:")); ok {
-				if f := bytes.Fields(v); len(f) > 0 {
-					real = f[0]
-				}
-			} else if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
-				threads, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
-			}
-		}
-		if bytes.Equal(real, want) {
-			total += max(threads, 1)
-		}
+		total += max(threadsOf(n), 1)
 	}
 	return total
+}
+
+// threadsOf reads num_threads, the 20th field of /proc/PID/stat (the 18th
+// after the command name, which may hold spaces and parentheses).
+func threadsOf(pid string) int {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 18 {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(f[17]))
+	return n
 }
 
 // MemTotal is the machine's memory in bytes (0 when unknown), for limits
