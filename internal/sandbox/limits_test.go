@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -288,4 +289,24 @@ func actAsForkBombedOdin(mode Mode, root string, limit int) int {
 	}
 	fmt.Println("odin survived")
 	return 0
+}
+
+// TestLimitsSurviveReroot: an isolated agent's launcher (WithRoot, its
+// worktree) keeps every limit, the private /tmp's size included.
+func TestLimitsSurviveReroot(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip(why)
+	}
+	if !bwrapHasSize("bwrap") {
+		t.Skip("this bwrap has no --size")
+	}
+	lim := Limits{Processes: 100, TmpSize: 1 << 20}
+	l := New(Options{Mode: ModeBubblewrap, Root: t.TempDir(), Limits: lim}).WithRoot(t.TempDir())
+	p, err := l.Plan(Spec{Args: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.BwrapArgs, "--size") || p.Limits == nil || p.Limits.Processes != 100 {
+		t.Errorf("the rerooted launcher lost its limits: %q %+v", p.BwrapArgs, p.Limits)
+	}
 }
