@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -165,4 +168,40 @@ func MemTotal() uint64 {
 		return 0
 	}
 	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
+// CgroupStatus says whether a cgroup v2 subtree with the pids and memory
+// controllers is delegated to this process (what whole-tree limits would
+// need: Odin does not create cgroups), for odin doctor.
+func CgroupStatus() string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	path := ""
+	for line := range strings.SplitSeq(strings.TrimSpace(string(data)), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			path = p
+		}
+	}
+	if path == "" {
+		return "none (cgroup v1 only)"
+	}
+	mount := "/sys/fs/cgroup"
+	if _, err := os.Stat(filepath.Join(mount, "cgroup.controllers")); err != nil {
+		mount = "/sys/fs/cgroup/unified" // the hybrid layout
+	}
+	dir := filepath.Join(mount, path)
+	ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return "none (no cgroup v2 hierarchy mounted)"
+	}
+	fields := strings.Fields(string(ctl))
+	if !slices.Contains(fields, "pids") || !slices.Contains(fields, "memory") {
+		return fmt.Sprintf("v2 at %s without the pids and memory controllers", dir)
+	}
+	if unix.Access(dir, unix.W_OK) != nil {
+		return fmt.Sprintf("v2 at %s, not delegated to this user", dir)
+	}
+	return fmt.Sprintf("v2 at %s, delegated (not used by Odin)", dir)
 }
