@@ -314,6 +314,12 @@ type Permissions struct {
 	// true means auto and false off. Default auto; `odin doctor` shows what
 	// is in force.
 	Sandbox SandboxMode `mapstructure:"sandbox" yaml:"sandbox"`
+	// SandboxLimits bound what one sandboxed command may take of the
+	// machine (processes, memory, file size, CPU time), so that a fork
+	// bomb, a memory hog or a disk filler fails alone instead of taking
+	// Odin and the machine down. A project's setting waits for `odin
+	// trust`.
+	SandboxLimits SandboxLimits `mapstructure:"sandbox_limits" yaml:"sandbox_limits"`
 	// Network is what sandboxed commands may reach; by default nothing.
 	Network Network `mapstructure:"network" yaml:"network"`
 	// Env are further environment variable names (NAME or PREFIX_*)

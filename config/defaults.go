@@ -111,7 +111,7 @@ func Default() *Config {
 			RefactorLines: 300,
 		},
 		Context:     Context{CompactAt: 0.8, KeepRecent: 6, MaxToolArgument: 16 << 20},
-		Permissions: Permissions{Sandbox: "auto"},
+		Permissions: Permissions{Sandbox: "auto", SandboxLimits: DefaultSandboxLimits()},
 		Web: Web{
 			Timeout:  30 * time.Second,
 			MaxBytes: 5 << 20,

@@ -37,7 +37,7 @@ func TestRepositoryOdinYAMLLoadsAndValidates(t *testing.T) {
 	}
 	// Widening keys in the example are exactly the ones it documents.
 	want := []string{"hooks.PostToolUse", "model_info.qwen2.5-coder:7b.provider", "permissions.allowed_commands",
-		"providers.ollama", "quality.build", "quality.coverage", "quality.format", "quality.lint", "quality.public_api", "quality.test"}
+		"permissions.sandbox_limits", "providers.ollama", "quality.build", "quality.coverage", "quality.format", "quality.lint", "quality.public_api", "quality.test"}
 	if diff := cmp.Diff(want, src.ProjectWidens()); diff != "" {
 		t.Errorf("ProjectWidens of the example (-want +got):\n%s", diff)
 	}

@@ -66,6 +66,7 @@ func (v *validator) sandbox(p Permissions) {
 		domains("permissions.network.agents."+agent+".allowed_domains", p.Network.Agents[agent].AllowedDomains)
 	}
 	v.unixSockets("permissions.network.allow_unix_sockets", p.Network.AllowUnixSockets)
+	v.sandboxLimits(p.SandboxLimits)
 	for i, name := range p.Env {
 		if !envNameRe().MatchString(name) {
 			v.add(fmt.Sprintf("permissions.env[%d]", i), "must be a variable name, or a prefix ending in * (got %q)", name)

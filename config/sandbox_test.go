@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -47,5 +48,37 @@ func TestSandboxSettings(t *testing.T) {
 		if diff := cmp.Diff(tt.widens, src.ProjectWidens()); diff != "" {
 			t.Errorf("%q: widens (-want +got):\n%s", tt.project, diff)
 		}
+	}
+}
+
+// TestSandboxLimits: sizes in the units users write, a share of the
+// machine's memory, off, and errors naming the key.
+func TestSandboxLimits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+	}{{"4GiB", 4 << 30}, {"512MiB", 512 << 20}, {"1.5G", 3 << 29}, {"100", 100}, {"50%", 1 << 29}, {"off", 0}, {"0", 0}, {"", 0}} {
+		got, err := SizeBytes(c.in, 1<<30)
+		if err != nil || got != c.want {
+			t.Errorf("SizeBytes(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"lots", "-1G", "150%", "4 parsecs", "1e30T"} {
+		if _, err := SizeBytes(bad, 1<<30); err == nil {
+			t.Errorf("SizeBytes(%q) took it", bad)
+		}
+	}
+	v := &validator{}
+	v.sandboxLimits(SandboxLimits{Processes: -1, Memory: "lots", CPUTime: -time.Second})
+	var got []string
+	for _, p := range v.problems {
+		got = append(got, p.Key)
+	}
+	want := []string{"permissions.sandbox_limits.processes", "permissions.sandbox_limits.memory", "permissions.sandbox_limits.cpu_time"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if DefaultSandboxLimits().Processes < 4096 {
+		t.Errorf("default processes %d: a normal build must never reach it", DefaultSandboxLimits().Processes)
 	}
 }

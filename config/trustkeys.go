@@ -29,6 +29,7 @@ var trustRules = map[string]trustRule{
 	"permissions.network.agents.*.allowed_domains": whenSet,
 	"permissions.env":                              whenSet,
 	"permissions.sandbox":                          sandboxOff,
+	"permissions.sandbox_limits":                   whenSet,
 	"web.allow_hosts":                              whenSet,
 	"web.browser.chromium":                         whenSet,
 	"web.browser.allow_loopback":                   whenTrue,

@@ -95,6 +95,7 @@ func TestEveryGatedKeyWidens(t *testing.T) {
 		{key: "permissions.network.agents.*.allowed_domains", project: "permissions:\n\tnetwork:\n\t\tagents:\n\t\t\tcode:\n\t\t\t\tallowed_domains: [evil.example]\n", want: `permissions.network.agents.code.allowed_domains = ["evil.example"]`},
 		{key: "permissions.env", project: "permissions:\n\tenv: [AWS_*]\n", want: `permissions.env = ["AWS_*"]`},
 		{key: "permissions.sandbox", project: "permissions:\n\tsandbox: \"off\"\n", want: `permissions.sandbox = "off"`},
+		{key: "permissions.sandbox_limits", project: "permissions:\n\tsandbox_limits:\n\t\tprocesses: 0\n", want: `permissions.sandbox_limits = {"processes":0}`},
 		{key: "web.allow_hosts", project: "web:\n\tallow_hosts: [localhost]\n", want: `web.allow_hosts = ["localhost"]`},
 		{key: "web.browser.chromium", project: "web:\n\tbrowser:\n\t\tchromium: ./bin/evil\n", want: `web.browser.chromium = "./bin/evil"`},
 		{key: "web.browser.allow_loopback", project: "web:\n\tbrowser:\n\t\tallow_loopback: true\n", want: `web.browser.allow_loopback = true`},

@@ -238,7 +238,14 @@ func (x *executor) run(ctx context.Context, env *tool.Env, in ExecuteCommandInpu
 	}
 	oc.Output, oc.TruncatedBytes = out.String()
 	oc.ExitCode = code
-	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 {
+	// A resource limit hit is the sandbox's doing, not the command's
+	// fault: the model is told which limit and that it is an error, not
+	// left guessing from "fork: retry" or "Killed".
+	limitNote := x.opts.Launcher.LimitNote(oc.Output, oc.ExitCode)
+	if limitNote != "" {
+		notes = append(notes, limitNote)
+	}
+	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 && limitNote == "" {
 		switch {
 		case sandboxRefusal(oc.Output) && env.ReadOnlyCommands && writeMode(env.Mode):
 			notes = append(notes, "the command ran in Odin's sandbox with the project read-only: the "+env.Agent+" agent writes files only with its write tools, which allow only the files it may change")
@@ -275,7 +282,7 @@ func (x *executor) run(ctx context.Context, env *tool.Env, in ExecuteCommandInpu
 	}
 	return tool.Result{
 		Output:  strings.TrimRight(b.String(), "\n"),
-		IsError: state != stateExited,
+		IsError: state != stateExited || limitNote != "",
 		Meta:    oc,
 	}, nil
 }

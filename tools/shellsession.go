@@ -389,7 +389,13 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 	if oc.Restarted && !lost {
 		notes = append(notes, "started a new shell in "+env.Root)
 	}
-	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 && sandboxRefusal(oc.Output) {
+	// A limit hit (the shell's processes share the limits of one
+	// command) is named with the key that raises it.
+	limitNote := x.opts.Launcher.LimitNote(oc.Output, oc.ExitCode)
+	if limitNote != "" {
+		notes = append(notes, limitNote)
+	}
+	if st.Kind != sandbox.KindNone && oc.ExitCode != 0 && limitNote == "" && sandboxRefusal(oc.Output) {
 		if write {
 			notes = append(notes, "the shell runs in Odin's sandbox: it may write only in the project (not .git, .odin or odin.yaml) and permissions.additional_dirs")
 		} else {

@@ -287,6 +287,7 @@ func (a *app) sandbox() *sandbox.Launcher {
 			AllowUnixSockets: perms.Network.AllowUnixSockets,
 			AgentUnixSockets: agentSockets,
 			DenyRead:         a.denyRead,
+			Limits:           sandboxLimits(perms.SandboxLimits),
 		})
 		// The probe (bwrap run once in new namespaces) costs a fork and
 		// an exec, 5–8 ms: it runs beside start-up, and the first
@@ -972,6 +973,11 @@ func newDenyRead(home, root string, odinDirs []string, storePath string, perms c
 		private = append(private, filepath.Join(state, "serve"), filepath.Join(state, "history"), filepath.Join(state, mcpAuthDir),
 			filepath.Join(state, "odin.log"), filepath.Join(state, "mcp-logs"), filepath.Join(state, "handoff"))
 		stores = append(stores, filepath.Join(state, "odin.db"))
+	}
+	if conf := odinDirs[1]; conf != "" {
+		// The user's own config may hold tokens as literals: a provider's
+		// headers, an MCP server's env or headers.
+		private = append(private, filepath.Join(conf, "odin.yaml"), filepath.Join(conf, "odin.yml"))
 	}
 	if abs, err := filepath.Abs(storePath); storePath != "" && err == nil {
 		stores = append(stores, abs)

@@ -101,6 +101,7 @@ func checkSandbox(a *app, w io.Writer) (bool, string) {
 		} else {
 			fmt.Fprintln(w, "  /tmp: not writable (TMPDIR is in the private cache); /dev: null, zero, urandom only; new session; dies with odin (best effort)")
 		}
+		fmt.Fprintf(w, "  limits per command: %s (%s; per process, not per tree: cgroups %s)\n", d.Limits, sandbox.LimitsKey, sandbox.CgroupStatus())
 	}
 	switch {
 	case st.Kind == sandbox.KindNone:

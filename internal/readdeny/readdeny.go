@@ -49,6 +49,24 @@ var defaults = []string{
 	"~/.pypirc",
 	"~/.cargo/credentials*",
 	"~/.claude/.credentials.json",
+	// Claude Code's user file holds its MCP servers' env (tokens) and
+	// account; the others are tokens of CLIs a developer logs into.
+	"~/.claude.json",
+	"~/.vault-token",
+	"~/.pgpass",
+	"~/.my.cnf",
+	"~/.terraform.d/credentials.tfrc.json",
+	"~/.config/hub",
+	"~/.config/glab-cli",
+	"~/.gem/credentials",
+	// Browsers' profiles: their cookies are the sessions of every site
+	// the user is logged into (Chromium's are readable without a
+	// keyring), their saved passwords too.
+	"~/.mozilla",
+	"~/.config/google-chrome",
+	"~/.config/chromium",
+	"~/.config/BraveSoftware",
+	"~/.config/microsoft-edge",
 	"~/.bash_history",
 	"~/.zsh_history",
 	"~/.local/share/fish/fish_history",

@@ -155,17 +155,65 @@ func TestAttackOdinProcess(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 not installed")
 	}
+	type run struct {
+		mode Mode
+		// nobody runs Odin (and so the command) as an unprivileged user,
+		// as users run it: as root the command's missing capabilities
+		// keep it out of Odin's /proc/PID whatever Odin's dumpable flag.
+		nobody bool
+		// control keeps Odin dumpable (ODIN_DUMPABLE=1): without a PID
+		// namespace the attack then reads Odin's environment, which
+		// shows the test can fail.
+		control bool
+	}
+	// Unconfined (sandbox: off, or auto with neither backend) only Odin's
+	// dumpable flag keeps its /proc/PID closed; the control shows the
+	// attack reading it when Odin stays dumpable. As root, Odin's
+	// capabilities would open it anyway: the unconfined runs are a user's.
+	asRoot := os.Geteuid() == 0
+	var runs []run
 	for _, mode := range kinds(t) {
-		t.Run(string(mode), func(t *testing.T) {
+		runs = append(runs, run{mode: mode})
+		if mode == ModeLandlock && asRoot {
+			runs = append(runs, run{mode: mode, nobody: true})
+		}
+	}
+	runs = append(runs, run{mode: ModeOff, nobody: asRoot}, run{mode: ModeOff, nobody: asRoot, control: true})
+	exe := nobodyExe(t)
+	for _, r := range runs {
+		name := string(r.mode)
+		if r.nobody {
+			name += "-nobody"
+		}
+		if r.control {
+			name += "-dumpable-control"
+		}
+		t.Run(name, func(t *testing.T) {
 			const secret = "sk-odin-process-canary-5150"
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "ODIN_SANDBOX_TEST_ATTACK="+string(mode), "OPENAI_API_KEY="+secret)
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), "ODIN_SANDBOX_TEST_ATTACK="+string(r.mode), "OPENAI_API_KEY="+secret)
+			if r.control {
+				cmd.Env = append(cmd.Env, dumpableEnv+"=1")
+			}
+			if r.nobody {
+				cmd.SysProcAttr = nobody
+				cmd.Dir = "/"
+			}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			err := cmd.Run()
 			got := out.String()
+			if r.control {
+				if !strings.Contains(got, secret) {
+					t.Errorf("with Odin dumpable the attack read nothing: it proves nothing:\n%s", got)
+				}
+				return
+			}
 			if strings.Contains(got, secret) {
 				t.Errorf("the command read Odin's secret:\n%s", got)
+			}
+			if r.mode == ModeOff {
+				return // unconfined, Odin is spared the signals
 			}
 			if err != nil || !strings.Contains(got, "odin survived") {
 				t.Errorf("Odin did not survive the command (%v):\n%s", err, got)
@@ -177,11 +225,39 @@ func TestAttackOdinProcess(t *testing.T) {
 	}
 }
 
+// nobody is the unprivileged user the tests run Odin as when they run as
+// root: the kernel exempts root from checks a user meets.
+var nobody = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+
+// nobodyExe is the test binary where nobody may run it: as root, a copy
+// (the build directory is root's alone).
+func nobodyExe(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return os.Args[0]
+	}
+	exe := filepath.Join(t.TempDir(), "sandbox.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, exe, string(data))
+	for dir := exe; dir != "/"; dir = filepath.Dir(dir) {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if dir == os.TempDir() || filepath.Dir(dir) == os.TempDir() {
+			break
+		}
+	}
+	return exe
+}
+
 // odinProcessAttack is the script TestAttackOdinProcess runs sandboxed:
 // it reads the environment and memory of every process it can see, then
 // ptraces and signals Odin.
 const odinProcessAttack = `
-[ -n "$READ_ENVIRON" ] && for e in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$e" 2>/dev/null; done
+for e in /proc/[0-9]*/environ; do tr "\\0" "\\n" < "$e" 2>/dev/null; done
 python3 - <<'EOF'
 import ctypes, os, re, signal
 libc = ctypes.CDLL(None, use_errno=True)
@@ -206,6 +282,9 @@ for pid in pids + [odin]:
         pass
 # Only Odin is attacked: on a machine shared with other work, a sandbox
 # that failed must not take down unrelated processes with the test.
+if os.environ.get("SPARE_ODIN"):
+    print("attack done")
+    raise SystemExit
 if libc.ptrace(16, odin, 0, 0) == 0:  # PTRACE_ATTACH
     print("attached", odin)
 for sig in (signal.SIGSTOP, signal.SIGKILL):
@@ -234,11 +313,9 @@ func actAsAttackedOdin(mode Mode) int {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	env := []string{fmt.Sprintf("ODIN_PID=%d", os.Getpid())}
-	if mode != ModeLandlock {
-		// Without a PID namespace Odin's /proc/PID/environ stays
-		// readable (the documented limit of the fallback): the Landlock
-		// run attacks the rest.
-		env = append(env, "READ_ENVIRON=1")
+	if mode == ModeOff {
+		// Unconfined, the command could stop Odin: only reading is tried.
+		env = append(env, "SPARE_ODIN=1")
 	}
 	p, err := l.Command(ctx, Spec{Args: []string{"bash", "-c", odinProcessAttack}, Write: true, Env: env})
 	if err != nil {

@@ -73,12 +73,55 @@ func FilterEnv(environ, pass, secrets []string) []string {
 		if !matchName(passedEnv, k) && !matchName(pass, k) {
 			continue
 		}
-		if IsSecret(k, secrets) || secretValues[v] {
+		if IsSecret(k, secrets) || secretValues[v] || hasURLCredentials(v) {
 			continue
 		}
 		out = append(out, kv)
 	}
 	return out
+}
+
+// hasURLCredentials reports whether v holds a URL with a password
+// ("https://user:token@proxy.corp/"): GOPROXY, pip's and npm's index URLs
+// carry private registries' tokens that way, under names no pattern
+// catches. Such a variable is a secret, whatever its name.
+func hasURLCredentials(v string) bool {
+	for rest := v; ; {
+		i := strings.Index(rest, "://")
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+3:]
+		auth := rest
+		if j := strings.IndexAny(auth, "/?#, |"); j >= 0 {
+			auth = auth[:j]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 && strings.Contains(auth[:at], ":") {
+			return true
+		}
+	}
+}
+
+// stripURLCredentials removes the user information of every URL in v
+// ("https://user:token@host/" becomes "https://host/").
+func stripURLCredentials(v string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(v, "://")
+		if i < 0 {
+			b.WriteString(v)
+			return b.String()
+		}
+		b.WriteString(v[:i+3])
+		v = v[i+3:]
+		auth := v
+		if j := strings.IndexAny(auth, "/?#, |"); j >= 0 {
+			auth = auth[:j]
+		}
+		if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+			v = v[at+1:]
+		}
+	}
 }
 
 // EnvNames lists the names FilterEnv would pass from environ (for odin
@@ -126,7 +169,10 @@ func (l *Launcher) cacheEnv(kind Kind) []string {
 		upstream := "https://proxy.golang.org,direct"
 		for _, kv := range l.opts.Environ() {
 			if v, ok := strings.CutPrefix(kv, "GOPROXY="); ok && v != "" && v != "off" {
-				upstream = v
+				// A private proxy's token stays with Odin (see
+				// hasURLCredentials): the go command is told the proxy,
+				// which then answers it 401, not the token.
+				upstream = stripURLCredentials(v)
 			}
 		}
 		env = append(env, "GOPROXY=file://"+filepath.Join(l.homeModCache, "cache", "download")+","+upstream)

@@ -13,6 +13,10 @@ import (
 	"time"
 )
 
+// dumpableEnv, set to 1 in Odin's environment, keeps Odin dumpable: for a
+// developer who attaches a debugger (dlv attach) or wants a core dump.
+const dumpableEnv = "ODIN_DUMPABLE"
+
 // LandlockStatus says whether Landlock can confine writes here.
 type LandlockStatus struct {
 	// Available is true when Landlock can confine writes.
@@ -36,6 +40,10 @@ func Main() {
 		os.Exit(runGoCacheProg(os.Args[2:]))
 	}
 	if len(os.Args) < 4 || os.Args[1] != initArg {
+		// Odin itself: its /proc/PID entries hold its secrets. The call
+		// does not fail on Linux (and is a no-op elsewhere); Odin runs
+		// on without it rather than refuse to start.
+		_ = closeOwnProc()
 		return
 	}
 	os.Exit(runInit(os.Args[2], os.Args[3:]))
@@ -105,12 +113,23 @@ func runInit(specJSON string, rest []string) int {
 			return fail(err)
 		}
 	}
+	if is.Landlock != nil {
+		// Last: Landlock and the filter need no capability, but root's
+		// would get around both (see dropCapabilities).
+		if err := dropCapabilities(); err != nil {
+			return fail(err)
+		}
+	}
 	cmd := exec.Command(path, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = childAttr()
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if is.Limits != nil {
+		start = func() error { return startLimited(cmd, is.Limits) }
+	}
+	if err := start(); err != nil {
 		return fail(err)
 	}
 	// waited is closed once Wait returned; waitErr is read only after.

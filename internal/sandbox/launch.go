@@ -36,6 +36,8 @@ type initSpec struct {
 	// RelayFD, when set, is the init's end of the loopback relay
 	// (relay_linux.go).
 	RelayFD int `json:"relay_fd,omitempty"`
+	// Limits, when set, are the rlimits the command gets.
+	Limits *initLimits `json:"limits,omitempty"`
 }
 
 // LandlockRules are the accesses a Landlock-confined command keeps.

@@ -116,3 +116,60 @@ func TestVisible(t *testing.T) {
 		}
 	}
 }
+
+// TestURLCredentialsNeverPass: a token inside a URL (a private GOPROXY,
+// pip's index, a database URL passed on purpose) never reaches a command,
+// whatever the variable's name; the GOPROXY the sandbox composes names
+// the user's proxy without its token. Nor do the addresses of the user's
+// servers (SSH_AUTH_SOCK, the session bus, DOCKER_HOST, X11, tmux).
+func TestURLCredentialsNeverPass(t *testing.T) {
+	const token = "tok-canary-url-4242"
+	env := []string{"PATH=/usr/bin", "HOME=/home/u",
+		"GOPROXY=https://alice:" + token + "@goproxy.corp.example/mod,direct",
+		"PIP_INDEX_URL=https://__token__:" + token + "@pypi.corp.example/simple",
+		"DATABASE_URL=postgres://app:" + token + "@db:5432/app",
+		"GONOSUMDB=corp.example/*", "CC=gcc"}
+	got := FilterEnv(env, []string{"PIP_INDEX_URL", "DATABASE_URL"}, nil)
+	for _, kv := range got {
+		if strings.Contains(kv, token) {
+			t.Errorf("%s reaches the command", kv)
+		}
+	}
+	if !slices.Contains(got, "GONOSUMDB=corp.example/*") || !slices.Contains(got, "CC=gcc") {
+		t.Errorf("innocent variables were dropped: %q", got)
+	}
+	// The addresses of servers outside the sandbox are not passed either:
+	// a command would find their sockets by them.
+	sockets := []string{"SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/1000/bus",
+		"DOCKER_HOST=unix:///var/run/docker.sock", "DISPLAY=:0", "XAUTHORITY=/home/u/.Xauthority", "WAYLAND_DISPLAY=wayland-0",
+		"GPG_AGENT_INFO=/run/user/1000/gnupg/S.gpg-agent", "TMUX=/tmp/tmux-1000/default,1,0", "KUBECONFIG=/home/u/.kube/config"}
+	if got := FilterEnv(append(slices.Clone(env), sockets...), nil, nil); slices.ContainsFunc(got, func(kv string) bool { return slices.Contains(sockets, kv) }) {
+		t.Errorf("a server's address reaches the command: %q", got)
+	}
+	if got := stripURLCredentials("https://alice:" + token + "@goproxy.corp.example/mod,direct"); got != "https://goproxy.corp.example/mod,direct" {
+		t.Errorf("stripURLCredentials = %q", got)
+	}
+	if hasURLCredentials("https://goproxy.io,direct") || hasURLCredentials("git@github.com:x/y") {
+		t.Error("a URL without a password counts as one")
+	}
+	// The GOPROXY the launcher composes over the user's module cache.
+	mod := filepath.Join(t.TempDir(), "mod")
+	if err := os.MkdirAll(filepath.Join(mod, "cache", "download"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	l := New(Options{Mode: ModeOff, Root: root, CacheDir: filepath.Join(root, ".cache"),
+		Environ: func() []string { return append(slices.Clone(env), "GOMODCACHE="+mod) }})
+	var goproxy string
+	for _, kv := range l.childEnv(Spec{Args: []string{"true"}}) {
+		if strings.Contains(kv, token) {
+			t.Errorf("%s reaches the command", kv)
+		}
+		if v, ok := strings.CutPrefix(kv, "GOPROXY="); ok {
+			goproxy = v
+		}
+	}
+	if !strings.Contains(goproxy, "https://goproxy.corp.example/mod") {
+		t.Errorf("GOPROXY = %q: the user's proxy is gone", goproxy)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -58,6 +59,9 @@ type Plan struct {
 	// bubblewrap only, where the process has a network namespace of its
 	// own).
 	Relay bool
+	// Limits are the rlimits the init helper sets before the command
+	// starts; nil without any.
+	Limits *initLimits
 }
 
 // SeccompBy says who installs a command's socket filter.
@@ -99,6 +103,15 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 		return Plan{}, fmt.Errorf("%w: %s would run unconfined, and Odin runs it only in a sandbox: %s; install bubblewrap (apt-get install bubblewrap) or use a kernel with Landlock",
 			ErrNoSandbox, programName(spec.Args), st.Reason)
 	}
+	if spec.UnixSockets && st.Kind == KindLandlock {
+		// Landlock cannot hide a path, and connect(2) to a socket needs
+		// no right it confines: a process that may open unix sockets
+		// reaches every pathname socket of the host (the X server's,
+		// docker's, ssh-agent's). For odin-browser, which runs Chromium
+		// without its own sandbox on untrusted pages, that is an escape.
+		return Plan{}, fmt.Errorf("%w: %s needs unix sockets, which the Landlock fallback cannot keep to its own (every socket of the host would be open to it); install bubblewrap (apt-get install bubblewrap)",
+			ErrNoSandbox, programName(spec.Args))
+	}
 	if len(spec.Args) == 0 {
 		return Plan{}, errors.New("sandbox: empty command")
 	}
@@ -106,6 +119,11 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 		spec.Dir = l.opts.Root
 	}
 	p := Plan{Kind: st.Kind, Dir: spec.Dir, Env: l.childEnv(spec), Command: slices.Clone(spec.Args), Write: spec.Write}
+	if l.exe != "" {
+		// Odin's binary sets them (bwrap cannot): without it the command
+		// runs without rlimits.
+		p.Limits = l.opts.Limits.forInit()
+	}
 	if spec.Write {
 		p.GitGuard = l.writableDirs()
 		p.Repos = l.repos.scan(p.GitGuard)
@@ -128,7 +146,13 @@ func (l *Launcher) Plan(spec Spec) (Plan, error) {
 func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	p.Bwrap = l.bwrap
 	args := []string{"--new-session", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL",
-		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"}
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"}
+	if n := l.opts.Limits.TmpSize; n > 0 && l.bwrapSize {
+		// A tmpfs is memory: unbounded, a command filling /tmp fills
+		// the machine's memory (half of it, the kernel's default size).
+		args = append(args, "--size", strconv.FormatUint(n, 10))
+	}
+	args = append(args, "--tmpfs", "/tmp")
 	if spec.Network == NetworkFull {
 		args = append(args, "--share-net")
 	}
@@ -213,13 +237,14 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	// Without Odin's binary there is no relay: the process's servers are
 	// out of Odin's reach, which costs a convenience, not the command.
 	p.Relay = spec.LoopbackRelay && l.exe != ""
-	if len(p.Proxy) > 0 || p.Relay {
+	if len(p.Proxy) > 0 || p.Relay || p.Limits != nil {
 		if l.exe == "" {
 			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
 		}
-		// The init relays the proxy over a unix socket, so bwrap must not
-		// filter it: it installs the filter on the thread it starts the
-		// command from (see installSocketFilter).
+		// The init relays the proxy over a unix socket (or sets the
+		// rlimits, which bwrap cannot), so bwrap must not filter it: it
+		// installs the filter on the thread it starts the command from
+		// (see installSocketFilter).
 		if !exeBound {
 			args = append(args, "--ro-bind", l.exe, innerInit)
 		}
@@ -305,6 +330,7 @@ func (p Plan) cmdline(v launchValues) (path string, argv, env []string, err erro
 			if p.Relay {
 				is.RelayFD = relayFD
 			}
+			is.Limits = p.Limits
 			if p.Seccomp == SeccompByInit {
 				is.Seccomp = &seccompSpec{AllowUnix: p.AllowUnix}
 			}
@@ -324,7 +350,7 @@ func (p Plan) cmdline(v launchValues) (path string, argv, env []string, err erro
 	if p.InitPath == "" {
 		return p.Command[0], slices.Clone(p.Command), env, nil
 	}
-	is := initSpec{ParentPID: v.ppid}
+	is := initSpec{ParentPID: v.ppid, Limits: p.Limits}
 	if p.Landlock != nil {
 		rules := *p.Landlock
 		rules.ConnectPorts = append(slices.Clone(rules.ConnectPorts), ports...)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -72,7 +73,7 @@ func (h planHost) launcher(t *testing.T, opts Options, kind Kind, abi int, exe s
 	l := New(opts)
 	l.hostRun = []string{h.run}
 	l.once.Do(func() {
-		l.exe, l.bwrap, l.abi = exe, "/usr/bin/bwrap", abi
+		l.exe, l.bwrap, l.abi, l.bwrapSize = exe, "/usr/bin/bwrap", abi, true
 		l.homeModCache = goModCache(l.opts.Environ())
 		l.homeGoCache = userGoCache(l.opts.Environ())
 		l.status = Status{Mode: l.opts.Mode, Kind: kind}
@@ -125,6 +126,7 @@ func TestPlanGolden(t *testing.T) {
 		}
 		return r
 	}
+	limits := Limits{Processes: 4096, Memory: 8 << 30, FileSize: 16 << 30, CPUTime: 90 * time.Minute, TmpSize: 2 << 30}
 	cases := []struct {
 		name string
 		opts Options
@@ -149,6 +151,8 @@ func TestPlanGolden(t *testing.T) {
 		{name: "landlock-edit-abi6", kind: KindLandlock, abi: 6, exe: h.exe, opts: Options{AllowUnixSockets: []string{h.sock}}, spec: Spec{Args: bash, Write: true}},
 		{name: "landlock-proxy-abi4", kind: KindLandlock, abi: 4, exe: h.exe, opts: Options{Domains: []string{"proxy.golang.org"}}, spec: Spec{Args: bash}},
 		{name: "landlock-ask-abi3", kind: KindLandlock, abi: 3, exe: h.exe, spec: Spec{Args: bash}},
+		{name: "bwrap-limits", kind: KindBubblewrap, exe: h.exe, opts: Options{Limits: limits}, spec: Spec{Args: bash, Write: true}},
+		{name: "landlock-limits-abi6", kind: KindLandlock, abi: 6, exe: h.exe, opts: Options{Limits: limits}, spec: Spec{Args: bash, Write: true}},
 		{name: "none-init", kind: KindNone, exe: h.exe, opts: Options{Mode: ModeOff}, spec: Spec{Args: bash, Write: true}},
 		{name: "none-plain-proxy", kind: KindNone, opts: Options{Mode: ModeOff, Domains: []string{"proxy.golang.org"}}, spec: Spec{Args: bash}},
 	}

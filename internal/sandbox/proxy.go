@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -34,13 +36,55 @@ type proxy struct {
 	srv     *http.Server
 	lns     []net.Listener
 
+	// transport carries plain HTTP requests, through guardedDial.
+	transport *http.Transport
+
 	mu      sync.Mutex
 	blocked []string
 	closed  bool
 }
 
+// guardedDial connects to addr ("host:port" as the command asked for it)
+// unless host, an allowed name, resolves to an address of this machine or
+// its link: loopback (where docker's API, databases, `odin serve` and
+// other developers' servers listen), unspecified, link-local (the cloud
+// metadata service at 169.254.169.254, which hands out credentials) or
+// multicast. A name the command cannot choose the address of may still
+// be one whose DNS its author controls (a wildcard entry, a rebinding
+// name), and the proxy runs outside the sandbox: it would connect for
+// the command where the sandbox keeps it out. Loopback itself stays
+// reachable when the user allowed it by name: localhost, *.localhost, or
+// the address itself.
+func guardedDial(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	h := strings.TrimSuffix(strings.ToLower(host), ".")
+	explicit := h == "localhost" || strings.HasSuffix(h, ".localhost") || net.ParseIP(h) != nil
+	d := &net.Dialer{Control: func(_, address string, _ syscall.RawConn) error {
+		if explicit {
+			return nil
+		}
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return err
+		}
+		if a := ap.Addr().Unmap(); a.IsLoopback() || a.IsUnspecified() || a.IsLinkLocalUnicast() || a.IsMulticast() ||
+			a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() {
+			return fmt.Errorf("%w: %s resolves to %s, an address of this machine or its link (allow that address itself if you mean it)", errLocalAddress, host, a)
+		}
+		return nil
+	}}
+	return d.DialContext(ctx, network, addr)
+}
+
+// errLocalAddress is why the proxy refused to connect to an allowed name.
+var errLocalAddress = errors.New("odin sandbox proxy: refused")
+
 func startProxy(allowed []string, unixSocket bool) (*proxy, error) {
-	p := &proxy{allowed: allowed}
+	p := &proxy{allowed: allowed, transport: &http.Transport{DialContext: guardedDial, ForceAttemptHTTP2: true,
+		IdleConnTimeout: 30 * time.Second, TLSHandshakeTimeout: 10 * time.Second}}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second}
 	if unixSocket {
 		dir, err := os.MkdirTemp("", "odin-proxy-")
@@ -80,6 +124,7 @@ func (p *proxy) Close() {
 	p.closed = true
 	p.mu.Unlock()
 	_ = p.srv.Close()
+	p.transport.CloseIdleConnections()
 	for _, ln := range p.lns {
 		_ = ln.Close()
 	}
@@ -152,7 +197,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.RequestURI = ""
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")
-	resp, err := http.DefaultTransport.RoundTrip(out)
+	resp, err := p.transport.RoundTrip(out)
 	if err != nil {
 		http.Error(w, "odin sandbox proxy: "+err.Error(), http.StatusBadGateway)
 		return
@@ -179,7 +224,7 @@ func (p *proxy) connect(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
-	upstream, err := (&net.Dialer{}).DialContext(ctx, "tcp", hostport)
+	upstream, err := guardedDial(ctx, "tcp", hostport)
 	if err != nil {
 		http.Error(w, "odin sandbox proxy: "+err.Error(), http.StatusBadGateway)
 		return

@@ -10,7 +10,7 @@ func (l *Launcher) WithRoot(root string) *Launcher {
 		return l
 	}
 	l.Status() // probe once, then share the result
-	c := &Launcher{opts: l.opts, status: l.status, abi: l.abi, exe: l.exe, bwrap: l.bwrap, noInit: l.noInit,
+	c := &Launcher{opts: l.opts, status: l.status, abi: l.abi, exe: l.exe, bwrap: l.bwrap, bwrapSize: l.bwrapSize, noInit: l.noInit,
 		homeModCache: l.homeModCache, homeGoCache: l.homeGoCache}
 	c.opts.Root = root
 	c.once.Do(func() {})

@@ -103,6 +103,9 @@ type Options struct {
 	// DenyRead is the read deny list; bubblewrap hides the denied paths
 	// from every command. Nil hides nothing.
 	DenyRead *readdeny.Rules
+	// Limits bound every process tree launched (permissions.sandbox_limits);
+	// zero fields bound nothing.
+	Limits Limits
 	// ProbeLandlock reports the kernel's Landlock support; default Probe.
 	// Tests replace it to simulate a kernel without Landlock.
 	ProbeLandlock func() LandlockStatus
@@ -216,7 +219,9 @@ type Launcher struct {
 	abi    int
 	exe    string
 	bwrap  string
-	noInit bool
+	// bwrapSize: bwrap knows --size, which bounds the private /tmp.
+	bwrapSize bool
+	noInit    bool
 	// homeModCache is the user's Go module cache, offered read-only to
 	// children as a GOPROXY.
 	homeModCache string
@@ -278,6 +283,7 @@ func (l *Launcher) probe() {
 	if l.opts.Mode != ModeOff && l.opts.Mode != ModeLandlock {
 		l.bwrap, bwrapWhy = probeBwrapRecorded(l.opts.Bwrap, l.opts.ProbeRecord)
 		if bwrapWhy == "" {
+			l.bwrapSize = l.opts.Limits.TmpSize > 0 && bwrapHasSize(l.bwrap)
 			st.Kind, st.Detail = KindBubblewrap, l.bwrap
 			l.status = st
 			return
@@ -361,6 +367,20 @@ func probeBwrapRecorded(name, record string) (string, string) {
 
 // bwrapWorks holds the bwrap paths whose probe passed in this process.
 var bwrapWorks sync.Map
+
+// bwrapSizes holds, per bwrap path, whether it knows --size (bubblewrap
+// 0.8 and later): an older one would refuse every command given it.
+var bwrapSizes sync.Map
+
+func bwrapHasSize(path string) bool {
+	if v, ok := bwrapSizes.Load(path); ok {
+		return v.(bool)
+	}
+	out, _ := exec.Command(path, "--help").CombinedOutput()
+	has := strings.Contains(string(out), "--size")
+	bwrapSizes.Store(path, has)
+	return has
+}
 
 // Process is a launched command: its exec.Cmd plus the proxy serving it.
 // Set Stdin, Stdout and Stderr on Cmd, then Start and Wait; call Release
@@ -810,6 +830,8 @@ type Confinement struct {
 	Env []string
 	// Sockets is the unix socket rule.
 	Sockets Sockets
+	// Limits are the resource limits of each command.
+	Limits Limits
 }
 
 // Describe reports the confinement of edit-mode commands.
@@ -819,5 +841,5 @@ func (l *Launcher) Describe() Confinement {
 	l.Status() // probes: the Go cache offered depends on Odin's binary
 	return Confinement{Writable: w, Protected: l.protectedPaths(w), Cache: l.opts.CacheDir, GoCacheLower: l.goCacheLower(l.cacheDir()),
 		Domains: l.domains(""), AgentDomains: l.opts.AgentDomains, Env: l.EnvNames(),
-		Sockets: l.describeSockets(l.Status())}
+		Sockets: l.describeSockets(l.Status()), Limits: l.opts.Limits}
 }

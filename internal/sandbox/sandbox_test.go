@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,10 @@ func TestMain(m *testing.M) {
 	}
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_ATTACK"); mode != "" {
 		os.Exit(actAsAttackedOdin(Mode(mode)))
+	}
+	if mode := os.Getenv("ODIN_SANDBOX_TEST_NPROC"); mode != "" {
+		limit, _ := strconv.Atoi(os.Getenv("ODIN_SANDBOX_TEST_LIMIT"))
+		os.Exit(actAsForkBombedOdin(Mode(mode), os.Getenv("ODIN_SANDBOX_TEST_ROOT"), limit))
 	}
 	if mode := os.Getenv("ODIN_SANDBOX_TEST_TTY"); mode != "" {
 		os.Exit(actAsOdinInTerminal(Mode(mode)))
@@ -417,12 +422,20 @@ func BenchmarkLaunch(b *testing.B) {
 		return time.Since(start) / 20
 	}
 	base := measure(plain)
-	for _, mode := range []Mode{ModeBubblewrap, ModeLandlock, ModeOff} {
-		l := New(Options{Mode: mode, Root: root, CacheDir: filepath.Join(root, ".cache")})
+	// With the default limits (permissions.sandbox_limits) bubblewrap
+	// starts the command through Odin's init, which sets them.
+	limits := Limits{Processes: 4096, Memory: 8 << 30, FileSize: 16 << 30, TmpSize: 4 << 30}
+	for _, c := range []struct {
+		name string
+		mode Mode
+		lim  Limits
+	}{{"bubblewrap", ModeBubblewrap, Limits{}}, {"bubblewrap-limits", ModeBubblewrap, limits},
+		{"landlock", ModeLandlock, Limits{}}, {"landlock-limits", ModeLandlock, limits}, {"off", ModeOff, Limits{}}} {
+		l := New(Options{Mode: c.mode, Root: root, CacheDir: filepath.Join(root, ".cache"), Limits: c.lim})
 		if l.Status().Refuse {
 			continue
 		}
-		b.Run(string(mode), func(b *testing.B) {
+		b.Run(c.name, func(b *testing.B) {
 			launch := func() {
 				p, err := l.Command(b.Context(), Spec{Args: []string{"bash", "-c", "true"}, Write: true})
 				if err != nil {

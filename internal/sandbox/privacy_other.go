@@ -1,0 +1,7 @@
+//go:build !linux
+
+package sandbox
+
+func closeOwnProc() error { return nil }
+
+func dropCapabilities() error { return nil }
