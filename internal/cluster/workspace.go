@@ -196,17 +196,34 @@ func (w *Workspaces) open() error {
 	if err := os.MkdirAll(nodes, 0o700); err != nil {
 		return err
 	}
-	own, err := os.MkdirTemp(nodes, "n-")
-	if err != nil {
-		return err
-	}
-	f, err := os.OpenFile(own+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	// The lock is taken under a name the sweep below never looks at, and
+	// only then published as n-ID.lock: a node that starts at the same
+	// moment would otherwise find this one's lock file before it is held,
+	// take it, remove the directory as an orphan's, and make this node's
+	// own lock fail (EAGAIN) while it held it.
+	f, err := os.CreateTemp(nodes, "t-*.lock")
 	if err != nil {
 		return err
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		return fmt.Errorf("cluster: lock %s: %w", own, err)
+		_ = os.Remove(f.Name())
+		return fmt.Errorf("cluster: lock %s: %w", f.Name(), err)
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f.Name()), "t-"), ".lock")
+	own := filepath.Join(nodes, "n-"+id)
+	if err := os.Rename(f.Name(), own+".lock"); err != nil {
+		f.Close()
+		_ = os.Remove(f.Name())
+		return err
+	}
+	// A directory of that name can only be a dead node's: its lock is
+	// the one just published, and this node holds it.
+	_ = os.RemoveAll(own)
+	if err := os.Mkdir(own, 0o700); err != nil {
+		f.Close()
+		_ = os.Remove(own + ".lock")
+		return err
 	}
 	w.own, w.lock = own, f
 	others, _ := filepath.Glob(filepath.Join(nodes, "n-*.lock"))

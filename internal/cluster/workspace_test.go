@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -145,6 +146,39 @@ func TestWorkspacesOrphans(t *testing.T) {
 	}
 	if _, err := os.Stat(live.own); err != nil {
 		t.Errorf("the live node's directory went: %v", err)
+	}
+}
+
+// Nodes that start together on one state directory each keep their own
+// directory: none takes another's lock for an orphan's while it is
+// being set up (the lock failed with EAGAIN, or the directory was swept).
+func TestWorkspacesStartTogether(t *testing.T) {
+	dir := t.TempDir()
+	const n = 16
+	for round := 0; round < 20; round++ {
+		nodes := make([]*Workspaces, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range nodes {
+			nodes[i] = &Workspaces{Dir: dir}
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				errs[i] = nodes[i].open()
+			}(i)
+		}
+		wg.Wait()
+		for i, w := range nodes {
+			if errs[i] != nil {
+				t.Fatalf("round %d: node %d: %v", round, i, errs[i])
+			}
+			if _, err := os.Stat(w.own); err != nil {
+				t.Fatalf("round %d: node %d lost its directory: %v", round, i, err)
+			}
+		}
+		for _, w := range nodes {
+			w.Close()
+		}
 	}
 }
 
