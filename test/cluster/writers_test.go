@@ -18,8 +18,9 @@ import (
 )
 
 // codeTask is one remote Code task of the writers' script: it reads the
-// files it edits, makes its change, and reports. Each step echoes marker
-// through TodoWrite, so the next step of the same task is found by it;
+// files it edits, makes its change, and reports. Each step keeps marker
+// in progress through TodoWrite (whose result names the item in progress,
+// not a completed one), so the next step of the same task is found by it;
 // hold, when set, parks the report at the model until the test releases
 // it.
 func codeTask(marker string, reads []string, changes []llmtest.ToolCall, report llmtest.Step, hold string) []llmtest.Step {
@@ -33,7 +34,7 @@ func codeTask(marker string, reads []string, changes []llmtest.ToolCall, report 
 	report.When, report.Hold = marker, hold
 	return []llmtest.Step{
 		{When: marker, ToolCalls: append(first, todo("in_progress"))},
-		{When: marker, ToolCalls: append(changes, todo("completed"))},
+		{When: marker, ToolCalls: append(changes, todo("in_progress"))},
 		report,
 	}
 }
