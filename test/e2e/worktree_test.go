@@ -85,7 +85,7 @@ func editTask(root, marker, old, new string, last llmtest.Step) []llmtest.Step {
 	last.When = marker
 	return []llmtest.Step{
 		{When: marker, ToolCalls: []llmtest.ToolCall{llmtest.Call("ReadFile", map[string]any{"file_path": root + "/shop.go"}), todo("in_progress")}},
-		{When: marker, ToolCalls: []llmtest.ToolCall{llmtest.Call("EditTool", map[string]any{"file_path": root + "/shop.go", "old_string": old, "new_string": new}), todo("completed")}},
+		{When: marker, ToolCalls: []llmtest.ToolCall{llmtest.Call("EditTool", map[string]any{"file_path": root + "/shop.go", "old_string": old, "new_string": new}), todo("in_progress")}},
 		last,
 	}
 }
@@ -143,7 +143,7 @@ func TestIsolatedWritersWorktrees(t *testing.T) {
 		Add("code",
 			llmtest.Step{When: "TASK-C", ToolCalls: []llmtest.ToolCall{llmtest.Call("WriteFile", map[string]any{"file_path": root + "/discount.go",
 				"content": "package shop\n\n// Discount is a percentage.\ntype Discount int\n"}),
-				llmtest.Call("TodoWrite", map[string]any{"todos": []map[string]any{{"id": "1", "content": "TASK-C", "status": "completed"}}})}},
+				llmtest.Call("TodoWrite", map[string]any{"todos": []map[string]any{{"id": "1", "content": "TASK-C", "status": "in_progress"}}})}},
 			llmtest.Step{When: "TASK-C", ToolCalls: []llmtest.ToolCall{llmtest.Call("Report", map[string]any{"task": "C", "summary": "C done"})}}).
 		// D changes A's line; its report comes last, so it meets A's
 		// change already in the project.
