@@ -155,7 +155,7 @@ func (b *Blobs) read(hash string) ([]byte, error) {
 	}
 	b.mu.Unlock()
 	if !ok {
-		return nil, errors.New("Odin has no copy of it")
+		return nil, errors.New("the copy of it is gone from the snapshots")
 	}
 	var data []byte
 	var err error
@@ -166,10 +166,10 @@ func (b *Blobs) read(hash string) ([]byte, error) {
 		_, err = b.pack.ReadAt(data, off)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("Odin could not read its copy of it: %w", err)
+		return nil, fmt.Errorf("the copy of it in the snapshots could not be read: %w", err)
 	}
 	if hashBytes(data) != hash {
-		return nil, errors.New("Odin's copy of it is damaged")
+		return nil, errors.New("the copy of it in the snapshots is damaged")
 	}
 	return data, nil
 }
