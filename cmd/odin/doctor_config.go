@@ -48,12 +48,12 @@ func loadLeavingOut(cache *config.Cache, opts *config.LoadOptions, foreign *comp
 		}
 	}
 	// Each round leaves out at least one more source; there are few.
-	for {
+	for round := 0; ; round++ {
 		var ce *config.Error
 		if !errors.As(err, &ce) {
 			return nil, nil, fail, err
 		}
-		if err != first {
+		if round > 0 {
 			all := &config.Error{}
 			errors.As(fail.err, &all)
 			fail.err = &config.Error{Problems: append(slices.Clone(all.Problems), ce.Problems...)}

@@ -230,7 +230,7 @@ func removeDirIn(root, rel string) error {
 		return ErrSymlink
 	}
 	err = unix.Unlinkat(dfd, base, unix.AT_REMOVEDIR)
-	if err == unix.ENOTEMPTY || err == unix.EEXIST {
+	if errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST) {
 		return ErrNotEmpty
 	}
 	return err
