@@ -191,7 +191,10 @@ func (r *repl) commands() []term.Command {
 	a := r.a
 	return []term.Command{
 		r.modelCommand(),
-		{Name: "agents", Description: "the session's agent runs (running and finished: status, elapsed, tokens, last activities) and the specialists", Run: func(ctx context.Context, _ string) (term.Result, error) {
+		{Name: "agents", Description: "the session's agent runs (running and finished: status, elapsed, tokens, last activities) and the specialists", Run: func(ctx context.Context, args string) (term.Result, error) {
+			if err := noArgs("agents", args); err != nil {
+				return term.Result{}, err
+			}
 			runs, err := r.current().live.Session.AgentRuns(ctx)
 			if err != nil {
 				return term.Result{}, err
@@ -232,7 +235,11 @@ func (r *repl) commands() []term.Command {
 				printInit(&b, res)
 				return term.Result{Text: "```\n" + strings.TrimRight(b.String(), "\n") + "\n```"}, nil
 			}},
-		{Name: "sessions", Description: "list this project's sessions", Run: func(ctx context.Context, _ string) (term.Result, error) {
+		{Name: "sessions", Description: "list this project's sessions", Run: func(ctx context.Context, args string) (term.Result, error) {
+			// Words after it would read as a filter it does not apply.
+			if err := noArgs("sessions", args); err != nil {
+				return term.Result{}, err
+			}
 			text, err := r.sessions(ctx)
 			return term.Result{Listing: text}, err
 		}},

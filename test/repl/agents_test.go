@@ -28,6 +28,8 @@ func TestAgentsListsRuns(t *testing.T) {
 	tm.Expect("edit ❯")
 	tm.Type("where is main?" + enter)
 	tm.Expect("main is in main.go")
+	tm.Type("/agents search" + enter)
+	tm.Expect("/agents takes no arguments")
 	tm.Type("/agents" + enter)
 	tm.Expect("search-1")
 	tm.Expect("last: Grep")

@@ -95,6 +95,9 @@ func TestClearAndResume(t *testing.T) {
 	tm.Type("fresh start" + enter)
 	tm.Expect("clean slate") // the answer, not the echo of the input
 	tm.Idle()
+	// Words after /sessions are refused: they would read as a filter.
+	tm.Type("/sessions remember" + enter)
+	tm.Expect("/sessions takes no arguments")
 	tm.Type("/sessions" + enter)
 	tm.Expect("/resume ID continues one")
 	tm.Type("/resume" + enter)
