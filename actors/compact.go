@@ -269,10 +269,7 @@ func (o *Orchestrator) onCompactDone(c actor.Context, msg *compactDone) {
 		// All or nothing: a summary stored without the kept messages
 		// would lose them from the resumable history. The messages it
 		// replaces stay in the store either way (AllMessages).
-		if b, ok := st.(batcher); ok {
-			return b.Batch(ctx, write)
-		}
-		return write(ctx)
+		return store.InBatch(ctx, st, write)
 	})
 	ev := messages.Compacted{Messages: msg.cut, TokensBefore: cp.before, TokensAfter: o.estimate(0), Requests: msg.requests}
 	o.deps.Bus.Publish(ev)

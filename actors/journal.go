@@ -678,12 +678,9 @@ func (j *journal) fencedErr() error {
 	return j.fenced
 }
 
-// batcher is a store that can run several writes in one transaction
-// (store.SQLite): a commit is most of a small write's cost, and a fan-out
-// of specialists queues dozens of writes at once.
-type batcher interface {
-	Batch(ctx context.Context, fn func(context.Context) error) error
-}
+// batcher is a store that can run several writes in one transaction: a
+// fan-out of specialists queues dozens of writes at once.
+type batcher = store.Batcher
 
 // writeAll writes entries in order: runs of writes in one transaction when
 // the store can batch (each write in its own savepoint), reading entries

@@ -50,16 +50,10 @@ func (s *Session) Accept(ctx context.Context, id, body string, mode messages.Mod
 		in, dup, err = ix.AcceptInput(ctx, store.Input{ID: id, SessionID: s.ID, Body: body, Mode: string(mode), CreatedAt: m.At})
 		return err
 	}
-	var err error
-	if b, ok := s.deps.Store.(batcher); ok {
-		// Through Batch, so that a grouping store (store.Grouped, odin
-		// serve on SQLite) commits it with the journals' writes of the
-		// moment rather than queuing a transaction of its own on the
-		// one writer.
-		err = b.Batch(ctx, accept)
-	} else {
-		err = accept(ctx)
-	}
+	// Through Batch, so that a grouping store (store.Grouped, odin serve
+	// on SQLite) commits it with the journals' writes of the moment
+	// rather than queuing a transaction of its own on the one writer.
+	err := store.InBatch(ctx, s.deps.Store, accept)
 	if err != nil {
 		if errors.Is(err, store.ErrFenced) && s.j != nil {
 			// The ledger write was the first to meet a later claim: the

@@ -346,14 +346,7 @@ func (a *app) rewindConversation(ctx context.Context, st store.Store, j *rewindJ
 		}
 		return nil
 	}
-	if b, ok := st.(interface {
-		Batch(context.Context, func(context.Context) error) error
-	}); ok {
-		err = b.Batch(ctx, write)
-	} else {
-		err = write(ctx)
-	}
-	if err != nil {
+	if err := store.InBatch(ctx, st, write); err != nil {
 		return fmt.Errorf("rewind the conversation: %w", err)
 	}
 	return nil

@@ -218,15 +218,7 @@ func (t *Tracker) record(ctx context.Context, found []checkpoint.File) error {
 		}
 		return t.sets.Store.SetAfterHashes(ctx, t.checkpointID, hashes)
 	}
-	var err error
-	if b, ok := t.sets.Store.(interface {
-		Batch(context.Context, func(context.Context) error) error
-	}); ok {
-		err = b.Batch(ctx, save)
-	} else {
-		err = save(ctx)
-	}
-	if err != nil {
+	if err := store.InBatch(ctx, t.sets.Store, save); err != nil {
 		for _, f := range added {
 			t.Tracker.Forget(f.Path)
 		}

@@ -340,3 +340,18 @@ type SessionArchive struct {
 	Todos    []Todo
 	Usage    []UsageRecord
 }
+
+// Batcher is a store that can run several writes in one transaction
+// (SQLite and PostgreSQL): a commit is most of a small write's cost.
+type Batcher interface {
+	Batch(ctx context.Context, fn func(context.Context) error) error
+}
+
+// InBatch runs fn, the writes to st, in one transaction when st can
+// batch them, and as it is otherwise.
+func InBatch(ctx context.Context, st any, fn func(context.Context) error) error {
+	if b, ok := st.(Batcher); ok {
+		return b.Batch(ctx, fn)
+	}
+	return fn(ctx)
+}
