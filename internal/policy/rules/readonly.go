@@ -488,7 +488,7 @@ func setReadOnly(args []string) (bool, string, bool) {
 		if a == "--" || a == "-" {
 			return true, "", true // the rest are positional parameters
 		}
-		if (a[0] == '-' || a[0] == '+') && len(a) > 1 {
+		if len(a) > 1 && (a[0] == '-' || a[0] == '+') {
 			letters := a[1:]
 			if strings.HasSuffix(letters, "o") {
 				// -o (alone or ending a cluster like -euo) names an option.
