@@ -527,7 +527,7 @@ func (c *cursor) reset() {
 // line (a verified hit of a literal), or -1.
 func (c *cursor) find(data []byte, from int) int {
 	for {
-		best, bestLit := -1, -1
+		best := -1
 		for i, l := range c.lits {
 			next := c.next[i]
 			for v, needle := range l.streams {
@@ -550,23 +550,35 @@ func (c *cursor) find(data []byte, from int) int {
 					next[v] = p
 				}
 				if p >= 0 && (best < 0 || p < best) {
-					best, bestLit = p, i
+					best = p
 				}
 			}
 		}
 		if best < 0 {
 			return -1
 		}
-		l := c.lits[bestLit]
-		if !l.fold {
-			return best
-		}
-		start := best - l.at
-		if start >= 0 && start+len(l.s) <= len(data) && (!l.verified || equalFoldASCII(data[start:start+len(l.s)], l.s)) {
-			return best
+		// Several literals can hit at the same offset (a|A 0 folded both
+		// scan for "0"): the candidate stands if any of them verifies.
+		for i, l := range c.lits {
+			if c.verifies(l, c.next[i], data, best) {
+				return best
+			}
 		}
 		from = best + 1
 	}
+}
+
+// verifies reports whether literal l, whose streams' next hits are next,
+// hits at best and matches there.
+func (c *cursor) verifies(l *literal, next []int, data []byte, best int) bool {
+	if !slices.Contains(next, best) {
+		return false
+	}
+	if !l.fold {
+		return true
+	}
+	start := best - l.at
+	return start >= 0 && start+len(l.s) <= len(data) && (!l.verified || equalFoldASCII(data[start:start+len(l.s)], l.s))
 }
 
 // equalFoldASCII compares hay with needle (whose letters are lower case),
