@@ -258,7 +258,7 @@ func Builtins() []*AgentDefinition {
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
 			Description: "Implements changes in the project's conventions, trying them in its own shell.",
 			Tools:       list(lookup, mapping, writeTools, thinking, []string{"TodoWrite"}, asking, shellSession),
-			OnDemand:    []string{"TodoWrite", NameResearchRequest},
+			OnDemand:    []string{"TodoWrite", NameResearchRequest, "ShellSession"},
 			Report:      "code", Role: RoleFixer},
 		{Name: "review", Template: prompts.Review, Model: "main", Timeout: 60 * time.Second, MaxTimeout: 120 * time.Second, MaxTurns: 20,
 			Description: "Reviews changes for correctness, security, performance and maintainability. Read-only.",
