@@ -256,7 +256,7 @@ func Builtins() []*AgentDefinition {
 			Tools:       list([]string{"ReadFile", "Glob", "Grep"}, []string{"WebFetch", "WebSearch", mcpAll}, thinking, []string{"TodoWrite"}),
 			Report:      "research", Role: RoleResearcher},
 		{Name: "code", Template: prompts.Code, Model: "main", Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 40,
-			Description: "Implements changes in the project's conventions, trying them in its own shell.",
+			Description: "Implements changes in the project's conventions.",
 			Tools:       list(lookup, mapping, writeTools, thinking, []string{"TodoWrite"}, asking, shellSession),
 			OnDemand:    []string{"TodoWrite", NameResearchRequest, "ShellSession"},
 			Report:      "code", Role: RoleFixer},
