@@ -189,10 +189,15 @@ func (g *gateRun) withBrief(c actor.Context, skip string, then func(c actor.Cont
 		case shown == nil:
 		default:
 			if earlier == "" {
+				// A specialist told of no earlier round has no use for
+				// "nothing changed since" it.
 				b.WriteString("\nRead the files above for the whole change.\n")
-			} else {
-				fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
+				if diff != "" {
+					fmt.Fprintf(&b, "\nThe diff since the last round:\n```diff\n%s```\n", shorten(diff, 40000))
+				}
+				break
 			}
+			fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
 			if diff == "" {
 				b.WriteString("\nNothing changed since the last round.\n")
 			} else {
