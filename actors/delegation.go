@@ -32,7 +32,7 @@ type AgentInput struct {
 	Description string `json:"description" jsonschema:"3-5 words for the user"`
 	Prompt      string `json:"prompt" jsonschema:"Self-contained task: goal, absolute paths, constraints, what done means"`
 	Background  bool   `json:"run_in_background,omitempty" jsonschema:"Return its run ID at once (see agent_output)"`
-	Resume      string `json:"resume,omitempty" jsonschema:"Run ID of this agent to continue; prompt is its next instruction"`
+	Resume      string `json:"resume,omitempty" jsonschema:"Run ID to continue; prompt is its next instruction"`
 	Model       string `json:"model,omitempty" jsonschema:"Instead of the agent's own"`
 	MaxTurns    int    `json:"max_turns,omitempty" jsonschema:"Cap on model calls"`
 	// Thoroughness and Context are enums set on the schema.

@@ -57,7 +57,8 @@ func withRepoMap(text, repoMap string) string {
 	if strings.TrimSpace(repoMap) == "" {
 		return text
 	}
-	f := untrusted.NewFence(untrusted.Data, "from the project's source files (a map of their definitions)")
-	return text + "\n\n<repo_map>\nA map of the project's code, most referenced definitions first (the search agent can map more, or a subdirectory). " +
+	f := untrusted.NewFence(untrusted.Data, "from the project's source files")
+	// The map's own first line says how it is ordered; RepoMap maps more.
+	return text + "\n\n<repo_map>\nA map of the project's code (RepoMap maps more, or a subdirectory). " +
 		f.Note() + "\n" + f.Wrap(strings.TrimSpace(repoMap)) + "\n</repo_map>"
 }

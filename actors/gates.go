@@ -154,9 +154,12 @@ func (g *gateRun) stage(res messages.GateStageResult, done bool) {
 // brief before it, with the earlier rounds' outcomes: every round of the
 // run used to carry the whole diff again, and each gate specialist's
 // requests repeat their brief (issue 37).
-func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief string)) {
+//
+// skip names a stage whose rounds the brief leaves out of the earlier
+// ones: QA's diagnosis of failing checks has no use for review verdicts.
+func (g *gateRun) withBrief(c actor.Context, skip string, then func(c actor.Context, brief string)) {
 	root, body, files, tracker := g.o.deps.Root, g.t.input.Body, append([]string(nil), g.t.files...), g.t.tracker
-	shown, earlier := g.shown, stagesText(g.report.Stages)
+	shown, earlier := g.shown, stagesText(g.report.Stages, skip)
 	type brief struct {
 		text  string
 		shown map[string][]byte
@@ -165,20 +168,35 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 		var b strings.Builder
 		// The root once, the files under it: every brief of the run, new
 		// to the cache each time, repeated the root for each file.
-		fmt.Fprintf(&b, "The user asked:\n%s\n\nFiles changed in this change set, under %s:\n", body, root)
+		fmt.Fprintf(&b, "The user asked:\n%s\n\n", body)
+		var diff string
+		var now map[string][]byte
+		if tracker != nil {
+			diff, now = tracker.DiffSince(files, shown)
+		}
+		// The whole diff names every file: the list would say it twice.
+		if tracker != nil && shown == nil && diff != "" {
+			fmt.Fprintf(&b, "The diff, paths under %s:\n```diff\n%s```\n", root, shorten(diff, 40000))
+			return brief{text: b.String(), shown: now}
+		}
+		fmt.Fprintf(&b, "Files changed in this change set, under %s:\n", root)
 		for _, f := range relPaths(root, files) {
 			fmt.Fprintf(&b, "- %s\n", f)
 		}
-		if tracker == nil {
-			return brief{text: b.String(), shown: shown}
-		}
-		diff, now := tracker.DiffSince(files, shown)
 		switch {
+		case tracker == nil:
+			return brief{text: b.String(), shown: shown}
 		case shown == nil:
-			if diff != "" {
-				fmt.Fprintf(&b, "\nThe diff:\n```diff\n%s```\n", shorten(diff, 40000))
-			}
 		default:
+			if earlier == "" {
+				// A specialist told of no earlier round has no use for
+				// "nothing changed since" it.
+				b.WriteString("\nRead the files above for the whole change.\n")
+				if diff != "" {
+					fmt.Fprintf(&b, "\nThe diff since the last round:\n```diff\n%s```\n", shorten(diff, 40000))
+				}
+				break
+			}
 			fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
 			if diff == "" {
 				b.WriteString("\nNothing changed since the last round.\n")
@@ -198,9 +216,12 @@ func (g *gateRun) withBrief(c actor.Context, then func(c actor.Context, brief st
 
 // stagesText lists finished gate stages, one line each, for a later
 // round's brief.
-func stagesText(stages []messages.GateStageResult) string {
+func stagesText(stages []messages.GateStageResult, skip string) string {
 	var b strings.Builder
 	for _, s := range stages {
+		if s.Stage == skip {
+			continue
+		}
 		fmt.Fprintf(&b, "- %s (round %d): %s — %s\n", s.Stage, s.ShownRound(), s.Mark(), s.Summary)
 	}
 	return b.String()
@@ -222,7 +243,7 @@ func (g *gateRun) review(c actor.Context, round int) {
 		return
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageReview, Round: round}, false)
-	g.withBrief(c, func(c actor.Context, brief string) {
+	g.withBrief(c, "", func(c actor.Context, brief string) {
 		// The Review role says what blocks and when to approve.
 		brief += acceptanceBrief(g.o.todos) + "\nReview this change."
 		g.o.spawnTask(c, def, "review the change", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
@@ -247,7 +268,7 @@ func (g *gateRun) test(c actor.Context, round int) {
 		return
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageTest, Round: round}, false)
-	g.withBrief(c, func(c actor.Context, brief string) {
+	g.withBrief(c, "", func(c actor.Context, brief string) {
 		brief += "\nRun the project's tests for this change and report the results. Do not change production code."
 		g.o.spawnTask(c, def, "rerun the tests", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			ev := gates.Event{Kind: gates.EventTested, Report: r}
@@ -320,15 +341,15 @@ func (g *gateRun) diagnose(c actor.Context, round int) {
 		return
 	}
 	qa := g.diagnosing
-	g.withBrief(c, func(c actor.Context, brief string) {
-		brief += "\nOdin ran the project's checks on this change; these failed or passed as shown (exit codes are final):\n\n" + checksText(qa.Checks)
+	g.withBrief(c, gates.StageReview, func(c actor.Context, brief string) {
+		brief += "\nOdin ran the project's checks (exit codes are final):\n" + checksText(qa.Checks)
 		if unmet := unmetCriteriaText(qa.Criteria); unmet != "" {
 			// Blockers as much as a failing check: QA names what is
 			// missing, and its report cannot clear them.
 			brief += "\nThe plan's acceptance criteria that are NOT met (Odin's verdict, final; each one blocks this change):\n" + unmet
 		}
 		// The QA role says how to name a blocker (file, line, cause, fix).
-		brief += "\nDiagnose each failing check and unmet acceptance criterion."
+		brief += "\nDiagnose each failure."
 		g.o.spawnTask(c, def, "diagnose failing checks", brief, def.Timeout, "", func(c actor.Context, r *messages.Report) {
 			var mr messages.QAResult
 			if r.Status == messages.ReportOK && r.Result != nil && json.Unmarshal(r.Result, &mr) == nil {
@@ -358,7 +379,7 @@ func (g *gateRun) fix(c actor.Context, s gates.Step) {
 		return
 	}
 	g.stage(messages.GateStageResult{Stage: gates.StageFix, Round: s.Round}, false)
-	g.withBrief(c, func(c actor.Context, brief string) {
+	g.withBrief(c, "", func(c actor.Context, brief string) {
 		brief += fmt.Sprintf("\nThe %s gate rejected this change. Fix these problems (fix round %d of %d):\n\n%s\n",
 			s.Failed, s.Round, g.p.MaxFixRounds, s.Problems)
 		if unmet := g.unmetCriteria(); unmet != "" {

@@ -55,6 +55,13 @@ func TestLaterGateRoundsGetOnlyTheDiffSince(t *testing.T) {
 	if !strings.Contains(first, "```diff") || !strings.Contains(first, "+var marker = 1") {
 		t.Fatalf("the first round lacks the whole diff:\n%s", first)
 	}
+	// The whole diff names each file and the root is said once: a list
+	// of the files before it would say them twice.
+	for text, want := range map[string]int{"a.go": 1, "b.go": 1, h.root: 1} {
+		if n := strings.Count(first, text); n != want {
+			t.Errorf("the first round's brief names %q %d times, want %d:\n%s", text, n, want, first)
+		}
+	}
 	for name, brief := range map[string]string{"fix": taskBrief(t, fixes[0]), "second review": taskBrief(t, reviews[1])} {
 		if strings.Contains(brief, "+var marker = 1") || strings.Contains(brief, "```diff") {
 			t.Errorf("the %s brief repeats the diff:\n%s", name, brief)
@@ -71,7 +78,7 @@ func TestLaterGateRoundsGetOnlyTheDiffSince(t *testing.T) {
 	if len(synth) != 1 {
 		t.Fatalf("%d synthesis requests, want 1", len(synth))
 	}
-	if facts := taskBrief(t, synth[0]); strings.Contains(facts, "+var marker = 1") || !strings.Contains(facts, "changed no code after your interim answer") {
+	if facts := taskBrief(t, synth[0]); strings.Contains(facts, "+var marker = 1") || !strings.Contains(facts, "The fix rounds changed no code after it.") {
 		t.Errorf("the synthesis request repeats the diff or misses that nothing changed:\n%s", facts)
 	}
 	if !strings.Contains(taskBrief(t, reviews[1]), "fix (round 1): applied") {

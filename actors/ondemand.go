@@ -29,9 +29,11 @@ import (
 const NameLoadTools = "LoadTools"
 
 // orchestratorOnDemand are the Orchestrator's tools offered on demand:
-// ODIN.md is written once in a project's life, and long material usually
-// goes to a specialist.
-var orchestratorOnDemand = []string{tools.NameInitTool, tools.NameContextSummarizer}
+// ODIN.md is written once in a project's life, long material usually goes
+// to a specialist, the web to the Research specialist (seed 004 gives the
+// Orchestrator no web tool; it keeps WebFetch for a page the user names),
+// and the rules decide most reviews (RequestReview only adds one).
+var orchestratorOnDemand = []string{tools.NameInitTool, tools.NameContextSummarizer, tools.NameWebFetch, reviewToolName}
 
 // loadToolsTool returns LoadTools for the tools of set named in onDemand,
 // or false when set has none of them.
@@ -72,6 +74,8 @@ var onDemandLines = map[string]string{
 	tools.NameShellSession:      "a persistent sandboxed shell for your task",
 	tools.NameInitTool:          "write sections of ODIN.md, the project context",
 	tools.NameContextSummarizer: "summarise long material with a small model",
+	tools.NameWebFetch:          "read a web page (a small model answers about it)",
+	reviewToolName:              "ask for review and QA the rules would not require",
 }
 
 type loadToolsInput struct {

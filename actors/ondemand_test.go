@@ -88,3 +88,37 @@ func TestOnDemandHelpers(t *testing.T) {
 		t.Errorf("firstClause = %q", got)
 	}
 }
+
+// The Orchestrator's RequestReview is on demand: its first request lists
+// it in LoadTools instead of sending it, and once loaded its definition
+// comes last and a call to it still adds the gates to a change the rules
+// would not gate (one file, no public API).
+func TestOrchestratorRequestReviewOnDemand(t *testing.T) {
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(llmtest.Call("Write", map[string]string{"path": "{{root}}/a.txt", "content": "hello\n"})),
+			llmtest.Step{When: "wrote", ToolCalls: []llmtest.ToolCall{llmtest.Call(NameLoadTools, map[string]any{"names": []string{reviewToolName}})}},
+			llmtest.Step{When: "Loaded " + reviewToolName, ToolCalls: []llmtest.ToolCall{llmtest.Call(reviewToolName, map[string]any{"reason": "subtle"})}},
+			llmtest.Reply("done"),
+		).
+		Add("review", report(map[string]any{"files_reviewed": []string{"a.txt"}, "issues": []any{}, "overall_score": 9, "summary": "fine", "approved": true}))
+	h := newHarness(t, s)
+	h.sess.Submit("write a file", messages.ModeEdit)
+	h.turn()
+	reqs := h.client.RequestsFor("orchestrator")
+	if len(reqs) < 4 {
+		t.Fatalf("%d Orchestrator requests, want at least 4; unused %v", len(reqs), h.client.Unused())
+	}
+	first := reqs[0].Tools
+	i := slices.IndexFunc(first, func(d llm.ToolDef) bool { return d.Name == NameLoadTools })
+	if slices.Contains(toolNames(reqs[0]), reviewToolName) || i < 0 || !strings.Contains(first[i].Description, "- "+reviewToolName+": ") {
+		t.Errorf("the first request sends %s or does not list it in LoadTools: %s", reviewToolName, toolList(first))
+	}
+	loaded := reqs[2].Tools
+	if got := loaded[len(loaded)-1].Name; got != reviewToolName || len(loaded) != len(first)+1 {
+		t.Errorf("after loading, the tools are %s, want %s added last", toolList(loaded), reviewToolName)
+	}
+	if n := len(h.client.RequestsFor("review")); n != 1 {
+		t.Errorf("%d review requests after RequestReview, want 1", n)
+	}
+}

@@ -117,11 +117,7 @@ func (o *Orchestrator) onSynthDone(c actor.Context, msg *synthDone) {
 // gateOutcome states how the gates ended, in one short paragraph.
 func gateOutcome(r messages.GateReport) string {
 	var b strings.Builder
-	verdict := "passed"
-	if !r.Passed {
-		verdict = "failed"
-	}
-	fmt.Fprintf(&b, "Quality gates %s after %d fix round(s).", verdict, r.FixRounds)
+	gateVerdict(&b, r)
 	// Why they ran, kept in the conversation: the model knows what the
 	// gates looked at, and the stored session keeps the decision (the
 	// viewer shows it for past turns).
@@ -132,17 +128,31 @@ func gateOutcome(r messages.GateReport) string {
 		}
 		fmt.Fprintf(&b, "\nRequired because: %s.", strings.Join(reasons, "; "))
 	}
+	gateStages(&b, r)
+	return b.String()
+}
+
+// gateVerdict writes the gates' verdict and fix rounds.
+func gateVerdict(b *strings.Builder, r messages.GateReport) {
+	verdict := "passed"
+	if !r.Passed {
+		verdict = "failed"
+	}
+	fmt.Fprintf(b, "Quality gates %s after %d fix round(s).", verdict, r.FixRounds)
+}
+
+// gateStages writes a line per stage round: its verdict and summary.
+func gateStages(b *strings.Builder, r messages.GateReport) {
 	for _, s := range r.Stages {
 		round := fmt.Sprint(s.ShownRound())
 		if s.MaxRounds > 0 {
 			round += fmt.Sprintf(" of %d", s.MaxRounds)
 		}
-		fmt.Fprintf(&b, "\n- %s (round %s): %s", s.Stage, round, s.Mark())
+		fmt.Fprintf(b, "\n- %s (round %s): %s", s.Stage, round, s.Mark())
 		if sum := firstLine(strings.TrimSpace(s.Summary)); sum != "" {
-			fmt.Fprintf(&b, " — %s", shorten(sum, 300))
+			fmt.Fprintf(b, " — %s", shorten(sum, 300))
 		}
 	}
-	return b.String()
 }
 
 // gateFailedFacts is what the user must know when a gate failed; written by
@@ -170,7 +180,7 @@ func gateFailedFacts(problem string, files []string) string {
 func synthesisFacts(request, interim string, files []string, diff string, gated bool, since string, r messages.GateReport, status messages.TurnStatus, problem string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The user asked:\n<request>\n%s\n</request>\n\n", strings.TrimSpace(request))
-	fmt.Fprintf(&b, "Your interim answer, written before the gates ran:\n<interim_answer>\n%s\n</interim_answer>\n\n", strings.TrimSpace(interim))
+	fmt.Fprintf(&b, "Your interim answer:\n<interim_answer>\n%s\n</interim_answer>\n\n", strings.TrimSpace(interim))
 	b.WriteString("Files changed (final state):\n")
 	stat := diffStat(diff)
 	for _, f := range files {
@@ -182,22 +192,17 @@ func synthesisFacts(request, interim string, files []string, diff string, gated 
 	}
 	switch {
 	case gated && since == "":
-		b.WriteString("\nThe gates' fix rounds changed no code after your interim answer.\n")
+		b.WriteString("\nThe fix rounds changed no code after it.\n")
 	case gated:
-		fmt.Fprintf(&b, "\nWhat the gates' fix rounds changed after your interim answer:\n<diff>\n%s</diff>\n", shorten(since, 12000))
+		fmt.Fprintf(&b, "\nWhat the fix rounds changed after it:\n<diff>\n%s</diff>\n", shorten(since, 12000))
 	case diff != "":
 		fmt.Fprintf(&b, "\nThe final diff:\n<diff>\n%s</diff>\n", shorten(diff, 12000))
 	}
+	// Why the gates ran is left out: the answer describes the change and
+	// how the gates ended, and the user saw the reasons when they ran.
 	b.WriteString("\n<gate_report>\n")
-	b.WriteString(gateOutcome(r))
-	// gateOutcome's "Required because" line gives the reasons already;
-	// they are listed again only when it had to shorten one.
-	if slices.ContainsFunc(r.Decision.Reasons, func(why string) bool { return shorten(why, 200) != why }) {
-		b.WriteString("\nReasons the gates were required, in full:")
-		for _, why := range r.Decision.Reasons {
-			fmt.Fprintf(&b, "\n- %s", why)
-		}
-	}
+	gateVerdict(&b, r)
+	gateStages(&b, r)
 	// The stage lines above give each verdict and summary; the last
 	// review's findings and QA's checks are listed once, each finding
 	// marked when it blocks.
@@ -230,8 +235,6 @@ func synthesisFacts(request, interim string, files []string, diff string, gated 
 	b.WriteString("\n</gate_report>\n\n")
 	if status == messages.TurnGateFailed {
 		fmt.Fprintf(&b, "The gates FAILED (%s); the change is still on disk. Say plainly what failed.\n", problem)
-	} else {
-		b.WriteString("The gates passed.\n")
 	}
 	b.WriteString("Write the final answer now.")
 	return b.String()

@@ -160,7 +160,7 @@ func TestSpecialistPreambleIsByteIdentical(t *testing.T) {
 	}
 	// The Orchestrator's role holds what only it is told.
 	_, orch := SplitRole(render(Orchestrator))
-	for _, must := range []string{"You are the Orchestrator", "# Mode: edit", "Delegate with the agent tool: search (read-only), code.", "mandatory review and QA"} {
+	for _, must := range []string{"You are the Orchestrator", "# Mode: edit", "Delegate with the agent tool. search is read-only. Use", "mandatory review and QA"} {
 		if !strings.Contains(orch, must) {
 			t.Errorf("the Orchestrator's role lacks %q:\n%s", must, orch)
 		}

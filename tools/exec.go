@@ -41,7 +41,7 @@ const (
 // ExecuteCommandInput is ExecuteCommand's input. It is exported so the
 // command policy can decode a call and check Command before it runs.
 type ExecuteCommandInput struct {
-	Command     string `json:"command" jsonschema:"The bash command"`
+	Command     string `json:"command"`
 	Timeout     int    `json:"timeout,omitempty" jsonschema:"Timeout in ms"`
 	Description string `json:"description,omitempty" jsonschema:"5-10 words for the user"`
 }

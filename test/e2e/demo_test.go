@@ -72,6 +72,7 @@ func TestDemoAnswerIsWrittenAfterTheGates(t *testing.T) {
 	// most of every request after the first.
 	pairs := checkPromptPrefix(t, srv.Requests(), "orchestrator", "search", "code")
 	checkSharedPrefix(t, srv)
+	checkGateBriefs(t, srv)
 	var bytes int
 	for _, r := range srv.Requests() {
 		bytes += len(r.Raw)
@@ -133,9 +134,52 @@ func checkSharedPrefix(t *testing.T, srv *llmtest.Server) {
 		for _, tl := range r.Body.Tools {
 			names = append(names, tl.Function.Name)
 		}
-		if !slices.Contains(names, "LoadTools") || slices.Contains(names, "TodoWrite") || slices.Contains(names, "ResearchRequest") {
-			t.Errorf("code's tools = %v, want TodoWrite and ResearchRequest on demand (LoadTools)", names)
+		if !slices.Contains(names, "LoadTools") || slices.Contains(names, "TodoWrite") || slices.Contains(names, "ResearchRequest") || slices.Contains(names, "ShellSession") {
+			t.Errorf("code's tools = %v, want TodoWrite, ResearchRequest and ShellSession on demand (LoadTools)", names)
 			break
 		}
+	}
+	for _, r := range orch {
+		if names := r.Body.ToolNames(); !slices.Contains(names, "LoadTools") || slices.Contains(names, "WebFetch") {
+			t.Errorf("the Orchestrator's tools = %v, want WebFetch on demand (LoadTools)", names)
+			break
+		}
+	}
+}
+
+// checkGateBriefs: a gate round's brief does not re-send what an earlier
+// one sent (issue #37). Of the briefs the gate specialists got (review's
+// two, QA's diagnosis, the two fix rounds'), only the first has the whole
+// diff; the later ones say what changed since, and QA's diagnosis of the
+// failing test is not sent the review verdicts.
+func checkGateBriefs(t *testing.T, srv *llmtest.Server) {
+	t.Helper()
+	var briefs []string
+	for _, agent := range []string{"review", "qa", "code"} {
+		for _, r := range srv.RequestsFor(agent) {
+			if len(r.Body.Messages) != 2 { // a run's first request: system, then role and brief
+				continue
+			}
+			_, brief, _ := strings.Cut(r.Body.Messages[1].Text(), "# Your task\n")
+			if agent != "code" || strings.Contains(brief, "fix round") {
+				briefs = append(briefs, agent+": "+brief)
+			}
+		}
+	}
+	if len(briefs) != 5 {
+		t.Fatalf("%d gate briefs, want 5 (2 reviews, QA, 2 fix rounds)", len(briefs))
+	}
+	const whole = "+// Limiter is a token bucket: up to burst requests at once, refilled"
+	var with []string
+	for _, b := range briefs {
+		if strings.Contains(b, whole) {
+			with = append(with, b)
+		}
+		if strings.HasPrefix(b, "qa: ") && strings.Contains(b, "Sound token bucket") {
+			t.Errorf("QA's diagnosis is sent the review verdicts:\n%s", b)
+		}
+	}
+	if len(with) != 1 || !strings.HasPrefix(with[0], "review: ") {
+		t.Errorf("%d gate briefs carry the whole diff, want review's first only:\n%s", len(with), strings.Join(with, "\n---\n"))
 	}
 }
