@@ -27,8 +27,9 @@
 // read deny list (Options.DenyRead, package readdeny) is hidden last: an
 // empty read-only tmpfs over each denied directory present, /dev/null over
 // each denied file (deny.go). The Landlock fallback hides the denied paths
-// outside the writable directories by granting file reads beneath
-// everything else (landlockReadGrants).
+// by granting file reads beneath everything else, the project's .env files
+// included; nothing new can then be made directly beside a denied file
+// (landlockReadGrants).
 //
 // Unix sockets are refused: connect(2) needs no write access, so the
 // read-only view would otherwise reach every server of the host listening

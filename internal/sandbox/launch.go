@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,6 +161,12 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 // only grants, never denies beneath a grant, so this is how .git stays
 // read-only inside a writable root; the price is that dir itself gets no
 // rule (nothing can be created or removed directly in it).
+//
+// A symbolic link among the entries gets no rule: Landlock would put it
+// on the link's target (the rule's file is opened following links), and a
+// link the project holds — a repository can commit one — may lead
+// anywhere, to ~/.bashrc for writing or to a denied key for reading. What
+// it leads to is granted, or not, where it lies.
 func grantBeneath(dir string, protected []string) []string {
 	var inside []string
 	for _, p := range protected {
@@ -179,6 +186,9 @@ func grantBeneath(dir string, protected []string) []string {
 	}
 	var out []string
 	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
 		out = append(out, grantBeneath(filepath.Join(dir, e.Name()), inside)...)
 	}
 	return out

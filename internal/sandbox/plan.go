@@ -272,14 +272,19 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		return
 	}
 	rules := &LandlockRules{ABI: l.abi}
-	protected := l.protectedPaths(l.writableDirs(), p.Repos...)
+	hidden := l.landlockHidden()
+	// A denied file in a writable directory is split off the write grants
+	// as it is off the read grants: a wholesale grant on its directory
+	// would let the command overwrite it, and files made beside it could
+	// not be read back (see landlockReadGrants).
+	protected := append(l.protectedPaths(l.writableDirs(), p.Repos...), hidden...)
 	if spec.Write {
 		for _, w := range l.writableDirs() {
 			rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 		}
 	}
 	granted := resolveDirs(spec.Writable)
-	protected = l.protectedPaths(append(l.writableDirs(), granted...), p.Repos...)
+	protected = append(l.protectedPaths(append(l.writableDirs(), granted...), p.Repos...), hidden...)
 	for _, w := range granted {
 		rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 	}
@@ -287,7 +292,7 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		rules.Write = append(rules.Write, c) // as with bubblewrap
 	}
 	rules.Write = append(rules.Write, devFiles...)
-	rules.Hide, rules.Read = l.landlockHidden(), devReadable
+	rules.Hide, rules.Read = hidden, devReadable
 	rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 	p.Landlock = rules
 	if sc := l.seccomp(l.unixSockets(spec.Agent), spec); sc != nil {
