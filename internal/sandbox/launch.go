@@ -115,7 +115,6 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 		}
 		p.infoR, p.infoW = infoR, infoW
 		p.nsReady = make(chan struct{})
-		go p.readInfo()
 		track(p)
 		cmd.ExtraFiles = []*os.File{infoW}
 		if plan.Seccomp == SeccompByBwrap {
@@ -126,6 +125,16 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 			p.seccompR, p.seccompProg = r, prog
 			cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 		}
+		if plan.LimitsByBlock() {
+			if len(cmd.ExtraFiles) != plan.blockFD()-3 {
+				return errors.New("sandbox: limits: unexpected descriptor layout")
+			}
+			if err := p.blockForLimits(plan.Limits); err != nil {
+				return err
+			}
+		}
+		// After blockForLimits: readInfo reads what it set.
+		go p.readInfo()
 		if plan.Relay {
 			if len(cmd.ExtraFiles) != relayFD-3 {
 				return errors.New("sandbox: loopback relay: unexpected descriptor layout")

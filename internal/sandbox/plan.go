@@ -59,8 +59,10 @@ type Plan struct {
 	// bubblewrap only, where the process has a network namespace of its
 	// own).
 	Relay bool
-	// Limits are the rlimits the init helper sets before the command
-	// starts; nil without any.
+	// Limits are the rlimits the command starts with; nil without any.
+	// The init helper sets them where it runs; under bubblewrap without
+	// it, Odin sets them on bwrap's child while it waits on --block-fd
+	// (LimitsByBlock).
 	Limits *initLimits
 }
 
@@ -237,14 +239,22 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	// Without Odin's binary there is no relay: the process's servers are
 	// out of Odin's reach, which costs a convenience, not the command.
 	p.Relay = spec.LoopbackRelay && l.exe != ""
-	if len(p.Proxy) > 0 || p.Relay || p.Limits != nil {
+	// The rlimits need no init: Odin sets them on bwrap's child before
+	// it lets it exec the command (LimitsByBlock), which saves starting
+	// Odin's binary once more for every command. The child is the
+	// namespace's PID 1, though, which the kernel's SIGXCPU does not
+	// reach (nor SIGXFSZ: the write then just fails with EFBIG): a CPU
+	// limit keeps the init, under which the command is a plain process
+	// that SIGXCPU stops at the limit, and says why.
+	cpu := p.Limits != nil && p.Limits.CPU > 0
+	if len(p.Proxy) > 0 || p.Relay || cpu {
 		if l.exe == "" {
-			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
+			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy or set the CPU limit")
 		}
 		// The init relays the proxy over a unix socket (or sets the
-		// rlimits, which bwrap cannot), so bwrap must not filter it: it
-		// installs the filter on the thread it starts the command from
-		// (see installSocketFilter).
+		// CPU limit), so bwrap must not filter it: it installs the
+		// filter on the thread it starts the command from (see
+		// installSocketFilter).
 		if !exeBound {
 			args = append(args, "--ro-bind", l.exe, innerInit)
 		}
@@ -300,6 +310,24 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 	}
 }
 
+// LimitsByBlock reports whether Odin sets the plan's rlimits itself:
+// under bubblewrap without the init, on the process bwrap reports on
+// --info-fd (the namespace's PID 1, which execs the command: --as-pid-1)
+// while it waits on --block-fd, after bwrap has set the sandbox up and
+// before the command's first instruction.
+func (p Plan) LimitsByBlock() bool {
+	return p.Kind == KindBubblewrap && p.InitPath == "" && p.Limits != nil
+}
+
+// blockFD is bwrap's --block-fd under LimitsByBlock: after --info-fd (3)
+// and --seccomp (4) when bwrap installs the filter.
+func (p Plan) blockFD() int {
+	if p.Seccomp == SeccompByBwrap {
+		return 5
+	}
+	return 4
+}
+
 // launchValues are what a plan leaves open until it is launched.
 type launchValues struct {
 	// proxySocket is the host path of the proxy's unix socket
@@ -322,6 +350,9 @@ func (p Plan) cmdline(v launchValues) (path string, argv, env []string, err erro
 			args = append(args, "--seccomp", "4") // fd 4: see Launch
 		}
 		args = append(args, "--info-fd", "3")
+		if p.LimitsByBlock() {
+			args = append(args, "--block-fd", strconv.Itoa(p.blockFD()))
+		}
 		args = append(args, p.BwrapArgs...)
 		if len(p.Proxy) > 0 {
 			args = append(args, "--bind", v.proxySocket, innerProxy)
