@@ -54,6 +54,9 @@ type LandlockRules struct {
 	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
+	// PrivateProc keeps the command out of every process's /proc/PID,
+	// its own included (see procShared): set only with Hide.
+	PrivateProc bool `json:"private_proc,omitempty"`
 }
 
 // devFiles are the device files a command may write without bubblewrap's

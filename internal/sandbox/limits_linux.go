@@ -102,9 +102,12 @@ const cpuGrace = 5
 func startLimited(cmd *exec.Cmd, l *initLimits) error {
 	cmd.SysProcAttr.Ptrace = true
 	err := cmd.Start()
+	// Counted off the calling thread, which Landlock may keep out of
+	// /proc/PID (see descendants).
+	tasks := unconfined(func() int { return userTasks(os.Getuid()) })
 	if errors.Is(err, unix.EPERM) {
 		cmd.SysProcAttr.Ptrace = false
-		if err := setLimits(0, l, userTasks(os.Getuid())); err != nil {
+		if err := setLimits(0, l, tasks); err != nil {
 			return err
 		}
 		return cmd.Start()
@@ -131,7 +134,7 @@ func startLimited(cmd *exec.Cmd, l *initLimits) error {
 	if !ws.Stopped() {
 		return fail(fmt.Errorf("the command did not stop at its execve (status %#x)", ws))
 	}
-	if err := setLimits(pid, l, userTasks(os.Getuid())); err != nil {
+	if err := setLimits(pid, l, tasks); err != nil {
 		return fail(err)
 	}
 	if err := unix.PtraceDetach(pid); err != nil {
