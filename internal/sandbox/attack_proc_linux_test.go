@@ -87,7 +87,7 @@ func TestLandlockPrivateProcOrdinaryWork(t *testing.T) {
 	checks := map[string]string{
 		"nproc && head -1 /proc/meminfo && cat /proc/sys/kernel/pid_max": "MemTotal",
 		"echo via-stdin | cat /dev/stdin":                                "via-stdin",
-		"cat <(echo via-substitution)":                                    "via-substitution",
+		"cat <(echo via-substitution)":                                   "via-substitution",
 		`python3 -c 'import os, subprocess; print("py", os.cpu_count(), subprocess.run(["echo", "child"], capture_output=True).stdout.decode())'`: "child",
 	}
 	if _, err := exec.LookPath("go"); err == nil {
