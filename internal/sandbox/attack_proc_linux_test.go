@@ -104,3 +104,19 @@ func TestLandlockPrivateProcOrdinaryWork(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivateProcOptOut: only a process launched with OwnProcesses
+// (ShellSession's shell, whose watchdog reads /proc) keeps /proc/PID
+// under Landlock.
+func TestPrivateProcOptOut(t *testing.T) {
+	l := New(Options{Mode: ModeLandlock, Root: t.TempDir(), ProbeLandlock: func() LandlockStatus { return LandlockStatus{Available: true, ABI: 6} }})
+	for _, own := range []bool{false, true} {
+		p, err := l.Plan(Spec{Args: []string{"bash"}, OwnProcesses: own})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Landlock == nil || p.Landlock.PrivateProc == own {
+			t.Errorf("OwnProcesses %v: rules %+v", own, p.Landlock)
+		}
+	}
+}
