@@ -55,7 +55,8 @@ type LandlockRules struct {
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
 	// PrivateProc keeps the command out of every process's /proc/PID,
-	// its own included (see procShared): set only with Hide.
+	// its own included: reading /proc is granted only beneath its
+	// machine-wide entries (procShared), found by the init.
 	PrivateProc bool `json:"private_proc,omitempty"`
 }
 
