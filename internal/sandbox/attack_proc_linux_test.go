@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestAttackOtherProcesses: the user's other processes hold secrets in
@@ -118,5 +121,28 @@ func TestPrivateProcOptOut(t *testing.T) {
 		if p.Landlock == nil || p.Landlock.PrivateProc == own {
 			t.Errorf("OwnProcesses %v: rules %+v", own, p.Landlock)
 		}
+	}
+}
+
+// BenchmarkPrivateProcRules: what PrivateProc adds to each Landlock
+// launch in the init: listing /proc and one rule per machine-wide entry.
+func BenchmarkPrivateProcRules(b *testing.B) {
+	if !Probe().Available {
+		b.Skip("Landlock unavailable: " + Probe().Reason)
+	}
+	attr := unix.LandlockRulesetAttr{Handled_access_fs: unix.LANDLOCK_ACCESS_FS_READ_FILE}
+	for b.Loop() {
+		fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr.Handled_access_fs), 0)
+		if errno != 0 {
+			b.Fatal(errno)
+		}
+		shared := procShared()
+		for _, p := range shared {
+			if err := addRule(int(fd), p, unix.LANDLOCK_ACCESS_FS_READ_FILE, unix.LANDLOCK_ACCESS_FS_READ_FILE); err != nil {
+				b.Fatal(err)
+			}
+		}
+		unix.Close(int(fd))
+		b.ReportMetric(float64(len(shared)), "rules")
 	}
 }
