@@ -75,17 +75,30 @@ func (p *Process) blockForLimits(l *initLimits) error {
 
 // setLimitsAndGo sets the limits on pid, bwrap's child waiting on
 // --block-fd, and lets it go on; a child whose limits could not be set is
-// killed before the command runs. It counts one task: the child, alone
-// in the user namespace bwrap made for it, where the kernel counts
-// RLIMIT_NPROC.
+// killed before the command runs.
 func (p *Process) setLimitsAndGo(pid int) {
-	if err := setLimits(pid, p.limits, max(threadsOf(strconv.Itoa(pid)), 1)); err != nil {
+	if err := setLimits(pid, p.limits, tasksBeside(pid)); err != nil {
 		_ = unix.Kill(pid, unix.SIGKILL)
 	} else {
 		_, _ = p.blockW.Write([]byte{1})
 	}
 	_ = p.blockW.Close()
 	p.blockW = nil
+}
+
+// tasksBeside counts the tasks RLIMIT_NPROC counts for pid now: the
+// kernel counts them per user namespace, and bwrap's child is alone in
+// the one bwrap made for it; a bwrap that made none (setuid, without user
+// namespaces) leaves it among every task of the user.
+func tasksBeside(pid int) int {
+	self, err := os.Readlink("/proc/self/ns/user")
+	if err == nil {
+		child, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/user")
+		if err == nil && child != self {
+			return max(threadsOf(strconv.Itoa(pid)), 1)
+		}
+	}
+	return userTasks(os.Getuid())
 }
 
 // cpuGrace is the seconds between SIGXCPU and SIGKILL.
