@@ -41,7 +41,7 @@ func (l *Launcher) denyArgs() []string {
 // rule of their own, their entries do. A file created in such a directory
 // during the command would then have no rule that lets it be read back,
 // so the write grants are split around the denied paths as well
-// (landlockProtected): nothing new can be made directly beside a denied
+// (planInit): nothing new can be made directly beside a denied
 // file — as nothing can beside .git at the root of every repository
 // already — while every existing entry stays readable and writable, and
 // the denied file is neither (as under bubblewrap). Directories stay
@@ -62,7 +62,8 @@ func (l *Launcher) landlockHidden() []string {
 
 // devReadable are the files of /dev a Landlock-confined command may read,
 // those bubblewrap's /dev has besides its terminals (/dev/fd and
-// /dev/std* lead to /proc/self/fd, which stays readable).
+// /dev/std* lead through /proc/self/fd to the descriptor's own file or
+// pipe, which is what Landlock checks, even where /proc/PID is closed).
 var devReadable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
 
 // readGrants are the paths beneath which reading files is granted when
