@@ -310,7 +310,10 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 			spec: sandbox.Spec{Args: []string{"bash", "--noprofile", "--norc", "-s"}, Dir: env.Root,
 				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent,
 				// A dev server the shell starts is what WebBrowser opens.
-				LoopbackRelay: true},
+				LoopbackRelay: true,
+				// The timeout watchdog finds the foreground command in
+				// /proc (shellPrelude), closed under Landlock otherwise.
+				OwnProcesses: true},
 			prelude: shellPrelude,
 		}, write)
 		if err != nil {

@@ -190,7 +190,7 @@ func printDenyRead(w io.Writer, h sandbox.Hidden, kind sandbox.Kind) {
 		fmt.Fprintln(w, "    NOT hidden from commands: they run unconfined")
 		return
 	case kind == sandbox.KindLandlock:
-		fmt.Fprintln(w, "    under Landlock, commands cannot read the denied files outside the project, but CAN read those inside it (.env): Landlock only grants, so hiding them would make files a command creates there unreadable (install bubblewrap)")
+		fmt.Fprintln(w, "    under Landlock they are hidden too, but nothing new can be created directly in a directory that holds one (a .env at the project root: no new files at the root); install bubblewrap, or lift the rule with !PATTERN")
 	}
 	fmt.Fprintf(w, "    denied paths present now (%d): %s\n", len(h.Paths), strings.Join(h.Paths, ", "))
 	if h.Incomplete {

@@ -15,7 +15,7 @@ import (
 // hidden, and neither readable nor writable.
 func (l *Launcher) denyArgs() []string {
 	var args []string
-	for _, p := range l.hiddenPaths(false) {
+	for _, p := range l.hiddenPaths() {
 		fi, err := os.Stat(p)
 		if err != nil {
 			continue // gone since it was found: nothing to hide
@@ -36,30 +36,34 @@ func (l *Launcher) denyArgs() []string {
 // the rules' Hide and Read, so that a plan does not list the host's root
 // directory.
 //
-// Only denied paths outside the writable directories are hidden this way:
-// a directory on the way to a denied path gets no rule of its own (its
-// entries do), so a file created in it during the command could not be
-// read back — acceptable in the home directory, not at the project root,
-// where builds create and run files. The project's .env files are
-// therefore not hidden from commands under Landlock (the file tools still
-// refuse them). Directories stay listable: only file contents are denied.
+// A denied file inside the project (PROJECT/.env, svc/.env.production, a
+// key) is hidden the same way: the directories on the way to it get no
+// rule of their own, their entries do. A file created in such a directory
+// during the command would then have no rule that lets it be read back,
+// so the write grants are split around the denied paths as well
+// (planInit): nothing new can be made directly beside a denied
+// file — as nothing can beside .git at the root of every repository
+// already — while every existing entry stays readable and writable, and
+// the denied file is neither (as under bubblewrap). Directories stay
+// listable: only file contents are denied.
 func (l *Launcher) landlockReadGrants() []string {
 	return readGrants(l.landlockHidden(), devReadable)
 }
 
 // landlockHidden are the paths whose files a Landlock-confined command
-// may not read: the read deny list outside the writable directories and
-// /dev but for devReadable. bubblewrap's minimal /dev has no terminal;
-// without it, the user's terminals (/dev/pts/N, where Odin and the user's
-// shells run, /dev/tty, the consoles) are files the user owns, and a
-// command that opened one for reading would take the keys typed there.
+// may not read: the read deny list and /dev but for devReadable.
+// bubblewrap's minimal /dev has no terminal; without it, the user's
+// terminals (/dev/pts/N, where Odin and the user's shells run, /dev/tty,
+// the consoles) are files the user owns, and a command that opened one
+// for reading would take the keys typed there.
 func (l *Launcher) landlockHidden() []string {
-	return append(l.hiddenPaths(true), "/dev")
+	return append(l.hiddenPaths(), "/dev")
 }
 
 // devReadable are the files of /dev a Landlock-confined command may read,
 // those bubblewrap's /dev has besides its terminals (/dev/fd and
-// /dev/std* lead to /proc/self/fd, which stays readable).
+// /dev/std* lead through /proc/self/fd to the descriptor's own file or
+// pipe, which is what Landlock checks, even where /proc/PID is closed).
 var devReadable = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/shm"}
 
 // readGrants are the paths beneath which reading files is granted when
@@ -75,8 +79,8 @@ func readGrants(hide, extra []string) []string {
 // none beneath another. A denied path that holds the project root (or
 // another writable directory, or the build cache) is left out — hiding it
 // would hide the project — while what is denied inside it on its own is
-// kept. outsideWritable also leaves out what lies inside them.
-func (l *Launcher) hiddenPaths(outsideWritable bool) []string {
+// kept.
+func (l *Launcher) hiddenPaths() []string {
 	found := l.opts.DenyRead.Existing()
 	if len(found.Paths) == 0 {
 		return nil
@@ -89,9 +93,6 @@ func (l *Launcher) hiddenPaths(outsideWritable bool) []string {
 	var hidden []string
 	for _, p := range found.Paths { // sorted: a directory comes before what is in it
 		if slices.ContainsFunc(keep, func(k string) bool { return within(p, k) }) {
-			continue
-		}
-		if outsideWritable && slices.ContainsFunc(writable, func(w string) bool { return within(w, p) }) {
 			continue
 		}
 		if slices.ContainsFunc(hidden, func(h string) bool { return within(h, p) }) {
@@ -114,8 +115,8 @@ type Hidden struct {
 	// Incomplete: the project walk stopped at its bound.
 	Incomplete bool
 	// Enforced says whether commands find them hidden: under bubblewrap
-	// all of them; under Landlock only those outside the writable
-	// directories (see landlockReadGrants); unconfined none.
+	// and Landlock all of them (see landlockReadGrants for what that
+	// costs under Landlock); unconfined none.
 	Enforced bool
 	// Kind is the sandbox that enforces them.
 	Kind Kind

@@ -272,10 +272,11 @@ func TestDenyReadAroundWritable(t *testing.T) {
 	}
 }
 
-// TestDenyReadLandlock: the Landlock fallback hides the denied files
-// outside the project (the key, the credentials) from every way of reading
-// them, while the rest of the home stays readable and listable; the
-// project's .env files are not hidden there (see landlockReadGrants).
+// TestDenyReadLandlock: the Landlock fallback hides the denied files,
+// outside the project (the key, the credentials) and in it (.env), from
+// every way of reading them, while the rest of the home stays readable and
+// listable and the project's directories take new files
+// (TestAttackLandlockProjectSecrets plays the attacks in the project).
 func TestDenyReadLandlock(t *testing.T) {
 	if !Probe().Available {
 		t.Skip("Landlock unavailable: " + Probe().Reason)
@@ -286,13 +287,16 @@ func TestDenyReadLandlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(h.root, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + h.home, "LANG=C.UTF-8"}
 	l := New(Options{Mode: ModeLandlock, Root: h.root, DenyRead: rules, Environ: func() []string { return env }})
-	out, err := run(t, l, true, exfiltrate+"\ncat ~/notes.md; ls ~/.ssh; echo built > out.txt; cat out.txt")
+	out, err := run(t, l, true, exfiltrate+"\ncat ~/notes.md; ls ~/.ssh; echo built > pkg/out.txt; cat pkg/out.txt")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, rel := range []string{".ssh/id_rsa", ".aws/credentials"} {
+	for rel := range h.canaries {
 		if strings.Contains(out, h.canaries[rel]) {
 			t.Errorf("the canary of %s reached the command under Landlock:\n%s", rel, out)
 		}

@@ -12,7 +12,10 @@
 // executes a plan: it starts the proxy, opens the pipes bwrap reads and
 // builds the exec.Cmd (launch.go). Command does both, and every caller
 // (ExecuteCommand, the QA checks, hooks, git, MCP servers, odin-sitter,
-// odin-fetch, the ACP terminal handoff) goes through it.
+// odin-fetch, the ACP terminal handoff) goes through it. Resource limits
+// (limits.go) are set by the init helper where it runs, and under
+// bubblewrap otherwise by Odin on bwrap's child held on --block-fd
+// (Plan.LimitsByBlock), which spares a second exec per command.
 //
 // On Linux a Launcher prefers bubblewrap: new mount, PID, IPC, UTS, user
 // and network namespaces, no capabilities, the whole file system bound
@@ -27,8 +30,9 @@
 // read deny list (Options.DenyRead, package readdeny) is hidden last: an
 // empty read-only tmpfs over each denied directory present, /dev/null over
 // each denied file (deny.go). The Landlock fallback hides the denied paths
-// outside the writable directories by granting file reads beneath
-// everything else (landlockReadGrants).
+// by granting file reads beneath everything else, the project's .env files
+// included; nothing new can then be made directly beside a denied file
+// (landlockReadGrants).
 //
 // Unix sockets are refused: connect(2) needs no write access, so the
 // read-only view would otherwise reach every server of the host listening
@@ -68,7 +72,9 @@
 // private cache, and /dev/null, /dev/zero, /dev/urandom; TCP connects only
 // to the proxy (Landlock ABI 4 and later; the filter then allows no other
 // inet socket than TCP: no UDP, ICMP or SCTP); reading /dev only for its
-// harmless files (not the user's terminals); the same
+// harmless files (not the user's terminals) and /proc only for the
+// machine's files, no process's /proc/PID (LandlockRules.PrivateProc:
+// without a PID namespace those are every process's); the same
 // socket filter, and abstract unix sockets and signals scoped to the
 // sandbox (ABI 6 and later). The helper
 // starts a new session, is a child subreaper and kills every descendant

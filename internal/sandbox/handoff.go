@@ -25,6 +25,10 @@ type handoffSpec struct {
 	// nil when the command line passes none that way. fd 3 is always
 	// bwrap's --info-fd.
 	Seccomp []byte `json:"seccomp,omitempty"`
+	// Limits are the rlimits set on bwrap's child while it waits on
+	// --block-fd (the next descriptor); nil when the command line
+	// passes none.
+	Limits *initLimits `json:"limits,omitempty"`
 }
 
 // CanHandoff reports whether Handoff works with this Launcher: it needs
@@ -54,7 +58,7 @@ func (p *Process) Handoff(dir string) (argv []string, remove func(), err error) 
 	if p.Process != nil {
 		return nil, nil, errors.New("sandbox: the command has started already")
 	}
-	spec := handoffSpec{Path: p.Path, Args: p.Args, Env: p.Env, Dir: p.Dir, Seccomp: p.seccompProg}
+	spec := handoffSpec{Path: p.Path, Args: p.Args, Env: p.Env, Dir: p.Dir, Seccomp: p.seccompProg, Limits: p.limits}
 	data, err := json.Marshal(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: handoff: %w", err)
@@ -128,7 +132,6 @@ func runHandoff(path string) int {
 	if p.infoR, p.infoW, err = os.Pipe(); err != nil {
 		return fail(err)
 	}
-	go p.readInfo()
 	defer p.Release()
 	cmd.ExtraFiles = []*os.File{p.infoW}
 	if spec.Seccomp != nil {
@@ -139,6 +142,12 @@ func runHandoff(path string) int {
 		p.seccompR = r
 		cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 	}
+	if spec.Limits != nil {
+		if err := p.blockForLimits(spec.Limits); err != nil {
+			return fail(err)
+		}
+	}
+	go p.readInfo()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := cmd.Start(); err != nil {

@@ -5,6 +5,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -63,7 +66,12 @@ const landlockRuleNetPort = 2
 func restrict(rules *LandlockRules) error {
 	abi := rules.ABI
 	handled := writeAccess(abi)
-	reads := readGrants(rules.Hide, rules.Read)
+	hide, read := rules.Hide, rules.Read
+	if rules.PrivateProc {
+		hide = append(slices.Clone(hide), "/proc")
+		read = append(slices.Clone(read), procShared()...)
+	}
+	reads := readGrants(hide, read)
 	if len(reads) > 0 {
 		handled |= unix.LANDLOCK_ACCESS_FS_READ_FILE
 	}
@@ -114,6 +122,25 @@ func restrict(rules *LandlockRules) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	return nil
+}
+
+// procShared are the entries of /proc that are the machine's, not a
+// process's: everything but the PID directories and the links into them
+// (self, thread-self, mounts, net), which a rule would follow to the
+// init's own directory.
+func procShared() []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Name()[0] >= '0' && e.Name()[0] <= '9' || e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		out = append(out, "/proc/"+e.Name())
+	}
+	return out
 }
 
 // addRule allows access beneath dir (fileAcc when dir is a file); a

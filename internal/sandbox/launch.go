@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,10 @@ type LandlockRules struct {
 	// NoNet restricts TCP connects to ConnectPorts (ABI 4 and later).
 	NoNet        bool  `json:"no_net,omitempty"`
 	ConnectPorts []int `json:"connect_ports,omitempty"`
+	// PrivateProc keeps the command out of every process's /proc/PID,
+	// its own included: reading /proc is granted only beneath its
+	// machine-wide entries (procShared), found by the init.
+	PrivateProc bool `json:"private_proc,omitempty"`
 }
 
 // devFiles are the device files a command may write without bubblewrap's
@@ -114,7 +119,6 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 		}
 		p.infoR, p.infoW = infoR, infoW
 		p.nsReady = make(chan struct{})
-		go p.readInfo()
 		track(p)
 		cmd.ExtraFiles = []*os.File{infoW}
 		if plan.Seccomp == SeccompByBwrap {
@@ -125,6 +129,16 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 			p.seccompR, p.seccompProg = r, prog
 			cmd.ExtraFiles = append(cmd.ExtraFiles, r)
 		}
+		if plan.LimitsByBlock() {
+			if len(cmd.ExtraFiles) != plan.blockFD()-3 {
+				return errors.New("sandbox: limits: unexpected descriptor layout")
+			}
+			if err := p.blockForLimits(plan.Limits); err != nil {
+				return err
+			}
+		}
+		// After blockForLimits: readInfo reads what it set.
+		go p.readInfo()
 		if plan.Relay {
 			if len(cmd.ExtraFiles) != relayFD-3 {
 				return errors.New("sandbox: loopback relay: unexpected descriptor layout")
@@ -160,6 +174,12 @@ func (l *Launcher) launch(ctx context.Context, p *Process, plan Plan) error {
 // only grants, never denies beneath a grant, so this is how .git stays
 // read-only inside a writable root; the price is that dir itself gets no
 // rule (nothing can be created or removed directly in it).
+//
+// A symbolic link among the entries gets no rule: Landlock would put it
+// on the link's target (the rule's file is opened following links), and a
+// link the project holds — a repository can commit one — may lead
+// anywhere, to ~/.bashrc for writing or to a denied key for reading. What
+// it leads to is granted, or not, where it lies.
 func grantBeneath(dir string, protected []string) []string {
 	var inside []string
 	for _, p := range protected {
@@ -179,6 +199,9 @@ func grantBeneath(dir string, protected []string) []string {
 	}
 	var out []string
 	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
 		out = append(out, grantBeneath(filepath.Join(dir, e.Name()), inside)...)
 	}
 	return out

@@ -15,11 +15,10 @@ import (
 )
 
 // setLimits sets the rlimits of pid (0: the calling process). The process
-// limit counts tasks of the real user where the kernel does: all the
-// user's tasks visible here (in bubblewrap's PID namespace those are the
-// sandbox's, which its own user namespace counts; under Landlock every
-// task of the user), so the command gets Processes more than already run.
-func setLimits(pid int, l *initLimits) error {
+// limit counts tasks of the real user where the kernel does, tasks of
+// them already (userTasks, or the tasks of a fresh user namespace), so
+// the command gets Processes more than already run.
+func setLimits(pid int, l *initLimits, tasks int) error {
 	set := func(res int, what string, v uint64) error {
 		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil); err != nil {
 			return fmt.Errorf("prlimit(%s, %d): %w", what, v, err)
@@ -46,7 +45,7 @@ func setLimits(pid int, l *initLimits) error {
 		}
 	}
 	if l.Processes > 0 {
-		n := uint64(userTasks(os.Getuid()) + l.Processes)
+		n := uint64(tasks + l.Processes)
 		var cur unix.Rlimit
 		// Never above what the user had: the limit only narrows.
 		if unix.Prlimit(pid, unix.RLIMIT_NPROC, nil, &cur) == nil && cur.Max < n {
@@ -57,6 +56,49 @@ func setLimits(pid int, l *initLimits) error {
 		}
 	}
 	return nil
+}
+
+// blockForLimits passes bwrap the read end of a pipe for --block-fd
+// (Plan.LimitsByBlock): bwrap's child, the namespace's PID 1, sets the
+// sandbox up, then waits on it before it execs the command; readInfo
+// sets the limits on it meanwhile (setLimitsAndGo). Starting Odin's init
+// only to set them cost a second exec per command.
+func (p *Process) blockForLimits(l *initLimits) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	p.blockR, p.blockW, p.limits = r, w, l
+	p.Cmd.ExtraFiles = append(p.Cmd.ExtraFiles, r)
+	return nil
+}
+
+// setLimitsAndGo sets the limits on pid, bwrap's child waiting on
+// --block-fd, and lets it go on; a child whose limits could not be set is
+// killed before the command runs.
+func (p *Process) setLimitsAndGo(pid int) {
+	if err := setLimits(pid, p.limits, tasksBeside(pid)); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	} else {
+		_, _ = p.blockW.Write([]byte{1})
+	}
+	_ = p.blockW.Close()
+	p.blockW = nil
+}
+
+// tasksBeside counts the tasks RLIMIT_NPROC counts for pid now: the
+// kernel counts them per user namespace, and bwrap's child is alone in
+// the one bwrap made for it; a bwrap that made none (setuid, without user
+// namespaces) leaves it among every task of the user.
+func tasksBeside(pid int) int {
+	self, err := os.Readlink("/proc/self/ns/user")
+	if err == nil {
+		child, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/ns/user")
+		if err == nil && child != self {
+			return max(threadsOf(strconv.Itoa(pid)), 1)
+		}
+	}
+	return userTasks(os.Getuid())
 }
 
 // cpuGrace is the seconds between SIGXCPU and SIGKILL.
@@ -73,9 +115,12 @@ const cpuGrace = 5
 func startLimited(cmd *exec.Cmd, l *initLimits) error {
 	cmd.SysProcAttr.Ptrace = true
 	err := cmd.Start()
+	// Counted off the calling thread, which Landlock may keep out of
+	// /proc/PID (see descendants).
+	tasks := unconfined(func() int { return userTasks(os.Getuid()) })
 	if errors.Is(err, unix.EPERM) {
 		cmd.SysProcAttr.Ptrace = false
-		if err := setLimits(0, l); err != nil {
+		if err := setLimits(0, l, tasks); err != nil {
 			return err
 		}
 		return cmd.Start()
@@ -102,7 +147,7 @@ func startLimited(cmd *exec.Cmd, l *initLimits) error {
 	if !ws.Stopped() {
 		return fail(fmt.Errorf("the command did not stop at its execve (status %#x)", ws))
 	}
-	if err := setLimits(pid, l); err != nil {
+	if err := setLimits(pid, l, tasks); err != nil {
 		return fail(err)
 	}
 	if err := unix.PtraceDetach(pid); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,4 +87,51 @@ func reportOwnProc() int {
 	_, err = os.ReadFile("/proc/self/status")
 	check("status", err)
 	return 0
+}
+
+// TestLimitsByBlockFromFirstInstruction: under bubblewrap without the
+// init, Odin sets the limits on bwrap's child before it execs the
+// command, so the command's own first look at them (bash's ulimit, run
+// before anything else of the script) finds them set, hard and soft;
+// a command handed off to another program (Handoff) gets them as well.
+func TestLimitsByBlockFromFirstInstruction(t *testing.T) {
+	if _, why := probeBwrap("bwrap"); why != "" {
+		t.Skip("bubblewrap unusable here: " + why)
+	}
+	pr := newProject(t)
+	lim := Limits{Processes: 777, Memory: 3 << 30, FileSize: 5 << 20}
+	l := New(Options{Mode: ModeBubblewrap, Root: pr.root, Protected: []string{pr.state}, CacheDir: CacheDirFor(pr.state, pr.root),
+		Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH")} }, Limits: lim})
+	spec := Spec{Args: []string{"bash", "-c", `echo "data=$(ulimit -d)/$(ulimit -Hd) fsize=$(ulimit -f)/$(ulimit -Hf) nproc=$(ulimit -u)/$(ulimit -Hu) pid=$$"`}}
+	plan, err := l.Plan(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.LimitsByBlock() {
+		t.Fatalf("the limits still go through the init: %+v", plan)
+	}
+	// bash's ulimit counts data and file sizes in KiB; the process limit
+	// is the tasks already in the sandbox's user namespace (the command
+	// itself) plus Processes.
+	want := fmt.Sprintf("data=%d/%d fsize=%d/%d nproc=778/778 pid=1", 3<<20, 3<<20, 5<<10, 5<<10)
+	out, err := run(t, l, false, spec.Args[2])
+	if err != nil || strings.TrimSpace(out) != want {
+		t.Errorf("the command's limits: %v\n%s\nwant %s", err, out, want)
+	}
+	p, err := l.Command(t.Context(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Release()
+	argv, remove, err := p.Handoff(filepath.Join(pr.state, "handoff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remove()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = "/"
+	hout, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(hout)) != want {
+		t.Errorf("the handed-off command's limits: %v\n%s\nwant %s", err, hout, want)
+	}
 }

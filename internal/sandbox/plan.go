@@ -59,8 +59,10 @@ type Plan struct {
 	// bubblewrap only, where the process has a network namespace of its
 	// own).
 	Relay bool
-	// Limits are the rlimits the init helper sets before the command
-	// starts; nil without any.
+	// Limits are the rlimits the command starts with; nil without any.
+	// The init helper sets them where it runs; under bubblewrap without
+	// it, Odin sets them on bwrap's child while it waits on --block-fd
+	// (LimitsByBlock).
 	Limits *initLimits
 }
 
@@ -237,14 +239,22 @@ func (l *Launcher) planBwrap(p *Plan, spec Spec) error {
 	// Without Odin's binary there is no relay: the process's servers are
 	// out of Odin's reach, which costs a convenience, not the command.
 	p.Relay = spec.LoopbackRelay && l.exe != ""
-	if len(p.Proxy) > 0 || p.Relay || p.Limits != nil {
+	// The rlimits need no init: Odin sets them on bwrap's child before
+	// it lets it exec the command (LimitsByBlock), which saves starting
+	// Odin's binary once more for every command. The child is the
+	// namespace's PID 1, though, which the kernel's SIGXCPU does not
+	// reach (nor SIGXFSZ: the write then just fails with EFBIG): a CPU
+	// limit keeps the init, under which the command is a plain process
+	// that SIGXCPU stops at the limit, and says why.
+	cpu := p.Limits != nil && p.Limits.CPU > 0
+	if len(p.Proxy) > 0 || p.Relay || cpu {
 		if l.exe == "" {
-			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy")
+			return fmt.Errorf("sandbox: cannot find Odin's own binary to relay the network proxy or set the CPU limit")
 		}
 		// The init relays the proxy over a unix socket (or sets the
-		// rlimits, which bwrap cannot), so bwrap must not filter it: it
-		// installs the filter on the thread it starts the command from
-		// (see installSocketFilter).
+		// CPU limit), so bwrap must not filter it: it installs the
+		// filter on the thread it starts the command from (see
+		// installSocketFilter).
 		if !exeBound {
 			args = append(args, "--ro-bind", l.exe, innerInit)
 		}
@@ -272,14 +282,19 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		return
 	}
 	rules := &LandlockRules{ABI: l.abi}
-	protected := l.protectedPaths(l.writableDirs(), p.Repos...)
+	hidden := l.landlockHidden()
+	// A denied file in a writable directory is split off the write grants
+	// as it is off the read grants: a wholesale grant on its directory
+	// would let the command overwrite it, and files made beside it could
+	// not be read back (see landlockReadGrants).
+	protected := append(l.protectedPaths(l.writableDirs(), p.Repos...), hidden...)
 	if spec.Write {
 		for _, w := range l.writableDirs() {
 			rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 		}
 	}
 	granted := resolveDirs(spec.Writable)
-	protected = l.protectedPaths(append(l.writableDirs(), granted...), p.Repos...)
+	protected = append(l.protectedPaths(append(l.writableDirs(), granted...), p.Repos...), hidden...)
 	for _, w := range granted {
 		rules.Write = append(rules.Write, grantBeneath(w, protected)...)
 	}
@@ -287,12 +302,31 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 		rules.Write = append(rules.Write, c) // as with bubblewrap
 	}
 	rules.Write = append(rules.Write, devFiles...)
-	rules.Hide, rules.Read = l.landlockHidden(), devReadable
+	rules.Hide, rules.Read = hidden, devReadable
+	rules.PrivateProc = !spec.OwnProcesses
 	rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 	p.Landlock = rules
 	if sc := l.seccomp(l.unixSockets(spec.Agent), spec); sc != nil {
 		p.Seccomp, p.AllowUnix = SeccompByInit, sc.AllowUnix
 	}
+}
+
+// LimitsByBlock reports whether Odin sets the plan's rlimits itself:
+// under bubblewrap without the init, on the process bwrap reports on
+// --info-fd (the namespace's PID 1, which execs the command: --as-pid-1)
+// while it waits on --block-fd, after bwrap has set the sandbox up and
+// before the command's first instruction.
+func (p Plan) LimitsByBlock() bool {
+	return p.Kind == KindBubblewrap && p.InitPath == "" && p.Limits != nil
+}
+
+// blockFD is bwrap's --block-fd under LimitsByBlock: after --info-fd (3)
+// and --seccomp (4) when bwrap installs the filter.
+func (p Plan) blockFD() int {
+	if p.Seccomp == SeccompByBwrap {
+		return 5
+	}
+	return 4
 }
 
 // launchValues are what a plan leaves open until it is launched.
@@ -317,6 +351,9 @@ func (p Plan) cmdline(v launchValues) (path string, argv, env []string, err erro
 			args = append(args, "--seccomp", "4") // fd 4: see Launch
 		}
 		args = append(args, "--info-fd", "3")
+		if p.LimitsByBlock() {
+			args = append(args, "--block-fd", strconv.Itoa(p.blockFD()))
+		}
 		args = append(args, p.BwrapArgs...)
 		if len(p.Proxy) > 0 {
 			args = append(args, "--bind", v.proxySocket, innerProxy)

@@ -90,7 +90,12 @@ func (h planHost) render(t *testing.T, p Plan) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "kind: %s\nseccomp: %s (allow unix: %v)\nproxy: %q\ngit guard: %q\ndir: %s\npath: %s\nargv:\n", p.Kind, p.Seccomp, p.AllowUnix, p.Proxy, p.GitGuard, p.Dir, path)
+	fmt.Fprintf(&b, "kind: %s\nseccomp: %s (allow unix: %v)\nproxy: %q\ngit guard: %q\ndir: %s\npath: %s\n", p.Kind, p.Seccomp, p.AllowUnix, p.Proxy, p.GitGuard, p.Dir, path)
+	if p.LimitsByBlock() {
+		// Set by Odin on bwrap's child, not on the command line.
+		fmt.Fprintf(&b, "limits by block-fd: %+v\n", *p.Limits)
+	}
+	b.WriteString("argv:\n")
 	for _, a := range argv {
 		fmt.Fprintf(&b, "  %s\n", a)
 	}
@@ -152,6 +157,12 @@ func TestPlanGolden(t *testing.T) {
 		{name: "landlock-proxy-abi4", kind: KindLandlock, abi: 4, exe: h.exe, opts: Options{Domains: []string{"proxy.golang.org"}}, spec: Spec{Args: bash}},
 		{name: "landlock-ask-abi3", kind: KindLandlock, abi: 3, exe: h.exe, spec: Spec{Args: bash}},
 		{name: "bwrap-limits", kind: KindBubblewrap, exe: h.exe, opts: Options{Limits: limits}, spec: Spec{Args: bash, Write: true}},
+		// The defaults have no CPU limit: Odin sets them on bwrap's
+		// child (--block-fd), without the init.
+		{name: "bwrap-limits-block", kind: KindBubblewrap, exe: h.exe, opts: Options{Limits: Limits{Processes: 4096, Memory: 8 << 30, FileSize: 16 << 30, TmpSize: 2 << 30}},
+			spec: Spec{Args: bash, Write: true}},
+		{name: "bwrap-limits-block-proxy", kind: KindBubblewrap, exe: h.exe, opts: Options{Limits: Limits{Processes: 4096}, Domains: []string{"proxy.golang.org"}},
+			spec: Spec{Args: bash}},
 		{name: "landlock-limits-abi6", kind: KindLandlock, abi: 6, exe: h.exe, opts: Options{Limits: limits}, spec: Spec{Args: bash, Write: true}},
 		{name: "none-init", kind: KindNone, exe: h.exe, opts: Options{Mode: ModeOff}, spec: Spec{Args: bash, Write: true}},
 		{name: "none-plain-proxy", kind: KindNone, opts: Options{Mode: ModeOff, Domains: []string{"proxy.golang.org"}}, spec: Spec{Args: bash}},

@@ -41,8 +41,23 @@ func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }
 
-// descendants lists the live processes below pid, from /proc.
+// descendants lists the live processes below pid, from /proc. It reads
+// on another thread than the caller's: the init's main thread is confined
+// by Landlock (LandlockRules.PrivateProc keeps it out of /proc/PID), and
+// Go starts new threads from an unconfined one.
 func descendants(pid int) []int {
+	return unconfined(func() []int { return scanDescendants(pid) })
+}
+
+// unconfined runs f on a goroutine of its own, so never on the calling
+// goroutine's locked (Landlock-confined) thread, and returns its result.
+func unconfined[T any](f func() T) T {
+	ch := make(chan T, 1)
+	go func() { ch <- f() }()
+	return <-ch
+}
+
+func scanDescendants(pid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil

@@ -189,6 +189,14 @@ type Spec struct {
 	// Only Odin's own code sets it, for ShellSession and Python, whose
 	// dev servers WebBrowser opens. It opens nothing the other way.
 	LoopbackRelay bool
+	// OwnProcesses keeps /proc/PID readable under the Landlock fallback,
+	// which otherwise closes every process's (LandlockRules.PrivateProc):
+	// Landlock cannot tell the process's own PIDs from the others', so
+	// this opens the command lines and status of every process of the
+	// machine to it. Only Odin's own code sets it, for ShellSession, whose
+	// timeout watchdog finds the foreground command's processes in /proc.
+	// bubblewrap's PID namespace shows the sandbox's processes either way.
+	OwnProcesses bool
 	// Confined refuses the process where no sandbox works (auto mode's
 	// unconfined fallback) instead of running it plainly: Odin's helper
 	// processes and MCP servers never run outside a sandbox. Only
@@ -409,6 +417,11 @@ type Process struct {
 	relay   *relayClient
 	git     *gitGuard // write-mode commands: .git dirs they may create
 	removed []string
+	// blockR and blockW are bwrap's --block-fd (Plan.LimitsByBlock):
+	// readInfo sets limits on the process bwrap reports, then lets it
+	// go on by closing blockW; nil otherwise.
+	blockR, blockW *os.File
+	limits         *initLimits
 }
 
 // infoWait bounds the wait for bwrap to report its namespace's init, which
@@ -426,7 +439,13 @@ func (p *Process) readInfo() {
 	if json.NewDecoder(p.infoR).Decode(&info) == nil && info.ChildPID > 0 {
 		p.reported = true
 		p.ns = openNS(info.ChildPID)
+		if p.blockW != nil {
+			p.setLimitsAndGo(info.ChildPID)
+		}
 	}
+	// Without a report blockW stays open until Release: closing it would
+	// let a child bwrap did start go on without its limits (bwrap reads
+	// end of file as the go-ahead); it dies with bwrap (--die-with-parent).
 }
 
 // namespace returns bwrap's namespace init, nil for a process that is not
@@ -540,6 +559,9 @@ func (p *Process) Release() {
 	if p.seccompR != nil {
 		_ = p.seccompR.Close()
 	}
+	if p.blockR != nil {
+		_ = p.blockR.Close()
+	}
 	if p.proxy != nil {
 		p.proxy.Close()
 	}
@@ -567,6 +589,9 @@ func (p *Process) Release() {
 			p.ns.kill(bwrap)
 			p.ns.wait(2 * time.Second)
 			p.ns.close()
+		}
+		if p.blockW != nil {
+			_ = p.blockW.Close()
 		}
 	}
 	// Everything the command started is gone: nothing can recreate what
