@@ -426,3 +426,22 @@ func TestUIStatusPathsRelativeToProject(t *testing.T) {
 		t.Errorf("orchestrator status lacks the relative path:\n%s", v)
 	}
 }
+
+// odin attach to a project not on this machine: no Root (mentions off),
+// but paths are still shown relative to the server's project.
+func TestUIShowRootWithoutRoot(t *testing.T) {
+	project := "/srv/remote/proj"
+	tu := newTestUI(t, newFake("s", nil), Options{ShowRoot: project})
+	tu.events(messages.TurnStarted{Input: messages.UserMessage{ID: "a", Body: "fix", Mode: messages.ModeEdit}},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "orchestrator"}, Name: "ReadFile", Input: `{"file_path":"/srv/remote/proj/go.mod"}`})
+	tu.do(tickMsg(tu.now))
+	if v := tu.view(); !strings.Contains(v, "running ReadFile go.mod") {
+		t.Errorf("status lacks the relative path:\n%s", v)
+	}
+	if p := tu.printed(); strings.Contains(p, project) {
+		t.Errorf("transcript names the project root:\n%s", p)
+	}
+	if tu.m.files.root != "" {
+		t.Errorf("mentions read under %q, want none", tu.m.files.root)
+	}
+}
