@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -495,5 +496,45 @@ func TestWorkspaceConcurrentCommands(t *testing.T) {
 		if !all[fmt.Sprintf("out%d.txt", i)] {
 			t.Errorf("out%d.txt was never reported created (got %v)", i, all)
 		}
+	}
+}
+
+// Attack: a command replaces a project file with a symbolic link to a
+// file outside the project. Undo must not write the old content through
+// the link (the outside file stays as it was) and must touch nothing
+// else of the change set either; it names the path instead.
+func TestWorkspaceFileReplacedByLinkIsNotWrittenThrough(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	write(t, canary, "outside\n", 0o644)
+	write(t, filepath.Join(root, "a.txt"), "alpha\n", 0o644)
+	write(t, filepath.Join(root, "b.txt"), "bravo\n", 0o644)
+	w := newTestWorkspace(t, root, Limits{}, 0, nil)
+	if _, err := w.Begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(root, "b.txt"), "bravo, edited\n", 0o644)
+	if err := os.Remove(filepath.Join(root, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(canary, filepath.Join(root, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	found, err := w.End(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker(root, "cmd")
+	tr.Record(found)
+	_, err = Restore(tr.Files(), []string{root}, true)
+	var te *TypeChangedError
+	if !errors.As(err, &te) || len(te.Files) != 1 || te.Files[0] != filepath.Join(root, "a.txt") {
+		t.Fatalf("Restore = %v, want a TypeChangedError naming a.txt", err)
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "outside\n" {
+		t.Errorf("the file outside the project was written: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "b.txt")); string(b) != "bravo, edited\n" {
+		t.Errorf("undo restored part of a change set it refused: b.txt = %q", b)
 	}
 }
