@@ -148,3 +148,14 @@ func positionOf(line, col int) string {
 	}
 	return strconv.Itoa(line) + ":" + strconv.Itoa(col)
 }
+
+// JSONErrorPlace is ":line:col" of the place in data where encoding/json
+// stopped decoding it with err, for an error message to append to the
+// file's name; "" when err carries no offset.
+func JSONErrorPlace(data []byte, err error) string {
+	off, _ := jsonErrorAt(err)
+	if off < 0 {
+		return ""
+	}
+	return ":" + positionOf(jsonPosition(data, off))
+}
