@@ -237,12 +237,11 @@ func resolveRoles(agents []*AgentDefinition) (map[Role]*AgentDefinition, []strin
 		case !held:
 			byRole[a.Role] = a
 		case prev.roleExplicit && a.roleExplicit:
-			return nil, nil, &RosterError{File: sourceFile(a), Agent: a.Name, Key: "role",
-				Problem: fmt.Sprintf("the %s role is also declared by agent %s (%s); give it to one agent", a.Role, prev.Name, sourceFile(prev))}
+			return nil, nil, a.rosterErr("role", fmt.Sprintf("the %s role is also declared by agent %s (%s); give it to one agent", a.Role, prev.Name, prev.where("role")))
 		case a.roleExplicit:
 			prev.Role = RoleNone
 			byRole[a.Role] = a
-			warnings = append(warnings, fmt.Sprintf("%s: agent %s takes the %s role from the built-in %s agent", sourceFile(a), a.Name, a.Role, prev.Name))
+			warnings = append(warnings, fmt.Sprintf("%s: agent %s takes the %s role from the built-in %s agent", a.where("role"), a.Name, a.Role, prev.Name))
 		default:
 			a.Role = RoleNone
 			warnings = append(warnings, fmt.Sprintf("%s: agent %s takes the %s role from the built-in %s agent", sourceFile(prev), prev.Name, prev.Role, a.Name))

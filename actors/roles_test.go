@@ -112,7 +112,8 @@ Look around.
 	}
 	writeAgent(t, filepath.Join(dir, "bad.md"), "---\ndescription: d\npermission_mode: sudo\n---\nX.\n")
 	_, err = LoadRoster(RosterOptions{Config: config.Default(), ConfigDir: root, AgentDirs: []string{dir}})
-	if want := filepath.Join(".odin", "agents", "bad.md") + `: bad: permission_mode: invalid mode "sudo"`; err == nil || !strings.Contains(err.Error(), want) {
+	// Checked by the roster after the file parsed, placed at the key's line.
+	if want := filepath.Join(".odin", "agents", "bad.md") + `:3: bad: permission_mode: invalid mode "sudo"`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("err = %v, want %q", err, want)
 	}
 }

@@ -92,6 +92,9 @@ type AgentDefinition struct {
 	Placement Placement
 	// user is set for an agent from a user-level folder (UserAgentDirs).
 	user bool
+	// locate places the definition's keys for errors (rosterpos.go); nil
+	// for a built-in.
+	locate locator
 	// roleExplicit is set when the user declared Role, which then wins
 	// over a built-in's default role.
 	roleExplicit bool
@@ -327,6 +330,11 @@ type RosterOptions struct {
 	// SkillDirs are directories of skills (a folder with a SKILL.md per
 	// skill), earlier ones first: .odin/skills, then the user's.
 	SkillDirs []string
+	// Locate, when set, names the config file that set a dotted key
+	// ("agents.NAME.tools") and the line it is on (0 when unknown), so
+	// that errors about the config's agents point at it; a "" file keeps
+	// ConfigFile.
+	Locate func(key string) (file string, line int)
 }
 
 // LoadRoster builds the roster: the built-ins, overridden or extended by the
@@ -358,7 +366,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 		}
 		sort.Strings(names)
 		for _, name := range names {
-			if err := applyConfigAgent(byName, name, opts.Config.Agents[name], file, opts.ConfigDir); err != nil {
+			if err := applyConfigAgent(byName, name, opts.Config.Agents[name], configLocator(opts.Locate, file, name), opts.ConfigDir); err != nil {
 				return nil, err
 			}
 		}
@@ -386,10 +394,10 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 			if strings.HasSuffix(prev.Source, ".md") && filepath.Dir(prev.Source) != filepath.Dir(a.Source) {
 				// A project set up for both Odin and Claude Code: the
 				// earlier directory (.odin/agents) wins.
-				warnings = append(warnings, fmt.Sprintf("%s: agent %s is also defined in %s, which is used", a.Source, a.Name, prev.Source))
+				warnings = append(warnings, fmt.Sprintf("%s: agent %s is also defined in %s, which is used", a.where(""), a.Name, prev.where("")))
 				continue
 			}
-			return nil, &RosterError{File: a.Source, Agent: a.Name, Problem: "already defined in " + prev.Source}
+			return nil, a.rosterErr("", "already defined in "+prev.where(""))
 		}
 		if len(known) > 0 {
 			// An agent file written for another tool may name tools Odin
@@ -398,7 +406,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 			a.Tools, warnings = knownTools(a, "tools", a.Tools, known, warnings)
 			a.DisallowedTools, warnings = knownTools(a, "disallowed_tools", a.DisallowedTools, known, warnings)
 			if len(a.Tools) == 0 {
-				warnings = append(warnings, fmt.Sprintf("%s: agent %s left out: none of its tools exist here", a.Source, a.Name))
+				warnings = append(warnings, fmt.Sprintf("%s: agent %s left out: none of its tools exist here", a.where("tools"), a.Name))
 				continue
 			}
 		}
@@ -413,9 +421,7 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 			if a.Report == "" {
 				a.Report = prev.Report
 			}
-			if err := applyRoleReport(a, "", a.Report, func(key, problem string) error {
-				return &RosterError{File: a.Source, Agent: a.Name, Key: key, Problem: problem}
-			}); err != nil {
+			if err := applyRoleReport(a, "", a.Report, a.rosterErr); err != nil {
 				return nil, err
 			}
 		}
@@ -443,16 +449,18 @@ func LoadRoster(opts RosterOptions) (*Roster, error) {
 	for _, a := range r.agents {
 		for _, name := range a.Skills {
 			if name != "*" && !slices.ContainsFunc(found, func(sk skills.Skill) bool { return sk.Name == name }) {
-				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", sourceFile(a), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
+				r.warnings = append(r.warnings, fmt.Sprintf("%s: agent %s: skills: no skill %q in %s", a.where("skills"), a.Name, name, strings.Join(opts.SkillDirs, ", ")))
 			}
 		}
 	}
 	return r, nil
 }
 
-func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.Agent, file, dir string) error {
+func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.Agent, locate locator, dir string) error {
+	file, _ := locate("")
 	rerr := func(key, problem string) error {
-		return &RosterError{File: file, Agent: name, Key: key, Problem: problem}
+		f, line := locate(key)
+		return &RosterError{File: f, Agent: name, Key: key, Problem: problem, Line: line}
 	}
 	if !agentName().MatchString(name) {
 		return rerr("", "invalid agent name: use lowercase letters, digits, '-' and '_', starting with a letter")
@@ -473,6 +481,7 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 		a = &AgentDefinition{Name: name, Source: file, Model: "main", Tools: []string{"*"},
 			Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30}
 	}
+	a.locate = locate
 	if c.Description != "" {
 		a.Description = c.Description
 	}
@@ -545,13 +554,7 @@ func applyConfigAgent(byName map[string]*AgentDefinition, name string, c config.
 }
 
 func checkAgent(a *AgentDefinition, known map[string]bool) error {
-	file := a.Source
-	if i := strings.Index(file, "+"); i >= 0 {
-		file = file[i+1:]
-	}
-	rerr := func(key, problem string) error {
-		return &RosterError{File: file, Agent: a.Name, Key: key, Problem: problem}
-	}
+	rerr := a.rosterErr
 	if len(known) > 0 {
 		for _, t := range a.Tools {
 			if a.userAllow && t != "*" && !known[t] && !isMCPPattern(t) {
@@ -644,7 +647,8 @@ func rosterError(err error) error {
 func fromFile(f *agents.File) (*AgentDefinition, error) {
 	a := &AgentDefinition{Name: f.Name, Source: f.Source, Description: f.Description,
 		Custom: f.Prompt, Model: "main", Tools: []string{"*"}, userAllow: true, userDeny: true,
-		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: f.MaxTokens, user: f.User}
+		Timeout: 120 * time.Second, MaxTimeout: 300 * time.Second, MaxTurns: 30, MaxTokens: f.MaxTokens, user: f.User,
+		locate: func(key string) (string, int) { return f.Source, f.Line(key) }}
 	if f.Tools != nil {
 		a.Tools, a.CommandPatterns = f.Tools, f.CommandPatterns
 	}
@@ -664,9 +668,7 @@ func fromFile(f *agents.File) (*AgentDefinition, error) {
 		a.MaxTurns = f.MaxTurns
 	}
 	a.Budget = budgetOf(f.Budget)
-	rerr := func(key, problem string) error {
-		return &RosterError{File: f.Source, Agent: f.Name, Key: key, Problem: problem}
-	}
+	rerr := a.rosterErr
 	if err := applyIsolation(a, f.Isolation, rerr); err != nil {
 		return nil, err
 	}
@@ -734,7 +736,7 @@ func knownTools(a *AgentDefinition, key string, list []string, known map[string]
 			out = append(out, t)
 			continue
 		}
-		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.Source, key, t))
+		warnings = append(warnings, fmt.Sprintf("%s: %s: unknown tool %q ignored", a.where(key), key, t))
 	}
 	return out, warnings
 }

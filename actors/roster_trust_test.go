@@ -78,7 +78,8 @@ func TestAgentFileReplacingABuiltinWaitsForTrust(t *testing.T) {
 }
 
 // A Claude Code agent naming tools Odin lacks must not stop every command:
-// the unknown names are warnings naming the file and the tool.
+// the unknown names are warnings naming the file, the line of its tools
+// and the tool.
 func TestAgentFileUnknownToolsAreWarnings(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, ".claude", "agents")
@@ -97,7 +98,7 @@ func TestAgentFileUnknownToolsAreWarnings(t *testing.T) {
 		t.Error("an agent with no usable tool was loaded")
 	}
 	w := strings.Join(r.Warnings(), "\n")
-	for _, s := range []string{`web.md: tools: unknown tool "Task"`, `unknown tool "WebSearch"`, "none.md: agent none left out"} {
+	for _, s := range []string{`web.md:3: tools: unknown tool "Task"`, `unknown tool "WebSearch"`, "none.md:3: agent none left out"} {
 		if !strings.Contains(w, s) {
 			t.Errorf("warnings lack %q:\n%s", s, w)
 		}

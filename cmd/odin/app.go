@@ -330,7 +330,7 @@ func (a *app) rosterOptions() actors.RosterOptions {
 		cfgFile = a.src.ProjectFile
 	}
 	return actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), Untrusted: !a.trust.trusted}
+		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), Untrusted: !a.trust.trusted, Locate: a.configLocator()}
 }
 
 // agentNetworks resolves each agent's network: permissions.network.agents
@@ -673,7 +673,8 @@ func (a *app) buildDeps(bus *events.Bus, approver policy.Approver) (*actors.Deps
 		cfgFile = a.src.ProjectFile
 	}
 	roster, err := actors.LoadRoster(actors.RosterOptions{Config: a.cfg, ConfigFile: cfgFile, ConfigDir: a.root,
-		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs()})
+		AgentDirs: a.agentDirs(), UserAgentDirs: a.userAgentDirs(), ToolNames: set.Names(), Untrusted: !a.trust.trusted, SkillDirs: a.skillDirs(),
+		Locate: a.configLocator()})
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: err}
 	}

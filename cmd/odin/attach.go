@@ -238,6 +238,11 @@ func runAttach(g *globalFlags, f *attachFlags, id string, stdin io.Reader, stdou
 			}},
 		},
 	}
+	// Tool lines and the status name the server's project files relative
+	// to its project, as odin run shows them, wherever that project is.
+	if filepath.IsAbs(info.Project) {
+		opts.ShowRoot = info.Project
+	}
 	// @ mentions read files here: only when the project is on this machine.
 	if fi, err := os.Stat(info.Project); err == nil && fi.IsDir() && isLoopback(hostOf(target.base)) {
 		opts.Root = info.Project

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -57,6 +59,7 @@ func checkConfigFiles(a *app, w io.Writer) (bool, string) {
 	for _, warn := range a.warnings {
 		fmt.Fprintf(w, "  note: %s\n", firstLine(warn))
 	}
+	checkAdditionalDirs(a, w)
 	// The agents (odin.yaml's and the agent files) load as a session
 	// loads them: a broken agent file stops every run.
 	if _, err := actors.LoadRoster(a.rosterOptions()); err != nil {
@@ -276,4 +279,38 @@ func pluralS(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// checkAdditionalDirs warns of each permissions.additional_dirs entry
+// that is missing or not a directory, naming the key, the file and line
+// that set it, and the path: the path guard would grant nothing there,
+// and the user would not learn why a tool cannot reach it. A warning,
+// not a failure: a directory on a drive not mounted today is legitimate.
+func checkAdditionalDirs(a *app, w io.Writer) {
+	if a.cfg == nil {
+		return
+	}
+	locate := a.configLocator()
+	for i, d := range a.cfg.Permissions.AdditionalDirs {
+		problem := ""
+		switch fi, err := os.Stat(d); {
+		case errors.Is(err, fs.ErrNotExist):
+			problem = "does not exist"
+		case err != nil:
+			problem = "cannot be read: " + err.Error()
+		case !fi.IsDir():
+			problem = "is not a directory"
+		default:
+			continue
+		}
+		key := fmt.Sprintf("permissions.additional_dirs[%d]", i)
+		where := "flags or environment"
+		if file, line := locate(key); file != "" {
+			where = file
+			if line > 0 {
+				where += ":" + strconv.Itoa(line)
+			}
+		}
+		fmt.Fprintf(w, "  warning: %s: %s: %s %s; tools get no access there\n", where, key, termsafe.Line(d), problem)
+	}
 }

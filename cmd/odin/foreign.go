@@ -145,7 +145,11 @@ func (a *app) newForeignNotes(notes []compat.Note, record bool) []compat.Note {
 	seen := strings.Fields(string(data))
 	var fresh []compat.Note
 	for _, n := range notes {
-		sum := sha256.Sum256([]byte(n.String()))
+		// By what it says, not where: a line added above the key must
+		// not make an old note new.
+		said := n
+		said.Line, said.Col = 0, 0
+		sum := sha256.Sum256([]byte(said.String()))
 		h := hex.EncodeToString(sum[:8])
 		if !slices.Contains(seen, h) {
 			fresh = append(fresh, n)

@@ -52,6 +52,33 @@ type File struct {
 	Isolation, Placement string
 	// User is set for a file of the user's own folders (UserFiles).
 	User bool
+	// Lines maps each front matter key, dotted as config.YAMLKeyLines
+	// spells it ("sandbox.allowed_domains[0]"), and "prompt" for the body,
+	// to its 1-based line in the file, so that checks made after parsing
+	// (the roster's) can point at the line as Parse's own errors do.
+	Lines map[string]int
+}
+
+// Line is the line of key in the file: the key's own, else its nearest
+// enclosing key's, else 1 (the front matter's opening "---", where a key
+// the file leaves out would go).
+func (f *File) Line(key string) int {
+	for key != "" {
+		if l, ok := f.Lines[key]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(key, ".[")
+		if i < 0 {
+			break
+		}
+		key = key[:i]
+	}
+	if key == "" {
+		if l, ok := f.Lines["name"]; ok {
+			return l
+		}
+	}
+	return 1
 }
 
 // Error is an invalid agent definition: where it is, which agent, which
@@ -207,12 +234,11 @@ func Parse(path, rel string) (*File, error) {
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".md")
 	agent := base
-	var keyLines map[string]int // the front matter's keys' lines in it
+	var lines map[string]int // set once the front matter parses
 	rerr := func(key, problem string) error {
 		e := &Error{File: rel, Agent: agent, Key: key, Problem: problem}
-		if l := keyLines[key]; l > 0 {
-			// The front matter starts on the file's second line, after "---".
-			e.Line = l + 1
+		if lines != nil {
+			e.Line = (&File{Lines: lines}).Line(key)
 		}
 		return e
 	}
@@ -240,7 +266,14 @@ func Parse(path, rel string) (*File, error) {
 		}
 		return nil, e
 	}
-	keyLines = config.YAMLKeyLines([]byte(head))
+	keyLines := config.YAMLKeyLines([]byte(head))
+	lines = make(map[string]int, len(keyLines)+1)
+	for k, l := range keyLines {
+		// The front matter starts on the file's second line, after "---".
+		lines[k] = l + 1
+	}
+	// The body starts after "---", the front matter and "---".
+	lines["prompt"] = strings.Count(head, "\n") + 4
 	name := fm.Name
 	if name == "" {
 		name = base
@@ -251,7 +284,7 @@ func Parse(path, rel string) (*File, error) {
 	f := &File{Name: name, Source: rel, Description: strings.TrimSpace(fm.Description), Prompt: strings.TrimSpace(body),
 		MaxTurns: fm.MaxTurns, MaxTokens: fm.MaxTokens, Role: fm.Role, Report: fm.Report, PermissionMode: fm.PermissionMode,
 		CriticalReminder: fm.CriticalReminder, Color: fm.Color, Skills: fm.Skills, Sandbox: fm.Sandbox, Budget: fm.Budget,
-		Isolation: fm.Isolation, Placement: fm.Placement}
+		Isolation: fm.Isolation, Placement: fm.Placement, Lines: lines}
 	agent = name
 	if f.Description == "" {
 		return nil, rerr("description", "required (say when to use the agent)")

@@ -34,7 +34,9 @@ func TestParseForeignFormats(t *testing.T) {
 	}
 	want := &File{Name: "reviewer", Description: "Reviews.", Prompt: "Be strict.", Source: ".claude/agents/reviewer.md",
 		Tools: []string{"ReadFile", "Grep", "ExecuteCommand"}, CommandPatterns: got.CommandPatterns, Model: "main",
-		PermissionMode: "plan", Timeout: 90 * time.Second}
+		PermissionMode: "plan", Timeout: 90 * time.Second,
+		// Lines of the file as written (CRLF and all), for the roster's errors.
+		Lines: map[string]int{"name": 2, "description": 3, "tools": 4, "model": 5, "permissionMode": 6, "timeout": 7, "prompt": 9}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("Parse (-want +got):\n%s", d)
 	}
@@ -72,12 +74,14 @@ func TestParseErrors(t *testing.T) {
 		"wrong type":              "---\ndescription: d\nmax_turns: many\n---\nbody\n",
 	}
 	want := map[string]string{
-		"no front matter":         "x.md: x: missing YAML front matter",
-		"unterminated":            "x.md: x: unterminated YAML front matter",
-		"unknown key":             "x.md:3: x: front matter: field foo not found",
-		"bad name":                `x.md:2: x: name: invalid agent name "Bad Name"`,
-		"no description":          "x.md: x: description: required",
-		"no prompt":               "x.md: x: prompt: the body",
+		"no front matter": "x.md: x: missing YAML front matter",
+		"unterminated":    "x.md: x: unterminated YAML front matter",
+		"unknown key":     "x.md:3: x: front matter: field foo not found",
+		"bad name":        `x.md:2: x: name: invalid agent name "Bad Name"`,
+		// A key left out is placed at the opening "---"; the prompt at
+		// the body's first line.
+		"no description":          "x.md:1: x: description: required",
+		"no prompt":               "x.md:4: x: prompt: the body",
 		"bad timeout":             `x.md:3: x: timeout: invalid duration "soon"`,
 		"negative budget":         "x.md:3: x: budget: limits must not be negative",
 		"syntax error first line": "x.md:2: x: front matter: mapping values are not allowed in this context",

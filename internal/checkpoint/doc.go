@@ -7,5 +7,7 @@
 // recorded (IntendWrite), so after a crash undo can still tell a file in
 // Odin's state from one in its before-state or one someone else changed.
 // Restore reads and writes without following symbolic links, beneath the
-// allowed roots, and refuses paths whose type changed.
+// allowed roots, and refuses paths whose type changed. A symbolic link a
+// command changed is recorded by its target and restored as a link, made
+// in place (never written through).
 package checkpoint

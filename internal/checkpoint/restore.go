@@ -77,7 +77,8 @@ const (
 )
 
 // Classify says which state f's file is in now, reading it beneath root
-// without following symbolic links.
+// without following symbolic links. A symbolic link at the path itself is
+// judged by its target, as a command's change to it was recorded.
 func Classify(root string, f File) State {
 	fi, err := fsutil.LstatIn(root, f.Path)
 	var cur []byte
@@ -87,6 +88,17 @@ func Classify(root string, f File) State {
 	case err != nil:
 		// A symlinked directory on the way, or the path left the root.
 		return StateTypeChanged
+	case fi.Mode().Type() == fs.ModeSymlink:
+		target, err := fsutil.ReadlinkIn(root, f.Path)
+		switch {
+		case err != nil:
+			return StateTypeChanged
+		case slices.Contains(f.AfterHashes, linkHash(target)):
+			return StateOdin
+		case f.Existed && f.Mode.Type() == fs.ModeSymlink && target == string(f.Content):
+			return StateBefore
+		}
+		return StateChanged
 	case !fi.Mode().IsRegular():
 		return StateTypeChanged
 	default:
@@ -108,7 +120,7 @@ func Classify(root string, f File) State {
 	if slices.Contains(f.AfterHashes, hashBytes(cur)) {
 		return StateOdin
 	}
-	if f.Existed && bytes.Equal(cur, f.Content) {
+	if f.Existed && f.Mode.Type() == 0 && bytes.Equal(cur, f.Content) {
 		return StateBefore
 	}
 	return StateChanged
@@ -163,7 +175,7 @@ func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 		}
 	}
 	for i, f := range files {
-		if f.Mode.Type() != 0 {
+		if t := f.Mode.Type(); t != 0 && t != fs.ModeSymlink {
 			continue
 		}
 		root := fsutil.RootOf(f.Path, roots...)
@@ -182,6 +194,15 @@ func Restore(files []File, roots []string, force bool) ([]Outcome, error) {
 			continue
 		}
 		out[i].Action = "restored"
+		if f.Mode.Type() == fs.ModeSymlink {
+			// The link as it was, made in place of what is there now
+			// (never through it); its target is not followed or checked:
+			// it is the user's own link, back as they had it.
+			if err := restoreLink(root, f.Path, string(f.Content)); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
 		if err := restoreFile(root, f.Path, f.Content, f.Mode); err != nil {
 			errs = append(errs, err)
 		}
@@ -269,4 +290,13 @@ func restoreFile(root, path string, data []byte, mode fs.FileMode) error {
 		mode = 0o644
 	}
 	return fsutil.WriteFileIn(root, path, data, mode)
+}
+
+// restoreLink makes path a symbolic link to target again, creating its
+// directory if a later change removed it.
+func restoreLink(root, path, target string) error {
+	if err := fsutil.MkdirAllIn(root, filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return fsutil.SymlinkIn(root, path, target)
 }

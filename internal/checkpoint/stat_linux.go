@@ -16,10 +16,12 @@ type fileStat struct {
 	mtime, ctime int64
 	ino, dev     uint64
 	perm         fs.FileMode
+	// link is set for a symbolic link (its target is the content).
+	link bool
 }
 
 func statOf(fi fs.FileInfo) fileStat {
-	st := fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), perm: fi.Mode().Perm()}
+	st := fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), perm: fi.Mode().Perm(), link: fi.Mode()&fs.ModeSymlink != 0}
 	if s, ok := fi.Sys().(*syscall.Stat_t); ok {
 		st.ctime = time.Unix(s.Ctim.Sec, s.Ctim.Nsec).UnixNano()
 		st.ino, st.dev = s.Ino, s.Dev

@@ -14,10 +14,11 @@ type fileStat struct {
 	size  int64
 	mtime int64
 	perm  fs.FileMode
+	link  bool
 }
 
 func statOf(fi fs.FileInfo) fileStat {
-	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), perm: fi.Mode().Perm()}
+	return fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), perm: fi.Mode().Perm(), link: fi.Mode()&fs.ModeSymlink != 0}
 }
 
 func (s fileStat) same(o fileStat) bool { return s == o }

@@ -108,6 +108,9 @@ type wsFile struct {
 	// a later change in the same timestamp tick could leave its stat as
 	// it was, so the next scan reads it whatever its stat.
 	racy bool
+	// target is a symbolic link's target (stat.link), its content: a
+	// link is watched as what it says, never followed.
+	target string
 }
 
 // racyWindow: a file whose modification time is this close to the scan
@@ -242,8 +245,8 @@ func (w *Workspace) walk(ctx context.Context) (*walkResult, error) {
 			if typ.IsDir() && w.opts.Hide != nil && w.opts.Hide(path, typ) {
 				continue
 			}
-			if !typ.IsDir() && !typ.IsRegular() {
-				continue // symbolic links, sockets, devices: not watched
+			if !typ.IsDir() && !typ.IsRegular() && typ != fs.ModeSymlink {
+				continue // sockets, devices, pipes: not watched
 			}
 			if rules.Match(path, typ.IsDir()) == workspace.MatchIgnore {
 				continue
@@ -263,8 +266,8 @@ func (w *Workspace) walk(ctx context.Context) (*walkResult, error) {
 				}
 				continue
 			}
-			fi, err := e.Info()
-			if err != nil || !fi.Mode().IsRegular() {
+			fi, err := e.Info() // lstat: a link is not followed
+			if err != nil || !fi.Mode().IsRegular() && fi.Mode().Type() != fs.ModeSymlink {
 				continue
 			}
 			res.files = append(res.files, seenFile{path: path, stat: statOf(fi)})
@@ -342,7 +345,7 @@ func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
 		}
 		fi, err := os.Lstat(path)
 		switch {
-		case err == nil && fi.Mode().IsRegular():
+		case err == nil && (fi.Mode().IsRegular() || fi.Mode().Type() == fs.ModeSymlink):
 			st := statOf(fi)
 			if old.stat.same(st) && !old.racy {
 				next[path] = old
@@ -454,6 +457,15 @@ func (w *Workspace) readAll(ps []*pending, start time.Time) {
 func (w *Workspace) read(path string, st fileStat, start time.Time) *wsFile {
 	w.reads.Add(1)
 	f := &wsFile{stat: st, racy: st.racy(start)}
+	if st.link {
+		target, err := os.Readlink(path)
+		if err != nil {
+			f.why = fmt.Sprintf("Odin could not read the link (%v)", err)
+			return f
+		}
+		f.target, f.hash = target, linkHash(target)
+		return f
+	}
 	lim := w.opts.Limits
 	if st.size > lim.MaxFileBytes {
 		f.why = fmt.Sprintf("it is %s, over the %s Odin copies per file", sizeText(st.size), sizeText(lim.MaxFileBytes))
@@ -538,7 +550,7 @@ func (w *Workspace) created(p *pending) File {
 	if p.now.hash == "" {
 		return notRestorable(p.path, false, p.stat.perm, "a command created it, but "+p.now.why+"; undo leaves it")
 	}
-	return File{Path: p.path, Mode: p.stat.perm, AfterHashes: []string{p.now.hash}}
+	return File{Path: p.path, Mode: p.stat.mode(), AfterHashes: []string{p.now.hash}}
 }
 
 // modified is the record of a file the command changed, and whether it
@@ -547,6 +559,13 @@ func (w *Workspace) modified(p *pending) (File, bool) {
 	old, now := p.old, p.now
 	if old.hash != "" && old.hash == now.hash && old.stat.perm == now.stat.perm {
 		return File{}, false
+	}
+	if old.stat.link {
+		f := File{Path: p.path, Existed: true, Mode: old.stat.mode(), Content: []byte(old.target)}
+		if now.hash != "" {
+			f.AfterHashes = []string{now.hash}
+		}
+		return f, true
 	}
 	if !old.kept {
 		why := old.why
@@ -568,6 +587,9 @@ func (w *Workspace) modified(p *pending) (File, bool) {
 
 // deleted is the record of a file the command removed.
 func (w *Workspace) deleted(path string, old *wsFile) File {
+	if old.stat.link && old.hash != "" {
+		return File{Path: path, Existed: true, Mode: old.stat.mode(), Content: []byte(old.target), AfterHashes: []string{Deleted}}
+	}
 	if !old.kept {
 		why := old.why
 		if why == "" {
@@ -606,3 +628,17 @@ func sizeText(n int64) string {
 func (w *Workspace) content(hash string) ([]byte, error) {
 	return w.opts.Blobs.read(hash)
 }
+
+// mode is the File mode of a scanned entry: its permission bits, with
+// fs.ModeSymlink for a link.
+func (s fileStat) mode() fs.FileMode {
+	if s.link {
+		return fs.ModeSymlink | s.perm
+	}
+	return s.perm
+}
+
+// linkHash is what a symbolic link to target is known by in AfterHashes:
+// "link:" and the SHA-256 of the target, so that no file's content can
+// pass for a link.
+func linkHash(target string) string { return "link:" + hashBytes([]byte(target)) }

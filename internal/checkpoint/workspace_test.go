@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -40,6 +41,13 @@ func dumpTree(t *testing.T, root string) string {
 				return err
 			}
 			line += fmt.Sprintf(" %x", sha256.Sum256(data))
+		}
+		if fi.Mode().Type() == fs.ModeSymlink {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			line += " -> " + target
 		}
 		lines = append(lines, line)
 		return nil
@@ -82,6 +90,8 @@ func summary(found []File, root string) []string {
 			kind = "dir"
 		case f.Mode&fs.ModeIrregular != 0:
 			kind = "unrestorable"
+		case f.Mode.Type() == fs.ModeSymlink:
+			kind = "link"
 		}
 		state := "created"
 		switch {
@@ -495,5 +505,106 @@ func TestWorkspaceConcurrentCommands(t *testing.T) {
 		if !all[fmt.Sprintf("out%d.txt", i)] {
 			t.Errorf("out%d.txt was never reported created (got %v)", i, all)
 		}
+	}
+}
+
+// Commands that change symbolic links are undone: a file replaced by a
+// link to a file outside the project, a link retargeted, a link created,
+// a link removed and a link replaced by a file. Undo makes and removes
+// links in place and never writes through one: the file outside the
+// project (the canary) is never written, whatever the links point at.
+func TestWorkspaceUndoesLinkChanges(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	canary := filepath.Join(outside, "canary")
+	write(t, canary, "outside\n", 0o644)
+	write(t, filepath.Join(root, "a.txt"), "alpha\n", 0o644)
+	write(t, filepath.Join(root, "b.txt"), "bravo\n", 0o644)
+	link := func(target, name string) {
+		t.Helper()
+		_ = os.Remove(filepath.Join(root, name))
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("a.txt", "current")
+	link("b.txt", "old")
+	link("b.txt", "swap")
+	before := dumpTree(t, root)
+	w := newTestWorkspace(t, root, Limits{}, 0, nil)
+	if _, err := w.Begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The "command".
+	link(canary, "a.txt")                                         // a file replaced by a link out of the project
+	link("b.txt", "current")                                      // retargeted
+	link(canary, "made")                                          // created
+	if err := os.Remove(filepath.Join(root, "old")); err != nil { // removed
+		t.Fatal(err)
+	}
+	_ = os.Remove(filepath.Join(root, "swap"))
+	write(t, filepath.Join(root, "swap"), "now a file\n", 0o644) // a link replaced by a file
+
+	found, err := w.End(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.txt file modified", "current link modified", "made link created", "old link deleted", "swap link modified"}
+	if diff := cmp.Diff(want, summary(found, root)); diff != "" {
+		t.Fatalf("found (-want +got):\n%s", diff)
+	}
+	tr := NewTracker(root, "cmd")
+	tr.Record(found)
+	if _, err := Restore(tr.Files(), []string{root}, false); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, dumpTree(t, root)); diff != "" {
+		t.Errorf("tree after undo (-before +after):\n%s", diff)
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "outside\n" {
+		t.Errorf("the file outside the project was written: %q", b)
+	}
+}
+
+// A link the user retargeted after the command is someone else's change:
+// undo stops unless forced, and then puts the link back as it was.
+func TestWorkspaceLinkChangedAfterwardsIsAConflict(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a.txt"), "alpha\n", 0o644)
+	if err := os.Symlink("a.txt", filepath.Join(root, "l")); err != nil {
+		t.Fatal(err)
+	}
+	w := newTestWorkspace(t, root, Limits{}, 0, nil)
+	if _, err := w.Begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	retarget := func(target string) {
+		t.Helper()
+		if err := os.Remove(filepath.Join(root, "l")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(root, "l")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	retarget("b.txt")
+	found, err := w.End(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	retarget("c.txt") // the user's change, after the command
+	tr := NewTracker(root, "cmd")
+	tr.Record(found)
+	var ce *ConflictError
+	if _, err := Restore(tr.Files(), []string{root}, false); !errors.As(err, &ce) {
+		t.Fatalf("Restore = %v, want a ConflictError", err)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "l")); got != "c.txt" {
+		t.Errorf("refused undo changed the link: -> %q", got)
+	}
+	if _, err := Restore(tr.Files(), []string{root}, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.Readlink(filepath.Join(root, "l")); got != "a.txt" {
+		t.Errorf("forced undo: link -> %q, want a.txt", got)
 	}
 }

@@ -73,12 +73,13 @@ func readClaudeFile(path string, o Options, project bool, r *Result) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		b.note("", "invalid JSON, ignored: %v", err)
+		b.jsonNote("invalid JSON", data, err)
 		return
 	}
+	b.data, b.offsets = data, jsonKeyOffsets(data)
 	var s claudeSettings
 	if err := json.Unmarshal(data, &s); err != nil {
-		b.note("", "unexpected shape, ignored: %v", err)
+		b.jsonNote("unexpected shape", data, err)
 		return
 	}
 	for _, k := range sortedKeys(raw) {

@@ -47,13 +47,21 @@ type Note struct {
 	Source string
 	Key    string
 	Msg    string
+	// Line and Col place the note in a JSON Source (1-based; Col counts
+	// runes); 0 when unknown.
+	Line, Col int
 }
 
+// String is "source:line:col: key: msg", leaving out what is unknown.
 func (n Note) String() string {
-	if n.Key == "" {
-		return n.Source + ": " + n.Msg
+	src := n.Source
+	if p := positionOf(n.Line, n.Col); p != "" {
+		src += ":" + p
 	}
-	return n.Source + ": " + n.Key + ": " + n.Msg
+	if n.Key == "" {
+		return src + ": " + n.Msg
+	}
+	return src + ": " + n.Key + ": " + n.Msg
 }
 
 // Profile is a named set of settings chosen with --profile (Codex's
@@ -118,6 +126,10 @@ func (r Result) Sources() []string {
 type builder struct {
 	l     Layer
 	notes []Note
+	// data and offsets are a JSON file's bytes and its keys' offsets
+	// (jsonKeyOffsets), for placing notes; nil for other formats.
+	data    []byte
+	offsets map[string]int64
 }
 
 func newBuilder(peer Peer, source string, project bool) *builder {
@@ -125,7 +137,9 @@ func newBuilder(peer Peer, source string, project bool) *builder {
 }
 
 func (b *builder) note(key, format string, args ...any) {
-	b.notes = append(b.notes, Note{Source: b.l.Source, Key: key, Msg: fmt.Sprintf(format, args...)})
+	n := Note{Source: b.l.Source, Key: key, Msg: fmt.Sprintf(format, args...)}
+	b.place(&n)
+	b.notes = append(b.notes, n)
 }
 
 func (b *builder) mapped(format string, args ...any) {

@@ -107,12 +107,13 @@ func readOpencodeFile(path string, project bool, r *Result) {
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
-		b.note("", "invalid JSON, ignored: %v", err)
+		b.jsonNote("invalid JSON", data, err)
 		return
 	}
+	b.data, b.offsets = data, jsonKeyOffsets(data)
 	var f opencodeFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		b.note("", "unexpected shape, ignored: %v", err)
+		b.jsonNote("unexpected shape", data, err)
 		return
 	}
 	for _, k := range sortedKeys(raw) {

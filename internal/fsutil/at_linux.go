@@ -174,6 +174,46 @@ func writeFileIn(root, rel string, data []byte, perm fs.FileMode) (err error) {
 	return nil
 }
 
+func symlinkIn(root, rel, target string) error {
+	dir, base := filepath.Split(rel)
+	dfd, err := openDirIn(root, filepath.Clean(dir))
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	// Made under a temporary name and renamed over base: whatever is at
+	// base (a file, another link) is replaced, never followed.
+	name := tempName(base, rand.Uint32())
+	if err := unix.Symlinkat(target, dfd, name); err != nil {
+		return err
+	}
+	if err := unix.Renameat(dfd, name, dfd, base); err != nil {
+		_ = unix.Unlinkat(dfd, name, 0)
+		return err
+	}
+	_ = unix.Fsync(dfd)
+	return nil
+}
+
+func readlinkIn(root, rel string) (string, error) {
+	dir, base := filepath.Split(rel)
+	dfd, err := openDirIn(root, filepath.Clean(dir))
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(dfd)
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dfd, base, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}
+
 func mkdirAllIn(root, rel string, perm fs.FileMode) error {
 	cur, err := openRoot(root)
 	if err != nil {

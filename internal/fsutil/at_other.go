@@ -65,6 +65,26 @@ func writeFileIn(root, rel string, data []byte, perm fs.FileMode) error {
 	return err
 }
 
+func symlinkIn(root, rel, target string) error {
+	_, err := withRoot(root, func(r *os.Root) (struct{}, error) {
+		dir, base := filepath.Split(rel)
+		name := filepath.Join(dir, tempName(base, rand.Uint32()))
+		if err := r.Symlink(target, name); err != nil {
+			return struct{}{}, err
+		}
+		if err := r.Rename(name, rel); err != nil {
+			r.Remove(name)
+			return struct{}{}, err
+		}
+		return struct{}{}, nil
+	})
+	return err
+}
+
+func readlinkIn(root, rel string) (string, error) {
+	return withRoot(root, func(r *os.Root) (string, error) { return r.Readlink(rel) })
+}
+
 func mkdirAllIn(root, rel string, perm fs.FileMode) error {
 	_, err := withRoot(root, func(r *os.Root) (struct{}, error) { return struct{}{}, r.MkdirAll(rel, perm) })
 	return err

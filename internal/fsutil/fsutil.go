@@ -64,6 +64,40 @@ func WriteFileIn(root, path string, data []byte, perm fs.FileMode) error {
 	return nil
 }
 
+// SymlinkIn makes path (absolute, beneath root) a symbolic link to
+// target, replacing what is there (a file, another link; not a
+// directory) without following it: the link is made under a temporary
+// name in the same directory and renamed over path. The directory is
+// reached without following symbolic links. The target is not checked:
+// a link is only followed by whoever opens it later.
+func SymlinkIn(root, path, target string) error {
+	rel, err := relBeneath(root, path)
+	if err != nil {
+		return err
+	}
+	if rel == "." {
+		return &fs.PathError{Op: "symlink", Path: path, Err: errors.New("is the root directory")}
+	}
+	if err := symlinkIn(root, rel, target); err != nil {
+		return &fs.PathError{Op: "symlink", Path: path, Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+// ReadlinkIn is the target of the symbolic link path (absolute, beneath
+// root), whose directory is reached without following symbolic links.
+func ReadlinkIn(root, path string) (string, error) {
+	rel, err := relBeneath(root, path)
+	if err != nil {
+		return "", err
+	}
+	target, err := readlinkIn(root, rel)
+	if err != nil {
+		return "", &fs.PathError{Op: "readlink", Path: path, Err: unwrapPath(err)}
+	}
+	return target, nil
+}
+
 // MkdirAllIn creates dir (absolute, beneath root) and its missing parents
 // with perm, without following a symbolic link in any component.
 func MkdirAllIn(root, dir string, perm fs.FileMode) error {

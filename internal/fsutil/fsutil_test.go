@@ -216,3 +216,39 @@ func TestRootOf(t *testing.T) {
 		t.Errorf("RootOf outside every root = %s", got)
 	}
 }
+
+// Attack: SymlinkIn through a directory that is a link out of the root
+// makes nothing outside; in place it replaces a file or a link without
+// following it.
+func TestSymlinkInNeverFollows(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := SymlinkIn(root, filepath.Join(root, "out", "x"), "t"); err == nil {
+		t.Error("SymlinkIn through a linked directory succeeded")
+	}
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Errorf("made outside the root: %v", ents)
+	}
+	canary := filepath.Join(outside, "canary")
+	if err := os.WriteFile(canary, []byte("c"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "l")
+	if err := os.Symlink(canary, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := SymlinkIn(root, p, "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadlinkIn(root, p); err != nil || got != "elsewhere" {
+		t.Errorf("ReadlinkIn = %q, %v; want elsewhere", got, err)
+	}
+	if b, _ := os.ReadFile(canary); string(b) != "c" {
+		t.Errorf("the old link's target was touched: %q", b)
+	}
+	if _, err := ReadlinkIn(root, filepath.Join(root, "out", "canary")); err == nil {
+		t.Error("ReadlinkIn through a linked directory succeeded")
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/compat"
 	"github.com/odin-code/odin/internal/policy"
 	"github.com/odin-code/odin/internal/workspace"
 )
@@ -108,7 +109,7 @@ func Load(dir string) (*Plugin, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("plugin %s: invalid JSON: %w", mpath, err)
+		return nil, fmt.Errorf("plugin %s%s: invalid JSON: %w", mpath, compat.JSONErrorPlace(data, err), err)
 	}
 	if !reName().MatchString(m.Name) {
 		return nil, fmt.Errorf("plugin %s: name: must be kebab-case (lower-case letters, digits and '-'), got %q", mpath, m.Name)
@@ -340,7 +341,7 @@ func (l loader) hooks(raw json.RawMessage) error {
 		}
 		data := sources[src]
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("plugin %s: invalid JSON: %w", src, err)
+			return fmt.Errorf("plugin %s%s: invalid JSON: %w", src, compat.JSONErrorPlace(data, err), err)
 		}
 		if len(doc.Hooks) > 0 {
 			data = doc.Hooks
@@ -429,7 +430,7 @@ func (l loader) mcp(raw json.RawMessage) error {
 	for _, src := range names {
 		var doc map[string]json.RawMessage
 		if err := json.Unmarshal(sources[src], &doc); err != nil {
-			return fmt.Errorf("plugin %s: invalid JSON: %w", src, err)
+			return fmt.Errorf("plugin %s%s: invalid JSON: %w", src, compat.JSONErrorPlace(sources[src], err), err)
 		}
 		if inner, ok := doc["mcpServers"]; ok {
 			doc = nil

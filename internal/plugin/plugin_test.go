@@ -85,7 +85,9 @@ func TestLoadErrorsNameTheFile(t *testing.T) {
 	}{
 		{"no manifest", map[string]string{"agents/a.md": "x"}, "no .claude-plugin/plugin.json"},
 		{"bad name", map[string]string{ManifestPath: `{"name": "Bad Name"}`}, `plugin.json: name: must be kebab-case`},
-		{"bad json", map[string]string{ManifestPath: `{"name": `}, "plugin.json: invalid JSON"},
+		// Where the decoder stopped: line 3, column 13 (the stray comma).
+		{"bad json", map[string]string{ManifestPath: "{\n  \"name\": \"p\",\n  \"agents\": ,\n}"}, "plugin.json:3:13: invalid JSON"},
+		{"bad mcp json", map[string]string{ManifestPath: `{"name": "p"}`, ".mcp.json": "{\n\n  x"}, ".mcp.json:3:3: invalid JSON"},
 		{"path out", map[string]string{ManifestPath: `{"name": "p", "agents": "../elsewhere"}`}, `agents: "../elsewhere" leads outside the plugin`},
 		{"bad hooks", map[string]string{ManifestPath: `{"name": "p"}`, "hooks/hooks.json": `{"hooks": [1]}`}, "hooks.json: hooks:"},
 		{"bad server", map[string]string{ManifestPath: `{"name": "p"}`, ".mcp.json": `{"mcpServers": {"a__b": {"command": "x"}}}`}, "mcpServers.a__b: a server name"},

@@ -25,7 +25,7 @@ import (
 // idle, stops.
 func runLines(ctx context.Context, o Options) (Session, error) {
 	th := NewTheme(o.Out, ColorNone)
-	tr := newTranscript(th, 0, o.Root)
+	tr := newTranscript(th, 0, o.showRoot())
 	sess := o.Session
 	mode := o.Mode
 	w := o.Out
@@ -356,4 +356,12 @@ func withInitial(ctx context.Context, initial string, in <-chan string) <-chan s
 		}
 	}()
 	return out
+}
+
+// showRoot is the directory paths are shown relative to (Options.ShowRoot).
+func (o Options) showRoot() string {
+	if o.ShowRoot != "" {
+		return o.ShowRoot
+	}
+	return o.Root
 }

@@ -30,6 +30,11 @@ type Options struct {
 	// Root is the project directory: @ completes and attaches files
 	// under it ("" turns mentions off).
 	Root string
+	// ShowRoot, when set, is the directory tool lines and the status name
+	// paths relative to, in place of Root: odin attach shows a server's
+	// project paths relative to it even where that project is not on
+	// this machine (Root, which reads files, is then empty).
+	ShowRoot string
 	// DenyRead, when set, refuses @ mentions of files on the read deny
 	// list.
 	DenyRead DenyRead

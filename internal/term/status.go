@@ -18,6 +18,9 @@ import (
 // renders it for the status area. The clock is passed in, so rendering is
 // deterministic. An Activity is not safe for concurrent use.
 type Activity struct {
+	// root is the project root: tool lines name the files inside it
+	// relative to it, as the transcript and odin run do.
+	root      string
 	running   *messages.UserMessage
 	started   time.Time
 	phase     string
@@ -58,11 +61,11 @@ func (a *Activity) Agents() int { return len(a.agents) }
 func (a *Activity) Apply(ev messages.Event, now time.Time) {
 	switch ev := ev.(type) {
 	case messages.TurnStarted:
-		*a = Activity{}
+		*a = Activity{root: a.root}
 		in := ev.Input
 		a.running, a.started, a.phase = &in, now, "thinking"
 	case messages.TurnFinished:
-		*a = Activity{}
+		*a = Activity{root: a.root}
 	case messages.TextDelta:
 		if ev.TaskID == "" {
 			a.phase = "writing"
@@ -75,10 +78,10 @@ func (a *Activity) Apply(ev messages.Event, now time.Time) {
 		}
 	case messages.ToolStarted:
 		if ev.TaskID == "" {
-			a.phase = "running " + present.ToolLabel(ev.Name, ev.Input)
+			a.phase = "running " + present.ToolLabelIn(a.root, ev.Name, ev.Input)
 		} else if r := a.agent(ev.TaskID); r != nil {
 			r.tools++
-			r.last = present.ToolLabel(ev.Name, ev.Input)
+			r.last = present.ToolLabelIn(a.root, ev.Name, ev.Input)
 		}
 	case messages.ToolFinished:
 		if ev.TaskID == "" {

@@ -218,9 +218,9 @@ func newUI(ctx context.Context, o Options) (*ui, []string) {
 	}
 	th := NewTheme(o.Out, DetectColor(o.LookupEnv))
 	th.SetAgentColors(o.AgentColors)
-	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80, o.Root),
+	m := &ui{ctx: ctx, o: o, th: th, sess: o.Session, mode: o.Mode, tr: newTranscript(th, 80, o.showRoot()),
 		cmds: map[string]Command{}, custom: map[string]CustomCommand{}, width: 80, height: 24,
-		files: &fileIndex{root: o.Root}}
+		files: &fileIndex{root: o.Root}, act: Activity{root: o.showRoot()}}
 	m.ta = newTextarea(th, m)
 	var notes []string
 	h, err := LoadHistory(o.HistoryPath, 0)
@@ -934,7 +934,7 @@ func (m *ui) commandDone(msg cmdDoneMsg) tea.Cmd {
 	if s := msg.res.Session; s != nil && s != m.sess {
 		old := m.sess
 		m.sess = s
-		m.act, m.queue, m.approvals = Activity{}, nil, nil
+		m.act, m.queue, m.approvals = Activity{root: m.o.showRoot()}, nil, nil
 		m.elicit, m.elicits = nil, nil
 		m.tr.md.Reset()
 		m.startPump()

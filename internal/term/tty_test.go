@@ -396,3 +396,52 @@ func TestUINarrowTerminal(t *testing.T) {
 		}
 	}
 }
+
+// The status area names project files relative to the project, as the
+// transcript does; a file outside it keeps its absolute path.
+func TestUIStatusPathsRelativeToProject(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "proj")
+	tu := newTestUI(t, newFake("s", nil), Options{Root: root})
+	tu.events(messages.TurnStarted{Input: messages.UserMessage{ID: "a", Body: "fix", Mode: messages.ModeEdit}},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "orchestrator"}, Name: "ReadFile", Input: `{"file_path":"` + filepath.Join(root, "cmd", "main.go") + `"}`},
+		messages.AgentStarted{TaskID: "t1", Agent: "code", Description: "edit"},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "code", TaskID: "t1"}, Name: "EditTool", Input: `{"file_path":"` + filepath.Join(root, "api", "server.go") + `"}`},
+		messages.AgentStarted{TaskID: "t2", Agent: "search", Description: "look"},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "search", TaskID: "t2"}, Name: "ReadFile", Input: `{"file_path":"/etc/hosts"}`})
+	tu.do(tickMsg(tu.now))
+	v := tu.view()
+	for _, w := range []string{"EditTool " + filepath.Join("api", "server.go"), "ReadFile /etc/hosts"} {
+		if !strings.Contains(v, w) {
+			t.Errorf("status lacks %q:\n%s", w, v)
+		}
+	}
+	if strings.Contains(v, root) {
+		t.Errorf("status names the project root:\n%s", v)
+	}
+	// The Orchestrator's own tool line, before agents started.
+	tu.events(messages.TurnFinished{}, messages.TurnStarted{Input: messages.UserMessage{ID: "b", Body: "again", Mode: messages.ModeEdit}},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "orchestrator"}, Name: "ReadFile", Input: `{"file_path":"` + filepath.Join(root, "go.mod") + `"}`})
+	tu.do(tickMsg(tu.now))
+	if v := tu.view(); !strings.Contains(v, "running ReadFile go.mod") {
+		t.Errorf("orchestrator status lacks the relative path:\n%s", v)
+	}
+}
+
+// odin attach to a project not on this machine: no Root (mentions off),
+// but paths are still shown relative to the server's project.
+func TestUIShowRootWithoutRoot(t *testing.T) {
+	project := "/srv/remote/proj"
+	tu := newTestUI(t, newFake("s", nil), Options{ShowRoot: project})
+	tu.events(messages.TurnStarted{Input: messages.UserMessage{ID: "a", Body: "fix", Mode: messages.ModeEdit}},
+		messages.ToolStarted{Origin: messages.Origin{Agent: "orchestrator"}, Name: "ReadFile", Input: `{"file_path":"/srv/remote/proj/go.mod"}`})
+	tu.do(tickMsg(tu.now))
+	if v := tu.view(); !strings.Contains(v, "running ReadFile go.mod") {
+		t.Errorf("status lacks the relative path:\n%s", v)
+	}
+	if p := tu.printed(); strings.Contains(p, project) {
+		t.Errorf("transcript names the project root:\n%s", p)
+	}
+	if tu.m.files.root != "" {
+		t.Errorf("mentions read under %q, want none", tu.m.files.root)
+	}
+}

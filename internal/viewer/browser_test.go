@@ -234,6 +234,7 @@ func TestViewerInChromium(t *testing.T) {
 		Removed []string
 		Usage   string
 		Report  string
+		Caption string
 	}
 	must(t, "open a transcript", chromedp.Run(ctx,
 		chromedp.Click(`[data-gate=fix][data-run]`, chromedp.ByQuery),
@@ -245,6 +246,7 @@ func TestViewerInChromium(t *testing.T) {
 			Removed: [...document.querySelectorAll('#transcript td.del')].map(e => e.textContent),
 			Usage: [...document.querySelectorAll('#transcript .entry-head')].map(e => e.textContent).join('\n'),
 			Report: (document.querySelector('#transcript .report pre') || {}).textContent || "",
+			Caption: (document.querySelector('#transcript table.diff caption') || {}).textContent || "",
 		})`, &tr),
 	))
 	if !strings.Contains(tr.Heading, "code") || !strings.Contains(tr.Heading, "fix review findings") {
@@ -255,6 +257,11 @@ func TestViewerInChromium(t *testing.T) {
 	}
 	if !containsSub(tr.Added, `w.Header().Set("Retry-After", "1")`) {
 		t.Errorf("diff added lines %q, want the Retry-After header", tr.Added)
+	}
+	// The edited file is named relative to the project, as the terminal
+	// names it.
+	if !strings.HasPrefix(tr.Caption, "api/") || !strings.Contains(tr.Caption, ".go") {
+		t.Errorf("diff caption %q, want the project-relative api/... file", tr.Caption)
 	}
 	if !strings.Contains(tr.Usage, "prompt tokens") {
 		t.Errorf("no model-call usage in the transcript: %q", tr.Usage)

@@ -99,3 +99,49 @@ func lineWords(l present.Line) string {
 	}
 	return text
 }
+
+// TestPageRelPathMatchesPresent: the transcript's diff captions name a
+// project file relative to the project as the terminal does
+// (present.RelPath); a file outside it keeps its absolute path.
+func TestPageRelPathMatchesPresent(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: it runs the page's format.js")
+	}
+	cases := [][2]string{
+		{"/home/u/proj", "/home/u/proj/api/server.go"},
+		{"/home/u/proj", "/home/u/proj"},
+		{"/home/u/proj/", "/home/u/proj/./a/../b.go"},
+		{"/home/u/proj", "/home/u/project2/x.go"},
+		{"/home/u/proj", "/etc/hosts"},
+		{"/home/u/proj", "/home/u/proj/../secret"},
+		{"/home/u/proj", "relative/x.go"},
+		{"", "/home/u/proj/x.go"},
+		{"/", "/etc/hosts"},
+	}
+	var want []string
+	for _, c := range cases {
+		want = append(want, present.RelPath(c[0], c[1]))
+	}
+	in, err := json.Marshal(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := filepath.Abs("assets/format.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `import { relPath } from "file://` + mod + `";
+console.log(JSON.stringify(JSON.parse(process.argv[1]).map(([root, p]) => relPath(root, p))));`
+	out, err := exec.Command(node, "--input-type=module", "-e", script, string(in)).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("node printed %q: %v", out, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("format.js relPath disagrees with present.RelPath (-Go +page):\n%s", diff)
+	}
+}

@@ -2,7 +2,7 @@
 // session (model output, tool output, file contents) and is untrusted, so
 // the page builds DOM nodes and never assigns HTML.
 import { diffLines, highlight } from "./diff.js";
-import { lineText, money, plural } from "./format.js";
+import { lineText, money, plural, relPath } from "./format.js";
 
 const state = { scale: "steps", token: "", session: "", timeline: null, live: false, liveRuns: new Map(), gateEvents: [], queued: [], abort: null, refreshTimer: 0, scrub: 1000 };
 
@@ -346,8 +346,10 @@ function toolCall(p, res, rec) {
 }
 
 function diffsOf(name, input) {
-  const file = input.file_path || input.path || "";
-  if (!file) return [];
+  const abs = input.file_path || input.path || "";
+  if (!abs) return [];
+  // Named relative to the session's project, as every front end does.
+  const file = relPath(state.timeline && state.timeline.session && state.timeline.session.project, abs);
   if (name === "WriteFile" && typeof input.content === "string") return [diffTable(file + " (written)", "", input.content, file)];
   if (typeof input.old_string === "string" && typeof input.new_string === "string") return [diffTable(file, input.old_string, input.new_string, file)];
   if (Array.isArray(input.edits)) return input.edits.map((e, i) => diffTable(`${file} (edit ${i + 1})`, e.old_string || "", e.new_string || "", file));

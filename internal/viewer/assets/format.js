@@ -19,3 +19,23 @@ export const lineText = (line) => {
   const mark = spans.length ? spans[0].text : "";
   return (spans.length > 1 && !/\w/.test(mark) ? text.slice(mark.length) : text).trim() + (line && line.whole ? " " + line.whole : "");
 };
+
+// relPath is path relative to root when it lies inside it ("." for root
+// itself), as internal/present's RelPath shows it; a path outside root, a
+// relative one, or any path when root is empty stays as it is: outside
+// the project only the absolute path says where.
+export const relPath = (root, path) => {
+  if (!root || !path || !path.startsWith("/")) return path;
+  const clean = (p) => {
+    const out = [];
+    for (const part of p.split("/")) {
+      if (part === "" || part === ".") continue;
+      if (part === "..") out.pop(); else out.push(part);
+    }
+    return "/" + out.join("/");
+  };
+  const r = clean(root), p = clean(path);
+  if (p === r) return ".";
+  const prefix = r === "/" ? "/" : r + "/";
+  return p.startsWith(prefix) ? p.slice(prefix.length) : path;
+};
