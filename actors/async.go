@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/odin-code/odin/internal/stackgrow"
 )
 
 // asyncPanic reports a panic recovered in work started by runAsync. The
@@ -26,6 +28,8 @@ func (p *asyncPanic) String() string { return fmt.Sprintf("panic: %v", p.value) 
 func runAsync(c actor.Context, ctx context.Context, fn func(ctx context.Context) any) {
 	system, self := c.ActorSystem(), c.Self()
 	go func() {
+		// Model calls and disk work go deep (internal/stackgrow).
+		stackgrow.To16K()
 		var msg any
 		func() {
 			defer func() {

@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/stackgrow"
 	"github.com/odin-code/odin/internal/store"
 	"github.com/odin-code/odin/messages"
 )
@@ -469,6 +470,7 @@ func (a *journalActor) start(c actor.Context) {
 	a.writing, a.inFlight = true, len(batch)
 	j, self, root := a.j, c.Self(), c.ActorSystem().Root
 	go func() {
+		stackgrow.To16K() // SQLite's frames are deep (internal/stackgrow)
 		start := time.Now()
 		pending, err := j.writeAll(batch)
 		root.Send(self, &journalWritten{pending: pending, err: err, took: time.Since(start)})

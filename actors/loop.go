@@ -14,6 +14,7 @@ import (
 
 	"github.com/odin-code/odin/internal/events"
 	"github.com/odin-code/odin/internal/llm"
+	"github.com/odin-code/odin/internal/stackgrow"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools"
 	"github.com/odin-code/odin/tools/tool"
@@ -99,6 +100,7 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tool.
 		for k := i; k < j; k++ {
 			wg.Add(1)
 			go func() {
+				stackgrow.To16K() // a tool's call goes deep (internal/stackgrow)
 				defer wg.Done()
 				out[k] = runOne(ctx, set, env, calls[k], kept[k], bus, origin)
 			}()

@@ -16,6 +16,7 @@ import (
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/policy"
+	"github.com/odin-code/odin/internal/stackgrow"
 	"github.com/odin-code/odin/internal/web"
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/prompts"
@@ -401,6 +402,10 @@ func (o *Orchestrator) live(id int) *turnState {
 }
 
 func (o *Orchestrator) startTurn(c actor.Context, in messages.UserMessage) {
+	// A turn's start goes deep (tool schemas by reflection, the first
+	// request): grown here, the mailbox's fresh stack is copied once,
+	// shallow (internal/stackgrow).
+	stackgrow.To32K()
 	o.behavior.Become(o.busy)
 	o.turnSeq++
 	t := &turnState{id: o.turnSeq, input: in, started: o.deps.now(), results: map[string]toolResult{}}
@@ -609,6 +614,7 @@ func (o *Orchestrator) callModel(c actor.Context) {
 }
 
 func (o *Orchestrator) onModelDone(c actor.Context, msg *modelDone) {
+	stackgrow.To16K() // hooks, gates and the journal follow
 	t := o.live(msg.turn)
 	if t == nil {
 		return

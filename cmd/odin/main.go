@@ -12,6 +12,7 @@ import (
 
 	"github.com/odin-code/odin/internal/llm"
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/internal/stackgrow"
 	"github.com/odin-code/odin/internal/versionflag"
 )
 
@@ -42,6 +43,10 @@ func main() {
 	// When started as the write sandbox's helper, this confines itself and
 	// becomes the command; otherwise it returns at once.
 	sandbox.Main()
+	// The main goroutine reaches 32 KiB in every command (store, config,
+	// session start): grown now, its stack is copied with two frames on it
+	// instead of thirty (internal/stackgrow).
+	stackgrow.To32K()
 	gcFor(shortLived)
 	code := Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	// A command whose cancel is still on its way must not outlive Odin.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/search"
+	"github.com/odin-code/odin/internal/stackgrow"
 )
 
 // Limits of a map.
@@ -117,6 +118,7 @@ func (m *Mapper) Prewarm(ctx context.Context, timeout time.Duration) {
 	n := m.maps
 	m.mu.Unlock()
 	go func() {
+		stackgrow.To16K() // parsing goes deep (internal/stackgrow)
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		m.mu.Lock()

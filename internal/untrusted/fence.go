@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kinds of fenced content: the marker word says what is inside.
@@ -77,8 +78,9 @@ func (f Fence) Defuse(content string) string {
 }
 
 // markerLike matches every kind's marker word in any spelling content
-// might use to imitate it. Compiled per call: the package keeps no
-// mutable state, and the cost is negligible next to a model call.
-func markerLike() *regexp.Regexp {
+// might use to imitate it. Compiled once, on first use: a Regexp is safe
+// for concurrent use, and compiling it for every call grew each caller's
+// stack (regexp's compiler recurses) and allocated ~10 KB per fenced text.
+var markerLike = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(end[\s_\-\\]*)?untrusted[\s_\-\\]*(web[\s_\-\\]*content|data)`)
-}
+})
