@@ -2,7 +2,8 @@ package actors
 
 // Every message an actor of Odin handles runs on a fresh goroutine
 // (protoactor's dispatcher starts one whenever a mailbox gets work), and so
-// does every model call and tool call (runAsync, runCalls). A goroutine
+// does every model call and tool call (runAsync, runCalls) and every
+// batch of session writes (journalActor.start). A goroutine
 // starts with a small stack and doubles it as calls go deeper; each
 // doubling copies the stack, walking all its frames to adjust their
 // pointers. A specialist's handlers, its model call (HTTP, JSON) and its
