@@ -26,7 +26,6 @@ func (p *asyncPanic) String() string { return fmt.Sprintf("panic: %v", p.value) 
 func runAsync(c actor.Context, ctx context.Context, fn func(ctx context.Context) any) {
 	system, self := c.ActorSystem(), c.Self()
 	go func() {
-		growStack(0)
 		var msg any
 		func() {
 			defer func() {

@@ -469,7 +469,6 @@ func (a *journalActor) start(c actor.Context) {
 	a.writing, a.inFlight = true, len(batch)
 	j, self, root := a.j, c.Self(), c.ActorSystem().Root
 	go func() {
-		growStack(0) // the store's calls run deep (stackwarm.go)
 		start := time.Now()
 		pending, err := j.writeAll(batch)
 		root.Send(self, &journalWritten{pending: pending, err: err, took: time.Since(start)})

@@ -99,7 +99,6 @@ func runCalls(ctx context.Context, log zerolog.Logger, set tools.Set, env *tool.
 		for k := i; k < j; k++ {
 			wg.Add(1)
 			go func() {
-				growStack(0)
 				defer wg.Done()
 				out[k] = runOne(ctx, set, env, calls[k], kept[k], bus, origin)
 			}()

@@ -1,18 +1,18 @@
 package actors
 
-// Every message an actor of Odin handles runs on a fresh goroutine
-// (protoactor's dispatcher starts one whenever a mailbox gets work), and so
-// does every model call and tool call (runAsync, runCalls) and every
-// batch of session writes (journalActor.start). A goroutine
-// starts with a small stack and doubles it as calls go deeper; each
-// doubling copies the stack, walking all its frames to adjust their
-// pointers. A specialist's handlers, its model call (HTTP, JSON) and its
-// Report's schema validation each went through two or three of those
-// copies, deep in the call tree where they are dearest: in a fan-out of 256
-// specialists the copies were 6% of the process's CPU. Growing the stack
-// once, at the goroutine's start, while it holds one frame, costs one
-// cheap copy instead (measured: 6.4% of a 256-specialist turn's CPU in
-// stack growth before, 2.8% after, the growing included).
+// Every message an actor of Odin handles runs on a fresh goroutine:
+// protoactor's dispatcher starts one whenever a mailbox gets work. A
+// goroutine starts with a small stack and doubles it as calls go deeper;
+// each doubling copies the stack, walking all its frames to adjust their
+// pointers. A specialist's handlers and the Orchestrator's (building
+// requests, starting runs, reading reports) went through two or three of
+// those copies per message batch, deep in the call tree where they are
+// dearest: in a fan-out of 256 specialists the mailboxes' stack copies
+// were 3% of the process's CPU, and the model and tool calls' another 3%.
+// Growing the stack once, at the goroutine's start, while it holds one
+// frame, costs one cheap copy instead (measured with the model and tool
+// call goroutines grown too: 6.4% of a 256-specialist turn's CPU in stack
+// growth before, 2.8% after, the growing included).
 
 // warmFrame is the frame growStack takes: with the goroutine's few bytes
 // in use it makes the runtime double the stack straight to 16 KiB, the
@@ -21,7 +21,7 @@ package actors
 const warmFrame = 12 << 10
 
 // growStack makes the calling goroutine's stack big enough for
-// warmFrame; it is called first thing in the goroutines named above.
+// warmFrame; warmDispatcher calls it before a mailbox runs.
 // The frame is read and written at an index the compiler cannot know, so
 // that it is neither left out nor shrunk.
 //
