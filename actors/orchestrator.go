@@ -211,7 +211,7 @@ func newOrchestratorProps(deps *Deps, j *journal, sessionID string, history []ll
 			host: &specialistHost{deps: deps, j: j, changeSets: &changeSets{}}}
 		o.behavior.Become(o.idle)
 		return o
-	}, actor.WithSupervisor(strategy))
+	}, actor.WithSupervisor(strategy), actor.WithDispatcher(warmDispatcher(actorThroughput)))
 }
 
 // Receive delegates to the current behaviour (idle or busy).

@@ -141,7 +141,7 @@ func newSpecialistProps(host *specialistHost) *actor.Props {
 	return actor.PropsFromProducer(func() actor.Actor {
 		n := int(cell.restarts.Add(1)) - 1
 		return &specialist{deps: host.deps, host: host, cell: cell, restart: n}
-	})
+	}, actor.WithDispatcher(warmDispatcher(actorThroughput)))
 }
 
 // Receive dispatches the specialist's messages.
