@@ -1,5 +1,7 @@
 package actors
 
+import "github.com/odin-code/odin/internal/stackgrow"
+
 // Every message an actor of Odin handles runs on a fresh goroutine:
 // protoactor's dispatcher starts one whenever a mailbox gets work. A
 // goroutine starts with a small stack and doubles it as calls go deeper;
@@ -14,27 +16,10 @@ package actors
 // call goroutines grown too: 6.4% of a 256-specialist turn's CPU in stack
 // growth before, 2.8% after, the growing included).
 
-// warmFrame is the frame growStack takes: with the goroutine's few bytes
-// in use it makes the runtime double the stack straight to 16 KiB, the
-// largest size the runtime hands out from its per-thread cache. 32 KiB
-// measured worse: those stacks come from the heap, under a lock.
-const warmFrame = 12 << 10
-
-// growStack makes the calling goroutine's stack big enough for
-// warmFrame; warmDispatcher calls it before a mailbox runs.
-// The frame is read and written at an index the compiler cannot know, so
-// that it is neither left out nor shrunk.
-//
-//go:noinline
-func growStack(n int) byte {
-	var frame [warmFrame]byte
-	frame[n%len(frame)] = byte(n)
-	return frame[(n*7+1)%len(frame)]
-}
-
 // warmDispatcher is protoactor's goroutine dispatcher with the goroutine's
-// stack grown before the mailbox runs; Odin's Orchestrator and specialists
-// are spawned with it.
+// stack grown to 16 KiB before the mailbox runs (the largest size the
+// runtime hands out from its per-thread cache; 32 KiB measured worse).
+// Odin's Orchestrator and specialists are spawned with it.
 type warmDispatcher int
 
 // actorThroughput is how many messages a mailbox handles before its
@@ -44,7 +29,7 @@ const actorThroughput = 300
 // Schedule implements actor.Dispatcher.
 func (warmDispatcher) Schedule(fn func()) {
 	go func() {
-		growStack(0)
+		stackgrow.To16K()
 		fn()
 	}()
 }
