@@ -64,7 +64,7 @@ row "first request KB" "<= 22" "$base_req_kb" "$codex_req_kb" "$req_kb" "$(ratio
 row "256 specialists vs one" "<= 1.2x" "${base_fanout_x}x(64)" "-" "${fan_x}x" "-" "-"
 # The gated demo's prompt tokens and cached share (issue 37), one run per
 # build: the scripted model answers alike, so the figures do not drift.
-share() { awk -v p="$1" -v c="$2" 'BEGIN { if (p > 0) printf "%.0f%%", 100 * c / p; else print "-" }'; }
+share() { awk -v p="$1" -v c="$2" 'BEGIN { if (p > 0) printf "%.1f%%", 100 * c / p; else print "-" }'; }
 read -r demo_p demo_c < <(BIN="$bin" ./scripts/demo-tokens.sh)
 base_demo="-" base_share="-"
 if [ -n "${BASE_BIN:-}" ]; then
