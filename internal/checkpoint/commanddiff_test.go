@@ -110,3 +110,24 @@ func TestDiffOfAFileTooLargeNow(t *testing.T) {
 		t.Errorf("DiffSince of an unchanged big file = %q, want nothing", again)
 	}
 }
+
+// A file a command replaced by a symbolic link cannot be read for a diff
+// (the tracker never follows links): it is one line, not left out.
+func TestDiffOfAFileNowALink(t *testing.T) {
+	root := t.TempDir()
+	a := filepath.Join(root, "a.txt")
+	write(t, filepath.Join(root, "elsewhere.txt"), "outside\n", 0o644)
+	tr := NewTracker(root, "x")
+	tr.Record([]File{{Path: a, Existed: true, Mode: 0o644, Content: []byte("alpha\n")}})
+	if err := os.Symlink("elsewhere.txt", a); err != nil {
+		t.Fatal(err)
+	}
+	got := tr.Diff(tr.Changed())
+	if !strings.HasPrefix(got, "Binary or too large, not shown: a.txt (it cannot be read now: ") || strings.Count(got, "\n") != 1 || strings.Contains(got, "outside") {
+		t.Errorf("Diff = %q, want one line for a.txt, without the link target's content", got)
+	}
+	mod, _ := tr.FileChanges(tr.Changed())
+	if len(mod) != 1 || mod[0].Diff != got {
+		t.Errorf("FileChanges = %+v, want a.txt with the same line", mod)
+	}
+}

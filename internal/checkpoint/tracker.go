@@ -326,11 +326,8 @@ func (t *Tracker) Diff(paths []string) string {
 			continue
 		}
 		after, err := t.readNow(p)
-		if errors.Is(err, fsutil.ErrTooLarge) {
-			b.WriteString(notShownLine(t.rel(p), "it is larger than "+sizeText(maxSnapshotBytes)))
-			continue
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if why, bad := unreadable(err); bad {
+			b.WriteString(notShownLine(t.rel(p), why))
 			continue
 		}
 		b.WriteString(t.unified(p, before, existed, after, err == nil))
@@ -355,6 +352,20 @@ func (t *Tracker) notShown(p string) (line string, shown bool) {
 		return notShownLine(t.rel(p), "it is a symbolic link"), true
 	}
 	return "", false
+}
+
+// unreadable says why a changed file's content now cannot be shown (too
+// large, no longer a regular file, unreadable); bad is false when it was
+// read or no longer exists. Such a file is still listed, as one line: a
+// change the gates cannot read is a change all the same.
+func unreadable(err error) (why string, bad bool) {
+	switch {
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		return "", false
+	case errors.Is(err, fsutil.ErrTooLarge):
+		return "it is larger than " + sizeText(maxSnapshotBytes), true
+	}
+	return "it cannot be read now: " + err.Error(), true
 }
 
 // notShownLine is a diff's one-line entry for a changed file whose
@@ -416,15 +427,12 @@ func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, ma
 			before, existed = prev, prev != nil
 		}
 		after, err := t.readNow(p)
-		if errors.Is(err, fsutil.ErrTooLarge) {
+		if why, bad := unreadable(err); bad {
 			sig := statSig(fsutil.RootOf(p, t.root), p)
 			if prev, seen := since[p]; !seen || !bytes.Equal(prev, sig) {
-				b.WriteString(notShownLine(t.rel(p), "it is larger than "+sizeText(maxSnapshotBytes)))
+				b.WriteString(notShownLine(t.rel(p), why))
 			}
 			now[p] = sig
-			continue
-		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err == nil && after == nil {
@@ -459,8 +467,9 @@ func (t *Tracker) FileChanges(paths []string) (modified, created []messages.File
 		var diff string
 		if line, shown := t.notShown(p); shown {
 			diff = line
-		} else if after, err := t.readNow(p); errors.Is(err, fsutil.ErrTooLarge) {
-			diff = notShownLine(rel, "it is larger than "+sizeText(maxSnapshotBytes))
+		} else if after, err := t.readNow(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			why, _ := unreadable(err)
+			diff = notShownLine(rel, why)
 		} else {
 			// A file deleted since (a command removed it) diffs to
 			// /dev/null, as in Diff.
