@@ -1,11 +1,13 @@
 package checkpoint
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -129,5 +131,53 @@ func TestDiffOfAFileNowALink(t *testing.T) {
 	mod, _ := tr.FileChanges(tr.Changed())
 	if len(mod) != 1 || mod[0].Diff != got {
 		t.Errorf("FileChanges = %+v, want a.txt with the same line", mod)
+	}
+}
+
+// Specialists write and run commands in parallel on one change set:
+// Changed, Diff and FileChanges may be called meanwhile (run with -race),
+// and in the end every file is listed once, the write tools' first.
+func TestChangedWhileWritesAndCommandsRun(t *testing.T) {
+	root := t.TempDir()
+	tr := NewTracker(root, "x")
+	const n = 8
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(root, fmt.Sprintf("w%d.go", i))
+			if err := tr.BeforeWrite(p); err != nil {
+				t.Error(err)
+			}
+			write(t, p, "package w\n", 0o644)
+		}()
+		go func() {
+			defer wg.Done()
+			p := filepath.Join(root, fmt.Sprintf("c%d.go", i))
+			write(t, p, "package c\n", 0o644)
+			tr.Record([]File{{Path: p, Mode: 0o644}})
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			ch := tr.Changed()
+			tr.Diff(ch)
+			tr.DiffSince(ch, nil)
+			tr.FileChanges(ch)
+		}
+	}()
+	wg.Wait()
+	<-done
+	got := tr.Changed()
+	if len(got) != 2*n {
+		t.Fatalf("Changed() = %d files, want %d: %v", len(got), 2*n, got)
+	}
+	for i, p := range got {
+		if wrote := strings.HasPrefix(filepath.Base(p), "w"); wrote != (i < n) {
+			t.Fatalf("Changed() = %v: the write tools' files come first", got)
+		}
 	}
 }
