@@ -117,3 +117,47 @@ func TestCommandOnlyChangeIsGated(t *testing.T) {
 		}
 	}
 }
+
+// A fix round made through a command is what the next round's brief
+// shows as the diff since the round before.
+func TestCommandFixRoundIsTheDiffSince(t *testing.T) {
+	reject := map[string]any{"files_reviewed": []string{"a.go"}, "overall_score": 2, "summary": "marker must be 3", "approved": false,
+		"issues": []any{map[string]any{"severity": "critical", "file": "a.go", "message": "marker must be 3", "category": "correctness"}}}
+	approve := map[string]any{"files_reviewed": []string{"a.go"}, "issues": []any{}, "overall_score": 8, "summary": "fine", "approved": true}
+	s := llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(agentCall(map[string]any{"agent": "code", "description": "bump", "prompt": "set the markers to 2"})),
+			llmtest.Step{When: "bumped the markers", Text: "the markers are 2"},
+		).
+		Add("code",
+			llmtest.Calls(llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 1/marker = 2/' a.go b.go"})),
+			llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "bump", "summary": "bumped the markers"}).ToolCalls},
+			llmtest.Step{When: "fix round 1", ToolCalls: []llmtest.ToolCall{llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 2/marker = 3/' a.go"})}},
+			llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "fix", "summary": "marker is 3"}).ToolCalls},
+		).
+		Add("review", report(reject), report(approve))
+	h := newHarness(t, s, withCommandCheckpoints(t))
+	for _, name := range []string{"a.go", "b.go"} {
+		if err := os.WriteFile(filepath.Join(h.root, name), []byte("package a\n\nvar marker = 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.sess.Submit("set the markers to 2", messages.ModeEdit)
+	if r := h.turn(); r.Gates == nil || r.Gates.FixRounds != 1 {
+		t.Fatalf("gates = %+v, want one fix round", r.Gates)
+	}
+	if got, _ := os.ReadFile(filepath.Join(h.root, "a.go")); !strings.Contains(string(got), "marker = 3") {
+		t.Fatalf("a.go = %q: the fix did not run", got)
+	}
+	reviews := h.client.RequestsFor("review")
+	if len(reviews) != 2 {
+		t.Fatalf("%d review requests, want 2", len(reviews))
+	}
+	second := taskBrief(t, reviews[1])
+	if !strings.Contains(second, "--- a/a.go\n+++ b/a.go\n") || !strings.Contains(second, "-var marker = 2\n+var marker = 3\n") {
+		t.Errorf("the second review's brief lacks the fix's diff since the first round:\n%s", second)
+	}
+	if strings.Contains(second, "b/b.go") || strings.Contains(second, "-var marker = 1") {
+		t.Errorf("the second review's brief repeats the first round's change:\n%s", second)
+	}
+}
