@@ -181,3 +181,22 @@ func TestChangedWhileWritesAndCommandsRun(t *testing.T) {
 		}
 	}
 }
+
+// A file too large in one round and small again in the next is diffed
+// from its snapshot then, not from the stand-in of the round before.
+func TestDiffSinceAfterAFileShrank(t *testing.T) {
+	root := t.TempDir()
+	big := filepath.Join(root, "big.txt")
+	write(t, big, "small\n", 0o644)
+	tr := NewTracker(root, "x")
+	tr.Record([]File{{Path: big, Existed: true, Mode: 0o644, Content: []byte("small\n")}})
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", maxSnapshotBytes+1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, seen := tr.DiffSince(tr.Changed(), nil)
+	write(t, big, "small again\n", 0o644)
+	got, _ := tr.DiffSince(tr.Changed(), seen)
+	if !strings.Contains(got, "-small\n+small again\n") || strings.Contains(got, "Binary") {
+		t.Errorf("DiffSince after the file shrank = %q, want the diff from its snapshot", got)
+	}
+}

@@ -423,7 +423,9 @@ func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, ma
 			now[p] = sig
 			continue
 		}
-		if prev, seen := since[p]; seen {
+		if prev, seen := since[p]; seen && !bytes.HasPrefix(prev, sigPrefix) {
+			// (A file shown last as a stat, too large then, is diffed
+			// from its snapshot: there is no content to diff from.)
 			before, existed = prev, prev != nil
 		}
 		after, err := t.readNow(p)
@@ -452,8 +454,10 @@ func statSig(root, path string) []byte {
 	if err != nil {
 		return nil
 	}
-	return fmt.Appendf(nil, "\x00stat %d %d %v", info.Size(), info.ModTime().UnixNano(), info.Mode())
+	return fmt.Appendf(slices.Clone(sigPrefix), "%d %d %v", info.Size(), info.ModTime().UnixNano(), info.Mode())
 }
+
+var sigPrefix = []byte("\x00stat ")
 
 // FileChanges describes paths for a CodeResult: modified and created files
 // with their diffs and changed-line counts.
