@@ -106,11 +106,11 @@ type ChangeTracker interface {
 // CommandTracker is a ChangeTracker that also records what commands
 // change in the workspace (tool.Env.BeforeCommand).
 type CommandTracker interface {
-	BeforeCommand(ctx context.Context, root string) (after func(context.Context) error, err error)
+	BeforeCommand(ctx context.Context, root string) (after func(context.Context) ([]string, error), err error)
 }
 
 // beforeCommand is t's BeforeCommand, nil when t records no commands.
-func beforeCommand(t ChangeTracker) func(context.Context, string) (func(context.Context) error, error) {
+func beforeCommand(t ChangeTracker) func(context.Context, string) (func(context.Context) ([]string, error), error) {
 	if ct, ok := t.(CommandTracker); ok {
 		return ct.BeforeCommand
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/odin-code/odin/messages"
 	"github.com/odin-code/odin/tools/tool"
@@ -41,8 +42,15 @@ func WithCommandCheckpoint(t tool.Tool) tool.Tool {
 			return res, err
 		}
 		// The command ran: what it changed is recorded even when the call
-		// was cancelled.
-		if aerr := after(context.WithoutCancel(ctx)); aerr != nil {
+		// was cancelled. Its files are the call's, as a write tool's are:
+		// the agent's report and the turn's change list name them.
+		changed, aerr := after(context.WithoutCancel(ctx))
+		for _, p := range changed {
+			if !slices.Contains(res.Files, p) {
+				res.Files = append(res.Files, p)
+			}
+		}
+		if aerr != nil {
 			note := "odin: could not record what this command changed, so undo will not restore it: " + aerr.Error()
 			if env.Publish != nil {
 				env.Publish(messages.Notice{Level: "warn", Text: note})

@@ -30,7 +30,7 @@ func TestWithCommandCheckpoint(t *testing.T) {
 				notices = append(notices, n.Text)
 			}
 		}
-		env.BeforeCommand = func(_ context.Context, root string) (func(context.Context) error, error) {
+		env.BeforeCommand = func(_ context.Context, root string) (func(context.Context) ([]string, error), error) {
 			if root != env.Root {
 				t.Errorf("BeforeCommand root %q, want %q", root, env.Root)
 			}
@@ -38,12 +38,12 @@ func TestWithCommandCheckpoint(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(root, "made.txt")); err == nil {
 				t.Error("the snapshot was taken after the command ran")
 			}
-			return func(context.Context) error {
+			return func(context.Context) ([]string, error) {
 				c.after++
 				if _, err := os.Stat(filepath.Join(root, "made.txt")); err != nil && mode != "ask" {
 					t.Errorf("the record ran before the command: %v", err)
 				}
-				return afterErr
+				return []string{filepath.Join(root, "made.txt")}, afterErr
 			}, beforeErr
 		}
 		raw, _ := json.Marshal(ExecuteCommandInput{Command: "echo x > made.txt"})
@@ -55,9 +55,13 @@ func TestWithCommandCheckpoint(t *testing.T) {
 	}
 
 	t.Run("edit mode", func(t *testing.T) {
-		res, c, _, err := run(t, "edit", false, nil, nil)
+		res, c, env, err := run(t, "edit", false, nil, nil)
 		if err != nil || res.IsError || c != (call{1, 1}) {
 			t.Fatalf("res %+v, err %v, calls %+v; want one snapshot and one record", res, err, c)
+		}
+		// The files the record found are the call's, as a write tool's.
+		if want := filepath.Join(env.Root, "made.txt"); len(res.Files) != 1 || res.Files[0] != want {
+			t.Errorf("Files = %v, want [%s]", res.Files, want)
 		}
 	})
 	t.Run("ask mode and read-only agents are not bracketed", func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -155,13 +156,14 @@ func (t *Tracker) IntendDelete(path string) error {
 // records in the change set what the command changed: the content before
 // it of each file it modified or deleted, the files and directories it
 // created, and the changes Odin had no copy of (reported by undo as not
-// restorable). Both save to the store before they return, so a turn
+// restorable). after returns the files (not directories) the command
+// changed, so the call can report them as a write tool reports its own. Both save to the store before they return, so a turn
 // reported done has its checkpoint stored. A command in another root (an
 // isolated worktree, whose changes come back as a patch through
 // BeforeWrite) or a change set without a store or workspace is not
 // watched: after is nil then. An error means nothing was snapshotted and
 // the command must not run.
-func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(context.Context) error, err error) {
+func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(context.Context) ([]string, error), err error) {
 	ws := t.sets.Workspace
 	if ws == nil || t.sets.Store == nil || filepath.Clean(root) != ws.Root() {
 		return nil, nil
@@ -174,12 +176,20 @@ func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(co
 		ws.Abandon()
 		return nil, err
 	}
-	return func(ctx context.Context) error {
+	return func(ctx context.Context) ([]string, error) {
 		found, err := ws.End(ctx)
 		if err != nil {
-			return fmt.Errorf("checkpoint: %w", err)
+			return nil, fmt.Errorf("checkpoint: %w", err)
 		}
-		return t.record(ctx, found)
+		var changed []string
+		for _, f := range found {
+			if f.Mode.Type() != fs.ModeDir {
+				changed = append(changed, f.Path)
+			}
+		}
+		// Changed files are reported even when they could not be
+		// recorded: the gates must still see them, undo is what fails.
+		return changed, t.record(ctx, found)
 	}, nil
 }
 

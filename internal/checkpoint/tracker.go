@@ -1,6 +1,7 @@
 package checkpoint
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -249,11 +250,25 @@ func snapshotOf(root, path string) (*File, error) {
 	return f, nil
 }
 
-// Changed lists the snapshotted files in first-write order.
+// Changed lists the files the change set changed: those the write tools
+// wrote, in first-write order, then those only commands changed (created,
+// modified, deleted, or changed beyond what undo can restore), in the
+// order they were found. Directories are left out. Both lists only grow
+// (a command's file that a write tool writes later moves to the first),
+// so a caller that accumulates the lists in order keeps each file where
+// it first saw it, and the write tools' files keep the places they had
+// before commands were counted.
 func (t *Tracker) Changed() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]string(nil), t.order...)
+	out := make([]string, 0, len(t.order)+len(t.found))
+	out = append(out, t.order...)
+	for _, p := range t.found {
+		if t.files[p].Mode.Type() != fs.ModeDir {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Snapshot returns a file's original content.
@@ -306,21 +321,83 @@ func (t *Tracker) Diff(paths []string) string {
 		if !ok {
 			continue
 		}
-		after, err := t.readNow(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if line, shown := t.notShown(p); shown {
+			b.WriteString(line)
 			continue
 		}
-		rel := t.rel(p)
-		from, to := "a/"+rel, "b/"+rel
-		if !existed {
-			from = "/dev/null"
+		after, err := t.readNow(p)
+		if why, bad := unreadable(err); bad {
+			b.WriteString(notShownLine(t.rel(p), why))
+			continue
 		}
-		if err != nil {
-			to = "/dev/null"
-		}
-		b.WriteString(udiff.Unified(from, to, string(before), string(after)))
+		b.WriteString(t.unified(p, before, existed, after, err == nil))
 	}
 	return b.String()
+}
+
+// notShown is the one line that stands for an entry whose content the
+// change set has no copy of (a command changed it past the limits, or on
+// the read deny list: its snapshot says why) or that is a symbolic link,
+// in place of a diff; shown is false for a regular file.
+func (t *Tracker) notShown(p string) (line string, shown bool) {
+	t.mu.Lock()
+	f := t.files[p]
+	t.mu.Unlock()
+	switch {
+	case f == nil || f.Mode.Type() == 0:
+		return "", false
+	case f.Mode.Type() == fs.ModeIrregular:
+		return notShownLine(t.rel(p), string(f.Content)), true
+	case f.Mode.Type() == fs.ModeSymlink:
+		return notShownLine(t.rel(p), "it is a symbolic link"), true
+	}
+	return "", false
+}
+
+// unreadable says why a changed file's content now cannot be shown (too
+// large, no longer a regular file, unreadable); bad is false when it was
+// read or no longer exists. Such a file is still listed, as one line: a
+// change the gates cannot read is a change all the same.
+func unreadable(err error) (why string, bad bool) {
+	switch {
+	case err == nil || errors.Is(err, fs.ErrNotExist):
+		return "", false
+	case errors.Is(err, fsutil.ErrTooLarge):
+		return "it is larger than " + sizeText(maxSnapshotBytes), true
+	}
+	return "it cannot be read now: " + err.Error(), true
+}
+
+// notShownLine is a diff's one-line entry for a changed file whose
+// content is not shown.
+func notShownLine(rel, why string) string {
+	why = strings.Join(strings.Fields(why), " ")
+	return fmt.Sprintf("Binary or too large, not shown: %s (%s)\n", rel, why)
+}
+
+// unified renders one file's diff, or git's one line for a binary file
+// (a NUL byte in its first 8000 bytes, git's test), whose lines mean
+// nothing to a reader and could be megabytes of noise in a brief.
+func (t *Tracker) unified(p string, before []byte, existed bool, after []byte, exists bool) string {
+	rel := t.rel(p)
+	from, to := "a/"+rel, "b/"+rel
+	if !existed {
+		from = "/dev/null"
+	}
+	if !exists {
+		to = "/dev/null"
+	}
+	if isBinary(before) || isBinary(after) {
+		if bytes.Equal(before, after) && existed == exists {
+			return ""
+		}
+		return fmt.Sprintf("Binary files %s and %s differ\n", from, to)
+	}
+	return udiff.Unified(from, to, string(before), string(after))
+}
+
+func isBinary(data []byte) bool {
+	return bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0
 }
 
 // DiffSince renders the unified diff of paths from the contents in since
@@ -336,29 +413,51 @@ func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, ma
 		if !ok {
 			continue
 		}
-		if prev, seen := since[p]; seen {
+		if line, shown := t.notShown(p); shown {
+			// No content to compare: the file's stat stands for it, so
+			// a later round lists it again only when it changed again.
+			sig := statSig(fsutil.RootOf(p, t.root), p)
+			if prev, seen := since[p]; !seen || !bytes.Equal(prev, sig) {
+				b.WriteString(line)
+			}
+			now[p] = sig
+			continue
+		}
+		if prev, seen := since[p]; seen && !bytes.HasPrefix(prev, sigPrefix) {
+			// (A file shown last as a stat, too large then, is diffed
+			// from its snapshot: there is no content to diff from.)
 			before, existed = prev, prev != nil
 		}
 		after, err := t.readNow(p)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if why, bad := unreadable(err); bad {
+			sig := statSig(fsutil.RootOf(p, t.root), p)
+			if prev, seen := since[p]; !seen || !bytes.Equal(prev, sig) {
+				b.WriteString(notShownLine(t.rel(p), why))
+			}
+			now[p] = sig
 			continue
 		}
 		if err == nil && after == nil {
 			after = []byte{}
 		}
 		now[p] = after
-		rel := t.rel(p)
-		from, to := "a/"+rel, "b/"+rel
-		if !existed {
-			from = "/dev/null"
-		}
-		if after == nil {
-			to = "/dev/null"
-		}
-		b.WriteString(udiff.Unified(from, to, string(before), string(after)))
+		b.WriteString(t.unified(p, before, existed, after, after != nil))
 	}
 	return b.String(), now
 }
+
+// statSig stands for the content of a file DiffSince cannot read: its
+// size, modification time and mode, marked with a NUL byte so that no
+// text file's content equals it. A missing file has none.
+func statSig(root, path string) []byte {
+	info, err := fsutil.LstatIn(root, path)
+	if err != nil {
+		return nil
+	}
+	return fmt.Appendf(slices.Clone(sigPrefix), "%d %d %v", info.Size(), info.ModTime().UnixNano(), info.Mode())
+}
+
+var sigPrefix = []byte("\x00stat ")
 
 // FileChanges describes paths for a CodeResult: modified and created files
 // with their diffs and changed-line counts.
@@ -368,13 +467,18 @@ func (t *Tracker) FileChanges(paths []string) (modified, created []messages.File
 		if !ok {
 			continue
 		}
-		after, _ := t.readNow(p)
 		rel := t.rel(p)
-		from := "a/" + rel
-		if !existed {
-			from = "/dev/null"
+		var diff string
+		if line, shown := t.notShown(p); shown {
+			diff = line
+		} else if after, err := t.readNow(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			why, _ := unreadable(err)
+			diff = notShownLine(rel, why)
+		} else {
+			// A file deleted since (a command removed it) diffs to
+			// /dev/null, as in Diff.
+			diff = t.unified(p, before, existed, after, !errors.Is(err, fs.ErrNotExist))
 		}
-		diff := udiff.Unified(from, "b/"+rel, string(before), string(after))
 		fc := messages.FileChange{Path: rel, Diff: diff, LinesChanged: changedLines(diff)}
 		if existed {
 			modified = append(modified, fc)

@@ -111,7 +111,9 @@ func TestBrowserOpensShellSessionServer(t *testing.T) {
 		llmtest.Step{When: "notes.txt", ToolCalls: []llmtest.ToolCall{browse(map[string]any{"action": "click", "selector": `a[href="notes.txt"]`})}},
 		llmtest.Step{When: "relay-canary-8e2b", ToolCalls: []llmtest.ToolCall{browse(map[string]any{"action": "navigate", "url": fmt.Sprintf("http://127.0.0.1:%d/", denied)})}},
 		llmtest.Step{When: "failed", ToolCalls: []llmtest.ToolCall{llmtest.Call("Report", map[string]any{"summary": "relay-checked"})}},
-	)
+	).Add("review", // the servers' two logs in the project are a multi-file change
+		llmtest.Calls(llmtest.Call("Report", map[string]any{"files_reviewed": []string{"allowed.log"}, "issues": []any{}, "overall_score": 8, "summary": "Fine.", "approved": true})),
+	).Add("synthesis", llmtest.Step{Text: "The notes say relay-canary-8e2b."})
 	srv, err := llmtest.Serve("127.0.0.1:0", script)
 	if err != nil {
 		t.Fatal(err)

@@ -87,8 +87,10 @@ type Env struct {
 	// root it runs in, so the workspace can be checkpointed first (a
 	// command may change any file); the after function it returns (nil:
 	// nothing to do) is called once the command is over, also when it
-	// failed, to record what it changed. An error aborts the command.
-	BeforeCommand func(ctx context.Context, root string) (after func(context.Context) error, err error)
+	// failed, to record what it changed, and returns the files it changed
+	// (absolute; no directories), which the call reports as its Files.
+	// An error aborts the command.
+	BeforeCommand func(ctx context.Context, root string) (after func(context.Context) (changed []string, err error), err error)
 	// Small is the small model, for tools that summarise.
 	Small SmallModel
 	// Publish, when set, receives progress events of long-running tools.
