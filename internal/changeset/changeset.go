@@ -157,11 +157,11 @@ func (t *Tracker) IntendDelete(path string) error {
 // it of each file it modified or deleted, the files and directories it
 // created, and the changes Odin had no copy of (reported by undo as not
 // restorable). after returns the files (not directories) the command
-// changed, so the call can report them as a write tool reports its own. Both save to the store before they return, so a turn
-// reported done has its checkpoint stored. A command in another root (an
-// isolated worktree, whose changes come back as a patch through
-// BeforeWrite) or a change set without a store or workspace is not
-// watched: after is nil then. An error means nothing was snapshotted and
+// changed, so the call can report them as a write tool reports its own.
+// Both save to the store before they return, so a turn reported done has
+// its checkpoint stored. A command in another root (an isolated worktree,
+// whose changes come back as a patch through BeforeWrite) or a change set
+// without a store or workspace is not watched: after is nil then. An error means nothing was snapshotted and
 // the command must not run.
 func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(context.Context) ([]string, error), err error) {
 	ws := t.sets.Workspace

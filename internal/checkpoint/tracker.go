@@ -413,14 +413,18 @@ func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, ma
 		if !ok {
 			continue
 		}
-		if line, shown := t.notShown(p); shown {
-			// No content to compare: the file's stat stands for it, so
-			// a later round lists it again only when it changed again.
+		// A file with no content to compare is shown as one line, its
+		// stat standing for its content: a later round lists it again
+		// only when it changed again.
+		byStat := func(line string) {
 			sig := statSig(fsutil.RootOf(p, t.root), p)
 			if prev, seen := since[p]; !seen || !bytes.Equal(prev, sig) {
 				b.WriteString(line)
 			}
 			now[p] = sig
+		}
+		if line, shown := t.notShown(p); shown {
+			byStat(line)
 			continue
 		}
 		if prev, seen := since[p]; seen && !bytes.HasPrefix(prev, sigPrefix) {
@@ -430,11 +434,7 @@ func (t *Tracker) DiffSince(paths []string, since map[string][]byte) (string, ma
 		}
 		after, err := t.readNow(p)
 		if why, bad := unreadable(err); bad {
-			sig := statSig(fsutil.RootOf(p, t.root), p)
-			if prev, seen := since[p]; !seen || !bytes.Equal(prev, sig) {
-				b.WriteString(notShownLine(t.rel(p), why))
-			}
-			now[p] = sig
+			byStat(notShownLine(t.rel(p), why))
 			continue
 		}
 		if err == nil && after == nil {
