@@ -3,10 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/odin-code/odin/config"
+	"github.com/odin-code/odin/internal/dotkey"
 )
 
 // configLocator answers the roster's Locate: the config file that set a
@@ -19,16 +19,11 @@ func (a *app) configLocator() func(key string) (string, int) {
 	var mu sync.Mutex
 	lines := map[string]map[string]int{}
 	return func(key string) (string, int) {
-		for k := key; k != ""; {
+		for k := range dotkey.Enclosing(key) {
 			label := a.src.Origin(k)
 			if label != "" && label != "default" {
 				return label, a.keyLine(&mu, lines, label, key)
 			}
-			i := strings.LastIndexAny(k, ".[")
-			if i < 0 {
-				break
-			}
-			k = k[:i]
 		}
 		return "", 0
 	}
@@ -53,15 +48,6 @@ func (a *app) keyLine(mu *sync.Mutex, cache map[string]map[string]int, label, ke
 		}
 		cache[path] = kl
 	}
-	for k := key; k != ""; {
-		if l, ok := kl[k]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(k, ".[")
-		if i < 0 {
-			break
-		}
-		k = k[:i]
-	}
-	return 0
+	l, _ := dotkey.Lookup(kl, key)
+	return l
 }

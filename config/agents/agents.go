@@ -17,6 +17,7 @@ import (
 
 	"github.com/odin-code/odin/config"
 	"github.com/odin-code/odin/internal/compat"
+	"github.com/odin-code/odin/internal/dotkey"
 	"github.com/odin-code/odin/internal/workspace"
 )
 
@@ -63,15 +64,8 @@ type File struct {
 // enclosing key's, else 1 (the front matter's opening "---", where a key
 // the file leaves out would go).
 func (f *File) Line(key string) int {
-	for key != "" {
-		if l, ok := f.Lines[key]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(key, ".[")
-		if i < 0 {
-			break
-		}
-		key = key[:i]
+	if l, ok := dotkey.Lookup(f.Lines, key); ok {
+		return l
 	}
 	if key == "" {
 		if l, ok := f.Lines["name"]; ok {

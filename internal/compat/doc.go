@@ -6,6 +6,6 @@
 //
 // Everything a file holds is either mapped into a Layer or named in a Note:
 // nothing is dropped silently. The package reads files only; it runs
-// nothing and imports no other Odin package, so config, the CLI and
-// `odin import` can all use it. Its functions are safe for concurrent use.
+// nothing and imports no other Odin package but the leaf internal/dotkey,
+// so config, the CLI and `odin import` can all use it. Its functions are safe for concurrent use.
 package compat

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/odin-code/odin/internal/dotkey"
 )
 
 // jsonPosition is the 1-based line and column (in runes) of byte offset
@@ -104,16 +106,8 @@ func (b *builder) place(n *Note) {
 	if b.offsets == nil {
 		return
 	}
-	for k := n.Key; k != ""; {
-		if off, ok := b.offsets[k]; ok {
-			n.Line, n.Col = jsonPosition(b.data, off)
-			return
-		}
-		i := strings.LastIndexAny(k, ".[")
-		if i < 0 {
-			return
-		}
-		k = k[:i]
+	if off, ok := dotkey.Lookup(b.offsets, n.Key); ok {
+		n.Line, n.Col = jsonPosition(b.data, off)
 	}
 }
 
