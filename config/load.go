@@ -245,7 +245,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	src := &Sources{origins: map[string]origin{}}
 	var problems []Problem
 	var layers []layer
-	fileLines := map[string]map[string]int{} // a file's label → its keys' lines
+	fileLines := map[string]map[string]keyPos{} // a file's label → where its keys are written
 
 	defaults := toTree(reflect.ValueOf(Default()).Elem()).(map[string]any)
 
@@ -264,7 +264,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 		userDir = UserDir(env)
 	}
 	// Files in opts.Skip read as absent.
-	readYAML := func(path, label, baseDir, home string) (map[string]any, bool, []Problem, map[string]int) {
+	readYAML := func(path, label, baseDir, home string) (map[string]any, bool, []Problem, map[string]keyPos) {
 		if slices.Contains(opts.Skip, path) {
 			return nil, false, nil, nil
 		}
@@ -484,7 +484,7 @@ func decode(layers []layer) (*Config, error) {
 
 // readFile reads and normalises one config file. found is false when the
 // file does not exist.
-func readFile(path, label, baseDir, home string) (tree map[string]any, found bool, problems []Problem, lines map[string]int) {
+func readFile(path, label, baseDir, home string) (tree map[string]any, found bool, problems []Problem, lines map[string]keyPos) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil, nil
@@ -512,7 +512,7 @@ func readFile(path, label, baseDir, home string) (tree map[string]any, found boo
 		return map[string]any{}, true, nil, nil
 	}
 	// A wrong value is reported at its key, and the key at its line.
-	lines = keyLines(data)
+	lines = keyPositions(data)
 	n := &normalizer{source: label, baseDir: baseDir, home: home}
 	out, ok := n.node("", "", raw, configType)
 	if !ok {

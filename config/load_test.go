@@ -478,10 +478,10 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 			want: []string{`odin.yaml:1: mode: must be one of ask, plan, edit (got "write")`}},
 		{name: "wrong types", project: "max_turns: many\ncontext:\n\tcompact_at: high\nagents:\n\tcode:\n\t\tdisabled: yes please\n\t\ttools: Grep\nmodels: gpt-4o\n",
 			want: []string{
+				`odin.yaml:1: max_turns: must be a whole number (got "many")`,
+				`odin.yaml:3: context.compact_at: must be a number (got "high")`,
 				`odin.yaml:6: agents.code.disabled: must be true or false (got "yes please")`,
 				`odin.yaml:7: agents.code.tools: must be a list (got "Grep")`,
-				`odin.yaml:3: context.compact_at: must be a number (got "high")`,
-				`odin.yaml:1: max_turns: must be a whole number (got "many")`,
 				`odin.yaml:8: models: must be a mapping of keys (got "gpt-4o")`,
 			}},
 		{name: "syntax error with its line", project: "mode: edit\nmodels:\n\tmain: x\n small: y\n",
@@ -525,8 +525,8 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 			}},
 		{name: "list items are attributed to their list", project: "hooks:\n\tStop:\n\t\t- matcher: x\npermissions:\n\tallowed_commands: [\"\"]\n",
 			want: []string{
-				`odin.yaml:5: permissions.allowed_commands[0]: must not be empty`,
 				`odin.yaml:3: hooks.Stop[0].command: must be set: the command to run (bash -c)`,
+				`odin.yaml:5: permissions.allowed_commands[0]: must not be empty`,
 			}},
 		{name: "every file's problems at once", user: "mode: [x]\n", project: "models:\n\tmain: 4\n",
 			env: map[string]string{"ODIN_WEB_MAX_BYTES": "5MB"},

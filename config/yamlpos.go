@@ -2,10 +2,12 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,17 +115,30 @@ func badScalarLine(data []byte) int {
 // YAMLKeyLines maps each dotted key of the YAML document data to the
 // line it is written on, for problems found after decoding to name; nil
 // when data does not parse.
-func YAMLKeyLines(data []byte) map[string]int { return keyLines(data) }
+func YAMLKeyLines(data []byte) map[string]int {
+	pos := keyPositions(data)
+	if pos == nil {
+		return nil
+	}
+	lines := make(map[string]int, len(pos))
+	for k, p := range pos {
+		lines[k] = p.line
+	}
+	return lines
+}
 
-// keyLines maps each dotted key of the YAML document data ("a.b",
-// "a.list[2]", as Problem.Key spells them) to the line it is written on;
-// nil when data does not parse.
-func keyLines(data []byte) map[string]int {
+// keyPos is where a key is written: its 1-based line and column.
+type keyPos struct{ line, col int }
+
+// keyPositions maps each dotted key of the YAML document data ("a.b",
+// "a.list[2]", as Problem.Key spells them) to where it is written; nil
+// when data does not parse.
+func keyPositions(data []byte) map[string]keyPos {
 	var doc yaml.Node
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
 		return nil
 	}
-	lines := map[string]int{}
+	pos := map[string]keyPos{}
 	var walk func(prefix string, n *yaml.Node)
 	walk = func(prefix string, n *yaml.Node) {
 		switch n.Kind {
@@ -133,49 +148,83 @@ func keyLines(data []byte) map[string]int {
 				if prefix != "" {
 					k = prefix + "." + k
 				}
-				if _, seen := lines[k]; !seen {
-					lines[k] = n.Content[i].Line
+				if _, seen := pos[k]; !seen {
+					pos[k] = keyPos{n.Content[i].Line, n.Content[i].Column}
 				}
 				walk(k, n.Content[i+1])
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
 				k := fmt.Sprintf("%s[%d]", prefix, i)
-				lines[k] = c.Line
+				pos[k] = keyPos{c.Line, c.Column}
 				walk(k, c)
 			}
 		}
 	}
 	walk("", doc.Content[0])
-	return lines
+	return pos
 }
 
-// lineOf is the line of key in lines, else of its nearest enclosing key
-// written in the file, else 0.
-func lineOf(lines map[string]int, key string) int {
+// posOf is where key is written in pos, else its nearest enclosing key
+// written in the file; ok is false when none is. (The same walk as
+// internal/dotkey's: config imports no other Odin package.)
+func posOf(pos map[string]keyPos, key string) (p keyPos, ok bool) {
 	for key != "" {
-		if l, ok := lines[key]; ok {
-			return l
+		if p, ok = pos[key]; ok {
+			return p, true
 		}
 		i := strings.LastIndexAny(key, ".[")
 		if i < 0 {
-			return 0
+			break
 		}
 		key = key[:i]
 	}
-	return 0
+	return keyPos{}, false
 }
 
-// placeProblems gives each problem of a file in files (label → its key
-// lines) that names a key the line that key is written on.
-func placeProblems(problems []Problem, files map[string]map[string]int) {
+// placeProblems gives each problem of a file in files (label → its keys'
+// positions) that names a key the line that key is written on, and then
+// orders the problems as a reader meets them: each source's together, in
+// the order the sources first appear, and within a file by line, then
+// column (flow style puts several keys on a line); a problem with no line
+// comes after the placed ones of its source. The order they were found
+// in follows the schema's and the maps' sorted keys, not the file.
+func placeProblems(problems []Problem, files map[string]map[string]keyPos) {
+	type placed struct {
+		p               Problem
+		rank, line, col int
+	}
+	rank := map[string]int{}
+	all := make([]placed, len(problems))
 	for i, p := range problems {
-		if p.Line != 0 || p.Key == "" {
-			continue
+		if _, ok := rank[p.Source]; !ok {
+			rank[p.Source] = len(rank)
 		}
-		if lines, ok := files[p.Source]; ok {
-			problems[i].Line = lineOf(lines, p.Key)
+		at, ok := keyPos{}, false
+		if p.Key != "" {
+			at, ok = posOf(files[p.Source], p.Key)
 		}
+		if p.Line == 0 && ok {
+			p.Line = at.line
+		}
+		if !ok || at.line != p.Line {
+			// A syntax error's own line, or none: no column to go by.
+			at = keyPos{p.Line, 0}
+		}
+		all[i] = placed{p: p, rank: rank[p.Source], line: at.line, col: at.col}
+	}
+	slices.SortStableFunc(all, func(a, b placed) int {
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if (a.line == 0) != (b.line == 0) {
+			// The unplaced last.
+			return cmp.Compare(b.line, a.line)
+		}
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col))
+	})
+	for i, a := range all {
+		problems[i] = a.p
 	}
 }
 
