@@ -39,7 +39,7 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 		Short: "Check this machine and project: config files, the provider, key and model, MCP servers, odin-sitter, trust, the sandbox and the session store",
 		Long: "Run every check, or only the named ones (config, provider, mcp, odin-sitter, trust, sandbox, store, other-agents); " +
 			"the provider check sends one GET /models to the configured endpoint. Exits 1 when a check fails.",
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			checks := doctorChecks()
 			for _, name := range args {
 				if !slices.ContainsFunc(checks, func(c doctorCheck) bool { return c.name == name }) {
@@ -47,7 +47,7 @@ func newDoctorCmd(g *globalFlags, stdout io.Writer) *cobra.Command {
 					for _, c := range checks {
 						names = append(names, c.name)
 					}
-					return usageError("doctor: no check %q (checks: %s)", name, strings.Join(names, ", "))
+					return commandUsageError(cmd, false, "no check %q (checks: %s)", name, strings.Join(names, ", "))
 				}
 			}
 			// A configuration that does not load fails the config check;

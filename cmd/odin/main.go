@@ -30,6 +30,9 @@ const (
 type exitError struct {
 	code int
 	err  error
+	// cmd is the path of the command ("odin attach") a usage error is
+	// about; it is printed as the error's prefix in place of "odin".
+	cmd string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -37,6 +40,27 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// commandUsageError is a usage error about how c was called (a flag, an
+// argument, a subcommand), printed as one line in the shape other CLIs
+// use: "odin attach: problem (usage: ...; see odin attach --help)", the
+// command named once, as the prefix. withUsage adds c's usage line.
+func commandUsageError(c *cobra.Command, withUsage bool, format string, args ...any) error {
+	path := c.CommandPath()
+	hint := "see " + path + " --help"
+	if withUsage {
+		hint = "usage: " + c.UseLine() + "; " + hint
+	}
+	msg := fmt.Sprintf(format, args...)
+	if strings.HasSuffix(msg, ")") {
+		// A problem that ends in its own parenthesis takes the hint
+		// inside it rather than a second one beside it.
+		msg = msg[:len(msg)-1] + "; " + hint + ")"
+	} else {
+		msg += " (" + hint + ")"
+	}
+	return &exitError{code: exitUsage, cmd: path, err: errors.New(msg)}
 }
 
 func main() {
@@ -102,7 +126,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, errorText(ee.err))
+			fmt.Fprintln(stderr, errorText(err))
 		}
 		return ee.code
 	}
@@ -136,7 +160,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 			// after "--" it is a prompt.
 			if len(args) == 1 && cmd.ArgsLenAtDash() < 0 && !strings.ContainsAny(args[0], " \t\n") {
 				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-					return usageError("unknown command %q; did you mean %s? (to send it as a first message: odin -- %q)", args[0], strings.Join(s, " or "), args[0])
+					return commandUsageError(cmd, false, "unknown command %q; did you mean %s? (to send it as a first message: odin -- %q)", args[0], strings.Join(s, " or "), args[0])
 				}
 			}
 			if resume == pickResume {
@@ -194,7 +218,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer, completing bool) *cob
 	)
 	guardCommands(root)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError("%v (see %s --help)", err, c.CommandPath())
+		return commandUsageError(c, false, "%s", flagProblem(err))
 	})
 	if completing {
 		registerCompletions(root, g)

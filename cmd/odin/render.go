@@ -312,6 +312,10 @@ func firstLine(s string) string {
 func errorText(err error) string {
 	msg := termsafe.Text(err.Error())
 	if !errors.Is(err, config.ErrNoProvider) {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.cmd != "" {
+			return termsafe.Line(ee.cmd) + ": " + msg
+		}
 		return "odin: " + msg
 	}
 	head := strings.TrimSuffix(strings.TrimSuffix(msg, config.ErrNoProvider.Error()), ": ")

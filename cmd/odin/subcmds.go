@@ -62,9 +62,9 @@ func guardCommand(c *cobra.Command) {
 			if cmd.HasSubCommands() {
 				return unknownSubcommand(cmd, args[0])
 			}
-			return usageError("%s takes no arguments (got %q; usage: %s)", cmd.CommandPath(), args[0], cmd.UseLine())
+			return commandUsageError(cmd, true, "takes no arguments (got %q)", args[0])
 		}
-		return usageError("%s: %v (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())
+		return commandUsageError(cmd, true, "%v", err)
 	}
 }
 
@@ -96,9 +96,9 @@ func guardHelp(root *cobra.Command) {
 }
 
 // unknownSubcommand is the usage error for `odin GROUP word`, with the
-// subcommands word is close to.
+// subcommands word is close to (or all of them).
 func unknownSubcommand(c *cobra.Command, word string) error {
-	msg := fmt.Sprintf("unknown command %q for %q", word, c.CommandPath())
+	msg := fmt.Sprintf("unknown command %q", word)
 	if c.SuggestionsMinimumDistance <= 0 {
 		c.SuggestionsMinimumDistance = 2 // as root's
 	}
@@ -113,7 +113,7 @@ func unknownSubcommand(c *cobra.Command, word string) error {
 		}
 		msg += " (commands: " + strings.Join(names, ", ") + ")"
 	}
-	return usageError("%s", msg)
+	return commandUsageError(c, false, "%s", msg)
 }
 
 // checkAddDirs refuses an --add-dir that is not a directory: the run went
