@@ -119,11 +119,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		subcommands[c.Name()] = true
 	}
 	root.SetArgs(printAlias(args, subcommands))
-	err := root.Execute()
+	ran, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
 	var ee *exitError
+	if errors.As(err, &ee) && ee.code == exitUsage && ee.cmd == "" && ran != nil && strings.HasPrefix(ee.Error(), "--") {
+		// A command's check of its own flag's value ("--output-format
+		// must be ...") is worded where the command is not at hand; it is
+		// told like cobra's flag errors, naming the command that ran.
+		err = commandUsageError(ran, false, "%s", ee.Error())
+		errors.As(err, &ee)
+	}
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
 			fmt.Fprintln(stderr, errorText(err))

@@ -106,6 +106,9 @@ func TestUsageErrorsThroughMain(t *testing.T) {
 		{[]string{"run", "--bogus"}, `^odin run: unknown flag: --bogus \(see odin run --help\)\n$`},
 		{[]string{"--bogus"}, `^odin: unknown flag: --bogus \(see odin --help\)\n$`},
 		{[]string{"run", "--max-turns"}, `^odin run: flag needs an argument: --max-turns \(see odin run --help\)\n$`},
+		// A flag's value checked by the command itself, not by pflag.
+		{[]string{"run", "-o", "bogus", "x"}, `^odin run: --output-format must be text, json, stream-json or odin-stream \(got "bogus"; see odin run --help\)\n$`},
+		{[]string{"run", "--permission-mode", "nope", "x"}, `^odin run: --permission-mode must be default, acceptEdits, plan or bypassPermissions \(got "nope"; see odin run --help\)\n$`},
 		{[]string{"doctor", "nosuchcheck"}, `^odin doctor: no check "nosuchcheck" \(checks: config, .*; see odin doctor --help\)\n$`},
 	} {
 		var stdout, stderr bytes.Buffer
