@@ -109,16 +109,16 @@ func TestLandlockPrivateProcOrdinaryWork(t *testing.T) {
 }
 
 // TestPrivateProcEveryProcess: under Landlock no process keeps
-// /proc/PID, whatever Odin's own code asks for: ShellSession's shell (a
-// loopback relay, the model's commands), Python, an MCP server with the
-// full network and unix sockets. ShellSession's timeout is kept by Odin
+// /proc/PID, whatever Odin's own code asks for: ShellSession's shell and
+// Python (a loopback relay, the model's commands), an MCP server with the
+// full network. ShellSession's timeout is kept by Odin
 // (Process.SignalForeground), not by a watchdog reading /proc.
 func TestPrivateProcEveryProcess(t *testing.T) {
 	l := New(Options{Mode: ModeLandlock, Root: t.TempDir(), ProbeLandlock: func() LandlockStatus { return LandlockStatus{Available: true, ABI: 6} }})
 	for _, spec := range []Spec{
 		{Args: []string{"bash"}},
 		{Args: []string{"bash", "--noprofile", "--norc", "-s"}, Write: true, LoopbackRelay: true},
-		{Args: []string{"server"}, Network: NetworkFull, UnixSockets: true, Confined: true},
+		{Args: []string{"server"}, Network: NetworkFull, Confined: true},
 	} {
 		p, err := l.Plan(spec)
 		if err != nil {
