@@ -112,4 +112,3 @@ func waitSleepers(t *testing.T, markers ...string) {
 		}
 	}
 }
-
