@@ -16,9 +16,10 @@ var ErrNoShell = errors.New("sandbox: the shell is not among the process's proce
 // procInfo is what Odin reads of one sandboxed process in /proc.
 type procInfo struct {
 	pid, ppid, pgid int
-	// nspid is the PID the process has in the innermost PID namespace
-	// (bubblewrap's; the host's under Landlock or unconfined).
-	nspid int
+	// nspid is the PID the process has in its innermost PID namespace
+	// (bubblewrap's; the host's under Landlock or unconfined), and depth
+	// how many namespaces deep that is as Odin sees it (NSpid's fields).
+	nspid, depth int
 	// ignInt: the process ignores SIGINT.
 	ignInt bool
 }
@@ -62,9 +63,27 @@ func (p *Process) tree() []procInfo {
 		}
 	}
 	for i := range out {
-		out[i].nspid, out[i].ignInt = readStatus(out[i].pid)
+		out[i].nspid, out[i].depth, out[i].ignInt = readStatus(out[i].pid)
 	}
 	return out
+}
+
+// sandboxDepth is the depth of the PID namespace the command runs in:
+// bubblewrap's, below the launched bwrap, or the launched process's own
+// (Landlock, unconfined). A PID the command reports is of that namespace;
+// a process of a namespace the command nested may reuse the number.
+func (p *Process) sandboxDepth(procs []procInfo) int {
+	if len(procs) == 0 {
+		return 0
+	}
+	if ns := p.namespace(); ns != nil {
+		for _, pi := range procs {
+			if pi.pid == ns.pid {
+				return pi.depth
+			}
+		}
+	}
+	return procs[0].depth
 }
 
 // readStat reads pid's parent and process group; ok is false for a
@@ -89,12 +108,13 @@ func readStat(pid int) (procInfo, bool) {
 }
 
 // readStatus reads pid's PID in its own namespace (NSpid's last field,
-// pid itself on kernels without NSpid) and whether it ignores SIGINT.
-func readStatus(pid int) (nspid int, ignInt bool) {
-	nspid = pid
+// pid itself on kernels without NSpid), that namespace's depth and
+// whether pid ignores SIGINT.
+func readStatus(pid int) (nspid, depth int, ignInt bool) {
+	nspid, depth = pid, 1
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
-		return nspid, false
+		return nspid, depth, false
 	}
 	for line := range strings.Lines(string(data)) {
 		k, v, _ := strings.Cut(line, ":")
@@ -102,14 +122,14 @@ func readStatus(pid int) (nspid int, ignInt bool) {
 		switch {
 		case k == "NSpid" && len(f) > 0:
 			if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
-				nspid = n
+				nspid, depth = n, len(f)
 			}
 		case k == "SigIgn" && len(f) == 1:
 			mask, _ := strconv.ParseUint(f[0], 16, 64)
 			ignInt = mask&(1<<(syscall.SIGINT-1)) != 0
 		}
 	}
-	return nspid, ignInt
+	return nspid, depth, ignInt
 }
 
 // SignalForeground sends sig to the foreground command of a shell the
@@ -126,9 +146,10 @@ func readStatus(pid int) (nspid int, ignInt bool) {
 // fallback cannot open to a command without opening the whole machine's.
 func (p *Process) SignalForeground(shell int, sig syscall.Signal) (int, error) {
 	procs := p.tree()
+	depth := p.sandboxDepth(procs)
 	var sh *procInfo
 	for i := range procs {
-		if procs[i].nspid == shell {
+		if procs[i].nspid == shell && procs[i].depth == depth {
 			sh = &procs[i]
 			break
 		}
@@ -164,8 +185,10 @@ func (p *Process) KillTrees(pids []int, grace time.Duration) []int {
 	hit := map[int]bool{}
 	targets := func() []procInfo {
 		var out []procInfo
-		for _, pi := range p.tree() { // parents come before their children
-			if want[pi.nspid] || hit[pi.pid] || hit[pi.ppid] {
+		procs := p.tree()
+		depth := p.sandboxDepth(procs)
+		for _, pi := range procs { // parents come before their children
+			if want[pi.nspid] && pi.depth == depth || hit[pi.pid] || hit[pi.ppid] {
 				hit[pi.pid] = true
 				out = append(out, pi)
 			}
