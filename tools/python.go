@@ -199,7 +199,7 @@ func (x *pythonTool) run(ctx context.Context, env *tool.Env, in PythonInput) (to
 	}
 	grace := max(1, int(math.Ceil(x.opts.KillGrace.Seconds())))
 	hard := timeout + time.Duration(grace)*time.Second + 5*time.Second
-	ex, err := s.request(ctx, nonce, string(req)+"\n", hard, x.opts.MaxOutput)
+	ex, err := s.request(ctx, nonce, string(req)+"\n", nil, hard, x.opts.MaxOutput)
 	oc.Output = ex.output
 	var b strings.Builder
 	lost := false

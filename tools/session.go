@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/odin-code/odin/internal/sandbox"
@@ -53,6 +55,10 @@ type session struct {
 	cwdMu     sync.Mutex
 	cwd       string
 	closeOnce sync.Once
+	// shellPID is bash's $$ (as its sandbox sees it), from the "pid"
+	// record of the last request; 0 for Python. Only request uses it,
+	// under mu.
+	shellPID int
 }
 
 // ctlRecord is one record of the control pipe.
@@ -213,9 +219,12 @@ type exchange struct {
 	// came (the interpreter exited, or the hard deadline passed).
 	payload string
 	ok      bool
-	// timedOut: the driver reported that the call's timeout expired and it
-	// interrupted the command.
+	// timedOut: the call's watchdog found the timeout expired and
+	// interrupted the shell's foreground command.
 	timedOut bool
+	// jobPids is the payload of the driver's "pids" record: the PIDs of
+	// a background job the shell was asked for (action kill).
+	jobPids string
 	// output is what the command printed (with stray interpreter output).
 	output string
 	// truncated is how many bytes of output were dropped from the middle.
@@ -234,11 +243,25 @@ func newNonce() string {
 // errSessionGone is returned when the interpreter exited during a request.
 var errSessionGone = errors.New("session: the interpreter exited")
 
+// watchdog is a shell call's timeout, kept by Odin rather than by the
+// sandboxed shell: once after passes, the shell's foreground command gets
+// SIGINT at every tick, and SIGKILL once grace has passed as well
+// (sandbox.Process.SignalForeground). The shell itself and its background
+// jobs are left alone.
+type watchdog struct {
+	after, grace time.Duration
+}
+
+// watchTick is how often an interrupted command is signalled again: a
+// loop may start a new process after the last one was interrupted.
+const watchTick = 100 * time.Millisecond
+
 // request writes req (built for nonce) to the interpreter and waits for
-// its done record. hard bounds the wait: past it the session is killed
-// (the driver's own timeout did not get the command to stop). A ctx that
-// ends kills the session too: the command must not run on unseen.
-func (s *session) request(ctx context.Context, nonce, req string, hard time.Duration, maxOut int) (exchange, error) {
+// its done record. w, when not nil, interrupts the shell's foreground
+// command when its timeout passes. hard bounds the wait: past it the
+// session is killed (the timeout did not get the command to stop). A ctx
+// that ends kills the session too: the command must not run on unseen.
+func (s *session) request(ctx context.Context, nonce, req string, w *watchdog, hard time.Duration, maxOut int) (exchange, error) {
 	var ex exchange
 	s.out.startCall(nonce)
 	// Drain records a previous call left behind (a late timeout record).
@@ -260,6 +283,21 @@ func (s *session) request(ctx context.Context, nonce, req string, hard time.Dura
 	}
 	timer := time.NewTimer(hard)
 	defer timer.Stop()
+	var soft, tick <-chan time.Time
+	if w != nil && w.after > 0 {
+		t := time.NewTimer(w.after)
+		defer t.Stop()
+		soft = t.C
+	}
+	var killAt time.Time
+	interrupt := func() {
+		sig := syscall.SIGINT
+		if !time.Now().Before(killAt) {
+			sig = syscall.SIGKILL
+		}
+		// A shell not found (it exited) ends the call by itself.
+		_, _ = s.proc.SignalForeground(s.shellPID, sig)
+	}
 	var gone bool
 wait:
 	for {
@@ -276,12 +314,23 @@ wait:
 				continue
 			}
 			switch r.kind {
-			case "timeout":
-				ex.timedOut = true
+			case "pid":
+				s.shellPID, _ = strconv.Atoi(r.payload)
+			case "pids":
+				ex.jobPids = r.payload
 			case "done":
 				ex.payload, ex.ok = r.payload, true
 				break wait
 			}
+		case <-soft:
+			ex.timedOut = true
+			killAt = time.Now().Add(w.grace)
+			ticker := time.NewTicker(watchTick)
+			defer ticker.Stop()
+			tick = ticker.C
+			interrupt()
+		case <-tick:
+			interrupt()
 		case <-timer.C:
 			s.close()
 			break wait

@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/netip"
 	"strconv"
@@ -159,57 +158,34 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // shellPrelude defines the driver's functions in the fresh shell. A
 // command runs as
 //
-//	__odin_pre NONCE SECS GRACE; eval $'COMMAND' </dev/null 2>&1; __odin_st=$?; trap - ...; __odin_post NONCE $__odin_st
+//	__odin_pre NONCE; eval $'COMMAND' </dev/null 2>&1; __odin_st=$?; trap - ...; __odin_post NONCE $__odin_st
 //
 // at the top level (so cd, export, source and job control act on the
-// shell itself). __odin_pre starts a watchdog that, once SECS pass,
-// reports the timeout and interrupts the foreground command: SIGINT, then
-// SIGKILL after GRACE seconds, to every process of the shell's process
-// group except the shell, its parent (the sandbox's init helper under
-// Landlock) and the background jobs (which, job control being off,
-// ignore SIGINT). The shell survives: it traps SIGINT.
+// shell itself). __odin_pre reports the shell's PID ($$), by which Odin
+// finds the foreground command once the call's timeout passes
+// (watchdog): Odin, unconfined, reads /proc and signals every process of
+// the shell's process group but the shell, its parent (the sandbox's init
+// helper) and the background jobs (which, job control being off, ignore
+// SIGINT). A watchdog inside the shell would need every process's
+// /proc/PID, which the Landlock fallback can open to a command only by
+// opening the whole machine's (other users' command lines, socket
+// names). The shell survives: it traps SIGINT.
 //
 // The traps a command set are reset and __odin_post drops the functions
 // and aliases it defined:
 // the policy judges each call on its own, and a function approved once
 // (or an alias, a DEBUG trap) would otherwise run, under a harmless name,
 // in later calls it never saw.
+//
+// __odin_jobpids reports the PIDs of a background job; Odin kills them
+// and all they started (sandbox.Process.KillTrees), then the shell reaps
+// the job (action kill).
 const shellPrelude = `trap : INT
-__odin_watch() {
-  local nonce=$1 secs=$2 grace=$3 sh=$4 line pg pp f pid k v ign rest sig=INT start
-  exec 8<> <(:)
-  read -r -t "$secs" -u 8 line
-  printf '\1%s timeout \0' "$nonce" >&2
-  read -r line < "/proc/$sh/stat" || return
-  rest=${line##*) }; set -- $rest; pp=$2; pg=$3
-  start=$SECONDS
-  while :; do
-    (( SECONDS - start >= grace )) && sig=KILL
-    for f in /proc/[0-9]*/stat; do
-      read -r line < "$f" 2>/dev/null || continue
-      pid=${f#/proc/}; pid=${pid%/stat}
-      # Not the shell, not this watchdog, and not the shell's parent:
-      # under the Landlock fallback that is Odin's init helper, in the
-      # same process group, which would take the shell down with it.
-      [[ $pid == "$sh" || $pid == "$BASHPID" || $pid == "$pp" ]] && continue
-      rest=${line##*) }; set -- $rest
-      [[ $3 == "$pg" ]] || continue
-      ign=0
-      while read -r k v; do [[ $k == SigIgn: ]] && { ign=$v; break; }; done < "/proc/$pid/status" 2>/dev/null
-      (( 16#$ign & 2 )) && continue
-      kill -s "$sig" "$pid" 2>/dev/null
-    done
-    read -r -t 0.1 -u 8 line
-  done
-}
 __odin_pre() {
-  __odin_wd=
-  if (( $2 > 0 )); then __odin_watch "$1" "$2" "$3" "$$" & __odin_wd=$!; disown "$__odin_wd" 2>/dev/null; fi
+  printf '\1%s pid %d\0' "$1" "$$" >&2
 }
 __odin_post() {
   local s=$2 f dropped=
-  [[ -n $__odin_wd ]] && kill -KILL "$__odin_wd" 2>/dev/null
-  __odin_wd=
   while read -r _ _ f; do
     [[ $f == __odin_* ]] && continue
     unset -f "$f"; dropped+=" $f"
@@ -219,26 +195,17 @@ __odin_post() {
   printf '\n%s\n' "$1"
   printf '\1%s done %d %s\0' "$1" "$s" "$PWD" >&2
 }
-__odin_killjob() {
-  local job=$1 all p f line rest changed=1 i
-  all=$(jobs -p "%$job" 2>/dev/null) || all=
-  if [[ -z $all ]]; then printf 'no background job %%%s; see action jobs\n' "$job"; return 1; fi
-  all=$(echo $all)
-  while (( changed )); do
-    changed=0
-    for f in /proc/[0-9]*/stat; do
-      read -r line < "$f" 2>/dev/null || continue
-      p=${f#/proc/}; p=${p%/stat}; rest=${line##*) }; set -- $rest
-      if [[ " $all " == *" $2 "* && " $all " != *" $p "* ]]; then all+=" $p"; changed=1; fi
-    done
-  done
-  kill -TERM $all 2>/dev/null
-  for (( i = 0; i < 20; i++ )); do kill -0 $all 2>/dev/null || break; sleep 0.1; done
-  kill -KILL $all 2>/dev/null
-  wait "%$job" 2>/dev/null
-  printf 'killed job %%%s (processes %s)\n' "$job" "$all"
+__odin_jobpids() {
+  local all
+  all=$(jobs -p "%$2" 2>/dev/null) || all=
+  if [[ -z $all ]]; then printf 'no background job %%%s; see action jobs\n' "$2"; return 1; fi
+  printf '\1%s pids %s\0' "$1" "$(echo $all)" >&2
 }
 `
+
+// jobKillGrace is how long a killed background job has between SIGTERM
+// and SIGKILL.
+const jobKillGrace = 2 * time.Second
 
 func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput) (tool.Result, error) {
 	if env == nil || env.Root == "" {
@@ -310,10 +277,7 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 			spec: sandbox.Spec{Args: []string{"bash", "--noprofile", "--norc", "-s"}, Dir: env.Root,
 				Env: append(commandEnv(), x.opts.Env...), Write: write, Agent: env.Agent,
 				// A dev server the shell starts is what WebBrowser opens.
-				LoopbackRelay: true,
-				// The timeout watchdog finds the foreground command in
-				// /proc (shellPrelude), closed under Landlock otherwise.
-				OwnProcesses: true},
+				LoopbackRelay: true},
 			prelude: shellPrelude,
 		}, write)
 		if err != nil {
@@ -340,21 +304,26 @@ func (x *shellTool) run(ctx context.Context, env *tool.Env, in ShellSessionInput
 	}
 	nonce := newNonce()
 	var script string
-	secs := int(math.Ceil(timeout.Seconds()))
-	grace := max(1, int(math.Ceil(x.opts.KillGrace.Seconds())))
+	var w *watchdog
+	// At least a second, as before the watchdog moved out of the shell.
+	grace := max(time.Second, x.opts.KillGrace)
 	switch action {
 	case shellRun:
 		// Traps are reset at the top level: a function cannot clear a
 		// DEBUG trap for its caller.
-		script = fmt.Sprintf("__odin_pre %s %d %d; eval %s </dev/null 2>&1; __odin_st=$?; trap - DEBUG RETURN ERR EXIT; trap : INT; __odin_post %s $__odin_st\n",
-			nonce, secs, grace, bashQuote(in.Command), nonce)
+		script = fmt.Sprintf("__odin_pre %s; eval %s </dev/null 2>&1; __odin_st=$?; trap - DEBUG RETURN ERR EXIT; trap : INT; __odin_post %s $__odin_st\n",
+			nonce, bashQuote(in.Command), nonce)
+		w = &watchdog{after: timeout, grace: grace}
 	case shellJobs:
-		script = fmt.Sprintf("__odin_pre %s 0 0; jobs -l 2>&1; __odin_post %s $?\n", nonce, nonce)
+		script = fmt.Sprintf("__odin_pre %s; jobs -l 2>&1; __odin_post %s $?\n", nonce, nonce)
 	case shellKill:
-		script = fmt.Sprintf("__odin_pre %s 0 0; __odin_killjob %d 2>&1; __odin_post %s $?\n", nonce, in.Job, nonce)
+		script = fmt.Sprintf("__odin_pre %s; __odin_jobpids %s %d; __odin_post %s $?\n", nonce, nonce, in.Job, nonce)
 	}
-	hard := time.Duration(secs+grace)*time.Second + 5*time.Second
-	ex, err := s.request(ctx, nonce, script, hard, x.opts.MaxOutput)
+	hard := timeout + grace + 5*time.Second
+	ex, err := s.request(ctx, nonce, script, w, hard, x.opts.MaxOutput)
+	if action == shellKill && err == nil && ex.ok && ex.jobPids != "" {
+		ex, err = s.killJob(ctx, in.Job, ex, hard, x.opts.MaxOutput)
+	}
 	oc.Output, oc.TruncatedBytes = ex.output, ex.truncated
 	var b strings.Builder
 	lost := false
@@ -462,4 +431,30 @@ func bashQuote(s string) string {
 	}
 	b.WriteByte('\'')
 	return b.String()
+}
+
+// killJob stops the background job whose PIDs the shell reported in
+// first, with everything they started, and has the shell reap it. Odin
+// finds the job's descendants in /proc: the shell, confined like any
+// command, cannot read another process's /proc/PID under the Landlock
+// fallback. first's output comes first in the returned exchange.
+func (s *session) killJob(ctx context.Context, job int, first exchange, hard time.Duration, maxOut int) (exchange, error) {
+	var pids []int
+	for _, f := range strings.Fields(first.jobPids) {
+		if p, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, p)
+		}
+	}
+	killed := s.proc.KillTrees(pids, jobKillGrace)
+	list := make([]string, len(killed))
+	for i, p := range killed {
+		list[i] = strconv.Itoa(p)
+	}
+	nonce := newNonce()
+	script := fmt.Sprintf("__odin_pre %s; wait %%%d 2>/dev/null; printf 'killed job %%%%%d (processes %s)\\n'; __odin_post %s 0\n",
+		nonce, job, job, strings.Join(list, " "), nonce)
+	ex, err := s.request(ctx, nonce, script, nil, hard, maxOut)
+	ex.output = first.output + ex.output
+	ex.truncated += first.truncated
+	return ex, err
 }

@@ -117,31 +117,40 @@ func TestShellSessionKeepsState(t *testing.T) {
 }
 
 // sandboxedPid finds, from the host, the process whose command line holds
-// every one of words.
+// every one of words, waiting a few seconds for it to appear.
 func sandboxedPid(t *testing.T, words ...string) int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err != nil {
-				continue
-			}
-			cl := strings.ReplaceAll(string(b), "\x00", " ")
-			all := true
-			for _, w := range words {
-				all = all && strings.Contains(cl, w)
-			}
-			if all {
-				return pid
-			}
+		if pid := hostPid(words...); pid != 0 {
+			return pid
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+	return 0
+}
+
+// hostPid is the live process whose command line holds every one of
+// words, 0 when there is none now.
+func hostPid(words ...string) int {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !processAlive(pid) {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cl := strings.ReplaceAll(string(b), "\x00", " ")
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(cl, w)
+		}
+		if all {
+			return pid
+		}
 	}
 	return 0
 }
@@ -171,42 +180,77 @@ func processAlive(pid int) bool {
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
 
+// landlockLauncher is a Landlock-fallback launcher for root, or a skip.
+func landlockLauncher(t *testing.T, root string) *sandbox.Launcher {
+	t.Helper()
+	l := sandbox.New(sandbox.Options{Mode: sandbox.ModeLandlock, Root: root})
+	if st := l.Status(); st.Refuse {
+		t.Skipf("Landlock is unavailable here: %s", st)
+	}
+	return l
+}
+
 // TestShellSessionTimeout: a foreground command past its timeout is
-// interrupted; the shell and its state survive.
+// interrupted, all of its processes (a pipeline, a subshell's child); the
+// shell, its state and its background job survive; action kill stops a
+// job with everything it started. Under both sandboxes: Odin, not the
+// shell, finds the processes (the Landlock fallback shows the shell no
+// /proc/PID).
 func TestShellSessionTimeout(t *testing.T) {
-	root := realTemp(t)
-	l := bwrapLauncher(t, root)
-	sessions := NewSessions()
-	defer sessions.Close()
-	tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
-	env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
-	shellCall(t, tl, env, map[string]any{"command": "export KEEP=yes; sleep 300 & echo bg"})
-	res, oc := shellCall(t, tl, env, map[string]any{"command": "echo before; sleep 60; echo after", "timeout": 1000})
-	if !oc.TimedOut || !res.IsError {
-		t.Fatalf("no timeout reported:\n%s", res.Output)
-	}
-	if !strings.Contains(res.Output, "before") {
-		t.Errorf("output before the timeout lost:\n%s", res.Output)
-	}
-	res, oc = shellCall(t, tl, env, map[string]any{"command": "echo keep=$KEEP; jobs"})
-	if oc.Restarted || !strings.Contains(res.Output, "keep=yes") || !strings.Contains(res.Output, "sleep 300") {
-		t.Errorf("the shell or its background job did not survive the timeout:\n%s", res.Output)
-	}
-	res, _ = shellCall(t, tl, env, map[string]any{"action": "kill", "job": 1})
-	if !strings.Contains(res.Output, "killed job %1") {
-		t.Errorf("kill did not kill the job:\n%s", res.Output)
-	}
-	res, _ = shellCall(t, tl, env, map[string]any{"command": "jobs; echo end"})
-	if strings.Contains(res.Output, "Running") {
-		t.Errorf("the killed job still runs:\n%s", res.Output)
-	}
-	res, oc = shellCall(t, tl, env, map[string]any{"action": "restart"})
-	if !oc.Restarted {
-		t.Errorf("restart did not restart:\n%s", res.Output)
-	}
-	res, _ = shellCall(t, tl, env, map[string]any{"command": "echo keep=$KEEP"})
-	if strings.Contains(res.Output, "keep=yes") {
-		t.Errorf("a restarted shell kept the old variables:\n%s", res.Output)
+	for name, launcher := range map[string]func(*testing.T, string) *sandbox.Launcher{"bwrap": bwrapLauncher, "landlock": landlockLauncher} {
+		t.Run(name, func(t *testing.T) {
+			root := realTemp(t)
+			l := launcher(t, root)
+			sessions := NewSessions()
+			defer sessions.Close()
+			tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
+			env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
+			shellCall(t, tl, env, map[string]any{"command": "export KEEP=yes; bash -c 'sleep 304.5 & sleep 305.5; :' & echo bg"})
+			// The pipeline's tail survives SIGINT and stops only at
+			// SIGKILL, after the grace.
+			res, oc := shellCall(t, tl, env, map[string]any{"command": "echo before; sleep 306.5 | bash -c 'trap \"echo got-int\" INT; while :; do sleep 307.5; done'; echo after", "timeout": 1000})
+			if !oc.TimedOut || !res.IsError {
+				t.Fatalf("no timeout reported:\n%s", res.Output)
+			}
+			if !strings.Contains(res.Output, "before") || !strings.Contains(res.Output, "got-int") || !strings.Contains(res.Output, "after") {
+				t.Errorf("output lost, or the shell did not go on after the interrupted pipeline:\n%s", res.Output)
+			}
+			for _, fg := range []string{"sleep 306.5", "sleep 307.5"} {
+				if pid := hostPid(fg); pid != 0 {
+					waitDead(t, pid)
+				}
+			}
+			job, jobChild := sandboxedPid(t, "sleep 305.5"), sandboxedPid(t, "sleep 304.5")
+			if job == 0 || jobChild == 0 {
+				t.Fatal("the timeout killed the background job")
+			}
+			res, oc = shellCall(t, tl, env, map[string]any{"command": "echo keep=$KEEP; jobs"})
+			if oc.Restarted || !strings.Contains(res.Output, "keep=yes") || !strings.Contains(res.Output, "sleep 305.5") {
+				t.Errorf("the shell or its background job did not survive the timeout:\n%s", res.Output)
+			}
+			res, _ = shellCall(t, tl, env, map[string]any{"action": "kill", "job": 2})
+			if !strings.Contains(res.Output, "no background job %2") {
+				t.Errorf("kill of a job that does not exist:\n%s", res.Output)
+			}
+			res, _ = shellCall(t, tl, env, map[string]any{"action": "kill", "job": 1})
+			if !strings.Contains(res.Output, "killed job %1") {
+				t.Errorf("kill did not kill the job:\n%s", res.Output)
+			}
+			waitDead(t, job)
+			waitDead(t, jobChild)
+			res, _ = shellCall(t, tl, env, map[string]any{"command": "jobs; echo end"})
+			if strings.Contains(res.Output, "Running") || !strings.Contains(res.Output, "end") {
+				t.Errorf("the killed job still runs:\n%s", res.Output)
+			}
+			res, oc = shellCall(t, tl, env, map[string]any{"action": "restart"})
+			if !oc.Restarted {
+				t.Errorf("restart did not restart:\n%s", res.Output)
+			}
+			res, _ = shellCall(t, tl, env, map[string]any{"command": "echo keep=$KEEP"})
+			if strings.Contains(res.Output, "keep=yes") {
+				t.Errorf("a restarted shell kept the old variables:\n%s", res.Output)
+			}
+		})
 	}
 }
 

@@ -108,18 +108,24 @@ func TestLandlockPrivateProcOrdinaryWork(t *testing.T) {
 	}
 }
 
-// TestPrivateProcOptOut: only a process launched with OwnProcesses
-// (ShellSession's shell, whose watchdog reads /proc) keeps /proc/PID
-// under Landlock.
-func TestPrivateProcOptOut(t *testing.T) {
+// TestPrivateProcEveryProcess: under Landlock no process keeps
+// /proc/PID, whatever Odin's own code asks for: ShellSession's shell and
+// Python (a loopback relay, the model's commands), an MCP server with the
+// full network. ShellSession's timeout is kept by Odin
+// (Process.SignalForeground), not by a watchdog reading /proc.
+func TestPrivateProcEveryProcess(t *testing.T) {
 	l := New(Options{Mode: ModeLandlock, Root: t.TempDir(), ProbeLandlock: func() LandlockStatus { return LandlockStatus{Available: true, ABI: 6} }})
-	for _, own := range []bool{false, true} {
-		p, err := l.Plan(Spec{Args: []string{"bash"}, OwnProcesses: own})
+	for _, spec := range []Spec{
+		{Args: []string{"bash"}},
+		{Args: []string{"bash", "--noprofile", "--norc", "-s"}, Write: true, LoopbackRelay: true},
+		{Args: []string{"server"}, Network: NetworkFull, Confined: true},
+	} {
+		p, err := l.Plan(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Landlock == nil || p.Landlock.PrivateProc == own {
-			t.Errorf("OwnProcesses %v: rules %+v", own, p.Landlock)
+		if p.Landlock == nil || !p.Landlock.PrivateProc {
+			t.Errorf("%+v: rules %+v", spec, p.Landlock)
 		}
 	}
 }

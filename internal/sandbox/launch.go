@@ -56,7 +56,9 @@ type LandlockRules struct {
 	ConnectPorts []int `json:"connect_ports,omitempty"`
 	// PrivateProc keeps the command out of every process's /proc/PID,
 	// its own included: reading /proc is granted only beneath its
-	// machine-wide entries (procShared), found by the init.
+	// machine-wide entries (procShared), found by the init. Plan sets it
+	// for every process; Odin reads /proc for them where it must
+	// (Process.SignalForeground, KillTrees).
 	PrivateProc bool `json:"private_proc,omitempty"`
 }
 

@@ -303,7 +303,7 @@ func (l *Launcher) planInit(p *Plan, spec Spec, landlock bool) {
 	}
 	rules.Write = append(rules.Write, devFiles...)
 	rules.Hide, rules.Read = hidden, devReadable
-	rules.PrivateProc = !spec.OwnProcesses
+	rules.PrivateProc = true
 	rules.NoNet = l.abi >= 4 && spec.Network != NetworkFull
 	p.Landlock = rules
 	if sc := l.seccomp(l.unixSockets(spec.Agent), spec); sc != nil {

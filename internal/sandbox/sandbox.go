@@ -189,14 +189,6 @@ type Spec struct {
 	// Only Odin's own code sets it, for ShellSession and Python, whose
 	// dev servers WebBrowser opens. It opens nothing the other way.
 	LoopbackRelay bool
-	// OwnProcesses keeps /proc/PID readable under the Landlock fallback,
-	// which otherwise closes every process's (LandlockRules.PrivateProc):
-	// Landlock cannot tell the process's own PIDs from the others', so
-	// this opens the command lines and status of every process of the
-	// machine to it. Only Odin's own code sets it, for ShellSession, whose
-	// timeout watchdog finds the foreground command's processes in /proc.
-	// bubblewrap's PID namespace shows the sandbox's processes either way.
-	OwnProcesses bool
 	// Confined refuses the process where no sandbox works (auto mode's
 	// unconfined fallback) instead of running it plainly: Odin's helper
 	// processes and MCP servers never run outside a sandbox. Only
