@@ -179,7 +179,7 @@ func (g *gateRun) withBrief(c actor.Context, skip string, then func(c actor.Cont
 			fmt.Fprintf(&b, "The diff, paths under %s:\n```diff\n%s```\n", root, shorten(diff, 40000))
 			return brief{text: b.String(), shown: now}
 		}
-		fmt.Fprintf(&b, "Files changed in this change set, under %s:\n", root)
+		fmt.Fprintf(&b, "Changed files, under %s:\n", root)
 		for _, f := range relPaths(root, files) {
 			fmt.Fprintf(&b, "- %s\n", f)
 		}
@@ -197,7 +197,7 @@ func (g *gateRun) withBrief(c actor.Context, skip string, then func(c actor.Cont
 				}
 				break
 			}
-			fmt.Fprintf(&b, "\nEarlier rounds of these gates (read the files above for the whole change):\n%s", earlier)
+			fmt.Fprintf(&b, "\nEarlier gate rounds (read the files above for the whole change):\n%s", earlier)
 			if diff == "" {
 				b.WriteString("\nNothing changed since the last round.\n")
 			} else {

@@ -75,7 +75,7 @@ type AcceptanceCriterion struct {
 // CriterionVerdict is the reviewer's judgement of one acceptance
 // criterion.
 type CriterionVerdict struct {
-	Criterion string `json:"criterion" jsonschema:"the criterion, as listed in your brief"`
+	Criterion string `json:"criterion"`
 	Met       bool   `json:"met"`
 	Evidence  string `json:"evidence,omitempty" jsonschema:"why: file and line, or what is missing"`
 }

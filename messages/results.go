@@ -75,7 +75,7 @@ type FileChange struct {
 // ReviewResult is the Review agent's report.
 type ReviewResult struct {
 	FilesReviewed []string      `json:"files_reviewed"`
-	Issues        []ReviewIssue `json:"issues" jsonschema:"real problems only; empty when none"`
+	Issues        []ReviewIssue `json:"issues" jsonschema:"empty when none"`
 	Suggestions   []Suggestion  `json:"suggestions,omitempty"`
 	OverallScore  int           `json:"overall_score" jsonschema:"1 to 10"`
 	Summary       string        `json:"summary"`
