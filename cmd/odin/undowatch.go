@@ -19,9 +19,10 @@ const snapshotsDir = "snapshots"
 
 // commandBlobs is the process's store of workspace copies, shared by its
 // sessions so that each content is copied once; nil without a state
-// directory (commands are then not checkpointed). It is removed when the
-// app closes; the directories of processes that died are swept when the
-// next process makes its own.
+// directory (commands are then not checkpointed, as when its directory
+// cannot be made at the first command). It is removed when the app
+// closes; the directories of processes that died are swept when the next
+// process makes its own.
 func (a *app) commandBlobs() *checkpoint.Blobs {
 	a.blobsOnce.Do(func() {
 		if a.stateDir == "" {
@@ -33,6 +34,10 @@ func (a *app) commandBlobs() *checkpoint.Blobs {
 		if err != nil {
 			a.log.Warn().Err(err).Msg("undo: commands' changes will not be checkpointed")
 			return
+		}
+		log := a.log
+		b.OnUnavailable = func(err error) {
+			log.Warn().Err(err).Msg("undo: commands' changes will not be checkpointed")
 		}
 		a.blobs = b
 		a.closers = append(a.closers, b)

@@ -161,7 +161,9 @@ func (t *Tracker) IntendDelete(path string) error {
 // Both save to the store before they return, so a turn reported done has
 // its checkpoint stored. A command in another root (an isolated worktree,
 // whose changes come back as a patch through BeforeWrite) or a change set
-// without a store or workspace is not watched: after is nil then. An error means nothing was snapshotted and
+// without a store or workspace is not watched: after is nil then, as when
+// the workspace's copies have no place (checkpoint.ErrUnavailable, told
+// to the store's OnUnavailable). An error means nothing was snapshotted and
 // the command must not run.
 func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(context.Context) ([]string, error), err error) {
 	ws := t.sets.Workspace
@@ -169,6 +171,9 @@ func (t *Tracker) BeforeCommand(ctx context.Context, root string) (after func(co
 		return nil, nil
 	}
 	found, err := ws.Begin(ctx)
+	if errors.Is(err, checkpoint.ErrUnavailable) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}

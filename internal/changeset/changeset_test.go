@@ -280,3 +280,52 @@ func sortedCopy(s []string) []string {
 	slices.Sort(c)
 	return c
 }
+
+// A command whose workspace copies have no place (the snapshots
+// directory cannot be made, found at the first command) runs unwatched,
+// as in a process without a state directory, and nothing is recorded.
+func TestCommandUnwatchedWithoutPlaceForCopies(t *testing.T) {
+	ctx := t.Context()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "odin.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, err := st.CreateSession(ctx, store.Session{Project: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mainGo := filepath.Join(root, "main.go")
+	if err := os.WriteFile(mainGo, []byte("v0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := checkpoint.NewBlobs(filepath.Join(notDir, "blobs"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told error
+	blobs.OnUnavailable = func(err error) { told = err }
+	ws, err := checkpoint.NewWorkspace(checkpoint.WorkspaceOptions{Root: root, Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := (&Sets{Root: root, Store: st, Session: sess.ID, Workspace: ws}).Begin("generate")
+	after, err := tr.BeforeCommand(ctx, root)
+	if err != nil || after != nil {
+		t.Fatalf("BeforeCommand = (after set: %v, %v), want the command unwatched (nil, nil)", after != nil, err)
+	}
+	if !errors.Is(told, checkpoint.ErrUnavailable) {
+		t.Fatalf("OnUnavailable told %v, want ErrUnavailable", told)
+	}
+	if got := tr.Changed(); len(got) != 0 {
+		t.Fatalf("Changed() = %v, want nothing recorded", got)
+	}
+}

@@ -319,6 +319,11 @@ func after(path, cutoff string) bool {
 // scan walks the tree, reads what changed and makes the result the known
 // state. With record it returns the changes (see End).
 func (w *Workspace) scan(ctx context.Context, record bool) ([]File, error) {
+	// The store's directory is made on the first scan, where copies may
+	// be taken (copyIn writes temporary files into it).
+	if err := w.opts.Blobs.Ready(); err != nil {
+		return nil, err
+	}
 	start := w.now()
 	res, err := w.walk(ctx)
 	if err != nil {

@@ -615,3 +615,90 @@ func TestWorkspaceLinkChangedAfterwardsIsAConflict(t *testing.T) {
 		t.Errorf("forced undo: link -> %q, want a.txt", got)
 	}
 }
+
+// A store no command used makes nothing on disk (most processes run no
+// command); its first scan makes the directory, emptied of what a dead
+// process with the same PID left, and Close removes it.
+func TestBlobsAreMadeOnFirstUse(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a.txt"), "a", 0o644)
+	dir := filepath.Join(t.TempDir(), "blobs")
+	unused, err := NewBlobs(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewWorkspace(WorkspaceOptions{Root: root, Blobs: unused}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("an unused store made its directory (%v)", err)
+	}
+	if err := unused.Close(); err != nil {
+		t.Fatalf("closing an unused store: %v", err)
+	}
+	if err := unused.Ready(); err == nil {
+		t.Fatal("a closed store made itself ready")
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a closed store made its directory (%v)", err)
+	}
+
+	write(t, filepath.Join(dir, "stale"), "left by a dead process", 0o600)
+	blobs, err := NewBlobs(dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorkspace(WorkspaceOptions{Root: root, Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "stale")); err != nil {
+		t.Fatalf("the store emptied its directory before its first use: %v", err)
+	}
+	if _, err := w.Begin(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "stale")); !os.IsNotExist(err) {
+		t.Fatalf("a dead process's copy survived the first use (%v)", err)
+	}
+	if got := blobs.Bytes(); got != 1 {
+		t.Fatalf("copies hold %d bytes after the first scan, want 1", got)
+	}
+	if err := blobs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
+		t.Fatalf("Close left the store's directory (%v)", err)
+	}
+}
+
+// A store whose directory cannot be made says so once, and every scan
+// fails with ErrUnavailable (the change set then leaves commands
+// unwatched, as without a store).
+func TestBlobsUnavailable(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a.txt"), "a", 0o644)
+	parent := filepath.Join(t.TempDir(), "file")
+	write(t, parent, "not a directory", 0o600)
+	blobs, err := NewBlobs(filepath.Join(parent, "blobs"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	told := 0
+	blobs.OnUnavailable = func(error) { told++ }
+	w, err := NewWorkspace(WorkspaceOptions{Root: root, Blobs: blobs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := w.Begin(t.Context()); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Begin: %v, want ErrUnavailable", err)
+		}
+	}
+	if told != 1 {
+		t.Fatalf("OnUnavailable told %d times, want once", told)
+	}
+	if err := blobs.Close(); err != nil {
+		t.Fatalf("closing a store that could not be made: %v", err)
+	}
+}

@@ -18,7 +18,9 @@ import (
 // bwrap binary and on the host (kernel, sysctls, the namespaces and
 // privileges Odin runs in), not on the session, so a pass is recorded in
 // Odin's state directory with a fingerprint of all that and reused by the
-// next processes for probeRecordTTL. Only a pass is recorded: a stale
+// next processes for probeRecordTTL. The record also says whether that
+// bwrap knows --size (its `--help` read, another fork and exec): that is
+// a property of the bwrap binary the fingerprint names. Only a pass is recorded: a stale
 // record can only pick bubblewrap where it no longer works, and then the
 // first command fails (bwrap refuses to start it) instead of running less
 // confined, and that failure removes the record (Process.Release), so the
@@ -32,40 +34,51 @@ const probeRecordTTL = time.Hour
 
 // probeRecordVersion starts every record; a record of another format is
 // ignored (and replaced at the next pass).
-const probeRecordVersion = "odin-bwrap-probe-1"
+const probeRecordVersion = "odin-bwrap-probe-2"
 
 // probeRecordMax bounds the read of a record.
 const probeRecordMax = 4 << 10
 
+// The last field of a record: whether the bwrap knows --size.
+const (
+	recordSize   = "size"
+	recordNoSize = "nosize"
+)
+
 // recordedPass reports whether record holds a pass of the probe for the
 // host as fingerprint describes it, recorded less than probeRecordTTL
-// before now.
-func recordedPass(record, fingerprint string, now time.Time) bool {
+// before now, and if so whether the bwrap knows --size.
+func recordedPass(record, fingerprint string, now time.Time) (pass, size bool) {
 	if record == "" || fingerprint == "" {
-		return false
+		return false, false
 	}
 	f, err := os.Open(record)
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer f.Close()
 	buf := make([]byte, probeRecordMax)
 	n, _ := f.Read(buf)
 	fields := strings.Fields(string(buf[:n]))
-	if len(fields) != 3 || fields[0] != probeRecordVersion || fields[2] != fingerprint {
-		return false
+	if len(fields) != 4 || fields[0] != probeRecordVersion || fields[2] != fingerprint ||
+		(fields[3] != recordSize && fields[3] != recordNoSize) {
+		return false, false
 	}
 	sec, err := strconv.ParseInt(fields[1], 10, 64)
 	if err != nil {
-		return false
+		return false, false
 	}
 	at := time.Unix(sec, 0)
 	// A record from the future (a clock set back) is not believed.
-	return !at.After(now) && now.Sub(at) < probeRecordTTL
+	if at.After(now) || now.Sub(at) >= probeRecordTTL {
+		return false, false
+	}
+	return true, fields[3] == recordSize
 }
 
-// recordPass records a pass of the probe for fingerprint at now. A
-// failure to write only means the next process probes again.
+// recordPass records a pass of the probe for fingerprint at now, with
+// whether the bwrap knows --size. A failure to write only means the next
+// process probes again.
 //
 // The record is renamed into place but not synced: a short command often
 // exits moments after its probe, and two fsyncs would keep the record
@@ -73,11 +86,15 @@ func recordedPass(record, fingerprint string, now time.Time) bool {
 // no record. The temporary file is named as fsutil names its own, so
 // that a later atomic write in the state directory sweeps one left by a
 // killed process.
-func recordPass(record, fingerprint string, now time.Time) {
+func recordPass(record, fingerprint string, size bool, now time.Time) {
 	if record == "" || fingerprint == "" {
 		return
 	}
-	line := fmt.Sprintf("%s %d %s\n", probeRecordVersion, now.Unix(), fingerprint)
+	sizeField := recordNoSize
+	if size {
+		sizeField = recordSize
+	}
+	line := fmt.Sprintf("%s %d %s %s\n", probeRecordVersion, now.Unix(), fingerprint, sizeField)
 	dir, base := filepath.Split(record)
 	tmp := filepath.Join(dir, fmt.Sprintf(".%s.odin-%d-%08x.tmp", base, os.Getpid(), rand.Uint32()))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,17 +13,38 @@ import (
 )
 
 // fakeBwrap writes a bwrap stand-in that appends a line to the returned
-// log each time it runs and then runs body (a shell fragment).
+// log each time it runs and then runs body (a shell fragment). Asked for
+// --help it logs "help" instead and lists --size.
 func fakeBwrap(t *testing.T, body string) (bwrap, calls string) {
+	t.Helper()
+	return fakeBwrapHelp(t, body, "  --size BYTES  Set size of next tmpfs")
+}
+
+// fakeBwrapHelp is fakeBwrap answering --help with help.
+func fakeBwrapHelp(t *testing.T, body, help string) (bwrap, calls string) {
 	t.Helper()
 	dir := t.TempDir()
 	bwrap, calls = filepath.Join(dir, "bwrap"), filepath.Join(dir, "calls")
-	script := "#!/bin/sh\necho run >> '" + calls + "'\n" + body + "\n"
+	script := "#!/bin/sh\nif [ \"$1\" = --help ]; then echo help >> '" + calls + "'; echo '" + help + "'; exit 0; fi\n" +
+		"echo run >> '" + calls + "'\n" + body + "\n"
 	if err := os.WriteFile(bwrap, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bwrapWorks.Delete(bwrap) })
+	t.Cleanup(func() { bwrapWorks.Delete(bwrap); bwrapSizes.Delete(bwrap) })
 	return bwrap, calls
+}
+
+// helps counts the --help runs of a fakeBwrap.
+func helps(t *testing.T, calls string) int {
+	t.Helper()
+	data, err := os.ReadFile(calls)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "help\n")
 }
 
 func runs(t *testing.T, calls string) int {
@@ -62,6 +84,45 @@ func TestProbeRecordSkipsTheNextProbe(t *testing.T) {
 	probeBwrapRecorded(bwrap, "")
 	if n := runs(t, calls); n != 2 {
 		t.Fatalf("bwrap ran %d times, want 2", n)
+	}
+}
+
+// A recorded pass carries whether the bwrap knows --size, so that a
+// process believing it runs no bwrap at all: asking `bwrap --help` was a
+// fork and an exec in every short run (issue 37).
+func TestProbeRecordCarriesSize(t *testing.T) {
+	for _, c := range []struct {
+		help string
+		want bool
+	}{
+		{"  --size BYTES  Set size of next tmpfs", true},
+		{"  --tmpfs DEST  Mount new tmpfs on DEST", false},
+	} {
+		t.Run(fmt.Sprint(c.want), func(t *testing.T) {
+			bwrap, calls := fakeBwrapHelp(t, "exit 0", c.help)
+			record := filepath.Join(t.TempDir(), "sandbox-probe")
+			launcher := func() *Launcher {
+				return New(Options{Mode: ModeAuto, Root: t.TempDir(), Bwrap: bwrap, ProbeRecord: record,
+					Limits: Limits{TmpSize: 1 << 20}, Environ: func() []string { return baseEnv() }})
+			}
+			l := launcher()
+			if st := l.Status(); st.Kind != KindBubblewrap || l.bwrapSize != c.want {
+				t.Fatalf("first process: status %v, --size %v, want bubblewrap and %v", st, l.bwrapSize, c.want)
+			}
+			if r, h := runs(t, calls), helps(t, calls); r != 1 || h != 1 {
+				t.Fatalf("first process ran the probe %d and --help %d times, want 1 and 1", r, h)
+			}
+			// Another process: nothing remembered in memory.
+			bwrapWorks.Delete(bwrap)
+			bwrapSizes.Delete(bwrap)
+			l = launcher()
+			if st := l.Status(); st.Kind != KindBubblewrap || l.bwrapSize != c.want {
+				t.Fatalf("next process: status %v, --size %v, want bubblewrap and %v", st, l.bwrapSize, c.want)
+			}
+			if r, h := runs(t, calls), helps(t, calls); r != 1 || h != 1 {
+				t.Fatalf("after the next process bwrap ran %d probes and %d --help, want 1 and 1: the record was not used", r, h)
+			}
+		})
 	}
 }
 
@@ -110,12 +171,16 @@ func TestRecordedPass(t *testing.T) {
 		name, content string
 		want          bool
 	}{
-		{"fresh", probeRecordVersion + " 1800000000 " + fp + "\n", true},
-		{"almost expired", probeRecordVersion + " 1799996401 " + fp + "\n", true},
-		{"expired", probeRecordVersion + " 1799996400 " + fp + "\n", false},
-		{"from the future", probeRecordVersion + " 1800000060 " + fp + "\n", false},
-		{"another host", probeRecordVersion + " 1800000000 ffff\n", false},
+		{"fresh", probeRecordVersion + " 1800000000 " + fp + " size\n", true},
+		{"fresh, no --size", probeRecordVersion + " 1800000000 " + fp + " nosize\n", true},
+		{"almost expired", probeRecordVersion + " 1799996401 " + fp + " size\n", true},
+		{"expired", probeRecordVersion + " 1799996400 " + fp + " size\n", false},
+		{"from the future", probeRecordVersion + " 1800000060 " + fp + " size\n", false},
+		{"another host", probeRecordVersion + " 1800000000 ffff size\n", false},
 		{"another format", "odin-bwrap-probe-0 1800000000 " + fp + "\n", false},
+		{"the last round's format", "odin-bwrap-probe-1 1800000000 " + fp + "\n", false},
+		{"without --size's answer", probeRecordVersion + " 1800000000 " + fp + "\n", false},
+		{"an unknown --size answer", probeRecordVersion + " 1800000000 " + fp + " maybe\n", false},
 		{"truncated", probeRecordVersion + " 18000", false},
 		{"empty", "", false},
 		{"garbage", "\x00\x01 not a record at all", false},
@@ -126,20 +191,22 @@ func TestRecordedPass(t *testing.T) {
 			if err := os.WriteFile(record, []byte(c.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if got := recordedPass(record, fp, now); got != c.want {
+			if got, _ := recordedPass(record, fp, now); got != c.want {
 				t.Fatalf("recordedPass(%q) = %v, want %v", c.content, got, c.want)
 			}
 		})
 	}
-	if recordedPass(filepath.Join(t.TempDir(), "none"), fp, now) {
+	if pass, _ := recordedPass(filepath.Join(t.TempDir(), "none"), fp, now); pass {
 		t.Fatal("a missing record was believed")
 	}
 	record := filepath.Join(t.TempDir(), "sandbox-probe")
-	recordPass(record, fp, now)
-	if !recordedPass(record, fp, now.Add(time.Minute)) {
-		t.Fatal("recordPass's own record is not believed")
+	for _, size := range []bool{true, false} {
+		recordPass(record, fp, size, now)
+		if pass, got := recordedPass(record, fp, now.Add(time.Minute)); !pass || got != size {
+			t.Fatalf("recordPass's own record (size %v) read back as pass %v, size %v", size, pass, got)
+		}
 	}
-	if recordedPass(record, "", now) {
+	if pass, _ := recordedPass(record, "", now); pass {
 		t.Fatal("a record was believed without a fingerprint")
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(record), ".*tmp")); len(left) > 0 {
@@ -188,7 +255,7 @@ func TestStaleRecordFailsClosedAndIsForgotten(t *testing.T) {
 	p := newProject(t)
 	canary := filepath.Join(p.outside, "ran-unconfined")
 	record := filepath.Join(t.TempDir(), "sandbox-probe")
-	recordPass(record, probeFingerprint(bwrap, tr), time.Now())
+	recordPass(record, probeFingerprint(bwrap, tr), true, time.Now())
 	l := New(Options{Mode: ModeAuto, Root: p.root, Bwrap: bwrap, ProbeRecord: record,
 		Environ: func() []string { return baseEnv() }})
 	if st := l.Status(); st.Kind != KindBubblewrap {

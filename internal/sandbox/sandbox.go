@@ -350,8 +350,9 @@ func probeBwrapRecorded(name, record string) (string, string) {
 	var fingerprint string
 	if record != "" {
 		fingerprint = probeFingerprint(path, t)
-		if recordedPass(record, fingerprint, time.Now()) {
+		if pass, size := recordedPass(record, fingerprint, time.Now()); pass {
 			bwrapWorks.Store(path, true)
+			bwrapSizes.Store(path, size)
 			return path, ""
 		}
 	}
@@ -361,7 +362,11 @@ func probeBwrapRecorded(name, record string) (string, string) {
 		return "", fmt.Sprintf("bwrap cannot create namespaces here (%v: %s)", err, strings.TrimSpace(string(out)))
 	}
 	bwrapWorks.Store(path, true)
-	recordPass(record, fingerprint, time.Now())
+	if record != "" {
+		// Asked now, once per record, so that the processes believing
+		// the record need not run bwrap at all.
+		recordPass(record, fingerprint, bwrapHasSize(path), time.Now())
+	}
 	return path, ""
 }
 

@@ -6,14 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/net/html"
 
 	"github.com/odin-code/odin/config"
 )
@@ -272,21 +271,102 @@ func dedupe(hits []SearchHit, n int) []SearchHit {
 }
 
 // plain strips the markup backends put in titles and snippets (Brave
-// wraps matches in <strong>) and decodes entities.
+// wraps matches in <strong>) and decodes entities. It reads markup as an
+// HTML tokenizer does (a '<' opens a tag only before a letter, '/', '!'
+// or '?'; quoted attribute values may hold '>'; comments run to "-->")
+// without linking one: golang.org/x/net/html's initialiser builds its
+// 2,231-entry entity map in every Odin process, for the few searches that
+// need it (issue 37). The standard library's html builds its table on
+// first use.
 func plain(s string) string {
 	if !strings.ContainsAny(s, "<&") {
 		return strings.Join(strings.Fields(s), " ")
 	}
 	var b strings.Builder
-	z := html.NewTokenizer(strings.NewReader(s))
-	for {
-		switch z.Next() {
-		case html.ErrorToken:
-			return strings.Join(strings.Fields(b.String()), " ")
-		case html.TextToken:
-			b.Write(z.Text())
+	for s != "" {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			b.WriteString(html.UnescapeString(s))
+			break
+		}
+		b.WriteString(html.UnescapeString(s[:i]))
+		s = s[i:]
+		if len(s) < 2 || !opensTag(s[1]) || s == "</" {
+			b.WriteByte('<')
+			s = s[1:]
+			continue
+		}
+		s = s[tagLen(s):]
+		// Between two tags the tokenizer ends a text token: "a<b>b"
+		// reads "ab", and Fields below joins what spaces separated.
+	}
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// opensTag reports whether c after a '<' starts a tag, an end tag, a
+// comment or a declaration.
+func opensTag(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '/' || c == '!' || c == '?'
+}
+
+// tagLen is the length of the tag, comment or declaration s starts with;
+// one left open runs to the end of s.
+func tagLen(s string) int {
+	if strings.HasPrefix(s, "<!--") {
+		// "<!-->" and "<!--->" are empty comments.
+		for _, end := range []string{">", "->"} {
+			if strings.HasPrefix(s[4:], end) {
+				return 4 + len(end)
+			}
+		}
+		// It ends at "-->" or "--!>".
+		rest := s[4:]
+		for off := 0; ; {
+			j := strings.Index(rest[off:], "--")
+			if j < 0 {
+				return len(s)
+			}
+			k := off + j + 2
+			if strings.HasPrefix(rest[k:], ">") {
+				return 4 + k + 1
+			}
+			if strings.HasPrefix(rest[k:], "!>") {
+				return 4 + k + 2
+			}
+			off += j + 1
 		}
 	}
+	if s[1] == '!' || s[1] == '?' {
+		// A declaration or a bogus comment: no attributes to quote.
+		if j := strings.IndexByte(s, '>'); j >= 0 {
+			return j + 1
+		}
+		return len(s)
+	}
+	var quote byte
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			// A quote opens a value only after '=' (possibly spaced):
+			// elsewhere it is part of a name, as in the tokenizer.
+			if afterEquals(s[:i]) {
+				quote = c
+			}
+		case c == '>':
+			return i + 1
+		}
+	}
+	return len(s)
+}
+
+// afterEquals reports whether head ends in '=' and optional spaces.
+func afterEquals(head string) bool {
+	head = strings.TrimRight(head, " \t\n\f\r")
+	return strings.HasSuffix(head, "=")
 }
 
 func statusHint(kind string, code int) string {

@@ -192,15 +192,16 @@ func walk(path string, a, b any) (string, string, string, bool) {
 // What differs between two runs of the same task by nature, not because
 // of the agents' configuration, is not a divergence: the random nonce of
 // every untrusted-data fence (internal/untrusted), and timings in tool
-// output (go test's "ok pkg 0.005s", "took 12ms").
+// output (go test's "ok pkg 0.005s", "took 12ms"). Compiled on first
+// use: only a replay compares, and every Odin process would pay for them.
 var (
-	volatileNonce  = regexp.MustCompile(`nonce=[A-Z2-7]{26}`)
-	volatileTiming = regexp.MustCompile(`\b\d+(\.\d+)?(s|ms|µs|us|ns)\b`)
+	volatileNonce  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`nonce=[A-Z2-7]{26}`) })
+	volatileTiming = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+(\.\d+)?(s|ms|µs|us|ns)\b`) })
 )
 
 // steady is s with its volatile parts replaced by placeholders.
 func steady(s string) string {
-	return volatileTiming.ReplaceAllString(volatileNonce.ReplaceAllString(s, "nonce=*"), "<time>")
+	return volatileTiming().ReplaceAllString(volatileNonce().ReplaceAllString(s, "nonce=*"), "<time>")
 }
 
 func commonPrefix(a, b string) int {
