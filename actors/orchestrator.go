@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/odin-code/odin/internal/fsutil"
 	"github.com/odin-code/odin/internal/llm"
@@ -1082,15 +1083,17 @@ func reportForModel(r *messages.Report, handle string) string {
 // Summary line would repeat it; diffs that diffs were left out. A result
 // that is not a JSON object is returned as it is.
 func resultForModel(raw json.RawMessage, summary string) (_ json.RawMessage, summarised, diffs bool) {
+	// Decoded by the v2 engine with encoding/json's semantics: every
+	// report of a fan-out passes here, in the Orchestrator's mailbox.
 	var obj map[string]json.RawMessage
-	if len(raw) == 0 || json.Unmarshal(raw, &obj) != nil {
+	if len(raw) == 0 || jsonv1.Unmarshal(raw, &obj) != nil {
 		return raw, false, false
 	}
 	var own string
-	summarised = json.Unmarshal(obj["summary"], &own) == nil && own == summary
+	summarised = jsonv1.Unmarshal(obj["summary"], &own) == nil && own == summary
 	for _, key := range []string{"files_modified", "files_created"} {
 		var files []map[string]json.RawMessage
-		if json.Unmarshal(obj[key], &files) != nil {
+		if jsonv1.Unmarshal(obj[key], &files) != nil {
 			continue
 		}
 		for _, f := range files {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Defaults of OpenAIOptions.
@@ -403,11 +402,16 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 		body, _ := io.ReadAll(io.LimitReader(raw.Body, 512))
 		return nil, &Error{Kind: KindBadResponse, StatusCode: raw.StatusCode, Message: "the server answered with an HTML page, not an event stream: " + snippet(body)}
 	}
-	dec := ssestream.NewDecoder(raw)
-	for dec.Next() {
-		ev := dec.Event()
-		// Decoded in place: the chunk's strings are copied by the decoder.
-		data := bytes.TrimSpace(ev.Data)
+	dec := newSSEReader(raw.Body)
+	defer dec.release()
+	for {
+		typ, data, ok := dec.next()
+		if !ok {
+			break
+		}
+		// Decoded in place, and nothing keeps the data (the reader reuses
+		// it): the chunk's strings are copied by the decoder.
+		data = bytes.TrimSpace(data)
 		if len(data) == 0 {
 			continue
 		}
@@ -415,14 +419,14 @@ func (c *OpenAI) attempt(ctx context.Context, req *Request, body []byte, onEvent
 			acc.done = true
 			break
 		}
-		if ev.Type == "error" {
+		if typ == "error" {
 			return nil, streamError(bytes.Clone(data))
 		}
 		if err := acc.chunk(data); err != nil {
 			return nil, err
 		}
 	}
-	if err := dec.Err(); err != nil {
+	if err := dec.err(); err != nil {
 		return nil, c.readError(ctx, actx, err)
 	}
 	if err := actx.Err(); err != nil {

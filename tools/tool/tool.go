@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/odin-code/odin/messages"
@@ -241,6 +242,7 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 		input = json.RawMessage("{}")
 	}
 	var generic any
+	// encoding/json: into an interface value it is the faster engine.
 	if err := json.Unmarshal(input, &generic); err != nil {
 		return Errorf("invalid JSON input for %s: %v. Send the arguments as one JSON object matching the tool's schema.", t.info.Name, err), nil
 	}
@@ -258,10 +260,26 @@ func (t *typed[In]) Run(ctx context.Context, env *Env, input json.RawMessage) (R
 	// a WriteFile's megabytes (string(input), a decoder's buffer) would
 	// each cost its size again.
 	var in In
-	if err := json.Unmarshal(input, &in); err != nil {
+	if err := decode(input, &in); err != nil {
 		return Errorf("invalid input for %s: %v", t.info.Name, err), nil
 	}
 	return t.handler(ctx, env, in)
+}
+
+// decode is json.Unmarshal by the v2 engine with encoding/json's
+// semantics (go-json-experiment/json/v1): into a tool's input struct it is
+// about twice as fast with a third of the allocations (into an interface
+// value it is slower, so the schema's generic value is left to
+// encoding/json), and a fan-out's Orchestrator and specialists decode
+// hundreds of inputs per turn. Input it rejects is decoded again by
+// encoding/json, so that the error the model reads is worded as before.
+func decode[T any](input []byte, v *T) error {
+	if jsonv1.Unmarshal(input, v) == nil {
+		return nil
+	}
+	var zero T
+	*v = zero
+	return json.Unmarshal(input, v)
 }
 
 // jsonDepth returns the deepest nesting of arrays and objects in raw,

@@ -3,6 +3,8 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -75,6 +77,46 @@ func TestSchemaForModelDropsOnlyWhatValidationKeeps(t *testing.T) {
 		}
 		if res.IsError != wantErr {
 			t.Errorf("%s: error %v (%s), want %v", input, res.IsError, res.Output, wantErr)
+		}
+	}
+}
+
+// decode must give what encoding/json gives, values and errors alike: the
+// model reads the errors, and the handlers the values.
+func TestDecodeMatchesEncodingJSON(t *testing.T) {
+	type in struct {
+		Path  string   `json:"path"`
+		Lines []int    `json:"lines,omitempty"`
+		Limit *float64 `json:"limit"`
+		Extra any      `json:"extra"`
+	}
+	inputs := []string{
+		`{"path":"a.go","lines":[1,2],"limit":2.5,"extra":{"k":[true,null,"x"]}}`,
+		`{"path":"a","path":"b"}`,           // duplicate names: the last wins
+		`{"PATH":"case-insensitive match"}`, // encoding/json matches names without case
+		"{\"path\":\"\xff\xfe bad utf-8\"}",
+		`{"path":"\u003cb\u003e \u2028"}`,
+		`{"lines":[1,2.5]}`,
+		`{"path":3}`,
+		`{"lines":"x"}`,
+		`{"path":"a",}`,
+		`{"path":"a"`,
+		`[1,2]`,
+		`nul`,
+		`{"path":"a"} trailing`,
+	}
+	for _, raw := range inputs {
+		var want, got in
+		wantErr := json.Unmarshal([]byte(raw), &want)
+		gotErr := decode([]byte(raw), &got)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Errorf("decode(%s) = %+v, %v; encoding/json: %+v, %v", raw, got, gotErr, want, wantErr)
+		}
+		var wantAny, gotAny any
+		wantErr = json.Unmarshal([]byte(raw), &wantAny)
+		gotErr = decode([]byte(raw), &gotAny)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !reflect.DeepEqual(gotAny, wantAny) {
+			t.Errorf("decode(%s) into any = %#v, %v; encoding/json: %#v, %v", raw, gotAny, gotErr, wantAny, wantErr)
 		}
 	}
 }
