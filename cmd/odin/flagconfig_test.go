@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 // TestConfigFlagValueIsAUsageLine runs commands whose flag sets a config
@@ -45,5 +47,30 @@ func TestConfigFlagValueIsAUsageLine(t *testing.T) {
 				t.Errorf("still config's wording: %q", stderr.String())
 			}
 		})
+	}
+}
+
+// TestEveryConfigFlagIsNamed sets every flag that sets a config key: each
+// key has its flag in configFlags, and that flag exists, so a problem
+// with its value is never told by the key alone.
+func TestEveryConfigFlagIsNamed(t *testing.T) {
+	g := &globalFlags{model: "m", small: "s", mode: "ask", maxTurns: 3, maxUSD: 1,
+		logFile: "f", logLevel: "info", store: "odin.db"}
+	known := map[string]bool{}
+	for _, c := range allCommands(newRootCmd(nil, nil, nil, false)) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) { known["--"+f.Name] = true })
+		c.PersistentFlags().VisitAll(func(f *pflag.Flag) { known["--"+f.Name] = true })
+	}
+	typed := g.typedFlags()
+	if len(typed) != len(configFlags) {
+		t.Errorf("typedFlags sets %d keys, configFlags names %d", len(typed), len(configFlags))
+	}
+	for key := range typed {
+		name, ok := configFlags[key]
+		if !ok {
+			t.Errorf("%s: no flag in configFlags", key)
+		} else if !known[name] {
+			t.Errorf("%s: configFlags names %s, which no command has", key, name)
+		}
 	}
 }
