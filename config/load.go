@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
+	"github.com/odin-code/odin/internal/dotkey"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 )
@@ -443,7 +444,7 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 			// problem, though its value now comes from a lower layer.
 			if slices.ContainsFunc(src.Dropped, func(d string) bool { return p.Key == d || strings.HasPrefix(p.Key, d+".") }) {
 				ve.Problems[i].Source = FileName
-			} else if o := src.Origin(p.Key); o != labelDefault {
+			} else if o := valueOrigin(src, p.Key); o != "" {
 				ve.Problems[i].Source = o
 			}
 		}
@@ -455,6 +456,20 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 		return nil, src, ve
 	}
 	return cfg, src, nil
+}
+
+// valueOrigin is the source to blame for a problem with key: the layer
+// that set it or, when its value is a built-in default (a custom agent's
+// description left out), the nearest enclosing key a layer set (the
+// agent's entry), so that the problem names the file and line that
+// defined what lacks it. Empty when only the defaults speak for it.
+func valueOrigin(src *Sources, key string) string {
+	for k := range dotkey.Enclosing(key) {
+		if o := src.Origin(k); o != "" && o != labelDefault {
+			return o
+		}
+	}
+	return ""
 }
 
 // decode merges the layers in viper and decodes the result strictly. The

@@ -523,6 +523,14 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 				`odin.yaml:1: provider: unknown provider "local" (defined: openai)`,
 				`{user}:3: agents.code.timeout: must not exceed max_timeout (10m0s > 5m0s)`,
 			}},
+		// A custom agent's description left out comes from the built-in
+		// default: the problem is the entry's, placed at its line.
+		{name: "a custom agent without a description is placed at its entry",
+			project: "mode: edit\nagents:\n\thelper:\n\t\tprompt: you help\n",
+			want:    []string{`odin.yaml:3: agents.helper.description: must be set for a custom agent: it tells the Orchestrator when to use it`}},
+		{name: "and in the user's file",
+			user: "agents:\n\tcode:\n\t\tmax_turns: 3\n\thelper:\n\t\tprompt_file: /dev/null\n",
+			want: []string{`{user}:4: agents.helper.description: must be set for a custom agent: it tells the Orchestrator when to use it`}},
 		{name: "list items are attributed to their list", project: "hooks:\n\tStop:\n\t\t- matcher: x\npermissions:\n\tallowed_commands: [\"\"]\n",
 			want: []string{
 				`odin.yaml:3: hooks.Stop[0].command: must be set: the command to run (bash -c)`,

@@ -109,6 +109,16 @@ func (g *globalFlags) register(c *cobra.Command) {
 
 // flagOverrides maps the set flags to config keys (the highest layer).
 func (g *globalFlags) flagOverrides() map[string]any {
+	m := g.typedFlags()
+	for k, v := range g.overrides {
+		m[k] = v
+	}
+	return m
+}
+
+// typedFlags maps the config keys the user's flags set to the values
+// given (configFlags names each key's flag).
+func (g *globalFlags) typedFlags() map[string]any {
 	m := map[string]any{}
 	if g.model != "" {
 		m["models.main"] = g.model
@@ -133,9 +143,6 @@ func (g *globalFlags) flagOverrides() map[string]any {
 	}
 	if g.store != "" {
 		m["store.url"] = g.store
-	}
-	for k, v := range g.overrides {
-		m[k] = v
 	}
 	return m
 }
@@ -394,9 +401,10 @@ func loadApp(g *globalFlags) (*app, error) {
 	var configFail *configFailure
 	if err != nil && g.doctoring {
 		cfg, src, configFail, err = loadLeavingOut(g.configs, &opts, &foreign, err)
+		configFail = g.flagFailure(configFail)
 	}
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, g.configError(err)
 	}
 	home, _ := env("HOME")
 	// An instruction file that cannot be read must not stop the user's
