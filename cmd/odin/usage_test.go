@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestEveryCommandsArgumentErrorIsOneUsageLine(t *testing.T) {
 			}
 			refused++
 			code := exitFailed
-			if ee, ok := err.(*exitError); ok {
+			if ee := (*exitError)(nil); errors.As(err, &ee) {
 				code = ee.code
 			}
 			if code != exitUsage {
