@@ -3,8 +3,6 @@ package sandbox
 import (
 	"errors"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -58,32 +56,7 @@ func unconfined[T any](f func() T) T {
 }
 
 func scanDescendants(pid int) []int {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	children := map[int][]int{}
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		children[ppid] = append(children[ppid], p)
-	}
+	_, children := procTable()
 	var out []int
 	queue := []int{pid}
 	for len(queue) > 0 {

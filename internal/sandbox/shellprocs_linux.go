@@ -34,24 +34,7 @@ func (p *Process) tree() []procInfo {
 	if p == nil || p.Cmd == nil || p.Process == nil {
 		return nil
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	all := map[int]procInfo{}
-	children := map[int][]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		pi, ok := readStat(pid)
-		if !ok {
-			continue
-		}
-		all[pid] = pi
-		children[pi.ppid] = append(children[pi.ppid], pid)
-	}
+	all, children := procTable()
 	root, ok := all[p.Process.Pid]
 	if !ok {
 		return nil
@@ -84,6 +67,30 @@ func (p *Process) sandboxDepth(procs []procInfo) int {
 		}
 	}
 	return procs[0].depth
+}
+
+// procTable reads every live process in /proc: each by PID, and the
+// children of each PID. The reaper (scanDescendants) and a shell's
+// process tree (tree) both start from it.
+func procTable() (all map[int]procInfo, children map[int][]int) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, nil
+	}
+	all, children = map[int]procInfo{}, map[int][]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		pi, ok := readStat(pid)
+		if !ok {
+			continue
+		}
+		all[pid] = pi
+		children[pi.ppid] = append(children[pi.ppid], pid)
+	}
+	return all, children
 }
 
 // readStat reads pid's parent and process group; ok is false for a
