@@ -34,30 +34,25 @@ func fakeBwrapHelp(t *testing.T, body, help string) (bwrap, calls string) {
 	return bwrap, calls
 }
 
-// helps counts the --help runs of a fakeBwrap.
-func helps(t *testing.T, calls string) int {
+// countCalls counts the lines word ("run", "help") in a fakeBwrap's record
+// of its calls.
+func countCalls(t *testing.T, record, word string) int {
 	t.Helper()
-	data, err := os.ReadFile(calls)
+	data, err := os.ReadFile(record)
 	if os.IsNotExist(err) {
 		return 0
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return strings.Count(string(data), "help\n")
+	return strings.Count(string(data), word+"\n")
 }
 
-func runs(t *testing.T, calls string) int {
-	t.Helper()
-	data, err := os.ReadFile(calls)
-	if os.IsNotExist(err) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Count(string(data), "run\n")
-}
+// helps counts the --help runs of a fakeBwrap.
+func helps(t *testing.T, record string) int { t.Helper(); return countCalls(t, record, "help") }
+
+// runs counts the sandboxed runs of a fakeBwrap.
+func runs(t *testing.T, record string) int { t.Helper(); return countCalls(t, record, "run") }
 
 func TestProbeRecordSkipsTheNextProbe(t *testing.T) {
 	bwrap, calls := fakeBwrap(t, "exit 0")
