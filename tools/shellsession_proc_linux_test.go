@@ -2,21 +2,19 @@ package tools
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/odin-code/odin/internal/sandbox"
+	"github.com/odin-code/odin/internal/sandbox/attacktest"
 	"github.com/odin-code/odin/tools/tool"
 )
 
 // TestShellSessionAttackOtherProcesses: the user's other processes carry
-// secrets on their command lines (a client given --password=…) and the
-// host's unix sockets revealing names in /proc/net/unix. ShellSession's
+// secrets in their environment and on their command lines (a client given
+// --password=…), and the host's unix sockets revealing names in
+// /proc/net/unix (attacktest's bait). ShellSession's
 // shell once kept every /proc/PID under the Landlock fallback, for its
 // timeout watchdog; now Odin keeps the timeout and the shell is confined
 // like any command: a model's command reads neither, under bubblewrap or
@@ -24,39 +22,20 @@ import (
 // (sandbox off) the same commands read both, which shows the test can
 // fail.
 func TestShellSessionAttackOtherProcesses(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
-	id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-	argSecret, sockSecret := "ARGSECRET-"+id, "SOCKSECRET-"+id
-	user := exec.Command("python3", "-c", "import time; time.sleep(120)", "--password="+argSecret)
-	if err := user.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = user.Process.Kill(); _ = user.Wait() }()
-	sockDir, err := os.MkdirTemp("/var/tmp", "odin-shell-proc-attack-")
-	if err != nil {
-		t.Skip("no /var/tmp for the socket")
-	}
-	defer os.RemoveAll(sockDir)
-	ln, err := net.Listen("unix", filepath.Join(sockDir, sockSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	bait := attacktest.UserProcess(t)
 	// What a model would do: read everything, keep what looks secret (the
 	// output is bounded), and show the errors.
 	attack := fmt.Sprintf(`{ for d in /proc/[0-9]* /proc/self /proc/%d; do
-  cat "$d/cmdline" "$d/status" "$d/net/unix" | tr '\0' '\n'
+  cat "$d/environ" "$d/cmdline" "$d/status" "$d/net/unix" | tr '\0' '\n'
 done
 cat /proc/net/unix /proc/self/net/unix
 ps -eo args
 python3 -c 'import glob
-for p in glob.glob("/proc/*/cmdline") + glob.glob("/proc/*/net/unix"):
+for p in glob.glob("/proc/*/environ") + glob.glob("/proc/*/cmdline") + glob.glob("/proc/*/net/unix"):
     try: print(open(p, "rb").read())
     except OSError as e: print(e)'
 } 2>&1 | grep -aiE 'password|secret|denied|such' | sort | uniq -c | sort -rn | head -50
-echo attack-done`, user.Process.Pid)
+echo attack-done`, bait.PID)
 	launchers := map[string]func(*testing.T, string) *sandbox.Launcher{
 		"bwrap":    bwrapLauncher,
 		"landlock": landlockLauncher,
@@ -88,7 +67,7 @@ echo attack-done`, user.Process.Pid)
 			res, _ = shellCall(t, tl, env, map[string]any{"command": "wait; cat loot"})
 			all.WriteString(res.Output)
 			out := all.String()
-			for what, secret := range map[string]string{"command line": argSecret, "socket": sockSecret} {
+			for what, secret := range map[string]string{"environment": bait.Env, "command line": bait.Arg, "socket": bait.Socket} {
 				got := strings.Contains(out, secret)
 				if name == "off" && !got {
 					t.Errorf("control: unconfined, the shell did not read the user's process's %s; the test proves nothing", what)

@@ -2,16 +2,15 @@ package sandbox
 
 import (
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/odin-code/odin/internal/sandbox/attacktest"
 )
 
 // TestAttackOtherProcesses: the user's other processes hold secrets in
@@ -23,28 +22,7 @@ import (
 // and so out of /proc/net. Unconfined, the same attack reads all three,
 // which shows the test can fail.
 func TestAttackOtherProcesses(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
-	id := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano())
-	envSecret, argSecret, sockSecret := "ENVSECRET-"+id, "ARGSECRET-"+id, "SOCKSECRET-"+id
-	// The user's process, outside any sandbox.
-	user := exec.Command("python3", "-c", "import time; time.sleep(120)", "--password="+argSecret)
-	user.Env = append(os.Environ(), "USER_API_TOKEN="+envSecret)
-	if err := user.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = user.Process.Kill(); _ = user.Wait() }()
-	sockDir, err := os.MkdirTemp("/var/tmp", "odin-proc-attack-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sockDir)
-	ln, err := net.Listen("unix", filepath.Join(sockDir, sockSecret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	bait := attacktest.UserProcess(t)
 	script := fmt.Sprintf(`for d in /proc/[0-9]* /proc/self /proc/%d; do
   cat "$d/environ" "$d/cmdline" "$d/status" "$d/net/unix" 2>&1 | tr '\0' '\n'
 done
@@ -53,7 +31,7 @@ python3 -c 'import glob
 for p in glob.glob("/proc/*/environ") + glob.glob("/proc/*/cmdline"):
     try: print(open(p, "rb").read())
     except OSError as e: print(e)' 2>&1
-echo attack-done`, user.Process.Pid)
+echo attack-done`, bait.PID)
 	for _, mode := range append(kinds(t), ModeOff) {
 		t.Run(string(mode), func(t *testing.T) {
 			p := newProject(t)
@@ -61,7 +39,7 @@ echo attack-done`, user.Process.Pid)
 			if err != nil || !strings.Contains(out, "attack-done") {
 				t.Fatalf("the attack did not run to its end (%v):\n%s", err, out)
 			}
-			for what, secret := range map[string]string{"environment": envSecret, "command line": argSecret, "socket": sockSecret} {
+			for what, secret := range map[string]string{"environment": bait.Env, "command line": bait.Arg, "socket": bait.Socket} {
 				got := strings.Contains(out, secret)
 				if mode == ModeOff && !got {
 					t.Errorf("control: unconfined, the attack did not read the user's process's %s; it proves nothing", what)
