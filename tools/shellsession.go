@@ -175,7 +175,10 @@ func (t *shellSessionTool) WorkDir(env *tool.Env) string {
 // and aliases it defined:
 // the policy judges each call on its own, and a function approved once
 // (or an alias, a DEBUG trap) would otherwise run, under a harmless name,
-// in later calls it never saw.
+// in later calls it never saw. Its `declare -F` runs in a subshell that
+// ignores SIGINT: a timeout that passes while __odin_post runs would
+// otherwise interrupt it (the subshell is in the shell's process group)
+// and leave the command's functions defined.
 //
 // __odin_jobpids reports the PIDs of a background job; Odin kills them
 // and all they started (sandbox.Process.KillTrees), then the shell reaps
@@ -189,7 +192,7 @@ __odin_post() {
   while read -r _ _ f; do
     [[ $f == __odin_* ]] && continue
     unset -f "$f"; dropped+=" $f"
-  done < <(declare -F)
+  done < <(trap '' INT; declare -F)
   unalias -a 2>/dev/null
   [[ -n $dropped ]] && printf '[odin: shell functions do not outlive the call that defines them (each call is checked on its own); dropped:%s]\n' "$dropped"
   printf '\n%s\n' "$1"

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoShell is returned when the shell a Process runs cannot be found
@@ -16,6 +18,10 @@ var ErrNoShell = errors.New("sandbox: the shell is not among the process's proce
 // procInfo is what Odin reads of one sandboxed process in /proc.
 type procInfo struct {
 	pid, ppid, pgid int
+	// start is when the process started (stat's starttime, in clock
+	// ticks since boot): with pid, it names one process for good, where a
+	// PID alone may be reused once the process is gone.
+	start uint64
 	// nspid is the PID the process has in its innermost PID namespace
 	// (bubblewrap's; the host's under Landlock or unconfined), and depth
 	// how many namespaces deep that is as Odin sees it (NSpid's fields).
@@ -36,7 +42,9 @@ func (p *Process) tree() []procInfo {
 	}
 	all, children := procTable()
 	root, ok := all[p.Process.Pid]
-	if !ok {
+	// The launched process is Odin's child until it is reaped; a process
+	// holding its PID after that is someone else's.
+	if !ok || root.ppid != os.Getpid() {
 		return nil
 	}
 	out := []procInfo{root}
@@ -106,12 +114,36 @@ func readStat(pid int) (procInfo, bool) {
 		return procInfo{}, false
 	}
 	f := strings.Fields(s[i+1:])
-	if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+	// After the name: state, ppid, pgrp, … starttime (stat's 22nd field).
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
 		return procInfo{}, false
 	}
 	ppid, _ := strconv.Atoi(f[1])
 	pgid, _ := strconv.Atoi(f[2])
-	return procInfo{pid: pid, ppid: ppid, pgid: pgid}, true
+	start, _ := strconv.ParseUint(f[19], 10, 64)
+	return procInfo{pid: pid, ppid: ppid, pgid: pgid, start: start}, true
+}
+
+// signalScanned sends sig to the process the scan found as pi, and to no other:
+// Odin signals from outside the sandbox, so a PID freed since the scan
+// and reused by a process of the user's must not be hit. A pidfd pins
+// whatever process holds the PID now; it is signalled only if it started
+// when the scanned one did. On a kernel without pidfds (before 5.3) the
+// same check is made just before a plain kill.
+func signalScanned(pi procInfo, sig syscall.Signal) bool {
+	fd, err := unix.PidfdOpen(pi.pid, 0)
+	if err != nil {
+		if !errors.Is(err, unix.ENOSYS) {
+			return false // gone
+		}
+		now, ok := readStat(pi.pid)
+		return ok && now.start == pi.start && syscall.Kill(pi.pid, sig) == nil
+	}
+	defer unix.Close(fd)
+	if now, ok := readStat(pi.pid); !ok || now.start != pi.start {
+		return false
+	}
+	return unix.PidfdSendSignal(fd, sig, nil, 0) == nil
 }
 
 // readStatus reads pid's PID in its own namespace (NSpid's last field,
@@ -169,7 +201,7 @@ func (p *Process) SignalForeground(shell int, sig syscall.Signal) (int, error) {
 		if pi.pgid != sh.pgid || pi.pid == sh.pid || pi.pid == sh.ppid || pi.ignInt {
 			continue
 		}
-		if syscall.Kill(pi.pid, sig) == nil {
+		if signalScanned(pi, sig) {
 			n++
 		}
 	}
@@ -184,7 +216,11 @@ func (p *Process) SignalForeground(shell int, sig syscall.Signal) (int, error) {
 func (p *Process) KillTrees(pids []int, grace time.Duration) []int {
 	want := map[int]bool{}
 	for _, pid := range pids {
-		want[pid] = true
+		// The shell reports these, and a command can make it report any
+		// number: 1 is the sandbox's init, never a job.
+		if pid > 1 {
+			want[pid] = true
+		}
 	}
 	// hit are the processes signalled so far, by host PID: a job's
 	// leader that dies first leaves its children to the subreaper, no
@@ -206,7 +242,7 @@ func (p *Process) KillTrees(pids []int, grace time.Duration) []int {
 	var killed []int
 	note := func(ts []procInfo, sig syscall.Signal) {
 		for _, pi := range ts {
-			_ = syscall.Kill(pi.pid, sig)
+			signalScanned(pi, sig)
 			if !seen[pi.nspid] {
 				seen[pi.nspid] = true
 				killed = append(killed, pi.nspid)

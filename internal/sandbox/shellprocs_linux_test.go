@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -88,6 +89,11 @@ func TestSignalForegroundAndKillTrees(t *testing.T) {
 					t.Errorf("sleep %s survived KillTrees: %v", m, pids)
 				}
 			}
+			// What a command can make the shell report: the sandbox's
+			// init, Odin's own group, every process of the user's.
+			if killed := proc.KillTrees([]int{1, 0, -1}, 0); len(killed) != 0 {
+				t.Errorf("KillTrees signalled %v for PIDs 1, 0 and -1, want none", killed)
+			}
 			say("echo alive $$\n")
 			if got := expect("alive "); got != strconv.Itoa(shell) {
 				t.Errorf("the shell did not survive: %q", got)
@@ -110,5 +116,34 @@ func waitSleepers(t *testing.T, markers ...string) {
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// TestSignalScannedOnlyTheScannedProcess: Odin signals from outside the
+// sandbox, so a process that took a scanned PID after the scan (its start
+// time differs) must get nothing.
+func TestSignalScannedOnlyTheScannedProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pi, ok := readStat(cmd.Process.Pid)
+	if !ok || pi.start == 0 {
+		t.Fatalf("readStat(%d) = %+v, %v; want the process with its start time", cmd.Process.Pid, pi, ok)
+	}
+	other := pi
+	other.start++ // the PID's holder as if it had been reused
+	if signalScanned(other, syscall.SIGKILL) {
+		t.Fatal("a process that started at another time than the scanned one was signalled")
+	}
+	if err := cmd.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Fatalf("the process is gone after a refused signal: %v", err)
+	}
+	if !signalScanned(pi, syscall.SIGKILL) {
+		t.Fatal("the scanned process itself was not signalled")
+	}
+	if err := cmd.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("after the signal: %v, want the process killed", err)
 	}
 }
