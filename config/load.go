@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -458,18 +459,32 @@ func load(opts LoadOptions) (*Config, *Sources, error) {
 	return cfg, src, nil
 }
 
-// valueOrigin is the source to blame for a problem with key: the layer
-// that set it or, when its value is a built-in default (a custom agent's
-// description left out), the nearest enclosing key a layer set (the
-// agent's entry), so that the problem names the file and line that
-// defined what lacks it. Empty when only the defaults speak for it.
+// valueOrigin is the source to blame for a problem with key, whose value
+// is a built-in default (a custom agent's description left out): the
+// file that made the nearest enclosing entry a file set (the agent's), so
+// that the problem names the file and line that defined what lacks it.
+// Empty when only the defaults speak for it.
 func valueOrigin(src *Sources, key string) string {
 	for k := range dotkey.Enclosing(key) {
-		if o := src.Origin(k); o != "" && o != labelDefault {
+		if o := src.definer(k); o != "" {
 			return o
 		}
 	}
 	return ""
+}
+
+// definer is the lowest layer but the defaults that set key or a key
+// under it: the file that made an entry (a custom agent), where Origin
+// names the highest, which may only add to it (a project's max_turns for
+// an agent the user's file defines).
+func (s *Sources) definer(key string) string {
+	best := origin{rank: math.MaxInt}
+	for k, o := range s.origins {
+		if (k == key || strings.HasPrefix(k, key+".")) && o.label != labelDefault && o.rank < best.rank {
+			best = o
+		}
+	}
+	return best.label
 }
 
 // decode merges the layers in viper and decodes the result strictly. The

@@ -531,6 +531,12 @@ func TestLoadErrorsNameFileAndKey(t *testing.T) {
 		{name: "and in the user's file",
 			user: "agents:\n\tcode:\n\t\tmax_turns: 3\n\thelper:\n\t\tprompt_file: /dev/null\n",
 			want: []string{`{user}:4: agents.helper.description: must be set for a custom agent: it tells the Orchestrator when to use it`}},
+		// The entry is the file's that made it, though a higher layer
+		// adds to it: that file is where the description belongs.
+		{name: "and in the file that made the entry, not one that adds to it",
+			user:    "agents:\n\thelper:\n\t\tprompt: you help\n",
+			project: "agents:\n\thelper:\n\t\tmax_turns: 3\n",
+			want:    []string{`{user}:2: agents.helper.description: must be set for a custom agent: it tells the Orchestrator when to use it`}},
 		{name: "list items are attributed to their list", project: "hooks:\n\tStop:\n\t\t- matcher: x\npermissions:\n\tallowed_commands: [\"\"]\n",
 			want: []string{
 				`odin.yaml:3: hooks.Stop[0].command: must be set: the command to run (bash -c)`,
