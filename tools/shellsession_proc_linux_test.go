@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/odin-code/odin/internal/sandbox"
 	"github.com/odin-code/odin/internal/sandbox/attacktest"
-	"github.com/odin-code/odin/tools/tool"
 )
 
 // TestShellSessionAttackOtherProcesses: the user's other processes carry
@@ -47,10 +45,7 @@ echo attack-done`, bait.PID)
 		t.Run(name, func(t *testing.T) {
 			root := realTemp(t)
 			l := launcher(t, root)
-			sessions := NewSessions()
-			defer sessions.Close()
-			tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
-			env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
+			tl, env := confinedShell(t, l, root)
 			var all strings.Builder
 			res, _ := shellCall(t, tl, env, map[string]any{"command": attack})
 			all.WriteString(res.Output)

@@ -42,6 +42,17 @@ func realTemp(t *testing.T) string {
 	return d
 }
 
+// confinedShell is a ShellSession run by l in root, with a one-second
+// kill grace, and the env of Code's calls to it; its sessions close when
+// t ends.
+func confinedShell(t *testing.T, l *sandbox.Launcher, root string) (tool.Tool, *tool.Env) {
+	t.Helper()
+	sessions := NewSessions()
+	t.Cleanup(sessions.Close)
+	tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
+	return tl, &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
+}
+
 func shellCall(t *testing.T, tl tool.Tool, env *tool.Env, in map[string]any) (tool.Result, ShellOutcome) {
 	t.Helper()
 	res, err := tl.Run(t.Context(), env, mustJSON(t, in))
@@ -201,10 +212,7 @@ func TestShellSessionTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			root := realTemp(t)
 			l := launcher(t, root)
-			sessions := NewSessions()
-			defer sessions.Close()
-			tl := NewShellSession(ExecuteCommandOptions{Launcher: l, KillGrace: time.Second}, sessions)
-			env := &tool.Env{Root: root, Mode: "edit", Agent: "code", AgentID: "t1", SessionID: "s1"}
+			tl, env := confinedShell(t, l, root)
 			shellCall(t, tl, env, map[string]any{"command": "export KEEP=yes; bash -c 'sleep 304.5 & sleep 305.5; :' & echo bg"})
 			// The pipeline's tail survives SIGINT and stops only at
 			// SIGKILL, after the grace.
