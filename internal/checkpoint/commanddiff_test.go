@@ -89,9 +89,10 @@ func TestCommandChangesAreChangedAndDiffed(t *testing.T) {
 	}
 }
 
-// A file that grew past the snapshot bound since its snapshot is one
-// line in the diff, not skipped: the gates must know it changed.
-func TestDiffOfAFileTooLargeNow(t *testing.T) {
+// trackerOfAFileGrownTooLarge is a tracker that snapshotted big.txt
+// small, after which the file grew past the snapshot bound.
+func trackerOfAFileGrownTooLarge(t *testing.T) (*Tracker, string) {
+	t.Helper()
 	root := t.TempDir()
 	big := filepath.Join(root, "big.txt")
 	write(t, big, "small\n", 0o644)
@@ -100,6 +101,13 @@ func TestDiffOfAFileTooLargeNow(t *testing.T) {
 	if err := os.WriteFile(big, []byte(strings.Repeat("x", maxSnapshotBytes+1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return tr, big
+}
+
+// A file that grew past the snapshot bound since its snapshot is one
+// line in the diff, not skipped: the gates must know it changed.
+func TestDiffOfAFileTooLargeNow(t *testing.T) {
+	tr, _ := trackerOfAFileGrownTooLarge(t)
 	const line = "Binary or too large, not shown: big.txt (it is larger than 16 MiB)\n"
 	if got := tr.Diff(tr.Changed()); got != line {
 		t.Errorf("Diff = %q, want %q", got, line)
@@ -185,14 +193,7 @@ func TestChangedWhileWritesAndCommandsRun(t *testing.T) {
 // A file too large in one round and small again in the next is diffed
 // from its snapshot then, not from the stand-in of the round before.
 func TestDiffSinceAfterAFileShrank(t *testing.T) {
-	root := t.TempDir()
-	big := filepath.Join(root, "big.txt")
-	write(t, big, "small\n", 0o644)
-	tr := NewTracker(root, "x")
-	tr.Record([]File{{Path: big, Existed: true, Mode: 0o644, Content: []byte("small\n")}})
-	if err := os.WriteFile(big, []byte(strings.Repeat("x", maxSnapshotBytes+1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tr, big := trackerOfAFileGrownTooLarge(t)
 	_, seen := tr.DiffSince(tr.Changed(), nil)
 	write(t, big, "small again\n", 0o644)
 	got, _ := tr.DiffSince(tr.Changed(), seen)
