@@ -51,21 +51,29 @@ func withCommandCheckpoints(t *testing.T) harnessOpt {
 	}
 }
 
+// bumpByCommand scripts a turn in which the Orchestrator has Code set the
+// markers of a.go and b.go to 2 and Code does it with sed, no write tool,
+// then reports; fixes are Code's steps after that.
+func bumpByCommand(fixes ...llmtest.Step) *llmtest.Script {
+	code := append([]llmtest.Step{
+		llmtest.Calls(llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 1/marker = 2/' a.go b.go"})),
+		{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "bump", "summary": "bumped the markers"}).ToolCalls},
+	}, fixes...)
+	return llmtest.NewScript().
+		Add("orchestrator",
+			llmtest.Calls(agentCall(map[string]any{"agent": "code", "description": "bump", "prompt": "set the markers to 2"})),
+			llmtest.Step{When: "bumped the markers", Text: "the markers are 2"},
+		).
+		Add("code", code...)
+}
+
 // A Code specialist that changes files only through a command (sed -i,
 // no write tool) goes through the quality gates like one that edits: the
 // files are the turn's changed files, the review's brief carries their
 // diff, and the Code report's files_modified has them with their diffs.
 func TestCommandOnlyChangeIsGated(t *testing.T) {
 	approve := map[string]any{"files_reviewed": []string{"a.go", "b.go"}, "issues": []any{}, "overall_score": 8, "summary": "fine", "approved": true}
-	s := llmtest.NewScript().
-		Add("orchestrator",
-			llmtest.Calls(agentCall(map[string]any{"agent": "code", "description": "bump", "prompt": "set the markers to 2"})),
-			llmtest.Step{When: "bumped the markers", Text: "the markers are 2"},
-		).
-		Add("code",
-			llmtest.Calls(llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 1/marker = 2/' a.go b.go"})),
-			llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "bump", "summary": "bumped the markers"}).ToolCalls},
-		).
+	s := bumpByCommand().
 		Add("review", report(approve))
 	h := newHarness(t, s, withCommandCheckpoints(t))
 	for _, name := range []string{"a.go", "b.go"} {
@@ -124,17 +132,10 @@ func TestCommandFixRoundIsTheDiffSince(t *testing.T) {
 	reject := map[string]any{"files_reviewed": []string{"a.go"}, "overall_score": 2, "summary": "marker must be 3", "approved": false,
 		"issues": []any{map[string]any{"severity": "critical", "file": "a.go", "message": "marker must be 3", "category": "correctness"}}}
 	approve := map[string]any{"files_reviewed": []string{"a.go"}, "issues": []any{}, "overall_score": 8, "summary": "fine", "approved": true}
-	s := llmtest.NewScript().
-		Add("orchestrator",
-			llmtest.Calls(agentCall(map[string]any{"agent": "code", "description": "bump", "prompt": "set the markers to 2"})),
-			llmtest.Step{When: "bumped the markers", Text: "the markers are 2"},
-		).
-		Add("code",
-			llmtest.Calls(llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 1/marker = 2/' a.go b.go"})),
-			llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "bump", "summary": "bumped the markers"}).ToolCalls},
-			llmtest.Step{When: "fix round 1", ToolCalls: []llmtest.ToolCall{llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 2/marker = 3/' a.go"})}},
-			llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "fix", "summary": "marker is 3"}).ToolCalls},
-		).
+	s := bumpByCommand(
+		llmtest.Step{When: "fix round 1", ToolCalls: []llmtest.ToolCall{llmtest.Call(tools.NameExecuteCommand, map[string]any{"command": "sed -i 's/marker = 2/marker = 3/' a.go"})}},
+		llmtest.Step{When: "Exit code: 0", ToolCalls: report(map[string]any{"task": "fix", "summary": "marker is 3"}).ToolCalls},
+	).
 		Add("review", report(reject), report(approve))
 	h := newHarness(t, s, withCommandCheckpoints(t))
 	for _, name := range []string{"a.go", "b.go"} {
