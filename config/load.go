@@ -130,11 +130,9 @@ func (s *Sources) Origin(key string) string {
 	if best.rank >= 0 {
 		return best.label
 	}
-	for k := key; strings.Contains(k, "."); {
-		k = k[:strings.LastIndex(k, ".")]
-		if o, ok := s.origins[k]; ok {
-			return o.label
-		}
+	// Else the nearest enclosing key a layer set.
+	if o, ok := dotkey.Lookup(s.origins, key); ok {
+		return o.label
 	}
 	return ""
 }

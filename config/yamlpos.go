@@ -14,6 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	yaml4 "go.yaml.in/yaml/v4"
+
+	"github.com/odin-code/odin/internal/dotkey"
 )
 
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
@@ -165,23 +167,6 @@ func keyPositions(data []byte) map[string]keyPos {
 	return pos
 }
 
-// posOf is where key is written in pos, else its nearest enclosing key
-// written in the file; ok is false when none is. (The same walk as
-// internal/dotkey's: config imports no other Odin package.)
-func posOf(pos map[string]keyPos, key string) (p keyPos, ok bool) {
-	for key != "" {
-		if p, ok = pos[key]; ok {
-			return p, true
-		}
-		i := strings.LastIndexAny(key, ".[")
-		if i < 0 {
-			break
-		}
-		key = key[:i]
-	}
-	return keyPos{}, false
-}
-
 // placeProblems gives each problem of a file in files (label → its keys'
 // positions) that names a key the line that key is written on, and then
 // orders the problems as a reader meets them: each source's together, in
@@ -202,7 +187,7 @@ func placeProblems(problems []Problem, files map[string]map[string]keyPos) {
 		}
 		at, ok := keyPos{}, false
 		if p.Key != "" {
-			at, ok = posOf(files[p.Source], p.Key)
+			at, ok = dotkey.Lookup(files[p.Source], p.Key)
 		}
 		if p.Line == 0 && ok {
 			p.Line = at.line
